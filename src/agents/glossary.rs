@@ -1,0 +1,440 @@
+//! The Glossary agent: a deterministic candidate-term pass over the whole book, then model
+//! calls over batches of candidates (each within the request budget), then a merge in which
+//! house-style entries win.
+//!
+//! ## Candidate extraction
+//! Term candidates are word n-grams (1 to 4 words) of the book's prose, from
+//! [`crate::book::markdown::prose_ranges`], so code, inline code, URLs, math and HTML never
+//! contribute. A candidate must not start or end with a stop word and must contain no sentence
+//! punctuation. It qualifies as:
+//! - an acronym (two or more capitals, e.g. `LLM`, `RAG`), seen at least twice; or
+//! - a capitalised term (every word capitalised, and not only at sentence starts); or
+//! - a multi-word phrase of non-stop words, seen at least three times.
+//!
+//! Candidates are ranked by **C-value** (Frantzi, Ananiadou & Mima, "Automatic recognition of
+//! multi-word terms: the C-value/NC-value method", Int. J. Digital Libraries 3(2), 2000):
+//! `C(a) = log2(|a| + 1) · (f(a) − (1/|T_a|) · Σ_{b ∈ T_a} f(b))`, where `|a|` is the length in
+//! words, `f` the frequency and `T_a` the longer candidates containing `a`. The `+ 1` is the
+//! usual variant that gives single words a non-zero weight.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::Agent;
+use super::json::{ParseStats, item_list, str_field};
+use crate::lang::Lang;
+use crate::llm::{JsonSchema, Message, Request};
+use crate::termbase::{Entry, Origin, Termbase, term_key};
+
+/// A term candidate found in the book.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// Most frequent surface form.
+    pub term: String,
+    /// Occurrences in prose (case-insensitive).
+    pub freq: usize,
+    /// C-value score (see module docs).
+    pub score: f64,
+    /// Up to [`SNIPPET_CHARS`] characters of prose around the first occurrence.
+    pub snippet: String,
+}
+
+/// Maximum snippet length in characters.
+pub const SNIPPET_CHARS: usize = 160;
+
+const STOP: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "in", "on", "at", "to", "for", "from", "by", "with",
+    "without", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those",
+    "we", "you", "they", "he", "she", "i", "our", "your", "their", "his", "her", "not", "no", "can", "could", "will",
+    "would", "should", "may", "might", "must", "do", "does", "did", "has", "have", "had", "so", "such", "than", "too",
+    "very", "just", "also", "only", "more", "most", "less", "each", "every", "all", "any", "some", "many", "much",
+    "one", "two", "into", "onto", "over", "under", "about", "after", "before", "when", "where", "which", "who", "whom",
+    "what", "why", "how", "there", "here", "while", "because", "through", "between", "within", "both", "either",
+    "neither", "other", "another", "same", "own", "up", "down", "out", "off", "again", "once", "via", "per", "like",
+    "however", "therefore", "thus", "first", "second", "third", "chapter", "figure", "table", "section", "see", "e.g",
+    "i.e", "etc", "let", "lets", "yet", "even", "still", "now", "new", "use", "used", "using",
+];
+
+fn is_stop(w: &str) -> bool {
+    STOP.contains(&w.to_ascii_lowercase().as_str())
+}
+
+fn is_acronym(w: &str) -> bool {
+    let caps = w.chars().filter(|c| c.is_ascii_uppercase()).count();
+    caps >= 2 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == 's')
+}
+
+fn is_capitalised(w: &str) -> bool {
+    w.chars().next().is_some_and(|c| c.is_uppercase())
+}
+
+#[derive(Default)]
+struct Stat {
+    freq: usize,
+    /// Occurrences not at a sentence start with every word capitalised.
+    mid_capitalised: usize,
+    forms: HashMap<String, usize>,
+    snippet: Option<String>,
+    words: usize,
+}
+
+/// Words of a prose slice with their byte offsets, split at sentence punctuation: returns
+/// clauses, each a list of `(start, end)` word ranges; the bool says the clause starts a
+/// sentence.
+fn clauses(text: &str) -> Vec<(bool, Vec<(usize, usize)>)> {
+    let mut out: Vec<(bool, Vec<(usize, usize)>)> = vec![(true, Vec::new())];
+    let mut start: Option<usize> = None;
+    let mut sentence_start = true;
+    let flush_word = |out: &mut Vec<(bool, Vec<(usize, usize)>)>, s: usize, e: usize| {
+        out.last_mut().unwrap().1.push((s, e));
+    };
+    for (i, c) in text.char_indices() {
+        let word_char = c.is_alphanumeric() || ((c == '-' || c == '\'' || c == '.') && start.is_some());
+        if word_char {
+            if start.is_none() {
+                start = Some(i);
+            }
+            continue;
+        }
+        if let Some(s) = start.take() {
+            let w = text[s..i].trim_end_matches(['-', '\'', '.']);
+            flush_word(&mut out, s, s + w.len());
+            if text[s..i].ends_with('.') {
+                sentence_start = true;
+                out.push((true, Vec::new()));
+            }
+        }
+        if matches!(c, '.' | '!' | '?' | ':' | ';' | ',' | '(' | ')' | '"' | '“' | '”' | '—' | '–' | '[' | ']' | '*' | '_') {
+            sentence_start = matches!(c, '.' | '!' | '?' | ':');
+            out.push((sentence_start, Vec::new()));
+        }
+    }
+    if let Some(s) = start {
+        let w = text[s..].trim_end_matches(['-', '\'', '.']);
+        flush_word(&mut out, s, s + w.len());
+    }
+    let _ = sentence_start;
+    out.retain(|(_, w)| !w.is_empty());
+    out
+}
+
+/// Extracts and ranks term candidates from prose texts (one string per chapter), excluding
+/// terms already in `known` (house style). Returns at most `max` candidates, best first;
+/// ties are broken by term for determinism.
+pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candidate> {
+    let mut stats: HashMap<String, Stat> = HashMap::new();
+    for text in chapters {
+        for r in crate::book::markdown::prose_ranges(text) {
+            let slice = &text[r];
+            for (sent_start, words) in clauses(slice) {
+                for i in 0..words.len() {
+                    for n in 1..=4usize.min(words.len() - i) {
+                        let ws = &words[i..i + n];
+                        let first = &slice[ws[0].0..ws[0].1];
+                        let last = &slice[ws[n - 1].0..ws[n - 1].1];
+                        if is_stop(first) || is_stop(last) || first.chars().all(|c| c.is_ascii_digit()) {
+                            continue;
+                        }
+                        if last.chars().all(|c| !c.is_alphabetic()) || first.chars().all(|c| !c.is_alphabetic()) {
+                            continue;
+                        }
+                        let surface = &slice[ws[0].0..ws[n - 1].1];
+                        let all_caps = ws.iter().all(|&(s, e)| is_capitalised(&slice[s..e]) || is_stop(&slice[s..e]));
+                        let key = surface.to_lowercase();
+                        let st = stats.entry(key).or_default();
+                        st.freq += 1;
+                        st.words = n;
+                        if all_caps && !(i == 0 && sent_start && n == 1) {
+                            st.mid_capitalised += 1;
+                        }
+                        *st.forms.entry(surface.to_string()).or_insert(0) += 1;
+                        if st.snippet.is_none() {
+                            st.snippet = Some(snippet_around(slice, ws[0].0));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Qualify.
+    let mut qualified: BTreeMap<String, (String, usize, usize, String)> = BTreeMap::new();
+    for (key, st) in &stats {
+        let form = st
+            .forms
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(f, _)| f.clone())
+            .unwrap_or_default();
+        if form.chars().count() < 2 || known.get(&form).is_some() {
+            continue;
+        }
+        let words: Vec<&str> = form.split_whitespace().collect();
+        let acronym = words.len() == 1 && is_acronym(&form);
+        let capitalised = st.mid_capitalised * 2 >= st.freq && st.mid_capitalised >= 2;
+        let phrase = words.len() >= 2 && words.iter().all(|w| !is_stop(w)) && st.freq >= 3;
+        let ok = (acronym && st.freq >= 2) || (capitalised && st.freq >= 2) || phrase;
+        if ok {
+            qualified.insert(key.clone(), (form, st.freq, st.words, st.snippet.clone().unwrap_or_default()));
+        }
+    }
+    // C-value with nesting.
+    let keys: Vec<&String> = qualified.keys().collect();
+    let mut nested_in: HashMap<&str, Vec<usize>> = HashMap::new();
+    for k in &keys {
+        let (_, f, n, _) = &qualified[*k];
+        if *n < 2 {
+            continue;
+        }
+        let ws: Vec<&str> = k.split_whitespace().collect();
+        for len in 1..ws.len() {
+            for s in 0..=ws.len() - len {
+                let sub = ws[s..s + len].join(" ");
+                if let Some((sub_key, _)) = qualified.get_key_value(&sub) {
+                    nested_in.entry(sub_key.as_str()).or_default().push(*f);
+                }
+            }
+        }
+    }
+    let mut out: Vec<Candidate> = qualified
+        .iter()
+        .map(|(k, (form, f, n, snip))| {
+            let w = ((*n as f64) + 1.0).log2();
+            let score = match nested_in.get(k.as_str()) {
+                Some(longer) if !longer.is_empty() => {
+                    w * (*f as f64 - longer.iter().sum::<usize>() as f64 / longer.len() as f64)
+                }
+                _ => w * *f as f64,
+            };
+            Candidate {
+                term: form.clone(),
+                freq: *f,
+                score,
+                snippet: snip.clone(),
+            }
+        })
+        .filter(|c| c.score > 0.0)
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.term.cmp(&b.term)));
+    out.truncate(max);
+    out
+}
+
+fn snippet_around(slice: &str, at: usize) -> String {
+    let start = slice[..at]
+        .char_indices()
+        .rev()
+        .nth(SNIPPET_CHARS / 3)
+        .map_or(0, |(i, _)| i);
+    let s = &slice[start..];
+    let s: String = s.chars().take(SNIPPET_CHARS).collect();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// JSON schema of the Glossary agent's answer.
+pub fn schema() -> JsonSchema {
+    JsonSchema {
+        name: "glossary".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {"entries": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"source": {"type": "string"}, "target": {"type": "string"}, "note": {"type": "string"}},
+                "required": ["source", "target", "note"], "additionalProperties": false}}},
+            "required": ["entries"], "additionalProperties": false
+        }),
+    }
+}
+
+/// The system prompt (identical for every batch).
+pub fn system_prompt(source: &Lang, target: &Lang) -> String {
+    format!(
+        "You are a terminologist preparing the termbase for translating a technical book from {src} into {tgt}.\n\
+         The user lists candidate terms found in the book, each with a short context. For each candidate that is a real domain term worth fixing for the whole book, give the {tgt} rendering a professional translator would use, and a short note (meaning, or why it stays untranslated).\n\
+         Skip ordinary words and phrases that are not terms. If a term should stay as it is (a product or library name, an acronym), give the source form as the target.\n\
+         Stay consistent with the mandatory house-style entries listed by the user.\n\
+         Answer with one JSON object: {{\"entries\": [{{\"source\": \"…\", \"target\": \"…\", \"note\": \"…\"}}]}}, using the candidate's exact spelling as `source`.",
+        src = source.name,
+        tgt = target.name
+    )
+}
+
+/// Marker line that starts the candidate list in the user message (the pseudo provider reads
+/// candidates after it).
+pub const CANDIDATES_HEADER: &str = "Candidate terms (term | context):";
+
+/// The request for one batch of candidates. `house` entries are listed for consistency (at
+/// most 100 of them, to keep the prompt bounded).
+pub fn build_request(source: &Lang, target: &Lang, house: &Termbase, batch: &[Candidate]) -> Request {
+    let mut user = String::new();
+    if !house.is_empty() {
+        user.push_str("Mandatory house-style entries:\n");
+        for e in house.entries.iter().take(100) {
+            user.push_str(&format!("- {} → {}\n", e.source, e.target));
+        }
+        user.push('\n');
+    }
+    user.push_str(CANDIDATES_HEADER);
+    user.push('\n');
+    for c in batch {
+        user.push_str(&format!("- {} | {}\n", c.term, c.snippet));
+    }
+    Request {
+        agent: Agent::Glossary,
+        messages: vec![Message::system(system_prompt(source, target)), Message::user(user)],
+        json_schema: Some(schema()),
+        max_tokens: None,
+    }
+}
+
+/// The candidate terms listed in a Glossary request (for the pseudo provider).
+pub fn candidates_in(req: &Request) -> Vec<String> {
+    let Some(user) = req.messages.last() else { return Vec::new() };
+    let Some(pos) = user.content.find(CANDIDATES_HEADER) else { return Vec::new() };
+    user.content[pos + CANDIDATES_HEADER.len()..]
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split(" | ").next().unwrap_or(l).trim().to_string())
+        .collect()
+}
+
+/// Splits candidates into batches whose requests stay within `budget_tokens` (estimated with
+/// `o200k_base`), at most `max_per_batch` candidates each. A batch always holds at least one
+/// candidate.
+pub fn batches(source: &Lang, target: &Lang, house: &Termbase, cands: &[Candidate], budget_tokens: usize, max_per_batch: usize) -> Vec<Vec<Candidate>> {
+    let base = build_request(source, target, house, &[]).prompt_tokens_estimate();
+    let mut out: Vec<Vec<Candidate>> = Vec::new();
+    let mut cur: Vec<Candidate> = Vec::new();
+    let mut cur_tokens = base;
+    for c in cands {
+        let t = crate::tokens::count(&format!("- {} | {}\n", c.term, c.snippet));
+        if !cur.is_empty() && (cur_tokens + t > budget_tokens || cur.len() >= max_per_batch) {
+            out.push(std::mem::take(&mut cur));
+            cur_tokens = base;
+        }
+        cur_tokens += t;
+        cur.push(c.clone());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Parses a Glossary answer leniently. Entries must name one of `asked` (case-insensitive)
+/// and have a non-empty source and target; `term`/`translation`/`rendering`/`comment` are
+/// accepted as key aliases (a repair). Everything else is dropped and counted.
+pub fn parse(value: &Value, asked: &[String]) -> (Vec<Entry>, ParseStats) {
+    let mut stats = ParseStats::default();
+    let asked: HashMap<String, &String> = asked.iter().map(|a| (term_key(a), a)).collect();
+    let mut out = Vec::new();
+    for item in item_list(value, &["entries", "terms", "glossary"], &mut stats) {
+        let Value::Object(obj) = item else {
+            stats.drop_item("entry is not an object");
+            continue;
+        };
+        let mut alias = false;
+        let source = str_field(&obj, &["source", "term", "en"], &mut alias);
+        let target = str_field(&obj, &["target", "translation", "rendering", "zh"], &mut alias);
+        let note = str_field(&obj, &["note", "comment", "notes"], &mut alias).unwrap_or_default();
+        let (Some(source), Some(target)) = (source, target) else {
+            stats.drop_item("entry without source or target");
+            continue;
+        };
+        let Some(canonical) = asked.get(&term_key(&source)) else {
+            stats.drop_item(format!("`{source}` was not a candidate"));
+            continue;
+        };
+        if alias {
+            stats.repair(format!("`{source}`: alternative key names"));
+        } else {
+            stats.accepted += 1;
+        }
+        out.push(Entry {
+            source: canonical.to_string(),
+            target,
+            note,
+            origin: Origin::Agent,
+        });
+    }
+    (out, stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOOK: &str = "# Agents\n\nAn AI Agent uses a Large Language Model. The Large Language Model (LLM) plans.\n\nEvery LLM call has a context window. The context window is finite. A context window fills up.\n\nThe Agent calls `Tool Use` in code.\n\n```\nCodeOnlyTerm CodeOnlyTerm CodeOnlyTerm\n```\n\nThe Agent and the Agent again. The Model Context Protocol and Model Context Protocol.\n";
+
+    #[test]
+    fn finds_acronyms_capitalised_and_phrases_but_not_code() {
+        let c = candidates(&[BOOK], &Termbase::default(), 50);
+        let terms: Vec<&str> = c.iter().map(|c| c.term.as_str()).collect();
+        assert!(terms.contains(&"LLM"), "{terms:?}");
+        assert!(terms.contains(&"Large Language Model"), "{terms:?}");
+        assert!(terms.contains(&"context window"), "{terms:?}");
+        assert!(terms.contains(&"Model Context Protocol"), "{terms:?}");
+        assert!(!terms.iter().any(|t| t.contains("CodeOnlyTerm") || t.contains("Tool Use")), "{terms:?}");
+        assert!(!terms.contains(&"The"), "{terms:?}");
+    }
+
+    #[test]
+    fn nested_terms_score_below_their_container() {
+        let c = candidates(&[BOOK], &Termbase::default(), 50);
+        let score = |t: &str| c.iter().find(|x| x.term == t).map(|x| x.score);
+        let long = score("Model Context Protocol").unwrap();
+        if let Some(sub) = score("Context Protocol") {
+            assert!(sub < long);
+        }
+    }
+
+    #[test]
+    fn known_terms_are_excluded() {
+        let known = Termbase::from_entries([Entry { source: "llm".into(), target: "大模型".into(), note: String::new(), origin: Origin::HouseStyle }]);
+        let c = candidates(&[BOOK], &known, 50);
+        assert!(c.iter().all(|c| c.term != "LLM"));
+    }
+
+    #[test]
+    fn batches_respect_budget() {
+        let cands: Vec<Candidate> = (0..300)
+            .map(|i| Candidate { term: format!("Term{i}"), freq: 3, score: 1.0, snippet: "some context words here ".repeat(5) })
+            .collect();
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let b = batches(&en, &zh, &Termbase::default(), &cands, 2500, 1000);
+        assert!(b.len() > 1);
+        for batch in &b {
+            assert!(build_request(&en, &zh, &Termbase::default(), batch).prompt_tokens_estimate() <= 2500);
+        }
+        assert_eq!(b.iter().map(Vec::len).sum::<usize>(), 300);
+        let req = build_request(&en, &zh, &Termbase::default(), &b[0]);
+        assert_eq!(candidates_in(&req)[0], "Term0");
+    }
+
+    #[test]
+    fn parse_handles_junk() {
+        let asked = vec!["Agent".to_string(), "LLM".to_string(), "context window".to_string()];
+        let v = json!({"entries": [
+            {"source": "agent", "target": "智能体", "note": "core", "extra": 1},
+            {"term": "LLM", "translation": "大语言模型"},
+            {"source": "context window", "target": ""},
+            null,
+            {"source": "unrelated", "target": "x"},
+            {"target": "no source"}
+        ]});
+        let (entries, stats) = parse(&v, &asked);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].source, "Agent");
+        assert_eq!(entries[0].origin, Origin::Agent);
+        assert_eq!(stats.accepted, 1);
+        assert_eq!(stats.repaired, 1);
+        assert_eq!(stats.dropped, 4);
+        let (e, s) = parse(&json!([{"source": "LLM", "target": "大模型"}]), &asked);
+        assert_eq!((e.len(), s.repaired), (1, 1));
+        let (e, s) = parse(&Value::Null, &asked);
+        assert_eq!((e.len(), s.dropped), (0, 1));
+        let (e, _) = parse(&json!({"something": 1}), &asked);
+        assert!(e.is_empty());
+    }
+}

@@ -1,0 +1,48 @@
+//! The agents: for each role, how its prompt is built and how its answer is parsed. Pure
+//! functions over data: no I/O, no provider, no state. The campaign runner sends the requests
+//! and records the answers.
+//!
+//! Every agent works in its own context: a request carries only what that role needs
+//! (the Translation agent sees one unit; the Proofreading agent one batch of units of one
+//! chapter; the Manager only its compact context and a findings summary).
+
+pub mod glossary;
+pub mod json;
+pub mod manager;
+pub mod proofreading;
+pub mod translation;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of all prompt templates. Part of the campaign fingerprint: changing a prompt makes
+/// a new campaign state rather than mixing answers to two different prompts.
+pub const PROMPT_VERSION: &str = "2026-11-29.1";
+
+/// The four roles of the editorial team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    Glossary,
+    Translation,
+    Proofreading,
+    Manager,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 4] = [Agent::Glossary, Agent::Translation, Agent::Proofreading, Agent::Manager];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Glossary => "glossary",
+            Agent::Translation => "translation",
+            Agent::Proofreading => "proofreading",
+            Agent::Manager => "manager",
+        }
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

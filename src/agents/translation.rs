@@ -1,0 +1,302 @@
+//! The Translation agent: one fresh message list per unit, and the clean-up of its answer.
+//!
+//! Message layout (stable prefix first, variable text last, so provider prefix caches hit):
+//!
+//! 1. `system`: instructions and the translation guide, byte-identical for every unit of a
+//!    campaign;
+//! 2. `user`: the glossary entries whose source terms occur in this unit;
+//! 3. `user`: the unit's source text, exactly, and nothing else.
+//!
+//! A revision appends `assistant` (the previous translation) and `user` (the findings to fix).
+//! The agent never sees another unit or its translation. The prompt never mentions parts, unit
+//! numbers or positions, so there is no label for the model to echo into a heading.
+
+use serde::{Deserialize, Serialize};
+
+use crate::lang::Lang;
+use crate::llm::{Message, Request, Role};
+use crate::termbase::Entry;
+
+use super::Agent;
+
+/// What every Translation request of a campaign shares.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub source: Lang,
+    pub target: Lang,
+    /// The translation guide (from the campaign's `guide` file, or the built-in default).
+    pub guide: String,
+}
+
+/// A revision of an earlier translation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Revision {
+    pub previous: String,
+    /// One line per finding to fix (deterministic QA first, then reviewer notes).
+    pub feedback: Vec<String>,
+}
+
+/// The built-in guide, used when the campaign names none.
+pub fn default_guide(target: &Lang) -> String {
+    let mut g = String::from(
+        "- Write natural, precise technical prose for professional readers; translate meaning, not word order.\n\
+         - Keep product names, library names, commands, identifiers and acronyms such as API, LLM or JSON as they are.\n\
+         - Keep every number, unit and version exactly.\n",
+    );
+    if target.primary() == "zh" {
+        g.push_str(
+            "- Use full-width Chinese punctuation (，。：；？！“”（）) in Chinese sentences; keep half-width punctuation inside code, URLs and English names.\n\
+             - Put no space between Chinese characters and Chinese punctuation.\n",
+        );
+    }
+    g
+}
+
+/// The system message: instructions plus guide. Identical for every unit of a campaign.
+pub fn system_prompt(setup: &Setup) -> String {
+    format!(
+        "You are a professional technical translator. Translate the Markdown text in the user's last message from {src} into {tgt}.\n\
+         \n\
+         Rules:\n\
+         1. Reply with the translated Markdown only. Do not add any preface, explanation, note, title, heading, label or code fence of your own.\n\
+         2. Keep the Markdown structure exactly: the same headings (same levels), paragraphs, lists, tables (same rows and columns), block quotes, footnote labels and definitions, and blank lines.\n\
+         3. Copy without any change: fenced and indented code blocks, inline code, URLs and link or image targets, HTML tags and comments, math between $ or $$, heading anchors such as {{#id}}, and footnote labels such as [^1].\n\
+         4. Translate prose, headings, list items, table cells, link text and image alt text.\n\
+         5. For every term listed in the glossary message, use exactly the given {tgt} rendering.\n\
+         6. If the text is already in {tgt} or contains nothing to translate, return it unchanged.\n\
+         \n\
+         Translation guide:\n{guide}",
+        src = setup.source.name,
+        tgt = setup.target.name,
+        guide = setup.guide.trim_end(),
+    )
+}
+
+/// The glossary message for one unit: the relevant entries, one per line
+/// (`- source → target` plus `  (note)` when there is a note).
+pub fn glossary_message(entries: &[&Entry]) -> String {
+    if entries.is_empty() {
+        return "Glossary: no glossary term occurs in this text.".into();
+    }
+    let mut s = String::from("Glossary (use these renderings):\n");
+    for e in entries {
+        s.push_str(&format!("- {} → {}", e.source, e.target));
+        if !e.note.trim().is_empty() {
+            s.push_str(&format!("  ({})", e.note.trim()));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Parses the glossary lines of [`glossary_message`] back into `(source, target)` pairs (used
+/// by the pseudo provider, which reads its prompt like a model would).
+pub fn parse_glossary_message(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .filter_map(|l| {
+            let (s, rest) = l.split_once(" → ")?;
+            let t = rest.split("  (").next().unwrap_or(rest);
+            Some((s.trim().to_string(), t.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The request for one unit (first translation when `revision` is `None`).
+pub fn build_request(setup: &Setup, entries: &[&Entry], unit_text: &str, revision: Option<&Revision>) -> Request {
+    let mut messages = vec![
+        Message::system(system_prompt(setup)),
+        Message::user(glossary_message(entries)),
+        Message::user(unit_text),
+    ];
+    if let Some(r) = revision {
+        messages.push(Message::assistant(r.previous.clone()));
+        let mut fb = String::from(
+            "A review found problems in your translation. Fix them and reply with the complete corrected translation of the whole text, in Markdown only:\n",
+        );
+        for f in &r.feedback {
+            fb.push_str("- ");
+            fb.push_str(f);
+            fb.push('\n');
+        }
+        messages.push(Message::user(fb));
+    }
+    Request {
+        agent: Agent::Translation,
+        messages,
+        json_schema: None,
+        max_tokens: None,
+    }
+}
+
+/// The unit source text of a Translation request (message 3), for the pseudo provider and
+/// tests.
+pub fn source_of(req: &Request) -> Option<&str> {
+    req.messages
+        .get(2)
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
+}
+
+/// The previous translation and feedback of a revision request, if it is one.
+pub fn revision_of(req: &Request) -> Option<(&str, &str)> {
+    match (req.messages.get(3), req.messages.get(4)) {
+        (Some(a), Some(u)) if a.role == Role::Assistant => Some((a.content.as_str(), u.content.as_str())),
+        _ => None,
+    }
+}
+
+/// Lines a model may put before the translation. Matched case-insensitively on the first
+/// non-empty line, which is removed only if the source does not start the same way.
+const PREAMBLES: &[&str] = &[
+    "here is the translation",
+    "here's the translation",
+    "here is the translated",
+    "here's the translated",
+    "below is the translation",
+    "the translation is",
+    "translation:",
+    "translated text:",
+    "以下是译文",
+    "以下是翻译",
+    "以下为译文",
+    "译文：",
+    "译文:",
+    "翻译如下",
+    "这是翻译",
+];
+
+/// What post-processing removed, for the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cleanup {
+    pub think_removed: bool,
+    pub preamble_removed: Option<String>,
+    pub fence_unwrapped: bool,
+}
+
+/// Cleans a model answer into a translation of `source`:
+///
+/// - `<think>…</think>` blocks are removed;
+/// - a leading "Here is the translation…" line is removed (unless the source starts so too);
+/// - one code fence wrapping the whole answer is unwrapped (unless the source is itself one
+///   fenced block);
+/// - the source's leading and trailing whitespace is restored exactly, so units rejoin
+///   losslessly, and line endings follow the source (CRLF stays CRLF).
+pub fn postprocess(source: &str, answer: &str) -> (String, Cleanup) {
+    let mut cleanup = Cleanup::default();
+    let (text, think) = crate::llm::stream::split_think(answer);
+    cleanup.think_removed = !think.is_empty();
+    let mut body = text.replace("\r\n", "\n");
+    let src_norm = source.replace("\r\n", "\n");
+    let src_first = src_norm.trim_start().lines().next().unwrap_or("").to_lowercase();
+
+    // Preamble line.
+    let trimmed = body.trim_start();
+    if let Some(first) = trimmed.lines().next() {
+        let lower = first.trim().to_lowercase();
+        let is_preamble = PREAMBLES.iter().any(|p| lower.starts_with(p))
+            && first.trim().chars().count() < 120
+            && !PREAMBLES.iter().any(|p| src_first.starts_with(p));
+        if is_preamble {
+            cleanup.preamble_removed = Some(first.trim().to_string());
+            body = trimmed[first.len()..].to_string();
+        }
+    }
+
+    // One wrapping fence.
+    let t = body.trim();
+    let src_t = src_norm.trim();
+    let src_is_fence = src_t.starts_with("```") || src_t.starts_with("~~~");
+    if !src_is_fence && (t.starts_with("```") || t.starts_with("~~~")) {
+        let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
+        if let Some(nl) = t.find('\n') {
+            let inner = &t[nl + 1..];
+            if let Some(stripped) = inner.trim_end().strip_suffix(fence.as_str()) {
+                if !stripped.contains(&format!("\n{fence}")) {
+                    body = stripped.to_string();
+                    cleanup.fence_unwrapped = true;
+                }
+            }
+        }
+    }
+
+    // Restore the source's surrounding whitespace, BOM and line endings.
+    let bom = if src_norm.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+    let src_body = &src_norm[bom.len()..];
+    let lead = &src_body[..src_body.len() - src_body.trim_start().len()];
+    let trail = &src_body[src_body.trim_end().len()..];
+    let body = body.trim().trim_start_matches('\u{feff}').trim();
+    let mut out = format!("{bom}{lead}{body}{trail}");
+    if source.contains("\r\n") {
+        out = out.replace('\n', "\r\n");
+    }
+    (out, cleanup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::termbase::Origin;
+
+    fn setup() -> Setup {
+        Setup {
+            source: Lang::parse("en"),
+            target: Lang::parse("zh"),
+            guide: default_guide(&Lang::parse("zh")),
+        }
+    }
+
+    #[test]
+    fn prefix_is_stable_and_unit_is_last() {
+        let e = Entry { source: "Agent".into(), target: "智能体".into(), note: "core".into(), origin: Origin::HouseStyle };
+        let a = build_request(&setup(), &[&e], "An Agent acts.\n", None);
+        let b = build_request(&setup(), &[], "Other text.\n", None);
+        assert_eq!(a.messages[0], b.messages[0]);
+        assert_eq!(source_of(&a), Some("An Agent acts.\n"));
+        assert_eq!(a.messages.last().unwrap().content, "An Agent acts.\n");
+        assert_eq!(parse_glossary_message(&a.messages[1].content), vec![("Agent".to_string(), "智能体".to_string())]);
+    }
+
+    #[test]
+    fn prompt_has_no_part_labels() {
+        let r = build_request(&setup(), &[], "x", None);
+        let all: String = r.messages.iter().map(|m| m.content.clone()).collect();
+        assert!(!all.to_lowercase().contains("part 1"));
+        assert!(!all.contains("[Part"));
+    }
+
+    #[test]
+    fn cleans_preamble_think_and_fence() {
+        let src = "Hello world.\n\n";
+        let (out, c) = postprocess(src, "<think>hmm</think>Here is the translation:\n```markdown\n你好，世界。\n```\n");
+        assert_eq!(out, "你好，世界。\n\n");
+        assert!(c.think_removed && c.fence_unwrapped && c.preamble_removed.is_some());
+    }
+
+    #[test]
+    fn keeps_source_fence_and_crlf() {
+        let src = "```\ncode\n```\r\n\r\n";
+        let (out, c) = postprocess(src, "```\ncode\n```");
+        assert_eq!(out, "```\r\ncode\r\n```\r\n\r\n");
+        assert!(!c.fence_unwrapped);
+    }
+
+    #[test]
+    fn inner_fences_are_not_unwrapped() {
+        let src = "Text.\n\n```py\nx\n```\n\nMore.\n";
+        let answer = "```\n文本。\n```\n\n```py\nx\n```\n\n更多。";
+        let (out, c) = postprocess(src, answer);
+        assert!(!c.fence_unwrapped);
+        assert!(out.contains("```py\nx\n```"));
+    }
+
+    #[test]
+    fn revision_carries_previous_and_feedback() {
+        let r = Revision { previous: "旧译文".into(), feedback: vec!["untranslated".into()] };
+        let req = build_request(&setup(), &[], "Source.\n", Some(&r));
+        let (prev, fb) = revision_of(&req).unwrap();
+        assert_eq!(prev, "旧译文");
+        assert!(fb.contains("untranslated"));
+        assert_eq!(source_of(&req), Some("Source.\n"));
+    }
+}

@@ -1,0 +1,166 @@
+//! Loading chapter files.
+//!
+//! A chapter is read once, checked to be UTF-8 text, and kept as one `String` whose bytes are
+//! exactly the file's bytes (a BOM and CRLF line endings included). Its key, derived from the
+//! file name, names its units and its output file.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// Errors while reading a chapter. Each names the file and says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ChapterError {
+    #[error("cannot read chapter {path}: {source}. Check the path in the campaign file (paths are relative to it).")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("chapter {path} is not UTF-8 text: invalid byte at line {line}, byte offset {offset}. Convert it to UTF-8 (e.g. `iconv -t UTF-8`) and run again.")]
+    NotUtf8 {
+        path: String,
+        line: usize,
+        offset: usize,
+    },
+    #[error("chapter {path} looks binary (NUL byte at line {line}, byte offset {offset}). Only Markdown text can be translated; remove it from `chapters`.")]
+    Binary {
+        path: String,
+        line: usize,
+        offset: usize,
+    },
+}
+
+/// One chapter of the book, as read from disk.
+#[derive(Debug, Clone)]
+pub struct Chapter {
+    /// Stable key derived from the file stem (`chapter01.md` → `chapter01`), restricted to
+    /// `[A-Za-z0-9._-]` so it is safe inside file names and unit ids.
+    pub key: String,
+    /// The path as written in the campaign file (relative to it, `/`-separated).
+    pub rel_path: String,
+    /// The file name alone (`chapter01.md`); the translated chapter gets the same name.
+    pub file_name: String,
+    /// The file's exact content.
+    pub text: String,
+    /// Hex sha256 of the file's bytes.
+    pub sha256: String,
+}
+
+impl Chapter {
+    /// Reads `base/rel_path`. `rel_path` is kept as given for messages and state.
+    ///
+    /// Errors: [`ChapterError::Io`] when unreadable, [`ChapterError::NotUtf8`] with the line and
+    /// byte offset of the first invalid sequence, [`ChapterError::Binary`] when a NUL byte occurs.
+    pub fn load(base: &Path, rel_path: &str) -> Result<Chapter, ChapterError> {
+        let full: PathBuf = base.join(rel_path);
+        let bytes = std::fs::read(&full).map_err(|source| ChapterError::Io {
+            path: rel_path.to_string(),
+            source,
+        })?;
+        Self::from_bytes(rel_path, bytes)
+    }
+
+    /// Builds a chapter from bytes already read; see [`Chapter::load`] for the checks.
+    pub fn from_bytes(rel_path: &str, bytes: Vec<u8>) -> Result<Chapter, ChapterError> {
+        let line_of = |offset: usize, bytes: &[u8]| {
+            bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1
+        };
+        if let Some(offset) = memchr_nul(&bytes) {
+            return Err(ChapterError::Binary {
+                path: rel_path.to_string(),
+                line: line_of(offset, &bytes),
+                offset,
+            });
+        }
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let offset = e.utf8_error().valid_up_to();
+            ChapterError::NotUtf8 {
+                path: rel_path.to_string(),
+                line: line_of(offset, e.as_bytes()),
+                offset,
+            }
+        })?;
+        let file_name = Path::new(rel_path)
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| rel_path.to_string());
+        Ok(Chapter {
+            key: chapter_key(&file_name),
+            rel_path: rel_path.to_string(),
+            file_name,
+            text,
+            sha256,
+        })
+    }
+
+    /// Size of the chapter in bytes.
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+}
+
+fn memchr_nul(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == 0)
+}
+
+/// The chapter key for a file name: its stem with every character outside `[A-Za-z0-9._-]`
+/// replaced by `_`, and leading dots removed, so it can never name a parent directory.
+pub fn chapter_key(file_name: &str) -> String {
+    let stem = Path::new(file_name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let key: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let key = key.trim_start_matches('.').to_string();
+    if key.is_empty() { "chapter".into() } else { key }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_bom_and_crlf_bytes() {
+        let bytes = b"\xEF\xBB\xBF# Title\r\n\r\nText\r\n".to_vec();
+        let ch = Chapter::from_bytes("book/ch1.md", bytes.clone()).unwrap();
+        assert_eq!(ch.text.as_bytes(), &bytes[..]);
+        assert_eq!(ch.key, "ch1");
+        assert_eq!(ch.file_name, "ch1.md");
+    }
+
+    #[test]
+    fn rejects_latin1_with_line() {
+        let err = Chapter::from_bytes("a.md", b"ok\nline two \xE9t\xE9\n".to_vec()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("a.md") && msg.contains("line 2"), "{msg}");
+    }
+
+    #[test]
+    fn rejects_binary() {
+        let err = Chapter::from_bytes("img.md", b"PNG\0\0".to_vec()).unwrap_err();
+        assert!(matches!(err, ChapterError::Binary { offset: 3, .. }));
+    }
+
+    #[test]
+    fn keys_are_path_safe() {
+        assert_eq!(chapter_key("../../etc/passwd"), "passwd");
+        assert_eq!(chapter_key("..md"), "chapter");
+        assert_eq!(chapter_key("Kapitel 1 (neu).md"), "Kapitel_1__neu_");
+    }
+}

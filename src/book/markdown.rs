@@ -1,0 +1,151 @@
+//! The single source of pulldown-cmark parser options, and small helpers over parse events.
+//!
+//! Every module that parses Markdown (segmentation, QA checks, the pseudo provider) calls
+//! [`options`], so that they all agree on what a block, a table or a math span is.
+
+use pulldown_cmark::{Options, Parser};
+
+/// The parser options booktr uses everywhere.
+///
+/// Enabled: tables, GFM footnotes, strikethrough, task lists, heading attributes (`{#anchor}`),
+/// YAML (`---`) and TOML (`+++`) front matter, `$…$`/`$$…$$` math, GFM callouts and definition
+/// lists. Smart punctuation is deliberately **off**: it would rewrite quotes and dashes, and
+/// booktr must reproduce the source byte for byte.
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
+        | Options::ENABLE_MATH
+        | Options::ENABLE_GFM
+        | Options::ENABLE_DEFINITION_LIST
+}
+
+/// The UTF-8 byte order mark.
+pub const BOM: &str = "\u{feff}";
+
+/// Splits a leading BOM off `text`: returns `(bom_len_in_bytes, rest)`.
+///
+/// pulldown-cmark does not skip a BOM, and with one in front a YAML front matter block parses
+/// as a setext heading, so every parse goes through [`parser`], which strips it first.
+pub fn split_bom(text: &str) -> (usize, &str) {
+    match text.strip_prefix(BOM) {
+        Some(rest) => (BOM.len(), rest),
+        None => (0, text),
+    }
+}
+
+/// A parser over `text` with booktr's [`options`], after any BOM. Offsets reported by the
+/// returned parser are relative to the text **after** the BOM; add the first element of
+/// [`split_bom`] to map them back.
+pub fn parser(text: &str) -> Parser<'_> {
+    Parser::new_ext(split_bom(text).1, options())
+}
+
+/// Byte ranges (in `text`, BOM included) of prose text: `Text` events outside code blocks, HTML
+/// blocks, front matter and autolinks. Inline code, math, inline HTML, link targets, footnote
+/// labels and heading anchors are never inside these ranges. Ranges are in document order and
+/// do not overlap.
+///
+/// A range can still contain a bare URL or an HTML entity written in running text; callers
+/// that rewrite prose use [`protected_spans`] for those.
+pub fn prose_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    use pulldown_cmark::{Event, LinkType, Tag, TagEnd};
+    let (bom, _) = split_bom(text);
+    let mut out = Vec::new();
+    let mut skip = 0usize;
+    let mut link_stack: Vec<bool> = Vec::new();
+    for (ev, r) in parser(text).into_offset_iter() {
+        match ev {
+            Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::MetadataBlock(_)) => skip += 1,
+            Event::End(TagEnd::CodeBlock | TagEnd::HtmlBlock | TagEnd::MetadataBlock(_)) => {
+                skip = skip.saturating_sub(1)
+            }
+            Event::Start(Tag::Link { link_type, .. }) => {
+                let auto = matches!(link_type, LinkType::Autolink | LinkType::Email);
+                if auto {
+                    skip += 1;
+                }
+                link_stack.push(auto);
+            }
+            Event::End(TagEnd::Link) => {
+                if link_stack.pop() == Some(true) {
+                    skip = skip.saturating_sub(1);
+                }
+            }
+            Event::Text(_) if skip == 0 => out.push(r.start + bom..r.end + bom),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Byte ranges inside a prose slice that must not be rewritten: bare URLs (`scheme://…` or
+/// `www.…`, up to the next whitespace, minus trailing sentence punctuation) and HTML entities
+/// (`&amp;`, `&#123;`). Hand-rolled: a URL regex crate would add a dependency for one scan.
+pub fn protected_spans(slice: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let bytes = slice.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &slice[i..];
+        let word_start = i == 0 || bytes[i - 1].is_ascii_whitespace() || matches!(bytes[i - 1], b'(' | b'<' | b'"' | b'\'' | b'[');
+        let is_url = word_start
+            && (rest.starts_with("http://") || rest.starts_with("https://") || rest.starts_with("www.") || rest.starts_with("ftp://"));
+        if is_url {
+            let mut end = rest.find(|c: char| c.is_whitespace() || c == '<' || c == '>').map_or(slice.len(), |e| i + e);
+            while end > i && matches!(bytes[end - 1], b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\'') {
+                end -= 1;
+            }
+            spans.push(i..end);
+            i = end.max(i + 1);
+            continue;
+        }
+        if bytes[i] == b'&' {
+            if let Some(semi) = rest[1..].find(';') {
+                let name = &rest[1..1 + semi];
+                if (1..=32).contains(&name.len())
+                    && (name.chars().all(|c| c.is_ascii_alphanumeric())
+                        || (name.starts_with('#') && name[1..].chars().all(|c| c.is_ascii_hexdigit() || c == 'x' || c == 'X')))
+                {
+                    spans.push(i..i + semi + 2);
+                    i += semi + 2;
+                    continue;
+                }
+            }
+        }
+        i += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prose_excludes_code_math_links_and_html() {
+        let text = "# Title {#t}\n\nSee `code` and $x$ at [link](http://a.b) <b>x</b> <http://auto.link>.\n\n```\nfn x\n```\n\n<div>html</div>\n";
+        let prose: Vec<&str> = prose_ranges(text).into_iter().map(|r| &text[r]).collect();
+        assert!(prose.contains(&"Title"));
+        assert!(prose.contains(&"link"));
+        assert!(!prose.iter().any(|p| p.contains("fn x") || p.contains("code") || p.contains("auto.link") || p.contains("html")));
+    }
+
+    #[test]
+    fn prose_ranges_shift_past_bom() {
+        let text = "\u{feff}Hello\n";
+        let r = prose_ranges(text);
+        assert_eq!(&text[r[0].clone()], "Hello");
+    }
+
+    #[test]
+    fn protects_urls_and_entities() {
+        let s = "Visit https://x.y/z?a=1. Also &amp; and &#x27; not & alone; www.site.org!";
+        let spans: Vec<&str> = protected_spans(s).into_iter().map(|r| &s[r]).collect();
+        assert_eq!(spans, vec!["https://x.y/z?a=1", "&amp;", "&#x27;", "www.site.org"]);
+    }
+}

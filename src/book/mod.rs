@@ -1,0 +1,15 @@
+//! The book: chapters read from disk and cut into translation units.
+//!
+//! - [`markdown`] owns the one set of pulldown-cmark options every parser in booktr uses.
+//! - [`chapter`] loads chapter files (UTF-8 checked, BOM and CRLF kept byte for byte).
+//! - [`segment`] cuts a chapter into [`segment::Unit`]s at top-level block boundaries, such that
+//!   joining the units gives back the chapter byte for byte.
+//!
+//! Nothing here talks to a model or writes state.
+
+pub mod chapter;
+pub mod markdown;
+pub mod segment;
+
+pub use chapter::Chapter;
+pub use segment::{Unit, UnitKind, segment};

@@ -1,0 +1,469 @@
+//! Cutting a chapter into translation units.
+//!
+//! A unit is a byte range of the chapter. Cuts happen only at the start of a top-level Markdown
+//! block as reported by pulldown-cmark's source offsets, so a unit never splits a fenced or
+//! indented code block, table, list, block quote, HTML block, footnote definition or front
+//! matter. Two more rules keep cuts out of constructs that span several top-level blocks:
+//!
+//! - `$$` display math: no cut while an odd number of `$$` delimiters has been seen in prose
+//!   blocks (an author's `$$` block with a blank line inside parses as several paragraphs);
+//! - HTML containers: no cut while an HTML block has opened a container element (`<div>`,
+//!   `<details>`, `<table>`, …) that a later HTML block has not closed yet (CommonMark ends an
+//!   HTML block at a blank line, so `<div>\n\ntext\n\n</div>` is three top-level blocks).
+//!
+//! Blocks are packed greedily into units of at most `max_unit_chars` characters (Unicode
+//! scalar values). A single block (or group of blocks that cannot be cut) longer than the limit
+//! becomes a unit of its own and is never cut. When a unit is already at least half full, a
+//! heading starts a new unit, so units tend to begin at section starts. Front matter is always a
+//! unit of its own and is not translated. The bytes between blocks (blank lines, link reference
+//! definitions) belong to the unit before them, and a leading BOM to the first unit, so the
+//! units of a chapter joined in order are the chapter, byte for byte.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Tag, TagEnd};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::markdown;
+
+/// What a unit holds, which decides whether it is sent to the Translation agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// Has prose to translate.
+    Prose,
+    /// Only code, HTML, math, rules or blank text: copied to the output unchanged, no model call.
+    Verbatim,
+    /// YAML (`---`) or TOML (`+++`) front matter: copied unchanged, no model call.
+    FrontMatter,
+}
+
+impl UnitKind {
+    /// Whether units of this kind go to the Translation agent.
+    pub fn needs_translation(self) -> bool {
+        self == UnitKind::Prose
+    }
+}
+
+/// A translation unit: a byte range of one chapter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unit {
+    /// `<chapter key>-<index, 3+ digits>`, e.g. `chapter01-007`. Unique within a campaign.
+    pub id: String,
+    /// Key of the chapter the unit belongs to.
+    pub chapter: String,
+    /// 0-based position within the chapter.
+    pub index: usize,
+    /// Byte range within the chapter text (including any BOM).
+    pub range: Range<usize>,
+    /// Whether it is translated or copied.
+    pub kind: UnitKind,
+    /// Hex sha256 of the unit's bytes.
+    pub sha256: String,
+    /// Length in characters (Unicode scalar values).
+    pub chars: usize,
+}
+
+impl Unit {
+    /// The unit's source text, sliced from its chapter.
+    pub fn text<'a>(&self, chapter_text: &'a str) -> &'a str {
+        &chapter_text[self.range.clone()]
+    }
+}
+
+/// The default unit size limit in characters (issue #2: 12,000 characters is about 3,000
+/// English tokens, which leaves room for the prompt prefix and the answer in a 32k budget).
+pub const DEFAULT_MAX_UNIT_CHARS: usize = 12_000;
+
+/// Coarse type of a top-level block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Heading,
+    FrontMatter,
+    /// Code blocks, HTML blocks, rules and blocks with no prose text.
+    Verbatim,
+    /// Anything with prose text (paragraphs, lists, tables, quotes, footnotes…).
+    Prose,
+}
+
+/// A top-level block found by pulldown-cmark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// Byte range in the chapter text (including any BOM offset).
+    pub range: Range<usize>,
+    pub kind: BlockKind,
+    /// False when cutting right before this block would split a `$$` math span or an HTML
+    /// container (see the module docs).
+    pub cut_before: bool,
+}
+
+/// HTML elements that commonly wrap Markdown content across blank lines.
+const HTML_CONTAINERS: &[&str] = &[
+    "div", "details", "table", "figure", "section", "article", "aside", "blockquote", "ul", "ol",
+    "dl", "pre", "center", "picture", "video", "audio", "nav", "header", "footer", "main",
+];
+
+/// Net count of opened minus closed [`HTML_CONTAINERS`] tags in `html` (case-insensitive).
+/// This is a counting heuristic, not an HTML parser: a full parser would not help, because
+/// the question is only whether a container is still open at a block boundary.
+fn html_container_balance(html: &str) -> i64 {
+    let lower = html.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let mut balance = 0i64;
+    let mut i = 0;
+    while let Some(pos) = lower[i..].find('<') {
+        let start = i + pos + 1;
+        i = start;
+        let closing = bytes.get(start) == Some(&b'/');
+        let name_start = if closing { start + 1 } else { start };
+        let name_end = lower[name_start..]
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .map_or(lower.len(), |e| name_start + e);
+        let name = &lower[name_start..name_end];
+        if !HTML_CONTAINERS.contains(&name) {
+            continue;
+        }
+        let tag_end = lower[name_end..].find('>').map_or(lower.len(), |e| name_end + e);
+        let self_closing = lower[..tag_end].ends_with('/');
+        if closing {
+            balance -= 1;
+        } else if !self_closing {
+            balance += 1;
+        }
+    }
+    balance
+}
+
+/// Lists the top-level blocks of `text` in order, with their kinds and whether a cut is allowed
+/// before each.
+pub fn top_level_blocks(text: &str) -> Vec<Block> {
+    let (bom, _) = markdown::split_bom(text);
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut depth = 0usize;
+    // State of the current top-level block.
+    let mut in_code_or_html = 0usize;
+    let mut has_prose = false;
+    let mut current: Option<(Range<usize>, BlockKind)> = None;
+    let mut math_open = false;
+    let mut html_open = 0i64;
+
+    let finish = |blocks: &mut Vec<Block>,
+                  current: &mut Option<(Range<usize>, BlockKind)>,
+                  has_prose: bool,
+                  math_open: &mut bool,
+                  html_open: &mut i64,
+                  cut_allowed: bool| {
+        if let Some((range, kind)) = current.take() {
+            let slice = &text[range.clone()];
+            if matches!(kind, BlockKind::Prose | BlockKind::Heading)
+                && slice.matches("$$").count() % 2 == 1
+            {
+                *math_open = !*math_open;
+            }
+            let kind = match kind {
+                BlockKind::Prose if !has_prose => BlockKind::Verbatim,
+                k => k,
+            };
+            blocks.push(Block {
+                range,
+                kind,
+                cut_before: cut_allowed,
+            });
+            // Containers opened by this block forbid the next cut.
+            if kind == BlockKind::Verbatim && slice.trim_start().starts_with('<') {
+                *html_open = (*html_open + html_container_balance(slice)).max(0);
+            }
+        }
+    };
+
+    let mut pending_cut_allowed = true;
+    for (event, range) in markdown::parser(text).into_offset_iter() {
+        let range = range.start + bom..range.end + bom;
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 {
+                    pending_cut_allowed = !math_open && html_open == 0;
+                    let kind = match &tag {
+                        Tag::Heading { .. } => BlockKind::Heading,
+                        Tag::MetadataBlock(_) => BlockKind::FrontMatter,
+                        Tag::CodeBlock(_) | Tag::HtmlBlock => BlockKind::Verbatim,
+                        _ => BlockKind::Prose,
+                    };
+                    current = Some((range, kind));
+                    has_prose = false;
+                }
+                if matches!(
+                    tag,
+                    Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::MetadataBlock(_)
+                ) {
+                    in_code_or_html += 1;
+                }
+                depth += 1;
+            }
+            Event::End(tag) => {
+                depth = depth.saturating_sub(1);
+                if matches!(
+                    tag,
+                    TagEnd::CodeBlock | TagEnd::HtmlBlock | TagEnd::MetadataBlock(_)
+                ) {
+                    in_code_or_html = in_code_or_html.saturating_sub(1);
+                }
+                if depth == 0 {
+                    finish(
+                        &mut blocks,
+                        &mut current,
+                        has_prose,
+                        &mut math_open,
+                        &mut html_open,
+                        pending_cut_allowed,
+                    );
+                }
+            }
+            Event::Text(t) if in_code_or_html == 0 => {
+                if t.chars().any(|c| c.is_alphanumeric()) {
+                    has_prose = true;
+                }
+            }
+            Event::Rule if depth == 0 => {
+                // A leaf at top level (a thematic break): a block of its own.
+                let allowed = !math_open && html_open == 0;
+                blocks.push(Block {
+                    range,
+                    kind: BlockKind::Verbatim,
+                    cut_before: allowed,
+                });
+            }
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// Cuts `text` (one chapter whose key is `chapter`) into translation units of at most
+/// `max_unit_chars` characters, as described in the module docs.
+///
+/// Guarantees: the units' ranges are contiguous, start at 0, end at `text.len()`, and lie on
+/// `char` boundaries; an empty `text` gives no unit. `max_unit_chars` of 0 is treated as 1.
+pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
+    let max = max_unit_chars.max(1);
+    let blocks = top_level_blocks(text);
+
+    // Atomic groups: runs of blocks between allowed cuts. Each is (start, kind summary).
+    struct Group {
+        start: usize,
+        heading: bool,
+        front_matter: bool,
+        prose: bool,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for block in &blocks {
+        let is_fm = block.kind == BlockKind::FrontMatter;
+        let prose = matches!(block.kind, BlockKind::Prose | BlockKind::Heading);
+        match groups.last_mut() {
+            Some(g) if !block.cut_before => {
+                g.prose |= prose;
+                g.front_matter &= is_fm;
+            }
+            _ => groups.push(Group {
+                start: block.range.start,
+                heading: block.kind == BlockKind::Heading,
+                front_matter: is_fm,
+                prose,
+            }),
+        }
+    }
+    if groups.is_empty() {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        groups.push(Group {
+            start: 0,
+            heading: false,
+            front_matter: false,
+            prose: false,
+        });
+    }
+    groups[0].start = 0;
+
+    // Pack groups into units.
+    let mut units: Vec<Unit> = Vec::new();
+    let mut cur_start = 0usize;
+    let mut cur_chars = 0usize;
+    let mut cur_prose = false;
+    let mut cur_fm = false;
+    let mut cur_len = 0usize; // groups in the current unit
+    let push_unit = |start: usize, end: usize, prose: bool, fm: bool, units: &mut Vec<Unit>| {
+        let slice = &text[start..end];
+        let index = units.len();
+        units.push(Unit {
+            id: unit_id(chapter, index),
+            chapter: chapter.to_string(),
+            index,
+            range: start..end,
+            kind: if fm {
+                UnitKind::FrontMatter
+            } else if prose {
+                UnitKind::Prose
+            } else {
+                UnitKind::Verbatim
+            },
+            sha256: hex::encode(Sha256::digest(slice.as_bytes())),
+            chars: slice.chars().count(),
+        });
+    };
+    for (i, g) in groups.iter().enumerate() {
+        let end = groups.get(i + 1).map_or(text.len(), |n| n.start);
+        let chars = text[g.start..end].chars().count();
+        let boundary = cur_len > 0
+            && (cur_fm
+                || g.front_matter
+                || cur_chars + chars > max
+                || (g.heading && cur_chars * 2 >= max));
+        if boundary {
+            push_unit(cur_start, g.start, cur_prose, cur_fm, &mut units);
+            cur_start = g.start;
+            cur_chars = 0;
+            cur_prose = false;
+            cur_len = 0;
+        }
+        if cur_len == 0 {
+            cur_fm = g.front_matter;
+        }
+        cur_chars += chars;
+        cur_prose |= g.prose;
+        cur_len += 1;
+    }
+    push_unit(cur_start, text.len(), cur_prose, cur_fm, &mut units);
+    units
+}
+
+/// The id of unit `index` of chapter `chapter`: `<chapter>-<index:03>`.
+pub fn unit_id(chapter: &str, index: usize) -> String {
+    format!("{chapter}-{index:03}")
+}
+
+/// Joins units' texts in order. With the units of [`segment`] this returns the chapter.
+pub fn join<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    texts.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts<'a>(units: &[Unit], text: &'a str) -> Vec<&'a str> {
+        units.iter().map(|u| u.text(text)).collect()
+    }
+
+    #[test]
+    fn empty_chapter_has_no_units() {
+        assert!(segment("c", "", 100).is_empty());
+    }
+
+    #[test]
+    fn whitespace_only_chapter_is_one_verbatim_unit() {
+        let units = segment("c", "\n\n  \n", 100);
+        assert_eq!(units.len(), 1);
+        assert_eq!(units[0].kind, UnitKind::Verbatim);
+    }
+
+    #[test]
+    fn packs_paragraphs_under_limit_and_joins_exactly() {
+        let text = "# A\n\npara one.\n\npara two.\n\n## B\n\npara three.\n";
+        let units = segment("c", text, 20);
+        assert_eq!(join(texts(&units, text)), text);
+        assert!(units.len() > 1);
+        for u in &units {
+            assert!(u.chars <= 20 || u.text(text).trim_end().lines().count() == 1);
+        }
+        assert_eq!(units[0].id, "c-000");
+    }
+
+    #[test]
+    fn never_cuts_inside_fenced_code() {
+        let code = "```rust\nfn main() {}\n\n\nfn other() {}\n```\n";
+        let text = format!("Intro.\n\n{code}\nAfter.\n");
+        let units = segment("c", &text, 5);
+        let code_start = text.find("```").unwrap();
+        let code_end = code_start + code.len();
+        for u in &units {
+            assert!(
+                !(u.range.start > code_start && u.range.start < code_end),
+                "cut inside code at {}",
+                u.range.start
+            );
+        }
+        assert_eq!(join(texts(&units, &text)), text);
+    }
+
+    #[test]
+    fn oversized_block_is_its_own_unit() {
+        let big = "word ".repeat(100);
+        let text = format!("small\n\n{big}\n\nsmall again\n");
+        let units = segment("c", &text, 50);
+        assert_eq!(units.len(), 3);
+        assert!(units[1].chars > 50);
+        assert_eq!(join(texts(&units, &text)), text);
+    }
+
+    #[test]
+    fn front_matter_is_its_own_untranslated_unit_even_with_bom() {
+        let text = "\u{feff}---\ntitle: X\n---\n\n# Heading\n\nText.\n";
+        let units = segment("c", text, 1000);
+        assert_eq!(units[0].kind, UnitKind::FrontMatter);
+        assert!(units[0].text(text).starts_with('\u{feff}'));
+        assert_eq!(units[1].kind, UnitKind::Prose);
+        assert_eq!(join(texts(&units, text)), text);
+    }
+
+    #[test]
+    fn code_only_unit_is_verbatim() {
+        let text = "```\ncode\n```\n";
+        let units = segment("c", text, 1000);
+        assert_eq!(units.len(), 1);
+        assert_eq!(units[0].kind, UnitKind::Verbatim);
+    }
+
+    #[test]
+    fn html_container_is_not_cut() {
+        let text = "<div class=\"note\">\n\nInside text.\n\n</div>\n\nOutside.\n";
+        let units = segment("c", text, 5);
+        let inner = text.find("Inside").unwrap();
+        assert!(units.iter().all(|u| u.range.start != inner));
+        assert_eq!(join(texts(&units, text)), text);
+    }
+
+    #[test]
+    fn display_math_with_blank_line_is_not_cut() {
+        let text = "$$\na = b\n\nc = d\n$$\n\nNext.\n";
+        let units = segment("c", text, 3);
+        let inner = text.find("c = d").unwrap();
+        assert!(units.iter().all(|u| u.range.start != inner));
+        assert_eq!(join(texts(&units, text)), text);
+    }
+
+    #[test]
+    fn heading_starts_a_unit_when_half_full() {
+        let text = format!("{}\n\n# Next\n\nbody\n", "x".repeat(60));
+        let units = segment("c", &text, 100);
+        assert_eq!(units.len(), 2);
+        assert!(units[1].text(&text).starts_with("# Next"));
+    }
+
+    #[test]
+    fn crlf_is_kept() {
+        let text = "# T\r\n\r\nOne.\r\n\r\nTwo.\r\n";
+        let units = segment("c", text, 6);
+        assert_eq!(join(texts(&units, text)), text);
+        assert!(units.iter().all(|u| !u.text(text).starts_with('\n')));
+    }
+
+    #[test]
+    fn html_balance_counts_containers_only() {
+        assert_eq!(html_container_balance("<div><p>x</p>"), 1);
+        assert_eq!(html_container_balance("</div>"), -1);
+        assert_eq!(html_container_balance("<details><summary>s</summary></details>"), 0);
+        assert_eq!(html_container_balance("<br/><img src=x>"), 0);
+    }
+}

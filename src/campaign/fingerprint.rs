@@ -1,0 +1,134 @@
+//! The campaign fingerprint: sha256 over a canonical JSON [`Manifest`] of everything that
+//! changes the output: chapter and unit hashes, house-style glossary content, guide, provider
+//! kind, model, prompt version and output-changing settings (not concurrency, not paths to
+//! output folders, not the base URL).
+//!
+//! The manifest is stored in the state directory, so a refused resume can say *what* changed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::book::{Chapter, Unit};
+use crate::config::Plan;
+use crate::termbase::Termbase;
+
+/// Version of the state layout; part of the fingerprint.
+pub const STATE_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChapterPrint {
+    pub key: String,
+    /// Path relative to the campaign file.
+    pub path: String,
+    pub sha256: String,
+    /// sha256 of each unit, in order.
+    pub units: Vec<String>,
+}
+
+/// Everything the fingerprint covers. Field order is fixed, so `serde_json` output is canonical.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub prompt_version: String,
+    pub source_lang: String,
+    pub target_lang: String,
+    pub provider: String,
+    pub model: String,
+    pub max_unit_chars: usize,
+    pub revision_rounds: u32,
+    pub max_context_tokens: usize,
+    pub guide_sha256: String,
+    /// (path, sha256) of each house-style glossary file.
+    pub glossaries: Vec<(String, String)>,
+    /// sha256 of the merged house-style entries.
+    pub house_termbase_sha256: String,
+    pub chapters: Vec<ChapterPrint>,
+}
+
+impl Manifest {
+    pub fn new(plan: &Plan, chapters: &[Chapter], units: &[Unit], glossaries: &[(String, String)], house: &Termbase, guide: &str) -> Manifest {
+        Manifest {
+            schema_version: STATE_SCHEMA_VERSION,
+            prompt_version: crate::agents::PROMPT_VERSION.into(),
+            source_lang: plan.source_lang.code.clone(),
+            target_lang: plan.target_lang.code.clone(),
+            provider: plan.provider.kind.as_str().into(),
+            model: plan.provider.model.clone(),
+            max_unit_chars: plan.max_unit_chars,
+            revision_rounds: plan.revision_rounds,
+            max_context_tokens: plan.max_context_tokens,
+            guide_sha256: crate::util::sha256_hex(guide),
+            glossaries: glossaries.to_vec(),
+            house_termbase_sha256: crate::util::sha256_hex(serde_json::to_vec(house).unwrap_or_default()),
+            chapters: chapters
+                .iter()
+                .map(|c| ChapterPrint {
+                    key: c.key.clone(),
+                    path: c.rel_path.clone(),
+                    sha256: c.sha256.clone(),
+                    units: units.iter().filter(|u| u.chapter == c.key).map(|u| u.sha256.clone()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Hex sha256 of the canonical JSON serialisation.
+    pub fn fingerprint(&self) -> String {
+        crate::util::sha256_hex(serde_json::to_vec(self).expect("manifest serialises"))
+    }
+
+    /// Human-readable differences from `old` to `self`, most important first.
+    pub fn diff(&self, old: &Manifest) -> Vec<String> {
+        let mut d = Vec::new();
+        let mut field = |name: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+            let (a, b) = (a.to_string(), b.to_string());
+            if a != b {
+                d.push(format!("{name} changed: {a} → {b}"));
+            }
+        };
+        field("provider", &old.provider, &self.provider);
+        field("model", &old.model, &self.model);
+        field("source language", &old.source_lang, &self.source_lang);
+        field("target language", &old.target_lang, &self.target_lang);
+        field("prompt version", &old.prompt_version, &self.prompt_version);
+        field("state schema", &old.schema_version, &self.schema_version);
+        field("max_unit_chars", &old.max_unit_chars, &self.max_unit_chars);
+        field("revision_rounds", &old.revision_rounds, &self.revision_rounds);
+        field("max_context_tokens", &old.max_context_tokens, &self.max_context_tokens);
+        if old.guide_sha256 != self.guide_sha256 {
+            d.push("the translation guide changed".into());
+        }
+        if old.glossaries != self.glossaries || old.house_termbase_sha256 != self.house_termbase_sha256 {
+            let changed: Vec<&str> = self
+                .glossaries
+                .iter()
+                .filter(|g| !old.glossaries.contains(g))
+                .map(|g| g.0.as_str())
+                .collect();
+            d.push(if changed.is_empty() {
+                "the house-style glossary list changed".into()
+            } else {
+                format!("house-style glossary changed: {}", changed.join(", "))
+            });
+        }
+        for ch in &self.chapters {
+            match old.chapters.iter().find(|o| o.key == ch.key) {
+                None => d.push(format!("chapter added: {}", ch.path)),
+                Some(o) if o.sha256 != ch.sha256 => {
+                    let changed = ch.units.iter().enumerate().filter(|(i, h)| o.units.get(*i) != Some(*h)).count()
+                        + o.units.len().saturating_sub(ch.units.len());
+                    d.push(format!("source changed: {} ({} of {} units differ)", ch.path, changed, ch.units.len()));
+                }
+                _ => {}
+            }
+        }
+        for o in &old.chapters {
+            if !self.chapters.iter().any(|c| c.key == o.key) {
+                d.push(format!("chapter removed: {}", o.path));
+            }
+        }
+        if d.is_empty() && old != self {
+            d.push("the campaign settings changed".into());
+        }
+        d
+    }
+}

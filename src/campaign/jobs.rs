@@ -1,0 +1,308 @@
+//! From an [`Action`] to a request (pure: [`prepare`]) and from the provider's answer to a
+//! [`ResultFile`] ([`execute`]). Structured agents get one schema-repair request when their
+//! answer is not JSON, then a safe empty default, and the event is kept in the result's stats.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::manager::{Action, Manager};
+use super::state::State;
+use super::store::{Output, ResultFile};
+use super::fingerprint::STATE_SCHEMA_VERSION;
+use crate::agents::glossary::{self, Candidate};
+use crate::agents::json::{self, ParseStats};
+use crate::agents::{Agent, manager as manager_agent, proofreading, translation};
+use crate::llm::{Answer, LlmError, Provider, Request, Usage};
+
+/// What to do with the answer.
+#[derive(Debug, Clone)]
+pub enum JobKind {
+    Translation { round: u32, source: String },
+    Glossary { asked: Vec<Candidate> },
+    Proofread { round: u32, units: Vec<String> },
+    Decide { round: u32, forced: Vec<String>, candidates: Vec<String> },
+}
+
+/// A prepared call: the request and how to read its answer. Owns all its data, so it can run
+/// on another task.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub call: String,
+    pub agent: Agent,
+    pub unit: Option<String>,
+    pub request: Request,
+    pub kind: JobKind,
+}
+
+/// Why a job was not sent.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PrepareError {
+    #[error("the request would need {tokens} prompt tokens, over max_context_tokens = {budget}; nothing was sent. Lower max_unit_chars or raise max_context_tokens in the campaign file.")]
+    OverBudget { tokens: usize, budget: usize },
+}
+
+/// A failed call.
+#[derive(Debug, Clone)]
+pub struct JobFailure {
+    pub error: String,
+    pub attempts: u32,
+    /// No other call can succeed either (bad key, unknown model): stop scheduling.
+    pub fatal: bool,
+}
+
+/// Builds the job for `action` from the current state.
+pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareError> {
+    let c = m.campaign;
+    let p = &c.plan;
+    let call = action.call_key(c);
+    let empty = crate::termbase::Termbase::default();
+    let termbase = s.termbase.as_ref().map_or(&empty, |t| &t.1);
+    let job = match action {
+        Action::GlossaryBatch(n) => {
+            let asked = m.glossary_batches[*n].clone();
+            Job {
+                call,
+                agent: Agent::Glossary,
+                unit: None,
+                request: glossary::build_request(&p.source_lang, &p.target_lang, &c.house, &asked),
+                kind: JobKind::Glossary { asked },
+            }
+        }
+        Action::Translate { unit, round } => {
+            let u = &c.units[*unit];
+            let source = c.source_text(u).to_string();
+            let entries = termbase.relevant_to(&source);
+            let revision = (*round > 0).then(|| {
+                let previous = s.latest_translation(&u.id, round - 1).map(|(_, t)| t.to_string()).unwrap_or_default();
+                translation::Revision { previous, feedback: feedback_for(m, s, &u.id, round - 1) }
+            });
+            Job {
+                call,
+                agent: Agent::Translation,
+                unit: Some(u.id.clone()),
+                request: translation::build_request(&c.translation_setup(), &entries, &source, revision.as_ref()),
+                kind: JobKind::Translation { round: *round, source },
+            }
+        }
+        Action::Proofread { round, units, .. } => {
+            let mut items = Vec::new();
+            let mut joined_source = String::new();
+            for id in units {
+                let Some(u) = c.unit(id) else { continue };
+                let Some((_, target)) = s.latest_translation(id, *round) else { continue };
+                let source = c.source_text(u);
+                joined_source.push_str(source);
+                items.push(proofreading::ReviewItem {
+                    unit: &u.id,
+                    source,
+                    target,
+                    findings: s.latest_findings(id, *round).iter().map(|f| f.line()).collect(),
+                });
+            }
+            let entries = termbase.relevant_to(&joined_source);
+            Job {
+                call,
+                agent: Agent::Proofreading,
+                unit: None,
+                request: proofreading::build_request(&p.source_lang, &p.target_lang, &entries, &items),
+                kind: JobKind::Proofread { round: *round, units: units.clone() },
+            }
+        }
+        Action::Decide { round } => {
+            let forced = m.forced(s, *round);
+            let (findings, candidates) = findings_summary(m, s, *round, &forced);
+            let ctx = m.context(s).to_json();
+            Job {
+                call,
+                agent: Agent::Manager,
+                unit: None,
+                request: manager_agent::build_request(&ctx, &findings.to_string()),
+                kind: JobKind::Decide { round: *round, forced, candidates },
+            }
+        }
+        Action::MergeGlossary | Action::WriteOutputs => unreachable!("local actions have no job"),
+    };
+    let tokens = job.request.prompt_tokens_estimate();
+    if tokens > p.max_context_tokens {
+        return Err(PrepareError::OverBudget { tokens, budget: p.max_context_tokens });
+    }
+    Ok(job)
+}
+
+/// Most advisory candidates shown to the Manager in one decision (keeps its prompt bounded).
+pub const MAX_DECISION_CANDIDATES: usize = 40;
+
+/// The findings summary for the Manager's decision of `round`, and the candidate unit ids:
+/// units the reviewer flagged (issues or revision requests) that are not already forced.
+fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (Value, Vec<String>) {
+    let mut flagged: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    let mut summaries = Vec::new();
+    for (call, r) in &s.finished {
+        let Output::Proofread { round: r_round, report, .. } = &r.output else { continue };
+        if *r_round != round || !call.starts_with("proofread/") {
+            continue;
+        }
+        if !report.summary.is_empty() {
+            summaries.push(crate::util::excerpt(&report.summary, 200));
+        }
+        for i in &report.issues {
+            flagged.entry(i.unit.clone()).or_default().push(json!({"type": i.kind, "detail": crate::util::excerpt(&i.detail, 160)}));
+        }
+        for u in &report.units_need_revision {
+            flagged.entry(u.clone()).or_default();
+        }
+    }
+    let candidates: Vec<String> = flagged.keys().filter(|u| !forced.contains(u)).take(MAX_DECISION_CANDIDATES).cloned().collect();
+    let shown: Vec<Value> = candidates.iter().map(|u| json!({"unit": u, "issues": flagged[u]})).collect();
+    let forced_shown: Vec<Value> = forced
+        .iter()
+        .take(10)
+        .map(|u| json!({"unit": u, "checks": s.latest_findings(u, round).iter().map(|f| f.check.clone()).collect::<Vec<_>>()}))
+        .collect();
+    summaries.truncate(5);
+    let v = json!({
+        "round": round,
+        "rounds_left": m.campaign.plan.revision_rounds.saturating_sub(round),
+        "forced_revisions": forced_shown,
+        "forced_total": forced.len(),
+        "candidates": shown,
+        "reviewer_summaries": summaries,
+    });
+    (v, candidates)
+}
+
+/// Feedback lines for revising `unit` after `round`: deterministic QA errors first, then the
+/// reviewer's issues, then the Manager's reason.
+pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
+    let mut lines: Vec<String> = s
+        .latest_findings(unit, round)
+        .iter()
+        .filter(|f| f.severity == crate::qa::Severity::Error)
+        .map(|f| f.line())
+        .collect();
+    for r in s.finished.values() {
+        if let Output::Proofread { round: rr, report, .. } = &r.output {
+            if *rr == round {
+                lines.extend(report.issues.iter().filter(|i| i.unit == unit).map(|i| format!("{}: {}", i.kind, i.detail)));
+            }
+        }
+    }
+    if let Some((_, reason)) = m.revision_set(s, round).into_iter().find(|(u, _)| u == unit) {
+        if !reason.is_empty() && reason != "deterministic QA errors" {
+            lines.push(format!("editor: {reason}"));
+        }
+    }
+    if lines.is_empty() {
+        lines.push("re-check accuracy, terminology and completeness".into());
+    }
+    lines
+}
+
+/// Sends the job and turns the answer into a result file. Never panics on bad answers.
+pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFailure> {
+    let started = Instant::now();
+    let fail = |e: LlmError| JobFailure { fatal: e.is_fatal_for_campaign(), error: e.to_string(), attempts: 0 };
+    let answer = provider.complete(&job.request).await.map_err(fail)?;
+    let mut usage = answer.usage;
+    let mut attempts = answer.attempts;
+    let mut requests = answer.attempts;
+    let output = match &job.kind {
+        JobKind::Translation { round, source } => {
+            if answer.finish_reason.as_deref() == Some("length") {
+                return Err(JobFailure {
+                    error: "the model stopped at its completion limit (finish_reason = length); the translation would be truncated, so it was not accepted".into(),
+                    attempts,
+                    fatal: false,
+                });
+            }
+            let (text, cleanup) = translation::postprocess(source, &answer.content);
+            if text.trim().is_empty() && !source.trim().is_empty() {
+                return Err(JobFailure { error: "the translation was empty after clean-up".into(), attempts, fatal: false });
+            }
+            Output::Translation { round: *round, text, cleanup, reasoning_chars: answer.reasoning.chars().count() }
+        }
+        kind => {
+            let (value, mut stats, extra) = structured(provider, &job.request, &answer).await;
+            if let Some(extra) = extra {
+                usage.add(&extra.usage);
+                attempts += extra.attempts;
+                requests += extra.attempts;
+            }
+            match kind {
+                JobKind::Glossary { asked } => {
+                    let terms: Vec<String> = asked.iter().map(|c| c.term.clone()).collect();
+                    let (entries, s) = glossary::parse(&value, &terms);
+                    merge_stats(&mut stats, s);
+                    Output::GlossaryBatch { asked: asked.clone(), entries, stats }
+                }
+                JobKind::Proofread { round, units } => {
+                    let ids: Vec<&str> = units.iter().map(String::as_str).collect();
+                    let (report, s) = proofreading::parse(&value, &ids);
+                    merge_stats(&mut stats, s);
+                    Output::Proofread { round: *round, units: units.clone(), report, stats }
+                }
+                JobKind::Decide { round, forced, candidates } => {
+                    let ids: Vec<&str> = candidates.iter().map(String::as_str).collect();
+                    let (decision, s) = manager_agent::parse(&value, &ids);
+                    merge_stats(&mut stats, s);
+                    Output::Decision { round: *round, forced: forced.clone(), candidates: candidates.clone(), decision, stats }
+                }
+                JobKind::Translation { .. } => unreachable!(),
+            }
+        }
+    };
+    let output_sha256 = ResultFile::output_hash(&output);
+    Ok(ResultFile {
+        schema_version: STATE_SCHEMA_VERSION,
+        call: job.call,
+        agent: job.agent,
+        unit: job.unit,
+        request_sha256: job.request.fingerprint(),
+        usage,
+        attempts,
+        requests,
+        model: answer.model.clone(),
+        finish_reason: answer.finish_reason.clone(),
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        output,
+        output_sha256,
+    })
+}
+
+fn merge_stats(into: &mut ParseStats, from: ParseStats) {
+    into.accepted += from.accepted;
+    into.repaired += from.repaired;
+    into.dropped += from.dropped;
+    for n in from.notes {
+        if into.notes.len() < 20 {
+            into.notes.push(n);
+        }
+    }
+}
+
+/// Reads a structured answer as JSON; on failure sends one schema-repair request; if that also
+/// fails (or cannot be sent), falls back to `null`, which every parser reads as "nothing".
+async fn structured(provider: &Provider, req: &Request, answer: &Answer) -> (Value, ParseStats, Option<Answer>) {
+    let mut stats = ParseStats::default();
+    match json::extract(&answer.content) {
+        Ok(v) => (v, stats, None),
+        Err(e) => {
+            stats.repair(format!("answer was not JSON ({e}); asked once to reformat"));
+            let repair = json::repair_request(req, &answer.content, &e.0);
+            match provider.complete(&repair).await {
+                Ok(a2) => match json::extract(&a2.content) {
+                    Ok(v) => (v, stats, Some(a2)),
+                    Err(e2) => {
+                        stats.drop_item(format!("repaired answer was not JSON either ({e2}); used an empty default"));
+                        (Value::Null, stats, Some(a2))
+                    }
+                },
+                Err(e2) => {
+                    stats.drop_item(format!("repair request failed ({e2}); used an empty default"));
+                    (Value::Null, stats, Some(Answer { usage: Usage::default(), attempts: 1, ..Default::default() }))
+                }
+            }
+        }
+    }
+}

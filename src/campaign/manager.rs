@@ -1,0 +1,410 @@
+//! The Manager: a state machine over [`State`]. [`Manager::next_step`] derives, from recorded
+//! facts only, the stage the campaign is in and the actions that can run now. The Manager's
+//! LLM call (the revision decision) is one of those actions; its *context*
+//! ([`Manager::context`]) is a compact view of the state that never holds a text body and stays
+//! flat as the book grows: aggregates, at most a few pending or failed ids, a short window of
+//! recent calls, and a file index of relative paths.
+//!
+//! Stages, in order:
+//! 1. **glossary**: one call per batch of term candidates, then a local merge (house style wins);
+//! 2. **translate**: one call per prose unit (round 0);
+//! 3. **proofread** round r: batches of one chapter's units, advisory;
+//! 4. **decide** round r (only while r < `revision_rounds`): the Manager's call chooses among
+//!    the reviewer's flagged units; units with deterministic QA errors are revised regardless;
+//! 5. **revise** round r+1: the chosen units are translated again with the findings as feedback,
+//!    then back to 3 for the revised units, until the rounds are used up or nothing is flagged;
+//! 6. **write**: chapters are reassembled into `out_dir`.
+//!
+//! A failed glossary batch or first translation blocks the later stages (the run ends
+//! `incomplete` and a re-run retries them); a failed review, decision or revision does not
+//! (the unit keeps its previous translation, and the report says so).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use super::Campaign;
+use super::state::{AgentUsage, LogLine, State};
+use super::store::Output;
+use crate::agents::glossary::{self, Candidate};
+use crate::agents::proofreading::{self, ReviewItem};
+use crate::agents::Agent;
+use crate::qa;
+
+/// Most term candidates sent to the Glossary agent for a whole book.
+pub const MAX_CANDIDATES: usize = 400;
+/// Most candidates per Glossary request.
+pub const CANDIDATES_PER_BATCH: usize = 120;
+
+/// Something the runner can do now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Glossary call over candidate batch `n`.
+    GlossaryBatch(usize),
+    /// Local: merge house style and agent entries into the campaign termbase.
+    MergeGlossary,
+    /// Translation call for unit `unit` (index into `Campaign::units`) at `round`.
+    Translate { unit: usize, round: u32 },
+    /// Proofreading call over some units of one chapter.
+    Proofread { round: u32, chapter: String, batch: usize, units: Vec<String> },
+    /// The Manager's decision call for `round`.
+    Decide { round: u32 },
+    /// Local: write the translated chapters.
+    WriteOutputs,
+}
+
+impl Action {
+    /// The call key: names the result file and the journal records of this action.
+    pub fn call_key(&self, c: &Campaign) -> String {
+        match self {
+            Action::GlossaryBatch(n) => format!("glossary/b{n:03}"),
+            Action::MergeGlossary => "local/merge-glossary".into(),
+            Action::Translate { unit, round } => translate_key(&c.units[*unit].id, *round),
+            Action::Proofread { round, chapter, batch, .. } => format!("proofread/r{round}/{chapter}/b{batch:02}"),
+            Action::Decide { round } => format!("decide/r{round}"),
+            Action::WriteOutputs => "local/write-outputs".into(),
+        }
+    }
+
+    /// Whether the action runs locally (no model call).
+    pub fn is_local(&self) -> bool {
+        matches!(self, Action::MergeGlossary | Action::WriteOutputs)
+    }
+
+    /// The agent making the call.
+    pub fn agent(&self) -> Option<Agent> {
+        match self {
+            Action::GlossaryBatch(_) => Some(Agent::Glossary),
+            Action::Translate { .. } => Some(Agent::Translation),
+            Action::Proofread { .. } => Some(Agent::Proofreading),
+            Action::Decide { .. } => Some(Agent::Manager),
+            _ => None,
+        }
+    }
+}
+
+/// Call key of a translation.
+pub fn translate_key(unit: &str, round: u32) -> String {
+    format!("translate/{unit}/r{round}")
+}
+
+/// Where the campaign is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "stage", content = "round")]
+pub enum Stage {
+    Glossary,
+    Translate,
+    Proofread(u32),
+    Decide(u32),
+    Revise(u32),
+    Write,
+    Complete,
+    /// Nothing can run until failed calls are retried by a new run.
+    Blocked,
+}
+
+/// The stage and the actions runnable now.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub stage: Stage,
+    pub actions: Vec<Action>,
+}
+
+/// The Manager of one campaign run.
+pub struct Manager<'a> {
+    pub campaign: &'a Campaign,
+    /// Candidate batches for the Glossary agent (deterministic for the campaign's inputs).
+    pub glossary_batches: Vec<Vec<Candidate>>,
+    proofread_batches: Mutex<BTreeMap<u32, Vec<(String, Vec<String>)>>>,
+}
+
+impl<'a> Manager<'a> {
+    /// Prepares the Manager: extracts term candidates from the whole book and batches them
+    /// within the request budget.
+    pub fn new(campaign: &'a Campaign) -> Manager<'a> {
+        let texts: Vec<&str> = campaign.chapters.iter().map(|c| c.text.as_str()).collect();
+        let cands = glossary::candidates(&texts, &campaign.house, MAX_CANDIDATES);
+        let p = &campaign.plan;
+        let glossary_batches = if cands.is_empty() {
+            Vec::new()
+        } else {
+            glossary::batches(&p.source_lang, &p.target_lang, &campaign.house, &cands, p.max_context_tokens / 2, CANDIDATES_PER_BATCH)
+        };
+        Manager { campaign, glossary_batches, proofread_batches: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// Units (ids) translated in `round`: all prose units for round 0, else the revision set
+    /// of the previous round.
+    pub fn units_in_round(&self, s: &State, round: u32) -> Vec<String> {
+        if round == 0 {
+            self.campaign.prose_units().map(|u| u.id.clone()).collect()
+        } else {
+            self.revision_set(s, round - 1).into_iter().map(|(u, _)| u).collect()
+        }
+    }
+
+    /// Units of `round` whose newest translation has deterministic QA errors.
+    pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
+        self.units_in_round(s, round)
+            .into_iter()
+            .filter(|u| qa::has_error(s.latest_findings(u, round)))
+            .collect()
+    }
+
+    /// The units to translate again after `round`, with the reason for each: the recorded
+    /// decision if there is one, else the forced units alone. In book order.
+    pub fn revision_set(&self, s: &State, round: u32) -> Vec<(String, String)> {
+        if round >= self.campaign.plan.revision_rounds {
+            return Vec::new();
+        }
+        let mut set: BTreeMap<usize, (String, String)> = BTreeMap::new();
+        let order = |id: &str| self.campaign.units.iter().position(|u| u.id == id).unwrap_or(usize::MAX);
+        match s.finished.get(&format!("decide/r{round}")).map(|r| &r.output) {
+            Some(Output::Decision { forced, decision, .. }) => {
+                for u in forced {
+                    set.insert(order(u), (u.clone(), "deterministic QA errors".into()));
+                }
+                for o in &decision.revise {
+                    set.entry(order(&o.unit)).or_insert_with(|| (o.unit.clone(), o.reason.clone()));
+                }
+            }
+            _ => {
+                for u in self.forced(s, round) {
+                    set.insert(order(&u), (u, "deterministic QA errors".into()));
+                }
+            }
+        }
+        set.into_values().collect()
+    }
+
+    /// Proofreading batches of `round`: per chapter, consecutive units within the budget.
+    /// Computed once per round (the translations they cover are final by then).
+    pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<(String, Vec<String>)> {
+        if let Some(b) = self.proofread_batches.lock().unwrap().get(&round) {
+            return b.clone();
+        }
+        let c = self.campaign;
+        let units: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+        let termbase = s.termbase.as_ref().map(|t| &t.1);
+        let mut out = Vec::new();
+        for ch in &c.chapters {
+            let mine: Vec<&crate::book::Unit> = c.units_of(&ch.key).filter(|u| units.contains(&u.id)).collect();
+            let items: Vec<ReviewItem> = mine
+                .iter()
+                .filter_map(|u| {
+                    let (_, target) = s.latest_translation(&u.id, round)?;
+                    Some(ReviewItem { unit: &u.id, source: c.source_text(u), target, findings: Vec::new() })
+                })
+                .collect();
+            if items.is_empty() {
+                continue;
+            }
+            let entries_tokens = termbase.map_or(0, |tb| {
+                let joined: String = items.iter().map(|i| i.source).collect();
+                tb.relevant_to(&joined).iter().map(|e| crate::tokens::count(&format!("- {} → {}\n", e.source, e.target))).sum()
+            });
+            let ranges = proofreading::batch_ranges(&c.plan.source_lang, &c.plan.target_lang, &items, entries_tokens, c.plan.max_context_tokens * 3 / 4);
+            for r in ranges {
+                out.push((ch.key.clone(), items[r].iter().map(|i| i.unit.to_string()).collect()));
+            }
+        }
+        self.proofread_batches.lock().unwrap().insert(round, out.clone());
+        out
+    }
+
+    /// The stage and the actions that can run now, excluding `in_flight` call keys.
+    pub fn next_step(&self, s: &State, in_flight: &BTreeSet<String>) -> Step {
+        let c = self.campaign;
+        let key = |a: &Action| a.call_key(c);
+        let open = |a: Action| -> Option<Action> {
+            let k = key(&a);
+            (!s.is_settled(&k) && !in_flight.contains(&k)).then_some(a)
+        };
+        // 1. Glossary.
+        let batches: Vec<Action> = (0..self.glossary_batches.len()).map(Action::GlossaryBatch).collect();
+        if batches.iter().any(|a| !s.is_done(&key(a))) {
+            if batches.iter().any(|a| s.failed_this_run.contains_key(&key(a))) {
+                return Step { stage: Stage::Blocked, actions: Vec::new() };
+            }
+            return Step { stage: Stage::Glossary, actions: batches.into_iter().filter_map(open).collect() };
+        }
+        if s.termbase.is_none() {
+            let actions = if in_flight.contains(&key(&Action::MergeGlossary)) { vec![] } else { vec![Action::MergeGlossary] };
+            return Step { stage: Stage::Glossary, actions };
+        }
+        // 2. First translation.
+        let first: Vec<Action> = c
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.kind.needs_translation())
+            .map(|(i, _)| Action::Translate { unit: i, round: 0 })
+            .filter(|a| !s.is_done(&key(a)))
+            .collect();
+        if !first.is_empty() {
+            let runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
+            if runnable.is_empty() && in_flight.is_empty() {
+                return Step { stage: Stage::Blocked, actions: Vec::new() };
+            }
+            return Step { stage: Stage::Translate, actions: runnable };
+        }
+        // 3–5. Review rounds.
+        let rounds = c.plan.revision_rounds;
+        let mut round = 0;
+        loop {
+            if round == 0 || round < rounds {
+                let pending: Vec<Action> = self
+                    .proofread_batches(s, round)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (chapter, units))| Action::Proofread { round, chapter, batch: i, units })
+                    .filter(|a| !s.is_settled(&key(a)))
+                    .collect();
+                if !pending.is_empty() {
+                    let actions = pending.into_iter().filter(|a| !in_flight.contains(&key(a))).collect();
+                    return Step { stage: Stage::Proofread(round), actions };
+                }
+            }
+            if round >= rounds {
+                break;
+            }
+            let decide = Action::Decide { round };
+            if !s.is_settled(&key(&decide)) {
+                let actions = open(decide).into_iter().collect();
+                return Step { stage: Stage::Decide(round), actions };
+            }
+            let revise = self.revision_set(s, round);
+            if revise.is_empty() {
+                break;
+            }
+            let pending: Vec<Action> = revise
+                .iter()
+                .filter_map(|(id, _)| c.units.iter().position(|u| &u.id == id))
+                .map(|i| Action::Translate { unit: i, round: round + 1 })
+                .filter(|a| !s.is_settled(&key(a)))
+                .collect();
+            if !pending.is_empty() {
+                let actions = pending.into_iter().filter(|a| !in_flight.contains(&key(a))).collect();
+                return Step { stage: Stage::Revise(round + 1), actions };
+            }
+            round += 1;
+        }
+        // 6. Outputs.
+        if !s.outputs_current {
+            let actions = if in_flight.contains(&key(&Action::WriteOutputs)) { vec![] } else { vec![Action::WriteOutputs] };
+            return Step { stage: Stage::Write, actions };
+        }
+        Step { stage: Stage::Complete, actions: Vec::new() }
+    }
+
+    /// The Manager's context: see [`ManagerContext`].
+    pub fn context(&self, s: &State) -> ManagerContext {
+        let c = self.campaign;
+        let p = &c.plan;
+        let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
+        let translated = prose.iter().filter(|u| s.translation_at(&u.id, 0).is_some()).count();
+        let revised = s.translations.values().filter(|r| r.keys().any(|&k| k > 0)).count();
+        let pending: Vec<&str> = prose.iter().filter(|u| s.translation_at(&u.id, 0).is_none()).map(|u| u.id.as_str()).collect();
+        let failed: Vec<&String> = s.open_failures.keys().collect();
+        let stage = self.next_step(s, &BTreeSet::new()).stage;
+        ManagerContext {
+            task: format!(
+                "Translate the book '{}' from {} to {}: {} chapters, {} units ({} to translate), with glossary, proofreading and up to {} revision round(s).",
+                p.name, p.source_lang.name, p.target_lang.name, c.chapters.len(), c.units.len(), prose.len(), p.revision_rounds
+            ),
+            guide: GuideRef {
+                file: p.guide.clone(),
+                sha256: crate::util::sha256_hex(&c.guide)[..12].to_string(),
+                chars: c.guide.chars().count(),
+            },
+            plan: vec![
+                format!("glossary: {} candidate batch(es), house style wins ({} house entries)", self.glossary_batches.len(), c.house.len()),
+                format!("translate: {} units, {} concurrent", prose.len(), p.concurrency),
+                "proofread: per chapter, batches within the token budget".into(),
+                format!("decide and revise: up to {} round(s); QA errors are always revised", p.revision_rounds),
+                format!("write: {} chapters to out_dir", c.chapters.len()),
+            ],
+            stage,
+            progress: Progress {
+                units: c.units.len(),
+                to_translate: prose.len(),
+                translated,
+                revised,
+                failed: failed.len(),
+                pending: pending.iter().take(5).map(|s| s.to_string()).collect(),
+                pending_more: pending.len().saturating_sub(5),
+                failed_calls: failed.iter().take(5).map(|s| s.to_string()).collect(),
+            },
+            usage: s.usage.clone(),
+            call_log: s.recent.iter().cloned().collect(),
+            file_index: FileIndex {
+                campaign: p.campaign_file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+                chapters: c.chapters.iter().map(|ch| (ch.key.clone(), ch.rel_path.clone())).collect(),
+                out_dir: p.rel(&p.out_dir),
+                state: p.rel(&c.state_path()),
+                glossary: s.termbase.as_ref().map(|t| t.0.clone()),
+                results: "results/<agent>/<call>.json".into(),
+            },
+        }
+    }
+}
+
+/// Reference to the guide: never its text.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuideRef {
+    pub file: Option<String>,
+    /// First 12 hex digits of the guide's sha256.
+    pub sha256: String,
+    pub chars: usize,
+}
+
+/// Counts and a few ids; lists are capped at 5 entries.
+#[derive(Debug, Clone, Serialize)]
+pub struct Progress {
+    pub units: usize,
+    pub to_translate: usize,
+    pub translated: usize,
+    pub revised: usize,
+    pub failed: usize,
+    pub pending: Vec<String>,
+    pub pending_more: usize,
+    pub failed_calls: Vec<String>,
+}
+
+/// Ids to relative paths (relative to the campaign file; results relative to the state).
+#[derive(Debug, Clone, Serialize)]
+pub struct FileIndex {
+    pub campaign: String,
+    pub chapters: BTreeMap<String, String>,
+    pub out_dir: String,
+    pub state: String,
+    pub glossary: Option<String>,
+    pub results: String,
+}
+
+/// The Manager's whole context: task, guide, plan, stage, progress, usage aggregates, a window
+/// of recent calls, and a file index. No source or translated text ever enters it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ManagerContext {
+    pub task: String,
+    pub guide: GuideRef,
+    pub plan: Vec<String>,
+    pub stage: Stage,
+    pub progress: Progress,
+    pub usage: BTreeMap<Agent, AgentUsage>,
+    pub call_log: Vec<LogLine>,
+    pub file_index: FileIndex,
+}
+
+impl ManagerContext {
+    /// Compact JSON serialisation (what the Manager's LLM call receives).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("context serialises")
+    }
+
+    /// Size in `o200k_base` tokens of [`ManagerContext::to_json`].
+    pub fn tokens(&self) -> usize {
+        crate::tokens::count(&self.to_json())
+    }
+}

@@ -1,0 +1,126 @@
+//! A campaign: its loaded inputs, its persisted state and the Manager that drives it.
+//!
+//! - [`Campaign`] (this file): the plan plus everything read from disk once: chapters, units,
+//!   house-style termbase, guide, and the fingerprint over them ([`fingerprint`]).
+//! - [`store`]: the state directory (atomic result files, append-only journal, lock).
+//! - [`state`]: the in-memory view rebuilt from the journal and result files.
+//! - [`manager`]: the state machine (`next_actions`) and the Manager's compact context.
+//! - [`jobs`]: turning an action into a request and an answer into a recorded result.
+//! - [`runner`]: the loop that runs actions concurrently and records each result.
+//! - [`outputs`]: reassembling translated chapters.
+//! - [`progress`]: the terminal progress display (stderr only).
+
+pub mod fingerprint;
+pub mod jobs;
+pub mod manager;
+pub mod outputs;
+pub mod progress;
+pub mod runner;
+pub mod state;
+pub mod store;
+
+use std::collections::HashMap;
+
+use anyhow::Context;
+
+use crate::book::{Chapter, Unit, segment};
+use crate::config::Plan;
+use crate::exit::UsageError;
+use crate::termbase::{self, Termbase};
+
+pub use fingerprint::Manifest;
+
+/// A campaign's inputs, loaded and segmented once.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    pub plan: Plan,
+    pub chapters: Vec<Chapter>,
+    /// All units in book order (chapter order, then unit index).
+    pub units: Vec<Unit>,
+    /// House-style entries from the campaign's glossary files (mandatory).
+    pub house: Termbase,
+    /// The translation guide text (the campaign's `guide` file or the built-in default).
+    pub guide: String,
+    pub manifest: Manifest,
+    /// sha256 over [`Manifest`] (hex).
+    pub fingerprint: String,
+    chapter_index: HashMap<String, usize>,
+    unit_index: HashMap<String, usize>,
+}
+
+impl Campaign {
+    /// Reads chapters, glossaries and guide, segments the chapters and computes the fingerprint.
+    ///
+    /// Errors ([`UsageError`], exit 2): a chapter or glossary that cannot be read, is not UTF-8
+    /// or is malformed, naming the file (and line) and the remedy.
+    pub fn load(plan: Plan) -> anyhow::Result<Campaign> {
+        let mut chapters = Vec::new();
+        for rel in &plan.chapters {
+            let ch = Chapter::load(&plan.campaign_dir, rel).map_err(|e| UsageError::new(e.to_string()))?;
+            chapters.push(ch);
+        }
+        let mut house_entries = Vec::new();
+        let mut glossary_hashes = Vec::new();
+        for rel in &plan.glossaries {
+            let path = plan.campaign_dir.join(rel);
+            let tb = termbase::load_csv(&path, rel).map_err(|e| UsageError::new(e.to_string()))?;
+            let bytes = std::fs::read(&path).with_context(|| format!("reading glossary {rel}"))?;
+            glossary_hashes.push((rel.clone(), crate::util::sha256_hex(&bytes)));
+            house_entries.extend(tb.entries);
+        }
+        let house = Termbase::from_entries(house_entries);
+        let guide = match &plan.guide {
+            Some(rel) => std::fs::read_to_string(plan.campaign_dir.join(rel))
+                .map_err(|e| UsageError::new(format!("cannot read the translation guide {rel}: {e}. Fix `guide` in {}", plan.campaign_file.display())))?,
+            None => crate::agents::translation::default_guide(&plan.target_lang),
+        };
+        let mut units = Vec::new();
+        for ch in &chapters {
+            units.extend(segment(&ch.key, &ch.text, plan.max_unit_chars));
+        }
+        let manifest = Manifest::new(&plan, &chapters, &units, &glossary_hashes, &house, &guide);
+        let fingerprint = manifest.fingerprint();
+        let chapter_index = chapters.iter().enumerate().map(|(i, c)| (c.key.clone(), i)).collect();
+        let unit_index = units.iter().enumerate().map(|(i, u)| (u.id.clone(), i)).collect();
+        Ok(Campaign { plan, chapters, units, house, guide, manifest, fingerprint, chapter_index, unit_index })
+    }
+
+    /// The chapter with key `key`.
+    pub fn chapter(&self, key: &str) -> &Chapter {
+        &self.chapters[self.chapter_index[key]]
+    }
+
+    /// The unit with id `id`, if any.
+    pub fn unit(&self, id: &str) -> Option<&Unit> {
+        self.unit_index.get(id).map(|&i| &self.units[i])
+    }
+
+    /// A unit's source text.
+    pub fn source_text(&self, u: &Unit) -> &str {
+        u.text(&self.chapter(&u.chapter).text)
+    }
+
+    /// Units that go to the Translation agent.
+    pub fn prose_units(&self) -> impl Iterator<Item = &Unit> {
+        self.units.iter().filter(|u| u.kind.needs_translation())
+    }
+
+    /// The units of one chapter, in order.
+    pub fn units_of<'a>(&'a self, chapter: &'a str) -> impl Iterator<Item = &'a Unit> + 'a {
+        self.units.iter().filter(move |u| u.chapter == chapter)
+    }
+
+    /// The translation setup shared by every Translation request.
+    pub fn translation_setup(&self) -> crate::agents::translation::Setup {
+        crate::agents::translation::Setup {
+            source: self.plan.source_lang.clone(),
+            target: self.plan.target_lang.clone(),
+            guide: self.guide.clone(),
+        }
+    }
+
+    /// The state directory of this campaign: `<state_dir>/<fingerprint>`.
+    pub fn state_path(&self) -> std::path::PathBuf {
+        self.plan.state_dir.join(&self.fingerprint)
+    }
+}

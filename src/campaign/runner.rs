@@ -1,0 +1,338 @@
+//! The run loop: load state → ask the Manager for the next step → run its actions (local ones
+//! inline, model calls concurrently up to `concurrency`) → record each result the moment it
+//! finishes → repeat until nothing is left. Resume is the same loop started on a state that
+//! already has results.
+//!
+//! The loop is the only writer of state. A failed call is recorded and the campaign goes on
+//! with the others. Ctrl-C or SIGTERM drops the calls in flight (nothing half-written: results
+//! are written atomically, and only finished ones) and returns [`Status::Interrupted`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio::task::JoinSet;
+
+use super::Campaign;
+use super::jobs::{self, JobFailure};
+use super::manager::{Action, Manager, Stage};
+use super::outputs;
+use super::progress::Progress;
+use super::state::{AgentUsage, State};
+use super::store::{Event, Output, ResultFile, Store, now_ms};
+use crate::agents::Agent;
+use crate::llm::Provider;
+use crate::termbase::{Entry, Termbase};
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every unit translated, reviewed as configured, chapters written.
+    Complete,
+    /// Some calls failed; a re-run retries them.
+    Incomplete,
+    /// Stopped by a signal; a re-run resumes.
+    Interrupted,
+}
+
+/// Unit counts for summaries.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct UnitCounts {
+    /// All units of the campaign.
+    pub total: usize,
+    /// Prose units with a translation.
+    pub translated: usize,
+    /// Units translated again in a revision round.
+    pub revised: usize,
+    /// Prose units with no translation after a failure.
+    pub failed: usize,
+    /// Verbatim and front-matter units copied unchanged.
+    pub copied: usize,
+}
+
+/// The `--json` summary of a run (and of `status`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub campaign: String,
+    pub fingerprint: String,
+    pub status: Status,
+    /// True when the pseudo provider produced the outputs.
+    pub rehearsal: bool,
+    pub stage: Stage,
+    pub units: UnitCounts,
+    pub out_dir: String,
+    pub state_dir: String,
+    pub report_dir: String,
+    pub manager_context_peak_tokens: usize,
+    pub usage: BTreeMap<Agent, AgentUsage>,
+    pub last_error: Option<String>,
+}
+
+/// Builds the summary of a state.
+pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summary {
+    let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
+    let translated = prose.iter().filter(|u| s.translation_at(&u.id, 0).is_some()).count();
+    let failed = prose
+        .iter()
+        .filter(|u| s.translation_at(&u.id, 0).is_none() && s.open_failures.contains_key(&super::manager::translate_key(&u.id, 0)))
+        .count();
+    let mut usage = s.usage.clone();
+    for a in Agent::ALL {
+        usage.entry(a).or_default();
+    }
+    Summary {
+        campaign: c.plan.name.clone(),
+        fingerprint: c.fingerprint.clone(),
+        status,
+        rehearsal: c.plan.is_rehearsal(),
+        stage: m.next_step(s, &BTreeSet::new()).stage,
+        units: UnitCounts {
+            total: c.units.len(),
+            translated,
+            revised: s.translations.values().filter(|r| r.keys().any(|&k| k > 0)).count(),
+            failed,
+            copied: c.units.len() - prose.len(),
+        },
+        out_dir: c.plan.rel(&c.plan.out_dir),
+        state_dir: c.plan.rel(&c.state_path()),
+        report_dir: c.plan.rel(&c.plan.report_dir),
+        manager_context_peak_tokens: s.ctx_peak,
+        usage,
+        last_error: s.last_error.clone(),
+    }
+}
+
+/// The result of [`run`].
+pub struct RunResult {
+    pub summary: Summary,
+    /// The final state (for the report).
+    pub state: State,
+    /// Chapters not written because a unit is missing.
+    pub skipped_chapters: Vec<String>,
+}
+
+/// Runs (or resumes) a campaign until nothing is left to do, a fatal provider error, or a
+/// signal. `fresh` starts over (see [`Store::open_for_run`]).
+pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::Result<RunResult> {
+    let mut store = Store::open_for_run(c, fresh)?;
+    let run_id = format!("{}-{}", now_ms(), std::process::id());
+    let mut state = State::load(c, &store.dir, &run_id)?;
+    let manager = Manager::new(c);
+    let rehearsal = provider.is_rehearsal();
+    let prose_total = c.prose_units().count() as u64;
+    let done = c.prose_units().filter(|u| state.translation_at(&u.id, 0).is_some()).count() as u64;
+    let mut progress = Progress::new(prose_total, done, rehearsal);
+    if rehearsal {
+        progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
+    }
+    for w in std::mem::take(&mut state.warnings) {
+        progress.println(&format!("warning: {w}"));
+    }
+    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
+        let r = &state.finished[&call];
+        store.append(Event::CallFinished {
+            call: call.clone(),
+            agent: r.agent,
+            unit: r.unit.clone(),
+            file,
+            sha256,
+            usage: r.usage,
+            requests: r.requests,
+            ctx_tokens: 0,
+            adopted: true,
+        })?;
+    }
+    store.append(Event::RunStarted {
+        run: run_id.clone(),
+        pid: std::process::id(),
+        provider: c.plan.provider.kind.as_str().into(),
+        model: c.plan.provider.model.clone(),
+    })?;
+
+    let mut tasks: JoinSet<(String, Action, Result<ResultFile, JobFailure>)> = JoinSet::new();
+    let mut in_flight: BTreeSet<String> = BTreeSet::new();
+    let mut fatal: Option<String> = None;
+    let mut skipped_chapters = Vec::new();
+    let concurrency = c.plan.concurrency;
+    let mut shutdown = Box::pin(shutdown_signal());
+    let mut interrupted = false;
+
+    loop {
+        let step = manager.next_step(&state, &in_flight);
+        progress.status(format!("{:?} · {} tokens", step.stage, fmt_tokens(&state)));
+        let mut progressed = false;
+        for action in step.actions {
+            if action.is_local() {
+                match &action {
+                    Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
+                    Action::WriteOutputs => {
+                        let (files, skipped) = outputs::write_all(c, &state)?;
+                        skipped_chapters = skipped;
+                        let rec = store.append(Event::OutputsWritten { files })?;
+                        state.apply(c, &store.dir, &rec, None)?;
+                    }
+                    _ => {}
+                }
+                progressed = true;
+                break;
+            }
+            if fatal.is_some() || in_flight.len() >= concurrency {
+                break;
+            }
+            let call = action.call_key(c);
+            let agent = action.agent().expect("model calls have an agent");
+            let unit = match &action {
+                Action::Translate { unit, .. } => Some(c.units[*unit].id.clone()),
+                _ => None,
+            };
+            match jobs::prepare(&manager, &state, &action) {
+                Ok(job) => {
+                    store.append(Event::CallStarted { call: call.clone(), agent, unit })?;
+                    progress.start(&call);
+                    in_flight.insert(call.clone());
+                    let provider = provider.clone();
+                    tasks.spawn(async move {
+                        let r = jobs::execute(&provider, job).await;
+                        (call, action, r)
+                    });
+                }
+                Err(e) => {
+                    let rec = store.append(Event::CallFailed { call: call.clone(), agent, unit, run: run_id.clone(), error: e.to_string(), attempts: 0 })?;
+                    state.apply(c, &store.dir, &rec, None)?;
+                    progress.println(&format!("failed {call}: {e}"));
+                }
+            }
+            progressed = true;
+        }
+        if progressed && in_flight.len() < concurrency && fatal.is_none() {
+            continue;
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        tokio::select! {
+            joined = tasks.join_next() => {
+                let Some(joined) = joined else { continue };
+                let (call, action, result) = joined?;
+                in_flight.remove(&call);
+                let unit_done = matches!(action, Action::Translate { round: 0, .. });
+                match result {
+                    Ok(result) => {
+                        record_finished(c, &manager, &mut store, &mut state, result)?;
+                        progress.finish(&call, unit_done);
+                    }
+                    Err(f) => {
+                        let agent = action.agent().expect("model call");
+                        let unit = match &action { Action::Translate { unit, .. } => Some(c.units[*unit].id.clone()), _ => None };
+                        let rec = store.append(Event::CallFailed { call: call.clone(), agent, unit, run: run_id.clone(), error: f.error.clone(), attempts: f.attempts })?;
+                        state.apply(c, &store.dir, &rec, None)?;
+                        progress.finish(&call, false);
+                        progress.println(&format!("failed {call}: {}", f.error));
+                        if f.fatal && fatal.is_none() {
+                            fatal = Some(f.error.clone());
+                            progress.println("stopping: this error affects every call; fix it and run again to resume");
+                        }
+                    }
+                }
+            }
+            _ = &mut shutdown => {
+                interrupted = true;
+                tasks.abort_all();
+                break;
+            }
+        }
+    }
+    progress.done();
+
+    let status = if interrupted {
+        store.append(Event::RunInterrupted { run: run_id.clone() })?;
+        Status::Interrupted
+    } else {
+        let stage = manager.next_step(&state, &BTreeSet::new()).stage;
+        let s = if stage == Stage::Complete { Status::Complete } else { Status::Incomplete };
+        store.append(Event::RunFinished { run: run_id.clone(), status: format!("{s:?}").to_lowercase() })?;
+        s
+    };
+    let summary = summarize(c, &manager, &state, status);
+    Ok(RunResult { summary, state, skipped_chapters })
+}
+
+fn fmt_tokens(s: &State) -> String {
+    let t = s.total_usage();
+    let n = t.prompt_tokens + t.completion_tokens;
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Writes the result file, applies it, measures the Manager context and journals it.
+fn record_finished(c: &Campaign, m: &Manager, store: &mut Store, state: &mut State, result: ResultFile) -> anyhow::Result<()> {
+    let (file, sha256) = store.write_result(&result)?;
+    let mut event = Event::CallFinished {
+        call: result.call.clone(),
+        agent: result.agent,
+        unit: result.unit.clone(),
+        file,
+        sha256,
+        usage: result.usage,
+        requests: result.requests,
+        ctx_tokens: 0,
+        adopted: false,
+    };
+    let provisional = super::store::Record { seq: 0, at_ms: now_ms(), event: event.clone() };
+    state.apply(c, &store.dir, &provisional, Some(result))?;
+    let tokens = m.context(state).tokens();
+    state.ctx_peak = state.ctx_peak.max(tokens);
+    if let Event::CallFinished { ctx_tokens, .. } = &mut event {
+        *ctx_tokens = tokens;
+    }
+    store.append(event)?;
+    Ok(())
+}
+
+/// Merges the house-style entries with every glossary batch's entries (in batch order) and
+/// records the termbase file.
+fn merge_glossary(c: &Campaign, m: &Manager, store: &mut Store, state: &mut State) -> anyhow::Result<()> {
+    let mut proposed: Vec<Entry> = Vec::new();
+    for n in 0..m.glossary_batches.len() {
+        if let Some(Output::GlossaryBatch { entries, .. }) = state.finished.get(&format!("glossary/b{n:03}")).map(|r| &r.output) {
+            proposed.extend(entries.iter().cloned());
+        }
+    }
+    let (tb, dropped) = Termbase::merge(&c.house, &proposed);
+    let mut bytes = serde_json::to_vec_pretty(&tb)?;
+    bytes.push(b'\n');
+    let rel = "results/glossary/termbase.json".to_string();
+    let sha256 = store.write_file(&rel, &bytes)?;
+    let rec = store.append(Event::GlossaryMerged { file: rel, sha256, entries: tb.len(), dropped_by_house: dropped })?;
+    state.apply(c, &store.dir, &rec, None)?;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

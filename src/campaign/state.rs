@@ -1,0 +1,280 @@
+//! The in-memory view of a campaign's state, rebuilt from the journal and the result files.
+//!
+//! [`State::apply`] is the only way the view changes, both when replaying the journal at start
+//! and when the runner records a new result, so a resumed run sees exactly what an
+//! uninterrupted one would. Derived facts (QA findings of each translation, usage per agent,
+//! the latest translation of each unit) are computed here once per recorded result.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::Campaign;
+use super::store::{self, Event, Output, Record, ResultFile};
+use crate::agents::Agent;
+use crate::llm::Usage;
+use crate::qa::{self, Finding};
+use crate::termbase::Termbase;
+
+/// Totals for one agent. Token figures are as reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AgentUsage {
+    /// Finished calls (a call may take several requests).
+    pub calls: u64,
+    /// HTTP requests, including schema repairs.
+    pub requests: u64,
+    /// Calls that failed after all retries.
+    pub failed: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+/// A compact call-log line for the Manager context (no text, no path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogLine {
+    pub agent: Agent,
+    /// Unit id, chapter or batch the call was about.
+    pub about: String,
+    /// `ok` or `failed`.
+    pub outcome: &'static str,
+    /// Prompt plus completion tokens.
+    pub tokens: u64,
+}
+
+/// Size of the recent-call window kept in the Manager context; the full log is the journal.
+pub const RECENT_CALLS: usize = 6;
+
+/// The state of one campaign fingerprint.
+#[derive(Debug, Default)]
+pub struct State {
+    /// Id of the current run (failures of earlier runs are retried).
+    pub run: String,
+    /// Finished calls by call key.
+    pub finished: HashMap<String, ResultFile>,
+    /// Result file (relative path) of each finished call.
+    pub files: HashMap<String, String>,
+    /// Calls that failed in the current run, with their last error.
+    pub failed_this_run: HashMap<String, String>,
+    /// Calls that failed at some point and have not finished since, with their last error.
+    pub open_failures: BTreeMap<String, String>,
+    pub last_error: Option<String>,
+    /// The merged termbase once the Glossary stage is done, with its file (relative to the
+    /// state directory).
+    pub termbase: Option<(String, Termbase)>,
+    pub glossary_dropped_by_house: usize,
+    /// Unit id → round → call key of its translations.
+    pub translations: HashMap<String, BTreeMap<u32, String>>,
+    /// QA findings of each (unit, round) translation.
+    pub qa: HashMap<(String, u32), Vec<Finding>>,
+    /// True when outputs were written after the last recorded result.
+    pub outputs_current: bool,
+    /// (relative path, sha256) of the chapters written last.
+    pub outputs: Vec<(String, String)>,
+    pub usage: BTreeMap<Agent, AgentUsage>,
+    pub recent: VecDeque<LogLine>,
+    /// Largest Manager context measured, in tokens.
+    pub ctx_peak: usize,
+    pub runs: u32,
+    /// Warnings from loading (torn journal line, adopted or damaged result files).
+    pub warnings: Vec<String>,
+    /// Result files found without a journal line, adopted in memory; the runner journals them.
+    pub adopted: Vec<(String, String, String)>,
+}
+
+impl State {
+    /// Rebuilds the state from `dir` (which may not exist yet) for a run with id `run`.
+    pub fn load(c: &Campaign, dir: &Path, run: &str) -> anyhow::Result<State> {
+        let mut s = State { run: run.to_string(), ..Default::default() };
+        let (records, warnings) = store::read_journal(dir)?;
+        s.warnings = warnings;
+        for rec in &records {
+            let result = match &rec.event {
+                Event::CallFinished { file, sha256, .. } => match store::read_result(dir, file, Some(sha256)) {
+                    Ok(r) if r.is_intact() => Some(r),
+                    Ok(_) | Err(_) => {
+                        s.warnings.push(format!("result {file} is damaged or missing; the call will be made again"));
+                        continue;
+                    }
+                },
+                _ => None,
+            };
+            if let Err(e) = s.apply(c, dir, rec, result) {
+                s.warnings.push(format!("journal record {}: {e:#}", rec.seq));
+            }
+        }
+        s.adopt_orphans(c, dir);
+        Ok(s)
+    }
+
+    /// Adopts result files that have no journal line (the process died between writing the
+    /// file and appending the line) after checking their embedded hash.
+    fn adopt_orphans(&mut self, c: &Campaign, dir: &Path) {
+        let known: HashSet<String> = self.files.values().cloned().collect();
+        let Ok(kinds) = std::fs::read_dir(dir.join("results")) else { return };
+        let mut orphans = Vec::new();
+        for kind in kinds.flatten() {
+            let Ok(files) = std::fs::read_dir(kind.path()) else { continue };
+            for f in files.flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if !name.ends_with(".json") || name.starts_with(".tmp") {
+                    continue;
+                }
+                let rel = format!("results/{}/{}", kind.file_name().to_string_lossy(), name);
+                if !known.contains(&rel) && rel != "results/glossary/termbase.json" {
+                    orphans.push(rel);
+                }
+            }
+        }
+        orphans.sort();
+        for rel in orphans {
+            let Ok(bytes) = std::fs::read(dir.join(&rel)) else { continue };
+            let sha = crate::util::sha256_hex(&bytes);
+            match serde_json::from_slice::<ResultFile>(&bytes) {
+                Ok(r) if r.is_intact() && store::result_rel_path(&r.call) == rel && !self.finished.contains_key(&r.call) => {
+                    let rec = Record {
+                        seq: 0,
+                        at_ms: store::now_ms(),
+                        event: Event::CallFinished {
+                            call: r.call.clone(),
+                            agent: r.agent,
+                            unit: r.unit.clone(),
+                            file: rel.clone(),
+                            sha256: sha.clone(),
+                            usage: r.usage,
+                            requests: r.requests,
+                            ctx_tokens: 0,
+                            adopted: true,
+                        },
+                    };
+                    let call = r.call.clone();
+                    if self.apply(c, dir, &rec, Some(r)).is_ok() {
+                        self.warnings.push(format!("adopted result {rel} that had no journal line"));
+                        self.adopted.push((call, rel, sha));
+                    }
+                }
+                _ => self.warnings.push(format!("ignored result file {rel}: its content does not check out")),
+            }
+        }
+    }
+
+    /// Applies one journal record (with its result file for `CallFinished`).
+    pub fn apply(&mut self, c: &Campaign, dir: &Path, rec: &Record, result: Option<ResultFile>) -> anyhow::Result<()> {
+        match &rec.event {
+            Event::RunStarted { .. } => self.runs += 1,
+            Event::CallStarted { .. } | Event::RunFinished { .. } | Event::RunInterrupted { .. } => {}
+            Event::CallFinished { call, agent, unit, file, usage, requests, ctx_tokens, .. } => {
+                let result = result.ok_or_else(|| anyhow::anyhow!("no result for {call}"))?;
+                self.record_usage(*agent, usage, *requests);
+                self.push_log(*agent, unit.clone().unwrap_or_else(|| call_label(call)), "ok", usage);
+                self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
+                self.open_failures.remove(call);
+                self.failed_this_run.remove(call);
+                if let Output::Translation { round, text, .. } = &result.output {
+                    if let Some(u) = unit.as_deref().and_then(|id| c.unit(id)) {
+                        self.translations.entry(u.id.clone()).or_default().insert(*round, call.clone());
+                        let findings = qa::check_unit(&u.id, &u.chapter, c.source_text(u), text);
+                        self.qa.insert((u.id.clone(), *round), findings);
+                    }
+                }
+                self.files.insert(call.clone(), file.clone());
+                self.finished.insert(call.clone(), result);
+                self.outputs_current = false;
+            }
+            Event::CallFailed { call, agent, unit, run, error, .. } => {
+                self.usage.entry(*agent).or_default().failed += 1;
+                self.push_log(*agent, unit.clone().unwrap_or_else(|| call_label(call)), "failed", &Usage::default());
+                self.last_error = Some(format!("{call}: {error}"));
+                self.open_failures.insert(call.clone(), error.clone());
+                if *run == self.run {
+                    self.failed_this_run.insert(call.clone(), error.clone());
+                }
+            }
+            Event::GlossaryMerged { file, sha256, dropped_by_house, .. } => {
+                let bytes = std::fs::read(dir.join(file))?;
+                anyhow::ensure!(crate::util::sha256_hex(&bytes) == *sha256, "glossary {file} changed after it was recorded");
+                let tb: Termbase = serde_json::from_slice(&bytes)?;
+                self.termbase = Some((file.clone(), tb));
+                self.glossary_dropped_by_house = *dropped_by_house;
+                self.outputs_current = false;
+            }
+            Event::OutputsWritten { files } => {
+                self.outputs = files.clone();
+                self.outputs_current = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn record_usage(&mut self, agent: Agent, usage: &Usage, requests: u32) {
+        let u = self.usage.entry(agent).or_default();
+        u.calls += 1;
+        u.requests += requests as u64;
+        u.prompt_tokens += usage.prompt_tokens;
+        u.completion_tokens += usage.completion_tokens;
+        u.cached_tokens += usage.cached_tokens;
+    }
+
+    fn push_log(&mut self, agent: Agent, about: String, outcome: &'static str, usage: &Usage) {
+        if self.recent.len() == RECENT_CALLS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(LogLine { agent, about, outcome, tokens: usage.prompt_tokens + usage.completion_tokens });
+    }
+
+    /// Whether `call` has finished.
+    pub fn is_done(&self, call: &str) -> bool {
+        self.finished.contains_key(call)
+    }
+
+    /// Whether `call` has finished or failed in this run (either way, nothing more to do now).
+    pub fn is_settled(&self, call: &str) -> bool {
+        self.is_done(call) || self.failed_this_run.contains_key(call)
+    }
+
+    /// The translation of `unit` at round `round` exactly.
+    pub fn translation_at(&self, unit: &str, round: u32) -> Option<&str> {
+        let call = self.translations.get(unit)?.get(&round)?;
+        match &self.finished.get(call)?.output {
+            Output::Translation { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The newest translation of `unit` with round ≤ `max_round`: (round, text).
+    pub fn latest_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {
+        let rounds = self.translations.get(unit)?;
+        let (&round, call) = rounds.range(..=max_round).next_back()?;
+        match &self.finished.get(call)?.output {
+            Output::Translation { text, .. } => Some((round, text.as_str())),
+            _ => None,
+        }
+    }
+
+    /// QA findings of the newest translation of `unit` (round ≤ `max_round`).
+    pub fn latest_findings(&self, unit: &str, max_round: u32) -> &[Finding] {
+        self.latest_translation(unit, max_round)
+            .and_then(|(r, _)| self.qa.get(&(unit.to_string(), r)))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Total usage over all agents.
+    pub fn total_usage(&self) -> AgentUsage {
+        let mut t = AgentUsage::default();
+        for u in self.usage.values() {
+            t.calls += u.calls;
+            t.requests += u.requests;
+            t.failed += u.failed;
+            t.prompt_tokens += u.prompt_tokens;
+            t.completion_tokens += u.completion_tokens;
+            t.cached_tokens += u.cached_tokens;
+        }
+        t
+    }
+}
+
+/// A short label for a call key without a unit (`glossary/b000` → `b000`).
+fn call_label(call: &str) -> String {
+    call.split_once('/').map_or(call, |(_, r)| r).to_string()
+}

@@ -1,0 +1,363 @@
+//! The state directory of one campaign fingerprint, `<state_dir>/<fingerprint>/`:
+//!
+//! ```text
+//! manifest.json        what the fingerprint covers (written once)
+//! journal.jsonl        append-only history: one JSON record per line
+//! lock                 advisory lock held by the running process (contains its pid)
+//! results/<agent>/…    one JSON file per finished call, written atomically
+//! ```
+//!
+//! Every finished call is written as a result file (temp file, fsync, rename, directory fsync)
+//! and *then* recorded by a journal line carrying the file's sha256. A crash between the two
+//! leaves a result file without its line, which [`super::state`] adopts after checking its
+//! hash. A crash during a journal append leaves a torn last line, which is ignored with a
+//! warning. Nothing in here holds a secret or an absolute path.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::Campaign;
+use super::fingerprint::{Manifest, STATE_SCHEMA_VERSION};
+use crate::agents::Agent;
+use crate::agents::glossary::Candidate;
+use crate::agents::json::ParseStats;
+use crate::agents::manager::Decision;
+use crate::agents::proofreading::ProofReport;
+use crate::agents::translation::Cleanup;
+use crate::exit::UsageError;
+use crate::llm::Usage;
+use crate::termbase::Entry;
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// 1-based position in the journal.
+    pub seq: u64,
+    /// Unix time in milliseconds.
+    pub at_ms: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    RunStarted { run: String, pid: u32, provider: String, model: String },
+    CallStarted { call: String, agent: Agent, #[serde(default, skip_serializing_if = "Option::is_none")] unit: Option<String> },
+    CallFinished {
+        call: String,
+        agent: Agent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        /// Result file, relative to the state directory.
+        file: String,
+        /// sha256 of the result file's bytes.
+        sha256: String,
+        usage: Usage,
+        /// HTTP requests made (including schema repairs).
+        requests: u32,
+        /// Manager context size in tokens right after this result was recorded.
+        ctx_tokens: usize,
+        /// True when the result file was found without its journal line and adopted.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        adopted: bool,
+    },
+    CallFailed { call: String, agent: Agent, #[serde(default, skip_serializing_if = "Option::is_none")] unit: Option<String>, run: String, error: String, attempts: u32 },
+    GlossaryMerged { file: String, sha256: String, entries: usize, dropped_by_house: usize },
+    OutputsWritten { files: Vec<(String, String)> },
+    RunFinished { run: String, status: String },
+    RunInterrupted { run: String },
+}
+
+/// What a finished call produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Output {
+    Translation {
+        round: u32,
+        text: String,
+        cleanup: Cleanup,
+        /// Characters of reasoning the model produced (the text itself is not kept).
+        reasoning_chars: usize,
+    },
+    GlossaryBatch { asked: Vec<Candidate>, entries: Vec<Entry>, stats: ParseStats },
+    Proofread { round: u32, units: Vec<String>, report: ProofReport, stats: ParseStats },
+    Decision { round: u32, forced: Vec<String>, candidates: Vec<String>, decision: Decision, stats: ParseStats },
+}
+
+/// A result file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultFile {
+    pub schema_version: u32,
+    pub call: String,
+    pub agent: Agent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// sha256 of the request's messages and schema.
+    pub request_sha256: String,
+    pub usage: Usage,
+    pub attempts: u32,
+    pub requests: u32,
+    pub model: Option<String>,
+    pub finish_reason: Option<String>,
+    pub elapsed_ms: u64,
+    pub output: Output,
+    /// sha256 of the JSON of `output`; checked when a file is adopted.
+    pub output_sha256: String,
+}
+
+impl ResultFile {
+    pub fn output_hash(output: &Output) -> String {
+        crate::util::sha256_hex(serde_json::to_vec(output).expect("output serialises"))
+    }
+
+    /// Whether `output_sha256` matches `output`.
+    pub fn is_intact(&self) -> bool {
+        self.output_sha256 == Self::output_hash(&self.output)
+    }
+}
+
+/// The result file path (relative to the state directory) for a call key such as
+/// `translate/chapter01-003/r0` → `results/translate/chapter01-003.r0.json`.
+pub fn result_rel_path(call: &str) -> String {
+    let (kind, rest) = call.split_once('/').unwrap_or(("misc", call));
+    let safe: String = rest
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') { c } else { '.' })
+        .collect();
+    format!("results/{kind}/{}.json", safe.trim_start_matches('.'))
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// An open state directory.
+pub struct Store {
+    pub dir: PathBuf,
+    journal: Option<File>,
+    next_seq: u64,
+    _lock: Option<File>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.dir).finish()
+    }
+}
+
+/// Fingerprint directories under `state_dir` other than `current`, newest first.
+fn other_states(state_dir: &Path, current: &str) -> Vec<PathBuf> {
+    let mut v: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(state_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.join("manifest.json").exists() && p.file_name().is_some_and(|n| n != current))
+        .map(|p| (std::fs::metadata(p.join("manifest.json")).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0));
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+impl Store {
+    /// Opens (or creates) the state directory of `c` for a run and takes its lock.
+    ///
+    /// Without `fresh`, a state directory for a *different* fingerprint is refused with a
+    /// [`UsageError`] that lists what changed. With `fresh`, existing states (including this
+    /// fingerprint's) are moved to `<state_dir>/superseded/` (never deleted: they hold paid
+    /// work) and a new state starts.
+    ///
+    /// Errors: refused state, lock held by another process (naming its pid), I/O.
+    pub fn open_for_run(c: &Campaign, fresh: bool) -> anyhow::Result<Store> {
+        let state_dir = &c.plan.state_dir;
+        let dir = c.state_path();
+        let others = other_states(state_dir, &c.fingerprint);
+        if fresh {
+            let mut to_move = others;
+            if dir.exists() {
+                to_move.push(dir.clone());
+            }
+            for old in to_move {
+                let name = old.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                let dest = state_dir.join("superseded").join(format!("{name}-{}", now_ms()));
+                std::fs::create_dir_all(dest.parent().unwrap())?;
+                std::fs::rename(&old, &dest).with_context(|| format!("moving old state {} aside", old.display()))?;
+                tracing::info!("--fresh: moved old state to {}", c.plan.rel(&dest));
+            }
+        } else if !dir.exists() {
+            if let Some(old) = others.first() {
+                let changes = std::fs::read(old.join("manifest.json"))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
+                    .map(|m| c.manifest.diff(&m))
+                    .unwrap_or_else(|| vec!["the previous state's manifest is unreadable".into()]);
+                return Err(UsageError::new(format!(
+                    "campaign {} has saved state for a different configuration ({}):\n  - {}\nFinished work would not match the new inputs, so booktr will not mix them.\nRun `booktr run {} --fresh` to start over (the old state is kept under {}/superseded/).",
+                    c.plan.campaign_file.display(),
+                    c.plan.rel(old),
+                    changes.join("\n  - "),
+                    c.plan.campaign_file.display(),
+                    c.plan.rel(state_dir),
+                ))
+                .into());
+            }
+        }
+        std::fs::create_dir_all(dir.join("results")).with_context(|| format!("creating state directory {}", dir.display()))?;
+        let lock = Self::lock(&dir)?;
+        let manifest_path = dir.join("manifest.json");
+        if !manifest_path.exists() {
+            crate::util::write_json_atomic(&manifest_path, &c.manifest)?;
+        }
+        let mut store = Store::open_dir(&dir)?;
+        store._lock = Some(lock);
+        let journal = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("journal.jsonl"))
+            .with_context(|| format!("opening journal in {}", dir.display()))?;
+        store.journal = Some(journal);
+        Ok(store)
+    }
+
+    /// Opens an existing state directory read-only (for `status` and reports): no lock, no
+    /// journal writes.
+    pub fn open_dir(dir: &Path) -> anyhow::Result<Store> {
+        let next_seq = read_journal(dir)?.0.last().map_or(1, |r| r.seq + 1);
+        Ok(Store { dir: dir.to_path_buf(), journal: None, next_seq, _lock: None })
+    }
+
+    fn lock(dir: &Path) -> anyhow::Result<File> {
+        let path = dir.join("lock");
+        let mut f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path)?;
+        match f.try_lock() {
+            Ok(()) => {
+                f.set_len(0)?;
+                writeln!(f, "{}", std::process::id())?;
+                f.sync_all()?;
+                Ok(f)
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                Err(UsageError::new(format!(
+                    "another booktr process (pid {}) is running this campaign (lock {}). Wait for it to finish or stop it, then run again.",
+                    holder.trim(),
+                    path.display()
+                ))
+                .into())
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {}", path.display())),
+        }
+    }
+
+    /// Appends one event to the journal (one line, flushed and `sync_data`ed) and returns the
+    /// record written.
+    pub fn append(&mut self, event: Event) -> anyhow::Result<Record> {
+        let rec = Record { seq: self.next_seq, at_ms: now_ms(), event };
+        let journal = self.journal.as_mut().context("the state is open read-only")?;
+        let mut line = serde_json::to_vec(&rec)?;
+        line.push(b'\n');
+        journal.write_all(&line).context("appending to the journal")?;
+        journal.sync_data().context("syncing the journal")?;
+        self.next_seq += 1;
+        Ok(rec)
+    }
+
+    /// Writes a result file atomically; returns its relative path and the sha256 of its bytes.
+    pub fn write_result(&self, result: &ResultFile) -> anyhow::Result<(String, String)> {
+        let rel = result_rel_path(&result.call);
+        let mut bytes = serde_json::to_vec_pretty(result)?;
+        bytes.push(b'\n');
+        crate::util::write_atomic(&self.dir.join(&rel), &bytes)?;
+        Ok((rel, crate::util::sha256_hex(&bytes)))
+    }
+
+    /// Writes any other file of the state directory atomically; returns its sha256.
+    pub fn write_file(&self, rel: &str, bytes: &[u8]) -> anyhow::Result<String> {
+        crate::util::write_atomic(&self.dir.join(rel), bytes)?;
+        Ok(crate::util::sha256_hex(bytes))
+    }
+
+    /// Reads a result file and checks its bytes against `sha256` when given.
+    pub fn read_result(&self, rel: &str, sha256: Option<&str>) -> anyhow::Result<ResultFile> {
+        read_result(&self.dir, rel, sha256)
+    }
+}
+
+/// See [`Store::read_result`].
+pub fn read_result(dir: &Path, rel: &str, sha256: Option<&str>) -> anyhow::Result<ResultFile> {
+    let bytes = std::fs::read(dir.join(rel)).with_context(|| format!("reading result {rel}"))?;
+    if let Some(want) = sha256 {
+        let got = crate::util::sha256_hex(&bytes);
+        anyhow::ensure!(got == want, "result {rel} has sha256 {got}, the journal recorded {want}");
+    }
+    let r: ResultFile = serde_json::from_slice(&bytes).with_context(|| format!("parsing result {rel}"))?;
+    anyhow::ensure!(r.schema_version == STATE_SCHEMA_VERSION, "result {rel} has schema {}", r.schema_version);
+    Ok(r)
+}
+
+/// Reads the journal of `dir`: the records, and warnings (a torn last line is skipped; a bad
+/// line in the middle is skipped and reported too).
+pub fn read_journal(dir: &Path) -> anyhow::Result<(Vec<Record>, Vec<String>)> {
+    let path = dir.join("journal.jsonl");
+    let text = match std::fs::read(&path) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut records = Vec::new();
+    let mut warnings = Vec::new();
+    let lines: Vec<&str> = text.split('\n').collect();
+    let n = lines.len();
+    for (i, line) in lines.into_iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(r) => records.push(r),
+            Err(e) => {
+                let last = i + 1 == n || (i + 2 == n && text.ends_with('\n'));
+                warnings.push(if last {
+                    format!("journal line {} is torn (the process was killed while writing it); ignored", i + 1)
+                } else {
+                    format!("journal line {} is unreadable ({e}); ignored", i + 1)
+                });
+            }
+        }
+    }
+    Ok((records, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_paths_are_safe() {
+        assert_eq!(result_rel_path("translate/ch01-003/r0"), "results/translate/ch01-003.r0.json");
+        assert_eq!(result_rel_path("proofread/r0/ch01/b00"), "results/proofread/r0.ch01.b00.json");
+        assert!(!result_rel_path("translate/../../etc/r0").contains(".."));
+    }
+
+    #[test]
+    fn torn_last_line_is_ignored_with_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Record { seq: 1, at_ms: 5, event: Event::RunInterrupted { run: "r".into() } };
+        let mut text = serde_json::to_string(&rec).unwrap();
+        text.push('\n');
+        text.push_str("{\"seq\":2,\"at_ms\":6,\"event\":\"run_fin");
+        std::fs::write(dir.path().join("journal.jsonl"), text).unwrap();
+        let (recs, warns) = read_journal(dir.path()).unwrap();
+        assert_eq!(recs, vec![rec]);
+        assert_eq!(warns.len(), 1);
+        assert!(warns[0].contains("torn"));
+    }
+}

@@ -1,0 +1,75 @@
+//! Command-line interface (clap derive). One subcommand, one function in [`crate::commands`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::ProviderKind;
+use crate::exit::EXIT_CODES_HELP;
+
+/// Translate whole Markdown books with LLMs: a Manager with Glossary, Translation and
+/// Proofreading agents, checkpoints that resume without paying twice, and reports editors can
+/// act on.
+#[derive(Debug, Parser)]
+#[command(name = "booktr", version, about, after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run (or resume) a translation campaign.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Run(RunArgs),
+    /// Show a campaign's progress from its saved state (no model call).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Status(StatusArgs),
+}
+
+/// Flags shared by commands that resolve a campaign.
+#[derive(Debug, Args, Clone)]
+pub struct CampaignArgs {
+    /// The campaign file (TOML). Paths inside it are relative to it.
+    pub campaign: PathBuf,
+    /// Provider: `openai` (any OpenAI-compatible endpoint) or `pseudo` (offline rehearsal).
+    #[arg(long, value_parser = parse_provider)]
+    pub provider: Option<ProviderKind>,
+    /// Model name (overrides `[provider] model`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible API, e.g. http://localhost:11434/v1.
+    #[arg(long)]
+    pub base_url: Option<String>,
+}
+
+fn parse_provider(s: &str) -> Result<ProviderKind, String> {
+    s.parse()
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// Most model calls at once (overrides `concurrency`).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Start over: move existing state aside and translate everything again.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Print a JSON summary as the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}

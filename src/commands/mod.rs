@@ -1,0 +1,16 @@
+//! One function per subcommand. Each takes its parsed arguments and returns the exit code, or
+//! an error (mapped to an exit code by [`crate::exit::code_for`]).
+
+pub mod run;
+pub mod status;
+
+use crate::cli::CampaignArgs;
+use crate::config::{Overrides, Plan};
+
+/// Resolves the campaign file with the command-line overrides.
+pub fn plan(args: &CampaignArgs, concurrency: Option<usize>) -> Result<Plan, crate::exit::UsageError> {
+    Plan::load(
+        &args.campaign,
+        &Overrides { provider: args.provider, model: args.model.clone(), base_url: args.base_url.clone(), concurrency },
+    )
+}

@@ -1,0 +1,53 @@
+//! `booktr run`: run or resume a campaign, then write the report.
+
+use std::sync::Arc;
+
+use crate::campaign::Campaign;
+use crate::campaign::manager::Manager;
+use crate::campaign::runner::{self, Status};
+use crate::cli::RunArgs;
+use crate::exit::{ExitCode, UsageError};
+use crate::llm::Provider;
+
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = super::plan(&args.campaign, args.concurrency)?;
+    let campaign = Campaign::load(plan)?;
+    let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
+        .map_err(|e| UsageError::new(e.to_string()))?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let result = rt.block_on(runner::run(&campaign, Arc::new(provider), args.fresh))?;
+    let manager = Manager::new(&campaign);
+    let report = crate::report::build(&campaign, &manager, &result.state, result.summary.status, &result.skipped_chapters);
+    let written = report.write(&campaign.plan.report_dir)?;
+    let s = &result.summary;
+    let tag = if s.rehearsal { "REHEARSAL " } else { "" };
+    eprintln!(
+        "{tag}{}: {:?} — {}/{} units translated, {} revised, {} failed; manager context peak {} tokens",
+        s.campaign,
+        s.status,
+        s.units.translated,
+        s.units.total - s.units.copied,
+        s.units.revised,
+        s.units.failed,
+        s.manager_context_peak_tokens
+    );
+    eprintln!("  outputs: {}   report: {}", s.out_dir, campaign.plan.rel(&written[1]));
+    match s.status {
+        Status::Interrupted => eprintln!("Interrupted. Finished work is saved; run `booktr run {}` again to resume.", campaign.plan.campaign_file.display()),
+        Status::Incomplete => {
+            if let Some(e) = &s.last_error {
+                eprintln!("  last error: {e}");
+            }
+            eprintln!("Some calls failed. Run the same command again to retry only those.");
+        }
+        Status::Complete => {}
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(s)?);
+    }
+    Ok(match s.status {
+        Status::Complete => ExitCode::Ok,
+        Status::Incomplete => ExitCode::Failed,
+        Status::Interrupted => ExitCode::Interrupted,
+    })
+}

@@ -1,0 +1,346 @@
+//! Campaign configuration in two stages: the raw campaign file ([`RawCampaign`], serde, unknown
+//! keys rejected) is resolved once into an immutable [`Plan`].
+//!
+//! Precedence: built-in defaults < campaign file < environment < command-line flags, except
+//! `base_url`, where the campaign file wins over `OPENAI_BASE_URL`: a campaign that names its
+//! endpoint (DeepSeek, a local vLLM) must not be redirected by a variable set for other tools.
+//! Paths in the file are relative to the file. Nothing here reads chapters or talks to a
+//! provider; secrets are never part of a plan (only the *name* of the key's variable is).
+
+mod raw;
+
+use std::path::{Path, PathBuf};
+
+pub use raw::{RawCampaign, RawProvider};
+
+use crate::book::segment::DEFAULT_MAX_UNIT_CHARS;
+use crate::exit::UsageError;
+use crate::lang::Lang;
+
+/// Which provider implementation answers requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible `/chat/completions` endpoint, streamed over SSE.
+    Openai,
+    /// The built-in offline rehearsal provider. Every output says REHEARSAL.
+    Pseudo,
+}
+
+impl std::str::FromStr for ProviderKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "openai" => Ok(ProviderKind::Openai),
+            "pseudo" => Ok(ProviderKind::Pseudo),
+            other => Err(format!(
+                "unknown provider kind `{other}`; use `openai` (any OpenAI-compatible endpoint) or `pseudo` (offline rehearsal)"
+            )),
+        }
+    }
+}
+
+impl ProviderKind {
+    /// The name used in files and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Pseudo => "pseudo",
+        }
+    }
+}
+
+/// Resolved provider settings. Holds the *name* of the API key variable, never the key.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProviderPlan {
+    pub kind: ProviderKind,
+    /// Model name sent in requests (`pseudo` for the pseudo provider).
+    pub model: String,
+    /// Base URL without the trailing `/chat/completions`, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Environment variable holding the API key (default `OPENAI_API_KEY`).
+    pub api_key_env: String,
+    /// Sampling temperature; `None` leaves the provider default.
+    pub temperature: Option<f32>,
+    /// Completion token cap per request; `None` leaves the provider default.
+    pub max_tokens: Option<u32>,
+    /// Attempts per call including the first (default 5).
+    pub max_attempts: u32,
+    /// Overall timeout of one request in seconds (default 600).
+    pub request_timeout_s: u64,
+    /// Longest silence between two stream chunks in seconds before the attempt is aborted
+    /// (default 120).
+    pub stream_idle_timeout_s: u64,
+    /// TCP connect timeout in seconds (default 15).
+    pub connect_timeout_s: u64,
+}
+
+/// Flags from the command line that override the campaign file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub concurrency: Option<usize>,
+}
+
+/// A resolved campaign: every default applied, every path absolute, every value checked.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The campaign file as given on the command line (for messages).
+    pub campaign_file: PathBuf,
+    /// Absolute directory of the campaign file; relative paths resolve against it.
+    pub campaign_dir: PathBuf,
+    pub name: String,
+    pub source_lang: Lang,
+    pub target_lang: Lang,
+    /// Chapter paths relative to the campaign file, in book order.
+    pub chapters: Vec<String>,
+    /// House-style glossary CSV paths relative to the campaign file.
+    pub glossaries: Vec<String>,
+    /// Optional translation guide (Markdown) relative to the campaign file.
+    pub guide: Option<String>,
+    /// Unit size limit in characters.
+    pub max_unit_chars: usize,
+    /// Ceiling on concurrent model calls.
+    pub concurrency: usize,
+    /// Revision rounds after the first translation (default 1).
+    pub revision_rounds: u32,
+    /// Input budget per request in `o200k_base` tokens (default 32,000).
+    pub max_context_tokens: usize,
+    pub out_dir: PathBuf,
+    pub state_dir: PathBuf,
+    pub report_dir: PathBuf,
+    pub provider: ProviderPlan,
+}
+
+/// Default input budget per request, in tokens.
+pub const DEFAULT_MAX_CONTEXT_TOKENS: usize = 32_000;
+
+impl Plan {
+    /// Reads and resolves `campaign_file` with `overrides` on top.
+    ///
+    /// Errors ([`UsageError`], exit code 2): unreadable file, TOML syntax or unknown keys (with
+    /// line and column from the TOML parser), missing required keys, invalid values, duplicate
+    /// chapter file names (they would overwrite each other in `out_dir`).
+    pub fn load(campaign_file: &Path, overrides: &Overrides) -> Result<Plan, UsageError> {
+        let text = std::fs::read_to_string(campaign_file).map_err(|e| {
+            UsageError::new(format!(
+                "cannot read campaign file {}: {e}",
+                campaign_file.display()
+            ))
+        })?;
+        let raw: RawCampaign = toml::from_str(&text).map_err(|e| {
+            UsageError::new(format!(
+                "campaign file {} is invalid: {}",
+                campaign_file.display(),
+                e.to_string().trim_end()
+            ))
+        })?;
+        Self::resolve(campaign_file, raw, overrides)
+    }
+
+    /// Resolves an already parsed campaign file; see [`Plan::load`].
+    pub fn resolve(
+        campaign_file: &Path,
+        raw: RawCampaign,
+        overrides: &Overrides,
+    ) -> Result<Plan, UsageError> {
+        let file = campaign_file.display().to_string();
+        let err = |key: &str, msg: String| UsageError::new(format!("{file}: `{key}` {msg}"));
+        let parent = campaign_file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let campaign_dir = crate::util::normalize(
+            &std::env::current_dir()
+                .map_err(|e| UsageError::new(format!("cannot read the current directory: {e}")))?
+                .join(parent),
+        );
+
+        let name = raw.name.trim().to_string();
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(err(
+                "name",
+                "must be a non-empty name without slashes or a leading dot (it names the default output folders)".into(),
+            ));
+        }
+        if raw.chapters.is_empty() {
+            return Err(err(
+                "chapters",
+                "is empty: list the Markdown files to translate, relative to the campaign file".into(),
+            ));
+        }
+        let mut seen = std::collections::HashMap::new();
+        for ch in &raw.chapters {
+            let key = crate::book::chapter::chapter_key(
+                &Path::new(ch)
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+            if let Some(prev) = seen.insert(key.clone(), ch.clone()) {
+                return Err(err(
+                    "chapters",
+                    format!("has two files with the same name ({prev} and {ch}): translated chapters are written to out_dir by file name, so rename one"),
+                ));
+            }
+        }
+        let max_unit_chars = raw.max_unit_chars.unwrap_or(DEFAULT_MAX_UNIT_CHARS);
+        if max_unit_chars < 200 {
+            return Err(err("max_unit_chars", format!("is {max_unit_chars}; use at least 200 characters")));
+        }
+        let concurrency = overrides.concurrency.or(raw.concurrency).unwrap_or(4);
+        if concurrency == 0 || concurrency > 256 {
+            return Err(err("concurrency", format!("is {concurrency}; use 1 to 256")));
+        }
+        let max_context_tokens = raw.max_context_tokens.unwrap_or(DEFAULT_MAX_CONTEXT_TOKENS);
+        if max_context_tokens < 2_000 {
+            return Err(err("max_context_tokens", format!("is {max_context_tokens}; use at least 2000 tokens")));
+        }
+
+        let rawp = raw.provider.unwrap_or_default();
+        let kind = match overrides.provider {
+            Some(k) => k,
+            None => match rawp.kind.as_deref() {
+                None => ProviderKind::Pseudo,
+                Some(k) => k.parse().map_err(|m: String| err("provider.kind", m))?,
+            },
+        };
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| rawp.model.clone())
+            .or_else(|| (kind == ProviderKind::Pseudo).then(|| "pseudo".to_string()))
+            .ok_or_else(|| {
+                err(
+                    "provider.model",
+                    "is missing: name the model to use (e.g. `model = \"gpt-4o-mini\"`) or pass --model".into(),
+                )
+            })?;
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| rawp.base_url.clone())
+            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|s| !s.is_empty()))
+            .unwrap_or_else(|| "https://api.openai.com/v1".into())
+            .trim_end_matches('/')
+            .trim_end_matches("/chat/completions")
+            .to_string();
+        if kind == ProviderKind::Openai
+            && !(base_url.starts_with("http://") || base_url.starts_with("https://"))
+        {
+            return Err(err("provider.base_url", format!("`{base_url}` is not an http(s) URL")));
+        }
+        let api_key_env = rawp.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let provider = ProviderPlan {
+            kind,
+            model,
+            base_url,
+            api_key_env,
+            temperature: rawp.temperature,
+            max_tokens: rawp.max_tokens,
+            max_attempts: rawp.max_attempts.unwrap_or(5).max(1),
+            request_timeout_s: rawp.request_timeout_s.unwrap_or(600).max(1),
+            stream_idle_timeout_s: rawp.stream_idle_timeout_s.unwrap_or(120).max(1),
+            connect_timeout_s: rawp.connect_timeout_s.unwrap_or(15).max(1),
+        };
+
+        let dir_or = |v: &Option<String>, default: &str| -> PathBuf {
+            crate::util::normalize(&campaign_dir.join(v.clone().unwrap_or_else(|| format!("{name}/{default}"))))
+        };
+        Ok(Plan {
+            campaign_file: campaign_file.to_path_buf(),
+            out_dir: dir_or(&raw.out_dir, "out"),
+            state_dir: dir_or(&raw.state_dir, "state"),
+            report_dir: dir_or(&raw.report_dir, "validation"),
+            campaign_dir,
+            name,
+            source_lang: Lang::parse(&raw.source_lang),
+            target_lang: Lang::parse(&raw.target_lang),
+            chapters: raw.chapters,
+            glossaries: raw.glossaries,
+            guide: raw.guide,
+            max_unit_chars,
+            concurrency,
+            revision_rounds: raw.revision_rounds.unwrap_or(1),
+            max_context_tokens,
+            provider,
+        })
+    }
+
+    /// `path` relative to the campaign directory, `/`-separated (what state and reports store).
+    pub fn rel(&self, path: &Path) -> String {
+        crate::util::relative_to(path, &self.campaign_dir)
+    }
+
+    /// Whether the run is a rehearsal (pseudo provider): every output must say so.
+    pub fn is_rehearsal(&self) -> bool {
+        self.provider.kind == ProviderKind::Pseudo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(toml_text: &str, o: &Overrides) -> Result<Plan, UsageError> {
+        let raw: RawCampaign = toml::from_str(toml_text).map_err(|e| UsageError::new(e.to_string()))?;
+        Plan::resolve(Path::new("campaigns/x.toml"), raw, o)
+    }
+
+    const MIN: &str = r#"
+name = "demo"
+source_lang = "en"
+target_lang = "zh"
+chapters = ["book/a.md", "book/b.md"]
+"#;
+
+    #[test]
+    fn defaults_apply() {
+        let p = plan(MIN, &Overrides::default()).unwrap();
+        assert_eq!(p.concurrency, 4);
+        assert_eq!(p.revision_rounds, 1);
+        assert_eq!(p.max_unit_chars, 12_000);
+        assert_eq!(p.provider.kind, ProviderKind::Pseudo);
+        assert_eq!(p.provider.model, "pseudo");
+        assert!(p.out_dir.ends_with("campaigns/demo/out"), "{:?}", p.out_dir);
+        assert!(p.state_dir.ends_with("campaigns/demo/state"));
+        assert!(p.report_dir.ends_with("campaigns/demo/validation"));
+        assert!(p.is_rehearsal());
+    }
+
+    #[test]
+    fn flags_override_file() {
+        let text = format!("{MIN}concurrency = 2\n[provider]\nkind = \"openai\"\nmodel = \"m1\"\nbase_url = \"http://h/v1/\"\n");
+        let o = Overrides {
+            model: Some("m2".into()),
+            concurrency: Some(7),
+            ..Default::default()
+        };
+        let p = plan(&text, &o).unwrap();
+        assert_eq!(p.provider.model, "m2");
+        assert_eq!(p.concurrency, 7);
+        assert_eq!(p.provider.base_url, "http://h/v1");
+        assert_eq!(p.provider.api_key_env, "OPENAI_API_KEY");
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        let e = plan(&format!("{MIN}max_unit_char = 5\n"), &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains("max_unit_char"), "{e}");
+    }
+
+    #[test]
+    fn openai_needs_model() {
+        let e = plan(&format!("{MIN}[provider]\nkind = \"openai\"\n"), &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains("provider.model"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_chapter_names_are_refused() {
+        let text = MIN.replace("book/b.md", "other/a.md");
+        let e = plan(&text, &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains("same name"), "{e}");
+    }
+}

@@ -1,0 +1,55 @@
+//! The campaign file as written (TOML), before defaults and checks.
+
+use serde::Deserialize;
+
+/// `campaigns/*.toml`. Unknown keys are an error, so a typo never silently falls back to a
+/// default. Every path is relative to the campaign file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCampaign {
+    /// Campaign name; default folders are `<name>/out`, `<name>/state`, `<name>/validation`.
+    pub name: String,
+    /// Source language code, e.g. `en`.
+    pub source_lang: String,
+    /// Target language code, e.g. `zh` or `zh-CN`.
+    pub target_lang: String,
+    /// Chapter files in book order.
+    pub chapters: Vec<String>,
+    /// House-style glossary CSV files (`source,target,note`). Their entries always win.
+    #[serde(default)]
+    pub glossaries: Vec<String>,
+    /// A Markdown translation guide (style, register, conventions) given to every translator.
+    pub guide: Option<String>,
+    /// Unit size limit in characters (default 12,000).
+    pub max_unit_chars: Option<usize>,
+    /// Concurrent model calls, at most (default 4).
+    pub concurrency: Option<usize>,
+    /// Revision rounds after the first translation (default 1).
+    pub revision_rounds: Option<u32>,
+    /// Input budget per request in o200k_base tokens (default 32,000).
+    pub max_context_tokens: Option<usize>,
+    pub out_dir: Option<String>,
+    pub state_dir: Option<String>,
+    pub report_dir: Option<String>,
+    pub provider: Option<RawProvider>,
+}
+
+/// `[provider]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProvider {
+    /// `openai` (any OpenAI-compatible endpoint) or `pseudo` (offline rehearsal; the default).
+    pub kind: Option<String>,
+    pub model: Option<String>,
+    /// e.g. `https://api.deepseek.com/v1`; `/chat/completions` is appended.
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the key (default `OPENAI_API_KEY`). The key
+    /// itself never goes in a campaign file.
+    pub api_key_env: Option<String>,
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub max_attempts: Option<u32>,
+    pub request_timeout_s: Option<u64>,
+    pub stream_idle_timeout_s: Option<u64>,
+    pub connect_timeout_s: Option<u64>,
+}

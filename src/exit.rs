@@ -1,0 +1,51 @@
+//! Exit codes and the error type that maps to "usage or configuration error".
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0 | complete: every unit translated (run), or no error finding (validate) |
+//! | 1 | finished with failed units or error findings, or a runtime failure |
+//! | 2 | usage or configuration error (bad flag, campaign file, glossary, chapter, refused state) |
+//! | 130 | interrupted (Ctrl-C / SIGTERM); run again to resume |
+
+/// Process exit codes, documented in `booktr --help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    Ok = 0,
+    Failed = 1,
+    Usage = 2,
+    Interrupted = 130,
+}
+
+/// The text shown at the end of `--help`.
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0    complete (run) / no error findings (validate)
+  1    finished with failed units or error findings, or a runtime failure
+  2    usage or configuration error (campaign file, glossary, chapter, refused state)
+  130  interrupted; run the same command again to resume";
+
+/// An error caused by what the user asked for (flags, campaign file, inputs, refused state),
+/// as opposed to a failure while working. Maps to exit code 2. The message names the file,
+/// key or unit concerned and the remedy.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    pub message: String,
+}
+
+impl UsageError {
+    pub fn new(message: impl Into<String>) -> Self {
+        UsageError {
+            message: message.into(),
+        }
+    }
+}
+
+/// The exit code for an error returned by a command: 2 when a [`UsageError`] is anywhere in
+/// its chain, else 1.
+pub fn code_for(err: &anyhow::Error) -> ExitCode {
+    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
+        ExitCode::Usage
+    } else {
+        ExitCode::Failed
+    }
+}

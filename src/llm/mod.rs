@@ -1,0 +1,54 @@
+//! Providers: one [`Provider`] enum over the OpenAI-compatible streaming client and the offline
+//! pseudo provider, with the request/answer types they share.
+//!
+//! - [`types`]: wire-independent [`Request`], [`Answer`], [`Usage`].
+//! - [`stream`]: OpenAI chat-completion chunks and their accumulation (pure, no I/O).
+//! - [`openai`]: HTTP + SSE client with retries ([`retry`]) and timeouts.
+//! - [`pseudo`]: deterministic offline "translator" for rehearsals and tests.
+//! - [`error`]: [`LlmError`], classified for retry decisions.
+//!
+//! Agents never see HTTP: they build a [`Request`] and parse an [`Answer`].
+
+pub mod error;
+pub mod openai;
+pub mod pseudo;
+pub mod retry;
+pub mod stream;
+pub mod types;
+
+pub use error::LlmError;
+pub use types::{Answer, JsonSchema, Message, Request, Role, Usage};
+
+use crate::config::{ProviderKind, ProviderPlan};
+
+/// A configured provider. An enum rather than a trait object: the set is closed and known, and
+/// it keeps `async fn` dispatch simple.
+pub enum Provider {
+    Openai(openai::OpenAiClient),
+    Pseudo(pseudo::Pseudo),
+}
+
+impl Provider {
+    /// Builds the provider of `plan`. For `openai` the key is read from the environment variable
+    /// named by `plan.api_key_env`; a missing key is an error unless the endpoint is on this
+    /// machine (Ollama, vLLM and llama.cpp servers usually need none).
+    pub fn from_plan(plan: &ProviderPlan, target_lang: &crate::lang::Lang) -> Result<Provider, LlmError> {
+        Ok(match plan.kind {
+            ProviderKind::Pseudo => Provider::Pseudo(pseudo::Pseudo::new(target_lang.clone())),
+            ProviderKind::Openai => Provider::Openai(openai::OpenAiClient::new(plan)?),
+        })
+    }
+
+    /// Sends `req` and returns the complete answer, retrying transient failures as configured.
+    pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
+        match self {
+            Provider::Openai(c) => c.complete(req).await,
+            Provider::Pseudo(p) => Ok(p.complete(req)),
+        }
+    }
+
+    /// True for the pseudo provider: outputs are rehearsals, not translations.
+    pub fn is_rehearsal(&self) -> bool {
+        matches!(self, Provider::Pseudo(_))
+    }
+}

@@ -1,0 +1,290 @@
+//! OpenAI chat-completion stream chunks and their accumulation.
+//!
+//! A stream interleaves content, reasoning (`reasoning_content` from DeepSeek/Qwen/vLLM,
+//! `reasoning` from OpenRouter/Ollama) and tool-call fragments. Each is accumulated on its own;
+//! tool calls are keyed by their `index`. Usage comes from the final chunk (sent because the
+//! request sets `stream_options.include_usage`). Types are lenient: missing fields default and
+//! unknown ones are ignored, since every compatible server differs a little.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::types::{Answer, ToolCall, Usage};
+
+/// One `data:` payload of the stream.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Chunk {
+    pub model: Option<String>,
+    pub choices: Vec<ChunkChoice>,
+    pub usage: Option<WireUsage>,
+    /// Some servers report failures inside the stream as `{"error": {...}}`.
+    pub error: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ChunkChoice {
+    pub index: u32,
+    pub delta: Delta,
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Delta {
+    pub content: Option<String>,
+    pub reasoning_content: Option<String>,
+    pub reasoning: Option<String>,
+    pub tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolCallDelta {
+    pub index: u32,
+    pub id: Option<String>,
+    pub function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FunctionDelta {
+    pub name: Option<String>,
+    pub arguments: Option<String>,
+}
+
+/// Usage as sent on the wire, covering the OpenAI and DeepSeek spellings of cached tokens.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WireUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub prompt_tokens_details: Option<PromptDetails>,
+    pub completion_tokens_details: Option<CompletionDetails>,
+    /// DeepSeek.
+    pub prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PromptDetails {
+    pub cached_tokens: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct CompletionDetails {
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl From<&WireUsage> for Usage {
+    fn from(w: &WireUsage) -> Usage {
+        Usage {
+            prompt_tokens: w.prompt_tokens,
+            completion_tokens: w.completion_tokens,
+            cached_tokens: w
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens)
+                .or(w.prompt_cache_hit_tokens)
+                .unwrap_or(0),
+            reasoning_tokens: w
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Accumulates chunks of choice 0 into an [`Answer`].
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    content: String,
+    reasoning: String,
+    tools: BTreeMap<u32, ToolCall>,
+    usage: Option<Usage>,
+    finish_reason: Option<String>,
+    model: Option<String>,
+    /// Number of chunks seen.
+    pub chunks: usize,
+}
+
+impl Accumulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one chunk. Returns an error text if the chunk carries an in-stream error.
+    pub fn push(&mut self, chunk: Chunk) -> Result<(), String> {
+        self.chunks += 1;
+        if let Some(err) = chunk.error {
+            return Err(err.to_string());
+        }
+        if self.model.is_none() {
+            self.model = chunk.model;
+        }
+        if let Some(u) = &chunk.usage {
+            self.usage = Some(u.into());
+        }
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            let d = choice.delta;
+            if let Some(c) = d.content {
+                self.content.push_str(&c);
+            }
+            if let Some(r) = d.reasoning_content.or(d.reasoning) {
+                self.reasoning.push_str(&r);
+            }
+            for t in d.tool_calls {
+                let entry = self.tools.entry(t.index).or_insert_with(|| ToolCall {
+                    index: t.index,
+                    ..Default::default()
+                });
+                if let Some(id) = t.id {
+                    entry.id.push_str(&id);
+                }
+                if let Some(f) = t.function {
+                    if let Some(n) = f.name {
+                        entry.name.push_str(&n);
+                    }
+                    if let Some(a) = f.arguments {
+                        entry.arguments.push_str(&a);
+                    }
+                }
+            }
+            if choice.finish_reason.is_some() {
+                self.finish_reason = choice.finish_reason;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a usage chunk has arrived.
+    pub fn has_usage(&self) -> bool {
+        self.usage.is_some()
+    }
+
+    /// Whether a finish reason has arrived (the model finished generating).
+    pub fn is_finished(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// The answer so far. `<think>…</think>` blocks in the content move to `reasoning`.
+    /// `usage` is zero when the server sent none (some local servers ignore `include_usage`).
+    pub fn finish(self, attempts: u32) -> Answer {
+        let (content, think) = split_think(&self.content);
+        let mut reasoning = self.reasoning;
+        if !think.is_empty() {
+            if !reasoning.is_empty() {
+                reasoning.push('\n');
+            }
+            reasoning.push_str(&think);
+        }
+        Answer {
+            content,
+            reasoning,
+            tool_calls: self.tools.into_values().collect(),
+            usage: self.usage.unwrap_or_default(),
+            finish_reason: self.finish_reason,
+            model: self.model,
+            attempts,
+        }
+    }
+}
+
+/// Removes every `<think>…</think>` block from `text` (and an unclosed one that runs to the
+/// end, and a stray `</think>` whose opening tag the server swallowed, as some reasoning models
+/// served by vLLM do). Returns `(content, reasoning)`.
+pub fn split_think(text: &str) -> (String, String) {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    let mut content = String::with_capacity(text.len());
+    let mut reasoning = String::new();
+    let mut rest = text;
+    // A leading block without its opening tag: everything up to the first `</think>` when no
+    // `<think>` precedes it.
+    if let Some(close) = rest.find(CLOSE) {
+        if !rest[..close].contains(OPEN) {
+            reasoning.push_str(&rest[..close]);
+            rest = &rest[close + CLOSE.len()..];
+        }
+    }
+    while let Some(open) = rest.find(OPEN) {
+        content.push_str(&rest[..open]);
+        let after = &rest[open + OPEN.len()..];
+        match after.find(CLOSE) {
+            Some(close) => {
+                reasoning.push_str(&after[..close]);
+                rest = &after[close + CLOSE.len()..];
+            }
+            None => {
+                reasoning.push_str(after);
+                rest = "";
+            }
+        }
+    }
+    content.push_str(rest);
+    let content = if reasoning.is_empty() {
+        content
+    } else {
+        content.trim_start().to_string()
+    };
+    (content, reasoning.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(json: &str) -> Chunk {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn accumulates_interleaved_parts() {
+        let mut acc = Accumulator::new();
+        for j in [
+            r#"{"model":"m","choices":[{"index":0,"delta":{"reasoning_content":"let me "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"你"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning":"think","tool_calls":[{"index":1,"id":"b","function":{"name":"g","arguments":"{\"x\""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"好","tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{}"}},{"index":1,"function":{"arguments":":1}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":8}}}"#,
+        ] {
+            acc.push(chunk(j)).unwrap();
+        }
+        assert!(acc.has_usage() && acc.is_finished());
+        let a = acc.finish(1);
+        assert_eq!(a.content, "你好");
+        assert_eq!(a.reasoning, "let me think");
+        assert_eq!(a.tool_calls.len(), 2);
+        assert_eq!(a.tool_calls[1].arguments, "{\"x\":1}");
+        assert_eq!(a.tool_calls[0].name, "f");
+        assert_eq!(a.usage.prompt_tokens, 10);
+        assert_eq!(a.usage.cached_tokens, 8);
+        assert_eq!(a.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(a.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn deepseek_cache_hits() {
+        let u: WireUsage = serde_json::from_str(r#"{"prompt_tokens":5,"completion_tokens":1,"prompt_cache_hit_tokens":4}"#).unwrap();
+        assert_eq!(Usage::from(&u).cached_tokens, 4);
+    }
+
+    #[test]
+    fn in_stream_error() {
+        let mut acc = Accumulator::new();
+        assert!(acc.push(chunk(r#"{"error":{"message":"overloaded"}}"#)).is_err());
+    }
+
+    #[test]
+    fn think_blocks_are_split_off() {
+        assert_eq!(split_think("<think>a</think>\n\nHello"), ("Hello".into(), "a".into()));
+        assert_eq!(split_think("x<think>a</think>y<think>b"), ("xy".into(), "ab".into()));
+        assert_eq!(split_think("reason</think>Text"), ("Text".into(), "reason".into()));
+        assert_eq!(split_think("plain"), ("plain".into(), "".into()));
+    }
+}

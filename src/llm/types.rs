@@ -1,0 +1,118 @@
+//! Provider-independent request and answer types.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agents::Agent;
+
+/// Chat roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(c: impl Into<String>) -> Self {
+        Message { role: Role::System, content: c.into() }
+    }
+    pub fn user(c: impl Into<String>) -> Self {
+        Message { role: Role::User, content: c.into() }
+    }
+    pub fn assistant(c: impl Into<String>) -> Self {
+        Message { role: Role::Assistant, content: c.into() }
+    }
+}
+
+/// A JSON schema the answer must follow (sent as `response_format: json_schema` where the
+/// provider accepts it, else as `json_object` with the schema described in the prompt).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchema {
+    /// Schema name (`^[a-zA-Z0-9_-]+$`, as OpenAI requires).
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+/// A request to a chat model, built by an agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Which agent sends it (for the pseudo provider, logs and usage accounting; never sent).
+    pub agent: Agent,
+    pub messages: Vec<Message>,
+    /// Structured output wanted, if any.
+    pub json_schema: Option<JsonSchema>,
+    /// Completion cap in tokens, if any.
+    pub max_tokens: Option<u32>,
+}
+
+impl Request {
+    /// Estimated prompt size in `o200k_base` tokens (see [`crate::tokens::count_messages`]).
+    pub fn prompt_tokens_estimate(&self) -> usize {
+        crate::tokens::count_messages(self.messages.iter().map(|m| m.content.as_str()))
+    }
+
+    /// sha256 of the messages and schema: identifies what was asked, for result files.
+    pub fn fingerprint(&self) -> String {
+        crate::util::sha256_hex(serde_json::to_vec(&(&self.messages, &self.json_schema)).unwrap_or_default())
+    }
+}
+
+/// Token usage of one call as reported by the provider (the pseudo provider computes it with
+/// `o200k_base`). All figures are tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's prefix cache, when reported.
+    #[serde(default)]
+    pub cached_tokens: u64,
+    /// Completion tokens spent on reasoning, when reported.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, o: &Usage) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.cached_tokens += o.cached_tokens;
+        self.reasoning_tokens += o.reasoning_tokens;
+    }
+}
+
+/// A tool call accumulated from stream fragments (by `index`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub index: u32,
+    pub id: String,
+    pub name: String,
+    /// Concatenated JSON argument fragments.
+    pub arguments: String,
+}
+
+/// A complete answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The visible content, with any `<think>` blocks moved to `reasoning`.
+    pub content: String,
+    /// Reasoning text (`reasoning_content`/`reasoning` deltas and `<think>` blocks). Never used
+    /// as a translation.
+    pub reasoning: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// `stop`, `length`, … as reported.
+    pub finish_reason: Option<String>,
+    /// Model name reported by the provider.
+    pub model: Option<String>,
+    /// Attempts it took, including the successful one.
+    pub attempts: u32,
+}

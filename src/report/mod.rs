@@ -1,0 +1,215 @@
+//! Reports for editors: a serde model ([`Report`]) built from the campaign state, rendered as
+//! `report.json` (machine-readable evidence) and `report.md` (a summary read in two minutes,
+//! worst problems first). Both say REHEARSAL when the pseudo provider produced the outputs.
+
+mod markdown;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::agents::Agent;
+use crate::agents::json::ParseStats;
+use crate::agents::manager::RevisionOrder;
+use crate::agents::proofreading::Issue;
+use crate::campaign::Campaign;
+use crate::campaign::manager::{Manager, translate_key};
+use crate::campaign::runner::{Status, Summary, summarize};
+use crate::campaign::state::State;
+use crate::campaign::store::Output;
+use crate::llm::Usage;
+use crate::qa::{Finding, Severity};
+use crate::termbase::Entry;
+
+/// Version of the report JSON layout.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// One unit's line in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitReport {
+    pub id: String,
+    pub chapter: String,
+    /// `prose`, `verbatim` or `front_matter`.
+    pub kind: crate::book::UnitKind,
+    /// Source length in characters.
+    pub chars: usize,
+    /// `translated`, `revised`, `copied`, `failed` or `pending`.
+    pub outcome: &'static str,
+    /// Rounds with a recorded translation.
+    pub rounds: Vec<u32>,
+    /// Usage of all translation calls of this unit (tokens).
+    pub usage: Usage,
+    pub attempts: u32,
+    /// QA findings of the final translation.
+    pub findings: Vec<Finding>,
+    /// Last error of a failed call, if it still stands.
+    pub error: Option<String>,
+}
+
+/// One proofreading batch.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProofBatch {
+    pub call: String,
+    pub round: u32,
+    pub units: Vec<String>,
+    pub summary: String,
+    pub issues: Vec<Issue>,
+    pub units_need_revision: Vec<String>,
+    pub parse: ParseStats,
+}
+
+/// One Manager decision.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionReport {
+    pub round: u32,
+    /// Units revised because deterministic QA found errors.
+    pub forced: Vec<String>,
+    /// Units the reviewer flagged, offered to the Manager.
+    pub candidates: Vec<String>,
+    pub revise: Vec<RevisionOrder>,
+    pub summary: String,
+    pub parse: ParseStats,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub generated_at_ms: u64,
+    pub rehearsal: bool,
+    pub summary: Summary,
+    pub source_lang: String,
+    pub target_lang: String,
+    pub provider: String,
+    pub model: String,
+    pub units: Vec<UnitReport>,
+    /// Campaign termbase with each entry's origin.
+    pub glossary: Vec<Entry>,
+    /// Agent entries dropped because house style fixes the term.
+    pub glossary_dropped_by_house: usize,
+    pub glossary_parse: ParseStats,
+    pub proofreading: Vec<ProofBatch>,
+    pub decisions: Vec<DecisionReport>,
+    /// Findings per check name, final translations only.
+    pub qa_counts: BTreeMap<String, usize>,
+    /// Chapters not written because a unit is missing.
+    pub chapters_not_written: Vec<String>,
+}
+
+/// Builds the report of a campaign state.
+pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[String]) -> Report {
+    let summary = summarize(c, m, s, status);
+    let mut units = Vec::new();
+    let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for u in &c.units {
+        let rounds: Vec<u32> = s.translations.get(&u.id).map(|r| r.keys().copied().collect()).unwrap_or_default();
+        let mut usage = Usage::default();
+        let mut attempts = 0;
+        for r in &rounds {
+            if let Some(f) = s.finished.get(&translate_key(&u.id, *r)) {
+                usage.add(&f.usage);
+                attempts += f.attempts;
+            }
+        }
+        let findings: Vec<Finding> = s.latest_findings(&u.id, u32::MAX).to_vec();
+        for f in &findings {
+            *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
+        }
+        let error = s
+            .open_failures
+            .iter()
+            .find(|(k, _)| k.starts_with(&format!("translate/{}/", u.id)))
+            .map(|(k, e)| format!("{k}: {e}"));
+        let outcome = if !u.kind.needs_translation() {
+            "copied"
+        } else if rounds.iter().any(|&r| r > 0) {
+            "revised"
+        } else if rounds.contains(&0) {
+            "translated"
+        } else if error.is_some() {
+            "failed"
+        } else {
+            "pending"
+        };
+        units.push(UnitReport { id: u.id.clone(), chapter: u.chapter.clone(), kind: u.kind, chars: u.chars, outcome, rounds, usage, attempts, findings, error });
+    }
+    let mut glossary_parse = ParseStats::default();
+    let mut proofreading = Vec::new();
+    let mut decisions = Vec::new();
+    let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s.finished.iter().collect();
+    calls.sort_by(|a, b| a.0.cmp(b.0));
+    for (call, r) in calls {
+        match &r.output {
+            Output::GlossaryBatch { stats, .. } => {
+                glossary_parse.accepted += stats.accepted;
+                glossary_parse.repaired += stats.repaired;
+                glossary_parse.dropped += stats.dropped;
+                glossary_parse.notes.extend(stats.notes.iter().take(5).cloned());
+            }
+            Output::Proofread { round, units, report, stats } => proofreading.push(ProofBatch {
+                call: call.clone(),
+                round: *round,
+                units: units.clone(),
+                summary: report.summary.clone(),
+                issues: report.issues.clone(),
+                units_need_revision: report.units_need_revision.clone(),
+                parse: stats.clone(),
+            }),
+            Output::Decision { round, forced, candidates, decision, stats } => decisions.push(DecisionReport {
+                round: *round,
+                forced: forced.clone(),
+                candidates: candidates.clone(),
+                revise: decision.revise.clone(),
+                summary: decision.summary.clone(),
+                parse: stats.clone(),
+            }),
+            Output::Translation { .. } => {}
+        }
+    }
+    Report {
+        schema_version: REPORT_SCHEMA_VERSION,
+        generated_at_ms: crate::campaign::store::now_ms(),
+        rehearsal: c.plan.is_rehearsal(),
+        summary,
+        source_lang: c.plan.source_lang.code.clone(),
+        target_lang: c.plan.target_lang.code.clone(),
+        provider: c.plan.provider.kind.as_str().into(),
+        model: c.plan.provider.model.clone(),
+        units,
+        glossary: s.termbase.as_ref().map(|t| t.1.entries.clone()).unwrap_or_default(),
+        glossary_dropped_by_house: s.glossary_dropped_by_house,
+        glossary_parse,
+        proofreading,
+        decisions,
+        qa_counts,
+        chapters_not_written: skipped.to_vec(),
+    }
+}
+
+impl Report {
+    /// Findings of the final translations, errors first.
+    pub fn findings(&self) -> Vec<&Finding> {
+        let mut f: Vec<&Finding> = self.units.iter().flat_map(|u| u.findings.iter()).collect();
+        f.sort_by_key(|f| (f.severity, f.unit.clone()));
+        f
+    }
+
+    /// Number of error findings.
+    pub fn error_count(&self) -> usize {
+        self.findings().iter().filter(|f| f.severity == Severity::Error).count()
+    }
+
+    /// Usage of one agent.
+    pub fn usage_of(&self, a: Agent) -> crate::campaign::state::AgentUsage {
+        self.summary.usage.get(&a).copied().unwrap_or_default()
+    }
+
+    /// Writes `report.json` and `report.md` into `dir`; returns their paths.
+    pub fn write(&self, dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        let json_path = dir.join("report.json");
+        crate::util::write_json_atomic(&json_path, self)?;
+        let md_path = dir.join("report.md");
+        crate::util::write_atomic(&md_path, markdown::render(self).as_bytes())?;
+        Ok(vec![json_path, md_path])
+    }
+}

@@ -1,0 +1,148 @@
+//! The termbase: glossary entries with their origin, loading of house-style CSV files, and
+//! matching of entries against a text.
+//!
+//! House-style entries (from the campaign's `glossaries`) always win over entries proposed by
+//! the Glossary agent: [`Termbase::merge`] drops any agent entry whose source term a house-style
+//! entry already covers.
+
+mod csv_io;
+mod matcher;
+
+use serde::{Deserialize, Serialize};
+
+pub use csv_io::{load_csv, GlossaryFileError};
+pub use matcher::Matcher;
+
+/// Where an entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// From a house-style glossary file: mandatory, never overridden.
+    HouseStyle,
+    /// Proposed by the Glossary agent: to be reviewed by an editor.
+    Agent,
+    /// Chosen by terminology reconciliation after QA found competing renderings.
+    Reconciled,
+}
+
+/// One glossary entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Source-language term as it appears in the book (matching ignores ASCII case).
+    pub source: String,
+    /// Required target-language rendering.
+    pub target: String,
+    /// Free-form note for translators (may be empty).
+    #[serde(default)]
+    pub note: String,
+    pub origin: Origin,
+}
+
+/// An ordered, de-duplicated set of entries (one per source term, compared case-insensitively).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Termbase {
+    pub entries: Vec<Entry>,
+}
+
+/// The key two entries are the same term under: trimmed, ASCII-lower-cased source.
+pub fn term_key(source: &str) -> String {
+    source.trim().to_ascii_lowercase()
+}
+
+impl Termbase {
+    /// Builds a termbase from entries, keeping the first entry for each source term.
+    pub fn from_entries(entries: impl IntoIterator<Item = Entry>) -> Termbase {
+        let mut tb = Termbase::default();
+        let mut seen = std::collections::HashSet::new();
+        for e in entries {
+            if seen.insert(term_key(&e.source)) {
+                tb.entries.push(e);
+            }
+        }
+        tb
+    }
+
+    /// House-style entries first, then agent (or reconciled) entries for terms the house style
+    /// does not cover. Returns the merged termbase and the number of proposed entries dropped
+    /// because house style already fixes them.
+    pub fn merge(house: &Termbase, proposed: &[Entry]) -> (Termbase, usize) {
+        let before = house.entries.len() + proposed.len();
+        let tb = Termbase::from_entries(house.entries.iter().cloned().chain(proposed.iter().cloned()));
+        let dropped = before - tb.entries.len();
+        (tb, dropped)
+    }
+
+    /// Looks an entry up by source term (case-insensitive).
+    pub fn get(&self, source: &str) -> Option<&Entry> {
+        let key = term_key(source);
+        self.entries.iter().find(|e| term_key(&e.source) == key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries whose source term occurs in `text`, in termbase order.
+    pub fn relevant_to(&self, text: &str) -> Vec<&Entry> {
+        let m = Matcher::new(self);
+        let mut hit = vec![false; self.entries.len()];
+        for occ in m.find_all(text) {
+            hit[occ.entry] = true;
+        }
+        self.entries
+            .iter()
+            .zip(hit)
+            .filter_map(|(e, h)| h.then_some(e))
+            .collect()
+    }
+
+    /// Count per origin, for reports.
+    pub fn count_by_origin(&self) -> std::collections::BTreeMap<Origin, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for e in &self.entries {
+            *m.entry(e.origin).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(s: &str, t: &str, o: Origin) -> Entry {
+        Entry {
+            source: s.into(),
+            target: t.into(),
+            note: String::new(),
+            origin: o,
+        }
+    }
+
+    #[test]
+    fn house_style_wins() {
+        let house = Termbase::from_entries([e("Agent", "智能体", Origin::HouseStyle)]);
+        let (tb, dropped) = Termbase::merge(
+            &house,
+            &[e("agent", "代理", Origin::Agent), e("Context", "上下文", Origin::Agent)],
+        );
+        assert_eq!(dropped, 1);
+        assert_eq!(tb.get("AGENT").unwrap().target, "智能体");
+        assert_eq!(tb.get("context").unwrap().origin, Origin::Agent);
+    }
+
+    #[test]
+    fn relevant_entries_only() {
+        let tb = Termbase::from_entries([
+            e("Agent", "智能体", Origin::HouseStyle),
+            e("tool", "工具", Origin::Agent),
+        ]);
+        let r = tb.relevant_to("Agents are everywhere.");
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].source, "Agent");
+    }
+}

@@ -1,0 +1,139 @@
+//! Small file-system and hashing helpers shared by state, outputs and reports.
+//!
+//! Atomic writes use `tempfile` for the temporary file and its rename; the fsync of the parent
+//! directory after the rename is the one step tempfile does not do, so it is added here.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// Hex-encoded sha256 of `bytes` (64 lowercase hex characters).
+pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
+    hex::encode(Sha256::digest(bytes.as_ref()))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory is written,
+/// `sync_all`ed and renamed over `path`, then the directory itself is fsynced, so a crash
+/// leaves either the old file or the new one, never a torn one. Parent directories are created.
+///
+/// Errors: any I/O error, with the path in its context.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating directory {}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("renaming into {}", path.display()))?;
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Fsyncs a directory so a rename or a new file in it survives a power loss. Best effort:
+/// some file systems refuse to open directories for sync, which is not an error for us.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Serialises `value` as pretty JSON and writes it with [`write_atomic`].
+pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// `path` expressed relative to `base`, with `/` separators, for storing in state and reports
+/// (never an absolute path). Both paths are made absolute against the current directory first;
+/// when they share no prefix the result climbs with `..`.
+pub fn relative_to(path: &Path, base: &Path) -> String {
+    let abs = |p: &Path| -> PathBuf {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        normalize(&p)
+    };
+    let (path, base) = (abs(path), abs(base));
+    let pc: Vec<_> = path.components().collect();
+    let bc: Vec<_> = base.components().collect();
+    let common = pc.iter().zip(&bc).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = Vec::new();
+    for _ in common..bc.len() {
+        parts.push("..".into());
+    }
+    for c in &pc[common..] {
+        parts.push(c.as_os_str().to_string_lossy().into_owned());
+    }
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// Lexically removes `.` and `a/..` components (no file-system access, symlinks not followed).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Shortens `text` to at most `max_chars` characters, appending `…` when cut.
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    let mut it = text.char_indices();
+    match it.nth(max_chars) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(relative_to(Path::new("/a/b/c.md"), Path::new("/a")), "b/c.md");
+        assert_eq!(relative_to(Path::new("/a/x/c.md"), Path::new("/a/b")), "../x/c.md");
+        assert_eq!(relative_to(Path::new("/a"), Path::new("/a")), ".");
+    }
+
+    #[test]
+    fn atomic_write_replaces_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/f.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub")).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file left behind");
+    }
+
+    #[test]
+    fn excerpt_cuts_on_chars() {
+        assert_eq!(excerpt("智能体系统", 2), "智能…");
+        assert_eq!(excerpt("abc", 3), "abc");
+    }
+}
