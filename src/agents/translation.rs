@@ -176,7 +176,7 @@ pub struct Cleanup {
 
 /// Cleans a model answer into a translation of `source`:
 ///
-/// - `<think>…</think>` blocks are removed;
+/// - leading `<think>…</think>` blocks are removed (tags later in the text are content);
 /// - a leading "Here is the translation…" line is removed (unless the source starts so too);
 /// - one code fence wrapping the whole answer is unwrapped (unless the source is itself one
 ///   fenced block);
@@ -184,7 +184,7 @@ pub struct Cleanup {
 ///   losslessly, and line endings follow the source (CRLF stays CRLF).
 pub fn postprocess(source: &str, answer: &str) -> (String, Cleanup) {
     let mut cleanup = Cleanup::default();
-    let (text, think) = crate::llm::stream::split_think(answer);
+    let (text, think) = crate::llm::stream::split_think_with(answer, !source.contains("</think>"));
     cleanup.think_removed = !think.is_empty();
     let mut body = text.replace("\r\n", "\n");
     let src_norm = source.replace("\r\n", "\n");
@@ -271,6 +271,15 @@ mod tests {
         let (out, c) = postprocess(src, "<think>hmm</think>Here is the translation:\n```markdown\n你好，世界。\n```\n");
         assert_eq!(out, "你好，世界。\n\n");
         assert!(c.think_removed && c.fence_unwrapped && c.preamble_removed.is_some());
+    }
+
+    #[test]
+    fn think_tags_inside_the_text_are_kept() {
+        let src = "Reasoning goes between `<think>` and `</think>`.\n\n## Next\n";
+        let answer = "推理写在 `<think>` 和 `</think>` 之间。\n\n## 下一节";
+        let (out, c) = postprocess(src, answer);
+        assert_eq!(out, format!("{answer}\n"));
+        assert!(!c.think_removed);
     }
 
     #[test]

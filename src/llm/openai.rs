@@ -203,8 +203,9 @@ impl OpenAiClient {
             )));
         }
         let answer = acc.finish(1);
-        if answer.content.trim().is_empty() && answer.tool_calls.is_empty() {
-            let why = if answer.reasoning.is_empty() {
+        let (visible, think) = super::stream::split_think(&answer.content);
+        if visible.trim().is_empty() && answer.tool_calls.is_empty() {
+            let why = if answer.reasoning.is_empty() && think.is_empty() {
                 String::new()
             } else {
                 " (only reasoning)".into()

@@ -171,20 +171,14 @@ impl Accumulator {
         self.finish_reason.is_some()
     }
 
-    /// The answer so far. `<think>…</think>` blocks in the content move to `reasoning`.
+    /// The answer so far. The content is kept as sent: `<think>` blocks in it are removed by
+    /// the agent that reads it ([`crate::agents::translation::postprocess`],
+    /// [`crate::agents::json::extract`]), which knows whether the source mentions such tags.
     /// `usage` is zero when the server sent none (some local servers ignore `include_usage`).
     pub fn finish(self, attempts: u32) -> Answer {
-        let (content, think) = split_think(&self.content);
-        let mut reasoning = self.reasoning;
-        if !think.is_empty() {
-            if !reasoning.is_empty() {
-                reasoning.push('\n');
-            }
-            reasoning.push_str(&think);
-        }
         Answer {
-            content,
-            reasoning,
+            content: self.content,
+            reasoning: self.reasoning,
             tool_calls: self.tools.into_values().collect(),
             usage: self.usage.unwrap_or_default(),
             finish_reason: self.finish_reason,
@@ -194,26 +188,34 @@ impl Accumulator {
     }
 }
 
-/// Removes every `<think>…</think>` block from `text` (and an unclosed one that runs to the
-/// end, and a stray `</think>` whose opening tag the server swallowed, as some reasoning models
-/// served by vLLM do). Returns `(content, reasoning)`.
+/// Splits reasoning that a model put *in front of* its content: leading `<think>…</think>`
+/// blocks (also an unclosed one that runs to the end, and a leading block whose opening tag the
+/// server swallowed, as some reasoning models served by vLLM do). Returns `(content, reasoning)`.
+///
+/// Only leading blocks are reasoning. A `<think>` tag later in the text is content: technical
+/// books discuss such tags in inline code, and cutting there would truncate the translation.
 pub fn split_think(text: &str) -> (String, String) {
+    split_think_with(text, true)
+}
+
+/// [`split_think`], with the swallowed-opening-tag rule only when `allow_unopened` is true
+/// (callers pass false when the source text itself mentions `</think>`).
+pub fn split_think_with(text: &str, allow_unopened: bool) -> (String, String) {
     const OPEN: &str = "<think>";
     const CLOSE: &str = "</think>";
-    let mut content = String::with_capacity(text.len());
     let mut reasoning = String::new();
     let mut rest = text;
-    // A leading block without its opening tag: everything up to the first `</think>` when no
-    // `<think>` precedes it.
-    if let Some(close) = rest.find(CLOSE) {
-        if !rest[..close].contains(OPEN) {
-            reasoning.push_str(&rest[..close]);
+    // A leading block without its opening tag: text up to a `</think>` that no `<think>`
+    // precedes, when that text contains no Markdown structure (a blank line would mean it is
+    // content, not swallowed reasoning).
+    if let Some(close) = rest.find(CLOSE).filter(|_| allow_unopened) {
+        let head = &rest[..close];
+        if !head.contains(OPEN) && !head.contains("\n\n") && !head.contains('`') {
+            reasoning.push_str(head);
             rest = &rest[close + CLOSE.len()..];
         }
     }
-    while let Some(open) = rest.find(OPEN) {
-        content.push_str(&rest[..open]);
-        let after = &rest[open + OPEN.len()..];
+    while let Some(after) = rest.trim_start().strip_prefix(OPEN) {
         match after.find(CLOSE) {
             Some(close) => {
                 reasoning.push_str(&after[..close]);
@@ -225,12 +227,7 @@ pub fn split_think(text: &str) -> (String, String) {
             }
         }
     }
-    content.push_str(rest);
-    let content = if reasoning.is_empty() {
-        content
-    } else {
-        content.trim_start().to_string()
-    };
+    let content = if reasoning.is_empty() { rest.to_string() } else { rest.trim_start().to_string() };
     (content, reasoning.trim().to_string())
 }
 
@@ -283,7 +280,10 @@ mod tests {
     #[test]
     fn think_blocks_are_split_off() {
         assert_eq!(split_think("<think>a</think>\n\nHello"), ("Hello".into(), "a".into()));
-        assert_eq!(split_think("x<think>a</think>y<think>b"), ("xy".into(), "ab".into()));
+        assert_eq!(split_think("<think>a</think><think>b"), ("".into(), "ab".into()));
+        // A tag inside the text is content (books discuss such tags).
+        let body = "Qwen3 wraps reasoning in `<think>` and `</think>` tags.\n";
+        assert_eq!(split_think(body), (body.into(), "".into()));
         assert_eq!(split_think("reason</think>Text"), ("Text".into(), "reason".into()));
         assert_eq!(split_think("plain"), ("plain".into(), "".into()));
     }

@@ -101,10 +101,9 @@ pub struct ToolCall {
 /// A complete answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
-    /// The visible content, with any `<think>` blocks moved to `reasoning`.
+    /// The visible content as sent (it may start with a `<think>` block; agents strip it).
     pub content: String,
-    /// Reasoning text (`reasoning_content`/`reasoning` deltas and `<think>` blocks). Never used
-    /// as a translation.
+    /// Reasoning text from `reasoning_content`/`reasoning` deltas. Never used as a translation.
     pub reasoning: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
