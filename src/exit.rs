@@ -43,7 +43,10 @@ impl UsageError {
 /// The exit code for an error returned by a command: 2 when a [`UsageError`] is anywhere in
 /// its chain, else 1.
 pub fn code_for(err: &anyhow::Error) -> ExitCode {
-    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
+    if err
+        .chain()
+        .any(|e| e.downcast_ref::<UsageError>().is_some())
+    {
         ExitCode::Usage
     } else {
         ExitCode::Failed

@@ -15,7 +15,10 @@ fn main() {
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("BOOKTR_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("booktr={level}"))))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BOOKTR_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("booktr={level}"))),
+        )
         .with_target(false)
         .init();
     let result = match &cli.command {

@@ -24,7 +24,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating directory {}", dir.display()))?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(dir)
@@ -115,8 +116,14 @@ mod tests {
 
     #[test]
     fn relative_paths() {
-        assert_eq!(relative_to(Path::new("/a/b/c.md"), Path::new("/a")), "b/c.md");
-        assert_eq!(relative_to(Path::new("/a/x/c.md"), Path::new("/a/b")), "../x/c.md");
+        assert_eq!(
+            relative_to(Path::new("/a/b/c.md"), Path::new("/a")),
+            "b/c.md"
+        );
+        assert_eq!(
+            relative_to(Path::new("/a/x/c.md"), Path::new("/a/b")),
+            "../x/c.md"
+        );
         assert_eq!(relative_to(Path::new("/a"), Path::new("/a")), ".");
     }
 

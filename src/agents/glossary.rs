@@ -9,7 +9,12 @@
 //! punctuation. It qualifies as:
 //! - an acronym (two or more capitals, e.g. `LLM`, `RAG`), seen at least twice; or
 //! - a capitalised term (every word capitalised, and not only at sentence starts); or
-//! - a multi-word phrase of non-stop words, seen at least three times.
+//! - a multi-word phrase of non-stop words, seen at least three times; or
+//! - a phrase of one to four words that the author set in bold or italics somewhere (authors
+//!   emphasise a term where they define it).
+//!
+//! Possessives (`Agent's`) count as the base form and simple plurals are folded into the
+//! singular when both occur (`tool calls` → `tool call`).
 //!
 //! Candidates are ranked by **C-value** (Frantzi, Ananiadou & Mima, "Automatic recognition of
 //! multi-word terms: the C-value/NC-value method", Int. J. Digital Libraries 3(2), 2000):
@@ -45,16 +50,157 @@ pub struct Candidate {
 pub const SNIPPET_CHARS: usize = 160;
 
 const STOP: &[&str] = &[
-    "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "in", "on", "at", "to", "for", "from", "by", "with",
-    "without", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those",
-    "we", "you", "they", "he", "she", "i", "our", "your", "their", "his", "her", "not", "no", "can", "could", "will",
-    "would", "should", "may", "might", "must", "do", "does", "did", "has", "have", "had", "so", "such", "than", "too",
-    "very", "just", "also", "only", "more", "most", "less", "each", "every", "all", "any", "some", "many", "much",
-    "one", "two", "into", "onto", "over", "under", "about", "after", "before", "when", "where", "which", "who", "whom",
-    "what", "why", "how", "there", "here", "while", "because", "through", "between", "within", "both", "either",
-    "neither", "other", "another", "same", "own", "up", "down", "out", "off", "again", "once", "via", "per", "like",
-    "however", "therefore", "thus", "first", "second", "third", "chapter", "figure", "table", "section", "see", "e.g",
-    "i.e", "etc", "let", "lets", "yet", "even", "still", "now", "new", "use", "used", "using",
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "if",
+    "then",
+    "else",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "for",
+    "from",
+    "by",
+    "with",
+    "without",
+    "as",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "it",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "we",
+    "you",
+    "they",
+    "he",
+    "she",
+    "i",
+    "our",
+    "your",
+    "their",
+    "his",
+    "her",
+    "not",
+    "no",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "may",
+    "might",
+    "must",
+    "do",
+    "does",
+    "did",
+    "has",
+    "have",
+    "had",
+    "so",
+    "such",
+    "than",
+    "too",
+    "very",
+    "just",
+    "also",
+    "only",
+    "more",
+    "most",
+    "less",
+    "each",
+    "every",
+    "all",
+    "any",
+    "some",
+    "many",
+    "much",
+    "one",
+    "two",
+    "into",
+    "onto",
+    "over",
+    "under",
+    "about",
+    "after",
+    "before",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whom",
+    "what",
+    "why",
+    "how",
+    "there",
+    "here",
+    "while",
+    "because",
+    "through",
+    "between",
+    "within",
+    "both",
+    "either",
+    "neither",
+    "other",
+    "another",
+    "same",
+    "own",
+    "up",
+    "down",
+    "out",
+    "off",
+    "again",
+    "once",
+    "via",
+    "per",
+    "like",
+    "however",
+    "therefore",
+    "thus",
+    "first",
+    "second",
+    "third",
+    "chapter",
+    "figure",
+    "table",
+    "section",
+    "see",
+    "e.g",
+    "i.e",
+    "etc",
+    "let",
+    "lets",
+    "yet",
+    "even",
+    "still",
+    "now",
+    "new",
+    "use",
+    "used",
+    "using",
+    // Callout labels ("**Note**:"), not terms.
+    "note",
+    "tip",
+    "warning",
+    "important",
+    "caution",
+    "example",
+    "summary",
+    "reading",
 ];
 
 fn is_stop(w: &str) -> bool {
@@ -63,7 +209,9 @@ fn is_stop(w: &str) -> bool {
 
 fn is_acronym(w: &str) -> bool {
     let caps = w.chars().filter(|c| c.is_ascii_uppercase()).count();
-    caps >= 2 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == 's')
+    caps >= 2
+        && w.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == 's')
 }
 
 fn is_capitalised(w: &str) -> bool {
@@ -78,6 +226,7 @@ struct Stat {
     forms: HashMap<String, usize>,
     snippet: Option<String>,
     words: usize,
+    emphasised: usize,
 }
 
 /// Words of a prose slice with their byte offsets, split at sentence punctuation: returns
@@ -91,7 +240,8 @@ fn clauses(text: &str) -> Vec<(bool, Vec<(usize, usize)>)> {
         out.last_mut().unwrap().1.push((s, e));
     };
     for (i, c) in text.char_indices() {
-        let word_char = c.is_alphanumeric() || ((c == '-' || c == '\'' || c == '.') && start.is_some());
+        let word_char =
+            c.is_alphanumeric() || ((c == '-' || c == '\'' || c == '.') && start.is_some());
         if word_char {
             if start.is_none() {
                 start = Some(i);
@@ -99,24 +249,100 @@ fn clauses(text: &str) -> Vec<(bool, Vec<(usize, usize)>)> {
             continue;
         }
         if let Some(s) = start.take() {
-            let w = text[s..i].trim_end_matches(['-', '\'', '.']);
+            let w = strip_possessive(text[s..i].trim_end_matches(['-', '\'', '.']));
             flush_word(&mut out, s, s + w.len());
             if text[s..i].ends_with('.') {
                 sentence_start = true;
                 out.push((true, Vec::new()));
             }
         }
-        if matches!(c, '.' | '!' | '?' | ':' | ';' | ',' | '(' | ')' | '"' | '“' | '”' | '—' | '–' | '[' | ']' | '*' | '_') {
+        if matches!(
+            c,
+            '.' | '!'
+                | '?'
+                | ':'
+                | ';'
+                | ','
+                | '('
+                | ')'
+                | '"'
+                | '“'
+                | '”'
+                | '—'
+                | '–'
+                | '['
+                | ']'
+                | '*'
+                | '_'
+        ) {
             sentence_start = matches!(c, '.' | '!' | '?' | ':');
             out.push((sentence_start, Vec::new()));
         }
     }
     if let Some(s) = start {
-        let w = text[s..].trim_end_matches(['-', '\'', '.']);
+        let w = strip_possessive(text[s..].trim_end_matches(['-', '\'', '.']));
         flush_word(&mut out, s, s + w.len());
     }
     let _ = sentence_start;
     out.retain(|(_, w)| !w.is_empty());
+    out
+}
+
+fn strip_possessive(w: &str) -> &str {
+    w.strip_suffix("'s")
+        .or_else(|| w.strip_suffix("’s"))
+        .unwrap_or(w)
+}
+
+/// The singular of a simple English plural (`calls` → `call`, `policies` → `policy`,
+/// `boxes` → `box`), or `None`.
+fn singular(key: &str) -> Option<String> {
+    if let Some(stem) = key.strip_suffix("ies") {
+        return Some(format!("{stem}y"));
+    }
+    for suffix in ["sses", "xes", "ches", "shes"] {
+        if key.ends_with(suffix) {
+            return Some(key[..key.len() - 2].to_string());
+        }
+    }
+    (key.ends_with('s') && !key.ends_with("ss") && key.len() > 3)
+        .then(|| key[..key.len() - 1].to_string())
+}
+
+/// Short bold or italic spans (1–4 words, no sentence punctuation) in `text`, lower-cased.
+fn emphasised_terms(text: &str) -> Vec<String> {
+    use pulldown_cmark::{Event, Tag, TagEnd};
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut buf = String::new();
+    let mut clean = true;
+    for ev in crate::book::markdown::parser(text) {
+        match ev {
+            Event::Start(Tag::Strong | Tag::Emphasis) => {
+                if depth == 0 {
+                    buf.clear();
+                    clean = true;
+                }
+                depth += 1;
+            }
+            Event::End(TagEnd::Strong | TagEnd::Emphasis) if depth > 0 => {
+                depth -= 1;
+                if depth == 0 && clean {
+                    let t = buf.trim();
+                    let words = t.split_whitespace().count();
+                    if (1..=4).contains(&words)
+                        && t.chars().count() <= 48
+                        && !t.contains(['.', ',', ':', ';', '!', '?', '"', '('])
+                    {
+                        out.push(t.to_lowercase());
+                    }
+                }
+            }
+            Event::Text(t) if depth > 0 => buf.push_str(&t),
+            _ if depth > 0 => clean = false,
+            _ => {}
+        }
+    }
     out
 }
 
@@ -134,14 +360,21 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
                         let ws = &words[i..i + n];
                         let first = &slice[ws[0].0..ws[0].1];
                         let last = &slice[ws[n - 1].0..ws[n - 1].1];
-                        if is_stop(first) || is_stop(last) || first.chars().all(|c| c.is_ascii_digit()) {
+                        if is_stop(first)
+                            || is_stop(last)
+                            || first.chars().all(|c| c.is_ascii_digit())
+                        {
                             continue;
                         }
-                        if last.chars().all(|c| !c.is_alphabetic()) || first.chars().all(|c| !c.is_alphabetic()) {
+                        if last.chars().all(|c| !c.is_alphabetic())
+                            || first.chars().all(|c| !c.is_alphabetic())
+                        {
                             continue;
                         }
                         let surface = &slice[ws[0].0..ws[n - 1].1];
-                        let all_caps = ws.iter().all(|&(s, e)| is_capitalised(&slice[s..e]) || is_stop(&slice[s..e]));
+                        let all_caps = ws
+                            .iter()
+                            .all(|&(s, e)| is_capitalised(&slice[s..e]) || is_stop(&slice[s..e]));
                         let key = surface.to_lowercase();
                         let st = stats.entry(key).or_default();
                         st.freq += 1;
@@ -158,6 +391,35 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
             }
         }
     }
+    for text in chapters {
+        for term in emphasised_terms(text) {
+            if let Some(st) = stats.get_mut(&term) {
+                st.emphasised += 1;
+            }
+        }
+    }
+    // Fold plurals into singulars that occur too.
+    let plural_keys: Vec<(String, String)> = stats
+        .keys()
+        .filter_map(|k| {
+            let (head, last) = k.rsplit_once(' ').map_or(("", k.as_str()), |(h, l)| (h, l));
+            let sing = singular(last)?;
+            let sing = if head.is_empty() {
+                sing
+            } else {
+                format!("{head} {sing}")
+            };
+            stats.contains_key(&sing).then(|| (k.clone(), sing))
+        })
+        .collect();
+    for (plural, sing) in plural_keys {
+        if let Some(p) = stats.remove(&plural) {
+            let st = stats.get_mut(&sing).expect("singular present");
+            st.freq += p.freq;
+            st.mid_capitalised += p.mid_capitalised;
+            st.emphasised += p.emphasised;
+        }
+    }
     // Qualify.
     let mut qualified: BTreeMap<String, (String, usize, usize, String)> = BTreeMap::new();
     for (key, st) in &stats {
@@ -172,11 +434,27 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
         }
         let words: Vec<&str> = form.split_whitespace().collect();
         let acronym = words.len() == 1 && is_acronym(&form);
-        let capitalised = st.mid_capitalised * 2 >= st.freq && st.mid_capitalised >= 2;
+        let inner_stop = words.iter().any(|w| {
+            matches!(
+                w.to_ascii_lowercase().as_str(),
+                "and" | "or" | "but" | "nor"
+            )
+        });
+        let capitalised =
+            st.mid_capitalised * 2 >= st.freq && st.mid_capitalised >= 2 && !inner_stop;
         let phrase = words.len() >= 2 && words.iter().all(|w| !is_stop(w)) && st.freq >= 3;
-        let ok = (acronym && st.freq >= 2) || (capitalised && st.freq >= 2) || phrase;
+        let emphasised = st.emphasised >= 1 && !inner_stop && words.iter().all(|w| !is_stop(w));
+        let ok = ((acronym || capitalised) && st.freq >= 2) || phrase || emphasised;
         if ok {
-            qualified.insert(key.clone(), (form, st.freq, st.words, st.snippet.clone().unwrap_or_default()));
+            qualified.insert(
+                key.clone(),
+                (
+                    form,
+                    st.freq,
+                    st.words,
+                    st.snippet.clone().unwrap_or_default(),
+                ),
+            );
         }
     }
     // C-value with nesting.
@@ -216,7 +494,11 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
         })
         .filter(|c| c.score > 0.0)
         .collect();
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.term.cmp(&b.term)));
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.term.cmp(&b.term))
+    });
     out.truncate(max);
     out
 }
@@ -266,7 +548,12 @@ pub const CANDIDATES_HEADER: &str = "Candidate terms (term | context):";
 
 /// The request for one batch of candidates. `house` entries are listed for consistency (at
 /// most 100 of them, to keep the prompt bounded).
-pub fn build_request(source: &Lang, target: &Lang, house: &Termbase, batch: &[Candidate]) -> Request {
+pub fn build_request(
+    source: &Lang,
+    target: &Lang,
+    house: &Termbase,
+    batch: &[Candidate],
+) -> Request {
     let mut user = String::new();
     if !house.is_empty() {
         user.push_str("Mandatory house-style entries:\n");
@@ -282,7 +569,10 @@ pub fn build_request(source: &Lang, target: &Lang, house: &Termbase, batch: &[Ca
     }
     Request {
         agent: Agent::Glossary,
-        messages: vec![Message::system(system_prompt(source, target)), Message::user(user)],
+        messages: vec![
+            Message::system(system_prompt(source, target)),
+            Message::user(user),
+        ],
         json_schema: Some(schema()),
         max_tokens: None,
     }
@@ -290,8 +580,12 @@ pub fn build_request(source: &Lang, target: &Lang, house: &Termbase, batch: &[Ca
 
 /// The candidate terms listed in a Glossary request (for the pseudo provider).
 pub fn candidates_in(req: &Request) -> Vec<String> {
-    let Some(user) = req.messages.last() else { return Vec::new() };
-    let Some(pos) = user.content.find(CANDIDATES_HEADER) else { return Vec::new() };
+    let Some(user) = req.messages.last() else {
+        return Vec::new();
+    };
+    let Some(pos) = user.content.find(CANDIDATES_HEADER) else {
+        return Vec::new();
+    };
     user.content[pos + CANDIDATES_HEADER.len()..]
         .lines()
         .filter_map(|l| l.strip_prefix("- "))
@@ -302,7 +596,14 @@ pub fn candidates_in(req: &Request) -> Vec<String> {
 /// Splits candidates into batches whose requests stay within `budget_tokens` (estimated with
 /// `o200k_base`), at most `max_per_batch` candidates each. A batch always holds at least one
 /// candidate.
-pub fn batches(source: &Lang, target: &Lang, house: &Termbase, cands: &[Candidate], budget_tokens: usize, max_per_batch: usize) -> Vec<Vec<Candidate>> {
+pub fn batches(
+    source: &Lang,
+    target: &Lang,
+    house: &Termbase,
+    cands: &[Candidate],
+    budget_tokens: usize,
+    max_per_batch: usize,
+) -> Vec<Vec<Candidate>> {
     let base = build_request(source, target, house, &[]).prompt_tokens_estimate();
     let mut out: Vec<Vec<Candidate>> = Vec::new();
     let mut cur: Vec<Candidate> = Vec::new();
@@ -336,7 +637,11 @@ pub fn parse(value: &Value, asked: &[String]) -> (Vec<Entry>, ParseStats) {
         };
         let mut alias = false;
         let source = str_field(&obj, &["source", "term", "en"], &mut alias);
-        let target = str_field(&obj, &["target", "translation", "rendering", "zh"], &mut alias);
+        let target = str_field(
+            &obj,
+            &["target", "translation", "rendering", "zh"],
+            &mut alias,
+        );
         let note = str_field(&obj, &["note", "comment", "notes"], &mut alias).unwrap_or_default();
         let (Some(source), Some(target)) = (source, target) else {
             stats.drop_item("entry without source or target");
@@ -375,8 +680,27 @@ mod tests {
         assert!(terms.contains(&"Large Language Model"), "{terms:?}");
         assert!(terms.contains(&"context window"), "{terms:?}");
         assert!(terms.contains(&"Model Context Protocol"), "{terms:?}");
-        assert!(!terms.iter().any(|t| t.contains("CodeOnlyTerm") || t.contains("Tool Use")), "{terms:?}");
+        assert!(
+            !terms
+                .iter()
+                .any(|t| t.contains("CodeOnlyTerm") || t.contains("Tool Use")),
+            "{terms:?}"
+        );
         assert!(!terms.contains(&"The"), "{terms:?}");
+    }
+
+    #[test]
+    fn plurals_possessives_and_emphasis() {
+        let text = "An agent's *Working memory* holds tool calls. One tool call. Another tool call. More tool calls here.\n";
+        let c = candidates(&[text], &Termbase::default(), 50);
+        let terms: Vec<&str> = c.iter().map(|c| c.term.as_str()).collect();
+        assert!(terms.contains(&"Working memory"), "{terms:?}");
+        assert!(terms.contains(&"tool call"), "{terms:?}");
+        assert!(!terms.contains(&"tool calls"), "{terms:?}");
+        assert_eq!(c.iter().find(|c| c.term == "tool call").unwrap().freq, 4);
+        assert_eq!(singular("policies").as_deref(), Some("policy"));
+        assert_eq!(singular("boxes").as_deref(), Some("box"));
+        assert_eq!(singular("class"), None);
     }
 
     #[test]
@@ -391,7 +715,12 @@ mod tests {
 
     #[test]
     fn known_terms_are_excluded() {
-        let known = Termbase::from_entries([Entry { source: "llm".into(), target: "大模型".into(), note: String::new(), origin: Origin::HouseStyle }]);
+        let known = Termbase::from_entries([Entry {
+            source: "llm".into(),
+            target: "大模型".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+        }]);
         let c = candidates(&[BOOK], &known, 50);
         assert!(c.iter().all(|c| c.term != "LLM"));
     }
@@ -399,13 +728,21 @@ mod tests {
     #[test]
     fn batches_respect_budget() {
         let cands: Vec<Candidate> = (0..300)
-            .map(|i| Candidate { term: format!("Term{i}"), freq: 3, score: 1.0, snippet: "some context words here ".repeat(5) })
+            .map(|i| Candidate {
+                term: format!("Term{i}"),
+                freq: 3,
+                score: 1.0,
+                snippet: "some context words here ".repeat(5),
+            })
             .collect();
         let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
         let b = batches(&en, &zh, &Termbase::default(), &cands, 2500, 1000);
         assert!(b.len() > 1);
         for batch in &b {
-            assert!(build_request(&en, &zh, &Termbase::default(), batch).prompt_tokens_estimate() <= 2500);
+            assert!(
+                build_request(&en, &zh, &Termbase::default(), batch).prompt_tokens_estimate()
+                    <= 2500
+            );
         }
         assert_eq!(b.iter().map(Vec::len).sum::<usize>(), 300);
         let req = build_request(&en, &zh, &Termbase::default(), &b[0]);
@@ -414,7 +751,11 @@ mod tests {
 
     #[test]
     fn parse_handles_junk() {
-        let asked = vec!["Agent".to_string(), "LLM".to_string(), "context window".to_string()];
+        let asked = vec![
+            "Agent".to_string(),
+            "LLM".to_string(),
+            "context window".to_string(),
+        ];
         let v = json!({"entries": [
             {"source": "agent", "target": "智能体", "note": "core", "extra": 1},
             {"term": "LLM", "translation": "大语言模型"},

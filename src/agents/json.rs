@@ -73,7 +73,11 @@ pub fn extract(text: &str) -> Result<Value, NotJson> {
 /// Reads a string field under any of `keys`; returns it trimmed, or `None` when absent, not a
 /// string (numbers are stringified), or empty. Sets `*alias_used` when a key other than the
 /// first was used.
-pub fn str_field(obj: &serde_json::Map<String, Value>, keys: &[&str], alias_used: &mut bool) -> Option<String> {
+pub fn str_field(
+    obj: &serde_json::Map<String, Value>,
+    keys: &[&str],
+    alias_used: &mut bool,
+) -> Option<String> {
     for (i, k) in keys.iter().enumerate() {
         let v = match obj.get(*k) {
             Some(Value::String(s)) => s.trim().to_string(),
@@ -132,7 +136,10 @@ pub fn item_list(v: &Value, keys: &[&str], stats: &mut ParseStats) -> Vec<Value>
 /// request to answer again with JSON only. It asks to *reformat*, not to redo the work.
 pub fn repair_request(original: &Request, invalid_answer: &str, problem: &str) -> Request {
     let mut messages = original.messages.clone();
-    messages.push(Message::assistant(crate::util::excerpt(invalid_answer, 4000)));
+    messages.push(Message::assistant(crate::util::excerpt(
+        invalid_answer,
+        4000,
+    )));
     messages.push(Message::user(format!(
         "Your previous answer could not be used: {problem}. Reply again with only the JSON value described in the instructions, with the same content, and nothing else: no prose, no code fence."
     )));
@@ -151,7 +158,10 @@ mod tests {
     #[test]
     fn extracts_from_fences_and_prose() {
         assert_eq!(extract("```json\n{\"a\":1}\n```").unwrap()["a"], 1);
-        assert_eq!(extract("Sure! Here: {\"a\": \"}{\"} hope it helps").unwrap()["a"], "}{");
+        assert_eq!(
+            extract("Sure! Here: {\"a\": \"}{\"} hope it helps").unwrap()["a"],
+            "}{"
+        );
         assert_eq!(extract("<think>{bad</think>[1,2]").unwrap()[1], 2);
         assert!(extract("no json here").is_err());
         assert!(extract("{\"a\": ").is_err());
@@ -160,10 +170,24 @@ mod tests {
     #[test]
     fn item_lists_are_repaired() {
         let mut s = ParseStats::default();
-        assert_eq!(item_list(&serde_json::json!([1, 2]), &["entries"], &mut s).len(), 2);
+        assert_eq!(
+            item_list(&serde_json::json!([1, 2]), &["entries"], &mut s).len(),
+            2
+        );
         assert_eq!(s.repaired, 1);
-        assert_eq!(item_list(&serde_json::json!({"entries": null}), &["entries"], &mut s).len(), 0);
+        assert_eq!(
+            item_list(&serde_json::json!({"entries": null}), &["entries"], &mut s).len(),
+            0
+        );
         assert_eq!(s.dropped, 1);
-        assert_eq!(item_list(&serde_json::json!({"terms": [1]}), &["entries", "terms"], &mut s).len(), 1);
+        assert_eq!(
+            item_list(
+                &serde_json::json!({"terms": [1]}),
+                &["entries", "terms"],
+                &mut s
+            )
+            .len(),
+            1
+        );
     }
 }

@@ -54,7 +54,9 @@ pub fn build_request(context_json: &str, findings_json: &str) -> Request {
         agent: Agent::Manager,
         messages: vec![
             Message::system(SYSTEM_PROMPT),
-            Message::user(format!("Campaign state:\n{context_json}\n\nFindings:\n{findings_json}")),
+            Message::user(format!(
+                "Campaign state:\n{context_json}\n\nFindings:\n{findings_json}"
+            )),
         ],
         json_schema: Some(schema()),
         max_tokens: None,
@@ -72,7 +74,8 @@ pub fn parse(value: &Value, candidates: &[&str]) -> (Decision, ParseStats) {
             Value::Object(obj) => {
                 let mut alias = false;
                 let u = str_field(&obj, &["unit", "unit_id", "id"], &mut alias);
-                let r = str_field(&obj, &["reason", "instruction", "why"], &mut alias).or(Some(String::new()));
+                let r = str_field(&obj, &["reason", "instruction", "why"], &mut alias)
+                    .or(Some(String::new()));
                 (u, r, alias)
             }
             _ => (None, None, false),
@@ -94,12 +97,15 @@ pub fn parse(value: &Value, candidates: &[&str]) -> (Decision, ParseStats) {
         } else {
             stats.accepted += 1;
         }
-        d.revise.push(RevisionOrder { unit, reason: reason.unwrap_or_default() });
+        d.revise.push(RevisionOrder {
+            unit,
+            reason: reason.unwrap_or_default(),
+        });
     }
-    if let Value::Object(obj) = value {
-        if let Some(Value::String(s)) = obj.get("summary") {
-            d.summary = crate::util::excerpt(s.trim(), 600);
-        }
+    if let Value::Object(obj) = value
+        && let Some(Value::String(s)) = obj.get("summary")
+    {
+        d.summary = crate::util::excerpt(s.trim(), 600);
     }
     (d, stats)
 }

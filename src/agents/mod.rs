@@ -29,7 +29,12 @@ pub enum Agent {
 }
 
 impl Agent {
-    pub const ALL: [Agent; 4] = [Agent::Glossary, Agent::Translation, Agent::Proofreading, Agent::Manager];
+    pub const ALL: [Agent; 4] = [
+        Agent::Glossary,
+        Agent::Translation,
+        Agent::Proofreading,
+        Agent::Manager,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -60,7 +60,15 @@ impl ProofReport {
     }
 }
 
-const ISSUE_TYPES: &[&str] = &["terminology", "accuracy", "omission", "untranslated", "fluency", "formatting", "other"];
+const ISSUE_TYPES: &[&str] = &[
+    "terminology",
+    "accuracy",
+    "omission",
+    "untranslated",
+    "fluency",
+    "formatting",
+    "other",
+];
 
 pub fn schema() -> JsonSchema {
     JsonSchema {
@@ -95,7 +103,12 @@ pub fn system_prompt(source: &Lang, target: &Lang) -> String {
 pub const UNIT_OPEN: &str = "<unit id=\"";
 
 fn render_item(it: &ReviewItem) -> String {
-    let mut s = format!("{UNIT_OPEN}{}\">\n<source>\n{}\n</source>\n<translation>\n{}\n</translation>\n", it.unit, it.source.trim_end(), it.target.trim_end());
+    let mut s = format!(
+        "{UNIT_OPEN}{}\">\n<source>\n{}\n</source>\n<translation>\n{}\n</translation>\n",
+        it.unit,
+        it.source.trim_end(),
+        it.target.trim_end()
+    );
     if !it.findings.is_empty() {
         s.push_str("<qa_findings>\n");
         for f in &it.findings {
@@ -120,14 +133,22 @@ fn glossary_block(entries: &[&Entry]) -> String {
 }
 
 /// The request for one batch.
-pub fn build_request(source: &Lang, target: &Lang, entries: &[&Entry], items: &[ReviewItem]) -> Request {
+pub fn build_request(
+    source: &Lang,
+    target: &Lang,
+    entries: &[&Entry],
+    items: &[ReviewItem],
+) -> Request {
     let mut user = glossary_block(entries);
     for it in items {
         user.push_str(&render_item(it));
     }
     Request {
         agent: Agent::Proofreading,
-        messages: vec![Message::system(system_prompt(source, target)), Message::user(user)],
+        messages: vec![
+            Message::system(system_prompt(source, target)),
+            Message::user(user),
+        ],
         json_schema: Some(schema()),
         max_tokens: None,
     }
@@ -137,7 +158,13 @@ pub fn build_request(source: &Lang, target: &Lang, entries: &[&Entry], items: &[
 /// items in the given order, so callers pass one chapter at a time. Returns index ranges.
 /// An item too large to fit even alone is put in a batch of its own; the caller checks the
 /// budget again before sending.
-pub fn batch_ranges(source: &Lang, target: &Lang, items: &[ReviewItem], entries_tokens: usize, budget_tokens: usize) -> Vec<std::ops::Range<usize>> {
+pub fn batch_ranges(
+    source: &Lang,
+    target: &Lang,
+    items: &[ReviewItem],
+    entries_tokens: usize,
+    budget_tokens: usize,
+) -> Vec<std::ops::Range<usize>> {
     let base = build_request(source, target, &[], &[]).prompt_tokens_estimate() + entries_tokens;
     let mut out = Vec::new();
     let mut start = 0;
@@ -171,8 +198,13 @@ pub fn parse(value: &Value, asked: &[&str]) -> (ProofReport, ParseStats) {
         };
         let mut alias = false;
         let unit = str_field(&obj, &["unit", "unit_id", "id"], &mut alias);
-        let kind = str_field(&obj, &["type", "kind", "category"], &mut alias).unwrap_or_else(|| "other".into());
-        let detail = str_field(&obj, &["detail", "description", "comment", "message"], &mut alias);
+        let kind = str_field(&obj, &["type", "kind", "category"], &mut alias)
+            .unwrap_or_else(|| "other".into());
+        let detail = str_field(
+            &obj,
+            &["detail", "description", "comment", "message"],
+            &mut alias,
+        );
         let (Some(unit), Some(detail)) = (unit, detail) else {
             stats.drop_item("issue without unit or detail");
             continue;
@@ -193,7 +225,11 @@ pub fn parse(value: &Value, asked: &[&str]) -> (ProofReport, ParseStats) {
         } else {
             stats.accepted += 1;
         }
-        report.issues.push(Issue { unit, kind, detail: crate::util::excerpt(&detail, 600) });
+        report.issues.push(Issue {
+            unit,
+            kind,
+            detail: crate::util::excerpt(&detail, 600),
+        });
     }
     if let Value::Object(obj) = value {
         let list = obj.get("units_need_revision").or_else(|| obj.get("revise"));
@@ -224,7 +260,14 @@ mod tests {
     fn batches_stay_within_budget_and_cover_all() {
         let src = "Some source sentence here. ".repeat(40);
         let tgt = "一些译文句子在这里。".repeat(40);
-        let items: Vec<ReviewItem> = (0..30).map(|_| ReviewItem { unit: "c-000", source: &src, target: &tgt, findings: vec![] }).collect();
+        let items: Vec<ReviewItem> = (0..30)
+            .map(|_| ReviewItem {
+                unit: "c-000",
+                source: &src,
+                target: &tgt,
+                findings: vec![],
+            })
+            .collect();
         let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
         let ranges = batch_ranges(&en, &zh, &items, 0, 4000);
         assert!(ranges.len() > 1);
@@ -257,14 +300,25 @@ mod tests {
         assert_eq!((s.accepted, s.repaired, s.dropped), (1, 1, 4));
         let (r, _) = parse(&Value::Null, &["c-001"]);
         assert!(r.issues.is_empty());
-        let (r, s) = parse(&json!([{"unit": "c-001", "type": "fluency", "detail": "stiff"}]), &["c-001"]);
+        let (r, s) = parse(
+            &json!([{"unit": "c-001", "type": "fluency", "detail": "stiff"}]),
+            &["c-001"],
+        );
         assert_eq!((r.issues.len(), s.repaired), (1, 1));
     }
 
     #[test]
     fn merge_dedups_revisions() {
-        let mut a = ProofReport { units_need_revision: vec!["x".into()], summary: "a".into(), ..Default::default() };
-        a.merge(&ProofReport { units_need_revision: vec!["x".into(), "y".into()], summary: "b".into(), ..Default::default() });
+        let mut a = ProofReport {
+            units_need_revision: vec!["x".into()],
+            summary: "a".into(),
+            ..Default::default()
+        };
+        a.merge(&ProofReport {
+            units_need_revision: vec!["x".into(), "y".into()],
+            summary: "b".into(),
+            ..Default::default()
+        });
         assert_eq!(a.units_need_revision, vec!["x", "y"]);
         assert_eq!(a.summary, "a b");
     }

@@ -103,7 +103,12 @@ pub fn parse_glossary_message(text: &str) -> Vec<(String, String)> {
 }
 
 /// The request for one unit (first translation when `revision` is `None`).
-pub fn build_request(setup: &Setup, entries: &[&Entry], unit_text: &str, revision: Option<&Revision>) -> Request {
+pub fn build_request(
+    setup: &Setup,
+    entries: &[&Entry],
+    unit_text: &str,
+    revision: Option<&Revision>,
+) -> Request {
     let mut messages = vec![
         Message::system(system_prompt(setup)),
         Message::user(glossary_message(entries)),
@@ -141,7 +146,9 @@ pub fn source_of(req: &Request) -> Option<&str> {
 /// The previous translation and feedback of a revision request, if it is one.
 pub fn revision_of(req: &Request) -> Option<(&str, &str)> {
     match (req.messages.get(3), req.messages.get(4)) {
-        (Some(a), Some(u)) if a.role == Role::Assistant => Some((a.content.as_str(), u.content.as_str())),
+        (Some(a), Some(u)) if a.role == Role::Assistant => {
+            Some((a.content.as_str(), u.content.as_str()))
+        }
         _ => None,
     }
 }
@@ -188,7 +195,12 @@ pub fn postprocess(source: &str, answer: &str) -> (String, Cleanup) {
     cleanup.think_removed = !think.is_empty();
     let mut body = text.replace("\r\n", "\n");
     let src_norm = source.replace("\r\n", "\n");
-    let src_first = src_norm.trim_start().lines().next().unwrap_or("").to_lowercase();
+    let src_first = src_norm
+        .trim_start()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
 
     // Preamble line.
     let trimmed = body.trim_start();
@@ -211,17 +223,21 @@ pub fn postprocess(source: &str, answer: &str) -> (String, Cleanup) {
         let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
         if let Some(nl) = t.find('\n') {
             let inner = &t[nl + 1..];
-            if let Some(stripped) = inner.trim_end().strip_suffix(fence.as_str()) {
-                if !stripped.contains(&format!("\n{fence}")) {
-                    body = stripped.to_string();
-                    cleanup.fence_unwrapped = true;
-                }
+            if let Some(stripped) = inner.trim_end().strip_suffix(fence.as_str())
+                && !stripped.contains(&format!("\n{fence}"))
+            {
+                body = stripped.to_string();
+                cleanup.fence_unwrapped = true;
             }
         }
     }
 
     // Restore the source's surrounding whitespace, BOM and line endings.
-    let bom = if src_norm.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+    let bom = if src_norm.starts_with('\u{feff}') {
+        "\u{feff}"
+    } else {
+        ""
+    };
     let src_body = &src_norm[bom.len()..];
     let lead = &src_body[..src_body.len() - src_body.trim_start().len()];
     let trail = &src_body[src_body.trim_end().len()..];
@@ -248,13 +264,21 @@ mod tests {
 
     #[test]
     fn prefix_is_stable_and_unit_is_last() {
-        let e = Entry { source: "Agent".into(), target: "智能体".into(), note: "core".into(), origin: Origin::HouseStyle };
+        let e = Entry {
+            source: "Agent".into(),
+            target: "智能体".into(),
+            note: "core".into(),
+            origin: Origin::HouseStyle,
+        };
         let a = build_request(&setup(), &[&e], "An Agent acts.\n", None);
         let b = build_request(&setup(), &[], "Other text.\n", None);
         assert_eq!(a.messages[0], b.messages[0]);
         assert_eq!(source_of(&a), Some("An Agent acts.\n"));
         assert_eq!(a.messages.last().unwrap().content, "An Agent acts.\n");
-        assert_eq!(parse_glossary_message(&a.messages[1].content), vec![("Agent".to_string(), "智能体".to_string())]);
+        assert_eq!(
+            parse_glossary_message(&a.messages[1].content),
+            vec![("Agent".to_string(), "智能体".to_string())]
+        );
     }
 
     #[test]
@@ -268,7 +292,10 @@ mod tests {
     #[test]
     fn cleans_preamble_think_and_fence() {
         let src = "Hello world.\n\n";
-        let (out, c) = postprocess(src, "<think>hmm</think>Here is the translation:\n```markdown\n你好，世界。\n```\n");
+        let (out, c) = postprocess(
+            src,
+            "<think>hmm</think>Here is the translation:\n```markdown\n你好，世界。\n```\n",
+        );
         assert_eq!(out, "你好，世界。\n\n");
         assert!(c.think_removed && c.fence_unwrapped && c.preamble_removed.is_some());
     }
@@ -301,7 +328,10 @@ mod tests {
 
     #[test]
     fn revision_carries_previous_and_feedback() {
-        let r = Revision { previous: "旧译文".into(), feedback: vec!["untranslated".into()] };
+        let r = Revision {
+            previous: "旧译文".into(),
+            feedback: vec!["untranslated".into()],
+        };
         let req = build_request(&setup(), &[], "Source.\n", Some(&r));
         let (prev, fb) = revision_of(&req).unwrap();
         assert_eq!(prev, "旧译文");

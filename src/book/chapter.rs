@@ -11,19 +11,25 @@ use sha2::{Digest, Sha256};
 /// Errors while reading a chapter. Each names the file and says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ChapterError {
-    #[error("cannot read chapter {path}: {source}. Check the path in the campaign file (paths are relative to it).")]
+    #[error(
+        "cannot read chapter {path}: {source}. Check the path in the campaign file (paths are relative to it)."
+    )]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("chapter {path} is not UTF-8 text: invalid byte at line {line}, byte offset {offset}. Convert it to UTF-8 (e.g. `iconv -t UTF-8`) and run again.")]
+    #[error(
+        "chapter {path} is not UTF-8 text: invalid byte at line {line}, byte offset {offset}. Convert it to UTF-8 (e.g. `iconv -t UTF-8`) and run again."
+    )]
     NotUtf8 {
         path: String,
         line: usize,
         offset: usize,
     },
-    #[error("chapter {path} looks binary (NUL byte at line {line}, byte offset {offset}). Only Markdown text can be translated; remove it from `chapters`.")]
+    #[error(
+        "chapter {path} looks binary (NUL byte at line {line}, byte offset {offset}). Only Markdown text can be translated; remove it from `chapters`."
+    )]
     Binary {
         path: String,
         line: usize,
@@ -128,7 +134,11 @@ pub fn chapter_key(file_name: &str) -> String {
         })
         .collect();
     let key = key.trim_start_matches('.').to_string();
-    if key.is_empty() { "chapter".into() } else { key }
+    if key.is_empty() {
+        "chapter".into()
+    } else {
+        key
+    }
 }
 
 #[cfg(test)]

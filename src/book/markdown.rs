@@ -71,10 +71,8 @@ pub fn prose_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
                 }
                 link_stack.push(auto);
             }
-            Event::End(TagEnd::Link) => {
-                if link_stack.pop() == Some(true) {
-                    skip = skip.saturating_sub(1);
-                }
+            Event::End(TagEnd::Link) if link_stack.pop() == Some(true) => {
+                skip = skip.saturating_sub(1);
             }
             Event::Text(_) if skip == 0 => out.push(r.start + bom..r.end + bom),
             _ => {}
@@ -92,29 +90,44 @@ pub fn protected_spans(slice: &str) -> Vec<std::ops::Range<usize>> {
     let mut i = 0;
     while i < bytes.len() {
         let rest = &slice[i..];
-        let word_start = i == 0 || bytes[i - 1].is_ascii_whitespace() || matches!(bytes[i - 1], b'(' | b'<' | b'"' | b'\'' | b'[');
+        let word_start = i == 0
+            || bytes[i - 1].is_ascii_whitespace()
+            || matches!(bytes[i - 1], b'(' | b'<' | b'"' | b'\'' | b'[');
         let is_url = word_start
-            && (rest.starts_with("http://") || rest.starts_with("https://") || rest.starts_with("www.") || rest.starts_with("ftp://"));
+            && (rest.starts_with("http://")
+                || rest.starts_with("https://")
+                || rest.starts_with("www.")
+                || rest.starts_with("ftp://"));
         if is_url {
-            let mut end = rest.find(|c: char| c.is_whitespace() || c == '<' || c == '>').map_or(slice.len(), |e| i + e);
-            while end > i && matches!(bytes[end - 1], b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\'') {
+            let mut end = rest
+                .find(|c: char| c.is_whitespace() || c == '<' || c == '>')
+                .map_or(slice.len(), |e| i + e);
+            while end > i
+                && matches!(
+                    bytes[end - 1],
+                    b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\''
+                )
+            {
                 end -= 1;
             }
             spans.push(i..end);
             i = end.max(i + 1);
             continue;
         }
-        if bytes[i] == b'&' {
-            if let Some(semi) = rest[1..].find(';') {
-                let name = &rest[1..1 + semi];
-                if (1..=32).contains(&name.len())
-                    && (name.chars().all(|c| c.is_ascii_alphanumeric())
-                        || (name.starts_with('#') && name[1..].chars().all(|c| c.is_ascii_hexdigit() || c == 'x' || c == 'X')))
-                {
-                    spans.push(i..i + semi + 2);
-                    i += semi + 2;
-                    continue;
-                }
+        if bytes[i] == b'&'
+            && let Some(semi) = rest[1..].find(';')
+        {
+            let name = &rest[1..1 + semi];
+            if (1..=32).contains(&name.len())
+                && (name.chars().all(|c| c.is_ascii_alphanumeric())
+                    || (name.starts_with('#')
+                        && name[1..]
+                            .chars()
+                            .all(|c| c.is_ascii_hexdigit() || c == 'x' || c == 'X')))
+            {
+                spans.push(i..i + semi + 2);
+                i += semi + 2;
+                continue;
             }
         }
         i += rest.chars().next().map_or(1, char::len_utf8);
@@ -132,7 +145,10 @@ mod tests {
         let prose: Vec<&str> = prose_ranges(text).into_iter().map(|r| &text[r]).collect();
         assert!(prose.contains(&"Title"));
         assert!(prose.contains(&"link"));
-        assert!(!prose.iter().any(|p| p.contains("fn x") || p.contains("code") || p.contains("auto.link") || p.contains("html")));
+        assert!(!prose.iter().any(|p| p.contains("fn x")
+            || p.contains("code")
+            || p.contains("auto.link")
+            || p.contains("html")));
     }
 
     #[test]
@@ -146,6 +162,9 @@ mod tests {
     fn protects_urls_and_entities() {
         let s = "Visit https://x.y/z?a=1. Also &amp; and &#x27; not & alone; www.site.org!";
         let spans: Vec<&str> = protected_spans(s).into_iter().map(|r| &s[r]).collect();
-        assert_eq!(spans, vec!["https://x.y/z?a=1", "&amp;", "&#x27;", "www.site.org"]);
+        assert_eq!(
+            spans,
+            vec!["https://x.y/z?a=1", "&amp;", "&#x27;", "www.site.org"]
+        );
     }
 }

@@ -100,8 +100,26 @@ pub struct Block {
 
 /// HTML elements that commonly wrap Markdown content across blank lines.
 const HTML_CONTAINERS: &[&str] = &[
-    "div", "details", "table", "figure", "section", "article", "aside", "blockquote", "ul", "ol",
-    "dl", "pre", "center", "picture", "video", "audio", "nav", "header", "footer", "main",
+    "div",
+    "details",
+    "table",
+    "figure",
+    "section",
+    "article",
+    "aside",
+    "blockquote",
+    "ul",
+    "ol",
+    "dl",
+    "pre",
+    "center",
+    "picture",
+    "video",
+    "audio",
+    "nav",
+    "header",
+    "footer",
+    "main",
 ];
 
 /// Net count of opened minus closed [`HTML_CONTAINERS`] tags in `html` (case-insensitive).
@@ -124,7 +142,9 @@ fn html_container_balance(html: &str) -> i64 {
         if !HTML_CONTAINERS.contains(&name) {
             continue;
         }
-        let tag_end = lower[name_end..].find('>').map_or(lower.len(), |e| name_end + e);
+        let tag_end = lower[name_end..]
+            .find('>')
+            .map_or(lower.len(), |e| name_end + e);
         let self_closing = lower[..tag_end].ends_with('/');
         if closing {
             balance -= 1;
@@ -220,10 +240,8 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                     );
                 }
             }
-            Event::Text(t) if in_code_or_html == 0 => {
-                if t.chars().any(|c| c.is_alphanumeric()) {
-                    has_prose = true;
-                }
+            Event::Text(t) if in_code_or_html == 0 && t.chars().any(|c| c.is_alphanumeric()) => {
+                has_prose = true;
             }
             Event::Rule if depth == 0 => {
                 // A leaf at top level (a thematic break): a block of its own.
@@ -463,7 +481,10 @@ mod tests {
     fn html_balance_counts_containers_only() {
         assert_eq!(html_container_balance("<div><p>x</p>"), 1);
         assert_eq!(html_container_balance("</div>"), -1);
-        assert_eq!(html_container_balance("<details><summary>s</summary></details>"), 0);
+        assert_eq!(
+            html_container_balance("<details><summary>s</summary></details>"),
+            0
+        );
         assert_eq!(html_container_balance("<br/><img src=x>"), 0);
     }
 }

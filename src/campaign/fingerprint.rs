@@ -45,7 +45,14 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    pub fn new(plan: &Plan, chapters: &[Chapter], units: &[Unit], glossaries: &[(String, String)], house: &Termbase, guide: &str) -> Manifest {
+    pub fn new(
+        plan: &Plan,
+        chapters: &[Chapter],
+        units: &[Unit],
+        glossaries: &[(String, String)],
+        house: &Termbase,
+        guide: &str,
+    ) -> Manifest {
         Manifest {
             schema_version: STATE_SCHEMA_VERSION,
             prompt_version: crate::agents::PROMPT_VERSION.into(),
@@ -58,14 +65,20 @@ impl Manifest {
             max_context_tokens: plan.max_context_tokens,
             guide_sha256: crate::util::sha256_hex(guide),
             glossaries: glossaries.to_vec(),
-            house_termbase_sha256: crate::util::sha256_hex(serde_json::to_vec(house).unwrap_or_default()),
+            house_termbase_sha256: crate::util::sha256_hex(
+                serde_json::to_vec(house).unwrap_or_default(),
+            ),
             chapters: chapters
                 .iter()
                 .map(|c| ChapterPrint {
                     key: c.key.clone(),
                     path: c.rel_path.clone(),
                     sha256: c.sha256.clone(),
-                    units: units.iter().filter(|u| u.chapter == c.key).map(|u| u.sha256.clone()).collect(),
+                    units: units
+                        .iter()
+                        .filter(|u| u.chapter == c.key)
+                        .map(|u| u.sha256.clone())
+                        .collect(),
                 })
                 .collect(),
         }
@@ -92,12 +105,22 @@ impl Manifest {
         field("prompt version", &old.prompt_version, &self.prompt_version);
         field("state schema", &old.schema_version, &self.schema_version);
         field("max_unit_chars", &old.max_unit_chars, &self.max_unit_chars);
-        field("revision_rounds", &old.revision_rounds, &self.revision_rounds);
-        field("max_context_tokens", &old.max_context_tokens, &self.max_context_tokens);
+        field(
+            "revision_rounds",
+            &old.revision_rounds,
+            &self.revision_rounds,
+        );
+        field(
+            "max_context_tokens",
+            &old.max_context_tokens,
+            &self.max_context_tokens,
+        );
         if old.guide_sha256 != self.guide_sha256 {
             d.push("the translation guide changed".into());
         }
-        if old.glossaries != self.glossaries || old.house_termbase_sha256 != self.house_termbase_sha256 {
+        if old.glossaries != self.glossaries
+            || old.house_termbase_sha256 != self.house_termbase_sha256
+        {
             let changed: Vec<&str> = self
                 .glossaries
                 .iter()
@@ -114,9 +137,19 @@ impl Manifest {
             match old.chapters.iter().find(|o| o.key == ch.key) {
                 None => d.push(format!("chapter added: {}", ch.path)),
                 Some(o) if o.sha256 != ch.sha256 => {
-                    let changed = ch.units.iter().enumerate().filter(|(i, h)| o.units.get(*i) != Some(*h)).count()
+                    let changed = ch
+                        .units
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, h)| o.units.get(*i) != Some(*h))
+                        .count()
                         + o.units.len().saturating_sub(ch.units.len());
-                    d.push(format!("source changed: {} ({} of {} units differ)", ch.path, changed, ch.units.len()));
+                    d.push(format!(
+                        "source changed: {} ({} of {} units differ)",
+                        ch.path,
+                        changed,
+                        ch.units.len()
+                    ));
                 }
                 _ => {}
             }

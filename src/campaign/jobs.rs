@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::fingerprint::STATE_SCHEMA_VERSION;
 use super::manager::{Action, Manager};
 use super::state::State;
 use super::store::{Output, ResultFile};
-use super::fingerprint::STATE_SCHEMA_VERSION;
 use crate::agents::glossary::{self, Candidate};
 use crate::agents::json::{self, ParseStats};
 use crate::agents::{Agent, manager as manager_agent, proofreading, translation};
@@ -18,10 +18,22 @@ use crate::llm::{Answer, LlmError, Provider, Request, Usage};
 /// What to do with the answer.
 #[derive(Debug, Clone)]
 pub enum JobKind {
-    Translation { round: u32, source: String },
-    Glossary { asked: Vec<Candidate> },
-    Proofread { round: u32, units: Vec<String> },
-    Decide { round: u32, forced: Vec<String>, candidates: Vec<String> },
+    Translation {
+        round: u32,
+        source: String,
+    },
+    Glossary {
+        asked: Vec<Candidate>,
+    },
+    Proofread {
+        round: u32,
+        units: Vec<String>,
+    },
+    Decide {
+        round: u32,
+        forced: Vec<String>,
+        candidates: Vec<String>,
+    },
 }
 
 /// A prepared call: the request and how to read its answer. Owns all its data, so it can run
@@ -38,7 +50,9 @@ pub struct Job {
 /// Why a job was not sent.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PrepareError {
-    #[error("the request would need {tokens} prompt tokens, over max_context_tokens = {budget}; nothing was sent. Lower max_unit_chars or raise max_context_tokens in the campaign file.")]
+    #[error(
+        "the request would need {tokens} prompt tokens, over max_context_tokens = {budget}; nothing was sent. Lower max_unit_chars or raise max_context_tokens in the campaign file."
+    )]
     OverBudget { tokens: usize, budget: usize },
 }
 
@@ -74,15 +88,29 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let source = c.source_text(u).to_string();
             let entries = termbase.relevant_to(&source);
             let revision = (*round > 0).then(|| {
-                let previous = s.latest_translation(&u.id, round - 1).map(|(_, t)| t.to_string()).unwrap_or_default();
-                translation::Revision { previous, feedback: feedback_for(m, s, &u.id, round - 1) }
+                let previous = s
+                    .latest_translation(&u.id, round - 1)
+                    .map(|(_, t)| t.to_string())
+                    .unwrap_or_default();
+                translation::Revision {
+                    previous,
+                    feedback: feedback_for(m, s, &u.id, round - 1),
+                }
             });
             Job {
                 call,
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
-                request: translation::build_request(&c.translation_setup(), &entries, &source, revision.as_ref()),
-                kind: JobKind::Translation { round: *round, source },
+                request: translation::build_request(
+                    &c.translation_setup(),
+                    &entries,
+                    &source,
+                    revision.as_ref(),
+                ),
+                kind: JobKind::Translation {
+                    round: *round,
+                    source,
+                },
             }
         }
         Action::Proofread { round, units, .. } => {
@@ -90,14 +118,20 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let mut joined_source = String::new();
             for id in units {
                 let Some(u) = c.unit(id) else { continue };
-                let Some((_, target)) = s.latest_translation(id, *round) else { continue };
+                let Some((_, target)) = s.latest_translation(id, *round) else {
+                    continue;
+                };
                 let source = c.source_text(u);
                 joined_source.push_str(source);
                 items.push(proofreading::ReviewItem {
                     unit: &u.id,
                     source,
                     target,
-                    findings: s.latest_findings(id, *round).iter().map(|f| f.line()).collect(),
+                    findings: s
+                        .latest_findings(id, *round)
+                        .iter()
+                        .map(|f| f.line())
+                        .collect(),
                 });
             }
             let entries = termbase.relevant_to(&joined_source);
@@ -105,8 +139,16 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 call,
                 agent: Agent::Proofreading,
                 unit: None,
-                request: proofreading::build_request(&p.source_lang, &p.target_lang, &entries, &items),
-                kind: JobKind::Proofread { round: *round, units: units.clone() },
+                request: proofreading::build_request(
+                    &p.source_lang,
+                    &p.target_lang,
+                    &entries,
+                    &items,
+                ),
+                kind: JobKind::Proofread {
+                    round: *round,
+                    units: units.clone(),
+                },
             }
         }
         Action::Decide { round } => {
@@ -118,14 +160,21 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 agent: Agent::Manager,
                 unit: None,
                 request: manager_agent::build_request(&ctx, &findings.to_string()),
-                kind: JobKind::Decide { round: *round, forced, candidates },
+                kind: JobKind::Decide {
+                    round: *round,
+                    forced,
+                    candidates,
+                },
             }
         }
         Action::MergeGlossary | Action::WriteOutputs => unreachable!("local actions have no job"),
     };
     let tokens = job.request.prompt_tokens_estimate();
     if tokens > p.max_context_tokens {
-        return Err(PrepareError::OverBudget { tokens, budget: p.max_context_tokens });
+        return Err(PrepareError::OverBudget {
+            tokens,
+            budget: p.max_context_tokens,
+        });
     }
     Ok(job)
 }
@@ -139,7 +188,14 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     let mut flagged: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
     let mut summaries = Vec::new();
     for (call, r) in &s.finished {
-        let Output::Proofread { round: r_round, report, .. } = &r.output else { continue };
+        let Output::Proofread {
+            round: r_round,
+            report,
+            ..
+        } = &r.output
+        else {
+            continue;
+        };
         if *r_round != round || !call.starts_with("proofread/") {
             continue;
         }
@@ -147,14 +203,25 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
             summaries.push(crate::util::excerpt(&report.summary, 200));
         }
         for i in &report.issues {
-            flagged.entry(i.unit.clone()).or_default().push(json!({"type": i.kind, "detail": crate::util::excerpt(&i.detail, 160)}));
+            flagged
+                .entry(i.unit.clone())
+                .or_default()
+                .push(json!({"type": i.kind, "detail": crate::util::excerpt(&i.detail, 160)}));
         }
         for u in &report.units_need_revision {
             flagged.entry(u.clone()).or_default();
         }
     }
-    let candidates: Vec<String> = flagged.keys().filter(|u| !forced.contains(u)).take(MAX_DECISION_CANDIDATES).cloned().collect();
-    let shown: Vec<Value> = candidates.iter().map(|u| json!({"unit": u, "issues": flagged[u]})).collect();
+    let candidates: Vec<String> = flagged
+        .keys()
+        .filter(|u| !forced.contains(u))
+        .take(MAX_DECISION_CANDIDATES)
+        .cloned()
+        .collect();
+    let shown: Vec<Value> = candidates
+        .iter()
+        .map(|u| json!({"unit": u, "issues": flagged[u]}))
+        .collect();
     let forced_shown: Vec<Value> = forced
         .iter()
         .take(10)
@@ -182,16 +249,28 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
         .map(|f| f.line())
         .collect();
     for r in s.finished.values() {
-        if let Output::Proofread { round: rr, report, .. } = &r.output {
-            if *rr == round {
-                lines.extend(report.issues.iter().filter(|i| i.unit == unit).map(|i| format!("{}: {}", i.kind, i.detail)));
-            }
+        if let Output::Proofread {
+            round: rr, report, ..
+        } = &r.output
+            && *rr == round
+        {
+            lines.extend(
+                report
+                    .issues
+                    .iter()
+                    .filter(|i| i.unit == unit)
+                    .map(|i| format!("{}: {}", i.kind, i.detail)),
+            );
         }
     }
-    if let Some((_, reason)) = m.revision_set(s, round).into_iter().find(|(u, _)| u == unit) {
-        if !reason.is_empty() && reason != "deterministic QA errors" {
-            lines.push(format!("editor: {reason}"));
-        }
+    if let Some((_, reason)) = m
+        .revision_set(s, round)
+        .into_iter()
+        .find(|(u, _)| u == unit)
+        && !reason.is_empty()
+        && reason != "deterministic QA errors"
+    {
+        lines.push(format!("editor: {reason}"));
     }
     if lines.is_empty() {
         lines.push("re-check accuracy, terminology and completeness".into());
@@ -202,7 +281,11 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
 /// Sends the job and turns the answer into a result file. Never panics on bad answers.
 pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFailure> {
     let started = Instant::now();
-    let fail = |e: LlmError| JobFailure { fatal: e.is_fatal_for_campaign(), error: e.to_string(), attempts: 0 };
+    let fail = |e: LlmError| JobFailure {
+        fatal: e.is_fatal_for_campaign(),
+        error: e.to_string(),
+        attempts: 0,
+    };
     let answer = provider.complete(&job.request).await.map_err(fail)?;
     let mut usage = answer.usage;
     let mut attempts = answer.attempts;
@@ -218,9 +301,18 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
             }
             let (text, cleanup) = translation::postprocess(source, &answer.content);
             if text.trim().is_empty() && !source.trim().is_empty() {
-                return Err(JobFailure { error: "the translation was empty after clean-up".into(), attempts, fatal: false });
+                return Err(JobFailure {
+                    error: "the translation was empty after clean-up".into(),
+                    attempts,
+                    fatal: false,
+                });
             }
-            Output::Translation { round: *round, text, cleanup, reasoning_chars: answer.reasoning.chars().count() }
+            Output::Translation {
+                round: *round,
+                text,
+                cleanup,
+                reasoning_chars: answer.reasoning.chars().count(),
+            }
         }
         kind => {
             let (value, mut stats, extra) = structured(provider, &job.request, &answer).await;
@@ -234,19 +326,38 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
                     let terms: Vec<String> = asked.iter().map(|c| c.term.clone()).collect();
                     let (entries, s) = glossary::parse(&value, &terms);
                     merge_stats(&mut stats, s);
-                    Output::GlossaryBatch { asked: asked.clone(), entries, stats }
+                    Output::GlossaryBatch {
+                        asked: asked.clone(),
+                        entries,
+                        stats,
+                    }
                 }
                 JobKind::Proofread { round, units } => {
                     let ids: Vec<&str> = units.iter().map(String::as_str).collect();
                     let (report, s) = proofreading::parse(&value, &ids);
                     merge_stats(&mut stats, s);
-                    Output::Proofread { round: *round, units: units.clone(), report, stats }
+                    Output::Proofread {
+                        round: *round,
+                        units: units.clone(),
+                        report,
+                        stats,
+                    }
                 }
-                JobKind::Decide { round, forced, candidates } => {
+                JobKind::Decide {
+                    round,
+                    forced,
+                    candidates,
+                } => {
                     let ids: Vec<&str> = candidates.iter().map(String::as_str).collect();
                     let (decision, s) = manager_agent::parse(&value, &ids);
                     merge_stats(&mut stats, s);
-                    Output::Decision { round: *round, forced: forced.clone(), candidates: candidates.clone(), decision, stats }
+                    Output::Decision {
+                        round: *round,
+                        forced: forced.clone(),
+                        candidates: candidates.clone(),
+                        decision,
+                        stats,
+                    }
                 }
                 JobKind::Translation { .. } => unreachable!(),
             }
@@ -283,7 +394,11 @@ fn merge_stats(into: &mut ParseStats, from: ParseStats) {
 
 /// Reads a structured answer as JSON; on failure sends one schema-repair request; if that also
 /// fails (or cannot be sent), falls back to `null`, which every parser reads as "nothing".
-async fn structured(provider: &Provider, req: &Request, answer: &Answer) -> (Value, ParseStats, Option<Answer>) {
+async fn structured(
+    provider: &Provider,
+    req: &Request,
+    answer: &Answer,
+) -> (Value, ParseStats, Option<Answer>) {
     let mut stats = ParseStats::default();
     match json::extract(&answer.content) {
         Ok(v) => (v, stats, None),
@@ -294,13 +409,25 @@ async fn structured(provider: &Provider, req: &Request, answer: &Answer) -> (Val
                 Ok(a2) => match json::extract(&a2.content) {
                     Ok(v) => (v, stats, Some(a2)),
                     Err(e2) => {
-                        stats.drop_item(format!("repaired answer was not JSON either ({e2}); used an empty default"));
+                        stats.drop_item(format!(
+                            "repaired answer was not JSON either ({e2}); used an empty default"
+                        ));
                         (Value::Null, stats, Some(a2))
                     }
                 },
                 Err(e2) => {
-                    stats.drop_item(format!("repair request failed ({e2}); used an empty default"));
-                    (Value::Null, stats, Some(Answer { usage: Usage::default(), attempts: 1, ..Default::default() }))
+                    stats.drop_item(format!(
+                        "repair request failed ({e2}); used an empty default"
+                    ));
+                    (
+                        Value::Null,
+                        stats,
+                        Some(Answer {
+                            usage: Usage::default(),
+                            attempts: 1,
+                            ..Default::default()
+                        }),
+                    )
                 }
             }
         }

@@ -27,9 +27,9 @@ use serde::Serialize;
 use super::Campaign;
 use super::state::{AgentUsage, LogLine, State};
 use super::store::Output;
+use crate::agents::Agent;
 use crate::agents::glossary::{self, Candidate};
 use crate::agents::proofreading::{self, ReviewItem};
-use crate::agents::Agent;
 use crate::qa;
 
 /// Most term candidates sent to the Glossary agent for a whole book.
@@ -47,7 +47,12 @@ pub enum Action {
     /// Translation call for unit `unit` (index into `Campaign::units`) at `round`.
     Translate { unit: usize, round: u32 },
     /// Proofreading call over some units of one chapter.
-    Proofread { round: u32, chapter: String, batch: usize, units: Vec<String> },
+    Proofread {
+        round: u32,
+        chapter: String,
+        batch: usize,
+        units: Vec<String>,
+    },
     /// The Manager's decision call for `round`.
     Decide { round: u32 },
     /// Local: write the translated chapters.
@@ -61,7 +66,12 @@ impl Action {
             Action::GlossaryBatch(n) => format!("glossary/b{n:03}"),
             Action::MergeGlossary => "local/merge-glossary".into(),
             Action::Translate { unit, round } => translate_key(&c.units[*unit].id, *round),
-            Action::Proofread { round, chapter, batch, .. } => format!("proofread/r{round}/{chapter}/b{batch:02}"),
+            Action::Proofread {
+                round,
+                chapter,
+                batch,
+                ..
+            } => format!("proofread/r{round}/{chapter}/b{batch:02}"),
             Action::Decide { round } => format!("decide/r{round}"),
             Action::WriteOutputs => "local/write-outputs".into(),
         }
@@ -111,12 +121,15 @@ pub struct Step {
     pub actions: Vec<Action>,
 }
 
+/// A planned proofreading batch: (chapter key, unit ids).
+pub type ProofBatchPlan = (String, Vec<String>);
+
 /// The Manager of one campaign run.
 pub struct Manager<'a> {
     pub campaign: &'a Campaign,
     /// Candidate batches for the Glossary agent (deterministic for the campaign's inputs).
     pub glossary_batches: Vec<Vec<Candidate>>,
-    proofread_batches: Mutex<BTreeMap<u32, Vec<(String, Vec<String>)>>>,
+    proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
 }
 
 impl<'a> Manager<'a> {
@@ -129,9 +142,20 @@ impl<'a> Manager<'a> {
         let glossary_batches = if cands.is_empty() {
             Vec::new()
         } else {
-            glossary::batches(&p.source_lang, &p.target_lang, &campaign.house, &cands, p.max_context_tokens / 2, CANDIDATES_PER_BATCH)
+            glossary::batches(
+                &p.source_lang,
+                &p.target_lang,
+                &campaign.house,
+                &cands,
+                p.max_context_tokens / 2,
+                CANDIDATES_PER_BATCH,
+            )
         };
-        Manager { campaign, glossary_batches, proofread_batches: Mutex::new(BTreeMap::new()) }
+        Manager {
+            campaign,
+            glossary_batches,
+            proofread_batches: Mutex::new(BTreeMap::new()),
+        }
     }
 
     /// Units (ids) translated in `round`: all prose units for round 0, else the revision set
@@ -140,7 +164,10 @@ impl<'a> Manager<'a> {
         if round == 0 {
             self.campaign.prose_units().map(|u| u.id.clone()).collect()
         } else {
-            self.revision_set(s, round - 1).into_iter().map(|(u, _)| u).collect()
+            self.revision_set(s, round - 1)
+                .into_iter()
+                .map(|(u, _)| u)
+                .collect()
         }
     }
 
@@ -159,14 +186,27 @@ impl<'a> Manager<'a> {
             return Vec::new();
         }
         let mut set: BTreeMap<usize, (String, String)> = BTreeMap::new();
-        let order = |id: &str| self.campaign.units.iter().position(|u| u.id == id).unwrap_or(usize::MAX);
-        match s.finished.get(&format!("decide/r{round}")).map(|r| &r.output) {
-            Some(Output::Decision { forced, decision, .. }) => {
+        let order = |id: &str| {
+            self.campaign
+                .units
+                .iter()
+                .position(|u| u.id == id)
+                .unwrap_or(usize::MAX)
+        };
+        match s
+            .finished
+            .get(&format!("decide/r{round}"))
+            .map(|r| &r.output)
+        {
+            Some(Output::Decision {
+                forced, decision, ..
+            }) => {
                 for u in forced {
                     set.insert(order(u), (u.clone(), "deterministic QA errors".into()));
                 }
                 for o in &decision.revise {
-                    set.entry(order(&o.unit)).or_insert_with(|| (o.unit.clone(), o.reason.clone()));
+                    set.entry(order(&o.unit))
+                        .or_insert_with(|| (o.unit.clone(), o.reason.clone()));
                 }
             }
             _ => {
@@ -180,7 +220,7 @@ impl<'a> Manager<'a> {
 
     /// Proofreading batches of `round`: per chapter, consecutive units within the budget.
     /// Computed once per round (the translations they cover are final by then).
-    pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<(String, Vec<String>)> {
+    pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<ProofBatchPlan> {
         if let Some(b) = self.proofread_batches.lock().unwrap().get(&round) {
             return b.clone();
         }
@@ -189,12 +229,20 @@ impl<'a> Manager<'a> {
         let termbase = s.termbase.as_ref().map(|t| &t.1);
         let mut out = Vec::new();
         for ch in &c.chapters {
-            let mine: Vec<&crate::book::Unit> = c.units_of(&ch.key).filter(|u| units.contains(&u.id)).collect();
+            let mine: Vec<&crate::book::Unit> = c
+                .units_of(&ch.key)
+                .filter(|u| units.contains(&u.id))
+                .collect();
             let items: Vec<ReviewItem> = mine
                 .iter()
                 .filter_map(|u| {
                     let (_, target) = s.latest_translation(&u.id, round)?;
-                    Some(ReviewItem { unit: &u.id, source: c.source_text(u), target, findings: Vec::new() })
+                    Some(ReviewItem {
+                        unit: &u.id,
+                        source: c.source_text(u),
+                        target,
+                        findings: Vec::new(),
+                    })
                 })
                 .collect();
             if items.is_empty() {
@@ -202,14 +250,29 @@ impl<'a> Manager<'a> {
             }
             let entries_tokens = termbase.map_or(0, |tb| {
                 let joined: String = items.iter().map(|i| i.source).collect();
-                tb.relevant_to(&joined).iter().map(|e| crate::tokens::count(&format!("- {} → {}\n", e.source, e.target))).sum()
+                tb.relevant_to(&joined)
+                    .iter()
+                    .map(|e| crate::tokens::count(&format!("- {} → {}\n", e.source, e.target)))
+                    .sum()
             });
-            let ranges = proofreading::batch_ranges(&c.plan.source_lang, &c.plan.target_lang, &items, entries_tokens, c.plan.max_context_tokens * 3 / 4);
+            let ranges = proofreading::batch_ranges(
+                &c.plan.source_lang,
+                &c.plan.target_lang,
+                &items,
+                entries_tokens,
+                c.plan.max_context_tokens * 3 / 4,
+            );
             for r in ranges {
-                out.push((ch.key.clone(), items[r].iter().map(|i| i.unit.to_string()).collect()));
+                out.push((
+                    ch.key.clone(),
+                    items[r].iter().map(|i| i.unit.to_string()).collect(),
+                ));
             }
         }
-        self.proofread_batches.lock().unwrap().insert(round, out.clone());
+        self.proofread_batches
+            .lock()
+            .unwrap()
+            .insert(round, out.clone());
         out
     }
 
@@ -222,16 +285,34 @@ impl<'a> Manager<'a> {
             (!s.is_settled(&k) && !in_flight.contains(&k)).then_some(a)
         };
         // 1. Glossary.
-        let batches: Vec<Action> = (0..self.glossary_batches.len()).map(Action::GlossaryBatch).collect();
+        let batches: Vec<Action> = (0..self.glossary_batches.len())
+            .map(Action::GlossaryBatch)
+            .collect();
         if batches.iter().any(|a| !s.is_done(&key(a))) {
-            if batches.iter().any(|a| s.failed_this_run.contains_key(&key(a))) {
-                return Step { stage: Stage::Blocked, actions: Vec::new() };
+            if batches
+                .iter()
+                .any(|a| s.failed_this_run.contains_key(&key(a)))
+            {
+                return Step {
+                    stage: Stage::Blocked,
+                    actions: Vec::new(),
+                };
             }
-            return Step { stage: Stage::Glossary, actions: batches.into_iter().filter_map(open).collect() };
+            return Step {
+                stage: Stage::Glossary,
+                actions: batches.into_iter().filter_map(open).collect(),
+            };
         }
         if s.termbase.is_none() {
-            let actions = if in_flight.contains(&key(&Action::MergeGlossary)) { vec![] } else { vec![Action::MergeGlossary] };
-            return Step { stage: Stage::Glossary, actions };
+            let actions = if in_flight.contains(&key(&Action::MergeGlossary)) {
+                vec![]
+            } else {
+                vec![Action::MergeGlossary]
+            };
+            return Step {
+                stage: Stage::Glossary,
+                actions,
+            };
         }
         // 2. First translation.
         let first: Vec<Action> = c
@@ -245,9 +326,15 @@ impl<'a> Manager<'a> {
         if !first.is_empty() {
             let runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
             if runnable.is_empty() && in_flight.is_empty() {
-                return Step { stage: Stage::Blocked, actions: Vec::new() };
+                return Step {
+                    stage: Stage::Blocked,
+                    actions: Vec::new(),
+                };
             }
-            return Step { stage: Stage::Translate, actions: runnable };
+            return Step {
+                stage: Stage::Translate,
+                actions: runnable,
+            };
         }
         // 3–5. Review rounds.
         let rounds = c.plan.revision_rounds;
@@ -258,12 +345,23 @@ impl<'a> Manager<'a> {
                     .proofread_batches(s, round)
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (chapter, units))| Action::Proofread { round, chapter, batch: i, units })
+                    .map(|(i, (chapter, units))| Action::Proofread {
+                        round,
+                        chapter,
+                        batch: i,
+                        units,
+                    })
                     .filter(|a| !s.is_settled(&key(a)))
                     .collect();
                 if !pending.is_empty() {
-                    let actions = pending.into_iter().filter(|a| !in_flight.contains(&key(a))).collect();
-                    return Step { stage: Stage::Proofread(round), actions };
+                    let actions = pending
+                        .into_iter()
+                        .filter(|a| !in_flight.contains(&key(a)))
+                        .collect();
+                    return Step {
+                        stage: Stage::Proofread(round),
+                        actions,
+                    };
                 }
             }
             if round >= rounds {
@@ -272,7 +370,10 @@ impl<'a> Manager<'a> {
             let decide = Action::Decide { round };
             if !s.is_settled(&key(&decide)) {
                 let actions = open(decide).into_iter().collect();
-                return Step { stage: Stage::Decide(round), actions };
+                return Step {
+                    stage: Stage::Decide(round),
+                    actions,
+                };
             }
             let revise = self.revision_set(s, round);
             if revise.is_empty() {
@@ -281,21 +382,40 @@ impl<'a> Manager<'a> {
             let pending: Vec<Action> = revise
                 .iter()
                 .filter_map(|(id, _)| c.units.iter().position(|u| &u.id == id))
-                .map(|i| Action::Translate { unit: i, round: round + 1 })
+                .map(|i| Action::Translate {
+                    unit: i,
+                    round: round + 1,
+                })
                 .filter(|a| !s.is_settled(&key(a)))
                 .collect();
             if !pending.is_empty() {
-                let actions = pending.into_iter().filter(|a| !in_flight.contains(&key(a))).collect();
-                return Step { stage: Stage::Revise(round + 1), actions };
+                let actions = pending
+                    .into_iter()
+                    .filter(|a| !in_flight.contains(&key(a)))
+                    .collect();
+                return Step {
+                    stage: Stage::Revise(round + 1),
+                    actions,
+                };
             }
             round += 1;
         }
         // 6. Outputs.
         if !s.outputs_current {
-            let actions = if in_flight.contains(&key(&Action::WriteOutputs)) { vec![] } else { vec![Action::WriteOutputs] };
-            return Step { stage: Stage::Write, actions };
+            let actions = if in_flight.contains(&key(&Action::WriteOutputs)) {
+                vec![]
+            } else {
+                vec![Action::WriteOutputs]
+            };
+            return Step {
+                stage: Stage::Write,
+                actions,
+            };
         }
-        Step { stage: Stage::Complete, actions: Vec::new() }
+        Step {
+            stage: Stage::Complete,
+            actions: Vec::new(),
+        }
     }
 
     /// The Manager's context: see [`ManagerContext`].
@@ -303,15 +423,32 @@ impl<'a> Manager<'a> {
         let c = self.campaign;
         let p = &c.plan;
         let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
-        let translated = prose.iter().filter(|u| s.translation_at(&u.id, 0).is_some()).count();
-        let revised = s.translations.values().filter(|r| r.keys().any(|&k| k > 0)).count();
-        let pending: Vec<&str> = prose.iter().filter(|u| s.translation_at(&u.id, 0).is_none()).map(|u| u.id.as_str()).collect();
+        let translated = prose
+            .iter()
+            .filter(|u| s.translation_at(&u.id, 0).is_some())
+            .count();
+        let revised = s
+            .translations
+            .values()
+            .filter(|r| r.keys().any(|&k| k > 0))
+            .count();
+        let pending: Vec<&str> = prose
+            .iter()
+            .filter(|u| s.translation_at(&u.id, 0).is_none())
+            .map(|u| u.id.as_str())
+            .collect();
         let failed: Vec<&String> = s.open_failures.keys().collect();
         let stage = self.next_step(s, &BTreeSet::new()).stage;
         ManagerContext {
             task: format!(
                 "Translate the book '{}' from {} to {}: {} chapters, {} units ({} to translate), with glossary, proofreading and up to {} revision round(s).",
-                p.name, p.source_lang.name, p.target_lang.name, c.chapters.len(), c.units.len(), prose.len(), p.revision_rounds
+                p.name,
+                p.source_lang.name,
+                p.target_lang.name,
+                c.chapters.len(),
+                c.units.len(),
+                prose.len(),
+                p.revision_rounds
             ),
             guide: GuideRef {
                 file: p.guide.clone(),
@@ -319,10 +456,21 @@ impl<'a> Manager<'a> {
                 chars: c.guide.chars().count(),
             },
             plan: vec![
-                format!("glossary: {} candidate batch(es), house style wins ({} house entries)", self.glossary_batches.len(), c.house.len()),
-                format!("translate: {} units, {} concurrent", prose.len(), p.concurrency),
+                format!(
+                    "glossary: {} candidate batch(es), house style wins ({} house entries)",
+                    self.glossary_batches.len(),
+                    c.house.len()
+                ),
+                format!(
+                    "translate: {} units, {} concurrent",
+                    prose.len(),
+                    p.concurrency
+                ),
                 "proofread: per chapter, batches within the token budget".into(),
-                format!("decide and revise: up to {} round(s); QA errors are always revised", p.revision_rounds),
+                format!(
+                    "decide and revise: up to {} round(s); QA errors are always revised",
+                    p.revision_rounds
+                ),
                 format!("write: {} chapters to out_dir", c.chapters.len()),
             ],
             stage,
@@ -339,8 +487,16 @@ impl<'a> Manager<'a> {
             usage: s.usage.clone(),
             call_log: s.recent.iter().cloned().collect(),
             file_index: FileIndex {
-                campaign: p.campaign_file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-                chapters: c.chapters.iter().map(|ch| (ch.key.clone(), ch.rel_path.clone())).collect(),
+                campaign: p
+                    .campaign_file
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                chapters: c
+                    .chapters
+                    .iter()
+                    .map(|ch| (ch.key.clone(), ch.rel_path.clone()))
+                    .collect(),
                 out_dir: p.rel(&p.out_dir),
                 state: p.rel(&c.state_path()),
                 glossary: s.termbase.as_ref().map(|t| t.0.clone()),

@@ -56,7 +56,8 @@ impl Campaign {
     pub fn load(plan: Plan) -> anyhow::Result<Campaign> {
         let mut chapters = Vec::new();
         for rel in &plan.chapters {
-            let ch = Chapter::load(&plan.campaign_dir, rel).map_err(|e| UsageError::new(e.to_string()))?;
+            let ch = Chapter::load(&plan.campaign_dir, rel)
+                .map_err(|e| UsageError::new(e.to_string()))?;
             chapters.push(ch);
         }
         let mut house_entries = Vec::new();
@@ -70,8 +71,12 @@ impl Campaign {
         }
         let house = Termbase::from_entries(house_entries);
         let guide = match &plan.guide {
-            Some(rel) => std::fs::read_to_string(plan.campaign_dir.join(rel))
-                .map_err(|e| UsageError::new(format!("cannot read the translation guide {rel}: {e}. Fix `guide` in {}", plan.campaign_file.display())))?,
+            Some(rel) => std::fs::read_to_string(plan.campaign_dir.join(rel)).map_err(|e| {
+                UsageError::new(format!(
+                    "cannot read the translation guide {rel}: {e}. Fix `guide` in {}",
+                    plan.campaign_file.display()
+                ))
+            })?,
             None => crate::agents::translation::default_guide(&plan.target_lang),
         };
         let mut units = Vec::new();
@@ -80,9 +85,27 @@ impl Campaign {
         }
         let manifest = Manifest::new(&plan, &chapters, &units, &glossary_hashes, &house, &guide);
         let fingerprint = manifest.fingerprint();
-        let chapter_index = chapters.iter().enumerate().map(|(i, c)| (c.key.clone(), i)).collect();
-        let unit_index = units.iter().enumerate().map(|(i, u)| (u.id.clone(), i)).collect();
-        Ok(Campaign { plan, chapters, units, house, guide, manifest, fingerprint, chapter_index, unit_index })
+        let chapter_index = chapters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key.clone(), i))
+            .collect();
+        let unit_index = units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (u.id.clone(), i))
+            .collect();
+        Ok(Campaign {
+            plan,
+            chapters,
+            units,
+            house,
+            guide,
+            manifest,
+            fingerprint,
+            chapter_index,
+            unit_index,
+        })
     }
 
     /// The chapter with key `key`.

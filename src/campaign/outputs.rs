@@ -19,9 +19,16 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     Some(out)
 }
 
-/// Writes every complete chapter; returns `(path relative to the campaign file, sha256)` for
-/// each file written, and the keys of chapters skipped because a unit is missing.
-pub fn write_all(c: &Campaign, s: &State) -> anyhow::Result<(Vec<(String, String)>, Vec<String>)> {
+/// What [`write_all`] did.
+pub struct Written {
+    /// (path relative to the campaign file, sha256) of each chapter written.
+    pub files: Vec<(String, String)>,
+    /// Keys of chapters skipped because a unit has no translation.
+    pub skipped: Vec<String>,
+}
+
+/// Writes every complete chapter atomically.
+pub fn write_all(c: &Campaign, s: &State) -> anyhow::Result<Written> {
     let mut written = Vec::new();
     let mut skipped = Vec::new();
     for ch in &c.chapters {
@@ -34,5 +41,8 @@ pub fn write_all(c: &Campaign, s: &State) -> anyhow::Result<(Vec<(String, String
             None => skipped.push(ch.key.clone()),
         }
     }
-    Ok((written, skipped))
+    Ok(Written {
+        files: written,
+        skipped,
+    })
 }

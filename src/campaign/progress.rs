@@ -20,19 +20,28 @@ impl Progress {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let main = multi.add(ProgressBar::new(total));
         main.set_style(
-            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} units  {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} units  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         main.set_prefix(if rehearsal { "REHEARSAL" } else { "booktr" });
         main.set_position(done);
         main.enable_steady_tick(Duration::from_millis(250));
-        Progress { multi, main, lines: HashMap::new() }
+        Progress {
+            multi,
+            main,
+            lines: HashMap::new(),
+        }
     }
 
     /// Shows a call in flight.
     pub fn start(&mut self, call: &str) {
         let pb = self.multi.add(ProgressBar::new_spinner());
-        pb.set_style(ProgressStyle::with_template("  {spinner} {msg} [{elapsed}]").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        pb.set_style(
+            ProgressStyle::with_template("  {spinner} {msg} [{elapsed}]")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
         pb.set_message(call.to_string());
         pb.enable_steady_tick(Duration::from_millis(120));
         self.lines.insert(call.to_string(), pb);

@@ -72,10 +72,17 @@ pub struct Summary {
 /// Builds the summary of a state.
 pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summary {
     let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
-    let translated = prose.iter().filter(|u| s.translation_at(&u.id, 0).is_some()).count();
+    let translated = prose
+        .iter()
+        .filter(|u| s.translation_at(&u.id, 0).is_some())
+        .count();
     let failed = prose
         .iter()
-        .filter(|u| s.translation_at(&u.id, 0).is_none() && s.open_failures.contains_key(&super::manager::translate_key(&u.id, 0)))
+        .filter(|u| {
+            s.translation_at(&u.id, 0).is_none()
+                && s.open_failures
+                    .contains_key(&super::manager::translate_key(&u.id, 0))
+        })
         .count();
     let mut usage = s.usage.clone();
     for a in Agent::ALL {
@@ -90,7 +97,11 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         units: UnitCounts {
             total: c.units.len(),
             translated,
-            revised: s.translations.values().filter(|r| r.keys().any(|&k| k > 0)).count(),
+            revised: s
+                .translations
+                .values()
+                .filter(|r| r.keys().any(|&k| k > 0))
+                .count(),
             failed,
             copied: c.units.len() - prose.len(),
         },
@@ -121,7 +132,10 @@ pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::
     let manager = Manager::new(c);
     let rehearsal = provider.is_rehearsal();
     let prose_total = c.prose_units().count() as u64;
-    let done = c.prose_units().filter(|u| state.translation_at(&u.id, 0).is_some()).count() as u64;
+    let done = c
+        .prose_units()
+        .filter(|u| state.translation_at(&u.id, 0).is_some())
+        .count() as u64;
     let mut progress = Progress::new(prose_total, done, rehearsal);
     if rehearsal {
         progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
@@ -167,9 +181,11 @@ pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::
                 match &action {
                     Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
                     Action::WriteOutputs => {
-                        let (files, skipped) = outputs::write_all(c, &state)?;
-                        skipped_chapters = skipped;
-                        let rec = store.append(Event::OutputsWritten { files })?;
+                        let written = outputs::write_all(c, &state)?;
+                        skipped_chapters = written.skipped;
+                        let rec = store.append(Event::OutputsWritten {
+                            files: written.files,
+                        })?;
                         state.apply(c, &store.dir, &rec, None)?;
                     }
                     _ => {}
@@ -188,7 +204,11 @@ pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::
             };
             match jobs::prepare(&manager, &state, &action) {
                 Ok(job) => {
-                    store.append(Event::CallStarted { call: call.clone(), agent, unit })?;
+                    store.append(Event::CallStarted {
+                        call: call.clone(),
+                        agent,
+                        unit,
+                    })?;
                     progress.start(&call);
                     in_flight.insert(call.clone());
                     let provider = provider.clone();
@@ -198,7 +218,14 @@ pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::
                     });
                 }
                 Err(e) => {
-                    let rec = store.append(Event::CallFailed { call: call.clone(), agent, unit, run: run_id.clone(), error: e.to_string(), attempts: 0 })?;
+                    let rec = store.append(Event::CallFailed {
+                        call: call.clone(),
+                        agent,
+                        unit,
+                        run: run_id.clone(),
+                        error: e.to_string(),
+                        attempts: 0,
+                    })?;
                     state.apply(c, &store.dir, &rec, None)?;
                     progress.println(&format!("failed {call}: {e}"));
                 }
@@ -246,16 +273,29 @@ pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::
     progress.done();
 
     let status = if interrupted {
-        store.append(Event::RunInterrupted { run: run_id.clone() })?;
+        store.append(Event::RunInterrupted {
+            run: run_id.clone(),
+        })?;
         Status::Interrupted
     } else {
         let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-        let s = if stage == Stage::Complete { Status::Complete } else { Status::Incomplete };
-        store.append(Event::RunFinished { run: run_id.clone(), status: format!("{s:?}").to_lowercase() })?;
+        let s = if stage == Stage::Complete {
+            Status::Complete
+        } else {
+            Status::Incomplete
+        };
+        store.append(Event::RunFinished {
+            run: run_id.clone(),
+            status: format!("{s:?}").to_lowercase(),
+        })?;
         s
     };
     let summary = summarize(c, &manager, &state, status);
-    Ok(RunResult { summary, state, skipped_chapters })
+    Ok(RunResult {
+        summary,
+        state,
+        skipped_chapters,
+    })
 }
 
 fn fmt_tokens(s: &State) -> String {
@@ -271,7 +311,13 @@ fn fmt_tokens(s: &State) -> String {
 }
 
 /// Writes the result file, applies it, measures the Manager context and journals it.
-fn record_finished(c: &Campaign, m: &Manager, store: &mut Store, state: &mut State, result: ResultFile) -> anyhow::Result<()> {
+fn record_finished(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    result: ResultFile,
+) -> anyhow::Result<()> {
     let (file, sha256) = store.write_result(&result)?;
     let mut event = Event::CallFinished {
         call: result.call.clone(),
@@ -284,7 +330,11 @@ fn record_finished(c: &Campaign, m: &Manager, store: &mut Store, state: &mut Sta
         ctx_tokens: 0,
         adopted: false,
     };
-    let provisional = super::store::Record { seq: 0, at_ms: now_ms(), event: event.clone() };
+    let provisional = super::store::Record {
+        seq: 0,
+        at_ms: now_ms(),
+        event: event.clone(),
+    };
     state.apply(c, &store.dir, &provisional, Some(result))?;
     let tokens = m.context(state).tokens();
     state.ctx_peak = state.ctx_peak.max(tokens);
@@ -297,10 +347,19 @@ fn record_finished(c: &Campaign, m: &Manager, store: &mut Store, state: &mut Sta
 
 /// Merges the house-style entries with every glossary batch's entries (in batch order) and
 /// records the termbase file.
-fn merge_glossary(c: &Campaign, m: &Manager, store: &mut Store, state: &mut State) -> anyhow::Result<()> {
+fn merge_glossary(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+) -> anyhow::Result<()> {
     let mut proposed: Vec<Entry> = Vec::new();
     for n in 0..m.glossary_batches.len() {
-        if let Some(Output::GlossaryBatch { entries, .. }) = state.finished.get(&format!("glossary/b{n:03}")).map(|r| &r.output) {
+        if let Some(Output::GlossaryBatch { entries, .. }) = state
+            .finished
+            .get(&format!("glossary/b{n:03}"))
+            .map(|r| &r.output)
+        {
             proposed.extend(entries.iter().cloned());
         }
     }
@@ -309,7 +368,12 @@ fn merge_glossary(c: &Campaign, m: &Manager, store: &mut Store, state: &mut Stat
     bytes.push(b'\n');
     let rel = "results/glossary/termbase.json".to_string();
     let sha256 = store.write_file(&rel, &bytes)?;
-    let rec = store.append(Event::GlossaryMerged { file: rel, sha256, entries: tb.len(), dropped_by_house: dropped })?;
+    let rec = store.append(Event::GlossaryMerged {
+        file: rel,
+        sha256,
+        entries: tb.len(),
+        dropped_by_house: dropped,
+    })?;
     state.apply(c, &store.dir, &rec, None)?;
     Ok(())
 }

@@ -86,22 +86,30 @@ pub struct State {
 impl State {
     /// Rebuilds the state from `dir` (which may not exist yet) for a run with id `run`.
     pub fn load(c: &Campaign, dir: &Path, run: &str) -> anyhow::Result<State> {
-        let mut s = State { run: run.to_string(), ..Default::default() };
+        let mut s = State {
+            run: run.to_string(),
+            ..Default::default()
+        };
         let (records, warnings) = store::read_journal(dir)?;
         s.warnings = warnings;
         for rec in &records {
             let result = match &rec.event {
-                Event::CallFinished { file, sha256, .. } => match store::read_result(dir, file, Some(sha256)) {
-                    Ok(r) if r.is_intact() => Some(r),
-                    Ok(_) | Err(_) => {
-                        s.warnings.push(format!("result {file} is damaged or missing; the call will be made again"));
-                        continue;
+                Event::CallFinished { file, sha256, .. } => {
+                    match store::read_result(dir, file, Some(sha256)) {
+                        Ok(r) if r.is_intact() => Some(r),
+                        Ok(_) | Err(_) => {
+                            s.warnings.push(format!(
+                                "result {file} is damaged or missing; the call will be made again"
+                            ));
+                            continue;
+                        }
                     }
-                },
+                }
                 _ => None,
             };
             if let Err(e) = s.apply(c, dir, rec, result) {
-                s.warnings.push(format!("journal record {}: {e:#}", rec.seq));
+                s.warnings
+                    .push(format!("journal record {}: {e:#}", rec.seq));
             }
         }
         s.adopt_orphans(c, dir);
@@ -112,10 +120,14 @@ impl State {
     /// file and appending the line) after checking their embedded hash.
     fn adopt_orphans(&mut self, c: &Campaign, dir: &Path) {
         let known: HashSet<String> = self.files.values().cloned().collect();
-        let Ok(kinds) = std::fs::read_dir(dir.join("results")) else { return };
+        let Ok(kinds) = std::fs::read_dir(dir.join("results")) else {
+            return;
+        };
         let mut orphans = Vec::new();
         for kind in kinds.flatten() {
-            let Ok(files) = std::fs::read_dir(kind.path()) else { continue };
+            let Ok(files) = std::fs::read_dir(kind.path()) else {
+                continue;
+            };
             for f in files.flatten() {
                 let name = f.file_name().to_string_lossy().into_owned();
                 if !name.ends_with(".json") || name.starts_with(".tmp") {
@@ -129,10 +141,16 @@ impl State {
         }
         orphans.sort();
         for rel in orphans {
-            let Ok(bytes) = std::fs::read(dir.join(&rel)) else { continue };
+            let Ok(bytes) = std::fs::read(dir.join(&rel)) else {
+                continue;
+            };
             let sha = crate::util::sha256_hex(&bytes);
             match serde_json::from_slice::<ResultFile>(&bytes) {
-                Ok(r) if r.is_intact() && store::result_rel_path(&r.call) == rel && !self.finished.contains_key(&r.call) => {
+                Ok(r)
+                    if r.is_intact()
+                        && store::result_rel_path(&r.call) == rel
+                        && !self.finished.contains_key(&r.call) =>
+                {
                     let rec = Record {
                         seq: 0,
                         at_ms: store::now_ms(),
@@ -150,50 +168,98 @@ impl State {
                     };
                     let call = r.call.clone();
                     if self.apply(c, dir, &rec, Some(r)).is_ok() {
-                        self.warnings.push(format!("adopted result {rel} that had no journal line"));
+                        self.warnings
+                            .push(format!("adopted result {rel} that had no journal line"));
                         self.adopted.push((call, rel, sha));
                     }
                 }
-                _ => self.warnings.push(format!("ignored result file {rel}: its content does not check out")),
+                _ => self.warnings.push(format!(
+                    "ignored result file {rel}: its content does not check out"
+                )),
             }
         }
     }
 
     /// Applies one journal record (with its result file for `CallFinished`).
-    pub fn apply(&mut self, c: &Campaign, dir: &Path, rec: &Record, result: Option<ResultFile>) -> anyhow::Result<()> {
+    pub fn apply(
+        &mut self,
+        c: &Campaign,
+        dir: &Path,
+        rec: &Record,
+        result: Option<ResultFile>,
+    ) -> anyhow::Result<()> {
         match &rec.event {
             Event::RunStarted { .. } => self.runs += 1,
-            Event::CallStarted { .. } | Event::RunFinished { .. } | Event::RunInterrupted { .. } => {}
-            Event::CallFinished { call, agent, unit, file, usage, requests, ctx_tokens, .. } => {
+            Event::CallStarted { .. }
+            | Event::RunFinished { .. }
+            | Event::RunInterrupted { .. } => {}
+            Event::CallFinished {
+                call,
+                agent,
+                unit,
+                file,
+                usage,
+                requests,
+                ctx_tokens,
+                ..
+            } => {
                 let result = result.ok_or_else(|| anyhow::anyhow!("no result for {call}"))?;
                 self.record_usage(*agent, usage, *requests);
-                self.push_log(*agent, unit.clone().unwrap_or_else(|| call_label(call)), "ok", usage);
+                self.push_log(
+                    *agent,
+                    unit.clone().unwrap_or_else(|| call_label(call)),
+                    "ok",
+                    usage,
+                );
                 self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
                 self.open_failures.remove(call);
                 self.failed_this_run.remove(call);
-                if let Output::Translation { round, text, .. } = &result.output {
-                    if let Some(u) = unit.as_deref().and_then(|id| c.unit(id)) {
-                        self.translations.entry(u.id.clone()).or_default().insert(*round, call.clone());
-                        let findings = qa::check_unit(&u.id, &u.chapter, c.source_text(u), text);
-                        self.qa.insert((u.id.clone(), *round), findings);
-                    }
+                if let Output::Translation { round, text, .. } = &result.output
+                    && let Some(u) = unit.as_deref().and_then(|id| c.unit(id))
+                {
+                    self.translations
+                        .entry(u.id.clone())
+                        .or_default()
+                        .insert(*round, call.clone());
+                    let findings = qa::check_unit(&u.id, &u.chapter, c.source_text(u), text);
+                    self.qa.insert((u.id.clone(), *round), findings);
                 }
                 self.files.insert(call.clone(), file.clone());
                 self.finished.insert(call.clone(), result);
                 self.outputs_current = false;
             }
-            Event::CallFailed { call, agent, unit, run, error, .. } => {
+            Event::CallFailed {
+                call,
+                agent,
+                unit,
+                run,
+                error,
+                ..
+            } => {
                 self.usage.entry(*agent).or_default().failed += 1;
-                self.push_log(*agent, unit.clone().unwrap_or_else(|| call_label(call)), "failed", &Usage::default());
+                self.push_log(
+                    *agent,
+                    unit.clone().unwrap_or_else(|| call_label(call)),
+                    "failed",
+                    &Usage::default(),
+                );
                 self.last_error = Some(format!("{call}: {error}"));
                 self.open_failures.insert(call.clone(), error.clone());
                 if *run == self.run {
                     self.failed_this_run.insert(call.clone(), error.clone());
                 }
             }
-            Event::GlossaryMerged { file, sha256, dropped_by_house, .. } => {
+            Event::GlossaryMerged {
+                file,
+                sha256,
+                dropped_by_house,
+                ..
+            } => {
                 let bytes = std::fs::read(dir.join(file))?;
-                anyhow::ensure!(crate::util::sha256_hex(&bytes) == *sha256, "glossary {file} changed after it was recorded");
+                anyhow::ensure!(
+                    crate::util::sha256_hex(&bytes) == *sha256,
+                    "glossary {file} changed after it was recorded"
+                );
                 let tb: Termbase = serde_json::from_slice(&bytes)?;
                 self.termbase = Some((file.clone(), tb));
                 self.glossary_dropped_by_house = *dropped_by_house;
@@ -220,7 +286,12 @@ impl State {
         if self.recent.len() == RECENT_CALLS {
             self.recent.pop_front();
         }
-        self.recent.push_back(LogLine { agent, about, outcome, tokens: usage.prompt_tokens + usage.completion_tokens });
+        self.recent.push_back(LogLine {
+            agent,
+            about,
+            outcome,
+            tokens: usage.prompt_tokens + usage.completion_tokens,
+        });
     }
 
     /// Whether `call` has finished.

@@ -47,8 +47,18 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    RunStarted { run: String, pid: u32, provider: String, model: String },
-    CallStarted { call: String, agent: Agent, #[serde(default, skip_serializing_if = "Option::is_none")] unit: Option<String> },
+    RunStarted {
+        run: String,
+        pid: u32,
+        provider: String,
+        model: String,
+    },
+    CallStarted {
+        call: String,
+        agent: Agent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+    },
     CallFinished {
         call: String,
         agent: Agent,
@@ -67,11 +77,31 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         adopted: bool,
     },
-    CallFailed { call: String, agent: Agent, #[serde(default, skip_serializing_if = "Option::is_none")] unit: Option<String>, run: String, error: String, attempts: u32 },
-    GlossaryMerged { file: String, sha256: String, entries: usize, dropped_by_house: usize },
-    OutputsWritten { files: Vec<(String, String)> },
-    RunFinished { run: String, status: String },
-    RunInterrupted { run: String },
+    CallFailed {
+        call: String,
+        agent: Agent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        run: String,
+        error: String,
+        attempts: u32,
+    },
+    GlossaryMerged {
+        file: String,
+        sha256: String,
+        entries: usize,
+        dropped_by_house: usize,
+    },
+    OutputsWritten {
+        files: Vec<(String, String)>,
+    },
+    RunFinished {
+        run: String,
+        status: String,
+    },
+    RunInterrupted {
+        run: String,
+    },
 }
 
 /// What a finished call produced.
@@ -85,9 +115,24 @@ pub enum Output {
         /// Characters of reasoning the model produced (the text itself is not kept).
         reasoning_chars: usize,
     },
-    GlossaryBatch { asked: Vec<Candidate>, entries: Vec<Entry>, stats: ParseStats },
-    Proofread { round: u32, units: Vec<String>, report: ProofReport, stats: ParseStats },
-    Decision { round: u32, forced: Vec<String>, candidates: Vec<String>, decision: Decision, stats: ParseStats },
+    GlossaryBatch {
+        asked: Vec<Candidate>,
+        entries: Vec<Entry>,
+        stats: ParseStats,
+    },
+    Proofread {
+        round: u32,
+        units: Vec<String>,
+        report: ProofReport,
+        stats: ParseStats,
+    },
+    Decision {
+        round: u32,
+        forced: Vec<String>,
+        candidates: Vec<String>,
+        decision: Decision,
+        stats: ParseStats,
+    },
 }
 
 /// A result file.
@@ -128,7 +173,13 @@ pub fn result_rel_path(call: &str) -> String {
     let (kind, rest) = call.split_once('/').unwrap_or(("misc", call));
     let safe: String = rest
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') { c } else { '.' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '.'
+            }
+        })
         .collect();
     format!("results/{kind}/{}.json", safe.trim_start_matches('.'))
 }
@@ -161,10 +212,21 @@ fn other_states(state_dir: &Path, current: &str) -> Vec<PathBuf> {
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir() && p.join("manifest.json").exists() && p.file_name().is_some_and(|n| n != current))
-        .map(|p| (std::fs::metadata(p.join("manifest.json")).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
+        .filter(|p| {
+            p.is_dir()
+                && p.join("manifest.json").exists()
+                && p.file_name().is_some_and(|n| n != current)
+        })
+        .map(|p| {
+            (
+                std::fs::metadata(p.join("manifest.json"))
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH),
+                p,
+            )
+        })
         .collect();
-    v.sort_by(|a, b| b.0.cmp(&a.0));
+    v.sort_by_key(|e| std::cmp::Reverse(e.0));
     v.into_iter().map(|(_, p)| p).collect()
 }
 
@@ -187,31 +249,39 @@ impl Store {
                 to_move.push(dir.clone());
             }
             for old in to_move {
-                let name = old.file_name().unwrap_or_default().to_string_lossy().into_owned();
-                let dest = state_dir.join("superseded").join(format!("{name}-{}", now_ms()));
+                let name = old
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                let dest = state_dir
+                    .join("superseded")
+                    .join(format!("{name}-{}", now_ms()));
                 std::fs::create_dir_all(dest.parent().unwrap())?;
-                std::fs::rename(&old, &dest).with_context(|| format!("moving old state {} aside", old.display()))?;
-                tracing::info!("--fresh: moved old state to {}", c.plan.rel(&dest));
+                std::fs::rename(&old, &dest)
+                    .with_context(|| format!("moving old state {} aside", old.display()))?;
+                tracing::info!("--fresh: moved old state to {}", c.plan.show(&dest));
             }
-        } else if !dir.exists() {
-            if let Some(old) = others.first() {
-                let changes = std::fs::read(old.join("manifest.json"))
-                    .ok()
-                    .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
-                    .map(|m| c.manifest.diff(&m))
-                    .unwrap_or_else(|| vec!["the previous state's manifest is unreadable".into()]);
-                return Err(UsageError::new(format!(
+        } else if !dir.exists()
+            && let Some(old) = others.first()
+        {
+            let changes = std::fs::read(old.join("manifest.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
+                .map(|m| c.manifest.diff(&m))
+                .unwrap_or_else(|| vec!["the previous state's manifest is unreadable".into()]);
+            return Err(UsageError::new(format!(
                     "campaign {} has saved state for a different configuration ({}):\n  - {}\nFinished work would not match the new inputs, so booktr will not mix them.\nRun `booktr run {} --fresh` to start over (the old state is kept under {}/superseded/).",
                     c.plan.campaign_file.display(),
-                    c.plan.rel(old),
+                    c.plan.show(old),
                     changes.join("\n  - "),
                     c.plan.campaign_file.display(),
-                    c.plan.rel(state_dir),
+                    c.plan.show(state_dir),
                 ))
                 .into());
-            }
         }
-        std::fs::create_dir_all(dir.join("results")).with_context(|| format!("creating state directory {}", dir.display()))?;
+        std::fs::create_dir_all(dir.join("results"))
+            .with_context(|| format!("creating state directory {}", dir.display()))?;
         let lock = Self::lock(&dir)?;
         let manifest_path = dir.join("manifest.json");
         if !manifest_path.exists() {
@@ -232,12 +302,22 @@ impl Store {
     /// journal writes.
     pub fn open_dir(dir: &Path) -> anyhow::Result<Store> {
         let next_seq = read_journal(dir)?.0.last().map_or(1, |r| r.seq + 1);
-        Ok(Store { dir: dir.to_path_buf(), journal: None, next_seq, _lock: None })
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            journal: None,
+            next_seq,
+            _lock: None,
+        })
     }
 
     fn lock(dir: &Path) -> anyhow::Result<File> {
         let path = dir.join("lock");
-        let mut f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path)?;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)?;
         match f.try_lock() {
             Ok(()) => {
                 f.set_len(0)?;
@@ -254,18 +334,29 @@ impl Store {
                 ))
                 .into())
             }
-            Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {}", path.display())),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("locking {}", path.display()))
+            }
         }
     }
 
     /// Appends one event to the journal (one line, flushed and `sync_data`ed) and returns the
     /// record written.
     pub fn append(&mut self, event: Event) -> anyhow::Result<Record> {
-        let rec = Record { seq: self.next_seq, at_ms: now_ms(), event };
-        let journal = self.journal.as_mut().context("the state is open read-only")?;
+        let rec = Record {
+            seq: self.next_seq,
+            at_ms: now_ms(),
+            event,
+        };
+        let journal = self
+            .journal
+            .as_mut()
+            .context("the state is open read-only")?;
         let mut line = serde_json::to_vec(&rec)?;
         line.push(b'\n');
-        journal.write_all(&line).context("appending to the journal")?;
+        journal
+            .write_all(&line)
+            .context("appending to the journal")?;
         journal.sync_data().context("syncing the journal")?;
         self.next_seq += 1;
         Ok(rec)
@@ -297,10 +388,18 @@ pub fn read_result(dir: &Path, rel: &str, sha256: Option<&str>) -> anyhow::Resul
     let bytes = std::fs::read(dir.join(rel)).with_context(|| format!("reading result {rel}"))?;
     if let Some(want) = sha256 {
         let got = crate::util::sha256_hex(&bytes);
-        anyhow::ensure!(got == want, "result {rel} has sha256 {got}, the journal recorded {want}");
+        anyhow::ensure!(
+            got == want,
+            "result {rel} has sha256 {got}, the journal recorded {want}"
+        );
     }
-    let r: ResultFile = serde_json::from_slice(&bytes).with_context(|| format!("parsing result {rel}"))?;
-    anyhow::ensure!(r.schema_version == STATE_SCHEMA_VERSION, "result {rel} has schema {}", r.schema_version);
+    let r: ResultFile =
+        serde_json::from_slice(&bytes).with_context(|| format!("parsing result {rel}"))?;
+    anyhow::ensure!(
+        r.schema_version == STATE_SCHEMA_VERSION,
+        "result {rel} has schema {}",
+        r.schema_version
+    );
     Ok(r)
 }
 
@@ -342,15 +441,25 @@ mod tests {
 
     #[test]
     fn result_paths_are_safe() {
-        assert_eq!(result_rel_path("translate/ch01-003/r0"), "results/translate/ch01-003.r0.json");
-        assert_eq!(result_rel_path("proofread/r0/ch01/b00"), "results/proofread/r0.ch01.b00.json");
+        assert_eq!(
+            result_rel_path("translate/ch01-003/r0"),
+            "results/translate/ch01-003.r0.json"
+        );
+        assert_eq!(
+            result_rel_path("proofread/r0/ch01/b00"),
+            "results/proofread/r0.ch01.b00.json"
+        );
         assert!(!result_rel_path("translate/../../etc/r0").contains(".."));
     }
 
     #[test]
     fn torn_last_line_is_ignored_with_warning() {
         let dir = tempfile::tempdir().unwrap();
-        let rec = Record { seq: 1, at_ms: 5, event: Event::RunInterrupted { run: "r".into() } };
+        let rec = Record {
+            seq: 1,
+            at_ms: 5,
+            event: Event::RunInterrupted { run: "r".into() },
+        };
         let mut text = serde_json::to_string(&rec).unwrap();
         text.push('\n');
         text.push_str("{\"seq\":2,\"at_ms\":6,\"event\":\"run_fin");

@@ -8,9 +8,17 @@ use crate::cli::CampaignArgs;
 use crate::config::{Overrides, Plan};
 
 /// Resolves the campaign file with the command-line overrides.
-pub fn plan(args: &CampaignArgs, concurrency: Option<usize>) -> Result<Plan, crate::exit::UsageError> {
+pub fn plan(
+    args: &CampaignArgs,
+    concurrency: Option<usize>,
+) -> Result<Plan, crate::exit::UsageError> {
     Plan::load(
         &args.campaign,
-        &Overrides { provider: args.provider, model: args.model.clone(), base_url: args.base_url.clone(), concurrency },
+        &Overrides {
+            provider: args.provider,
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+            concurrency,
+        },
     )
 }

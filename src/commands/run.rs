@@ -14,10 +14,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let campaign = Campaign::load(plan)?;
     let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let result = rt.block_on(runner::run(&campaign, Arc::new(provider), args.fresh))?;
     let manager = Manager::new(&campaign);
-    let report = crate::report::build(&campaign, &manager, &result.state, result.summary.status, &result.skipped_chapters);
+    let report = crate::report::build(
+        &campaign,
+        &manager,
+        &result.state,
+        result.summary.status,
+        &result.skipped_chapters,
+    );
     let written = report.write(&campaign.plan.report_dir)?;
     let s = &result.summary;
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
@@ -31,9 +39,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         s.units.failed,
         s.manager_context_peak_tokens
     );
-    eprintln!("  outputs: {}   report: {}", s.out_dir, campaign.plan.rel(&written[1]));
+    eprintln!(
+        "  outputs: {}   report: {}",
+        campaign.plan.show(&campaign.plan.out_dir),
+        campaign.plan.show(&written[1])
+    );
     match s.status {
-        Status::Interrupted => eprintln!("Interrupted. Finished work is saved; run `booktr run {}` again to resume.", campaign.plan.campaign_file.display()),
+        Status::Interrupted => eprintln!(
+            "Interrupted. Finished work is saved; run `booktr run {}` again to resume.",
+            campaign.plan.campaign_file.display()
+        ),
         Status::Incomplete => {
             if let Some(e) = &s.last_error {
                 eprintln!("  last error: {e}");

@@ -17,7 +17,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         return Err(UsageError::new(format!(
             "no saved state for this configuration of {} (expected {}). Run `booktr run {}` first; if you changed the sources or model, `run` will say what changed.",
             campaign.plan.campaign_file.display(),
-            campaign.plan.rel(&dir),
+            campaign.plan.show(&dir),
             campaign.plan.campaign_file.display()
         ))
         .into());
@@ -25,18 +25,44 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let state = State::load(&campaign, &dir, "status")?;
     let manager = Manager::new(&campaign);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-    let status = if stage == Stage::Complete { Status::Complete } else { Status::Incomplete };
+    let status = if stage == Stage::Complete {
+        Status::Complete
+    } else {
+        Status::Incomplete
+    };
     let s = summarize(&campaign, &manager, &state, status);
     if args.json {
         println!("{}", serde_json::to_string(&s)?);
     } else {
         let t = state.total_usage();
-        println!("{}{} — {:?} (stage {:?})", if s.rehearsal { "REHEARSAL " } else { "" }, s.campaign, s.status, s.stage);
-        println!("  units: {}/{} translated, {} revised, {} failed, {} copied", s.units.translated, s.units.total - s.units.copied, s.units.revised, s.units.failed, s.units.copied);
-        println!("  tokens: {} prompt ({} cached), {} completion in {} calls", t.prompt_tokens, t.cached_tokens, t.completion_tokens, t.calls);
-        println!("  manager context peak: {} tokens", s.manager_context_peak_tokens);
-        println!("  last error: {}", s.last_error.as_deref().unwrap_or("none"));
-        println!("  state: {}", s.state_dir);
+        println!(
+            "{}{} — {:?} (stage {:?})",
+            if s.rehearsal { "REHEARSAL " } else { "" },
+            s.campaign,
+            s.status,
+            s.stage
+        );
+        println!(
+            "  units: {}/{} translated, {} revised, {} failed, {} copied",
+            s.units.translated,
+            s.units.total - s.units.copied,
+            s.units.revised,
+            s.units.failed,
+            s.units.copied
+        );
+        println!(
+            "  tokens: {} prompt ({} cached), {} completion in {} calls",
+            t.prompt_tokens, t.cached_tokens, t.completion_tokens, t.calls
+        );
+        println!(
+            "  manager context peak: {} tokens",
+            s.manager_context_peak_tokens
+        );
+        println!(
+            "  last error: {}",
+            s.last_error.as_deref().unwrap_or("none")
+        );
+        println!("  state: {}", campaign.plan.show(&dir));
     }
     Ok(ExitCode::Ok)
 }

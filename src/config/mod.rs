@@ -168,7 +168,8 @@ impl Plan {
         if raw.chapters.is_empty() {
             return Err(err(
                 "chapters",
-                "is empty: list the Markdown files to translate, relative to the campaign file".into(),
+                "is empty: list the Markdown files to translate, relative to the campaign file"
+                    .into(),
             ));
         }
         let mut seen = std::collections::HashMap::new();
@@ -182,21 +183,32 @@ impl Plan {
             if let Some(prev) = seen.insert(key.clone(), ch.clone()) {
                 return Err(err(
                     "chapters",
-                    format!("has two files with the same name ({prev} and {ch}): translated chapters are written to out_dir by file name, so rename one"),
+                    format!(
+                        "has two files with the same name ({prev} and {ch}): translated chapters are written to out_dir by file name, so rename one"
+                    ),
                 ));
             }
         }
         let max_unit_chars = raw.max_unit_chars.unwrap_or(DEFAULT_MAX_UNIT_CHARS);
         if max_unit_chars < 200 {
-            return Err(err("max_unit_chars", format!("is {max_unit_chars}; use at least 200 characters")));
+            return Err(err(
+                "max_unit_chars",
+                format!("is {max_unit_chars}; use at least 200 characters"),
+            ));
         }
         let concurrency = overrides.concurrency.or(raw.concurrency).unwrap_or(4);
         if concurrency == 0 || concurrency > 256 {
-            return Err(err("concurrency", format!("is {concurrency}; use 1 to 256")));
+            return Err(err(
+                "concurrency",
+                format!("is {concurrency}; use 1 to 256"),
+            ));
         }
         let max_context_tokens = raw.max_context_tokens.unwrap_or(DEFAULT_MAX_CONTEXT_TOKENS);
         if max_context_tokens < 2_000 {
-            return Err(err("max_context_tokens", format!("is {max_context_tokens}; use at least 2000 tokens")));
+            return Err(err(
+                "max_context_tokens",
+                format!("is {max_context_tokens}; use at least 2000 tokens"),
+            ));
         }
 
         let rawp = raw.provider.unwrap_or_default();
@@ -222,7 +234,11 @@ impl Plan {
             .base_url
             .clone()
             .or_else(|| rawp.base_url.clone())
-            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|s| !s.is_empty()))
+            .or_else(|| {
+                std::env::var("OPENAI_BASE_URL")
+                    .ok()
+                    .filter(|s| !s.is_empty())
+            })
             .unwrap_or_else(|| "https://api.openai.com/v1".into())
             .trim_end_matches('/')
             .trim_end_matches("/chat/completions")
@@ -230,9 +246,15 @@ impl Plan {
         if kind == ProviderKind::Openai
             && !(base_url.starts_with("http://") || base_url.starts_with("https://"))
         {
-            return Err(err("provider.base_url", format!("`{base_url}` is not an http(s) URL")));
+            return Err(err(
+                "provider.base_url",
+                format!("`{base_url}` is not an http(s) URL"),
+            ));
         }
-        let api_key_env = rawp.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key_env = rawp
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
         let provider = ProviderPlan {
             kind,
             model,
@@ -247,7 +269,9 @@ impl Plan {
         };
 
         let dir_or = |v: &Option<String>, default: &str| -> PathBuf {
-            crate::util::normalize(&campaign_dir.join(v.clone().unwrap_or_else(|| format!("{name}/{default}"))))
+            crate::util::normalize(
+                &campaign_dir.join(v.clone().unwrap_or_else(|| format!("{name}/{default}"))),
+            )
         };
         Ok(Plan {
             campaign_file: campaign_file.to_path_buf(),
@@ -274,6 +298,12 @@ impl Plan {
         crate::util::relative_to(path, &self.campaign_dir)
     }
 
+    /// `path` as shown to the user: relative to the current directory (never stored).
+    pub fn show(&self, path: &Path) -> String {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        crate::util::relative_to(path, &cwd)
+    }
+
     /// Whether the run is a rehearsal (pseudo provider): every output must say so.
     pub fn is_rehearsal(&self) -> bool {
         self.provider.kind == ProviderKind::Pseudo
@@ -285,7 +315,8 @@ mod tests {
     use super::*;
 
     fn plan(toml_text: &str, o: &Overrides) -> Result<Plan, UsageError> {
-        let raw: RawCampaign = toml::from_str(toml_text).map_err(|e| UsageError::new(e.to_string()))?;
+        let raw: RawCampaign =
+            toml::from_str(toml_text).map_err(|e| UsageError::new(e.to_string()))?;
         Plan::resolve(Path::new("campaigns/x.toml"), raw, o)
     }
 
@@ -312,7 +343,9 @@ chapters = ["book/a.md", "book/b.md"]
 
     #[test]
     fn flags_override_file() {
-        let text = format!("{MIN}concurrency = 2\n[provider]\nkind = \"openai\"\nmodel = \"m1\"\nbase_url = \"http://h/v1/\"\n");
+        let text = format!(
+            "{MIN}concurrency = 2\n[provider]\nkind = \"openai\"\nmodel = \"m1\"\nbase_url = \"http://h/v1/\"\n"
+        );
         let o = Overrides {
             model: Some("m2".into()),
             concurrency: Some(7),
@@ -333,7 +366,11 @@ chapters = ["book/a.md", "book/b.md"]
 
     #[test]
     fn openai_needs_model() {
-        let e = plan(&format!("{MIN}[provider]\nkind = \"openai\"\n"), &Overrides::default()).unwrap_err();
+        let e = plan(
+            &format!("{MIN}[provider]\nkind = \"openai\"\n"),
+            &Overrides::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("provider.model"), "{e}");
     }
 

@@ -5,7 +5,9 @@ use std::time::Duration;
 /// Why a call failed. Messages never include the API key or request headers.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LlmError {
-    #[error("the API key variable {var} is not set; export it (e.g. `export {var}=…`) or use `--provider pseudo` for an offline rehearsal")]
+    #[error(
+        "the API key variable {var} is not set; export it (e.g. `export {var}=…`) or use `--provider pseudo` for an offline rehearsal"
+    )]
     MissingKey { var: String },
     #[error("HTTP {status} from {url}: {body}")]
     Http {

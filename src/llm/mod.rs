@@ -32,7 +32,10 @@ impl Provider {
     /// Builds the provider of `plan`. For `openai` the key is read from the environment variable
     /// named by `plan.api_key_env`; a missing key is an error unless the endpoint is on this
     /// machine (Ollama, vLLM and llama.cpp servers usually need none).
-    pub fn from_plan(plan: &ProviderPlan, target_lang: &crate::lang::Lang) -> Result<Provider, LlmError> {
+    pub fn from_plan(
+        plan: &ProviderPlan,
+        target_lang: &crate::lang::Lang,
+    ) -> Result<Provider, LlmError> {
         Ok(match plan.kind {
             ProviderKind::Pseudo => Provider::Pseudo(pseudo::Pseudo::new(target_lang.clone())),
             ProviderKind::Openai => Provider::Openai(openai::OpenAiClient::new(plan)?),

@@ -137,8 +137,12 @@ impl OpenAiClient {
     async fn attempt_with_fallback(&self, req: &Request) -> Result<Answer, LlmError> {
         let use_schema = req.json_schema.is_some() && self.json_schema_ok.load(Ordering::Relaxed);
         match self.attempt(req, use_schema).await {
-            Err(LlmError::Http { status: 400, ref body, .. })
-                if use_schema && (body.contains("response_format") || body.contains("json_schema")) =>
+            Err(LlmError::Http {
+                status: 400,
+                ref body,
+                ..
+            }) if use_schema
+                && (body.contains("response_format") || body.contains("json_schema")) =>
             {
                 tracing::info!("the endpoint rejects json_schema; using json_object from now on");
                 self.json_schema_ok.store(false, Ordering::Relaxed);
@@ -150,7 +154,8 @@ impl OpenAiClient {
 
     /// One HTTP request, bounded by the overall request timeout.
     async fn attempt(&self, req: &Request, use_schema: bool) -> Result<Answer, LlmError> {
-        match tokio::time::timeout(self.request_timeout, self.attempt_inner(req, use_schema)).await {
+        match tokio::time::timeout(self.request_timeout, self.attempt_inner(req, use_schema)).await
+        {
             Ok(r) => r,
             Err(_) => Err(LlmError::Timeout(self.request_timeout.as_secs())),
         }
@@ -170,7 +175,12 @@ impl OpenAiClient {
                 .and_then(|v| v.to_str().ok())
                 .and_then(retry::parse_retry_after);
             let body = resp.text().await.unwrap_or_default();
-            return Err(classify_status(status.as_u16(), &self.url, &body, retry_after));
+            return Err(classify_status(
+                status.as_u16(),
+                &self.url,
+                &body,
+                retry_after,
+            ));
         }
         let mut events = resp.bytes_stream().eventsource();
         let mut acc = Accumulator::new();
@@ -237,7 +247,12 @@ impl OpenAiClient {
 
 /// Maps a non-2xx response to an error, recognising context-length errors by the wording
 /// OpenAI, DeepSeek, vLLM and llama.cpp use.
-pub fn classify_status(status: u16, url: &str, body: &str, retry_after: Option<Duration>) -> LlmError {
+pub fn classify_status(
+    status: u16,
+    url: &str,
+    body: &str,
+    retry_after: Option<Duration>,
+) -> LlmError {
     let lower = body.to_ascii_lowercase();
     if status == 400
         && (lower.contains("context_length_exceeded")
@@ -275,7 +290,12 @@ mod tests {
 
     #[test]
     fn context_length_is_recognised() {
-        let e = classify_status(400, "u", r#"{"error":{"code":"context_length_exceeded"}}"#, None);
+        let e = classify_status(
+            400,
+            "u",
+            r#"{"error":{"code":"context_length_exceeded"}}"#,
+            None,
+        );
         assert!(matches!(e, LlmError::ContextLength(_)));
         assert!(!e.is_retryable());
         let e = classify_status(503, "u", "busy", None);

@@ -63,10 +63,11 @@ impl Pseudo {
                 serde_json::json!({ "entries": entries }).to_string()
             }
             Agent::Proofreading => {
-                let units = req
-                    .messages
-                    .last()
-                    .map_or(0, |m| m.content.matches(crate::agents::proofreading::UNIT_OPEN).count());
+                let units = req.messages.last().map_or(0, |m| {
+                    m.content
+                        .matches(crate::agents::proofreading::UNIT_OPEN)
+                        .count()
+                });
                 serde_json::json!({
                     "issues": [],
                     "units_need_revision": [],
@@ -111,7 +112,7 @@ pub fn pseudo_translate(text: &str, target: &Lang, glossary: &[(String, String)]
     let ranges = markdown::prose_ranges(text);
     // A text with no Markdown structure at all (a bare term) is prose as a whole.
     let ranges = if ranges.is_empty() && !text.contains('\n') && !text.trim().is_empty() {
-        vec![0..text.len()]
+        std::iter::once(0..text.len()).collect()
     } else {
         ranges
     };
@@ -145,7 +146,11 @@ fn pseudo_prose(slice: &str, target: &Lang, tb: &Termbase, matcher: &Matcher) ->
     let mut out = String::new();
     let mut pos = 0;
     let mut prev_mapped = false;
-    for (s, e, rep) in fixed.into_iter().chain(std::iter::once((slice.len(), slice.len(), String::new()))) {
+    for (s, e, rep) in
+        fixed
+            .into_iter()
+            .chain(std::iter::once((slice.len(), slice.len(), String::new())))
+    {
         if s < pos {
             continue;
         }
@@ -157,7 +162,10 @@ fn pseudo_prose(slice: &str, target: &Lang, tb: &Termbase, matcher: &Matcher) ->
         }
         out.push_str(&rep);
         if !rep.is_empty() {
-            prev_mapped = rep.chars().last().is_some_and(|c| crate::lang::script_of(c) == Some(Script::Han));
+            prev_mapped = rep
+                .chars()
+                .last()
+                .is_some_and(|c| crate::lang::script_of(c) == Some(Script::Han));
         }
         pos = e;
     }
@@ -174,9 +182,14 @@ fn map_words(s: &str, target: &Lang, cjk: bool, mut prev_mapped: bool) -> (Strin
             return;
         }
         let keep = word.chars().any(|c| c.is_ascii_digit())
-            || (word.chars().filter(|c| c.is_ascii_uppercase()).count() >= 2 && !word.chars().any(|c| c.is_ascii_lowercase()))
+            || (word.chars().filter(|c| c.is_ascii_uppercase()).count() >= 2
+                && !word.chars().any(|c| c.is_ascii_lowercase()))
             || !word.chars().any(|c| c.is_ascii_alphabetic());
-        let mapped = if keep { word.clone() } else { pseudo_word(word, target) };
+        let mapped = if keep {
+            word.clone()
+        } else {
+            pseudo_word(word, target)
+        };
         // In CJK targets, words are not separated by spaces.
         if !(cjk && *prev && !keep) {
             out.push_str(pending);
@@ -214,7 +227,11 @@ fn map_words(s: &str, target: &Lang, cjk: bool, mut prev_mapped: bool) -> (Strin
 pub fn pseudo_word(word: &str, target: &Lang) -> String {
     let digest = Sha256::digest(word.to_lowercase().as_bytes());
     let n = word.chars().count().div_ceil(3).clamp(1, 3);
-    let pick = |table: &[char]| -> String { (0..n).map(|i| table[digest[i] as usize % table.len()]).collect() };
+    let pick = |table: &[char]| -> String {
+        (0..n)
+            .map(|i| table[digest[i] as usize % table.len()])
+            .collect()
+    };
     match target.script {
         Script::Han => pick(&['伪', '译', '演', '练', '样', '文']),
         Script::Japanese => pick(&['ギ', 'ジ', 'ホ', 'ン', 'ヤ', 'ク']),
@@ -228,8 +245,21 @@ pub fn pseudo_word(word: &str, target: &Lang) -> String {
 
 fn accent(c: char) -> char {
     match c {
-        'a' => 'á', 'e' => 'é', 'i' => 'í', 'o' => 'ö', 'u' => 'ü', 'c' => 'ç', 'n' => 'ñ', 'y' => 'ý',
-        'A' => 'Å', 'E' => 'É', 'I' => 'Î', 'O' => 'Ö', 'U' => 'Û', 'C' => 'Ç', 'N' => 'Ñ',
+        'a' => 'á',
+        'e' => 'é',
+        'i' => 'í',
+        'o' => 'ö',
+        'u' => 'ü',
+        'c' => 'ç',
+        'n' => 'ñ',
+        'y' => 'ý',
+        'A' => 'Å',
+        'E' => 'É',
+        'I' => 'Î',
+        'O' => 'Ö',
+        'U' => 'Û',
+        'C' => 'Ç',
+        'N' => 'Ñ',
         o => o,
     }
 }
@@ -237,14 +267,20 @@ fn accent(c: char) -> char {
 fn cyrillic(c: char) -> char {
     const L: &str = "abvgdezijklmnoprstufhcyABVGDEZIJKLMNOPRSTUFHCY";
     const C: &str = "абвгдезийклмнопрстуфхцыАБВГДЕЗИЙКЛМНОПРСТУФХЦЫ";
-    L.chars().position(|x| x == c).and_then(|i| C.chars().nth(i)).unwrap_or(c)
+    L.chars()
+        .position(|x| x == c)
+        .and_then(|i| C.chars().nth(i))
+        .unwrap_or(c)
 }
 
 fn greek(c: char) -> char {
     const L: &str = "abgdezhiklmnxoprstufcw";
     const G: &str = "αβγδεζηικλμνξοπρστυφχω";
     let lower = c.to_ascii_lowercase();
-    L.chars().position(|x| x == lower).and_then(|i| G.chars().nth(i)).unwrap_or(c)
+    L.chars()
+        .position(|x| x == lower)
+        .and_then(|i| G.chars().nth(i))
+        .unwrap_or(c)
 }
 
 #[cfg(test)]
@@ -260,20 +296,40 @@ mod tests {
     fn keeps_structure_and_code() {
         let src = "# Using Tools {#tools}\n\nAn Agent calls `run_tool()` at [the docs](https://x.io/a?b=1) 3 times, see https://e.org/x.\n\n```python\nprint('hello world')\n```\n\n| Name | Value |\n|------|-------|\n| alpha | 42 |\n\n![Figure 1: flow](images/f1.svg)\n\nMath $a+b$ and<br/>HTML.[^1]\n\n[^1]: A footnote.\n";
         let out = pseudo_translate(src, &zh(), &[("Agent".into(), "智能体".into())]);
-        for keep in ["`run_tool()`", "(https://x.io/a?b=1)", "https://e.org/x", "```python\nprint('hello world')\n```", "{#tools}", "(images/f1.svg)", "$a+b$", "<br/>", "[^1]", "| 42 |", "|------|-------|", "# "] {
+        for keep in [
+            "`run_tool()`",
+            "(https://x.io/a?b=1)",
+            "https://e.org/x",
+            "```python\nprint('hello world')\n```",
+            "{#tools}",
+            "(images/f1.svg)",
+            "$a+b$",
+            "<br/>",
+            "[^1]",
+            "| 42 |",
+            "|------|-------|",
+            "# ",
+        ] {
             assert!(out.contains(keep), "lost {keep:?} in:\n{out}");
         }
         assert!(out.contains("智能体"));
         assert!(!out.contains("Agent"));
         assert!(!out.contains("Using"));
         assert!(out.contains('3'));
-        assert_eq!(out, pseudo_translate(src, &zh(), &[("Agent".into(), "智能体".into())]), "deterministic");
+        assert_eq!(
+            out,
+            pseudo_translate(src, &zh(), &[("Agent".into(), "智能体".into())]),
+            "deterministic"
+        );
     }
 
     #[test]
     fn chinese_pseudo_is_visibly_a_rehearsal() {
         let out = pseudo_translate("Hello brave new world.\n", &zh(), &[]);
-        let han: Vec<char> = out.chars().filter(|c| crate::lang::script_of(*c) == Some(Script::Han)).collect();
+        let han: Vec<char> = out
+            .chars()
+            .filter(|c| crate::lang::script_of(*c) == Some(Script::Han))
+            .collect();
         assert!(!han.is_empty());
         assert!(han.iter().all(|c| "伪译演练样文".contains(*c)), "{out}");
         assert!(!out.contains("Hello"));
@@ -289,7 +345,11 @@ mod tests {
     fn answers_each_agent_with_usage() {
         let p = Pseudo::new(zh());
         let req = translation::build_request(
-            &translation::Setup { source: Lang::parse("en"), target: zh(), guide: String::new() },
+            &translation::Setup {
+                source: Lang::parse("en"),
+                target: zh(),
+                guide: String::new(),
+            },
             &[],
             "Some text.\n",
             None,
@@ -297,7 +357,12 @@ mod tests {
         let a = p.complete(&req);
         assert!(a.usage.prompt_tokens > 10 && a.usage.completion_tokens > 0);
         assert!(!a.content.contains("Some"));
-        let mreq = Request { agent: Agent::Manager, messages: vec![Message::user("x")], json_schema: None, max_tokens: None };
+        let mreq = Request {
+            agent: Agent::Manager,
+            messages: vec![Message::user("x")],
+            json_schema: None,
+            max_tokens: None,
+        };
         let v: serde_json::Value = serde_json::from_str(&p.complete(&mreq).content).unwrap();
         assert!(v["summary"].as_str().unwrap().contains("REHEARSAL"));
     }

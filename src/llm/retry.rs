@@ -48,7 +48,10 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
         return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
     }
     let when = httpdate::parse_http_date(v).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 #[cfg(test)]
@@ -59,16 +62,32 @@ mod tests {
     fn retry_after_forms() {
         assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
         assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
         assert!(parse_retry_after("soon").is_none());
     }
 
     #[test]
     fn server_wait_wins_but_budget_stays_spent() {
-        let e = LlmError::Http { status: 429, url: "u".into(), body: String::new(), retry_after: Some(Duration::from_secs(3)) };
-        assert_eq!(adjust(&e, Some(Duration::from_secs(1))), Some(Duration::from_secs(3)));
+        let e = LlmError::Http {
+            status: 429,
+            url: "u".into(),
+            body: String::new(),
+            retry_after: Some(Duration::from_secs(3)),
+        };
+        assert_eq!(
+            adjust(&e, Some(Duration::from_secs(1))),
+            Some(Duration::from_secs(3))
+        );
         assert_eq!(adjust(&e, None), None);
-        let e = LlmError::Http { status: 429, url: "u".into(), body: String::new(), retry_after: Some(Duration::from_secs(9999)) };
+        let e = LlmError::Http {
+            status: 429,
+            url: "u".into(),
+            body: String::new(),
+            retry_after: Some(Duration::from_secs(9999)),
+        };
         assert_eq!(adjust(&e, Some(Duration::ZERO)), Some(MAX_RETRY_AFTER));
     }
 }

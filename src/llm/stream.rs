@@ -227,7 +227,11 @@ pub fn split_think_with(text: &str, allow_unopened: bool) -> (String, String) {
             }
         }
     }
-    let content = if reasoning.is_empty() { rest.to_string() } else { rest.trim_start().to_string() };
+    let content = if reasoning.is_empty() {
+        rest.to_string()
+    } else {
+        rest.trim_start().to_string()
+    };
     (content, reasoning.trim().to_string())
 }
 
@@ -267,24 +271,39 @@ mod tests {
 
     #[test]
     fn deepseek_cache_hits() {
-        let u: WireUsage = serde_json::from_str(r#"{"prompt_tokens":5,"completion_tokens":1,"prompt_cache_hit_tokens":4}"#).unwrap();
+        let u: WireUsage = serde_json::from_str(
+            r#"{"prompt_tokens":5,"completion_tokens":1,"prompt_cache_hit_tokens":4}"#,
+        )
+        .unwrap();
         assert_eq!(Usage::from(&u).cached_tokens, 4);
     }
 
     #[test]
     fn in_stream_error() {
         let mut acc = Accumulator::new();
-        assert!(acc.push(chunk(r#"{"error":{"message":"overloaded"}}"#)).is_err());
+        assert!(
+            acc.push(chunk(r#"{"error":{"message":"overloaded"}}"#))
+                .is_err()
+        );
     }
 
     #[test]
     fn think_blocks_are_split_off() {
-        assert_eq!(split_think("<think>a</think>\n\nHello"), ("Hello".into(), "a".into()));
-        assert_eq!(split_think("<think>a</think><think>b"), ("".into(), "ab".into()));
+        assert_eq!(
+            split_think("<think>a</think>\n\nHello"),
+            ("Hello".into(), "a".into())
+        );
+        assert_eq!(
+            split_think("<think>a</think><think>b"),
+            ("".into(), "ab".into())
+        );
         // A tag inside the text is content (books discuss such tags).
         let body = "Qwen3 wraps reasoning in `<think>` and `</think>` tags.\n";
         assert_eq!(split_think(body), (body.into(), "".into()));
-        assert_eq!(split_think("reason</think>Text"), ("Text".into(), "reason".into()));
+        assert_eq!(
+            split_think("reason</think>Text"),
+            ("Text".into(), "reason".into())
+        );
         assert_eq!(split_think("plain"), ("plain".into(), "".into()));
     }
 }

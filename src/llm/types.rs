@@ -22,13 +22,22 @@ pub struct Message {
 
 impl Message {
     pub fn system(c: impl Into<String>) -> Self {
-        Message { role: Role::System, content: c.into() }
+        Message {
+            role: Role::System,
+            content: c.into(),
+        }
     }
     pub fn user(c: impl Into<String>) -> Self {
-        Message { role: Role::User, content: c.into() }
+        Message {
+            role: Role::User,
+            content: c.into(),
+        }
     }
     pub fn assistant(c: impl Into<String>) -> Self {
-        Message { role: Role::Assistant, content: c.into() }
+        Message {
+            role: Role::Assistant,
+            content: c.into(),
+        }
     }
 }
 
@@ -61,7 +70,9 @@ impl Request {
 
     /// sha256 of the messages and schema: identifies what was asked, for result files.
     pub fn fingerprint(&self) -> String {
-        crate::util::sha256_hex(serde_json::to_vec(&(&self.messages, &self.json_schema)).unwrap_or_default())
+        crate::util::sha256_hex(
+            serde_json::to_vec(&(&self.messages, &self.json_schema)).unwrap_or_default(),
+        )
     }
 }
 

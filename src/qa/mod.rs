@@ -37,7 +37,13 @@ pub struct Finding {
 
 impl Finding {
     /// A finding without unit or chapter (the caller fills them in).
-    pub fn new(check: &str, severity: Severity, message: impl Into<String>, source_excerpt: &str, target_excerpt: &str) -> Finding {
+    pub fn new(
+        check: &str,
+        severity: Severity,
+        message: impl Into<String>,
+        source_excerpt: &str,
+        target_excerpt: &str,
+    ) -> Finding {
         Finding {
             check: check.into(),
             severity,

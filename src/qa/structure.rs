@@ -25,7 +25,9 @@ pub fn inventory(text: &str) -> Inventory {
     let mut in_fence: Option<(String, String)> = None;
     for ev in markdown::parser(text) {
         match ev {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => in_fence = Some((info.to_string(), String::new())),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                in_fence = Some((info.to_string(), String::new()))
+            }
             Event::Text(t) if in_fence.is_some() => in_fence.as_mut().unwrap().1.push_str(&t),
             Event::End(TagEnd::CodeBlock) => {
                 if let Some(f) = in_fence.take() {
@@ -67,7 +69,11 @@ pub fn check(source: &str, target: &str) -> Vec<Finding> {
             }
         }
     }
-    for (name, a, b) in [("images", s.images.len(), t.images.len()), ("links", s.links.len(), t.links.len()), ("headings", s.headings.len(), t.headings.len())] {
+    for (name, a, b) in [
+        ("images", s.images.len(), t.images.len()),
+        ("links", s.links.len(), t.links.len()),
+        ("headings", s.headings.len(), t.headings.len()),
+    ] {
         if a != b {
             out.push(Finding::new(
                 name,
@@ -97,7 +103,10 @@ mod tests {
         let src = "# T\n\n## U\n\n```rs\nfn x() {}\n```\n";
         let tgt = "# 标题\n\n```rs\nfn y() {}\n```\n";
         let f = check(src, tgt);
-        assert!(f.iter().any(|f| f.check == "code_blocks" && f.severity == Severity::Error));
+        assert!(
+            f.iter()
+                .any(|f| f.check == "code_blocks" && f.severity == Severity::Error)
+        );
         assert!(f.iter().any(|f| f.check == "headings"));
     }
 
@@ -105,6 +114,9 @@ mod tests {
     fn dropped_code_block_fails() {
         let f = check("Text\n\n```\ncode\n```\n", "文本\n");
         assert_eq!(f.len(), 1);
-        assert!(f[0].message.contains("1 fenced code blocks in the source, 0"));
+        assert!(
+            f[0].message
+                .contains("1 fenced code blocks in the source, 0")
+        );
     }
 }

@@ -17,7 +17,10 @@ pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let s = &r.summary;
     if r.rehearsal {
-        let _ = writeln!(o, "> **REHEARSAL** — produced by the offline `pseudo` provider. The outputs are pseudo-translations for checking the pipeline, not translations.\n");
+        let _ = writeln!(
+            o,
+            "> **REHEARSAL** — produced by the offline `pseudo` provider. The outputs are pseudo-translations for checking the pipeline, not translations.\n"
+        );
     }
     let _ = writeln!(o, "# Translation report: {}\n", s.campaign);
     let _ = writeln!(
@@ -33,17 +36,35 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "Units: {} total · {} translated · {} revised · {} failed · {} copied unchanged. Manager context peak: {} tokens.\n",
-        s.units.total, s.units.translated, s.units.revised, s.units.failed, s.units.copied, s.manager_context_peak_tokens
+        s.units.total,
+        s.units.translated,
+        s.units.revised,
+        s.units.failed,
+        s.units.copied,
+        s.manager_context_peak_tokens
     );
 
-    let failed: Vec<_> = r.units.iter().filter(|u| u.error.is_some() && matches!(u.outcome, "failed" | "pending")).collect();
+    let failed: Vec<_> = r
+        .units
+        .iter()
+        .filter(|u| u.error.is_some() && matches!(u.outcome, "failed" | "pending"))
+        .collect();
     if !failed.is_empty() || !r.chapters_not_written.is_empty() {
         let _ = writeln!(o, "## Needs attention\n");
         for u in failed {
-            let _ = writeln!(o, "- **{}** failed: {}", u.id, u.error.as_deref().unwrap_or(""));
+            let _ = writeln!(
+                o,
+                "- **{}** failed: {}",
+                u.id,
+                u.error.as_deref().unwrap_or("")
+            );
         }
         if !r.chapters_not_written.is_empty() {
-            let _ = writeln!(o, "- Chapters not written (a unit is missing): {}. Run again to retry.", r.chapters_not_written.join(", "));
+            let _ = writeln!(
+                o,
+                "- Chapters not written (a unit is missing): {}. Run again to retry.",
+                r.chapters_not_written.join(", ")
+            );
         }
         o.push('\n');
     }
@@ -53,14 +74,23 @@ pub fn render(r: &Report) -> String {
     if findings.is_empty() {
         let _ = writeln!(o, "No deterministic check found a problem.\n");
     } else {
-        let _ = writeln!(o, "| severity | check | unit | message |\n|---|---|---|---|");
+        let _ = writeln!(
+            o,
+            "| severity | check | unit | message |\n|---|---|---|---|"
+        );
         for f in findings.iter().take(50) {
             let sev = match f.severity {
                 Severity::Error => "**error**",
                 Severity::Warning => "warning",
                 Severity::Info => "info",
             };
-            let _ = writeln!(o, "| {sev} | {} | {} | {} |", f.check, f.unit, cell(&f.message));
+            let _ = writeln!(
+                o,
+                "| {sev} | {} | {} | {} |",
+                f.check,
+                f.unit,
+                cell(&f.message)
+            );
         }
         if findings.len() > 50 {
             let _ = writeln!(o, "\n…and {} more in report.json.", findings.len() - 50);
@@ -70,10 +100,22 @@ pub fn render(r: &Report) -> String {
 
     let issues: usize = r.proofreading.iter().map(|b| b.issues.len()).sum();
     let _ = writeln!(o, "## Proofreading (advisory)\n");
-    let _ = writeln!(o, "{} batches reviewed, {} issues reported.\n", r.proofreading.len(), issues);
+    let _ = writeln!(
+        o,
+        "{} batches reviewed, {} issues reported.\n",
+        r.proofreading.len(),
+        issues
+    );
     for b in &r.proofreading {
         for i in b.issues.iter().take(20) {
-            let _ = writeln!(o, "- round {} · {} · {}: {}", b.round, i.unit, i.kind, cell(&i.detail));
+            let _ = writeln!(
+                o,
+                "- round {} · {} · {}: {}",
+                b.round,
+                i.unit,
+                i.kind,
+                cell(&i.detail)
+            );
         }
     }
     if issues > 0 {
@@ -89,10 +131,18 @@ pub fn render(r: &Report) -> String {
                 "- Round {}: revise {} unit(s) for QA errors ({}), {} of {} flagged by the reviewer ({}). {}",
                 d.round,
                 d.forced.len(),
-                if d.forced.is_empty() { "none".into() } else { d.forced.join(", ") },
+                if d.forced.is_empty() {
+                    "none".into()
+                } else {
+                    d.forced.join(", ")
+                },
                 chosen.len(),
                 d.candidates.len(),
-                if chosen.is_empty() { "none".into() } else { chosen.join(", ") },
+                if chosen.is_empty() {
+                    "none".into()
+                } else {
+                    chosen.join(", ")
+                },
                 cell(&d.summary)
             );
         }
@@ -113,7 +163,14 @@ pub fn render(r: &Report) -> String {
     if !r.glossary.is_empty() {
         let _ = writeln!(o, "| source | target | origin | note |\n|---|---|---|---|");
         for e in r.glossary.iter().take(60) {
-            let _ = writeln!(o, "| {} | {} | {:?} | {} |", cell(&e.source), cell(&e.target), e.origin, cell(&e.note));
+            let _ = writeln!(
+                o,
+                "| {} | {} | {:?} | {} |",
+                cell(&e.source),
+                cell(&e.target),
+                e.origin,
+                cell(&e.note)
+            );
         }
         if r.glossary.len() > 60 {
             let _ = writeln!(o, "\n…and {} more in report.json.", r.glossary.len() - 60);
@@ -121,10 +178,17 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
     }
 
-    let _ = writeln!(o, "## Usage\n\n| agent | calls | requests | failed | prompt tokens | cached | completion tokens |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        o,
+        "## Usage\n\n| agent | calls | requests | failed | prompt tokens | cached | completion tokens |\n|---|---|---|---|---|---|---|"
+    );
     for a in Agent::ALL {
         let u = r.usage_of(a);
-        let _ = writeln!(o, "| {a} | {} | {} | {} | {} | {} | {} |", u.calls, u.requests, u.failed, u.prompt_tokens, u.cached_tokens, u.completion_tokens);
+        let _ = writeln!(
+            o,
+            "| {a} | {} | {} | {} | {} | {} | {} |",
+            u.calls, u.requests, u.failed, u.prompt_tokens, u.cached_tokens, u.completion_tokens
+        );
     }
     o.push('\n');
     o

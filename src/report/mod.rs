@@ -102,7 +102,11 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut units = Vec::new();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     for u in &c.units {
-        let rounds: Vec<u32> = s.translations.get(&u.id).map(|r| r.keys().copied().collect()).unwrap_or_default();
+        let rounds: Vec<u32> = s
+            .translations
+            .get(&u.id)
+            .map(|r| r.keys().copied().collect())
+            .unwrap_or_default();
         let mut usage = Usage::default();
         let mut attempts = 0;
         for r in &rounds {
@@ -131,12 +135,24 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         } else {
             "pending"
         };
-        units.push(UnitReport { id: u.id.clone(), chapter: u.chapter.clone(), kind: u.kind, chars: u.chars, outcome, rounds, usage, attempts, findings, error });
+        units.push(UnitReport {
+            id: u.id.clone(),
+            chapter: u.chapter.clone(),
+            kind: u.kind,
+            chars: u.chars,
+            outcome,
+            rounds,
+            usage,
+            attempts,
+            findings,
+            error,
+        });
     }
     let mut glossary_parse = ParseStats::default();
     let mut proofreading = Vec::new();
     let mut decisions = Vec::new();
-    let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s.finished.iter().collect();
+    let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> =
+        s.finished.iter().collect();
     calls.sort_by(|a, b| a.0.cmp(b.0));
     for (call, r) in calls {
         match &r.output {
@@ -144,9 +160,16 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 glossary_parse.accepted += stats.accepted;
                 glossary_parse.repaired += stats.repaired;
                 glossary_parse.dropped += stats.dropped;
-                glossary_parse.notes.extend(stats.notes.iter().take(5).cloned());
+                glossary_parse
+                    .notes
+                    .extend(stats.notes.iter().take(5).cloned());
             }
-            Output::Proofread { round, units, report, stats } => proofreading.push(ProofBatch {
+            Output::Proofread {
+                round,
+                units,
+                report,
+                stats,
+            } => proofreading.push(ProofBatch {
                 call: call.clone(),
                 round: *round,
                 units: units.clone(),
@@ -155,7 +178,13 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 units_need_revision: report.units_need_revision.clone(),
                 parse: stats.clone(),
             }),
-            Output::Decision { round, forced, candidates, decision, stats } => decisions.push(DecisionReport {
+            Output::Decision {
+                round,
+                forced,
+                candidates,
+                decision,
+                stats,
+            } => decisions.push(DecisionReport {
                 round: *round,
                 forced: forced.clone(),
                 candidates: candidates.clone(),
@@ -176,7 +205,11 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         provider: c.plan.provider.kind.as_str().into(),
         model: c.plan.provider.model.clone(),
         units,
-        glossary: s.termbase.as_ref().map(|t| t.1.entries.clone()).unwrap_or_default(),
+        glossary: s
+            .termbase
+            .as_ref()
+            .map(|t| t.1.entries.clone())
+            .unwrap_or_default(),
         glossary_dropped_by_house: s.glossary_dropped_by_house,
         glossary_parse,
         proofreading,
@@ -196,7 +229,10 @@ impl Report {
 
     /// Number of error findings.
     pub fn error_count(&self) -> usize {
-        self.findings().iter().filter(|f| f.severity == Severity::Error).count()
+        self.findings()
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
     }
 
     /// Usage of one agent.

@@ -13,7 +13,9 @@ pub enum GlossaryFileError {
         #[source]
         source: std::io::Error,
     },
-    #[error("glossary {path}: the header must start with `source,target` (optionally `,note`), found `{found}`. Add that header line.")]
+    #[error(
+        "glossary {path}: the header must start with `source,target` (optionally `,note`), found `{found}`. Add that header line."
+    )]
     Header { path: String, found: String },
     #[error("glossary {path}, line {line}: {message}")]
     Row {
@@ -53,7 +55,9 @@ pub fn parse_csv(bytes: &[u8], display: &str) -> Result<Termbase, GlossaryFileEr
         })?
         .clone();
     let h: Vec<String> = headers.iter().map(|s| s.to_ascii_lowercase()).collect();
-    if h.first().map(String::as_str) != Some("source") || h.get(1).map(String::as_str) != Some("target") {
+    if h.first().map(String::as_str) != Some("source")
+        || h.get(1).map(String::as_str) != Some("target")
+    {
         return Err(GlossaryFileError::Header {
             path: display.into(),
             found: headers.iter().collect::<Vec<_>>().join(","),

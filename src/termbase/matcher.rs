@@ -32,9 +32,17 @@ pub fn surface_forms(term: &str) -> Vec<String> {
     let mut forms = vec![t.to_string()];
     if t.chars().last().is_some_and(|c| c.is_ascii_alphabetic()) {
         let lower = t.to_ascii_lowercase();
-        if lower.ends_with('y') && !lower.ends_with("ay") && !lower.ends_with("ey") && !lower.ends_with("oy") {
+        if lower.ends_with('y')
+            && !lower.ends_with("ay")
+            && !lower.ends_with("ey")
+            && !lower.ends_with("oy")
+        {
             forms.push(format!("{}ies", &t[..t.len() - 1]));
-        } else if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") || lower.ends_with("sh") {
+        } else if lower.ends_with('s')
+            || lower.ends_with('x')
+            || lower.ends_with("ch")
+            || lower.ends_with("sh")
+        {
             forms.push(format!("{t}es"));
         } else {
             forms.push(format!("{t}s"));
@@ -72,13 +80,16 @@ impl Matcher {
 
     /// All non-overlapping occurrences in `text` that sit on word boundaries.
     pub fn find_all(&self, text: &str) -> Vec<Occurrence> {
-        let Some(ac) = &self.ac else { return Vec::new() };
+        let Some(ac) = &self.ac else {
+            return Vec::new();
+        };
         let bytes = text.as_bytes();
         ac.find_iter(text)
             .filter(|m| {
                 let (s, e) = (m.start(), m.end());
                 let left_ok = s == 0 || !is_word_byte(bytes[s - 1]) || !is_word_byte(bytes[s]);
-                let right_ok = e == bytes.len() || !is_word_byte(bytes[e]) || !is_word_byte(bytes[e - 1]);
+                let right_ok =
+                    e == bytes.len() || !is_word_byte(bytes[e]) || !is_word_byte(bytes[e - 1]);
                 left_ok && right_ok
             })
             .map(|m| Occurrence {
@@ -108,7 +119,11 @@ mod tests {
     fn word_boundaries_and_plurals() {
         let m = Matcher::new(&tb(&["Agent", "policy", "context window"]));
         let text = "agents and an Agent; reagent, Agentic; policies; the Context Window.";
-        let found: Vec<&str> = m.find_all(text).iter().map(|o| &text[o.start..o.end]).collect();
+        let found: Vec<&str> = m
+            .find_all(text)
+            .iter()
+            .map(|o| &text[o.start..o.end])
+            .collect();
         assert_eq!(found, vec!["agents", "Agent", "policies", "Context Window"]);
     }
 

@@ -10,7 +10,7 @@ mod matcher;
 
 use serde::{Deserialize, Serialize};
 
-pub use csv_io::{load_csv, GlossaryFileError};
+pub use csv_io::{GlossaryFileError, load_csv};
 pub use matcher::Matcher;
 
 /// Where an entry came from.
@@ -67,7 +67,13 @@ impl Termbase {
     /// because house style already fixes them.
     pub fn merge(house: &Termbase, proposed: &[Entry]) -> (Termbase, usize) {
         let before = house.entries.len() + proposed.len();
-        let tb = Termbase::from_entries(house.entries.iter().cloned().chain(proposed.iter().cloned()));
+        let tb = Termbase::from_entries(
+            house
+                .entries
+                .iter()
+                .cloned()
+                .chain(proposed.iter().cloned()),
+        );
         let dropped = before - tb.entries.len();
         (tb, dropped)
     }
@@ -128,7 +134,10 @@ mod tests {
         let house = Termbase::from_entries([e("Agent", "智能体", Origin::HouseStyle)]);
         let (tb, dropped) = Termbase::merge(
             &house,
-            &[e("agent", "代理", Origin::Agent), e("Context", "上下文", Origin::Agent)],
+            &[
+                e("agent", "代理", Origin::Agent),
+                e("Context", "上下文", Origin::Agent),
+            ],
         );
         assert_eq!(dropped, 1);
         assert_eq!(tb.get("AGENT").unwrap().target, "智能体");
