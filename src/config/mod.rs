@@ -61,7 +61,7 @@ pub struct ProviderPlan {
     /// Environment variable holding the API key (default `OPENAI_API_KEY`).
     pub api_key_env: String,
     /// Sampling temperature; `None` leaves the provider default.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Completion token cap per request; `None` leaves the provider default.
     pub max_tokens: Option<u32>,
     /// Attempts per call including the first (default 5).

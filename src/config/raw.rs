@@ -46,7 +46,7 @@ pub struct RawProvider {
     /// Name of the environment variable holding the key (default `OPENAI_API_KEY`). The key
     /// itself never goes in a campaign file.
     pub api_key_env: Option<String>,
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
     pub max_attempts: Option<u32>,
     pub request_timeout_s: Option<u64>,

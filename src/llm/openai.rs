@@ -38,7 +38,7 @@ pub struct OpenAiClient {
     url: String,
     key: Option<ApiKey>,
     model: String,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     max_tokens: Option<u32>,
     max_attempts: u32,
     request_timeout: Duration,
