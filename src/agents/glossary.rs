@@ -661,6 +661,7 @@ pub fn parse(value: &Value, asked: &[String]) -> (Vec<Entry>, ParseStats) {
             target,
             note,
             origin: Origin::Agent,
+            forbidden: Vec::new(),
         });
     }
     (out, stats)
@@ -720,6 +721,7 @@ mod tests {
             target: "大模型".into(),
             note: String::new(),
             origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
         }]);
         let c = candidates(&[BOOK], &known, 50);
         assert!(c.iter().all(|c| c.term != "LLM"));

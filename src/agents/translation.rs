@@ -269,6 +269,7 @@ mod tests {
             target: "智能体".into(),
             note: "core".into(),
             origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
         };
         let a = build_request(&setup(), &[&e], "An Agent acts.\n", None);
         let b = build_request(&setup(), &[], "Other text.\n", None);

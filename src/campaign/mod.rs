@@ -142,6 +142,11 @@ impl Campaign {
         }
     }
 
+    /// The QA context for this campaign with termbase `tb`.
+    pub fn qa_context(&self, tb: &Termbase) -> crate::qa::QaContext {
+        crate::qa::QaContext::new(&self.plan.source_lang, &self.plan.target_lang, tb)
+    }
+
     /// The state directory of this campaign: `<state_dir>/<fingerprint>`.
     pub fn state_path(&self) -> std::path::PathBuf {
         self.plan.state_dir.join(&self.fingerprint)

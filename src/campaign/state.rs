@@ -68,6 +68,8 @@ pub struct State {
     pub translations: HashMap<String, BTreeMap<u32, String>>,
     /// QA findings of each (unit, round) translation.
     pub qa: HashMap<(String, u32), Vec<Finding>>,
+    /// The QA context (languages, termbase, review marker) once the termbase is known.
+    pub qa_ctx: Option<qa::QaContext>,
     /// True when outputs were written after the last recorded result.
     pub outputs_current: bool,
     /// (relative path, sha256) of the chapters written last.
@@ -221,7 +223,10 @@ impl State {
                         .entry(u.id.clone())
                         .or_default()
                         .insert(*round, call.clone());
-                    let findings = qa::check_unit(&u.id, &u.chapter, c.source_text(u), text);
+                    let ctx = self
+                        .qa_ctx
+                        .get_or_insert_with(|| c.qa_context(&Termbase::default()));
+                    let findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
                     self.qa.insert((u.id.clone(), *round), findings);
                 }
                 self.files.insert(call.clone(), file.clone());
@@ -261,6 +266,7 @@ impl State {
                     "glossary {file} changed after it was recorded"
                 );
                 let tb: Termbase = serde_json::from_slice(&bytes)?;
+                self.qa_ctx = Some(c.qa_context(&tb));
                 self.termbase = Some((file.clone(), tb));
                 self.glossary_dropped_by_house = *dropped_by_house;
                 self.outputs_current = false;

@@ -107,6 +107,7 @@ pub fn pseudo_translate(text: &str, target: &Lang, glossary: &[(String, String)]
         target: t.clone(),
         note: String::new(),
         origin: Origin::HouseStyle,
+        forbidden: Vec::new(),
     }));
     let matcher = Matcher::new(&tb);
     let ranges = markdown::prose_ranges(text);

@@ -25,7 +25,8 @@ pub enum GlossaryFileError {
     },
 }
 
-/// Loads a house-style glossary CSV: a header `source,target[,note]` then one entry per row.
+/// Loads a house-style glossary CSV: a header `source,target[,note][,forbidden]` then one entry
+/// per row; `forbidden` lists renderings QA must flag, separated by `;` or `|`.
 /// Every entry gets [`Origin::HouseStyle`]. Blank rows are skipped. A leading BOM is accepted.
 ///
 /// Errors name the file and the 1-based line: a wrong header, a row with an empty source or
@@ -64,6 +65,7 @@ pub fn parse_csv(bytes: &[u8], display: &str) -> Result<Termbase, GlossaryFileEr
         });
     }
     let note_col = h.iter().position(|c| c == "note");
+    let forbidden_col = h.iter().position(|c| c == "forbidden");
     let mut entries = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| GlossaryFileError::Row {
@@ -85,11 +87,20 @@ pub fn parse_csv(bytes: &[u8], display: &str) -> Result<Termbase, GlossaryFileEr
             });
         }
         let note = note_col.and_then(|i| rec.get(i)).unwrap_or("").to_string();
+        let forbidden = forbidden_col
+            .and_then(|i| rec.get(i))
+            .unwrap_or("")
+            .split([';', '|'])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
         entries.push(Entry {
             source,
             target,
             note,
             origin: Origin::HouseStyle,
+            forbidden,
         });
     }
     Ok(Termbase::from_entries(entries))
@@ -106,6 +117,16 @@ mod tests {
         assert_eq!(tb.entries[0].target, "智能体");
         assert_eq!(tb.entries[0].note, "core term");
         assert_eq!(tb.entries[1].note, "");
+    }
+
+    #[test]
+    fn forbidden_column() {
+        let tb = parse_csv(
+            "source,target,note,forbidden\nAgent,智能体,,代理; 代理人\n".as_bytes(),
+            "g.csv",
+        )
+        .unwrap();
+        assert_eq!(tb.entries[0].forbidden, vec!["代理", "代理人"]);
     }
 
     #[test]

@@ -112,6 +112,7 @@ mod tests {
             target: "x".into(),
             note: String::new(),
             origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
         }))
     }
 

@@ -36,6 +36,9 @@ pub struct Entry {
     #[serde(default)]
     pub note: String,
     pub origin: Origin,
+    /// Renderings QA must flag as errors (e.g. 代理 for "Agent" when the house style says 智能体).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<String>,
 }
 
 /// An ordered, de-duplicated set of entries (one per source term, compared case-insensitively).
@@ -126,6 +129,7 @@ mod tests {
             target: t.into(),
             note: String::new(),
             origin: o,
+            forbidden: Vec::new(),
         }
     }
 
