@@ -36,7 +36,8 @@ fn pseudo_campaign_on_two_corpus_chapters_keeps_every_code_block() {
     let Some(corpus) = corpus_dir() else { return };
     let ch1 = corpus.join("en/chapter01.md");
     let ch2 = corpus.join("en/chapter02.md");
-    let c = TestCampaign::with_chapters("book", &[ch1.to_str().unwrap(), ch2.to_str().unwrap()], "");
+    let c =
+        TestCampaign::with_chapters("book", &[ch1.to_str().unwrap(), ch2.to_str().unwrap()], "");
     let out = c.cmd("run", &["--json"]).output().unwrap();
     assert_code(&out, 0);
     let s = json_summary(&out);
@@ -53,9 +54,15 @@ fn pseudo_campaign_on_two_corpus_chapters_keeps_every_code_block() {
     }
     let report = c.read("book/validation/report.md");
     assert!(report.contains("REHEARSAL"));
-    let rj: serde_json::Value = serde_json::from_str(&c.read("book/validation/report.json")).unwrap();
+    let rj: serde_json::Value =
+        serde_json::from_str(&c.read("book/validation/report.json")).unwrap();
     assert_eq!(rj["rehearsal"], true);
-    assert!(rj["summary"]["manager_context_peak_tokens"].as_u64().unwrap() > 100);
+    assert!(
+        rj["summary"]["manager_context_peak_tokens"]
+            .as_u64()
+            .unwrap()
+            > 100
+    );
 }
 
 /// Texts of every unit of the given chapters.
@@ -77,9 +84,24 @@ fn openai_campaign_against_fake_server_records_real_usage_isolates_units_and_lea
     let fake = FakeServer::start();
     let ch1 = corpus.join("en/chapter01.md");
     let ch2 = corpus.join("en/chapter02.md");
-    let c = TestCampaign::with_chapters("book", &[ch1.to_str().unwrap(), ch2.to_str().unwrap()], "[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n");
+    let c = TestCampaign::with_chapters(
+        "book",
+        &[ch1.to_str().unwrap(), ch2.to_str().unwrap()],
+        "[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+    );
     let out = c
-        .cmd("run", &["--provider", "openai", "--base-url", &fake.base_url, "--concurrency", "8", "--json"])
+        .cmd(
+            "run",
+            &[
+                "--provider",
+                "openai",
+                "--base-url",
+                &fake.base_url,
+                "--concurrency",
+                "8",
+                "--json",
+            ],
+        )
         .env("OPENAI_API_KEY", KEY)
         .output()
         .unwrap();
@@ -89,26 +111,52 @@ fn openai_campaign_against_fake_server_records_real_usage_isolates_units_and_lea
     assert_eq!(s["rehearsal"], false);
     for agent in ["glossary", "translation", "proofreading", "manager"] {
         let u = &s["usage"][agent];
-        assert!(u["calls"].as_u64().unwrap() >= 1, "{agent} made no call: {s}");
-        assert!(u["prompt_tokens"].as_u64().unwrap() > 50, "{agent} usage: {u}");
-        assert!(u["completion_tokens"].as_u64().unwrap() > 0, "{agent} usage: {u}");
+        assert!(
+            u["calls"].as_u64().unwrap() >= 1,
+            "{agent} made no call: {s}"
+        );
+        assert!(
+            u["prompt_tokens"].as_u64().unwrap() > 50,
+            "{agent} usage: {u}"
+        );
+        assert!(
+            u["completion_tokens"].as_u64().unwrap() > 0,
+            "{agent} usage: {u}"
+        );
     }
     // Usage in the summary is what the server reported.
     let reqs = fake.requests();
-    assert_eq!(s["usage"]["translation"]["calls"].as_u64().unwrap() as usize, fake.count(Agent::Translation));
-    assert!(reqs.iter().all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}"))));
-    assert!(reqs.iter().all(|r| r.body["stream"] == true && r.body["stream_options"]["include_usage"] == true));
+    assert_eq!(
+        s["usage"]["translation"]["calls"].as_u64().unwrap() as usize,
+        fake.count(Agent::Translation)
+    );
+    assert!(
+        reqs.iter()
+            .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}")))
+    );
+    assert!(
+        reqs.iter()
+            .all(|r| r.body["stream"] == true && r.body["stream_options"]["include_usage"] == true)
+    );
 
     // Isolation: each Translation request carries exactly one unit's text and no other's.
     let units = unit_texts(&[&ch1, &ch2], 12_000);
     for r in reqs.iter().filter(|r| r.agent == Agent::Translation) {
         let text = r.unit_text().unwrap();
         let own: Vec<usize> = (0..units.len()).filter(|&i| units[i] == text).collect();
-        assert_eq!(own.len(), 1, "a translation request must carry exactly one unit");
+        assert_eq!(
+            own.len(),
+            1,
+            "a translation request must carry exactly one unit"
+        );
         let all = r.all_text();
         for (i, u) in units.iter().enumerate() {
             if i != own[0] && u.trim().len() > 80 {
-                assert!(!all.contains(u.trim()), "request for unit {} also carries unit {i}", own[0]);
+                assert!(
+                    !all.contains(u.trim()),
+                    "request for unit {} also carries unit {i}",
+                    own[0]
+                );
             }
         }
     }
@@ -123,12 +171,19 @@ fn openai_campaign_against_fake_server_records_real_usage_isolates_units_and_lea
         }
     }
     // Code blocks survived in the outputs.
-    assert_eq!(fences(&std::fs::read_to_string(&ch1).unwrap()), fences(&c.read("book/out/chapter01.md")));
+    assert_eq!(
+        fences(&std::fs::read_to_string(&ch1).unwrap()),
+        fences(&c.read("book/out/chapter01.md"))
+    );
     // No file written and no output line contains the key.
     let mut scanned = 0;
     for f in c.all_files() {
         let bytes = std::fs::read(&f).unwrap();
-        assert!(!String::from_utf8_lossy(&bytes).contains(KEY), "{} contains the API key", f.display());
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "{} contains the API key",
+            f.display()
+        );
         scanned += 1;
     }
     assert!(scanned > 20, "scanned {scanned} files");
@@ -139,10 +194,18 @@ fn openai_campaign_against_fake_server_records_real_usage_isolates_units_and_lea
 #[test]
 fn manager_context_is_measured_and_holds_no_unit_text() {
     let fake = FakeServer::start();
-    let c = TestCampaign::with_chapters("m", &["a.md", "b.md"], "max_unit_chars = 600\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n");
+    let c = TestCampaign::with_chapters(
+        "m",
+        &["a.md", "b.md"],
+        "max_unit_chars = 600\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+    );
     c.write("a.md", &synthetic_chapter("A", 6));
     c.write("b.md", &synthetic_chapter("B", 6));
-    let out = c.cmd("run", &["--base-url", &fake.base_url, "--json"]).env("OPENAI_API_KEY", KEY).output().unwrap();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
     assert_code(&out, 0);
     let s = json_summary(&out);
     let peak = s["manager_context_peak_tokens"].as_u64().unwrap();
@@ -150,9 +213,17 @@ fn manager_context_is_measured_and_holds_no_unit_text() {
 
     // Rebuild the final context from the saved state, as `status` does.
     let plan = booktr::config::Plan::load(&c.file, &Default::default()).unwrap();
-    let plan = booktr::config::Plan { provider: booktr::config::ProviderPlan { kind: booktr::config::ProviderKind::Openai, model: "fake-model".into(), ..plan.provider.clone() }, ..plan };
+    let plan = booktr::config::Plan {
+        provider: booktr::config::ProviderPlan {
+            kind: booktr::config::ProviderKind::Openai,
+            model: "fake-model".into(),
+            ..plan.provider.clone()
+        },
+        ..plan
+    };
     let campaign = booktr::campaign::Campaign::load(plan).unwrap();
-    let state = booktr::campaign::state::State::load(&campaign, &campaign.state_path(), "t").unwrap();
+    let state =
+        booktr::campaign::state::State::load(&campaign, &campaign.state_path(), "t").unwrap();
     let manager = booktr::campaign::manager::Manager::new(&campaign);
     let ctx = manager.context(&state);
     let json = ctx.to_json();
@@ -170,7 +241,10 @@ fn manager_context_is_measured_and_holds_no_unit_text() {
             }
         }
     }
-    assert!(!json.contains(&*c.dir.path().to_string_lossy()), "context holds an absolute path");
+    assert!(
+        !json.contains(&*c.dir.path().to_string_lossy()),
+        "context holds an absolute path"
+    );
 }
 
 #[test]
@@ -179,11 +253,17 @@ fn changed_source_or_model_is_refused_and_fresh_starts_over() {
     c.write("a.md", &synthetic_chapter("A", 3));
     assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
 
-    c.write("a.md", &synthetic_chapter("A", 3).replace("plans its next step", "plans the next step"));
+    c.write(
+        "a.md",
+        &synthetic_chapter("A", 3).replace("plans its next step", "plans the next step"),
+    );
     let out = c.cmd("run", &[]).output().unwrap();
     assert_code(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("source changed: a.md") && err.contains("--fresh"), "{err}");
+    assert!(
+        err.contains("source changed: a.md") && err.contains("--fresh"),
+        "{err}"
+    );
 
     c.write("a.md", &synthetic_chapter("A", 3));
     let out = c.cmd("run", &["--model", "other-model"]).output().unwrap();
@@ -191,10 +271,16 @@ fn changed_source_or_model_is_refused_and_fresh_starts_over() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("model changed: pseudo → other-model"), "{err}");
 
-    let out = c.cmd("run", &["--model", "other-model", "--fresh", "--json"]).output().unwrap();
+    let out = c
+        .cmd("run", &["--model", "other-model", "--fresh", "--json"])
+        .output()
+        .unwrap();
     assert_code(&out, 0);
     assert_eq!(json_summary(&out)["status"], "complete");
-    assert!(c.path("r/state/superseded").is_dir(), "old state is kept, not deleted");
+    assert!(
+        c.path("r/state/superseded").is_dir(),
+        "old state is kept, not deleted"
+    );
 }
 
 #[test]
@@ -218,35 +304,76 @@ fn malformed_structured_answers_are_repaired_or_dropped() {
         Agent::Manager => Reply::Content("null".into()),
         Agent::Translation => Reply::Default,
     });
-    let c = TestCampaign::with_chapters("j", &["a.md"], "max_unit_chars = 500\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n");
+    let c = TestCampaign::with_chapters(
+        "j",
+        &["a.md"],
+        "max_unit_chars = 500\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
     c.write("a.md", &synthetic_chapter("A", 4));
-    let out = c.cmd("run", &["--base-url", &fake.base_url, "--json"]).env("OPENAI_API_KEY", KEY).output().unwrap();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
     assert_code(&out, 0);
     assert!(repair_seen.load(std::sync::atomic::Ordering::SeqCst));
-    let repairs: Vec<_> = fake.requests().into_iter().filter(|r| r.all_text().contains("could not be used")).collect();
+    let repairs: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.all_text().contains("could not be used"))
+        .collect();
     assert_eq!(repairs.len(), 1, "exactly one schema-repair request");
     assert_eq!(repairs[0].agent, Agent::Proofreading);
-    let report: serde_json::Value = serde_json::from_str(&c.read("j/validation/report.json")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("j/validation/report.json")).unwrap();
     let glossary = report["glossary"].as_array().unwrap();
-    assert!(glossary.iter().any(|e| e["source"] == "context window" && e["origin"] == "agent"), "{glossary:?}");
+    assert!(
+        glossary
+            .iter()
+            .any(|e| e["source"] == "context window" && e["origin"] == "agent"),
+        "{glossary:?}"
+    );
     assert!(report["glossary_parse"]["dropped"].as_u64().unwrap() >= 3);
     assert!(report["glossary_parse"]["repaired"].as_u64().unwrap() >= 1);
-    let issues: usize = report["proofreading"].as_array().unwrap().iter().map(|b| b["issues"].as_array().unwrap().len()).sum();
-    assert_eq!(issues, 1, "the valid issue is kept, the one for an unknown unit dropped");
-    assert_eq!(report["decisions"][0]["revise"].as_array().unwrap().len(), 0, "a null decision revises nothing");
+    let issues: usize = report["proofreading"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["issues"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(
+        issues, 1,
+        "the valid issue is kept, the one for an unknown unit dropped"
+    );
+    assert_eq!(
+        report["decisions"][0]["revise"].as_array().unwrap().len(),
+        0,
+        "a null decision revises nothing"
+    );
 }
 
 /// Translation requests received, by unit text.
 fn translated_texts(fake: &FakeServer) -> Vec<String> {
-    fake.requests().iter().filter(|r| r.agent == Agent::Translation && !r.is_revision()).filter_map(|r| r.unit_text().map(String::from)).collect()
+    fake.requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
+        .filter_map(|r| r.unit_text().map(String::from))
+        .collect()
 }
 
 fn outputs(c: &TestCampaign, name: &str) -> BTreeMap<String, String> {
-    ["a.md", "b.md"].iter().map(|f| (f.to_string(), c.read(&format!("{name}/out/{f}")))).collect()
+    ["a.md", "b.md"]
+        .iter()
+        .map(|f| (f.to_string(), c.read(&format!("{name}/out/{f}"))))
+        .collect()
 }
 
 fn two_chapter_campaign(name: &str, fake: &FakeServer) -> TestCampaign {
-    let c = TestCampaign::with_chapters(name, &["a.md", "b.md"], "max_unit_chars = 500\nconcurrency = 3\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n");
+    let c = TestCampaign::with_chapters(
+        name,
+        &["a.md", "b.md"],
+        "max_unit_chars = 500\nconcurrency = 3\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
     c.write("a.md", &synthetic_chapter("A", 8));
     c.write("b.md", &synthetic_chapter("B", 8));
     let _ = fake;
@@ -258,7 +385,14 @@ fn resume_after_failing_server_sends_no_finished_unit_again() {
     let fake = FakeServer::start();
     // Reference: an uninterrupted run.
     let reference = two_chapter_campaign("x", &fake);
-    assert_code(&reference.cmd("run", &["--base-url", &fake.base_url]).env("OPENAI_API_KEY", KEY).output().unwrap(), 0);
+    assert_code(
+        &reference
+            .cmd("run", &["--base-url", &fake.base_url])
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap(),
+        0,
+    );
     fake.clear();
 
     // The server fails every translation after the first 5.
@@ -266,13 +400,23 @@ fn resume_after_failing_server_sends_no_finished_unit_again() {
     let ok = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let ok2 = ok.clone();
     fake.script(move |r| {
-        if r.agent == Agent::Translation && ok2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 5 {
-            Reply::Status { code: 500, body: "boom".into(), retry_after: None }
+        if r.agent == Agent::Translation
+            && ok2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 5
+        {
+            Reply::Status {
+                code: 500,
+                body: "boom".into(),
+                retry_after: None,
+            }
         } else {
             Reply::Default
         }
     });
-    let out = c.cmd("run", &["--base-url", &fake.base_url, "--json"]).env("OPENAI_API_KEY", KEY).output().unwrap();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
     assert_code(&out, 1);
     let s = json_summary(&out);
     assert_eq!(s["status"], "incomplete");
@@ -289,15 +433,27 @@ fn resume_after_failing_server_sends_no_finished_unit_again() {
 
     fake.clear();
     fake.script(|_| Reply::Default);
-    let out = c.cmd("run", &["--base-url", &fake.base_url, "--json"]).env("OPENAI_API_KEY", KEY).output().unwrap();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
     assert_code(&out, 0);
     let again = translated_texts(&fake);
     for t in &first {
         assert!(!again.contains(t), "a finished unit was requested again");
     }
     let uniq: BTreeSet<&String> = again.iter().collect();
-    assert_eq!(uniq.len(), again.len(), "no unit requested twice in the resumed run");
-    assert_eq!(fake.count(Agent::Glossary), 0, "the finished glossary stage is not repeated");
+    assert_eq!(
+        uniq.len(),
+        again.len(),
+        "no unit requested twice in the resumed run"
+    );
+    assert_eq!(
+        fake.count(Agent::Glossary),
+        0,
+        "the finished glossary stage is not repeated"
+    );
     assert_eq!(outputs(&c, "x"), outputs(&reference, "x"));
 }
 
@@ -305,16 +461,29 @@ fn resume_after_failing_server_sends_no_finished_unit_again() {
 fn sigkill_mid_campaign_then_resume_completes_without_repeating_finished_units() {
     let fake = FakeServer::start();
     let reference = two_chapter_campaign("k", &fake);
-    assert_code(&reference.cmd("run", &["--base-url", &fake.base_url]).env("OPENAI_API_KEY", KEY).output().unwrap(), 0);
+    assert_code(
+        &reference
+            .cmd("run", &["--base-url", &fake.base_url])
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap(),
+        0,
+    );
     fake.clear();
     fake.latency(Duration::from_millis(60), Duration::from_micros(300));
 
     let c = two_chapter_campaign("k", &fake);
-    let mut child = c.cmd("run", &["--base-url", &fake.base_url]).env("OPENAI_API_KEY", KEY).spawn().unwrap();
+    let mut child = c
+        .cmd("run", &["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", KEY)
+        .spawn()
+        .unwrap();
     // Wait until some translations are recorded, then SIGKILL.
     let deadline = Instant::now() + Duration::from_secs(60);
     let journal = || -> Vec<serde_json::Value> {
-        let Ok(state) = std::fs::read_dir(c.path("k/state")) else { return vec![] };
+        let Ok(state) = std::fs::read_dir(c.path("k/state")) else {
+            return vec![];
+        };
         let mut v = vec![];
         for d in state.flatten() {
             if let Ok(text) = std::fs::read_to_string(d.path().join("journal.jsonl")) {
@@ -324,7 +493,10 @@ fn sigkill_mid_campaign_then_resume_completes_without_repeating_finished_units()
         v
     };
     loop {
-        let finished = journal().iter().filter(|e| e["event"] == "call_finished" && e["agent"] == "translation").count();
+        let finished = journal()
+            .iter()
+            .filter(|e| e["event"] == "call_finished" && e["agent"] == "translation")
+            .count();
         if finished >= 4 {
             break;
         }
@@ -344,7 +516,11 @@ fn sigkill_mid_campaign_then_resume_completes_without_repeating_finished_units()
 
     fake.clear();
     fake.latency(Duration::ZERO, Duration::ZERO);
-    let out = c.cmd("run", &["--base-url", &fake.base_url, "--json"]).env("OPENAI_API_KEY", KEY).output().unwrap();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
     assert_code(&out, 0);
     assert_eq!(json_summary(&out)["status"], "complete");
     // Map finished unit ids to their texts and check none was requested again.
@@ -358,14 +534,25 @@ fn sigkill_mid_campaign_then_resume_completes_without_repeating_finished_units()
     }
     let again = translated_texts(&fake);
     for id in &finished_units {
-        assert!(!again.contains(&texts[id]), "finished unit {id} was requested again after the kill");
+        assert!(
+            !again.contains(&texts[id]),
+            "finished unit {id} was requested again after the kill"
+        );
     }
-    assert_eq!(outputs(&c, "k"), outputs(&reference, "k"), "outputs equal an uninterrupted run's");
+    assert_eq!(
+        outputs(&c, "k"),
+        outputs(&reference, "k"),
+        "outputs equal an uninterrupted run's"
+    );
 }
 
 #[test]
 fn help_documents_exit_codes() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr")).arg("run").arg("--help").output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .arg("run")
+        .arg("--help")
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for code in ["0 ", "1 ", "2 ", "130"] {
         assert!(help.contains(code), "{help}");

@@ -36,21 +36,37 @@ fn provider(fake: &FakeServer) -> Provider {
 fn request(agent: Agent, schema: bool) -> Request {
     Request {
         agent,
-        messages: vec![Message::system("You are a professional technical translator."), Message::user("Glossary: none"), Message::user("Hello world.\n")],
-        json_schema: schema.then(|| JsonSchema { name: "x".into(), schema: serde_json::json!({"type": "object"}) }),
+        messages: vec![
+            Message::system("You are a professional technical translator."),
+            Message::user("Glossary: none"),
+            Message::user("Hello world.\n"),
+        ],
+        json_schema: schema.then(|| JsonSchema {
+            name: "x".into(),
+            schema: serde_json::json!({"type": "object"}),
+        }),
         max_tokens: None,
     }
 }
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 #[test]
 fn streams_content_reasoning_and_usage() {
     let fake = FakeServer::start();
-    fake.script(|_| Reply::Full { reasoning: "thinking about it".into(), content: "你好，世界。".repeat(30), finish: "stop".into() });
-    let a = rt().block_on(provider(&fake).complete(&request(Agent::Translation, false))).unwrap();
+    fake.script(|_| Reply::Full {
+        reasoning: "thinking about it".into(),
+        content: "你好，世界。".repeat(30),
+        finish: "stop".into(),
+    });
+    let a = rt()
+        .block_on(provider(&fake).complete(&request(Agent::Translation, false)))
+        .unwrap();
     assert_eq!(a.content, "你好，世界。".repeat(30));
     assert_eq!(a.reasoning, "thinking about it");
     assert!(a.usage.prompt_tokens > 10);
@@ -60,7 +76,10 @@ fn streams_content_reasoning_and_usage() {
     let body = &fake.requests()[0].body;
     assert_eq!(body["model"], "fake-model");
     assert_eq!(body["temperature"], 0.2);
-    assert!(fake.requests()[0].authorization.is_none(), "no key configured for a local endpoint");
+    assert!(
+        fake.requests()[0].authorization.is_none(),
+        "no key configured for a local endpoint"
+    );
 }
 
 #[test]
@@ -68,51 +87,134 @@ fn json_schema_falls_back_to_json_object_once() {
     let fake = FakeServer::start();
     fake.script(|r| {
         if r.body["response_format"]["type"] == "json_schema" {
-            Reply::Status { code: 400, body: "{\"error\":{\"message\":\"response_format json_schema is not supported\"}}".into(), retry_after: None }
+            Reply::Status {
+                code: 400,
+                body: "{\"error\":{\"message\":\"response_format json_schema is not supported\"}}"
+                    .into(),
+                retry_after: None,
+            }
         } else {
             Reply::Content("{\"ok\": true}".into())
         }
     });
     let p = provider(&fake);
     let rt = rt();
-    let a = rt.block_on(p.complete(&request(Agent::Glossary, true))).unwrap();
+    let a = rt
+        .block_on(p.complete(&request(Agent::Glossary, true)))
+        .unwrap();
     assert_eq!(a.content, "{\"ok\": true}");
-    rt.block_on(p.complete(&request(Agent::Glossary, true))).unwrap();
-    let kinds: Vec<String> = fake.requests().iter().map(|r| r.body["response_format"]["type"].as_str().unwrap().to_string()).collect();
-    assert_eq!(kinds, ["json_schema", "json_object", "json_object"], "the second call goes straight to json_object");
+    rt.block_on(p.complete(&request(Agent::Glossary, true)))
+        .unwrap();
+    let kinds: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| {
+            r.body["response_format"]["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["json_schema", "json_object", "json_object"],
+        "the second call goes straight to json_object"
+    );
 }
 
 #[test]
 fn retries_transient_failures_then_succeeds() {
     for (name, first) in [
-        ("500", Reply::Status { code: 500, body: "oops".into(), retry_after: None }),
-        ("503", Reply::Status { code: 503, body: "busy".into(), retry_after: None }),
-        ("429", Reply::Status { code: 429, body: "slow down".into(), retry_after: Some("1".into()) }),
-        ("reset", Reply::ResetMidStream { partial: "你好".into() }),
-        ("stall", Reply::Stall { partial: "你".into() }),
+        (
+            "500",
+            Reply::Status {
+                code: 500,
+                body: "oops".into(),
+                retry_after: None,
+            },
+        ),
+        (
+            "503",
+            Reply::Status {
+                code: 503,
+                body: "busy".into(),
+                retry_after: None,
+            },
+        ),
+        (
+            "429",
+            Reply::Status {
+                code: 429,
+                body: "slow down".into(),
+                retry_after: Some("1".into()),
+            },
+        ),
+        (
+            "reset",
+            Reply::ResetMidStream {
+                partial: "你好".into(),
+            },
+        ),
+        (
+            "stall",
+            Reply::Stall {
+                partial: "你".into(),
+            },
+        ),
         ("empty", Reply::Content("   ".into())),
-        ("reasoning only", Reply::Full { reasoning: "hmm".into(), content: String::new(), finish: "stop".into() }),
+        (
+            "reasoning only",
+            Reply::Full {
+                reasoning: "hmm".into(),
+                content: String::new(),
+                finish: "stop".into(),
+            },
+        ),
     ] {
         let fake = FakeServer::start();
         let first = std::sync::Mutex::new(Some(first));
-        fake.script(move |_| first.lock().unwrap().take().unwrap_or(Reply::Content("好的译文".into())));
+        fake.script(move |_| {
+            first
+                .lock()
+                .unwrap()
+                .take()
+                .unwrap_or(Reply::Content("好的译文".into()))
+        });
         let started = Instant::now();
-        let a = rt().block_on(provider(&fake).complete(&request(Agent::Translation, false))).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(a.content, "好的译文", "{name}: partial content is discarded");
+        let a = rt()
+            .block_on(provider(&fake).complete(&request(Agent::Translation, false)))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            a.content, "好的译文",
+            "{name}: partial content is discarded"
+        );
         assert_eq!(a.attempts, 2, "{name}");
         assert_eq!(fake.requests().len(), 2, "{name}");
         if name == "429" {
-            assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After honoured");
+            assert!(
+                started.elapsed() >= Duration::from_millis(950),
+                "Retry-After honoured"
+            );
         }
     }
 }
 
 #[test]
 fn final_errors_are_not_retried() {
-    for (code, body) in [(401, "invalid api key"), (404, "model not found"), (400, "{\"error\":{\"code\":\"context_length_exceeded\"}}")] {
+    for (code, body) in [
+        (401, "invalid api key"),
+        (404, "model not found"),
+        (400, "{\"error\":{\"code\":\"context_length_exceeded\"}}"),
+    ] {
         let fake = FakeServer::start();
-        fake.script(move |_| Reply::Status { code, body: body.into(), retry_after: None });
-        let e = rt().block_on(provider(&fake).complete(&request(Agent::Translation, false))).unwrap_err();
+        fake.script(move |_| Reply::Status {
+            code,
+            body: body.into(),
+            retry_after: None,
+        });
+        let e = rt()
+            .block_on(provider(&fake).complete(&request(Agent::Translation, false)))
+            .unwrap_err();
         assert_eq!(fake.requests().len(), 1, "{code} must not be retried");
         if code == 400 {
             assert!(matches!(e, LlmError::ContextLength(_)), "{e}");
@@ -125,8 +227,14 @@ fn final_errors_are_not_retried() {
 #[test]
 fn gives_up_after_max_attempts() {
     let fake = FakeServer::start();
-    fake.script(|_| Reply::Status { code: 502, body: "bad gateway".into(), retry_after: None });
-    let e = rt().block_on(provider(&fake).complete(&request(Agent::Translation, false))).unwrap_err();
+    fake.script(|_| Reply::Status {
+        code: 502,
+        body: "bad gateway".into(),
+        retry_after: None,
+    });
+    let e = rt()
+        .block_on(provider(&fake).complete(&request(Agent::Translation, false)))
+        .unwrap_err();
     assert_eq!(fake.requests().len(), 4);
     assert!(e.to_string().contains("502"), "{e}");
 }
@@ -138,6 +246,8 @@ fn connection_refused_is_retried_and_reported() {
     drop(listener);
     unsafe { std::env::set_var("BOOKTR_RETRY_BASE_MS", "10") };
     let p = Provider::from_plan(&plan(&url), &booktr::lang::Lang::parse("zh")).unwrap();
-    let e = rt().block_on(p.complete(&request(Agent::Translation, false))).unwrap_err();
+    let e = rt()
+        .block_on(p.complete(&request(Agent::Translation, false)))
+        .unwrap_err();
     assert!(matches!(e, LlmError::Connect { .. }), "{e}");
 }

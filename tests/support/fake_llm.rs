@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::Router;
 use serde_json::{Value, json};
 
 use booktr::agents::Agent;
@@ -41,11 +41,17 @@ pub struct Recorded {
 impl Recorded {
     /// The unit text of a Translation request (its third message).
     pub fn unit_text(&self) -> Option<&str> {
-        (self.agent == Agent::Translation).then(|| self.messages.get(2).map(|m| m.content.as_str())).flatten()
+        (self.agent == Agent::Translation)
+            .then(|| self.messages.get(2).map(|m| m.content.as_str()))
+            .flatten()
     }
 
     pub fn all_text(&self) -> String {
-        self.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n")
+        self.messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     pub fn is_revision(&self) -> bool {
@@ -61,9 +67,17 @@ pub enum Reply {
     /// Stream this content.
     Content(String),
     /// Stream this content with reasoning first and a finish reason.
-    Full { reasoning: String, content: String, finish: String },
+    Full {
+        reasoning: String,
+        content: String,
+        finish: String,
+    },
     /// An HTTP error.
-    Status { code: u16, body: String, retry_after: Option<String> },
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<String>,
+    },
     /// Send some content, then reset the connection.
     ResetMidStream { partial: String },
     /// Send some content, then stall forever.
@@ -129,9 +143,15 @@ impl FakeServer {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let s2 = shared.clone();
         let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(async move {
-                let app = Router::new().route("/v1/chat/completions", post(handle)).with_state(s2);
+                let app = Router::new()
+                    .route("/v1/chat/completions", post(handle))
+                    .with_state(s2);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 axum::serve(listener, app)
@@ -143,7 +163,12 @@ impl FakeServer {
             });
         });
         let addr = addr_rx.recv().unwrap();
-        FakeServer { base_url: format!("http://{addr}/v1"), shared, _shutdown: tx, thread: Some(thread) }
+        FakeServer {
+            base_url: format!("http://{addr}/v1"),
+            shared,
+            _shutdown: tx,
+            thread: Some(thread),
+        }
     }
 
     /// Replaces the script.
@@ -162,7 +187,13 @@ impl FakeServer {
     }
 
     pub fn count(&self, agent: Agent) -> usize {
-        self.shared.requests.lock().unwrap().iter().filter(|r| r.agent == agent).count()
+        self.shared
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.agent == agent)
+            .count()
     }
 
     /// Responses fully sent.
@@ -177,7 +208,12 @@ impl FakeServer {
 
 /// The default answer content: booktr's pseudo provider run on the received request.
 pub fn default_content(target: &Lang, agent: Agent, messages: &[Message]) -> String {
-    let req = Request { agent, messages: messages.to_vec(), json_schema: None, max_tokens: None };
+    let req = Request {
+        agent,
+        messages: messages.to_vec(),
+        json_schema: None,
+        max_tokens: None,
+    };
     Pseudo::new(target.clone()).complete(&req).content
 }
 
@@ -199,7 +235,8 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         Ok(v) => v,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("bad json: {e}")).into_response(),
     };
-    let messages: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+    let messages: Vec<Message> =
+        serde_json::from_value(body["messages"].clone()).unwrap_or_default();
     let agent = agent_of(&messages);
     let rec = {
         let mut reqs = shared.requests.lock().unwrap();
@@ -208,7 +245,10 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
             agent,
             messages: messages.clone(),
             body: body.clone(),
-            authorization: headers.get("authorization").and_then(|v| v.to_str().ok()).map(String::from),
+            authorization: headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(String::from),
             at: Instant::now(),
         };
         reqs.push(rec.clone());
@@ -217,32 +257,63 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
     let script = shared.script.lock().unwrap().clone();
     let reply = script(&rec);
     let (base, per_token) = *shared.latency.lock().unwrap();
-    let prompt_tokens = booktr::tokens::count_messages(messages.iter().map(|m| m.content.as_str())) as u64;
+    let prompt_tokens =
+        booktr::tokens::count_messages(messages.iter().map(|m| m.content.as_str())) as u64;
     let (reasoning, content, finish) = match reply {
-        Reply::Status { code, body, retry_after } => {
+        Reply::Status {
+            code,
+            body,
+            retry_after,
+        } => {
             tokio::time::sleep(base).await;
             let mut resp = (StatusCode::from_u16(code).unwrap(), body).into_response();
             if let Some(ra) = retry_after {
-                resp.headers_mut().insert("retry-after", ra.parse().unwrap());
+                resp.headers_mut()
+                    .insert("retry-after", ra.parse().unwrap());
             }
             shared.completed.fetch_add(1, Ordering::SeqCst);
             return resp;
         }
         Reply::ResetMidStream { partial } => {
-            let steps = vec![Step::Data(chunk(json!({"role": "assistant", "content": partial}), None)), Step::Sleep(Duration::from_millis(20)), Step::Reset];
+            let steps = vec![
+                Step::Data(chunk(
+                    json!({"role": "assistant", "content": partial}),
+                    None,
+                )),
+                Step::Sleep(Duration::from_millis(20)),
+                Step::Reset,
+            ];
             return sse(steps, None);
         }
         Reply::Stall { partial } => {
-            let steps = vec![Step::Data(chunk(json!({"role": "assistant", "content": partial}), None)), Step::Hang];
+            let steps = vec![
+                Step::Data(chunk(
+                    json!({"role": "assistant", "content": partial}),
+                    None,
+                )),
+                Step::Hang,
+            ];
             return sse(steps, None);
         }
-        Reply::Default => (String::new(), default_content(&shared.target, agent, &messages), "stop".to_string()),
+        Reply::Default => (
+            String::new(),
+            default_content(&shared.target, agent, &messages),
+            "stop".to_string(),
+        ),
         Reply::Content(c) => (String::new(), c, "stop".to_string()),
-        Reply::Full { reasoning, content, finish } => (reasoning, content, finish),
+        Reply::Full {
+            reasoning,
+            content,
+            finish,
+        } => (reasoning, content, finish),
     };
-    let completion_tokens = booktr::tokens::count(&content) as u64 + booktr::tokens::count(&reasoning) as u64;
+    let completion_tokens =
+        booktr::tokens::count(&content) as u64 + booktr::tokens::count(&reasoning) as u64;
     let mut steps = vec![Step::Sleep(base + per_token * completion_tokens as u32)];
-    steps.push(Step::Data(chunk(json!({"role": "assistant", "content": ""}), None)));
+    steps.push(Step::Data(chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+    )));
     for part in split_chunks(&reasoning, 40) {
         steps.push(Step::Data(chunk(json!({"reasoning_content": part}), None)));
     }
@@ -260,7 +331,10 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
 
 fn split_chunks(s: &str, max_chars: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
-    chars.chunks(max_chars).map(|c| c.iter().collect()).collect()
+    chars
+        .chunks(max_chars)
+        .map(|c| c.iter().collect())
+        .collect()
 }
 
 fn sse(steps: Vec<Step>, done: Option<Arc<Shared>>) -> Response {
@@ -275,9 +349,17 @@ fn sse(steps: Vec<Step>, done: Option<Arc<Shared>>) -> Response {
                     return None;
                 }
                 Some(Step::Sleep(d)) => tokio::time::sleep(d).await,
-                Some(Step::Data(s)) => return Some((Ok::<Bytes, std::io::Error>(Bytes::from(s)), (steps, done))),
+                Some(Step::Data(s)) => {
+                    return Some((Ok::<Bytes, std::io::Error>(Bytes::from(s)), (steps, done)));
+                }
                 Some(Step::Reset) => {
-                    return Some((Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by fake")), (steps, None)));
+                    return Some((
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionReset,
+                            "reset by fake",
+                        )),
+                        (steps, None),
+                    ));
                 }
                 Some(Step::Hang) => std::future::pending::<()>().await,
             }

@@ -14,7 +14,10 @@ pub fn corpus_dir() -> Option<PathBuf> {
     if p.join("en").is_dir() {
         Some(p.canonicalize().unwrap())
     } else {
-        eprintln!("skipped: the corpus is not at {} (tests that need the real book are skipped)", p.display());
+        eprintln!(
+            "skipped: the corpus is not at {} (tests that need the real book are skipped)",
+            p.display()
+        );
         None
     }
 }
@@ -63,7 +66,9 @@ impl TestCampaign {
     pub fn cmd(&self, sub: &str, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_booktr"));
         c.arg(sub).arg(&self.file).args(args);
-        c.env_remove("OPENAI_BASE_URL").env_remove("OPENAI_API_KEY").env("BOOKTR_RETRY_BASE_MS", "20");
+        c.env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env("BOOKTR_RETRY_BASE_MS", "20");
         c
     }
 
@@ -90,9 +95,13 @@ impl TestCampaign {
 pub fn json_summary(out: &Output) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap_or_else(|| {
-        panic!("no stdout; stderr:\n{}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "no stdout; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
-    serde_json::from_str(last).unwrap_or_else(|e| panic!("last stdout line is not JSON ({e}): {last}"))
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("last stdout line is not JSON ({e}): {last}"))
 }
 
 /// Asserts the exit code, printing stderr on mismatch.
