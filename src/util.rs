@@ -26,8 +26,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating directory {}", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-");
+    // Output files are ordinary documents: readable by others, like any file an editor saves
+    // (tempfile's default is 0600).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of all prompt templates. Part of the campaign fingerprint: changing a prompt makes
 /// a new campaign state rather than mixing answers to two different prompts.
-pub const PROMPT_VERSION: &str = "2026-11-29.1";
+pub const PROMPT_VERSION: &str = "2026-11-29.2";
 
 /// The four roles of the editorial team.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -26,6 +26,8 @@ pub struct Setup {
     pub target: Lang,
     /// The translation guide (from the campaign's `guide` file, or the built-in default).
     pub guide: String,
+    /// Marker for renderings the translator coins (`[待审]` for Chinese by default).
+    pub review_marker: String,
 }
 
 /// A revision of an earlier translation.
@@ -63,12 +65,14 @@ pub fn system_prompt(setup: &Setup) -> String {
          3. Copy without any change: fenced and indented code blocks, inline code, URLs and link or image targets, HTML tags and comments, math between $ or $$, heading anchors such as {{#id}}, and footnote labels such as [^1].\n\
          4. Translate prose, headings, list items, table cells, link text and image alt text.\n\
          5. For every term listed in the glossary message, use exactly the given {tgt} rendering.\n\
-         6. If the text is already in {tgt} or contains nothing to translate, return it unchanged.\n\
+         6. If a technical term that is not in the glossary needs a rendering you coin, write its first occurrence in this text as `rendering（Source Term）{marker}` so an editor can review it, and use the same rendering everywhere else.\n\
+         7. If the text is already in {tgt} or contains nothing to translate, return it unchanged.\n\
          \n\
          Translation guide:\n{guide}",
         src = setup.source.name,
         tgt = setup.target.name,
         guide = setup.guide.trim_end(),
+        marker = setup.review_marker,
     )
 }
 
@@ -259,6 +263,7 @@ mod tests {
             source: Lang::parse("en"),
             target: Lang::parse("zh"),
             guide: default_guide(&Lang::parse("zh")),
+            review_marker: "[待审]".into(),
         }
     }
 

@@ -36,6 +36,7 @@ pub struct Manifest {
     pub max_unit_chars: usize,
     pub revision_rounds: u32,
     pub max_context_tokens: usize,
+    pub review_marker: String,
     pub guide_sha256: String,
     /// (path, sha256) of each house-style glossary file.
     pub glossaries: Vec<(String, String)>,
@@ -63,6 +64,7 @@ impl Manifest {
             max_unit_chars: plan.max_unit_chars,
             revision_rounds: plan.revision_rounds,
             max_context_tokens: plan.max_context_tokens,
+            review_marker: plan.review_marker.clone(),
             guide_sha256: crate::util::sha256_hex(guide),
             glossaries: glossaries.to_vec(),
             house_termbase_sha256: crate::util::sha256_hex(
@@ -115,6 +117,7 @@ impl Manifest {
             &old.max_context_tokens,
             &self.max_context_tokens,
         );
+        field("review_marker", &old.review_marker, &self.review_marker);
         if old.guide_sha256 != self.guide_sha256 {
             d.push("the translation guide changed".into());
         }

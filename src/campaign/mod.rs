@@ -139,12 +139,15 @@ impl Campaign {
             source: self.plan.source_lang.clone(),
             target: self.plan.target_lang.clone(),
             guide: self.guide.clone(),
+            review_marker: self.plan.review_marker.clone(),
         }
     }
 
     /// The QA context for this campaign with termbase `tb`.
     pub fn qa_context(&self, tb: &Termbase) -> crate::qa::QaContext {
-        crate::qa::QaContext::new(&self.plan.source_lang, &self.plan.target_lang, tb)
+        let mut ctx = crate::qa::QaContext::new(&self.plan.source_lang, &self.plan.target_lang, tb);
+        ctx.review_marker = self.plan.review_marker.clone();
+        ctx
     }
 
     /// The state directory of this campaign: `<state_dir>/<fingerprint>`.

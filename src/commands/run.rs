@@ -26,7 +26,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         result.summary.status,
         &result.skipped_chapters,
     );
-    let written = report.write(&campaign.plan.report_dir)?;
+    let written = report.write(
+        &campaign.plan.report_dir,
+        &crate::report::texts_of(&campaign, &result.state),
+    )?;
     let s = &result.summary;
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     eprintln!(
@@ -42,7 +45,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "  outputs: {}   report: {}",
         campaign.plan.show(&campaign.plan.out_dir),
-        campaign.plan.show(&written[1])
+        campaign.plan.show(&written[2])
     );
     match s.status {
         Status::Interrupted => eprintln!(

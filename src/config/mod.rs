@@ -108,6 +108,8 @@ pub struct Plan {
     pub revision_rounds: u32,
     /// Input budget per request in `o200k_base` tokens (default 32,000).
     pub max_context_tokens: usize,
+    /// Marker for renderings the translator coins (see [`crate::qa::default_review_marker`]).
+    pub review_marker: String,
     pub out_dir: PathBuf,
     pub state_dir: PathBuf,
     pub report_dir: PathBuf,
@@ -289,6 +291,13 @@ impl Plan {
             concurrency,
             revision_rounds: raw.revision_rounds.unwrap_or(1),
             max_context_tokens,
+            review_marker: raw
+                .review_marker
+                .clone()
+                .filter(|m| !m.trim().is_empty())
+                .unwrap_or_else(|| {
+                    crate::qa::default_review_marker(&Lang::parse(&raw.target_lang)).to_string()
+                }),
             provider,
         })
     }

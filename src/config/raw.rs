@@ -26,6 +26,9 @@ pub struct RawCampaign {
     pub concurrency: Option<usize>,
     /// Revision rounds after the first translation (default 1).
     pub revision_rounds: Option<u32>,
+    /// Marker translators put after a rendering they coin (default `[待审]` for Chinese targets,
+    /// `[review]` for most others).
+    pub review_marker: Option<String>,
     /// Input budget per request in o200k_base tokens (default 32,000).
     pub max_context_tokens: Option<usize>,
     pub out_dir: Option<String>,

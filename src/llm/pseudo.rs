@@ -350,6 +350,7 @@ mod tests {
                 source: Lang::parse("en"),
                 target: zh(),
                 guide: String::new(),
+                review_marker: "[待审]".into(),
             },
             &[],
             "Some text.\n",

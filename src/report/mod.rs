@@ -2,6 +2,7 @@
 //! `report.json` (machine-readable evidence) and `report.md` (a summary read in two minutes,
 //! worst problems first). Both say REHEARSAL when the pseudo provider produced the outputs.
 
+pub mod html;
 mod markdown;
 
 use std::collections::BTreeMap;
@@ -94,6 +95,24 @@ pub struct Report {
     pub qa_counts: BTreeMap<String, usize>,
     /// Chapters not written because a unit is missing.
     pub chapters_not_written: Vec<String>,
+}
+
+/// The (source, target) texts of every unit of a campaign state, for the HTML report.
+pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
+    c.units
+        .iter()
+        .map(|u| {
+            let source = c.source_text(u).to_string();
+            let target = if u.kind.needs_translation() {
+                s.latest_translation(&u.id, u32::MAX)
+                    .map(|t| t.1.to_string())
+                    .unwrap_or_default()
+            } else {
+                source.clone()
+            };
+            (u.id.clone(), (source, target))
+        })
+        .collect()
 }
 
 /// Builds the report of a campaign state.
@@ -240,12 +259,19 @@ impl Report {
         self.summary.usage.get(&a).copied().unwrap_or_default()
     }
 
-    /// Writes `report.json` and `report.md` into `dir`; returns their paths.
-    pub fn write(&self, dir: &std::path::Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    /// Writes `report.json`, `report.md` and `report.html` (with `texts` side by side) into
+    /// `dir`; returns their paths in that order.
+    pub fn write(
+        &self,
+        dir: &std::path::Path,
+        texts: &html::Texts,
+    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
         let json_path = dir.join("report.json");
         crate::util::write_json_atomic(&json_path, self)?;
         let md_path = dir.join("report.md");
         crate::util::write_atomic(&md_path, markdown::render(self).as_bytes())?;
-        Ok(vec![json_path, md_path])
+        let html_path = dir.join("report.html");
+        crate::util::write_atomic(&html_path, html::render(self, texts)?.as_bytes())?;
+        Ok(vec![json_path, md_path, html_path])
     }
 }

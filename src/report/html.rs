@@ -1,0 +1,121 @@
+//! `report.html`: one self-contained page (inline CSS, no script, no network) rendered with
+//! minijinja. Auto-escaping is on for every value, so book or model text containing `<script>`
+//! or a `javascript:` link is shown as text, never run; a Content-Security-Policy that forbids
+//! scripts is a second line of defence.
+
+use std::collections::BTreeMap;
+
+use minijinja::value::Serde;
+use minijinja::{Environment, Value, context};
+use serde::Serialize;
+
+use super::Report;
+use crate::agents::Agent;
+use crate::qa::{Finding, Severity};
+
+/// A unit as shown side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitView {
+    pub id: String,
+    pub chapter: String,
+    pub outcome: String,
+    pub rounds: Vec<u32>,
+    pub source: String,
+    pub target: String,
+    pub findings: Vec<Finding>,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+#[derive(Serialize)]
+struct ChapterRow<'a> {
+    key: &'a str,
+    units: usize,
+    translated: usize,
+    revised: usize,
+    failed: usize,
+    errors: usize,
+    warnings: usize,
+    cells: Vec<&'a UnitView>,
+}
+
+/// The texts the page shows, by unit id: `(source, target)` (target empty when missing).
+pub type Texts = BTreeMap<String, (String, String)>;
+
+/// Renders the page.
+///
+/// Errors: a template error (a bug), reported with its line.
+pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    env.add_template("report.html", include_str!("report.html.j2"))?;
+    let units: Vec<UnitView> = r
+        .units
+        .iter()
+        .map(|u| {
+            let (source, target) = texts.get(&u.id).cloned().unwrap_or_default();
+            UnitView {
+                id: u.id.clone(),
+                chapter: u.chapter.clone(),
+                outcome: u.outcome.to_string(),
+                rounds: u.rounds.clone(),
+                source,
+                target,
+                errors: u
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .count(),
+                warnings: u
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity == Severity::Warning)
+                    .count(),
+                findings: u.findings.clone(),
+            }
+        })
+        .collect();
+    let mut order: Vec<&str> = Vec::new();
+    for u in &units {
+        if !order.contains(&u.chapter.as_str()) {
+            order.push(&u.chapter);
+        }
+    }
+    let chapters: Vec<ChapterRow> = order
+        .iter()
+        .map(|key| {
+            let cells: Vec<&UnitView> = units.iter().filter(|u| u.chapter == *key).collect();
+            ChapterRow {
+                key,
+                units: cells.len(),
+                translated: cells
+                    .iter()
+                    .filter(|u| u.outcome == "translated" || u.outcome == "revised")
+                    .count(),
+                revised: cells.iter().filter(|u| u.outcome == "revised").count(),
+                failed: cells
+                    .iter()
+                    .filter(|u| u.outcome == "failed" || u.outcome == "pending")
+                    .count(),
+                errors: cells.iter().map(|u| u.errors).sum(),
+                warnings: cells.iter().map(|u| u.warnings).sum(),
+                cells,
+            }
+        })
+        .collect();
+    let usage: Vec<_> = Agent::ALL
+        .iter()
+        .map(|a| context! { agent => a.as_str(), u => Value::from(Serde(r.usage_of(*a))) })
+        .collect();
+    let findings: Vec<&Finding> = r.findings();
+    let html = env.get_template("report.html")?.render(context! {
+        r => Value::from(Serde(r)),
+        units => Value::from(Serde(&units)),
+        chapters => Value::from(Serde(&chapters)),
+        findings => Value::from(Serde(&findings)),
+        errors => r.error_count(),
+        usage => usage,
+        version => env!("CARGO_PKG_VERSION"),
+    })?;
+    Ok(html)
+}
