@@ -28,6 +28,11 @@ pub enum Command {
     /// Show a campaign's progress from its saved state (no model call).
     #[command(after_help = EXIT_CODES_HELP)]
     Status(StatusArgs),
+    /// Re-run every QA check on a campaign's current output files (recording hand edits), or on
+    /// translations made elsewhere (`--source` and `--target`). Exit 0: no error finding;
+    /// 1: error findings; 2: usage error.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Validate(ValidateArgs),
 }
 
 /// Flags shared by commands that resolve a campaign.
@@ -60,6 +65,10 @@ pub struct RunArgs {
     /// Start over: move existing state aside and translate everything again.
     #[arg(long)]
     pub fresh: bool,
+    /// Overwrite output chapters edited by hand with the model translations (by default hand
+    /// edits are recorded and kept). Recorded edits stay in the journal's history.
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,
@@ -69,6 +78,32 @@ pub struct RunArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The campaign file. Omit it to validate files made elsewhere with --source/--target.
+    #[arg(required_unless_present_all = ["source", "target"])]
+    pub campaign: Option<PathBuf>,
+    /// Source chapter file, or a folder of `.md` chapters (paired with the target by file name).
+    #[arg(long, requires_all = ["target", "source_lang", "target_lang"], conflicts_with = "campaign")]
+    pub source: Option<PathBuf>,
+    /// Translated chapter file, or a folder of them.
+    #[arg(long, requires = "source")]
+    pub target: Option<PathBuf>,
+    /// A house-style glossary CSV (`source,target,note[,forbidden]`); repeatable.
+    #[arg(long)]
+    pub glossary: Vec<PathBuf>,
+    #[arg(long)]
+    pub source_lang: Option<String>,
+    #[arg(long)]
+    pub target_lang: Option<String>,
+    /// Where to write report.json/md/html (default: `validation` beside the target).
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,

@@ -24,6 +24,7 @@ fn main() {
     let result = match &cli.command {
         Command::Run(a) => booktr::commands::run::run(a),
         Command::Status(a) => booktr::commands::status::run(a),
+        Command::Validate(a) => booktr::commands::validate::run(a),
     };
     let code = match result {
         Ok(code) => code,

@@ -7,6 +7,7 @@
 //!
 //! Nothing here talks to a model or writes state.
 
+pub mod align;
 pub mod chapter;
 pub mod markdown;
 pub mod segment;

@@ -175,12 +175,15 @@ impl<'a> Manager<'a> {
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
         self.units_in_round(s, round)
             .into_iter()
-            .filter(|u| qa::has_error(s.latest_findings(u, round)))
+            .filter(|u| {
+                !s.human_edits.contains_key(u) && qa::has_error(s.latest_findings(u, round))
+            })
             .collect()
     }
 
     /// The units to translate again after `round`, with the reason for each: the recorded
-    /// decision if there is one, else the forced units alone. In book order.
+    /// decision if there is one, else the forced units alone. In book order, without units an
+    /// editor has edited by hand.
     pub fn revision_set(&self, s: &State, round: u32) -> Vec<(String, String)> {
         if round >= self.campaign.plan.revision_rounds {
             return Vec::new();
@@ -215,7 +218,10 @@ impl<'a> Manager<'a> {
                 }
             }
         }
-        set.into_values().collect()
+        // An editor's hand edit is final: it is never sent back to a model.
+        set.into_values()
+            .filter(|(u, _)| !s.human_edits.contains_key(u))
+            .collect()
     }
 
     /// Proofreading batches of `round`: per chapter, consecutive units within the budget.

@@ -8,8 +8,10 @@
 //! - [`jobs`]: turning an action into a request and an answer into a recorded result.
 //! - [`runner`]: the loop that runs actions concurrently and records each result.
 //! - [`outputs`]: reassembling translated chapters.
+//! - [`edits`]: detecting and recording editors' hand edits of output chapters.
 //! - [`progress`]: the terminal progress display (stderr only).
 
+pub mod edits;
 pub mod fingerprint;
 pub mod jobs;
 pub mod manager;

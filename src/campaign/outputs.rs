@@ -10,11 +10,13 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     let ch = c.chapter(chapter);
     let mut out = String::with_capacity(ch.text.len() * 2);
     for u in c.units_of(chapter) {
-        if u.kind.needs_translation() {
-            out.push_str(s.latest_translation(&u.id, u32::MAX)?.1);
-        } else {
-            out.push_str(u.text(&ch.text));
+        if u.kind.needs_translation()
+            && !s.human_edits.contains_key(&u.id)
+            && s.latest_translation(&u.id, u32::MAX).is_none()
+        {
+            return None;
         }
+        out.push_str(&super::edits::final_text(c, s, u));
     }
     Some(out)
 }

@@ -123,10 +123,34 @@ pub struct RunResult {
     pub skipped_chapters: Vec<String>,
 }
 
+/// How to run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Start over (see [`Store::open_for_run`]).
+    pub fresh: bool,
+    /// Overwrite hand-edited output files instead of recording the edits.
+    pub force: bool,
+}
+
+/// Records the hand edits found in the output files (see [`super::edits`]); returns how many
+/// units were edited.
+pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<usize> {
+    let edited = super::edits::detect(c, state)?;
+    for e in &edited {
+        let rec = store.record_human_edit(&e.unit, &e.text)?;
+        state.apply(c, &store.dir, &rec, None)?;
+    }
+    Ok(edited.len())
+}
+
 /// Runs (or resumes) a campaign until nothing is left to do, a fatal provider error, or a
-/// signal. `fresh` starts over (see [`Store::open_for_run`]).
-pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::Result<RunResult> {
-    let mut store = Store::open_for_run(c, fresh)?;
+/// signal. Hand edits of output files are recorded first (unless `force`), so they are kept.
+pub async fn run(
+    c: &Campaign,
+    provider: Arc<Provider>,
+    opts: RunOptions,
+) -> anyhow::Result<RunResult> {
+    let mut store = Store::open_for_run(c, opts.fresh)?;
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     let mut state = State::load(c, &store.dir, &run_id)?;
     let manager = Manager::new(c);
@@ -156,6 +180,21 @@ pub async fn run(c: &Campaign, provider: Arc<Provider>, fresh: bool) -> anyhow::
             ctx_tokens: 0,
             adopted: true,
         })?;
+    }
+    if opts.force {
+        let mut units: Vec<String> = state.human_edits.keys().cloned().collect();
+        units.sort();
+        if !units.is_empty() {
+            let rec = store.append(Event::HumanEditsDiscarded { units })?;
+            state.apply(c, &store.dir, &rec, None)?;
+        }
+        // Rewrite the outputs even if nothing else changed.
+        state.outputs_current = false;
+    } else {
+        let n = import_edits(c, &mut store, &mut state)?;
+        if n > 0 {
+            progress.println(&format!("kept {n} unit(s) edited by hand in {} (recorded as human edits; use --force to overwrite them)", c.plan.show(&c.plan.out_dir)));
+        }
     }
     store.append(Event::RunStarted {
         run: run_id.clone(),

@@ -43,6 +43,9 @@ pub struct LogLine {
     pub tokens: u64,
 }
 
+/// The QA key of a unit's human edit in [`State::qa`].
+pub const HUMAN_ROUND: u32 = u32::MAX;
+
 /// Size of the recent-call window kept in the Manager context; the full log is the journal.
 pub const RECENT_CALLS: usize = 6;
 
@@ -64,6 +67,9 @@ pub struct State {
     /// state directory).
     pub termbase: Option<(String, Termbase)>,
     pub glossary_dropped_by_house: usize,
+    /// Unit id → the editor's text, for units edited by hand (newest edit). These win over
+    /// every model translation and are never revised.
+    pub human_edits: HashMap<String, String>,
     /// Unit id → round → call key of its translations.
     pub translations: HashMap<String, BTreeMap<u32, String>>,
     /// QA findings of each (unit, round) translation.
@@ -127,6 +133,10 @@ impl State {
         };
         let mut orphans = Vec::new();
         for kind in kinds.flatten() {
+            // Human edits are recorded by their own journal lines, never adopted as calls.
+            if kind.file_name() == "human" {
+                continue;
+            }
             let Ok(files) = std::fs::read_dir(kind.path()) else {
                 continue;
             };
@@ -271,6 +281,31 @@ impl State {
                 self.glossary_dropped_by_house = *dropped_by_house;
                 self.outputs_current = false;
             }
+            Event::HumanEdit { unit, file, sha256 } => {
+                let bytes = std::fs::read(dir.join(file))?;
+                anyhow::ensure!(
+                    crate::util::sha256_hex(&bytes) == *sha256,
+                    "human edit {file} changed after it was recorded"
+                );
+                let edit: store::HumanEditFile = serde_json::from_slice(&bytes)?;
+                if let Some(u) = c.unit(unit) {
+                    let ctx = self
+                        .qa_ctx
+                        .get_or_insert_with(|| c.qa_context(&Termbase::default()));
+                    let findings =
+                        qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), &edit.text);
+                    self.qa.insert((u.id.clone(), HUMAN_ROUND), findings);
+                }
+                self.human_edits.insert(unit.clone(), edit.text);
+                self.outputs_current = false;
+            }
+            Event::HumanEditsDiscarded { units } => {
+                for u in units {
+                    self.human_edits.remove(u);
+                    self.qa.remove(&(u.clone(), HUMAN_ROUND));
+                }
+                self.outputs_current = false;
+            }
             Event::OutputsWritten { files } => {
                 self.outputs = files.clone();
                 self.outputs_current = true;
@@ -334,6 +369,18 @@ impl State {
         self.latest_translation(unit, max_round)
             .and_then(|(r, _)| self.qa.get(&(unit.to_string(), r)))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// QA findings of the text a unit has in the output: its human edit if any, else its
+    /// newest translation.
+    pub fn final_findings(&self, unit: &str) -> &[Finding] {
+        if self.human_edits.contains_key(unit) {
+            return self
+                .qa
+                .get(&(unit.to_string(), HUMAN_ROUND))
+                .map_or(&[], Vec::as_slice);
+        }
+        self.latest_findings(unit, u32::MAX - 1)
     }
 
     /// Total usage over all agents.

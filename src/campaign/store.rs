@@ -92,6 +92,17 @@ pub enum Event {
         entries: usize,
         dropped_by_house: usize,
     },
+    /// `run --force`: recorded human edits of these units no longer apply (they stay in the
+    /// history above).
+    HumanEditsDiscarded {
+        units: Vec<String>,
+    },
+    /// An editor changed a unit's text in an output chapter (found by `run` or `validate`).
+    HumanEdit {
+        unit: String,
+        file: String,
+        sha256: String,
+    },
     OutputsWritten {
         files: Vec<(String, String)>,
     },
@@ -165,6 +176,14 @@ impl ResultFile {
     pub fn is_intact(&self) -> bool {
         self.output_sha256 == Self::output_hash(&self.output)
     }
+}
+
+/// The text of a human edit, stored in `results/human/<unit>.<seq>.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HumanEditFile {
+    pub schema_version: u32,
+    pub unit: String,
+    pub text: String,
 }
 
 /// The result file path (relative to the state directory) for a call key such as
@@ -369,6 +388,24 @@ impl Store {
         bytes.push(b'\n');
         crate::util::write_atomic(&self.dir.join(&rel), &bytes)?;
         Ok((rel, crate::util::sha256_hex(&bytes)))
+    }
+
+    /// Records a human edit of `unit`: writes its text and appends the journal line.
+    pub fn record_human_edit(&mut self, unit: &str, text: &str) -> anyhow::Result<Record> {
+        let rel = format!("results/human/{}.{}.json", unit, self.next_seq);
+        let file = HumanEditFile {
+            schema_version: STATE_SCHEMA_VERSION,
+            unit: unit.to_string(),
+            text: text.to_string(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&file)?;
+        bytes.push(b'\n');
+        let sha256 = self.write_file(&rel, &bytes)?;
+        self.append(Event::HumanEdit {
+            unit: unit.to_string(),
+            file: rel,
+            sha256,
+        })
     }
 
     /// Writes any other file of the state directory atomically; returns its sha256.

@@ -3,6 +3,7 @@
 
 pub mod run;
 pub mod status;
+pub mod validate;
 
 use crate::cli::CampaignArgs;
 use crate::config::{Overrides, Plan};

@@ -17,7 +17,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let result = rt.block_on(runner::run(&campaign, Arc::new(provider), args.fresh))?;
+    let result = rt.block_on(runner::run(
+        &campaign,
+        Arc::new(provider),
+        runner::RunOptions {
+            fresh: args.fresh,
+            force: args.force,
+        },
+    ))?;
     let manager = Manager::new(&campaign);
     let report = crate::report::build(
         &campaign,

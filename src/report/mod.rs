@@ -34,7 +34,7 @@ pub struct UnitReport {
     pub kind: crate::book::UnitKind,
     /// Source length in characters.
     pub chars: usize,
-    /// `translated`, `revised`, `copied`, `failed` or `pending`.
+    /// `translated`, `revised`, `edited` (by hand), `copied`, `failed` or `pending`.
     pub outcome: &'static str,
     /// Rounds with a recorded translation.
     pub rounds: Vec<u32>,
@@ -103,13 +103,7 @@ pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
         .iter()
         .map(|u| {
             let source = c.source_text(u).to_string();
-            let target = if u.kind.needs_translation() {
-                s.latest_translation(&u.id, u32::MAX)
-                    .map(|t| t.1.to_string())
-                    .unwrap_or_default()
-            } else {
-                source.clone()
-            };
+            let target = crate::campaign::edits::final_text(c, s, u);
             (u.id.clone(), (source, target))
         })
         .collect()
@@ -134,7 +128,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 attempts += f.attempts;
             }
         }
-        let findings: Vec<Finding> = s.latest_findings(&u.id, u32::MAX).to_vec();
+        let findings: Vec<Finding> = s.final_findings(&u.id).to_vec();
         for f in &findings {
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
@@ -143,7 +137,9 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             .iter()
             .find(|(k, _)| k.starts_with(&format!("translate/{}/", u.id)))
             .map(|(k, e)| format!("{k}: {e}"));
-        let outcome = if !u.kind.needs_translation() {
+        let outcome = if s.human_edits.contains_key(&u.id) {
+            "edited"
+        } else if !u.kind.needs_translation() {
             "copied"
         } else if rounds.iter().any(|&r| r > 0) {
             "revised"
@@ -273,5 +269,69 @@ impl Report {
         let html_path = dir.join("report.html");
         crate::util::write_atomic(&html_path, html::render(self, texts)?.as_bytes())?;
         Ok(vec![json_path, md_path, html_path])
+    }
+}
+
+/// A report for translations made elsewhere (`booktr validate --source … --target …`): no
+/// campaign, no model calls; `units` carry their findings. Status is `complete` when every unit
+/// has a target.
+pub fn build_standalone(
+    name: &str,
+    source_lang: &str,
+    target_lang: &str,
+    units: Vec<UnitReport>,
+    glossary: Vec<Entry>,
+    report_dir: &str,
+) -> Report {
+    use crate::campaign::runner::UnitCounts;
+    let missing = units.iter().filter(|u| u.outcome == "pending").count();
+    let summary = Summary {
+        campaign: name.to_string(),
+        fingerprint: crate::util::sha256_hex(name),
+        status: if missing == 0 {
+            Status::Complete
+        } else {
+            Status::Incomplete
+        },
+        rehearsal: false,
+        stage: crate::campaign::manager::Stage::Complete,
+        units: UnitCounts {
+            total: units.len(),
+            translated: units.len() - missing,
+            revised: 0,
+            failed: missing,
+            copied: 0,
+        },
+        out_dir: String::new(),
+        state_dir: String::new(),
+        report_dir: report_dir.to_string(),
+        manager_context_peak_tokens: 0,
+        usage: Agent::ALL
+            .iter()
+            .map(|a| (*a, Default::default()))
+            .collect(),
+        last_error: None,
+    };
+    let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for f in units.iter().flat_map(|u| &u.findings) {
+        *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
+    }
+    Report {
+        schema_version: REPORT_SCHEMA_VERSION,
+        generated_at_ms: crate::campaign::store::now_ms(),
+        rehearsal: false,
+        summary,
+        source_lang: source_lang.into(),
+        target_lang: target_lang.into(),
+        provider: "none".into(),
+        model: "none (translations made elsewhere)".into(),
+        units,
+        glossary,
+        glossary_dropped_by_house: 0,
+        glossary_parse: ParseStats::default(),
+        proofreading: Vec::new(),
+        decisions: Vec::new(),
+        qa_counts,
+        chapters_not_written: Vec::new(),
     }
 }

@@ -1,0 +1,249 @@
+//! `booktr validate`: re-run every QA check, either on a campaign's current output files
+//! (recording any hand edits first, so a later `run` keeps them) or on translations made
+//! elsewhere (`--source`/`--target`, chapters paired by file name). Writes report.json, .md and
+//! .html. Exit 0 when no error finding, 1 when there are error findings, 2 on usage errors, so
+//! it can gate a publishing pipeline.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::book::{Chapter, align};
+use crate::campaign::Campaign;
+use crate::campaign::manager::{Manager, Stage};
+use crate::campaign::runner::{Status, import_edits};
+use crate::campaign::state::State;
+use crate::campaign::store::Store;
+use crate::cli::ValidateArgs;
+use crate::exit::{ExitCode, UsageError};
+use crate::lang::Lang;
+use crate::llm::Usage;
+use crate::qa::{self, Severity};
+use crate::report::{self, Report, UnitReport};
+use crate::termbase::{self, Termbase};
+
+pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    let report = match &args.campaign {
+        Some(file) => validate_campaign(file)?,
+        None => validate_files(args)?,
+    };
+    let errors = report.error_count();
+    let warnings = report
+        .findings()
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "campaign": report.summary.campaign,
+                "status": if errors == 0 { "pass" } else { "fail" },
+                "errors": errors,
+                "warnings": warnings,
+                "units": report.units.len(),
+                "qa_counts": report.qa_counts,
+                "report_dir": report.summary.report_dir,
+            })
+        );
+    }
+    eprintln!(
+        "{}{}: {} error finding(s), {} warning(s) over {} unit(s). Report: {}",
+        if report.rehearsal { "REHEARSAL " } else { "" },
+        report.summary.campaign,
+        errors,
+        warnings,
+        report.units.len(),
+        report.summary.report_dir
+    );
+    Ok(if errors == 0 {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failed
+    })
+}
+
+/// Campaign mode: the saved state plus the current output files.
+fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
+    let plan = crate::config::Plan::load(file, &Default::default())?;
+    let campaign = Campaign::load(plan)?;
+    let dir = campaign.state_path();
+    if !dir.exists() {
+        return Err(UsageError::new(format!(
+            "no saved state for this configuration of {}: run `booktr run {}` first (validate checks a campaign's outputs), or use --source/--target for files made elsewhere",
+            file.display(),
+            file.display()
+        ))
+        .into());
+    }
+    let mut store = Store::open_for_run(&campaign, false)?;
+    let mut state = State::load(&campaign, &store.dir, "validate")?;
+    let edited = import_edits(&campaign, &mut store, &mut state)?;
+    if edited > 0 {
+        eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");
+    }
+    let manager = Manager::new(&campaign);
+    let stage = manager.next_step(&state, &BTreeSet::new()).stage;
+    let status = if stage == Stage::Complete {
+        Status::Complete
+    } else {
+        Status::Incomplete
+    };
+    let report = report::build(&campaign, &manager, &state, status, &[]);
+    report.write(
+        &campaign.plan.report_dir,
+        &report::texts_of(&campaign, &state),
+    )?;
+    let mut report = report;
+    report.summary.report_dir = campaign.plan.show(&campaign.plan.report_dir);
+    Ok(report)
+}
+
+/// `.md` files of `path` (itself when it is a file), sorted by name.
+fn chapter_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let rd = std::fs::read_dir(path)
+        .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    v.sort();
+    if v.is_empty() {
+        return Err(UsageError::new(format!("{} has no .md files", path.display())).into());
+    }
+    Ok(v)
+}
+
+/// Files mode: chapters paired by file name, units paired by block structure.
+fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
+    let (src, tgt) = (
+        args.source.as_ref().expect("clap requires it"),
+        args.target.as_ref().expect("clap requires it"),
+    );
+    let source_lang = Lang::parse(args.source_lang.as_deref().unwrap_or("en"));
+    let target_lang = Lang::parse(args.target_lang.as_deref().unwrap_or("zh"));
+    let mut entries = Vec::new();
+    for g in &args.glossary {
+        let tb = termbase::load_csv(g, &g.display().to_string())
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        entries.extend(tb.entries);
+    }
+    let tb = Termbase::from_entries(entries);
+    let ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
+    let sources = chapter_files(src)?;
+    let target_dir_mode = tgt.is_dir();
+    let mut units: Vec<UnitReport> = Vec::new();
+    let mut texts = report::html::Texts::new();
+    for sp in &sources {
+        let rel = sp.display().to_string();
+        let ch = Chapter::load(Path::new(""), &rel).map_err(|e| UsageError::new(e.to_string()))?;
+        let tp = if target_dir_mode {
+            tgt.join(&ch.file_name)
+        } else {
+            tgt.clone()
+        };
+        let target = match std::fs::read(&tp) {
+            Ok(b) => Some(
+                Chapter::from_bytes(&tp.display().to_string(), b)
+                    .map_err(|e| UsageError::new(e.to_string()))?
+                    .text,
+            ),
+            Err(_) => None,
+        };
+        let Some(target) = target else {
+            units.push(UnitReport {
+                id: format!("{}-000", ch.key),
+                chapter: ch.key.clone(),
+                kind: crate::book::UnitKind::Prose,
+                chars: ch.text.chars().count(),
+                outcome: "pending",
+                rounds: vec![],
+                usage: Usage::default(),
+                attempts: 0,
+                findings: vec![qa::Finding {
+                    unit: format!("{}-000", ch.key),
+                    chapter: ch.key.clone(),
+                    ..qa::Finding::new(
+                        "completeness",
+                        Severity::Error,
+                        format!("no translation of {} at {}", ch.file_name, tp.display()),
+                        "",
+                        "",
+                    )
+                }],
+                error: None,
+            });
+            continue;
+        };
+        let pairing = align::pair(
+            &ch.key,
+            &ch.text,
+            &target,
+            crate::book::segment::DEFAULT_MAX_UNIT_CHARS,
+        );
+        for (u, range) in &pairing.pairs {
+            let s = u.text(&ch.text);
+            let t = &target[range.clone()];
+            let mut findings = if u.kind.needs_translation() {
+                qa::check_unit(&ctx, &u.id, &u.chapter, s, t)
+            } else {
+                Vec::new()
+            };
+            if pairing.method != align::Method::Blocks {
+                findings.push(qa::Finding {
+                    unit: u.id.clone(),
+                    chapter: u.chapter.clone(),
+                    ..qa::Finding::new(
+                        "pairing",
+                        Severity::Info,
+                        format!("source and translation have different block structures, so they were compared {}", if pairing.method == align::Method::Sections { "section by section" } else { "as whole chapters" }),
+                        "",
+                        "",
+                    )
+                });
+            }
+            texts.insert(u.id.clone(), (s.to_string(), t.to_string()));
+            units.push(UnitReport {
+                id: u.id.clone(),
+                chapter: u.chapter.clone(),
+                kind: u.kind,
+                chars: u.chars,
+                outcome: if u.kind.needs_translation() {
+                    "translated"
+                } else {
+                    "copied"
+                },
+                rounds: vec![],
+                usage: Usage::default(),
+                attempts: 0,
+                findings,
+                error: None,
+            });
+        }
+    }
+    let report_dir = args.report_dir.clone().unwrap_or_else(|| {
+        let base = if target_dir_mode {
+            tgt.clone()
+        } else {
+            tgt.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        base.join("validation")
+    });
+    let name = src
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "validate".into());
+    let report = report::build_standalone(
+        &name,
+        &source_lang.code,
+        &target_lang.code,
+        units,
+        tb.entries.clone(),
+        &report_dir.display().to_string(),
+    );
+    report.write(&report_dir, &texts)?;
+    Ok(report)
+}
