@@ -175,6 +175,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                     )
                 }],
                 error: None,
+                history: Vec::new(),
             });
             continue;
         };
@@ -221,6 +222,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 attempts: 0,
                 findings,
                 error: None,
+                history: Vec::new(),
             });
         }
     }

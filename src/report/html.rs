@@ -25,6 +25,7 @@ pub struct UnitView {
     pub findings: Vec<Finding>,
     pub errors: usize,
     pub warnings: usize,
+    pub history: Vec<super::RoundHistory>,
 }
 
 #[derive(Serialize)]
@@ -72,6 +73,7 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
                     .filter(|f| f.severity == Severity::Warning)
                     .count(),
                 findings: u.findings.clone(),
+                history: u.history.clone(),
             }
         })
         .collect();

@@ -70,6 +70,59 @@ pub fn render(r: &Report) -> String {
     }
 
     let findings = r.findings();
+    // What the repair loop fixed, and what still needs a human.
+    let fixed: Vec<String> = r
+        .units
+        .iter()
+        .filter_map(|u| {
+            let first = u.history.first()?;
+            let last = u.history.last()?;
+            (u.history.len() > 1 && !first.errors.is_empty() && last.errors.is_empty()).then(|| {
+                format!(
+                    "{} ({} fixed in round {})",
+                    u.id,
+                    first.errors.join(", "),
+                    last.round.map_or("edit".into(), |r| r.to_string())
+                )
+            })
+        })
+        .collect();
+    let open: Vec<String> = r
+        .units
+        .iter()
+        .filter(|u| u.findings.iter().any(|f| f.severity == Severity::Error))
+        .map(|u| {
+            let checks: Vec<&str> = u
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| f.check.as_str())
+                .collect();
+            format!("{} ({})", u.id, checks.join(", "))
+        })
+        .collect();
+    if !fixed.is_empty() || !open.is_empty() {
+        let _ = writeln!(o, "## Repairs\n");
+        let _ = writeln!(
+            o,
+            "- Fixed by revision: {}",
+            if fixed.is_empty() {
+                "none".into()
+            } else {
+                fixed.join("; ")
+            }
+        );
+        let _ = writeln!(
+            o,
+            "- Still needs a human: {}\n",
+            if open.is_empty() {
+                "none".into()
+            } else {
+                open.join("; ")
+            }
+        );
+    }
+
     let _ = writeln!(o, "## QA findings on the final translations\n");
     if findings.is_empty() {
         let _ = writeln!(o, "No deterministic check found a problem.\n");

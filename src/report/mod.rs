@@ -45,6 +45,21 @@ pub struct UnitReport {
     pub findings: Vec<Finding>,
     /// Last error of a failed call, if it still stands.
     pub error: Option<String>,
+    /// One entry per translation round: what QA found and why the unit was sent back.
+    pub history: Vec<RoundHistory>,
+}
+
+/// What happened to a unit in one round.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundHistory {
+    /// Round number; `null` in JSON for a human edit.
+    pub round: Option<u32>,
+    /// Names of the checks with error findings on that round's text.
+    pub errors: Vec<String>,
+    /// Number of warning findings.
+    pub warnings: usize,
+    /// Why the unit was translated again after this round, if it was.
+    pub sent_back_because: Option<String>,
 }
 
 /// One proofreading batch.
@@ -150,6 +165,39 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         } else {
             "pending"
         };
+        let mut history: Vec<RoundHistory> = rounds
+            .iter()
+            .map(|&r| {
+                let f = s.qa.get(&(u.id.clone(), r)).map_or(&[][..], Vec::as_slice);
+                RoundHistory {
+                    round: Some(r),
+                    errors: f
+                        .iter()
+                        .filter(|f| f.severity == Severity::Error)
+                        .map(|f| f.check.clone())
+                        .collect(),
+                    warnings: f.iter().filter(|f| f.severity == Severity::Warning).count(),
+                    sent_back_because: m
+                        .revision_set(s, r)
+                        .into_iter()
+                        .find(|(id, _)| *id == u.id)
+                        .map(|(_, why)| why),
+                }
+            })
+            .collect();
+        if s.human_edits.contains_key(&u.id) {
+            let f = s.final_findings(&u.id);
+            history.push(RoundHistory {
+                round: None,
+                errors: f
+                    .iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .map(|f| f.check.clone())
+                    .collect(),
+                warnings: f.iter().filter(|f| f.severity == Severity::Warning).count(),
+                sent_back_because: None,
+            });
+        }
         units.push(UnitReport {
             id: u.id.clone(),
             chapter: u.chapter.clone(),
@@ -161,6 +209,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             attempts,
             findings,
             error,
+            history,
         });
     }
     let mut glossary_parse = ParseStats::default();
