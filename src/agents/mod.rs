@@ -10,6 +10,7 @@ pub mod glossary;
 pub mod json;
 pub mod manager;
 pub mod proofreading;
+pub mod reconcile;
 pub mod translation;
 
 use serde::{Deserialize, Serialize};

@@ -8,7 +8,8 @@
 //!   pseudo-localisation). Glossary terms get their glossary targets. Code, inline code, URLs,
 //!   link and image targets, HTML, math, numbers and acronyms stay byte-identical, and so does
 //!   all Markdown syntax, because only the byte ranges of prose text events are rewritten.
-//! - **Glossary**: one entry per candidate (acronyms kept, other terms pseudo-translated).
+//! - **Glossary**: one entry per candidate (acronyms kept, other terms pseudo-translated);
+//!   a terminology reconciliation takes the first listed rendering.
 //! - **Proofreading** and **Manager**: valid JSON that reports nothing, saying REHEARSAL.
 //!
 //! Usage is computed with `o200k_base`: prompt tokens as [`Request::prompt_tokens_estimate`],
@@ -47,6 +48,11 @@ impl Pseudo {
                     .unwrap_or_default();
                 let source = translation::source_of(req).unwrap_or("");
                 pseudo_translate(source, &self.target, &glossary)
+            }
+            Agent::Glossary if crate::agents::reconcile::is_reconciliation(req) => {
+                let (term, renderings) = crate::agents::reconcile::term_of(req).unwrap_or_default();
+                let choice = renderings.iter().find(|r| *r != "(kept)").cloned().unwrap_or(term);
+                serde_json::json!({"rendering": choice, "note": "REHEARSAL: pseudo reconciliation takes the first listed rendering"}).to_string()
             }
             Agent::Glossary => {
                 let entries: Vec<serde_json::Value> = glossary::candidates_in(req)
