@@ -59,7 +59,13 @@ pub fn system_prompt(source: &Lang, target: &Lang) -> String {
 }
 
 /// The request for one term.
-pub fn build_request(source: &Lang, target: &Lang, term: &str, renderings: &[Rendering], contexts: &[Context]) -> Request {
+pub fn build_request(
+    source: &Lang,
+    target: &Lang,
+    term: &str,
+    renderings: &[Rendering],
+    contexts: &[Context],
+) -> Request {
     let mut user = format!("Term: {term}\n\nRenderings found (units):\n");
     for r in renderings {
         user.push_str(&format!("- {} ({})\n", r.rendering, r.units));
@@ -67,12 +73,18 @@ pub fn build_request(source: &Lang, target: &Lang, term: &str, renderings: &[Ren
     if !contexts.is_empty() {
         user.push_str("\nContexts:\n");
         for c in contexts {
-            user.push_str(&format!("- source: {}\n  translation: {}\n", c.source, c.target));
+            user.push_str(&format!(
+                "- source: {}\n  translation: {}\n",
+                c.source, c.target
+            ));
         }
     }
     Request {
         agent: Agent::Glossary,
-        messages: vec![Message::system(system_prompt(source, target)), Message::user(user)],
+        messages: vec![
+            Message::system(system_prompt(source, target)),
+            Message::user(user),
+        ],
         json_schema: Some(schema()),
         max_tokens: None,
     }
@@ -81,7 +93,12 @@ pub fn build_request(source: &Lang, target: &Lang, term: &str, renderings: &[Ren
 /// The term of a reconciliation request (for the pseudo provider and the fake server).
 pub fn term_of(req: &Request) -> Option<(String, Vec<String>)> {
     let user = req.messages.get(1)?;
-    let term = user.content.lines().next()?.strip_prefix("Term: ")?.to_string();
+    let term = user
+        .content
+        .lines()
+        .next()?
+        .strip_prefix("Term: ")?
+        .to_string();
     let renderings = user
         .content
         .lines()
@@ -95,14 +112,20 @@ pub fn term_of(req: &Request) -> Option<(String, Vec<String>)> {
 
 /// Whether a request is a reconciliation (its system prompt says so).
 pub fn is_reconciliation(req: &Request) -> bool {
-    req.messages.first().is_some_and(|m| m.content.contains("was rendered in different ways"))
+    req.messages
+        .first()
+        .is_some_and(|m| m.content.contains("was rendered in different ways"))
 }
 
 /// Parses the answer. An empty rendering, or `(kept)`, falls back to the most used rendering
 /// (counted as a repair); `null` or junk gives `None`, and the caller keeps the majority.
 pub fn parse(value: &Value, term: &str, renderings: &[Rendering]) -> (Option<Choice>, ParseStats) {
     let mut stats = ParseStats::default();
-    let majority = renderings.iter().filter(|r| r.rendering != "(kept)").max_by_key(|r| r.units).map(|r| r.rendering.clone());
+    let majority = renderings
+        .iter()
+        .filter(|r| r.rendering != "(kept)")
+        .max_by_key(|r| r.units)
+        .map(|r| r.rendering.clone());
     let obj = match value {
         Value::Object(o) => o.clone(),
         Value::Array(a) => match a.first() {
@@ -121,7 +144,11 @@ pub fn parse(value: &Value, term: &str, renderings: &[Rendering]) -> (Option<Cho
         }
     };
     let mut alias = false;
-    let rendering = str_field(&obj, &["rendering", "target", "translation", "choice"], &mut alias);
+    let rendering = str_field(
+        &obj,
+        &["rendering", "target", "translation", "choice"],
+        &mut alias,
+    );
     let note = str_field(&obj, &["note", "reason", "why"], &mut alias).unwrap_or_default();
     let rendering = match rendering {
         Some(r) if r != "(kept)" => r,
@@ -138,7 +165,14 @@ pub fn parse(value: &Value, term: &str, renderings: &[Rendering]) -> (Option<Cho
     } else {
         stats.accepted += 1;
     }
-    (Some(Choice { term: term.to_string(), rendering, note }), stats)
+    (
+        Some(Choice {
+            term: term.to_string(),
+            rendering,
+            note,
+        }),
+        stats,
+    )
 }
 
 #[cfg(test)]
@@ -147,15 +181,34 @@ mod tests {
 
     fn rs() -> Vec<Rendering> {
         vec![
-            Rendering { rendering: "代理".into(), units: 7 },
-            Rendering { rendering: "(kept)".into(), units: 6 },
-            Rendering { rendering: "智能体".into(), units: 1 },
+            Rendering {
+                rendering: "代理".into(),
+                units: 7,
+            },
+            Rendering {
+                rendering: "(kept)".into(),
+                units: 6,
+            },
+            Rendering {
+                rendering: "智能体".into(),
+                units: 1,
+            },
         ]
     }
 
     #[test]
     fn request_round_trips_term_and_renderings() {
-        let req = build_request(&Lang::parse("en"), &Lang::parse("zh"), "Agent", &rs(), &[Context { unit: "c-001".into(), source: "An Agent acts.".into(), target: "代理行动。".into() }]);
+        let req = build_request(
+            &Lang::parse("en"),
+            &Lang::parse("zh"),
+            "Agent",
+            &rs(),
+            &[Context {
+                unit: "c-001".into(),
+                source: "An Agent acts.".into(),
+                target: "代理行动。".into(),
+            }],
+        );
         assert!(is_reconciliation(&req));
         let (term, renderings) = term_of(&req).unwrap();
         assert_eq!(term, "Agent");
@@ -164,7 +217,11 @@ mod tests {
 
     #[test]
     fn parse_accepts_repairs_and_falls_back() {
-        let (c, s) = parse(&json!({"rendering": "智能体", "note": "standard"}), "Agent", &rs());
+        let (c, s) = parse(
+            &json!({"rendering": "智能体", "note": "standard"}),
+            "Agent",
+            &rs(),
+        );
         assert_eq!(c.unwrap().rendering, "智能体");
         assert_eq!(s.accepted, 1);
         let (c, s) = parse(&json!([{"translation": "智能体"}]), "Agent", &rs());

@@ -51,7 +51,11 @@ impl Pseudo {
             }
             Agent::Glossary if crate::agents::reconcile::is_reconciliation(req) => {
                 let (term, renderings) = crate::agents::reconcile::term_of(req).unwrap_or_default();
-                let choice = renderings.iter().find(|r| *r != "(kept)").cloned().unwrap_or(term);
+                let choice = renderings
+                    .iter()
+                    .find(|r| *r != "(kept)")
+                    .cloned()
+                    .unwrap_or(term);
                 serde_json::json!({"rendering": choice, "note": "REHEARSAL: pseudo reconciliation takes the first listed rendering"}).to_string()
             }
             Agent::Glossary => {
