@@ -251,3 +251,42 @@ fn connection_refused_is_retried_and_reported() {
         .unwrap_err();
     assert!(matches!(e, LlmError::Connect { .. }), "{e}");
 }
+
+#[test]
+fn rate_limits_are_waited_out_without_using_the_retry_budget_up_to_a_cap() {
+    // Six 429s then success: more than max_attempts (4), still succeeds.
+    let fake = FakeServer::start();
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    fake.script(move |_| {
+        if n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 6 {
+            Reply::Status {
+                code: 429,
+                body: "rate limited".into(),
+                retry_after: Some("0".into()),
+            }
+        } else {
+            Reply::Content("好".into())
+        }
+    });
+    let a = rt()
+        .block_on(provider(&fake).complete(&request(Agent::Translation, false)))
+        .unwrap();
+    assert_eq!(a.attempts, 7);
+    assert_eq!(fake.requests().len(), 7);
+
+    // 429 forever: 8 free waits, then the 4 attempts of the budget.
+    let fake = FakeServer::start();
+    fake.script(|_| Reply::Status {
+        code: 429,
+        body: "rate limited".into(),
+        retry_after: Some("0".into()),
+    });
+    let e = rt()
+        .block_on(provider(&fake).complete(&request(Agent::Translation, false)))
+        .unwrap_err();
+    assert!(e.to_string().contains("429"));
+    assert_eq!(
+        fake.requests().len(),
+        booktr::llm::retry::MAX_RATE_LIMIT_WAITS as usize + 4
+    );
+}

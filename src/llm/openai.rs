@@ -116,12 +116,19 @@ impl OpenAiClient {
     }
 
     /// Sends `req` with retries. See the module docs for timeouts and fallbacks.
+    ///
+    /// Rate limiting (HTTP 429) is handled before the retry budget: up to
+    /// [`retry::MAX_RATE_LIMIT_WAITS`] 429 answers in a row are waited out (honouring
+    /// `Retry-After`) without using up `max_attempts`; beyond that they count like other
+    /// transient errors. `Answer::attempts` counts every HTTP request made.
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
-        let attempts = AtomicU32::new(0);
+        let requests = AtomicU32::new(0);
+        let rate_limit_waits = AtomicU32::new(0);
         let run = || async {
-            let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
-            let mut answer = self.attempt_with_fallback(req).await?;
-            answer.attempts = n;
+            let mut answer = self
+                .attempt_rate_limited(req, &requests, &rate_limit_waits)
+                .await?;
+            answer.attempts = requests.load(Ordering::SeqCst);
             Ok::<Answer, LlmError>(answer)
         };
         run.retry(retry::backoff(self.max_attempts))
@@ -134,8 +141,42 @@ impl OpenAiClient {
             .await
     }
 
-    async fn attempt_with_fallback(&self, req: &Request) -> Result<Answer, LlmError> {
+    /// One attempt, waiting out 429 answers while the call's shared wait budget (`waited`,
+    /// counted across all attempts of the call) lasts.
+    async fn attempt_rate_limited(
+        &self,
+        req: &Request,
+        requests: &AtomicU32,
+        waited: &AtomicU32,
+    ) -> Result<Answer, LlmError> {
+        use backon::BackoffBuilder;
+        let mut waits = retry::backoff(u32::MAX).build();
+        loop {
+            match self.attempt_with_fallback(req, requests).await {
+                Err(e @ LlmError::Http { status: 429, .. })
+                    if waited.load(Ordering::SeqCst) < retry::MAX_RATE_LIMIT_WAITS =>
+                {
+                    let n = waited.fetch_add(1, Ordering::SeqCst) + 1;
+                    let wait = e
+                        .retry_after()
+                        .or_else(|| waits.next())
+                        .unwrap_or(retry::MAX_RETRY_AFTER)
+                        .min(retry::MAX_RETRY_AFTER);
+                    tracing::warn!(agent = ?req.agent, "rate limited (429), waiting {:.1} s ({n}/{})", wait.as_secs_f64(), retry::MAX_RATE_LIMIT_WAITS);
+                    tokio::time::sleep(wait).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn attempt_with_fallback(
+        &self,
+        req: &Request,
+        requests: &AtomicU32,
+    ) -> Result<Answer, LlmError> {
         let use_schema = req.json_schema.is_some() && self.json_schema_ok.load(Ordering::Relaxed);
+        requests.fetch_add(1, Ordering::SeqCst);
         match self.attempt(req, use_schema).await {
             Err(LlmError::Http {
                 status: 400,
@@ -146,6 +187,7 @@ impl OpenAiClient {
             {
                 tracing::info!("the endpoint rejects json_schema; using json_object from now on");
                 self.json_schema_ok.store(false, Ordering::Relaxed);
+                requests.fetch_add(1, Ordering::SeqCst);
                 self.attempt(req, false).await
             }
             other => other,

@@ -11,6 +11,9 @@ use backon::ExponentialBuilder;
 
 use super::LlmError;
 
+/// 429 answers in a row waited out before they start to count against `max_attempts`.
+pub const MAX_RATE_LIMIT_WAITS: u32 = 8;
+
 /// Longest wait honoured from a `Retry-After` header.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
