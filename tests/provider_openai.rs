@@ -20,6 +20,7 @@ fn plan(base_url: &str) -> ProviderPlan {
         api_key_env: "BOOKTR_TEST_UNSET_KEY".into(),
         temperature: Some(0.2),
         max_tokens: None,
+        max_output_tokens: None,
         max_attempts: 4,
         request_timeout_s: 20,
         stream_idle_timeout_s: 1,

@@ -11,6 +11,11 @@
 //! pulldown-cmark parse, nor inside a `$$` math block or HTML container known to the
 //! generator; and a unit longer than `max_unit_chars` holds no allowed cut point of
 //! `top_level_blocks`, i.e. it is a single uncuttable group.
+//!
+//! Tests marked `#[ignore = "known bug: …"]` pin bugs these properties found in `segment.rs`
+//! (stray `$$`/`<div>` miscounted by the heuristics, cuts after a block's indentation), each
+//! with a minimal input; run them with `cargo test --test segment_props -- --ignored`. Set
+//! `PROPTEST_CASES` for a longer hunt.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -123,7 +128,11 @@ fn check(
             return Err(format!("gap/overlap after unit {i}; {}", ctx()));
         }
         if !text.is_char_boundary(u.range.start) || !text.is_char_boundary(u.range.end) {
-            return Err(format!("unit {i} {:?} off char boundary; {}", u.range, ctx()));
+            return Err(format!(
+                "unit {i} {:?} off char boundary; {}",
+                u.range,
+                ctx()
+            ));
         }
         if u.index != i || u.chapter != key || u.id != format!("{key}-{i:03}") {
             return Err(format!("bad id/index {:?}/{} at {i}", u.id, u.index));
@@ -142,9 +151,9 @@ fn check(
         // empty `#`, so those are let through.)
         if u.kind == UnitKind::Prose
             && !slice.chars().any(char::is_alphanumeric)
-            && !top_level_blocks(text).iter().any(|b| {
-                b.kind == BlockKind::Heading && u.range.contains(&b.range.start)
-            })
+            && !top_level_blocks(text)
+                .iter()
+                .any(|b| b.kind == BlockKind::Heading && u.range.contains(&b.range.start))
         {
             return Err(format!("prose unit {i} without any letter: {slice:?}"));
         }
@@ -186,7 +195,10 @@ fn check(
             .iter()
             .any(|(b, l)| *l == "top-level block" && b.start >= r.end && b.start < u0.range.end);
         if u0.kind != UnitKind::FrontMatter || other {
-            return Err(format!("front matter {r:?} not alone in unit 0 {:?}", u0.range));
+            return Err(format!(
+                "front matter {r:?} not alone in unit 0 {:?}",
+                u0.range
+            ));
         }
     }
     // Size: over the limit only when no allowed cut lies inside. The first block's start is
@@ -209,6 +221,28 @@ fn check(
         }
     }
     Ok(())
+}
+
+/// In a well-formed chapter no cut follows text on its line: only a block's indentation may
+/// precede it (see `cuts_fall_at_line_starts` for why even that is a bug). Not checked on
+/// arbitrary strings, where pulldown-cmark starts blocks mid-line (`[^1]: [^1]: ` is two
+/// footnote definitions, the second at byte 6).
+fn check_no_mid_line_cut(text: &str, units: &[Unit]) -> Result<(), TestCaseError> {
+    for u in units.iter().skip(1) {
+        let s = u.range.start;
+        let before = &text[line_start(text, s)..s];
+        prop_assert!(
+            before.bytes().all(|b| b == b' ' || b == b'\t'),
+            "unit {} starts mid-line at {s}; text={text:?}",
+            u.id
+        );
+    }
+    Ok(())
+}
+
+/// Start of the line holding byte `s` (after the previous `\n` or `\r`).
+fn line_start(text: &str, s: usize) -> usize {
+    text[..s].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }
 
 fn check_prop(
@@ -308,15 +342,16 @@ const INLINE: &[&str] = &[
     "<kbd>Ctrl</kbd>",
 ];
 
-/// Inline code mentioning the delimiters the `$$` / HTML-container heuristics count (stray mode).
+/// Inline code mentioning the delimiters the `$$` / HTML-container heuristics count (tricky mode).
 const STRAY_INLINE: &[&str] = &["`$$`", "`<div>`", "`</div>`", "$$a$$"];
 
-/// Generator switch: `stray` adds markup that mentions `$$` or `<div>` where it is *not* a
-/// math delimiter or an HTML container (inline code, code nested in list items, comments).
+/// Generator switch: `Tricky` adds markup that mentions `$$` or `<div>` where it is *not* a
+/// math delimiter or an HTML container (inline code, code nested in list items, comments), and
+/// definition lists (whose pulldown-cmark range runs over the next block).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Clean,
-    Stray,
+    Tricky,
 }
 
 fn word(mode: Mode) -> BoxedStrategy<String> {
@@ -326,7 +361,7 @@ fn word(mode: Mode) -> BoxedStrategy<String> {
     ];
     match mode {
         Mode::Clean => base.boxed(),
-        Mode::Stray => prop_oneof![
+        Mode::Tricky => prop_oneof![
             10 => base,
             1 => prop::sample::select(STRAY_INLINE).prop_map(str::to_string),
         ]
@@ -420,15 +455,15 @@ fn fenced() -> impl Strategy<Value = GenBlock> {
 }
 
 /// Indented code. After a list or a footnote definition it becomes part of that block, so in
-/// stray mode its `$$` and leading `<div>` end up inside prose blocks.
+/// tricky mode its `$$` and leading `<div>` end up inside prose blocks.
 fn indented(m: Mode) -> impl Strategy<Value = GenBlock> {
     (1usize..4, any::<bool>()).prop_map(move |(n, tab)| {
         let ind = if tab { "\t" } else { "    " };
         let mut t = String::new();
-        if m == Mode::Stray {
+        if m == Mode::Tricky {
             let _ = writeln!(t, "{ind}<div>");
         }
-        let stray = if m == Mode::Stray { "$$ " } else { "" };
+        let stray = if m == Mode::Tricky { "$$ " } else { "" };
         for i in 0..n {
             let _ = writeln!(t, "{ind}let v{i} = call({i});");
             if i % 2 == 0 {
@@ -450,11 +485,21 @@ fn cell(m: Mode) -> impl Strategy<Value = String> {
     ]
 }
 
+fn header_cell(m: Mode) -> BoxedStrategy<String> {
+    match m {
+        Mode::Clean => prop::sample::select(WORDS).prop_map(str::to_string).boxed(),
+        Mode::Tricky => line(m, 0..2).boxed(),
+    }
+}
+
+/// A GFM table, with or without outer pipes. In tricky mode a header cell can hold inline code
+/// with a `|`, which splits it (GFM), so the header no longer matches the delimiter row; the
+/// block is then no table, and a delimiter row starting with `:` reads as a definition list.
 fn table(m: Mode) -> impl Strategy<Value = GenBlock> {
     (2usize..5)
         .prop_flat_map(move |cols| {
             (
-                prop::collection::vec(line(m, 0..2), cols),
+                prop::collection::vec(header_cell(m), cols),
                 prop::collection::vec(prop::collection::vec(cell(m), cols), 1..5),
                 any::<bool>(),
             )
@@ -481,7 +526,11 @@ fn table(m: Mode) -> impl Strategy<Value = GenBlock> {
 
 /// A list item tree: (text, children, with a code block inside).
 fn list(m: Mode) -> impl Strategy<Value = GenBlock> {
-    let item = (line(m, 1..8), prop::collection::vec(line(m, 1..6), 0..3), 0u8..5);
+    let item = (
+        line(m, 1..8),
+        prop::collection::vec(line(m, 1..6), 0..3),
+        0u8..5,
+    );
     (
         prop::collection::vec(item, 1..5),
         0u8..3,
@@ -512,7 +561,10 @@ fn list(m: Mode) -> impl Strategy<Value = GenBlock> {
                 }
                 match extra {
                     2 => {
-                        let _ = write!(t, "\n{ind}```sh\n{ind}cargo test\n\n{ind}echo ok\n{ind}```\n");
+                        let _ = write!(
+                            t,
+                            "\n{ind}```sh\n{ind}cargo test\n\n{ind}echo ok\n{ind}```\n"
+                        );
                     }
                     3 => {
                         let _ = write!(t, "\n{ind}Second paragraph of the item.\n");
@@ -553,15 +605,17 @@ fn quote(m: Mode) -> impl Strategy<Value = GenBlock> {
 }
 
 fn html(m: Mode) -> BoxedStrategy<GenBlock> {
-    let simple = prop::sample::select(&[
-        "<!-- a comment -->\n",
-        "<!--\nmulti-line comment\n\nwith a blank line\n-->\n",
-        "<p align=\"center\">\n  <img src=\"fig.png\" width=\"60%\">\n</p>\n",
-        "<table>\n<tr><td>cell</td></tr>\n</table>\n",
-        "<div class=\"one-line\">inline html text</div>\n",
-        "<br/>\n",
-        "<img src=\"x.png\" alt=\"x\"/>\n",
-    ][..])
+    let simple = prop::sample::select(
+        &[
+            "<!-- a comment -->\n",
+            "<!--\nmulti-line comment\n\nwith a blank line\n-->\n",
+            "<p align=\"center\">\n  <img src=\"fig.png\" width=\"60%\">\n</p>\n",
+            "<table>\n<tr><td>cell</td></tr>\n</table>\n",
+            "<div class=\"one-line\">inline html text</div>\n",
+            "<br/>\n",
+            "<img src=\"x.png\" alt=\"x\"/>\n",
+        ][..],
+    )
     .prop_map(|s| gb(G::Html, s.to_string()));
     let container = (line(m, 1..8), 0u8..4).prop_map(|(inner, style)| {
         let t = match style {
@@ -576,7 +630,7 @@ fn html(m: Mode) -> BoxedStrategy<GenBlock> {
     });
     match m {
         Mode::Clean => prop_oneof![2 => simple, 1 => container].boxed(),
-        Mode::Stray => prop_oneof![
+        Mode::Tricky => prop_oneof![
             2 => simple,
             1 => container,
             1 => Just(gb(G::Html, "<!-- old layout: <div class=\"x\"> -->\n".into())),
@@ -629,6 +683,14 @@ fn block(m: Mode) -> impl Strategy<Value = GenBlock> {
         1 => Just(gb(G::Rule, "***\n".into())),
         1 => Just(gb(G::Para, "[ref]: https://example.com/ref \"Title\"\n".into())),
     ]
+    .prop_flat_map(move |b| {
+        let dl =
+            (line(m, 1..4), line(m, 1..8)).prop_map(|(t, d)| gb(G::Para, format!("{t}\n: {d}\n")));
+        match m {
+            Mode::Clean => Just(b).boxed(),
+            Mode::Tricky => prop_oneof![6 => Just(b), 1 => dl].boxed(),
+        }
+    })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -754,10 +816,57 @@ fn max_chars() -> impl Strategy<Value = usize> {
 // ---------------------------------------------------------------------------------------------
 
 const PUNCT: &[&str] = &[
-    "```", "~~~", "````", "$$", "$", "\n", "\n\n", "\r\n", "\r", "<div>", "</div>", "<details>",
-    "<!--", "-->", "|", "| --- |", "---", "+++", "===", "> ", "- ", "* ", "1. ", "1) ", "    ",
-    "\t", "[^1]: ", "[^1]", ": ", "#", "# ", "*", "_", "`", "\\", "[x]", "](", ")", "<", ">",
-    "\u{feff}", "\u{0}", "\u{a0}", "\u{2028}", "é", "智", "🤖", " ", "&amp;", "{#a}", "[!NOTE]",
+    "```",
+    "~~~",
+    "````",
+    "$$",
+    "$",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\r",
+    "<div>",
+    "</div>",
+    "<details>",
+    "<!--",
+    "-->",
+    "|",
+    "| --- |",
+    "---",
+    "+++",
+    "===",
+    "> ",
+    "- ",
+    "* ",
+    "1. ",
+    "1) ",
+    "    ",
+    "\t",
+    "[^1]: ",
+    "[^1]",
+    ": ",
+    "#",
+    "# ",
+    "*",
+    "_",
+    "`",
+    "\\",
+    "[x]",
+    "](",
+    ")",
+    "<",
+    ">",
+    "\u{feff}",
+    "\u{0}",
+    "\u{a0}",
+    "\u{2028}",
+    "é",
+    "智",
+    "🤖",
+    " ",
+    "&amp;",
+    "{#a}",
+    "[!NOTE]",
 ];
 
 fn garbage() -> impl Strategy<Value = String> {
@@ -773,9 +882,13 @@ fn garbage() -> impl Strategy<Value = String> {
     })
 }
 
+/// `cases` per property, or `PROPTEST_CASES` from the environment for a longer hunt.
 fn config(cases: u32) -> Config {
     Config {
-        cases,
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(cases),
         failure_persistence: None,
         ..Config::default()
     }
@@ -819,7 +932,8 @@ proptest! {
     /// Every guarantee, over realistic generated chapters.
     #[test]
     fn generated_chapters_keep_all_guarantees(d in doc(Mode::Clean), max in max_chars()) {
-        check_prop("ch01", &d.text, max, &d.oracle)?;
+        let units = check_prop("ch01", &d.text, max, &d.oracle)?;
+        check_no_mid_line_cut(&d.text, &units)?;
     }
 
     /// Units over the limit are truly uncuttable (no real block boundary inside).
@@ -828,18 +942,30 @@ proptest! {
         oversized_check(&d, max)?;
     }
 
+    /// Every cut falls at the start of a line, so each unit keeps the indentation of its
+    /// first block (an indented code block needs the four spaces of its first line).
+    #[test]
+    #[ignore = "known bug: cuts land after a block's indentation (pulldown-cmark block ranges start after it); see indented_code_keeps_its_first_indent"]
+    fn cuts_fall_at_line_starts(d in doc(Mode::Clean), max in max_chars()) {
+        let units = check_prop("ch01", &d.text, max, &d.oracle)?;
+        for u in units.iter().skip(1) {
+            let s = u.range.start;
+            prop_assert_eq!(line_start(&d.text, s), s, "unit {} starts mid-line; text={:?}", u.id, d.text);
+        }
+    }
+
     /// Every guarantee, with `$$` and `<div>` also written where they are not delimiters
     /// (inline code, code nested in list items, HTML comments).
     #[test]
     #[ignore = "known bug: `$$` counted in the raw text of prose blocks (inline code, nested code) opens a phantom math span; see dollar_pair_in_inline_code_does_not_open_math"]
-    fn stray_markup_keeps_all_guarantees(d in doc(Mode::Stray), max in max_chars()) {
+    fn stray_markup_keeps_all_guarantees(d in doc(Mode::Tricky), max in max_chars()) {
         check_prop("ch01", &d.text, max, &d.oracle)?;
     }
 
     /// Same as `oversized_units_contain_no_real_cut_point`, with stray markup.
     #[test]
     #[ignore = "known bug: stray `$$` / `<div>` (inline code, nested code, comments) lock every later cut; see html_comment_mentioning_div_does_not_lock_cuts"]
-    fn stray_markup_oversized_units_contain_no_real_cut_point(d in doc(Mode::Stray), max in 1usize..400) {
+    fn stray_markup_oversized_units_contain_no_real_cut_point(d in doc(Mode::Tricky), max in 1usize..400) {
         oversized_check(&d, max)?;
     }
 }
@@ -865,11 +991,7 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 fn assert_ok(text: &str, max: usize) -> Vec<Unit> {
-    let units = segment("fx", text, max);
-    if let Err(e) = check("fx", text, max, &units, &[]) {
-        panic!("{e}");
-    }
-    units
+    assert_ok_with(text, max, &[])
 }
 
 #[test]
@@ -905,4 +1027,147 @@ fn crlf_and_bom_survive_small_units() {
     assert!(units.len() >= 4, "{units:?}");
     assert!(units[0].text(text).starts_with('\u{feff}'));
     assert!(units.iter().all(|u| !u.text(text).starts_with('\n')));
+}
+
+#[test]
+fn generator_covers_every_construct() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = doc(Mode::Clean);
+    let mut seen = std::collections::BTreeMap::<&str, usize>::new();
+    let mut multi_unit = 0;
+    for _ in 0..300 {
+        let d = strategy.new_tree(&mut runner).unwrap().current();
+        let mut here = HashSet::new();
+        for ev in markdown::parser(&d.text) {
+            let name = match ev {
+                Event::Start(Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(_))) => "fenced",
+                Event::Start(Tag::CodeBlock(_)) => "indented",
+                Event::Start(Tag::Table(_)) => "table",
+                Event::Start(Tag::List(_)) => "list",
+                Event::Start(Tag::BlockQuote(_)) => "quote",
+                Event::Start(Tag::HtmlBlock) => "html",
+                Event::Start(Tag::MetadataBlock(_)) => "front matter",
+                Event::Start(Tag::FootnoteDefinition(_)) => "footnote",
+                Event::Start(Tag::Heading { .. }) => "heading",
+                Event::DisplayMath(_) => "display math",
+                Event::InlineMath(_) => "inline math",
+                _ => continue,
+            };
+            here.insert(name);
+        }
+        for (_, l) in &d.oracle {
+            here.insert(l);
+        }
+        if d.text.starts_with(markdown::BOM) {
+            here.insert("bom");
+        }
+        if d.text.contains("\r\n") {
+            here.insert("crlf");
+        }
+        if segment("c", &d.text, 200).len() > 3 {
+            multi_unit += 1;
+        }
+        for h in here {
+            *seen.entry(h).or_default() += 1;
+        }
+    }
+    for name in [
+        "fenced",
+        "indented",
+        "table",
+        "list",
+        "quote",
+        "html",
+        "front matter",
+        "footnote",
+        "heading",
+        "display math",
+        "inline math",
+        "bom",
+        "crlf",
+        "HTML container",
+        "$$ math with a blank line",
+    ] {
+        let n = seen.get(name).copied().unwrap_or(0);
+        assert!(
+            n >= 20,
+            "only {n}/300 generated chapters have {name}: {seen:?}"
+        );
+    }
+    assert!(
+        multi_unit >= 100,
+        "only {multi_unit}/300 chapters give more than 3 units"
+    );
+}
+
+// Minimal reproductions of the known bugs (ignored so the suite stays green).
+
+/// Checks `text` at `max` with `extra` oracle spans and panics with the violation.
+fn assert_ok_with(text: &str, max: usize, extra: &[(Range<usize>, &'static str)]) -> Vec<Unit> {
+    let units = segment("fx", text, max);
+    if let Err(e) = check("fx", text, max, &units, extra) {
+        panic!(
+            "{e}\nunits: {:?}",
+            units.iter().map(|u| u.text(text)).collect::<Vec<_>>()
+        );
+    }
+    units
+}
+
+#[test]
+#[ignore = "known bug: `$$` inside inline code is counted as a math delimiter, so a later `$$` block with a blank line is cut inside"]
+fn dollar_pair_in_inline_code_does_not_open_math() {
+    let text = "`$$`\n\n$$\na\n\nb\n$$\n";
+    let math = 6..text.len();
+    assert_ok_with(text, 1, &[(math, "$$ math with a blank line")]);
+}
+
+#[test]
+#[ignore = "known bug: `$$` inside code nested in a list item is counted as a math delimiter"]
+fn dollar_pair_in_code_nested_in_list_does_not_open_math() {
+    let text = "- a\n\n      $$\n\n$$\nb\n\nc\n$$\n";
+    let math = text.find("\n$$\nb").unwrap() + 1..text.len();
+    assert_ok_with(text, 1, &[(math, "$$ math with a blank line")]);
+}
+
+#[test]
+#[ignore = "known bug: a definition list's range runs over the next paragraph, so its `$$` is counted twice"]
+fn definition_list_before_math_does_not_hide_it() {
+    // The last input is a would-be table whose header has a code span with a `|` (GFM splits
+    // it into an extra cell), so it is no table and its `:---` row starts a definition.
+    for text in [
+        "T\n: d\n\n$$\na\n\nb\n$$\n",
+        "Apple\n: A fruit.\n: A company.\n\n$$\na\n\nb\n$$\n",
+        "a | `b | c`\n:--- | ---\nd | e\n\n$$\na\n\nb\n$$\n",
+    ] {
+        let math = text.find("$$").unwrap()..text.len();
+        assert_ok_with(text, 1, &[(math, "$$ math with a blank line")]);
+    }
+}
+
+#[test]
+#[ignore = "known bug: a stray `$$` (inline code) or `<div>` (HTML comment, indented code) locks every later cut"]
+fn html_comment_mentioning_div_does_not_lock_cuts() {
+    for text in [
+        "<!-- <div> -->\n\nOne.\n\nTwo.\n",
+        "    <div>\n\nOne.\n\nTwo.\n",
+        "`$$`\n\nOne.\n\nTwo.\n",
+    ] {
+        let units = assert_ok_with(text, 1, &[]);
+        assert_eq!(units.len(), 3, "{text:?} gave {units:?}");
+    }
+}
+
+#[test]
+#[ignore = "known bug: the cut before an indented code block lands after its first line's four spaces"]
+fn indented_code_keeps_its_first_indent() {
+    let text = "Para.\n\n    code line\n    more\n\nAfter.\n";
+    let units = assert_ok_with(text, 1, &[]);
+    let texts: Vec<&str> = units.iter().map(|u| u.text(text)).collect();
+    assert_eq!(
+        texts,
+        ["Para.\n\n", "    code line\n    more\n\n", "After.\n"]
+    );
 }

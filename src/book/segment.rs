@@ -488,3 +488,34 @@ mod tests {
         assert_eq!(html_container_balance("<br/><img src=x>"), 0);
     }
 }
+
+/// The byte offset at which to cut `text` in two for a model that cannot translate it in one
+/// answer: the allowed cut between top-level blocks (see the module docs) closest to the
+/// middle by characters. `None` when `text` is a single block (or one uncuttable group).
+pub fn split_in_two(text: &str) -> Option<usize> {
+    let half = text.chars().count() / 2;
+    top_level_blocks(text)
+        .iter()
+        .skip(1)
+        .filter(|b| b.cut_before)
+        .map(|b| b.range.start)
+        .min_by_key(|&pos| text[..pos].chars().count().abs_diff(half))
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_the_block_nearest_the_middle() {
+        let text = "# A\n\none two three\n\nfour five six\n\nseven eight nine\n\nten\n";
+        let cut = split_in_two(text).unwrap();
+        assert!(
+            text[cut..].starts_with("four") || text[cut..].starts_with("seven"),
+            "{}",
+            &text[cut..]
+        );
+        assert_eq!(format!("{}{}", &text[..cut], &text[cut..]), text);
+        assert_eq!(split_in_two("```\nonly code\n\n\nstill code\n```\n"), None);
+    }
+}

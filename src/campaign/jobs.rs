@@ -45,6 +45,9 @@ pub struct Job {
     pub unit: Option<String>,
     pub request: Request,
     pub kind: JobKind,
+    /// The model's output limit in tokens: a truncated translation is retried once with
+    /// `max_tokens` raised to it, if the first request asked for less (or left it unset).
+    pub max_output_tokens: Option<u32>,
 }
 
 /// Why a job was not sent.
@@ -63,6 +66,10 @@ pub struct JobFailure {
     pub attempts: u32,
     /// No other call can succeed either (bad key, unknown model): stop scheduling.
     pub fatal: bool,
+    /// The translation did not fit the model's output (or input) limit: split the unit.
+    pub truncated: bool,
+    /// Tokens already paid for answers that were then rejected (truncated, empty).
+    pub usage: Usage,
 }
 
 /// Builds the job for `action` from the current state.
@@ -77,6 +84,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let asked = m.glossary_batches[*n].clone();
             Job {
                 call,
+                max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Glossary,
                 unit: None,
                 request: glossary::build_request(&p.source_lang, &p.target_lang, &c.house, &asked),
@@ -99,6 +107,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             });
             Job {
                 call,
+                max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
                 request: translation::build_request(
@@ -137,6 +146,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let entries = termbase.relevant_to(&joined_source);
             Job {
                 call,
+                max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Proofreading,
                 unit: None,
                 request: proofreading::build_request(
@@ -157,6 +167,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let ctx = m.context(s).to_json();
             Job {
                 call,
+                max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Manager,
                 unit: None,
                 request: manager_agent::build_request(&ctx, &findings.to_string()),
@@ -167,7 +178,27 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 },
             }
         }
-        Action::MergeGlossary | Action::WriteOutputs => unreachable!("local actions have no job"),
+        Action::TranslatePart { unit, part, range } => {
+            let u = &c.units[*unit];
+            let source = c.source_text(u)[range.clone()].to_string();
+            let entries = termbase.relevant_to(&source);
+            Job {
+                call,
+                max_output_tokens: p.provider.max_output_tokens,
+                agent: Agent::Translation,
+                unit: Some(part.clone()),
+                request: translation::build_request(
+                    &c.translation_setup(),
+                    &entries,
+                    &source,
+                    None,
+                ),
+                kind: JobKind::Translation { round: 0, source },
+            }
+        }
+        Action::MergeGlossary | Action::WriteOutputs | Action::JoinParts { .. } => {
+            unreachable!("local actions have no job")
+        }
     };
     let tokens = job.request.prompt_tokens_estimate();
     if tokens > p.max_context_tokens {
@@ -283,8 +314,10 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
     let started = Instant::now();
     let fail = |e: LlmError| JobFailure {
         fatal: e.is_fatal_for_campaign(),
+        truncated: matches!(e, LlmError::ContextLength(_)),
         error: e.to_string(),
         attempts: 0,
+        usage: Usage::default(),
     };
     let answer = provider.complete(&job.request).await.map_err(fail)?;
     let mut usage = answer.usage;
@@ -292,11 +325,30 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
     let mut requests = answer.attempts;
     let output = match &job.kind {
         JobKind::Translation { round, source } => {
+            let mut answer = answer.clone();
+            if answer.finish_reason.as_deref() == Some("length") {
+                let asked = job.request.max_tokens;
+                if let Some(cap) = job
+                    .max_output_tokens
+                    .filter(|cap| asked.is_none_or(|a| a < *cap))
+                {
+                    tracing::info!(unit = ?job.unit, "truncated at {asked:?} tokens; retrying with max_tokens = {cap}");
+                    let mut bigger = job.request.clone();
+                    bigger.max_tokens = Some(cap);
+                    let again = provider.complete(&bigger).await.map_err(fail)?;
+                    usage.add(&again.usage);
+                    attempts += again.attempts;
+                    requests += again.attempts;
+                    answer = again;
+                }
+            }
             if answer.finish_reason.as_deref() == Some("length") {
                 return Err(JobFailure {
-                    error: "the model stopped at its completion limit (finish_reason = length); the translation would be truncated, so it was not accepted".into(),
+                    error: "the model stopped at its completion limit (finish_reason = length) even with the largest max_tokens allowed; the translation would be truncated, so it was not accepted".into(),
                     attempts,
                     fatal: false,
+                    truncated: true,
+                    usage,
                 });
             }
             let (text, cleanup) = translation::postprocess(source, &answer.content);
@@ -305,6 +357,8 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
                     error: "the translation was empty after clean-up".into(),
                     attempts,
                     fatal: false,
+                    truncated: false,
+                    usage,
                 });
             }
             Output::Translation {
@@ -312,6 +366,7 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
                 text,
                 cleanup,
                 reasoning_chars: answer.reasoning.chars().count(),
+                joined_from: Vec::new(),
             }
         }
         kind => {

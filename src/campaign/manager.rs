@@ -46,6 +46,15 @@ pub enum Action {
     MergeGlossary,
     /// Translation call for unit `unit` (index into `Campaign::units`) at `round`.
     Translate { unit: usize, round: u32 },
+    /// First translation of one part of a unit that was split because the model could not
+    /// translate it in one answer. `range` is the part's byte range within the unit's text.
+    TranslatePart {
+        unit: usize,
+        part: String,
+        range: std::ops::Range<usize>,
+    },
+    /// Local: join the translated parts of a split unit into its round-0 translation.
+    JoinParts { unit: usize },
     /// Proofreading call over some units of one chapter.
     Proofread {
         round: u32,
@@ -66,6 +75,8 @@ impl Action {
             Action::GlossaryBatch(n) => format!("glossary/b{n:03}"),
             Action::MergeGlossary => "local/merge-glossary".into(),
             Action::Translate { unit, round } => translate_key(&c.units[*unit].id, *round),
+            Action::TranslatePart { part, .. } => translate_key(part, 0),
+            Action::JoinParts { unit } => format!("local/join/{}", c.units[*unit].id),
             Action::Proofread {
                 round,
                 chapter,
@@ -79,14 +90,17 @@ impl Action {
 
     /// Whether the action runs locally (no model call).
     pub fn is_local(&self) -> bool {
-        matches!(self, Action::MergeGlossary | Action::WriteOutputs)
+        matches!(
+            self,
+            Action::MergeGlossary | Action::WriteOutputs | Action::JoinParts { .. }
+        )
     }
 
     /// The agent making the call.
     pub fn agent(&self) -> Option<Agent> {
         match self {
             Action::GlossaryBatch(_) => Some(Agent::Glossary),
-            Action::Translate { .. } => Some(Agent::Translation),
+            Action::Translate { .. } | Action::TranslatePart { .. } => Some(Agent::Translation),
             Action::Proofread { .. } => Some(Agent::Proofreading),
             Action::Decide { .. } => Some(Agent::Manager),
             _ => None,
@@ -320,15 +334,32 @@ impl<'a> Manager<'a> {
                 actions,
             };
         }
-        // 2. First translation.
-        let first: Vec<Action> = c
-            .units
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| u.kind.needs_translation())
-            .map(|(i, _)| Action::Translate { unit: i, round: 0 })
-            .filter(|a| !s.is_done(&key(a)))
-            .collect();
+        // 2. First translation (split units: their parts, then a local join).
+        let mut first: Vec<Action> = Vec::new();
+        for (i, u) in c.units.iter().enumerate() {
+            if !u.kind.needs_translation() || s.is_done(&translate_key(&u.id, 0)) {
+                continue;
+            }
+            if !s.splits.contains_key(&u.id) {
+                first.push(Action::Translate { unit: i, round: 0 });
+                continue;
+            }
+            let leaves = s.leaf_parts(&u.id);
+            let missing: Vec<Action> = leaves
+                .into_iter()
+                .filter(|(part, _)| !s.part_translations.contains_key(part))
+                .map(|(part, range)| Action::TranslatePart {
+                    unit: i,
+                    part,
+                    range,
+                })
+                .collect();
+            if missing.is_empty() {
+                first.push(Action::JoinParts { unit: i });
+            } else {
+                first.extend(missing);
+            }
+        }
         if !first.is_empty() {
             let runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
             if runnable.is_empty() && in_flight.is_empty() {

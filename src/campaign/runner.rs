@@ -219,6 +219,10 @@ pub async fn run(
             if action.is_local() {
                 match &action {
                     Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
+                    Action::JoinParts { unit } => {
+                        join_parts(c, &manager, &mut store, &mut state, *unit)?;
+                        progress.finish("", true);
+                    }
                     Action::WriteOutputs => {
                         let written = outputs::write_all(c, &state)?;
                         skipped_chapters = written.skipped;
@@ -237,10 +241,7 @@ pub async fn run(
             }
             let call = action.call_key(c);
             let agent = action.agent().expect("model calls have an agent");
-            let unit = match &action {
-                Action::Translate { unit, .. } => Some(c.units[*unit].id.clone()),
-                _ => None,
-            };
+            let unit = action_unit(c, &action);
             match jobs::prepare(&manager, &state, &action) {
                 Ok(job) => {
                     store.append(Event::CallStarted {
@@ -257,16 +258,24 @@ pub async fn run(
                     });
                 }
                 Err(e) => {
-                    let rec = store.append(Event::CallFailed {
-                        call: call.clone(),
-                        agent,
-                        unit,
-                        run: run_id.clone(),
+                    // A unit too large for the input budget is split, like a truncated one.
+                    let failure = JobFailure {
                         error: e.to_string(),
                         attempts: 0,
-                    })?;
-                    state.apply(c, &store.dir, &rec, None)?;
-                    progress.println(&format!("failed {call}: {e}"));
+                        fatal: false,
+                        truncated: true,
+                        usage: Default::default(),
+                    };
+                    record_failure(
+                        c,
+                        &mut store,
+                        &mut state,
+                        &action,
+                        &call,
+                        &run_id,
+                        &failure,
+                        &mut progress,
+                    )?;
                 }
             }
             progressed = true;
@@ -283,18 +292,15 @@ pub async fn run(
                 let (call, action, result) = joined?;
                 in_flight.remove(&call);
                 let unit_done = matches!(action, Action::Translate { round: 0, .. });
+                // (a split unit advances the bar when its parts are joined)
                 match result {
                     Ok(result) => {
                         record_finished(c, &manager, &mut store, &mut state, result)?;
                         progress.finish(&call, unit_done);
                     }
                     Err(f) => {
-                        let agent = action.agent().expect("model call");
-                        let unit = match &action { Action::Translate { unit, .. } => Some(c.units[*unit].id.clone()), _ => None };
-                        let rec = store.append(Event::CallFailed { call: call.clone(), agent, unit, run: run_id.clone(), error: f.error.clone(), attempts: f.attempts })?;
-                        state.apply(c, &store.dir, &rec, None)?;
                         progress.finish(&call, false);
-                        progress.println(&format!("failed {call}: {}", f.error));
+                        record_failure(c, &mut store, &mut state, &action, &call, &run_id, &f, &mut progress)?;
                         if f.fatal && fatal.is_none() {
                             fatal = Some(f.error.clone());
                             progress.println("stopping: this error affects every call; fix it and run again to resume");
@@ -382,6 +388,122 @@ fn record_finished(
     }
     store.append(event)?;
     Ok(())
+}
+
+/// The unit id (or part id) a translation action is about.
+fn action_unit(c: &Campaign, action: &Action) -> Option<String> {
+    match action {
+        Action::Translate { unit, .. } => Some(c.units[*unit].id.clone()),
+        Action::TranslatePart { part, .. } => Some(part.clone()),
+        _ => None,
+    }
+}
+
+/// Records a failed call. A first translation that did not fit the model's limits is split in
+/// two at a block boundary instead (recorded as `unit_split`), when it has more than one block.
+#[allow(clippy::too_many_arguments)]
+fn record_failure(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    action: &Action,
+    call: &str,
+    run_id: &str,
+    f: &JobFailure,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let splittable = match action {
+        Action::Translate { unit, round: 0 } => Some((
+            c.units[*unit].id.clone(),
+            *unit,
+            0..c.source_text(&c.units[*unit]).len(),
+        )),
+        Action::TranslatePart { unit, part, range } => Some((part.clone(), *unit, range.clone())),
+        _ => None,
+    };
+    if f.truncated
+        && let Some((id, unit, range)) = splittable.clone()
+    {
+        let text = &c.source_text(&c.units[unit])[range.clone()];
+        if let Some(cut) = crate::book::segment::split_in_two(text) {
+            let mid = range.start + cut;
+            let rec = store.append(Event::UnitSplit {
+                unit: id.clone(),
+                parts: vec![(range.start, mid), (mid, range.end)],
+                reason: f.error.clone(),
+                usage: f.usage,
+                requests: f.attempts,
+            })?;
+            state.apply(c, &store.dir, &rec, None)?;
+            progress.println(&format!(
+                "split {id} in two at a block boundary: {}",
+                f.error
+            ));
+            return Ok(());
+        }
+    }
+    let error = if f.truncated && splittable.is_some() {
+        format!(
+            "{}; the text is a single block that cannot be split, so raise max_tokens/max_output_tokens for this model or translate it by hand",
+            f.error
+        )
+    } else {
+        f.error.clone()
+    };
+    let rec = store.append(Event::CallFailed {
+        call: call.to_string(),
+        agent: action.agent().expect("model call"),
+        unit: action_unit(c, action),
+        run: run_id.to_string(),
+        error: error.clone(),
+        attempts: f.attempts,
+        usage: f.usage,
+    })?;
+    state.apply(c, &store.dir, &rec, None)?;
+    progress.println(&format!("failed {call}: {error}"));
+    Ok(())
+}
+
+/// Joins the translated parts of a split unit into its round-0 translation (no model call).
+fn join_parts(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    unit: usize,
+) -> anyhow::Result<()> {
+    let u = &c.units[unit];
+    let leaves = state.leaf_parts(&u.id);
+    let mut text = String::new();
+    for (part, _) in &leaves {
+        text.push_str(&state.part_translations[part]);
+    }
+    let output = Output::Translation {
+        round: 0,
+        text,
+        cleanup: Default::default(),
+        reasoning_chars: 0,
+        joined_from: leaves
+            .iter()
+            .map(|(p, _)| super::manager::translate_key(p, 0))
+            .collect(),
+    };
+    let result = ResultFile {
+        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
+        call: super::manager::translate_key(&u.id, 0),
+        agent: Agent::Translation,
+        unit: Some(u.id.clone()),
+        request_sha256: String::new(),
+        usage: Default::default(),
+        attempts: 0,
+        requests: 0,
+        model: None,
+        finish_reason: None,
+        elapsed_ms: 0,
+        output_sha256: ResultFile::output_hash(&output),
+        output,
+    };
+    record_finished(c, m, store, state, result)
 }
 
 /// Merges the house-style entries with every glossary batch's entries (in batch order) and

@@ -70,6 +70,11 @@ pub struct State {
     /// Unit id → the editor's text, for units edited by hand (newest edit). These win over
     /// every model translation and are never revised.
     pub human_edits: HashMap<String, String>,
+    /// Unit or part id → byte ranges (within the unit's text) of the parts it was split into
+    /// because the model could not translate it in one answer.
+    pub splits: HashMap<String, Vec<std::ops::Range<usize>>>,
+    /// Part id → its translation.
+    pub part_translations: HashMap<String, String>,
     /// Unit id → round → call key of its translations.
     pub translations: HashMap<String, BTreeMap<u32, String>>,
     /// QA findings of each (unit, round) translation.
@@ -216,7 +221,10 @@ impl State {
                 ..
             } => {
                 let result = result.ok_or_else(|| anyhow::anyhow!("no result for {call}"))?;
-                self.record_usage(*agent, usage, *requests);
+                // A local join of split parts made no request: it is not a call of its own.
+                if *requests > 0 {
+                    self.record_usage(*agent, usage, *requests);
+                }
                 self.push_log(
                     *agent,
                     unit.clone().unwrap_or_else(|| call_label(call)),
@@ -238,6 +246,10 @@ impl State {
                         .get_or_insert_with(|| c.qa_context(&Termbase::default()));
                     let findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
                     self.qa.insert((u.id.clone(), *round), findings);
+                } else if let Output::Translation { text, .. } = &result.output
+                    && let Some(part) = unit
+                {
+                    self.part_translations.insert(part.clone(), text.clone());
                 }
                 self.files.insert(call.clone(), file.clone());
                 self.finished.insert(call.clone(), result);
@@ -249,8 +261,10 @@ impl State {
                 unit,
                 run,
                 error,
-                ..
+                attempts,
+                usage,
             } => {
+                self.add_paid(*agent, usage, *attempts);
                 self.usage.entry(*agent).or_default().failed += 1;
                 self.push_log(
                     *agent,
@@ -299,6 +313,17 @@ impl State {
                 self.human_edits.insert(unit.clone(), edit.text);
                 self.outputs_current = false;
             }
+            Event::UnitSplit {
+                unit,
+                parts,
+                usage,
+                requests,
+                ..
+            } => {
+                self.add_paid(Agent::Translation, usage, *requests);
+                self.splits
+                    .insert(unit.clone(), parts.iter().map(|&(a, b)| a..b).collect());
+            }
             Event::HumanEditsDiscarded { units } => {
                 for u in units {
                     self.human_edits.remove(u);
@@ -312,6 +337,15 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Adds tokens and requests of answers that were paid for but not accepted.
+    fn add_paid(&mut self, agent: Agent, usage: &Usage, requests: u32) {
+        let u = self.usage.entry(agent).or_default();
+        u.requests += requests as u64;
+        u.prompt_tokens += usage.prompt_tokens;
+        u.completion_tokens += usage.completion_tokens;
+        u.cached_tokens += usage.cached_tokens;
     }
 
     fn record_usage(&mut self, agent: Agent, usage: &Usage, requests: u32) {
@@ -333,6 +367,23 @@ impl State {
             outcome,
             tokens: usage.prompt_tokens + usage.completion_tokens,
         });
+    }
+
+    /// The leaf parts of a split unit, in order: `(part id, byte range within the unit text)`.
+    /// Part ids are `<unit>.p1`, `<unit>.p2`, and `<unit>.p1.p1`… when a part was split again.
+    pub fn leaf_parts(&self, id: &str) -> Vec<(String, std::ops::Range<usize>)> {
+        let mut out = Vec::new();
+        if let Some(parts) = self.splits.get(id) {
+            for (k, r) in parts.iter().enumerate() {
+                let pid = format!("{id}.p{}", k + 1);
+                if self.splits.contains_key(&pid) {
+                    out.extend(self.leaf_parts(&pid));
+                } else {
+                    out.push((pid, r.clone()));
+                }
+            }
+        }
+        out
     }
 
     /// Whether `call` has finished.

@@ -85,12 +85,27 @@ pub enum Event {
         run: String,
         error: String,
         attempts: u32,
+        /// Tokens paid for answers that were rejected (a truncated or empty translation).
+        #[serde(default)]
+        usage: Usage,
     },
     GlossaryMerged {
         file: String,
         sha256: String,
         entries: usize,
         dropped_by_house: usize,
+    },
+    /// A unit (or part) the model could not translate in one answer was cut in two at a block
+    /// boundary; `parts` are byte ranges within the unit's text. Joining them is lossless.
+    UnitSplit {
+        unit: String,
+        parts: Vec<(usize, usize)>,
+        reason: String,
+        /// Tokens paid for the rejected answer(s).
+        #[serde(default)]
+        usage: Usage,
+        #[serde(default)]
+        requests: u32,
     },
     /// `run --force`: recorded human edits of these units no longer apply (they stay in the
     /// history above).
@@ -125,6 +140,9 @@ pub enum Output {
         cleanup: Cleanup,
         /// Characters of reasoning the model produced (the text itself is not kept).
         reasoning_chars: usize,
+        /// For a unit that was split: the call keys of its parts, joined in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        joined_from: Vec<String>,
     },
     GlossaryBatch {
         asked: Vec<Candidate>,

@@ -64,6 +64,8 @@ pub struct ProviderPlan {
     pub temperature: Option<f64>,
     /// Completion token cap per request; `None` leaves the provider default.
     pub max_tokens: Option<u32>,
+    /// The model's output limit in tokens (see [`RawProvider::max_output_tokens`]).
+    pub max_output_tokens: Option<u32>,
     /// Attempts per call including the first (default 5).
     pub max_attempts: u32,
     /// Overall timeout of one request in seconds (default 600).
@@ -264,6 +266,7 @@ impl Plan {
             api_key_env,
             temperature: rawp.temperature,
             max_tokens: rawp.max_tokens,
+            max_output_tokens: rawp.max_output_tokens,
             max_attempts: rawp.max_attempts.unwrap_or(5).max(1),
             request_timeout_s: rawp.request_timeout_s.unwrap_or(600).max(1),
             stream_idle_timeout_s: rawp.stream_idle_timeout_s.unwrap_or(120).max(1),

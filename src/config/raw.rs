@@ -51,6 +51,9 @@ pub struct RawProvider {
     pub api_key_env: Option<String>,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
+    /// The model's output limit in tokens; a truncated translation is retried once with
+    /// `max_tokens` raised to it before the unit is split (unset: split at once).
+    pub max_output_tokens: Option<u32>,
     pub max_attempts: Option<u32>,
     pub request_timeout_s: Option<u64>,
     pub stream_idle_timeout_s: Option<u64>,
