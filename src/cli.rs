@@ -65,6 +65,10 @@ pub struct RunArgs {
     /// Start over: move existing state aside and translate everything again.
     #[arg(long)]
     pub fresh: bool,
+    /// After a change of provider or model: translate again in a new state beside the old one
+    /// (kept for comparison) instead of refusing.
+    #[arg(long, conflicts_with = "fresh")]
+    pub retranslate: bool,
     /// Overwrite output chapters edited by hand with the model translations (by default hand
     /// edits are recorded and kept). Recorded edits stay in the journal's history.
     #[arg(long)]

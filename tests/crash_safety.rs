@@ -221,7 +221,11 @@ fn kill_test(kills: usize, seed: u64) -> String {
             let call = e["call"].as_str().unwrap();
             if !finished.contains(call) {
                 in_flight_at_kills += 1;
-                *in_flight_by_call.entry(call.to_string()).or_insert(0) += 1;
+                // Translations by unit id (their call keys hold the unit's fingerprint).
+                let what = e["unit"]
+                    .as_str()
+                    .map_or_else(|| call.to_string(), |u| format!("unit:{u}"));
+                *in_flight_by_call.entry(what).or_insert(0) += 1;
             }
         }
     }
@@ -264,7 +268,7 @@ fn kill_test(kills: usize, seed: u64) -> String {
     }
     for (key, n) in &seen {
         if let Some(text) = key.strip_prefix("t:false:") {
-            let call = format!("translate/{}/r0", text_to_unit[text]);
+            let call = format!("unit:{}", text_to_unit[text]);
             let in_flight = in_flight_by_call.get(&call).copied().unwrap_or(0);
             assert!(
                 n - 1 <= in_flight,

@@ -11,10 +11,15 @@
 //!   `<details>`, `<table>`, …) that a later HTML block has not closed yet (CommonMark ends an
 //!   HTML block at a blank line, so `<div>\n\ntext\n\n</div>` is three top-level blocks).
 //!
-//! Blocks are packed greedily into units of at most `max_unit_chars` characters (Unicode
-//! scalar values). A single block (or group of blocks that cannot be cut) longer than the limit
-//! becomes a unit of its own and is never cut. When a unit is already at least half full, a
-//! heading starts a new unit, so units tend to begin at section starts. Front matter is always a
+//! Blocks are packed into units of at most `max_unit_chars` characters (Unicode scalar values).
+//! A single block (or group of blocks that cannot be cut) longer than the limit becomes a unit
+//! of its own and is never cut. Besides the size limit, cuts are *content-defined*, as in
+//! content-defined chunking (LBFS, Muthitacharoen et al., SOSP 2001): a heading starts a new
+//! unit once the current one holds a third of the limit, and so does an "anchor" block (one
+//! whose sha256 starts with a byte below 32, i.e. one block in eight) once it holds half. Cut
+//! points therefore depend on the text around them rather than on everything before them, so
+//! editing one paragraph changes one unit, and the units after it keep their boundaries (and
+//! their stored translations). Front matter is always a
 //! unit of its own and is not translated. The bytes between blocks (blank lines, link reference
 //! definitions) belong to the unit before them, and a leading BOM to the first unit, so the
 //! units of a chapter joined in order are the chapter, byte for byte.
@@ -333,11 +338,13 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
     for (i, g) in groups.iter().enumerate() {
         let end = groups.get(i + 1).map_or(text.len(), |n| n.start);
         let chars = text[g.start..end].chars().count();
+        let anchor = Sha256::digest(&text.as_bytes()[g.start..end])[0] < 32;
         let boundary = cur_len > 0
             && (cur_fm
                 || g.front_matter
                 || cur_chars + chars > max
-                || (g.heading && cur_chars * 2 >= max));
+                || (g.heading && cur_chars * 3 >= max)
+                || (anchor && cur_chars * 2 >= max));
         if boundary {
             push_unit(cur_start, g.start, cur_prose, cur_fm, &mut units);
             cur_start = g.start;
@@ -467,6 +474,25 @@ mod tests {
         let units = segment("c", &text, 100);
         assert_eq!(units.len(), 2);
         assert!(units[1].text(&text).starts_with("# Next"));
+    }
+
+    #[test]
+    fn an_edit_changes_only_nearby_units() {
+        let para = |i: usize| {
+            format!(
+                "Paragraph {i} says something about agents, tools and the context window, at some length to fill the unit.\n\n"
+            )
+        };
+        let doc: String = (0..60).map(para).collect();
+        let edited = doc.replace("Paragraph 20 says", "Paragraph 20 now says rather more");
+        let a: std::collections::HashSet<String> = segment("c", &doc, 1000)
+            .iter()
+            .map(|u| u.sha256.clone())
+            .collect();
+        let b = segment("c", &edited, 1000);
+        let changed = b.iter().filter(|u| !a.contains(&u.sha256)).count();
+        assert!(b.len() >= 6, "{} units", b.len());
+        assert!(changed <= 3, "{changed} of {} units changed", b.len());
     }
 
     #[test]

@@ -134,8 +134,8 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
 /// The text a unit contributes to its output chapter: a human edit, else the newest
 /// translation, else (verbatim units) the source.
 pub fn final_text(c: &Campaign, s: &State, u: &crate::book::Unit) -> String {
-    if let Some(t) = s.human_edits.get(&u.id) {
-        return t.clone();
+    if let Some(t) = s.human_edit(&u.id) {
+        return t.to_string();
     }
     if u.kind.needs_translation() {
         s.latest_translation(&u.id, u32::MAX)

@@ -1,9 +1,16 @@
-//! The campaign fingerprint: sha256 over a canonical JSON [`Manifest`] of everything that
-//! changes the output: chapter and unit hashes, house-style glossary content, guide, provider
-//! kind, model, prompt version and output-changing settings (not concurrency, not paths to
-//! output folders, not the base URL).
+//! Fingerprints, in three sizes:
 //!
-//! The manifest is stored in the state directory, so a refused resume can say *what* changed.
+//! - the **configuration** ([`ConfigPrint`], its sha256 names the state directory): provider,
+//!   model, prompt version, languages, guide and review marker, i.e. what every request depends
+//!   on. A different configuration is refused (or started beside the old one with
+//!   `--retranslate`), because answers from another model must not be mixed in;
+//! - the **campaign** ([`Manifest`]): the configuration plus chapter and unit hashes, house-style
+//!   glossary content and settings. It identifies one version of the book in reports and runs;
+//!   when it changes between runs, work is reused wherever it still applies;
+//! - each **unit** ([`unit_fingerprint`]): its source bytes, the glossary entries that apply to it,
+//!   prompt version and model. Translations are stored under it, so they form a translation
+//!   memory keyed by unit: editing one paragraph re-translates only the units whose
+//!   fingerprint changed, and changing a glossary entry only the units containing that term.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +31,101 @@ pub struct ChapterPrint {
     pub units: Vec<String>,
 }
 
-/// Everything the fingerprint covers. Field order is fixed, so `serde_json` output is canonical.
+/// What every request of a campaign depends on: its sha256 names the state directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigPrint {
+    pub schema_version: u32,
+    pub prompt_version: String,
+    pub source_lang: String,
+    pub target_lang: String,
+    pub provider: String,
+    pub model: String,
+    pub review_marker: String,
+    pub guide_sha256: String,
+}
+
+impl ConfigPrint {
+    /// The configuration part of a manifest.
+    pub fn of(m: &Manifest) -> ConfigPrint {
+        ConfigPrint {
+            schema_version: m.schema_version,
+            prompt_version: m.prompt_version.clone(),
+            source_lang: m.source_lang.clone(),
+            target_lang: m.target_lang.clone(),
+            provider: m.provider.clone(),
+            model: m.model.clone(),
+            review_marker: m.review_marker.clone(),
+            guide_sha256: m.guide_sha256.clone(),
+        }
+    }
+
+    /// Hex sha256 of the canonical JSON.
+    pub fn key(&self) -> String {
+        crate::util::sha256_hex(serde_json::to_vec(self).expect("config serialises"))
+    }
+
+    /// Human-readable differences from `old`.
+    pub fn diff(&self, old: &ConfigPrint) -> Vec<String> {
+        let mut d = Vec::new();
+        for (name, a, b) in [
+            ("provider", &old.provider, &self.provider),
+            ("model", &old.model, &self.model),
+            ("source language", &old.source_lang, &self.source_lang),
+            ("target language", &old.target_lang, &self.target_lang),
+            ("prompt version", &old.prompt_version, &self.prompt_version),
+            ("review_marker", &old.review_marker, &self.review_marker),
+        ] {
+            if a != b {
+                d.push(format!("{name} changed: {a} → {b}"));
+            }
+        }
+        if old.guide_sha256 != self.guide_sha256 {
+            d.push("the translation guide changed".into());
+        }
+        if old.schema_version != self.schema_version {
+            d.push(format!(
+                "state schema changed: {} → {}",
+                old.schema_version, self.schema_version
+            ));
+        }
+        d
+    }
+}
+
+/// A unit's fingerprint (first 16 hex digits of a sha256): its source bytes, the glossary
+/// entries that apply to it (source, target, note, forbidden, in termbase order), prompt
+/// version, provider, model, target language, guide and review marker. Translations are stored
+/// under it.
+pub fn unit_fingerprint(
+    manifest: &Manifest,
+    source_text: &str,
+    entries: &[&crate::termbase::Entry],
+) -> String {
+    let entries: Vec<(&str, &str, &str, &Vec<String>)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.source.as_str(),
+                e.target.as_str(),
+                e.note.as_str(),
+                &e.forbidden,
+            )
+        })
+        .collect();
+    let v = serde_json::json!([
+        manifest.prompt_version,
+        manifest.provider,
+        manifest.model,
+        manifest.target_lang,
+        manifest.guide_sha256,
+        manifest.review_marker,
+        source_text,
+        entries,
+    ]);
+    crate::util::sha256_hex(serde_json::to_vec(&v).expect("json"))[..16].to_string()
+}
+
+/// Everything the campaign fingerprint covers. Field order is fixed, so `serde_json` output is canonical.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     pub schema_version: u32,

@@ -80,8 +80,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     let empty = crate::termbase::Termbase::default();
     let termbase = s.termbase.as_ref().map_or(&empty, |t| &t.1);
     let job = match action {
-        Action::GlossaryBatch(n) => {
-            let asked = m.glossary_batches[*n].clone();
+        Action::GlossaryBatch { n, .. } => {
+            let asked = m.glossary_batches[*n].1.clone();
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
@@ -91,7 +91,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 kind: JobKind::Glossary { asked },
             }
         }
-        Action::Translate { unit, round } => {
+        Action::Translate { unit, round, .. } => {
             let u = &c.units[*unit];
             let source = c.source_text(u).to_string();
             let entries = termbase.relevant_to(&source);
@@ -161,7 +161,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 },
             }
         }
-        Action::Decide { round } => {
+        Action::Decide { round, .. } => {
             let forced = m.forced(s, *round);
             let (findings, candidates) = findings_summary(m, s, *round, &forced);
             let ctx = m.context(s).to_json();
@@ -218,18 +218,7 @@ pub const MAX_DECISION_CANDIDATES: usize = 40;
 fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (Value, Vec<String>) {
     let mut flagged: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
     let mut summaries = Vec::new();
-    for (call, r) in &s.finished {
-        let Output::Proofread {
-            round: r_round,
-            report,
-            ..
-        } = &r.output
-        else {
-            continue;
-        };
-        if *r_round != round || !call.starts_with("proofread/") {
-            continue;
-        }
+    for report in m.proof_reports(s, round) {
         if !report.summary.is_empty() {
             summaries.push(crate::util::excerpt(&report.summary, 200));
         }
@@ -279,20 +268,14 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
         .filter(|f| f.severity == crate::qa::Severity::Error)
         .map(|f| f.line())
         .collect();
-    for r in s.finished.values() {
-        if let Output::Proofread {
-            round: rr, report, ..
-        } = &r.output
-            && *rr == round
-        {
-            lines.extend(
-                report
-                    .issues
-                    .iter()
-                    .filter(|i| i.unit == unit)
-                    .map(|i| format!("{}: {}", i.kind, i.detail)),
-            );
-        }
+    for report in m.proof_reports(s, round) {
+        lines.extend(
+            report
+                .issues
+                .iter()
+                .filter(|i| i.unit == unit)
+                .map(|i| format!("{}: {}", i.kind, i.detail)),
+        );
     }
     if let Some((_, reason)) = m
         .revision_set(s, round)

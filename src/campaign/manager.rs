@@ -40,12 +40,14 @@ pub const CANDIDATES_PER_BATCH: usize = 120;
 /// Something the runner can do now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Glossary call over candidate batch `n`.
-    GlossaryBatch(usize),
+    /// Glossary call over candidate batch `n` of [`Manager::glossary_batches`], whose call key
+    /// is `key`.
+    GlossaryBatch { n: usize, key: String },
     /// Local: merge house style and agent entries into the campaign termbase.
     MergeGlossary,
-    /// Translation call for unit `unit` (index into `Campaign::units`) at `round`.
-    Translate { unit: usize, round: u32 },
+    /// Translation call for unit `unit` (index into `Campaign::units`, fingerprint `fp`) at
+    /// `round`.
+    Translate { unit: usize, fp: String, round: u32 },
     /// First translation of one part of a unit that was split because the model could not
     /// translate it in one answer. `range` is the part's byte range within the unit's text.
     TranslatePart {
@@ -59,11 +61,11 @@ pub enum Action {
     Proofread {
         round: u32,
         chapter: String,
-        batch: usize,
         units: Vec<String>,
+        key: String,
     },
-    /// The Manager's decision call for `round`.
-    Decide { round: u32 },
+    /// The Manager's decision call for `round`; `key` covers its inputs.
+    Decide { round: u32, key: String },
     /// Local: write the translated chapters.
     WriteOutputs,
 }
@@ -72,18 +74,14 @@ impl Action {
     /// The call key: names the result file and the journal records of this action.
     pub fn call_key(&self, c: &Campaign) -> String {
         match self {
-            Action::GlossaryBatch(n) => format!("glossary/b{n:03}"),
+            Action::GlossaryBatch { key, .. }
+            | Action::Proofread { key, .. }
+            | Action::Decide { key, .. } => key.clone(),
             Action::MergeGlossary => "local/merge-glossary".into(),
-            Action::Translate { unit, round } => translate_key(&c.units[*unit].id, *round),
+            Action::Translate { fp, round, .. } => translate_key(fp, *round),
             Action::TranslatePart { part, .. } => translate_key(part, 0),
             Action::JoinParts { unit } => format!("local/join/{}", c.units[*unit].id),
-            Action::Proofread {
-                round,
-                chapter,
-                batch,
-                ..
-            } => format!("proofread/r{round}/{chapter}/b{batch:02}"),
-            Action::Decide { round } => format!("decide/r{round}"),
+
             Action::WriteOutputs => "local/write-outputs".into(),
         }
     }
@@ -99,7 +97,7 @@ impl Action {
     /// The agent making the call.
     pub fn agent(&self) -> Option<Agent> {
         match self {
-            Action::GlossaryBatch(_) => Some(Agent::Glossary),
+            Action::GlossaryBatch { .. } => Some(Agent::Glossary),
             Action::Translate { .. } | Action::TranslatePart { .. } => Some(Agent::Translation),
             Action::Proofread { .. } => Some(Agent::Proofreading),
             Action::Decide { .. } => Some(Agent::Manager),
@@ -108,9 +106,9 @@ impl Action {
     }
 }
 
-/// Call key of a translation.
-pub fn translate_key(unit: &str, round: u32) -> String {
-    format!("translate/{unit}/r{round}")
+/// Call key of a translation of the unit (or part) with fingerprint (or part id) `key`.
+pub fn translate_key(key: &str, round: u32) -> String {
+    format!("translate/{key}/r{round}")
 }
 
 /// Where the campaign is.
@@ -135,39 +133,71 @@ pub struct Step {
     pub actions: Vec<Action>,
 }
 
-/// A planned proofreading batch: (chapter key, unit ids).
-pub type ProofBatchPlan = (String, Vec<String>);
+/// A planned proofreading batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProofBatchPlan {
+    pub chapter: String,
+    /// Unit ids, in book order.
+    pub units: Vec<String>,
+    /// Call key: `proofread/r<round>/<chapter>/<hash>`, the hash over the units' fingerprints
+    /// and translations, so a batch is reviewed again only when one of its texts changed.
+    pub key: String,
+}
 
 /// The Manager of one campaign run.
 pub struct Manager<'a> {
     pub campaign: &'a Campaign,
-    /// Candidate batches for the Glossary agent (deterministic for the campaign's inputs).
-    pub glossary_batches: Vec<Vec<Candidate>>,
+    /// Term candidates of the whole book, best first.
+    pub candidates: Vec<Candidate>,
+    /// Batches of the candidates no earlier Glossary call has answered (so a changed book only
+    /// sends its new terms), with their call keys.
+    pub glossary_batches: Vec<(String, Vec<Candidate>)>,
+    /// sha256 over the candidate terms and house-style entries: the merged termbase is redone
+    /// when it changes.
+    pub glossary_inputs: String,
     proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
 }
 
 impl<'a> Manager<'a> {
-    /// Prepares the Manager: extracts term candidates from the whole book and batches them
-    /// within the request budget.
-    pub fn new(campaign: &'a Campaign) -> Manager<'a> {
+    /// Prepares the Manager for state `s`: extracts term candidates from the whole book and
+    /// batches, within the request budget, those that no recorded Glossary call answered yet.
+    pub fn new(campaign: &'a Campaign, s: &State) -> Manager<'a> {
         let texts: Vec<&str> = campaign.chapters.iter().map(|c| c.text.as_str()).collect();
-        let cands = glossary::candidates(&texts, &campaign.house, MAX_CANDIDATES);
+        let candidates = glossary::candidates(&texts, &campaign.house, MAX_CANDIDATES);
         let p = &campaign.plan;
-        let glossary_batches = if cands.is_empty() {
+        let answered = s.answered_terms();
+        let pending: Vec<Candidate> = candidates
+            .iter()
+            .filter(|c| !answered.contains(&crate::termbase::term_key(&c.term)))
+            .cloned()
+            .collect();
+        let glossary_batches = if pending.is_empty() {
             Vec::new()
         } else {
             glossary::batches(
                 &p.source_lang,
                 &p.target_lang,
                 &campaign.house,
-                &cands,
+                &pending,
                 p.max_context_tokens / 2,
                 CANDIDATES_PER_BATCH,
             )
+            .into_iter()
+            .map(|b| {
+                let terms: Vec<&str> = b.iter().map(|c| c.term.as_str()).collect();
+                let hash = crate::util::sha256_hex(serde_json::to_vec(&terms).expect("json"));
+                (format!("glossary/{}", &hash[..16]), b)
+            })
+            .collect()
         };
+        let terms: Vec<&str> = candidates.iter().map(|c| c.term.as_str()).collect();
+        let glossary_inputs =
+            crate::util::sha256_hex(serde_json::to_vec(&(&terms, &campaign.house)).expect("json"));
         Manager {
             campaign,
+            candidates,
             glossary_batches,
+            glossary_inputs,
             proofread_batches: Mutex::new(BTreeMap::new()),
         }
     }
@@ -189,9 +219,7 @@ impl<'a> Manager<'a> {
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
         self.units_in_round(s, round)
             .into_iter()
-            .filter(|u| {
-                !s.human_edits.contains_key(u) && qa::has_error(s.latest_findings(u, round))
-            })
+            .filter(|u| s.human_edit(u).is_none() && qa::has_error(s.latest_findings(u, round)))
             .collect()
     }
 
@@ -212,7 +240,7 @@ impl<'a> Manager<'a> {
         };
         match s
             .finished
-            .get(&format!("decide/r{round}"))
+            .get(&self.decide_key(s, round))
             .map(|r| &r.output)
         {
             Some(Output::Decision {
@@ -234,8 +262,44 @@ impl<'a> Manager<'a> {
         }
         // An editor's hand edit is final: it is never sent back to a model.
         set.into_values()
-            .filter(|(u, _)| !s.human_edits.contains_key(u))
+            .filter(|(u, _)| s.human_edit(u).is_none())
             .collect()
+    }
+
+    /// The proofreading reports of the current batches of `round` that have finished.
+    pub fn proof_reports<'s>(
+        &self,
+        s: &'s State,
+        round: u32,
+    ) -> Vec<&'s crate::agents::proofreading::ProofReport> {
+        self.proofread_batches(s, round)
+            .iter()
+            .filter_map(|b| match s.finished.get(&b.key).map(|r| &r.output) {
+                Some(Output::Proofread { report, .. }) => Some(report),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The call key of the decision of `round`: `decide/r<round>/<hash>`, the hash over the
+    /// round's proofreading batch keys and the units forced by QA errors, so a decision is
+    /// taken again only when what it decides on changed.
+    pub fn decide_key(&self, s: &State, round: u32) -> String {
+        let batches: Vec<String> = self
+            .proofread_batches(s, round)
+            .into_iter()
+            .map(|b| b.key)
+            .collect();
+        let forced: Vec<(String, Option<String>)> = self
+            .forced(s, round)
+            .into_iter()
+            .map(|u| {
+                let fp = s.fp(&u).map(String::from);
+                (u, fp)
+            })
+            .collect();
+        let hash = crate::util::sha256_hex(serde_json::to_vec(&(&batches, &forced)).expect("json"));
+        format!("decide/r{round}/{}", &hash[..16])
     }
 
     /// Proofreading batches of `round`: per chapter, consecutive units within the budget.
@@ -283,10 +347,22 @@ impl<'a> Manager<'a> {
                 c.plan.max_context_tokens * 3 / 4,
             );
             for r in ranges {
-                out.push((
-                    ch.key.clone(),
-                    items[r].iter().map(|i| i.unit.to_string()).collect(),
-                ));
+                let units: Vec<String> = items[r.clone()]
+                    .iter()
+                    .map(|i| i.unit.to_string())
+                    .collect();
+                // Unit ids are part of the key: the answer names units by id.
+                let fingerprint: Vec<(&str, Option<&str>, String)> = items[r]
+                    .iter()
+                    .map(|i| (i.unit, s.fp(i.unit), crate::util::sha256_hex(i.target)))
+                    .collect();
+                let hash = crate::util::sha256_hex(serde_json::to_vec(&fingerprint).expect("json"));
+                let key = format!("proofread/r{round}/{}/{}", ch.key, &hash[..16]);
+                out.push(ProofBatchPlan {
+                    chapter: ch.key.clone(),
+                    units,
+                    key,
+                });
             }
         }
         self.proofread_batches
@@ -305,8 +381,14 @@ impl<'a> Manager<'a> {
             (!s.is_settled(&k) && !in_flight.contains(&k)).then_some(a)
         };
         // 1. Glossary.
-        let batches: Vec<Action> = (0..self.glossary_batches.len())
-            .map(Action::GlossaryBatch)
+        let batches: Vec<Action> = self
+            .glossary_batches
+            .iter()
+            .enumerate()
+            .map(|(n, (key, _))| Action::GlossaryBatch {
+                n,
+                key: key.clone(),
+            })
             .collect();
         if batches.iter().any(|a| !s.is_done(&key(a))) {
             if batches
@@ -323,7 +405,7 @@ impl<'a> Manager<'a> {
                 actions: batches.into_iter().filter_map(open).collect(),
             };
         }
-        if s.termbase.is_none() {
+        if s.glossary_inputs.as_deref() != Some(self.glossary_inputs.as_str()) {
             let actions = if in_flight.contains(&key(&Action::MergeGlossary)) {
                 vec![]
             } else {
@@ -337,14 +419,21 @@ impl<'a> Manager<'a> {
         // 2. First translation (split units: their parts, then a local join).
         let mut first: Vec<Action> = Vec::new();
         for (i, u) in c.units.iter().enumerate() {
-            if !u.kind.needs_translation() || s.is_done(&translate_key(&u.id, 0)) {
+            let Some(fp) = s.fp(&u.id).map(String::from) else {
+                continue;
+            };
+            if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
                 continue;
             }
-            if !s.splits.contains_key(&u.id) {
-                first.push(Action::Translate { unit: i, round: 0 });
+            if !s.splits.contains_key(&fp) {
+                first.push(Action::Translate {
+                    unit: i,
+                    fp,
+                    round: 0,
+                });
                 continue;
             }
-            let leaves = s.leaf_parts(&u.id);
+            let leaves = s.leaf_parts(&fp);
             let missing: Vec<Action> = leaves
                 .into_iter()
                 .filter(|(part, _)| !s.part_translations.contains_key(part))
@@ -381,12 +470,11 @@ impl<'a> Manager<'a> {
                 let pending: Vec<Action> = self
                     .proofread_batches(s, round)
                     .into_iter()
-                    .enumerate()
-                    .map(|(i, (chapter, units))| Action::Proofread {
+                    .map(|b| Action::Proofread {
                         round,
-                        chapter,
-                        batch: i,
-                        units,
+                        chapter: b.chapter,
+                        units: b.units,
+                        key: b.key,
                     })
                     .filter(|a| !s.is_settled(&key(a)))
                     .collect();
@@ -404,7 +492,10 @@ impl<'a> Manager<'a> {
             if round >= rounds {
                 break;
             }
-            let decide = Action::Decide { round };
+            let decide = Action::Decide {
+                round,
+                key: self.decide_key(s, round),
+            };
             if !s.is_settled(&key(&decide)) {
                 let actions = open(decide).into_iter().collect();
                 return Step {
@@ -419,9 +510,13 @@ impl<'a> Manager<'a> {
             let pending: Vec<Action> = revise
                 .iter()
                 .filter_map(|(id, _)| c.units.iter().position(|u| &u.id == id))
-                .map(|i| Action::Translate {
-                    unit: i,
-                    round: round + 1,
+                .filter_map(|i| {
+                    let fp = s.fp(&c.units[i].id)?.to_string();
+                    Some(Action::Translate {
+                        unit: i,
+                        fp,
+                        round: round + 1,
+                    })
                 })
                 .filter(|a| !s.is_settled(&key(a)))
                 .collect();
@@ -464,10 +559,9 @@ impl<'a> Manager<'a> {
             .iter()
             .filter(|u| s.translation_at(&u.id, 0).is_some())
             .count();
-        let revised = s
-            .translations
-            .values()
-            .filter(|r| r.keys().any(|&k| k > 0))
+        let revised = prose
+            .iter()
+            .filter(|u| s.rounds_of(&u.id).iter().any(|&r| r > 0))
             .count();
         let pending: Vec<&str> = prose
             .iter()

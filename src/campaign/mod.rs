@@ -30,7 +30,7 @@ use crate::config::Plan;
 use crate::exit::UsageError;
 use crate::termbase::{self, Termbase};
 
-pub use fingerprint::Manifest;
+pub use fingerprint::{ConfigPrint, Manifest};
 
 /// A campaign's inputs, loaded and segmented once.
 #[derive(Debug, Clone)]
@@ -44,8 +44,10 @@ pub struct Campaign {
     /// The translation guide text (the campaign's `guide` file or the built-in default).
     pub guide: String,
     pub manifest: Manifest,
-    /// sha256 over [`Manifest`] (hex).
+    /// sha256 over [`Manifest`] (hex): this version of the book and settings.
     pub fingerprint: String,
+    /// The configuration every request depends on; its sha256 names the state directory.
+    pub config: ConfigPrint,
     chapter_index: HashMap<String, usize>,
     unit_index: HashMap<String, usize>,
 }
@@ -87,6 +89,7 @@ impl Campaign {
         }
         let manifest = Manifest::new(&plan, &chapters, &units, &glossary_hashes, &house, &guide);
         let fingerprint = manifest.fingerprint();
+        let config = ConfigPrint::of(&manifest);
         let chapter_index = chapters
             .iter()
             .enumerate()
@@ -105,6 +108,7 @@ impl Campaign {
             guide,
             manifest,
             fingerprint,
+            config,
             chapter_index,
             unit_index,
         })
@@ -152,8 +156,15 @@ impl Campaign {
         ctx
     }
 
-    /// The state directory of this campaign: `<state_dir>/<fingerprint>`.
+    /// The state directory of this campaign's configuration: `<state_dir>/<config key>`.
     pub fn state_path(&self) -> std::path::PathBuf {
-        self.plan.state_dir.join(&self.fingerprint)
+        self.plan.state_dir.join(self.config.key())
+    }
+
+    /// The fingerprint of unit `u` given the glossary termbase `tb` (see
+    /// [`fingerprint::unit_fingerprint`]).
+    pub fn unit_fp(&self, u: &Unit, tb: &Termbase) -> String {
+        let text = self.source_text(u);
+        fingerprint::unit_fingerprint(&self.manifest, text, &tb.relevant_to(text))
     }
 }

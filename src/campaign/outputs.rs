@@ -11,7 +11,7 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     let mut out = String::with_capacity(ch.text.len() * 2);
     for u in c.units_of(chapter) {
         if u.kind.needs_translation()
-            && !s.human_edits.contains_key(&u.id)
+            && s.human_edit(&u.id).is_none()
             && s.latest_translation(&u.id, u32::MAX).is_none()
         {
             return None;

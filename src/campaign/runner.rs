@@ -19,7 +19,7 @@ use super::manager::{Action, Manager, Stage};
 use super::outputs;
 use super::progress::Progress;
 use super::state::{AgentUsage, State};
-use super::store::{Event, Output, ResultFile, Store, now_ms};
+use super::store::{Event, Existing, Output, ResultFile, Store, now_ms};
 use crate::agents::Agent;
 use crate::llm::Provider;
 use crate::termbase::{Entry, Termbase};
@@ -49,6 +49,9 @@ pub struct UnitCounts {
     pub failed: usize,
     /// Verbatim and front-matter units copied unchanged.
     pub copied: usize,
+    /// Translated units whose translation was reused from an earlier run (same fingerprint:
+    /// same source text, glossary entries, prompt and model) rather than requested by this one.
+    pub reused: usize,
 }
 
 /// The `--json` summary of a run (and of `status`).
@@ -80,8 +83,10 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         .iter()
         .filter(|u| {
             s.translation_at(&u.id, 0).is_none()
-                && s.open_failures
-                    .contains_key(&super::manager::translate_key(&u.id, 0))
+                && s.fp(&u.id).is_some_and(|fp| {
+                    let prefix = format!("translate/{fp}");
+                    s.open_failures.keys().any(|k| k.starts_with(&prefix))
+                })
         })
         .count();
     let mut usage = s.usage.clone();
@@ -97,10 +102,17 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         units: UnitCounts {
             total: c.units.len(),
             translated,
-            revised: s
-                .translations
-                .values()
-                .filter(|r| r.keys().any(|&k| k > 0))
+            revised: prose
+                .iter()
+                .filter(|u| s.rounds_of(&u.id).iter().any(|&r| r > 0))
+                .count(),
+            reused: prose
+                .iter()
+                .filter(|u| {
+                    s.translation_at(&u.id, 0).is_some()
+                        && s.fp(&u.id)
+                            .is_some_and(|fp| !s.translated_this_run.contains(fp))
+                })
                 .count(),
             failed,
             copied: c.units.len() - prose.len(),
@@ -130,6 +142,8 @@ pub struct RunOptions {
     pub fresh: bool,
     /// Overwrite hand-edited output files instead of recording the edits.
     pub force: bool,
+    /// Start a new configuration's state beside existing ones instead of refusing.
+    pub retranslate: bool,
 }
 
 /// Records the hand edits found in the output files (see [`super::edits`]); returns how many
@@ -137,7 +151,10 @@ pub struct RunOptions {
 pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<usize> {
     let edited = super::edits::detect(c, state)?;
     for e in &edited {
-        let rec = store.record_human_edit(&e.unit, &e.text)?;
+        let Some(fp) = state.fp(&e.unit).map(String::from) else {
+            continue;
+        };
+        let rec = store.record_human_edit(&e.unit, &fp, &e.text)?;
         state.apply(c, &store.dir, &rec, None)?;
     }
     Ok(edited.len())
@@ -150,10 +167,17 @@ pub async fn run(
     provider: Arc<Provider>,
     opts: RunOptions,
 ) -> anyhow::Result<RunResult> {
-    let mut store = Store::open_for_run(c, opts.fresh)?;
+    let existing = if opts.fresh {
+        Existing::MoveAside
+    } else if opts.retranslate {
+        Existing::KeepBeside
+    } else {
+        Existing::Refuse
+    };
+    let mut store = Store::open_for_run(c, existing)?;
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     let mut state = State::load(c, &store.dir, &run_id)?;
-    let manager = Manager::new(c);
+    let manager = Manager::new(c, &state);
     let rehearsal = provider.is_rehearsal();
     let prose_total = c.prose_units().count() as u64;
     let done = c
@@ -182,10 +206,10 @@ pub async fn run(
         })?;
     }
     if opts.force {
-        let mut units: Vec<String> = state.human_edits.keys().cloned().collect();
-        units.sort();
-        if !units.is_empty() {
-            let rec = store.append(Event::HumanEditsDiscarded { units })?;
+        let mut fps: Vec<String> = state.human_edits.keys().cloned().collect();
+        fps.sort();
+        if !fps.is_empty() {
+            let rec = store.append(Event::HumanEditsDiscarded { fps })?;
             state.apply(c, &store.dir, &rec, None)?;
         }
         // Rewrite the outputs even if nothing else changed.
@@ -196,12 +220,14 @@ pub async fn run(
             progress.println(&format!("kept {n} unit(s) edited by hand in {} (recorded as human edits; use --force to overwrite them)", c.plan.show(&c.plan.out_dir)));
         }
     }
-    store.append(Event::RunStarted {
+    let rec = store.append(Event::RunStarted {
         run: run_id.clone(),
         pid: std::process::id(),
         provider: c.plan.provider.kind.as_str().into(),
         model: c.plan.provider.model.clone(),
+        fingerprint: c.fingerprint.clone(),
     })?;
+    state.apply(c, &store.dir, &rec, None)?;
 
     let mut tasks: JoinSet<(String, Action, Result<ResultFile, JobFailure>)> = JoinSet::new();
     let mut in_flight: BTreeSet<String> = BTreeSet::new();
@@ -376,7 +402,7 @@ fn record_finished(
         adopted: false,
     };
     let provisional = super::store::Record {
-        seq: 0,
+        seq: store.next_seq(),
         at_ms: now_ms(),
         event: event.clone(),
     };
@@ -413,11 +439,9 @@ fn record_failure(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     let splittable = match action {
-        Action::Translate { unit, round: 0 } => Some((
-            c.units[*unit].id.clone(),
-            *unit,
-            0..c.source_text(&c.units[*unit]).len(),
-        )),
+        Action::Translate { unit, fp, round: 0 } => {
+            Some((fp.clone(), *unit, 0..c.source_text(&c.units[*unit]).len()))
+        }
         Action::TranslatePart { unit, part, range } => Some((part.clone(), *unit, range.clone())),
         _ => None,
     };
@@ -428,7 +452,8 @@ fn record_failure(
         if let Some(cut) = crate::book::segment::split_in_two(text) {
             let mid = range.start + cut;
             let rec = store.append(Event::UnitSplit {
-                unit: id.clone(),
+                unit: c.units[unit].id.clone(),
+                key: id.clone(),
                 parts: vec![(range.start, mid), (mid, range.end)],
                 reason: f.error.clone(),
                 usage: f.usage,
@@ -473,7 +498,11 @@ fn join_parts(
     unit: usize,
 ) -> anyhow::Result<()> {
     let u = &c.units[unit];
-    let leaves = state.leaf_parts(&u.id);
+    let fp = state
+        .fp(&u.id)
+        .expect("a split unit has a fingerprint")
+        .to_string();
+    let leaves = state.leaf_parts(&fp);
     let mut text = String::new();
     for (part, _) in &leaves {
         text.push_str(&state.part_translations[part]);
@@ -490,7 +519,7 @@ fn join_parts(
     };
     let result = ResultFile {
         schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
-        call: super::manager::translate_key(&u.id, 0),
+        call: super::manager::translate_key(&fp, 0),
         agent: Agent::Translation,
         unit: Some(u.id.clone()),
         request_sha256: String::new(),
@@ -514,26 +543,30 @@ fn merge_glossary(
     store: &mut Store,
     state: &mut State,
 ) -> anyhow::Result<()> {
-    let mut proposed: Vec<Entry> = Vec::new();
-    for n in 0..m.glossary_batches.len() {
-        if let Some(Output::GlossaryBatch { entries, .. }) = state
-            .finished
-            .get(&format!("glossary/b{n:03}"))
-            .map(|r| &r.output)
-        {
-            proposed.extend(entries.iter().cloned());
-        }
-    }
+    // Agent entries in the order of the book's candidates (best first), each the newest
+    // proposal for its term; terms no longer among the candidates drop out.
+    let proposals = state.proposed_entries();
+    let proposed: Vec<Entry> = m
+        .candidates
+        .iter()
+        .filter_map(|cand| {
+            proposals
+                .get(&crate::termbase::term_key(&cand.term))
+                .cloned()
+        })
+        .collect();
     let (tb, dropped) = Termbase::merge(&c.house, &proposed);
     let mut bytes = serde_json::to_vec_pretty(&tb)?;
     bytes.push(b'\n');
-    let rel = "results/glossary/termbase.json".to_string();
+    // A new file per merge: a recorded termbase is never rewritten.
+    let rel = format!("results/glossary/termbase.{}.json", store.next_seq());
     let sha256 = store.write_file(&rel, &bytes)?;
     let rec = store.append(Event::GlossaryMerged {
         file: rel,
         sha256,
         entries: tb.len(),
         dropped_by_house: dropped,
+        inputs: m.glossary_inputs.clone(),
     })?;
     state.apply(c, &store.dir, &rec, None)?;
     Ok(())

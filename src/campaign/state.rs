@@ -67,18 +67,31 @@ pub struct State {
     /// state directory).
     pub termbase: Option<(String, Termbase)>,
     pub glossary_dropped_by_house: usize,
-    /// Unit id → the editor's text, for units edited by hand (newest edit). These win over
-    /// every model translation and are never revised.
+    /// The inputs hash (candidate terms and house style) of the merged termbase.
+    pub glossary_inputs: Option<String>,
+    /// Unit id → its fingerprint under the current glossary termbase (empty until the
+    /// Glossary stage has merged a termbase). Everything below is keyed by fingerprint, so a
+    /// unit whose source or glossary entries changed starts afresh and an unchanged one keeps
+    /// its history, wherever it now sits in the book.
+    pub fps: HashMap<String, String>,
+    /// Fingerprint → index of the current unit with it.
+    pub unit_of_fp: HashMap<String, usize>,
+    /// Unit fingerprint → the editor's text (newest edit). Wins over every model translation
+    /// and is never revised.
     pub human_edits: HashMap<String, String>,
-    /// Unit or part id → byte ranges (within the unit's text) of the parts it was split into
-    /// because the model could not translate it in one answer.
+    /// Unit fingerprint or part id → byte ranges (within the unit's text) of the parts it was
+    /// split into because the model could not translate it in one answer.
     pub splits: HashMap<String, Vec<std::ops::Range<usize>>>,
-    /// Part id → its translation.
+    /// Part id (`<fp>.p1`, …) → its translation.
     pub part_translations: HashMap<String, String>,
-    /// Unit id → round → call key of its translations.
+    /// Unit fingerprint → round → call key of its translations.
     pub translations: HashMap<String, BTreeMap<u32, String>>,
-    /// QA findings of each (unit, round) translation.
+    /// QA findings of each (unit fingerprint, round) translation.
     pub qa: HashMap<(String, u32), Vec<Finding>>,
+    /// Sequence number of this run's `run_started` record (0 before it).
+    pub run_started_seq: u64,
+    /// Unit fingerprints whose first translation was recorded by this run.
+    pub translated_this_run: HashSet<String>,
     /// The QA context (languages, termbase, review marker) once the termbase is known.
     pub qa_ctx: Option<qa::QaContext>,
     /// True when outputs were written after the last recorded result.
@@ -151,7 +164,7 @@ impl State {
                     continue;
                 }
                 let rel = format!("results/{}/{}", kind.file_name().to_string_lossy(), name);
-                if !known.contains(&rel) && rel != "results/glossary/termbase.json" {
+                if !known.contains(&rel) && !name.starts_with("termbase") {
                     orphans.push(rel);
                 }
             }
@@ -206,7 +219,12 @@ impl State {
         result: Option<ResultFile>,
     ) -> anyhow::Result<()> {
         match &rec.event {
-            Event::RunStarted { .. } => self.runs += 1,
+            Event::RunStarted { run, .. } => {
+                self.runs += 1;
+                if *run == self.run {
+                    self.run_started_seq = rec.seq;
+                }
+            }
             Event::CallStarted { .. }
             | Event::RunFinished { .. }
             | Event::RunInterrupted { .. } => {}
@@ -234,22 +252,22 @@ impl State {
                 self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
                 self.open_failures.remove(call);
                 self.failed_this_run.remove(call);
-                if let Output::Translation { round, text, .. } = &result.output
-                    && let Some(u) = unit.as_deref().and_then(|id| c.unit(id))
+                if let (Output::Translation { round, text, .. }, Some((key, _))) =
+                    (&result.output, parse_translate_key(call))
                 {
-                    self.translations
-                        .entry(u.id.clone())
-                        .or_default()
-                        .insert(*round, call.clone());
-                    let ctx = self
-                        .qa_ctx
-                        .get_or_insert_with(|| c.qa_context(&Termbase::default()));
-                    let findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
-                    self.qa.insert((u.id.clone(), *round), findings);
-                } else if let Output::Translation { text, .. } = &result.output
-                    && let Some(part) = unit
-                {
-                    self.part_translations.insert(part.clone(), text.clone());
+                    if key.contains(".p") {
+                        self.part_translations.insert(key.to_string(), text.clone());
+                    } else {
+                        self.translations
+                            .entry(key.to_string())
+                            .or_default()
+                            .insert(*round, call.clone());
+                        if *round == 0 && self.run_started_seq > 0 && rec.seq > self.run_started_seq
+                        {
+                            self.translated_this_run.insert(key.to_string());
+                        }
+                        self.check_translation(c, key, *round, text);
+                    }
                 }
                 self.files.insert(call.clone(), file.clone());
                 self.finished.insert(call.clone(), result);
@@ -282,39 +300,35 @@ impl State {
                 file,
                 sha256,
                 dropped_by_house,
+                inputs,
                 ..
             } => {
+                self.glossary_inputs = Some(inputs.clone());
                 let bytes = std::fs::read(dir.join(file))?;
                 anyhow::ensure!(
                     crate::util::sha256_hex(&bytes) == *sha256,
                     "glossary {file} changed after it was recorded"
                 );
                 let tb: Termbase = serde_json::from_slice(&bytes)?;
-                self.qa_ctx = Some(c.qa_context(&tb));
-                self.termbase = Some((file.clone(), tb));
+                self.set_termbase(c, file, tb);
                 self.glossary_dropped_by_house = *dropped_by_house;
                 self.outputs_current = false;
             }
-            Event::HumanEdit { unit, file, sha256 } => {
+            Event::HumanEdit {
+                fp, file, sha256, ..
+            } => {
                 let bytes = std::fs::read(dir.join(file))?;
                 anyhow::ensure!(
                     crate::util::sha256_hex(&bytes) == *sha256,
                     "human edit {file} changed after it was recorded"
                 );
                 let edit: store::HumanEditFile = serde_json::from_slice(&bytes)?;
-                if let Some(u) = c.unit(unit) {
-                    let ctx = self
-                        .qa_ctx
-                        .get_or_insert_with(|| c.qa_context(&Termbase::default()));
-                    let findings =
-                        qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), &edit.text);
-                    self.qa.insert((u.id.clone(), HUMAN_ROUND), findings);
-                }
-                self.human_edits.insert(unit.clone(), edit.text);
+                self.check_translation(c, fp, HUMAN_ROUND, &edit.text);
+                self.human_edits.insert(fp.clone(), edit.text);
                 self.outputs_current = false;
             }
             Event::UnitSplit {
-                unit,
+                key,
                 parts,
                 usage,
                 requests,
@@ -322,12 +336,12 @@ impl State {
             } => {
                 self.add_paid(Agent::Translation, usage, *requests);
                 self.splits
-                    .insert(unit.clone(), parts.iter().map(|&(a, b)| a..b).collect());
+                    .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
             }
-            Event::HumanEditsDiscarded { units } => {
-                for u in units {
-                    self.human_edits.remove(u);
-                    self.qa.remove(&(u.clone(), HUMAN_ROUND));
+            Event::HumanEditsDiscarded { fps } => {
+                for fp in fps {
+                    self.human_edits.remove(fp);
+                    self.qa.remove(&(fp.clone(), HUMAN_ROUND));
                 }
                 self.outputs_current = false;
             }
@@ -337,6 +351,113 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Sets the glossary termbase: recomputes every unit's fingerprint and the QA of every
+    /// recorded translation (its glossary check depends on the termbase).
+    pub fn set_termbase(&mut self, c: &Campaign, file: &str, tb: Termbase) {
+        self.fps = c
+            .units
+            .iter()
+            .map(|u| (u.id.clone(), c.unit_fp(u, &tb)))
+            .collect();
+        self.unit_of_fp = c
+            .units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (self.fps[&u.id].clone(), i))
+            .collect();
+        self.qa_ctx = Some(c.qa_context(&tb));
+        self.termbase = Some((file.to_string(), tb));
+        let mut todo: Vec<(String, u32, String)> = Vec::new();
+        for (fp, rounds) in &self.translations {
+            for (round, call) in rounds {
+                if let Some(Output::Translation { text, .. }) =
+                    self.finished.get(call).map(|r| &r.output)
+                {
+                    todo.push((fp.clone(), *round, text.clone()));
+                }
+            }
+        }
+        for (fp, text) in self.human_edits.clone() {
+            todo.push((fp, HUMAN_ROUND, text));
+        }
+        for (fp, round, text) in todo {
+            self.check_translation(c, &fp, round, &text);
+        }
+    }
+
+    /// Runs the per-unit QA checks on `text` as the translation of the unit with fingerprint
+    /// `fp` (nothing when no current unit has that fingerprint).
+    fn check_translation(&mut self, c: &Campaign, fp: &str, round: u32, text: &str) {
+        let Some(&i) = self.unit_of_fp.get(fp) else {
+            return;
+        };
+        let u = &c.units[i];
+        let ctx = self
+            .qa_ctx
+            .get_or_insert_with(|| c.qa_context(&Termbase::default()));
+        let findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
+        self.qa.insert((fp.to_string(), round), findings);
+    }
+
+    /// Term keys (see [`crate::termbase::term_key`]) of every candidate a finished Glossary call
+    /// was asked about, whether or not it proposed an entry for it.
+    pub fn answered_terms(&self) -> HashSet<String> {
+        self.finished
+            .values()
+            .filter_map(|r| match &r.output {
+                Output::GlossaryBatch { asked, .. } => Some(asked),
+                _ => None,
+            })
+            .flatten()
+            .map(|c| crate::termbase::term_key(&c.term))
+            .collect()
+    }
+
+    /// The newest entry proposed for each term key by finished Glossary calls, in journal
+    /// order of their results.
+    pub fn proposed_entries(&self) -> HashMap<String, crate::termbase::Entry> {
+        let mut calls: Vec<&String> = self
+            .finished
+            .keys()
+            .filter(|k| k.starts_with("glossary/"))
+            .collect();
+        calls.sort_by_key(|k| self.files.get(*k).cloned());
+        let mut out = HashMap::new();
+        for k in calls {
+            if let Output::GlossaryBatch { entries, .. } = &self.finished[k].output {
+                for e in entries {
+                    out.insert(crate::termbase::term_key(&e.source), e.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The fingerprint of unit `id` (once the termbase is known).
+    pub fn fp(&self, id: &str) -> Option<&str> {
+        self.fps.get(id).map(String::as_str)
+    }
+
+    /// The editor's text for unit `id`, if it was edited by hand.
+    pub fn human_edit(&self, id: &str) -> Option<&str> {
+        self.human_edits.get(self.fp(id)?).map(String::as_str)
+    }
+
+    /// Rounds with a recorded translation of unit `id`.
+    pub fn rounds_of(&self, id: &str) -> Vec<u32> {
+        self.fp(id)
+            .and_then(|fp| self.translations.get(fp))
+            .map(|r| r.keys().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// QA findings of unit `id`'s translation at `round` exactly.
+    pub fn findings_at(&self, id: &str, round: u32) -> &[Finding] {
+        self.fp(id)
+            .and_then(|fp| self.qa.get(&(fp.to_string(), round)))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// Adds tokens and requests of answers that were paid for but not accepted.
@@ -369,8 +490,9 @@ impl State {
         });
     }
 
-    /// The leaf parts of a split unit, in order: `(part id, byte range within the unit text)`.
-    /// Part ids are `<unit>.p1`, `<unit>.p2`, and `<unit>.p1.p1`… when a part was split again.
+    /// The leaf parts of a split unit (given its fingerprint), in order: `(part id, byte range
+    /// within the unit text)`. Part ids are `<fp>.p1`, `<fp>.p2`, and `<fp>.p1.p1`… when a part
+    /// was split again.
     pub fn leaf_parts(&self, id: &str) -> Vec<(String, std::ops::Range<usize>)> {
         let mut out = Vec::new();
         if let Some(parts) = self.splits.get(id) {
@@ -396,18 +518,18 @@ impl State {
         self.is_done(call) || self.failed_this_run.contains_key(call)
     }
 
-    /// The translation of `unit` at round `round` exactly.
+    /// The translation of unit `unit` (id) at round `round` exactly.
     pub fn translation_at(&self, unit: &str, round: u32) -> Option<&str> {
-        let call = self.translations.get(unit)?.get(&round)?;
+        let call = self.translations.get(self.fp(unit)?)?.get(&round)?;
         match &self.finished.get(call)?.output {
             Output::Translation { text, .. } => Some(text),
             _ => None,
         }
     }
 
-    /// The newest translation of `unit` with round ≤ `max_round`: (round, text).
+    /// The newest translation of unit `unit` (id) with round ≤ `max_round`: (round, text).
     pub fn latest_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {
-        let rounds = self.translations.get(unit)?;
+        let rounds = self.translations.get(self.fp(unit)?)?;
         let (&round, call) = rounds.range(..=max_round).next_back()?;
         match &self.finished.get(call)?.output {
             Output::Translation { text, .. } => Some((round, text.as_str())),
@@ -415,21 +537,17 @@ impl State {
         }
     }
 
-    /// QA findings of the newest translation of `unit` (round ≤ `max_round`).
+    /// QA findings of the newest translation of unit `unit` (round ≤ `max_round`).
     pub fn latest_findings(&self, unit: &str, max_round: u32) -> &[Finding] {
         self.latest_translation(unit, max_round)
-            .and_then(|(r, _)| self.qa.get(&(unit.to_string(), r)))
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[], |(r, _)| self.findings_at(unit, r))
     }
 
     /// QA findings of the text a unit has in the output: its human edit if any, else its
     /// newest translation.
     pub fn final_findings(&self, unit: &str) -> &[Finding] {
-        if self.human_edits.contains_key(unit) {
-            return self
-                .qa
-                .get(&(unit.to_string(), HUMAN_ROUND))
-                .map_or(&[], Vec::as_slice);
+        if self.human_edit(unit).is_some() {
+            return self.findings_at(unit, HUMAN_ROUND);
         }
         self.latest_findings(unit, u32::MAX - 1)
     }
@@ -450,6 +568,13 @@ impl State {
 }
 
 /// A short label for a call key without a unit (`glossary/b000` → `b000`).
+/// `(unit fingerprint or part id, round)` of a translation call key `translate/<key>/r<n>`.
+pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
+    let rest = call.strip_prefix("translate/")?;
+    let (key, round) = rest.rsplit_once("/r")?;
+    Some((key, round.parse().ok()?))
+}
+
 fn call_label(call: &str) -> String {
     call.split_once('/').map_or(call, |(_, r)| r).to_string()
 }

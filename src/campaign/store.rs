@@ -1,7 +1,8 @@
-//! The state directory of one campaign fingerprint, `<state_dir>/<fingerprint>/`:
+//! The state directory of one campaign configuration, `<state_dir>/<config key>/`:
 //!
 //! ```text
-//! manifest.json        what the fingerprint covers (written once)
+//! config.json          the configuration this state belongs to (written once)
+//! manifests/<fp>.json  each version of the book seen (campaign fingerprint), written once
 //! journal.jsonl        append-only history: one JSON record per line
 //! lock                 advisory lock held by the running process (contains its pid)
 //! results/<agent>/…    one JSON file per finished call, written atomically
@@ -21,7 +22,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::Campaign;
-use super::fingerprint::{Manifest, STATE_SCHEMA_VERSION};
+use super::fingerprint::{ConfigPrint, STATE_SCHEMA_VERSION};
 use crate::agents::Agent;
 use crate::agents::glossary::Candidate;
 use crate::agents::json::ParseStats;
@@ -52,6 +53,9 @@ pub enum Event {
         pid: u32,
         provider: String,
         model: String,
+        /// The campaign fingerprint (version of the book) this run works on.
+        #[serde(default)]
+        fingerprint: String,
     },
     CallStarted {
         call: String,
@@ -94,11 +98,18 @@ pub enum Event {
         sha256: String,
         entries: usize,
         dropped_by_house: usize,
+        /// sha256 over the candidate terms and house-style entries it was merged from.
+        #[serde(default)]
+        inputs: String,
     },
     /// A unit (or part) the model could not translate in one answer was cut in two at a block
     /// boundary; `parts` are byte ranges within the unit's text. Joining them is lossless.
     UnitSplit {
+        /// The unit's id (for people).
         unit: String,
+        /// What was split: the unit's fingerprint, or a part id (`<fp>.p1`) when a part was
+        /// split again.
+        key: String,
         parts: Vec<(usize, usize)>,
         reason: String,
         /// Tokens paid for the rejected answer(s).
@@ -110,11 +121,14 @@ pub enum Event {
     /// `run --force`: recorded human edits of these units no longer apply (they stay in the
     /// history above).
     HumanEditsDiscarded {
-        units: Vec<String>,
+        /// Fingerprints of the units whose edits no longer apply.
+        fps: Vec<String>,
     },
     /// An editor changed a unit's text in an output chapter (found by `run` or `validate`).
     HumanEdit {
         unit: String,
+        /// The unit's fingerprint: the edit applies to that exact source text.
+        fp: String,
         file: String,
         sha256: String,
     },
@@ -242,7 +256,7 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// Fingerprint directories under `state_dir` other than `current`, newest first.
+/// Configuration directories under `state_dir` other than `current`, newest first.
 fn other_states(state_dir: &Path, current: &str) -> Vec<PathBuf> {
     let mut v: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(state_dir)
         .into_iter()
@@ -251,12 +265,12 @@ fn other_states(state_dir: &Path, current: &str) -> Vec<PathBuf> {
         .map(|e| e.path())
         .filter(|p| {
             p.is_dir()
-                && p.join("manifest.json").exists()
+                && p.join("config.json").exists()
                 && p.file_name().is_some_and(|n| n != current)
         })
         .map(|p| {
             (
-                std::fs::metadata(p.join("manifest.json"))
+                std::fs::metadata(p.join("config.json"))
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::UNIX_EPOCH),
                 p,
@@ -267,60 +281,86 @@ fn other_states(state_dir: &Path, current: &str) -> Vec<PathBuf> {
     v.into_iter().map(|(_, p)| p).collect()
 }
 
+/// How to treat the state of other configurations when opening a campaign's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Existing {
+    /// Refuse when another configuration has state and this one has none.
+    #[default]
+    Refuse,
+    /// `--fresh`: move every existing state (this configuration's too) to `superseded/`.
+    MoveAside,
+    /// `--retranslate`: start this configuration's state beside the others (for comparison).
+    KeepBeside,
+}
+
 impl Store {
-    /// Opens (or creates) the state directory of `c` for a run and takes its lock.
+    /// Opens (or creates) the state directory of `c`'s configuration and takes its lock.
     ///
-    /// Without `fresh`, a state directory for a *different* fingerprint is refused with a
-    /// [`UsageError`] that lists what changed. With `fresh`, existing states (including this
-    /// fingerprint's) are moved to `<state_dir>/superseded/` (never deleted: they hold paid
-    /// work) and a new state starts.
+    /// Source or glossary changes are not a reason to refuse: translations are stored by unit
+    /// fingerprint, so unchanged units are reused. A state for a *different configuration*
+    /// (provider, model, prompt version, languages, guide, review marker) is refused with a
+    /// [`UsageError`] that lists what changed, unless `existing` says to move it aside
+    /// (`--fresh`: never deleted, it holds paid work) or to keep it beside (`--retranslate`).
     ///
     /// Errors: refused state, lock held by another process (naming its pid), I/O.
-    pub fn open_for_run(c: &Campaign, fresh: bool) -> anyhow::Result<Store> {
+    pub fn open_for_run(c: &Campaign, existing: Existing) -> anyhow::Result<Store> {
         let state_dir = &c.plan.state_dir;
         let dir = c.state_path();
-        let others = other_states(state_dir, &c.fingerprint);
-        if fresh {
-            let mut to_move = others;
-            if dir.exists() {
-                to_move.push(dir.clone());
+        let key = c.config.key();
+        let others = other_states(state_dir, &key);
+        match existing {
+            Existing::MoveAside => {
+                let mut to_move = others;
+                if dir.exists() {
+                    to_move.push(dir.clone());
+                }
+                for old in to_move {
+                    let name = old
+                        .file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned();
+                    let dest = state_dir
+                        .join("superseded")
+                        .join(format!("{name}-{}", now_ms()));
+                    std::fs::create_dir_all(dest.parent().unwrap())?;
+                    std::fs::rename(&old, &dest)
+                        .with_context(|| format!("moving old state {} aside", old.display()))?;
+                    tracing::info!("--fresh: moved old state to {}", c.plan.show(&dest));
+                }
             }
-            for old in to_move {
-                let name = old
-                    .file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
-                let dest = state_dir
-                    .join("superseded")
-                    .join(format!("{name}-{}", now_ms()));
-                std::fs::create_dir_all(dest.parent().unwrap())?;
-                std::fs::rename(&old, &dest)
-                    .with_context(|| format!("moving old state {} aside", old.display()))?;
-                tracing::info!("--fresh: moved old state to {}", c.plan.show(&dest));
+            Existing::Refuse if !dir.exists() => {
+                if let Some(old) = others.first() {
+                    let changes = std::fs::read(old.join("config.json"))
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<ConfigPrint>(&b).ok())
+                        .map(|m| c.config.diff(&m))
+                        .unwrap_or_else(|| {
+                            vec!["the previous state's configuration is unreadable".into()]
+                        });
+                    return Err(UsageError::new(format!(
+                        "campaign {file} has saved state for a different configuration ({old}):\n  - {changes}\nTranslations from another configuration are not mixed in.\nRun `booktr run {file} --fresh` to start over (the old state is kept under {sd}/superseded/), or `--retranslate` to translate again beside the old state.",
+                        file = c.plan.campaign_file.display(),
+                        old = c.plan.show(old),
+                        changes = changes.join("\n  - "),
+                        sd = c.plan.show(state_dir),
+                    ))
+                    .into());
+                }
             }
-        } else if !dir.exists()
-            && let Some(old) = others.first()
-        {
-            let changes = std::fs::read(old.join("manifest.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
-                .map(|m| c.manifest.diff(&m))
-                .unwrap_or_else(|| vec!["the previous state's manifest is unreadable".into()]);
-            return Err(UsageError::new(format!(
-                    "campaign {} has saved state for a different configuration ({}):\n  - {}\nFinished work would not match the new inputs, so booktr will not mix them.\nRun `booktr run {} --fresh` to start over (the old state is kept under {}/superseded/).",
-                    c.plan.campaign_file.display(),
-                    c.plan.show(old),
-                    changes.join("\n  - "),
-                    c.plan.campaign_file.display(),
-                    c.plan.show(state_dir),
-                ))
-                .into());
+            Existing::Refuse | Existing::KeepBeside => {}
         }
         std::fs::create_dir_all(dir.join("results"))
             .with_context(|| format!("creating state directory {}", dir.display()))?;
         let lock = Self::lock(&dir)?;
-        let manifest_path = dir.join("manifest.json");
+        let config_path = dir.join("config.json");
+        if !config_path.exists() {
+            crate::util::write_json_atomic(&config_path, &c.config)?;
+        }
+        // One manifest per version of the book seen, kept for evidence (never rewritten).
+        let manifest_path = dir
+            .join("manifests")
+            .join(format!("{}.json", c.fingerprint));
         if !manifest_path.exists() {
             crate::util::write_json_atomic(&manifest_path, &c.manifest)?;
         }
@@ -399,6 +439,11 @@ impl Store {
         Ok(rec)
     }
 
+    /// The sequence number the next appended record will get.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Writes a result file atomically; returns its relative path and the sha256 of its bytes.
     pub fn write_result(&self, result: &ResultFile) -> anyhow::Result<(String, String)> {
         let rel = result_rel_path(&result.call);
@@ -409,8 +454,13 @@ impl Store {
     }
 
     /// Records a human edit of `unit`: writes its text and appends the journal line.
-    pub fn record_human_edit(&mut self, unit: &str, text: &str) -> anyhow::Result<Record> {
-        let rel = format!("results/human/{}.{}.json", unit, self.next_seq);
+    pub fn record_human_edit(
+        &mut self,
+        unit: &str,
+        fp: &str,
+        text: &str,
+    ) -> anyhow::Result<Record> {
+        let rel = format!("results/human/{}.{}.json", fp, self.next_seq);
         let file = HumanEditFile {
             schema_version: STATE_SCHEMA_VERSION,
             unit: unit.to_string(),
@@ -421,6 +471,7 @@ impl Store {
         let sha256 = self.write_file(&rel, &bytes)?;
         self.append(Event::HumanEdit {
             unit: unit.to_string(),
+            fp: fp.to_string(),
             file: rel,
             sha256,
         })

@@ -23,9 +23,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         runner::RunOptions {
             fresh: args.fresh,
             force: args.force,
+            retranslate: args.retranslate,
         },
     ))?;
-    let manager = Manager::new(&campaign);
+    let manager = Manager::new(&campaign, &result.state);
     let report = crate::report::build(
         &campaign,
         &manager,

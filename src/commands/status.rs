@@ -23,7 +23,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let state = State::load(&campaign, &dir, "status")?;
-    let manager = Manager::new(&campaign);
+    let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
     let status = if stage == Stage::Complete {
         Status::Complete

@@ -75,13 +75,13 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
         ))
         .into());
     }
-    let mut store = Store::open_for_run(&campaign, false)?;
+    let mut store = Store::open_for_run(&campaign, crate::campaign::store::Existing::Refuse)?;
     let mut state = State::load(&campaign, &store.dir, "validate")?;
     let edited = import_edits(&campaign, &mut store, &mut state)?;
     if edited > 0 {
         eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");
     }
-    let manager = Manager::new(&campaign);
+    let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
     let status = if stage == Stage::Complete {
         Status::Complete

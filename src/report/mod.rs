@@ -130,15 +130,14 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut units = Vec::new();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     for u in &c.units {
-        let rounds: Vec<u32> = s
-            .translations
-            .get(&u.id)
-            .map(|r| r.keys().copied().collect())
-            .unwrap_or_default();
+        let rounds: Vec<u32> = s.rounds_of(&u.id);
         let mut usage = Usage::default();
         let mut attempts = 0;
         for r in &rounds {
-            if let Some(f) = s.finished.get(&translate_key(&u.id, *r)) {
+            if let Some(f) = s
+                .fp(&u.id)
+                .and_then(|fp| s.finished.get(&translate_key(fp, *r)))
+            {
                 usage.add(&f.usage);
                 attempts += f.attempts;
             }
@@ -152,7 +151,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             .iter()
             .find(|(k, _)| k.starts_with(&format!("translate/{}/", u.id)))
             .map(|(k, e)| format!("{k}: {e}"));
-        let outcome = if s.human_edits.contains_key(&u.id) {
+        let outcome = if s.human_edit(&u.id).is_some() {
             "edited"
         } else if !u.kind.needs_translation() {
             "copied"
@@ -168,7 +167,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         let mut history: Vec<RoundHistory> = rounds
             .iter()
             .map(|&r| {
-                let f = s.qa.get(&(u.id.clone(), r)).map_or(&[][..], Vec::as_slice);
+                let f = s.findings_at(&u.id, r);
                 RoundHistory {
                     round: Some(r),
                     errors: f
@@ -185,7 +184,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 }
             })
             .collect();
-        if s.human_edits.contains_key(&u.id) {
+        if s.human_edit(&u.id).is_some() {
             let f = s.final_findings(&u.id);
             history.push(RoundHistory {
                 round: None,
@@ -215,8 +214,18 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut glossary_parse = ParseStats::default();
     let mut proofreading = Vec::new();
     let mut decisions = Vec::new();
-    let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> =
-        s.finished.iter().collect();
+    // Reviews and decisions of the current version of the book only (older ones stay in the
+    // state as history).
+    let mut current: std::collections::HashSet<String> = Default::default();
+    for round in 0..=c.plan.revision_rounds {
+        current.extend(m.proofread_batches(s, round).into_iter().map(|b| b.key));
+        current.insert(m.decide_key(s, round));
+    }
+    let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
+        .finished
+        .iter()
+        .filter(|(k, _)| k.starts_with("glossary/") || current.contains(*k))
+        .collect();
     calls.sort_by(|a, b| a.0.cmp(b.0));
     for (call, r) in calls {
         match &r.output {
@@ -350,6 +359,7 @@ pub fn build_standalone(
             revised: 0,
             failed: missing,
             copied: 0,
+            reused: 0,
         },
         out_dir: String::new(),
         state_dir: String::new(),

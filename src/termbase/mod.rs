@@ -95,18 +95,22 @@ impl Termbase {
         self.entries.is_empty()
     }
 
-    /// The entries whose source term occurs in `text`, in termbase order.
+    /// The entries whose source term occurs in `text`, sorted by term (so the result, and
+    /// every prompt and fingerprint built from it, does not depend on the termbase's order).
     pub fn relevant_to(&self, text: &str) -> Vec<&Entry> {
         let m = Matcher::new(self);
         let mut hit = vec![false; self.entries.len()];
         for occ in m.find_all(text) {
             hit[occ.entry] = true;
         }
-        self.entries
+        let mut out: Vec<&Entry> = self
+            .entries
             .iter()
             .zip(hit)
             .filter_map(|(e, h)| h.then_some(e))
-            .collect()
+            .collect();
+        out.sort_by_key(|e| term_key(&e.source));
+        out
     }
 
     /// Count per origin, for reports.
