@@ -12,10 +12,10 @@
 //! generator; and a unit longer than `max_unit_chars` holds no allowed cut point of
 //! `top_level_blocks`, i.e. it is a single uncuttable group.
 //!
-//! Tests marked `#[ignore = "known bug: …"]` pin bugs these properties found in `segment.rs`
-//! (stray `$$`/`<div>` miscounted by the heuristics, cuts after a block's indentation), each
-//! with a minimal input; run them with `cargo test --test segment_props -- --ignored`. Set
-//! `PROPTEST_CASES` for a longer hunt.
+//! The fixed-input tests at the end pin bugs these properties found in `segment.rs` (stray
+//! `$$`/`<div>` miscounted by the heuristics, cuts after a block's indentation), each with its
+//! minimal input. Set `PROPTEST_CASES` for a longer hunt, e.g.
+//! `PROPTEST_CASES=200000 cargo test --release --test segment_props`.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -945,7 +945,7 @@ proptest! {
     /// Every cut falls at the start of a line, so each unit keeps the indentation of its
     /// first block (an indented code block needs the four spaces of its first line).
     #[test]
-    #[ignore = "known bug: cuts land after a block's indentation (pulldown-cmark block ranges start after it); see indented_code_keeps_its_first_indent"]
+
     fn cuts_fall_at_line_starts(d in doc(Mode::Clean), max in max_chars()) {
         let units = check_prop("ch01", &d.text, max, &d.oracle)?;
         for u in units.iter().skip(1) {
@@ -957,14 +957,14 @@ proptest! {
     /// Every guarantee, with `$$` and `<div>` also written where they are not delimiters
     /// (inline code, code nested in list items, HTML comments).
     #[test]
-    #[ignore = "known bug: `$$` counted in the raw text of prose blocks (inline code, nested code) opens a phantom math span; see dollar_pair_in_inline_code_does_not_open_math"]
+
     fn stray_markup_keeps_all_guarantees(d in doc(Mode::Tricky), max in max_chars()) {
         check_prop("ch01", &d.text, max, &d.oracle)?;
     }
 
     /// Same as `oversized_units_contain_no_real_cut_point`, with stray markup.
     #[test]
-    #[ignore = "known bug: stray `$$` / `<div>` (inline code, nested code, comments) lock every later cut; see html_comment_mentioning_div_does_not_lock_cuts"]
+
     fn stray_markup_oversized_units_contain_no_real_cut_point(d in doc(Mode::Tricky), max in 1usize..400) {
         oversized_check(&d, max)?;
     }
@@ -1117,7 +1117,7 @@ fn assert_ok_with(text: &str, max: usize, extra: &[(Range<usize>, &'static str)]
 }
 
 #[test]
-#[ignore = "known bug: `$$` inside inline code is counted as a math delimiter, so a later `$$` block with a blank line is cut inside"]
+
 fn dollar_pair_in_inline_code_does_not_open_math() {
     let text = "`$$`\n\n$$\na\n\nb\n$$\n";
     let math = 6..text.len();
@@ -1125,7 +1125,7 @@ fn dollar_pair_in_inline_code_does_not_open_math() {
 }
 
 #[test]
-#[ignore = "known bug: `$$` inside code nested in a list item is counted as a math delimiter"]
+
 fn dollar_pair_in_code_nested_in_list_does_not_open_math() {
     let text = "- a\n\n      $$\n\n$$\nb\n\nc\n$$\n";
     let math = text.find("\n$$\nb").unwrap() + 1..text.len();
@@ -1133,7 +1133,7 @@ fn dollar_pair_in_code_nested_in_list_does_not_open_math() {
 }
 
 #[test]
-#[ignore = "known bug: a definition list's range runs over the next paragraph, so its `$$` is counted twice"]
+
 fn definition_list_before_math_does_not_hide_it() {
     // The last input is a would-be table whose header has a code span with a `|` (GFM splits
     // it into an extra cell), so it is no table and its `:---` row starts a definition.
@@ -1148,7 +1148,7 @@ fn definition_list_before_math_does_not_hide_it() {
 }
 
 #[test]
-#[ignore = "known bug: a stray `$$` (inline code) or `<div>` (HTML comment, indented code) locks every later cut"]
+
 fn html_comment_mentioning_div_does_not_lock_cuts() {
     for text in [
         "<!-- <div> -->\n\nOne.\n\nTwo.\n",
@@ -1161,7 +1161,7 @@ fn html_comment_mentioning_div_does_not_lock_cuts() {
 }
 
 #[test]
-#[ignore = "known bug: the cut before an indented code block lands after its first line's four spaces"]
+
 fn indented_code_keeps_its_first_indent() {
     let text = "Para.\n\n    code line\n    more\n\nAfter.\n";
     let units = assert_ok_with(text, 1, &[]);

@@ -11,6 +11,9 @@
 //!   `<details>`, `<table>`, …) that a later HTML block has not closed yet (CommonMark ends an
 //!   HTML block at a blank line, so `<div>\n\ntext\n\n</div>` is three top-level blocks).
 //!
+//! Both are heuristics over stray delimiters too, so a lock ends at a heading (a level-1/2
+//! heading for HTML) or after [`MAX_LOCKED_BLOCKS`] blocks.
+//!
 //! Blocks are packed into units of at most `max_unit_chars` characters (Unicode scalar values).
 //! A single block (or group of blocks that cannot be cut) longer than the limit becomes a unit
 //! of its own and is never cut. Besides the size limit, cuts are *content-defined*, as in
@@ -103,9 +106,15 @@ pub struct Block {
     pub cut_before: bool,
 }
 
+/// Most consecutive blocks a `$$` or HTML-container lock may hold together (a real display
+/// formula or `<details>` section spans a few blocks; a stray delimiter must not glue a whole
+/// chapter into one unit).
+pub const MAX_LOCKED_BLOCKS: usize = 12;
+
 /// HTML elements that commonly wrap Markdown content across blank lines.
 const HTML_CONTAINERS: &[&str] = &[
     "div",
+    "p",
     "details",
     "table",
     "figure",
@@ -160,8 +169,63 @@ fn html_container_balance(html: &str) -> i64 {
     balance
 }
 
+/// Byte spans of display math written with `$$` on lines of their own (outside code, HTML and
+/// front matter) that contain a blank line: CommonMark splits such a formula into several
+/// paragraphs, and no cut may fall between them. Delimiter lines pair up in order; an unpaired
+/// last one opens nothing.
+fn display_math_spans(text: &str, events: &[(Event, Range<usize>)]) -> Vec<Range<usize>> {
+    let verbatim: Vec<&Range<usize>> = events
+        .iter()
+        .filter(|(e, _)| {
+            matches!(
+                e,
+                Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::MetadataBlock(_))
+            )
+        })
+        .map(|(_, r)| r)
+        .collect();
+    let mut delimiters = Vec::new();
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start_matches(markdown::BOM).trim() == "$$"
+            && !verbatim
+                .iter()
+                .any(|r| r.start < pos + line.len() && pos < r.end)
+        {
+            delimiters.push((pos, pos + line.len()));
+        }
+        pos += line.len();
+    }
+    delimiters
+        .chunks_exact(2)
+        .map(|p| p[0].0..p[1].1)
+        .filter(|r| text[r.clone()].contains("\n\n") || text[r.clone()].contains("\n\r\n"))
+        .collect()
+}
+
+/// Removes `<!-- … -->` comments (a container tag mentioned in a comment opens nothing).
+fn strip_html_comments(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start + 4..].find("-->") {
+            Some(end) => rest = &rest[start + 4 + end + 3..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Lists the top-level blocks of `text` in order, with their kinds and whether a cut is allowed
 /// before each.
+///
+/// A block's range starts at the beginning of its first line: pulldown-cmark reports block
+/// starts after leading indentation, and a cut there would leave the indentation (which can
+/// make a line indented code) at the end of the previous unit. The `$$` parity only counts
+/// `$$` in the prose text of a block (never in inline or block code), and the HTML container
+/// balance only in HTML blocks, with comments removed.
 pub fn top_level_blocks(text: &str) -> Vec<Block> {
     let (bom, _) = markdown::split_bom(text);
     let mut blocks: Vec<Block> = Vec::new();
@@ -169,54 +233,64 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
     // State of the current top-level block.
     let mut in_code_or_html = 0usize;
     let mut has_prose = false;
-    let mut current: Option<(Range<usize>, BlockKind)> = None;
+    let mut html = String::new();
+    let mut current: Option<(Range<usize>, BlockKind, bool)> = None;
     let mut math_open = false;
     let mut html_open = 0i64;
-
-    let finish = |blocks: &mut Vec<Block>,
-                  current: &mut Option<(Range<usize>, BlockKind)>,
-                  has_prose: bool,
-                  math_open: &mut bool,
-                  html_open: &mut i64,
-                  cut_allowed: bool| {
-        if let Some((range, kind)) = current.take() {
-            let slice = &text[range.clone()];
-            if matches!(kind, BlockKind::Prose | BlockKind::Heading)
-                && slice.matches("$$").count() % 2 == 1
-            {
-                *math_open = !*math_open;
-            }
-            let kind = match kind {
-                BlockKind::Prose if !has_prose => BlockKind::Verbatim,
-                k => k,
-            };
-            blocks.push(Block {
-                range,
-                kind,
-                cut_before: cut_allowed,
-            });
-            // Containers opened by this block forbid the next cut.
-            if kind == BlockKind::Verbatim && slice.trim_start().starts_with('<') {
-                *html_open = (*html_open + html_container_balance(slice)).max(0);
-            }
-        }
+    let mut pending_cut_allowed = true;
+    let mut locked_blocks = 0usize;
+    let line_start = |pos: usize, floor: usize| -> usize {
+        let start = text[..pos].rfind('\n').map_or(0, |n| n + 1);
+        start.max(floor).min(pos)
     };
 
-    let mut pending_cut_allowed = true;
-    for (event, range) in markdown::parser(text).into_offset_iter() {
-        let range = range.start + bom..range.end + bom;
+    let events: Vec<(Event, Range<usize>)> = markdown::parser(text)
+        .into_offset_iter()
+        .map(|(e, r)| (e, r.start + bom..r.end + bom))
+        .collect();
+    let math_spans = display_math_spans(text, &events);
+    let in_math = |pos: usize| math_spans.iter().any(|m| m.start < pos && pos < m.end);
+    for (event, range) in events {
         match event {
             Event::Start(tag) => {
                 if depth == 0 {
+                    // A lock from a stray `$$` or an unclosed container must not swallow the
+                    // rest of the chapter: a heading ends a math lock, a level-1/2 heading ends
+                    // an HTML lock, and either ends after MAX_LOCKED_BLOCKS blocks.
+                    let level = match &tag {
+                        Tag::Heading { level, .. } => Some(*level as u8),
+                        _ => None,
+                    };
+                    let start_line = line_start(
+                        range.start,
+                        blocks.last().map_or(bom, |b| b.range.end.min(range.start)),
+                    );
+                    math_open = in_math(start_line);
+                    if math_open && (level.is_some() || locked_blocks >= MAX_LOCKED_BLOCKS) {
+                        math_open = false;
+                    }
+                    if html_open > 0
+                        && (level.is_some_and(|l| l <= 2) || locked_blocks >= MAX_LOCKED_BLOCKS)
+                    {
+                        html_open = 0;
+                    }
                     pending_cut_allowed = !math_open && html_open == 0;
+                    locked_blocks = if pending_cut_allowed {
+                        0
+                    } else {
+                        locked_blocks + 1
+                    };
                     let kind = match &tag {
                         Tag::Heading { .. } => BlockKind::Heading,
                         Tag::MetadataBlock(_) => BlockKind::FrontMatter,
                         Tag::CodeBlock(_) | Tag::HtmlBlock => BlockKind::Verbatim,
                         _ => BlockKind::Prose,
                     };
-                    current = Some((range, kind));
+                    let floor = blocks.last().map_or(bom, |b| b.range.end.min(range.start));
+                    let start = line_start(range.start, floor);
+                    current = Some((start..range.end, kind, matches!(tag, Tag::HtmlBlock)));
                     has_prose = false;
+                    html.clear();
                 }
                 if matches!(
                     tag,
@@ -235,26 +309,38 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                     in_code_or_html = in_code_or_html.saturating_sub(1);
                 }
                 if depth == 0 {
-                    finish(
-                        &mut blocks,
-                        &mut current,
-                        has_prose,
-                        &mut math_open,
-                        &mut html_open,
-                        pending_cut_allowed,
-                    );
+                    if let Some((range, kind, is_html)) = current.take() {
+                        let kind = match kind {
+                            BlockKind::Prose if !has_prose => BlockKind::Verbatim,
+                            k => k,
+                        };
+                        blocks.push(Block {
+                            range,
+                            kind,
+                            cut_before: pending_cut_allowed,
+                        });
+                        // Containers opened by this HTML block forbid the next cuts.
+                        if is_html {
+                            html_open = (html_open
+                                + html_container_balance(&strip_html_comments(&html)))
+                            .max(0);
+                        }
+                    }
                 }
             }
-            Event::Text(t) if in_code_or_html == 0 && t.chars().any(|c| c.is_alphanumeric()) => {
-                has_prose = true;
+            Event::Html(h) if in_code_or_html > 0 => html.push_str(&h),
+            Event::Text(t) if in_code_or_html == 0 => {
+                if t.chars().any(|c| c.is_alphanumeric()) {
+                    has_prose = true;
+                }
             }
             Event::Rule if depth == 0 => {
-                // A leaf at top level (a thematic break): a block of its own.
-                let allowed = !math_open && html_open == 0;
+                // A thematic break: a block of its own.
+                let floor = blocks.last().map_or(bom, |b| b.range.end.min(range.start));
                 blocks.push(Block {
-                    range,
+                    range: line_start(range.start, floor)..range.end,
                     kind: BlockKind::Verbatim,
-                    cut_before: allowed,
+                    cut_before: !math_open && html_open == 0,
                 });
             }
             _ => {}
