@@ -308,31 +308,29 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                 ) {
                     in_code_or_html = in_code_or_html.saturating_sub(1);
                 }
-                if depth == 0 {
-                    if let Some((range, kind, is_html)) = current.take() {
-                        let kind = match kind {
-                            BlockKind::Prose if !has_prose => BlockKind::Verbatim,
-                            k => k,
-                        };
-                        blocks.push(Block {
-                            range,
-                            kind,
-                            cut_before: pending_cut_allowed,
-                        });
-                        // Containers opened by this HTML block forbid the next cuts.
-                        if is_html {
-                            html_open = (html_open
-                                + html_container_balance(&strip_html_comments(&html)))
-                            .max(0);
-                        }
+                if depth == 0
+                    && let Some((range, kind, is_html)) = current.take()
+                {
+                    let kind = match kind {
+                        BlockKind::Prose if !has_prose => BlockKind::Verbatim,
+                        k => k,
+                    };
+                    blocks.push(Block {
+                        range,
+                        kind,
+                        cut_before: pending_cut_allowed,
+                    });
+                    // Containers opened by this HTML block forbid the next cuts.
+                    if is_html {
+                        html_open = (html_open
+                            + html_container_balance(&strip_html_comments(&html)))
+                        .max(0);
                     }
                 }
             }
             Event::Html(h) if in_code_or_html > 0 => html.push_str(&h),
-            Event::Text(t) if in_code_or_html == 0 => {
-                if t.chars().any(|c| c.is_alphanumeric()) {
-                    has_prose = true;
-                }
+            Event::Text(t) if in_code_or_html == 0 && t.chars().any(|c| c.is_alphanumeric()) => {
+                has_prose = true;
             }
             Event::Rule if depth == 0 => {
                 // A thematic break: a block of its own.
