@@ -9,8 +9,13 @@
 //!   translations across units (norms, length ratio, terminology drift, review markers,
 //!   completeness).
 
+pub mod code;
 pub mod doc;
+pub mod headings;
+pub mod links;
+pub mod math_html;
 pub mod structure;
+pub mod tables;
 
 use serde::{Deserialize, Serialize};
 
@@ -126,4 +131,149 @@ pub fn check_unit(
 /// Whether any finding is an error.
 pub fn has_error(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
+}
+
+/// How two sequences of items differ, as multisets and in order (shared by the checks that
+/// compare code, links, images, math and HTML).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SeqDiff<'a> {
+    /// Source items the translation has fewer of: one entry per missing occurrence, in source
+    /// order.
+    pub missing: Vec<&'a str>,
+    /// Translation items the source has fewer of: one entry per extra occurrence, in
+    /// translation order.
+    pub extra: Vec<&'a str>,
+    /// When both hold the same multiset in another order: the first position that differs and
+    /// the source and translation items there.
+    pub reordered: Option<(usize, &'a str, &'a str)>,
+}
+
+impl<'a> SeqDiff<'a> {
+    /// Compares `src` and `tgt` in linear time.
+    pub fn new(src: &[&'a str], tgt: &[&'a str]) -> SeqDiff<'a> {
+        let mut balance: std::collections::HashMap<&str, isize> =
+            std::collections::HashMap::with_capacity(src.len() + tgt.len());
+        for s in src {
+            *balance.entry(s).or_default() += 1;
+        }
+        for t in tgt {
+            *balance.entry(t).or_default() -= 1;
+        }
+        let mut d = SeqDiff::default();
+        let mut left = balance.clone();
+        for s in src {
+            let b = left.get_mut(s).expect("counted");
+            if *b > 0 {
+                d.missing.push(s);
+                *b -= 1;
+            }
+        }
+        for t in tgt {
+            let b = left.get_mut(t).expect("counted");
+            if *b < 0 {
+                d.extra.push(t);
+                *b += 1;
+            }
+        }
+        if d.missing.is_empty() && d.extra.is_empty() {
+            d.reordered = src
+                .iter()
+                .zip(tgt)
+                .enumerate()
+                .find(|(_, (a, b))| a != b)
+                .map(|(i, (a, b))| (i, *a, *b));
+        }
+        d
+    }
+
+    /// Findings for this difference, worded with `noun` (`link target`) and `fix` (what to do
+    /// about a missing or changed item). When as many occurrences are missing as are extra,
+    /// they are paired in order and reported as changes; otherwise each distinct missing or
+    /// extra item gets one finding with its counts.
+    pub fn findings(
+        &self,
+        check: &str,
+        severity: Severity,
+        noun: &str,
+        fix: &str,
+        src: &[&str],
+        tgt: &[&str],
+    ) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if let Some((i, a, b)) = self.reordered {
+            out.push(Finding::new(
+                check,
+                severity,
+                format!(
+                    "{noun}s are in a different order: number {} is {} in the source but {} in the translation; keep the source order",
+                    i + 1,
+                    quote(a),
+                    quote(b)
+                ),
+                a,
+                b,
+            ));
+            return out;
+        }
+        if self.missing.len() == self.extra.len() {
+            for (a, b) in self.missing.iter().zip(&self.extra) {
+                out.push(Finding::new(
+                    check,
+                    severity,
+                    format!("{noun} {} was changed to {}; {fix}", quote(a), quote(b)),
+                    a,
+                    b,
+                ));
+            }
+            return out;
+        }
+        let count = |items: &[&str], x: &str| items.iter().filter(|i| **i == x).count();
+        for (a, n) in distinct(&self.missing) {
+            let (s, t) = (count(src, a), count(tgt, a));
+            let msg = if t == 0 {
+                format!("{noun} {} is missing from the translation; {fix}", quote(a))
+            } else {
+                format!(
+                    "{noun} {} occurs {s} times in the source but {t} in the translation; {fix}",
+                    quote(a)
+                )
+            };
+            debug_assert_eq!(s - t, n);
+            out.push(Finding::new(check, severity, msg, a, ""));
+        }
+        for (b, _) in distinct(&self.extra) {
+            let (s, t) = (count(src, b), count(tgt, b));
+            let msg = if s == 0 {
+                format!(
+                    "{noun} {} does not occur in the source; remove it or restore the source's {noun}",
+                    quote(b)
+                )
+            } else {
+                format!(
+                    "{noun} {} occurs {t} times in the translation but {s} in the source; remove the extra one",
+                    quote(b)
+                )
+            };
+            out.push(Finding::new(check, severity, msg, "", b));
+        }
+        out
+    }
+}
+
+/// Distinct items with their number of occurrences, in first-occurrence order.
+fn distinct<'a>(items: &[&'a str]) -> Vec<(&'a str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for i in items {
+        match out.iter_mut().find(|(x, _)| x == i) {
+            Some((_, n)) => *n += 1,
+            None => out.push((i, 1)),
+        }
+    }
+    out
+}
+
+/// An item for a message: backquoted and shortened to one line of at most 80 characters.
+pub(crate) fn quote(item: &str) -> String {
+    let one_line = item.trim().replace('\n', "⏎");
+    format!("`{}`", crate::util::excerpt(&one_line, 80))
 }
