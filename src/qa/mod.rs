@@ -12,10 +12,13 @@
 pub mod code;
 pub mod doc;
 pub mod headings;
+pub mod injected;
 pub mod links;
 pub mod math_html;
+pub mod numbers;
 pub mod structure;
 pub mod tables;
+pub mod untranslated;
 
 use serde::{Deserialize, Serialize};
 
@@ -270,6 +273,13 @@ fn distinct<'a>(items: &[&'a str]) -> Vec<(&'a str, usize)> {
         }
     }
     out
+}
+
+/// The reference corpus (`../shared/corpus/ai-agent-book`), when present beside the repository.
+#[cfg(test)]
+pub(crate) fn test_corpus() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
+    p.join("en").is_dir().then_some(p)
 }
 
 /// An item for a message: backquoted and shortened to one line of at most 80 characters.
