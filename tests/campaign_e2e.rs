@@ -17,7 +17,11 @@ use support::{TestCampaign, assert_code, corpus_dir, json_summary};
 const KEY: &str = "sk-booktr-TEST-KEY-3f9a1c7e5d";
 
 fn fences(text: &str) -> Vec<(String, String)> {
-    booktr::qa::structure::inventory(&text.replace("\r\n", "\n")).fences
+    booktr::qa::Doc::parse(text)
+        .fences
+        .into_iter()
+        .map(|f| (f.info, f.body))
+        .collect()
 }
 
 /// A synthetic chapter of `n` sections, each with a heading, two paragraphs and a code block.

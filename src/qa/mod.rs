@@ -9,8 +9,15 @@
 //!   translations across units (norms, length ratio, terminology drift, review markers,
 //!   completeness).
 
+pub mod code;
 pub mod doc;
-pub mod structure;
+pub mod headings;
+pub mod injected;
+pub mod links;
+pub mod math_html;
+pub mod numbers;
+pub mod tables;
+pub mod untranslated;
 
 use serde::{Deserialize, Serialize};
 
@@ -105,8 +112,25 @@ pub fn default_review_marker(target: &Lang) -> &'static str {
     }
 }
 
+/// The signature every per-unit check shares: the campaign context, both texts parsed once,
+/// and both raw texts (for checks that look at lines, such as injected preambles).
+pub type UnitCheck = fn(&QaContext, &Doc, &Doc, &str, &str) -> Vec<Finding>;
+
+/// Every per-unit check, in the order their findings are reported.
+pub const UNIT_CHECKS: &[UnitCheck] = &[
+    untranslated::check,
+    injected::check,
+    code::check,
+    links::check,
+    headings::check,
+    tables::check,
+    math_html::check,
+    numbers::check,
+    // glossary adherence (glossary.rs) is added here
+];
+
 /// Runs every per-unit check on `source` and its translation `target`, filling in unit and
-/// chapter ids.
+/// chapter ids. Each text is parsed once into a [`Doc`] shared by all checks.
 pub fn check_unit(
     ctx: &QaContext,
     unit: &str,
@@ -114,8 +138,12 @@ pub fn check_unit(
     source: &str,
     target: &str,
 ) -> Vec<Finding> {
-    let _ = ctx; // used by the language and glossary checks
-    let mut out = structure::check(source, target);
+    let src = Doc::parse(source);
+    let tgt = Doc::parse(target);
+    let mut out = Vec::new();
+    for check in UNIT_CHECKS {
+        out.extend(check(ctx, &src, &tgt, source, target));
+    }
     for f in &mut out {
         f.unit = unit.to_string();
         f.chapter = chapter.to_string();
@@ -126,4 +154,362 @@ pub fn check_unit(
 /// Whether any finding is an error.
 pub fn has_error(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
+}
+
+/// How two sequences of items differ, as multisets and in order (shared by the checks that
+/// compare code, links, images, math and HTML).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SeqDiff<'a> {
+    /// Source items the translation has fewer of: one entry per missing occurrence, in source
+    /// order.
+    pub missing: Vec<&'a str>,
+    /// Translation items the source has fewer of: one entry per extra occurrence, in
+    /// translation order.
+    pub extra: Vec<&'a str>,
+    /// When both hold the same multiset in another order: the first position that differs and
+    /// the source and translation items there.
+    pub reordered: Option<(usize, &'a str, &'a str)>,
+}
+
+impl<'a> SeqDiff<'a> {
+    /// Compares `src` and `tgt` in linear time.
+    pub fn new(src: &[&'a str], tgt: &[&'a str]) -> SeqDiff<'a> {
+        let mut balance: std::collections::HashMap<&str, isize> =
+            std::collections::HashMap::with_capacity(src.len() + tgt.len());
+        for s in src {
+            *balance.entry(s).or_default() += 1;
+        }
+        for t in tgt {
+            *balance.entry(t).or_default() -= 1;
+        }
+        let mut d = SeqDiff::default();
+        let mut left = balance.clone();
+        for s in src {
+            let b = left.get_mut(s).expect("counted");
+            if *b > 0 {
+                d.missing.push(s);
+                *b -= 1;
+            }
+        }
+        for t in tgt {
+            let b = left.get_mut(t).expect("counted");
+            if *b < 0 {
+                d.extra.push(t);
+                *b += 1;
+            }
+        }
+        if d.missing.is_empty() && d.extra.is_empty() {
+            d.reordered = src
+                .iter()
+                .zip(tgt)
+                .enumerate()
+                .find(|(_, (a, b))| a != b)
+                .map(|(i, (a, b))| (i, *a, *b));
+        }
+        d
+    }
+
+    /// Findings for this difference, worded with `noun` (`link target`) and `fix` (what to do
+    /// about a missing or changed item). When as many occurrences are missing as are extra,
+    /// they are paired in order and reported as changes; otherwise each distinct missing or
+    /// extra item gets one finding with its counts.
+    pub fn findings(
+        &self,
+        check: &str,
+        severity: Severity,
+        noun: &str,
+        fix: &str,
+        src: &[&str],
+        tgt: &[&str],
+    ) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if let Some((i, a, b)) = self.reordered {
+            out.push(Finding::new(
+                check,
+                severity,
+                format!(
+                    "{noun}s are in a different order: number {} is {} in the source but {} in the translation; keep the source order",
+                    i + 1,
+                    quote(a),
+                    quote(b)
+                ),
+                a,
+                b,
+            ));
+            return out;
+        }
+        if self.missing.len() == self.extra.len() {
+            for (a, b) in self.missing.iter().zip(&self.extra) {
+                out.push(Finding::new(
+                    check,
+                    severity,
+                    format!("{noun} {} was changed to {}; {fix}", quote(a), quote(b)),
+                    a,
+                    b,
+                ));
+            }
+            return out;
+        }
+        let count = |items: &[&str], x: &str| items.iter().filter(|i| **i == x).count();
+        for (a, n) in distinct(&self.missing) {
+            let (s, t) = (count(src, a), count(tgt, a));
+            let msg = if t == 0 {
+                format!("{noun} {} is missing from the translation; {fix}", quote(a))
+            } else {
+                format!(
+                    "{noun} {} occurs {s} times in the source but {t} in the translation; {fix}",
+                    quote(a)
+                )
+            };
+            debug_assert_eq!(s - t, n);
+            out.push(Finding::new(check, severity, msg, a, ""));
+        }
+        for (b, _) in distinct(&self.extra) {
+            let (s, t) = (count(src, b), count(tgt, b));
+            let msg = if s == 0 {
+                format!(
+                    "{noun} {} does not occur in the source; remove it or restore the source's {noun}",
+                    quote(b)
+                )
+            } else {
+                format!(
+                    "{noun} {} occurs {t} times in the translation but {s} in the source; remove the extra one",
+                    quote(b)
+                )
+            };
+            out.push(Finding::new(check, severity, msg, "", b));
+        }
+        out
+    }
+}
+
+/// Distinct items with their number of occurrences, in first-occurrence order.
+fn distinct<'a>(items: &[&'a str]) -> Vec<(&'a str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for i in items {
+        match out.iter_mut().find(|(x, _)| x == i) {
+            Some((_, n)) => *n += 1,
+            None => out.push((i, 1)),
+        }
+    }
+    out
+}
+
+/// The reference corpus (`../shared/corpus/ai-agent-book`), when present beside the repository.
+#[cfg(test)]
+pub(crate) fn test_corpus() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
+    p.join("en").is_dir().then_some(p)
+}
+
+/// An item for a message: backquoted and shortened to one line of at most 80 characters.
+pub(crate) fn quote(item: &str) -> String {
+    let one_line = item.trim().replace('\n', "⏎");
+    format!("`{}`", crate::util::excerpt(&one_line, 80))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> QaContext {
+        QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default())
+    }
+
+    const EN_UNIT: &str = r#"## Calling Tools {#calling-tools}
+
+An **Agent** calls a tool by writing a request; the runtime executes it and returns the result. A call with 3 arguments typically adds 40 to 60 tokens, and a 128K context window holds roughly 300 pages[^tokens].
+
+| Tool | Purpose | Side effects |
+|------|---------|--------------|
+| `web_search` | Find pages on the web | None |
+| `send_email` | Send a message | Yes: needs approval |
+
+The schema below describes `read_file`:
+
+```json
+{"name": "read_file", "parameters": {"path": {"type": "string"}}}
+```
+
+See the [OpenAI function calling guide](https://platform.openai.com/docs/guides/function-calling) for details. The relevance score is $s = \frac{a \cdot b}{\|a\| \|b\|}$, and only facts with $s > 0.75$ are kept; in 2024, 1,000 stored facts needed fewer than 10 per step.
+
+![Figure 2-1: The tool-calling loop](images/tool-loop.svg)
+
+<!-- Editors: keep this comment untranslated. -->
+
+<details>
+<summary>Why ask before sending email?</summary>
+
+Because a sent message cannot be recalled.
+
+</details>
+
+[^tokens]: A token is about 4 characters of English text.
+"#;
+
+    const ZH_UNIT: &str = r#"## 调用工具 {#calling-tools}
+
+**Agent** 通过编写请求来调用工具；运行时执行该请求并返回结果。一次带 3 个参数的调用通常会增加 40 到 60 个 token，而 128K 的上下文窗口大约能容纳 300 页内容[^tokens]。
+
+| 工具 | 用途 | 副作用 |
+|------|------|--------|
+| `web_search` | 在网上查找网页 | 无 |
+| `send_email` | 发送消息 | 有：需要批准 |
+
+下面的 schema 描述了 `read_file`：
+
+```json
+{"name": "read_file", "parameters": {"path": {"type": "string"}}}
+```
+
+详情请参阅 [OpenAI 函数调用指南](https://platform.openai.com/docs/guides/function-calling)。相关性得分为 $s = \frac{a \cdot b}{\|a\| \|b\|}$，只有 $s > 0.75$ 的事实才会被保留；2024 年，1,000 条已存储的事实中每一步只需要不到 10 条。
+
+![图 2-1：工具调用循环](images/tool-loop.svg)
+
+<!-- Editors: keep this comment untranslated. -->
+
+<details>
+<summary>为什么发送邮件前要先询问？</summary>
+
+因为已发送的消息无法撤回。
+
+</details>
+
+[^tokens]: 一个 token 大约相当于 4 个英文字符。
+"#;
+
+    #[test]
+    fn sequence_differences() {
+        let d = SeqDiff::new(&["a", "b", "a", "c"], &["a", "c", "b", "x"]);
+        assert_eq!(d.missing, vec!["a"]);
+        assert_eq!(d.extra, vec!["x"]);
+        assert_eq!(d.reordered, None);
+        let d = SeqDiff::new(&["a", "b"], &["b", "a"]);
+        assert_eq!(d.reordered, Some((0, "a", "b")));
+        let f = SeqDiff::new(&["a", "a"], &["a"]).findings(
+            "x",
+            Severity::Error,
+            "item",
+            "fix it",
+            &["a", "a"],
+            &["a"],
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].message,
+            "item `a` occurs 2 times in the source but 1 in the translation; fix it"
+        );
+        assert!(
+            SeqDiff::new(&["a"], &["a"])
+                .findings("x", Severity::Error, "item", "fix it", &["a"], &["a"])
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn faithful_chinese_translation_has_no_finding() {
+        assert_eq!(check_unit(&ctx(), "u1", "ch02", EN_UNIT, ZH_UNIT), vec![]);
+    }
+
+    #[test]
+    fn echoed_source_is_exactly_one_untranslated_error() {
+        let f = check_unit(&ctx(), "u1", "ch02", EN_UNIT, EN_UNIT);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].check, "untranslated");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!((f[0].unit.as_str(), f[0].chapter.as_str()), ("u1", "ch02"));
+        assert!(has_error(&f));
+    }
+
+    #[test]
+    fn broken_translation_is_reported_by_each_family() {
+        let broken = format!("[Part 1/3]\n\n{ZH_UNIT}")
+            .replace("{#calling-tools}", "")
+            .replace("`read_file`", "`读取文件`")
+            .replace("(images/tool-loop.svg)", "(images/zh/tool-loop.svg)")
+            .replace("| `send_email` | 发送消息 | 有：需要批准 |\n", "")
+            .replace("$s > 0.75$", "$s > 0.8$")
+            .replace(
+                "<!-- Editors: keep this comment untranslated. -->",
+                "<!-- 编辑：请勿翻译此注释。 -->",
+            )
+            .replace("40 到 60", "40 到 50")
+            .replace("[^tokens]。", "。")
+            .replace("\"string\"", "\"字符串\"");
+        let f = check_unit(&ctx(), "u1", "ch02", EN_UNIT, &broken);
+        let checks: Vec<(&str, Severity)> =
+            f.iter().map(|f| (f.check.as_str(), f.severity)).collect();
+        assert_eq!(
+            checks,
+            vec![
+                ("injected_text", Severity::Error),
+                ("code_blocks", Severity::Error),
+                ("inline_code", Severity::Error),
+                ("inline_code", Severity::Error),
+                ("inline_code", Severity::Warning),
+                ("images", Severity::Error),
+                ("footnotes", Severity::Error),
+                ("headings", Severity::Error),
+                ("tables", Severity::Error),
+                ("math", Severity::Error),
+                ("html", Severity::Error),
+                ("numbers", Severity::Warning),
+            ],
+            "{f:#?}"
+        );
+    }
+
+    #[test]
+    fn pseudo_translations_of_the_sample_book_pass() {
+        let zh = Lang::parse("zh");
+        for (name, text) in [
+            ("01-agents", include_str!("../../books/sample/01-agents.md")),
+            ("02-tools", include_str!("../../books/sample/02-tools.md")),
+            ("03-memory", include_str!("../../books/sample/03-memory.md")),
+        ] {
+            for glossary in [vec![], vec![("Agent".to_string(), "智能体".to_string())]] {
+                let target = crate::llm::pseudo::pseudo_translate(text, &zh, &glossary);
+                let f = check_unit(&ctx(), name, name, text, &target);
+                assert!(
+                    f.iter().all(|f| f.severity == Severity::Info),
+                    "{name}: {f:#?}\n{target}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn corpus_against_itself_is_fast_and_only_untranslated() {
+        let Some(root) = test_corpus() else {
+            return;
+        };
+        let mut chapters: Vec<_> = std::fs::read_dir(root.join("en"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        chapters.sort();
+        let texts: Vec<String> = chapters
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        let ctx = ctx();
+        let start = std::time::Instant::now();
+        let mut units = 0;
+        for (i, text) in texts.iter().enumerate() {
+            let key = format!("ch{i}");
+            for u in crate::book::segment::segment(&key, text, 2000) {
+                let s = u.text(text);
+                for f in check_unit(&ctx, &u.id, &key, s, s) {
+                    assert_eq!(f.check, "untranslated", "{f:#?}");
+                }
+                units += 1;
+            }
+        }
+        let took = start.elapsed();
+        // Release builds take a fraction of a second; debug builds allow for slow CI machines
+        // but still catch a quadratic scan.
+        let limit = if cfg!(debug_assertions) { 60.0 } else { 5.0 };
+        assert!(took.as_secs_f64() < limit, "{units} units in {took:?}");
+        assert!(units > 400, "{units}");
+    }
 }

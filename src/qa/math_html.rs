@@ -1,0 +1,162 @@
+//! Math and HTML are markup, not prose: both are copied unchanged (prompt rule 3). Errors.
+//!
+//! - `math`: inline (`$…$`) and display (`$$…$$`) math byte-identical and in the same order,
+//!   each kind compared as a sequence (a changed formula is reported as changed, a lost one as
+//!   missing).
+//! - `html`: the HTML tags (`<summary>`, `</details>`, `<br/>`, `<img src=…>`) and comments
+//!   (`<!-- … -->`) identical and in the same order. Only tags and comments are compared,
+//!   extracted from the Doc's inline HTML and HTML blocks, so the visible text of an HTML block
+//!   (`<summary>Why?</summary>`) may be translated while its tags and comments may not.
+//!   Attribute values are part of a tag and so are compared too.
+//!
+//! No thresholds: markup is either identical or not.
+
+use super::doc::Doc;
+use super::{Finding, QaContext, SeqDiff, Severity};
+
+/// Runs `math` and `html` (see the module docs).
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (noun, s, t) in [
+        ("inline math", &src.inline_math, &tgt.inline_math),
+        ("display math", &src.display_math, &tgt.display_math),
+    ] {
+        let s: Vec<&str> = s.iter().map(String::as_str).collect();
+        let t: Vec<&str> = t.iter().map(String::as_str).collect();
+        out.extend(SeqDiff::new(&s, &t).findings(
+            "math",
+            Severity::Error,
+            noun,
+            "copy math unchanged, byte for byte",
+            &s,
+            &t,
+        ));
+    }
+    let (s, t) = (html_markup(src), html_markup(tgt));
+    out.extend(SeqDiff::new(&s, &t).findings(
+        "html",
+        Severity::Error,
+        "HTML tag or comment",
+        "copy HTML tags and comments unchanged and translate only the text between them",
+        &s,
+        &t,
+    ));
+    out
+}
+
+/// The tags and comments of every HTML string of `doc`, in order.
+fn html_markup(doc: &Doc) -> Vec<&str> {
+    let mut out = Vec::new();
+    for h in &doc.html {
+        let b = h.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'<' {
+                i += 1;
+                continue;
+            }
+            let rest = &h[i..];
+            if let Some(comment) = rest.strip_prefix("<!--") {
+                let end = comment.find("-->").map_or(h.len(), |e| i + 4 + e + 3);
+                out.push(&h[i..end]);
+                i = end;
+                continue;
+            }
+            let starts_tag = b
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
+            if !starts_tag {
+                i += 1;
+                continue;
+            }
+            // Up to the closing `>`, skipping quoted attribute values.
+            let mut j = i + 1;
+            let mut quote: Option<u8> = None;
+            while j < b.len() {
+                match (quote, b[j]) {
+                    (None, b'"' | b'\'') => quote = Some(b[j]),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let end = (j + 1).min(b.len());
+            out.push(&h[i..end]);
+            i = end;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::termbase::Termbase;
+
+    fn run(s: &str, t: &str) -> Vec<Finding> {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t)
+    }
+
+    const SRC: &str = "The score is $s = \\frac{a}{b}$ and only $s > 0.75$ counts.<br/>\n\n$$E = mc^2$$\n\n<!-- Editors: keep this comment. -->\n\n<details>\n<summary>Why not keep everything?</summary>\n\nBecause it costs more.\n\n</details>\n";
+
+    #[test]
+    fn translated_text_between_tags_passes() {
+        let tgt = "得分为 $s = \\frac{a}{b}$，只有 $s > 0.75$ 才算数。<br/>\n\n$$E = mc^2$$\n\n<!-- Editors: keep this comment. -->\n\n<details>\n<summary>为什么不全部保留？</summary>\n\n因为成本更高。\n\n</details>\n";
+        assert_eq!(run(SRC, tgt), vec![]);
+        let d = Doc::parse(SRC);
+        assert_eq!(
+            html_markup(&d),
+            vec![
+                "<br/>",
+                "<!-- Editors: keep this comment. -->",
+                "<details>",
+                "<summary>",
+                "</summary>",
+                "</details>"
+            ]
+        );
+    }
+
+    #[test]
+    fn changed_math_and_translated_comment_fail() {
+        let tgt = "得分为 $s = a / b$，只有 $s > 0.75$ 才算数。<br/>\n\n$$E = mc^2$$\n\n<!-- 编辑：保留此注释。 -->\n\n<details>\n<summary>为什么？</summary>\n\n因为成本更高。\n\n</details>\n";
+        let f = run(SRC, tgt);
+        let got: Vec<(&str, Severity, &str)> = f
+            .iter()
+            .map(|f| (f.check.as_str(), f.severity, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "math",
+                    Severity::Error,
+                    "inline math `s = \\frac{a}{b}` was changed to `s = a / b`; copy math unchanged, byte for byte"
+                ),
+                (
+                    "html",
+                    Severity::Error,
+                    "HTML tag or comment `<!-- Editors: keep this comment. -->` was changed to `<!-- 编辑：保留此注释。 -->`; copy HTML tags and comments unchanged and translate only the text between them"
+                ),
+            ]
+        );
+        assert_eq!(f[1].source_excerpt, "<!-- Editors: keep this comment. -->");
+    }
+
+    #[test]
+    fn dropped_display_math_and_tag_fail() {
+        let tgt = "得分为 $s = \\frac{a}{b}$，只有 $s > 0.75$ 才算数。\n\n<!-- Editors: keep this comment. -->\n\n<details>\n<summary>为什么？</summary>\n\n因为成本更高。\n\n</details>\n";
+        let f = run(SRC, tgt);
+        let got: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            got,
+            vec![
+                "display math `E = mc^2` is missing from the translation; copy math unchanged, byte for byte",
+                "HTML tag or comment `<br/>` is missing from the translation; copy HTML tags and comments unchanged and translate only the text between them",
+            ]
+        );
+    }
+}
