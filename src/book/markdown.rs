@@ -82,8 +82,10 @@ pub fn prose_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
 }
 
 /// Byte ranges inside a prose slice that must not be rewritten: bare URLs (`scheme://…` or
-/// `www.…`, up to the next whitespace, minus trailing sentence punctuation) and HTML entities
-/// (`&amp;`, `&#123;`). Hand-rolled: a URL regex crate would add a dependency for one scan.
+/// `www.…`, up to the next whitespace, minus trailing sentence punctuation), HTML entities
+/// (`&amp;`, `&#123;`) and footnote references (`[^label]`) that pulldown-cmark leaves as text
+/// when the definition sits in another unit. Hand-rolled: a URL regex crate would add a
+/// dependency for one scan.
 pub fn protected_spans(slice: &str) -> Vec<std::ops::Range<usize>> {
     let mut spans = Vec::new();
     let bytes = slice.as_bytes();
@@ -113,6 +115,16 @@ pub fn protected_spans(slice: &str) -> Vec<std::ops::Range<usize>> {
             spans.push(i..end);
             i = end.max(i + 1);
             continue;
+        }
+        if rest.starts_with("[^")
+            && let Some(close) = rest.find(']')
+        {
+            let label = &rest[2..close];
+            if !label.is_empty() && !label.contains(char::is_whitespace) {
+                spans.push(i..i + close + 1);
+                i += close + 1;
+                continue;
+            }
         }
         if bytes[i] == b'&'
             && let Some(semi) = rest[1..].find(';')
@@ -160,11 +172,17 @@ mod tests {
 
     #[test]
     fn protects_urls_and_entities() {
-        let s = "Visit https://x.y/z?a=1. Also &amp; and &#x27; not & alone; www.site.org!";
+        let s = "Visit https://x.y/z?a=1. Also &amp; and &#x27; not & alone; www.site.org! See[^voyager-2023] and [^ a].";
         let spans: Vec<&str> = protected_spans(s).into_iter().map(|r| &s[r]).collect();
         assert_eq!(
             spans,
-            vec!["https://x.y/z?a=1", "&amp;", "&#x27;", "www.site.org"]
+            vec![
+                "https://x.y/z?a=1",
+                "&amp;",
+                "&#x27;",
+                "www.site.org",
+                "[^voyager-2023]"
+            ]
         );
     }
 }

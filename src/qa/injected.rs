@@ -320,6 +320,7 @@ fn prompt_fragments() -> &'static [String] {
             source: placeholder("en"),
             target: placeholder("zh"),
             guide: translation::default_guide(&Lang::parse("zh")),
+            review_marker: "\u{1}".into(),
         };
         let entry = Entry {
             source: "\u{1}".into(),
