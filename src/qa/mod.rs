@@ -9,7 +9,14 @@
 //!   translations across units (norms, length ratio, terminology drift, review markers,
 //!   completeness).
 
+pub mod campaign;
+pub mod completeness;
 pub mod doc;
+pub mod drift;
+mod gloss;
+pub mod glossary;
+pub mod length;
+pub mod markers;
 pub mod structure;
 
 use serde::{Deserialize, Serialize};
@@ -17,7 +24,11 @@ use serde::{Deserialize, Serialize};
 use crate::lang::Lang;
 use crate::termbase::Termbase;
 
+pub use campaign::{CampaignQa, ChapterText, Norms, Parsed, UnitText, check_campaign};
 pub use doc::Doc;
+pub use drift::DriftRow;
+pub use glossary::Adherence;
+pub use markers::ReviewTerm;
 
 /// How bad a finding is. `Error` findings force a revision and fail `validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
