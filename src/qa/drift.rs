@@ -12,23 +12,17 @@
 //! prose:
 //! - `(kept)`: the term is written in the translation in the source script, outside a
 //!   parenthetical gloss after a rendering (`智能体（Agent）`) and outside another entry's
-//!   required rendering (`子 Agent`);
+//!   required rendering (`子 Agent`); when source and target share a script, a parenthetical
+//!   the source has too (`language model (LLM)`) is no gloss;
 //! - rendered `R`, from evidence in this order: (a) the termbase target, if present; (b) a gloss
 //!   `R（Term）`, `R (Term)` or `R（Term）[待审]` (R cut as in [`super::gloss`]); (c) a
 //!   rendering found by (b) in another unit, if present; (d) statistical association: the
 //!   target-script n-gram (2–4 characters for Chinese and Japanese, words and word pairs for
-//!   spaced scripts) present in this unit with the highest Dice coefficient
-//!   `2|A∩B| / (|A|+|B|)` between `A`, the units whose source has the term and whose
-//!   translation does not keep it, and `B`, the units whose translation has the n-gram (the
-//!   association measure of Smadja, McKeown & Hatzivassiloglou, "Translating collocations for
-//!   bilingual lexicons: a statistical approach", Computational Linguistics 22(1), 1996).
-//!   Units that keep the term are left out of `A` because there the rendering is absent by
-//!   construction, which makes them the contrast that separates a rendering from vocabulary
-//!   every unit shares. An n-gram is accepted when Dice ≥ [`MIN_DICE`], it co-occurs with the
-//!   term in at least [`MIN_JOINT_UNITS`] units, it is at least [`MIN_LIFT`] times as frequent
-//!   (per unit) in `A` as outside it, and at least [`MIN_CONTRAST_UNITS`] translated units lie
-//!   outside `A`; ties prefer the longer n-gram. The n-gram index (n-gram → units) is built
-//!   once, only when some unit needs (d).
+//!   spaced scripts) with the highest Dice coefficient `2|A∩B| / (|A|+|B|)`, the association
+//!   measure of Smadja, McKeown & Hatzivassiloglou ("Translating collocations for bilingual
+//!   lexicons: a statistical approach", Computational Linguistics 22(1), 1996), restricted to
+//!   n-grams present in this unit (in its segments whose source has the term).
+//!
 //! - `(unidentified)`: none of the above.
 //!
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
@@ -36,6 +30,27 @@
 //! alone does not make a drift (a pronoun or a paraphrase is no competing rendering). One
 //! finding per drifting term: `warning`, or `info` for glossary terms, whose units breaking the
 //! glossary are already `glossary` errors.
+//!
+//! ## The association, in detail
+//! Presence is counted over **aligned segments**, as Smadja et al. count it over aligned
+//! sentences: a unit whose source and translation have the same number of paragraphs
+//! (blank-line separated, more than one) gives one segment per paragraph pair, any other unit
+//! one segment. Whole units (up to 12,000 characters) are too coarse: a frequent term shares a
+//! unit with most of the book's vocabulary. `A` is the set of segments whose source has the
+//! term, leaving out the units that only keep it (there the rendering is absent by
+//! construction, which makes them contrast); `B` the segments whose translation has the n-gram.
+//! An n-gram is accepted when:
+//! - Dice ≥ [`MIN_DICE`] and the term and n-gram co-occur in at least [`MIN_JOINT`] segments;
+//! - it is at least [`MIN_LIFT`] times as frequent (per segment) inside `A` as outside it;
+//! - at least [`MIN_CONTRAST`] segments lie outside `A` (otherwise no rendering is guessed);
+//! - it reaches [`REL_DICE`] × the best Dice of any rendering of the term (the best choice of
+//!   any unit, or a rendering found by (a)–(c)): a unit that lacks the term's main rendering
+//!   must not be credited with whatever frequent word it shares with the term.
+//!
+//! Ties prefer the longer n-gram. The n-gram chosen is then extended, left and right, by a
+//! neighbouring character that at least [`EXTEND_SHARE`] of its occurrences in `A` share (up to
+//! [`MAX_RENDERING_CHARS`]), so a 5-character rendering is not cut to 4 (上下文窗 → 上下文窗口).
+//! The segment index (n-gram → segments) is built once, only when some unit needs (d).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -57,12 +72,19 @@ pub const UNIDENTIFIED: &str = "(unidentified)";
 pub const MAX_CANDIDATES: usize = 200;
 /// Minimum Dice coefficient for a statistical rendering.
 pub const MIN_DICE: f64 = 0.3;
-/// Minimum units where the term and the n-gram co-occur.
-pub const MIN_JOINT_UNITS: usize = 2;
+/// Minimum segments where the term and the n-gram co-occur.
+pub const MIN_JOINT: usize = 2;
 /// Minimum ratio of the n-gram's unit frequency inside `A` to outside it.
 pub const MIN_LIFT: f64 = 2.0;
-/// Minimum translated units outside `A` for the association to mean anything.
-pub const MIN_CONTRAST_UNITS: usize = 3;
+/// Minimum segments outside `A` for the association to mean anything.
+pub const MIN_CONTRAST: usize = 3;
+/// A unit's statistical rendering must reach this fraction of the term's best Dice.
+pub const REL_DICE: f64 = 0.5;
+/// A statistical rendering grows by a neighbouring character shared by this share of its
+/// occurrences.
+pub const EXTEND_SHARE: f64 = 0.9;
+/// Longest statistical rendering, in characters.
+pub const MAX_RENDERING_CHARS: usize = 8;
 
 /// One tracked term's renderings across units.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -167,13 +189,20 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
     let tgt_occ: Vec<Vec<(usize, usize, usize)>> = work
         .iter()
         .map(|w| {
-            matcher
+            let mut v = matcher
                 .find_all(w)
                 .iter()
                 .map(|o| (o.entry, o.start, o.end))
-                .collect()
+                .collect::<Vec<_>>();
+            v.sort_unstable();
+            v
         })
         .collect();
+    let occurrences = |k: usize, t: usize| -> &[(usize, usize, usize)] {
+        let v = &tgt_occ[k];
+        &v[v.partition_point(|o| o.0 < t)..v.partition_point(|o| o.0 <= t)]
+    };
+    let same_script = ctx.source_lang.script == ctx.target_lang.script;
     // Termbase renderings (non keep-as-is) of the entries relevant to each unit, as spans.
     let rendering_of = |t: usize| -> Option<String> {
         let e = &ctx.termbase.entries[tracked[t].entry?];
@@ -195,8 +224,10 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         rendered: Vec<String>,
     }
     let mut cells: Vec<HashMap<usize, Cell>> = vec![HashMap::new(); tracked.len()]; // term → unit → cell
+    let mut gloss_runs: Vec<(usize, usize, String, String)> = Vec::new(); // term, unit, run, content
     for (k, terms) in src_terms.iter().enumerate() {
         let w = work[k];
+        let mut src_lower: Option<String> = None;
         let spans: Vec<(usize, usize, usize)> = terms
             .iter()
             .filter_map(|&t| renderings[t].as_ref().map(|r| (t, r)))
@@ -212,28 +243,46 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             {
                 cell.rendered.push(r.clone());
             }
-            for &(_, s, e) in tgt_occ[k].iter().filter(|o| o.0 == t) {
+            for &(_, s, e) in occurrences(k, t) {
                 if spans.iter().any(|&(o, a, b)| o != t && a <= s && e <= b) {
                     continue;
                 }
-                match gloss::enclosing_paren(w, s, e, &ctx.source_lang) {
-                    Some(p) => {
-                        match gloss::rendering_before(w, p.open, &ctx.target_lang, Some(&p.content))
-                        {
-                            Some((_, r)) => {
-                                if term_key(&p.content) == term_key(&w[s..e])
-                                    && !cell.rendered.contains(&r)
-                                {
-                                    cell.rendered.push(r);
-                                }
-                            }
-                            None => cell.kept = true,
+                let glossed = gloss::enclosing_paren(w, s, e, &ctx.source_lang).and_then(|p| {
+                    if same_script {
+                        let src = src_lower.get_or_insert_with(|| tu[k].0.src_prose.to_lowercase());
+                        if gloss::parenthesized_in(src, &p.content, &ctx.source_lang) {
+                            return None;
+                        }
+                    }
+                    let (_, run) =
+                        gloss::run_before(w, p.open, &ctx.target_lang, Some(&p.content))?;
+                    Some((p, run))
+                });
+                match glossed {
+                    Some((p, run)) => {
+                        if term_key(&p.content) == term_key(&w[s..e]) {
+                            gloss_runs.push((t, k, run, p.content));
                         }
                     }
                     None => cell.kept = true,
                 }
             }
             cells[t].insert(k, cell);
+        }
+    }
+    // Renderings of the glosses, cut with the word starts the translations show.
+    let boundaries = (gloss::unspaced(&ctx.target_lang) && !gloss_runs.is_empty()).then(|| {
+        gloss::Boundaries::new(
+            gloss_runs.iter().map(|g| g.2.as_str()),
+            &work,
+            &ctx.target_lang,
+        )
+    });
+    for (t, k, run, content) in gloss_runs {
+        let r = gloss::finish(&run, Some(&content), &ctx.target_lang, boundaries.as_ref());
+        let cell = cells[t].get_mut(&k).expect("cell");
+        if !cell.rendered.contains(&r) {
+            cell.rendered.push(r);
         }
     }
     // Consolidate renderings cut too long, and collect the known renderings of each term.
@@ -288,23 +337,34 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         if still.is_empty() {
             continue;
         }
-        let a: Vec<bool> = (0..tu.len())
-            .map(|k| {
-                cells[t]
-                    .get(&k)
-                    .is_some_and(|c| !c.kept || !c.rendered.is_empty())
+        let idx = index
+            .get_or_insert_with(|| NgramIndex::build(&tu, &work, &matcher, &ctx.target_lang, fold));
+        // A: the segments whose source has the term, in units that do not only keep it.
+        let a: Vec<bool> = (0..idx.seg_unit.len())
+            .map(|s| {
+                idx.seg_terms[s].binary_search(&t).is_ok()
+                    && cells[t]
+                        .get(&(idx.seg_unit[s] as usize))
+                        .is_some_and(|c| !c.kept || !c.rendered.is_empty())
             })
             .collect();
         let na = a.iter().filter(|&&x| x).count();
-        if tu.len() - na < MIN_CONTRAST_UNITS {
+        if na == 0 || a.len() - na < MIN_CONTRAST {
             continue;
         }
-        let idx = index.get_or_insert_with(|| NgramIndex::build(&work, &ctx.target_lang));
         let term_lower = tracked[t].term.to_lowercase();
         let mut memo: HashMap<u32, Option<f64>> = HashMap::new();
+        // The best association of any rendering of the term, for the relative threshold.
+        let mut d_star = known[t]
+            .iter()
+            .filter_map(|r| idx.ids.get(r.as_str()))
+            .map(|&g| idx.dice(g, &a, na))
+            .fold(0.0f64, f64::max);
+        let mut chosen: Vec<(usize, f64, u32)> = Vec::new();
         for k in still {
             let mut best: Option<(f64, usize, u32)> = None;
-            for &g in &idx.unit_ngrams[k] {
+            let segs = idx.unit_segs[k].clone().filter(|&s| a[s]);
+            for &g in segs.flat_map(|s| &idx.seg_ngrams[s]) {
                 let score = *memo.entry(g).or_insert_with(|| {
                     let s = idx.strings[g as usize].as_str();
                     if other_renderings.contains(s) || s == term_lower {
@@ -328,12 +388,19 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
                     best = Some((d, len, g));
                 }
             }
-            if let Some((_, _, g)) = best {
-                cells[t]
-                    .get_mut(&k)
-                    .expect("cell")
-                    .rendered
-                    .push(idx.strings[g as usize].clone());
+            if let Some((d, _, g)) = best {
+                d_star = d_star.max(d);
+                chosen.push((k, d, g));
+            }
+        }
+        let mut extended: HashMap<u32, String> = HashMap::new();
+        for (k, d, g) in chosen {
+            if d >= REL_DICE * d_star {
+                let r = extended
+                    .entry(g)
+                    .or_insert_with(|| idx.extend(g, &a, &ctx.target_lang))
+                    .clone();
+                cells[t].get_mut(&k).expect("cell").rendered.push(r);
             }
         }
     }
@@ -477,56 +544,186 @@ fn finding(r: &DriftRow) -> Finding {
     )
 }
 
-/// n-gram → units index of the translations, for the Dice association.
+/// The paragraphs (blank-line separated) of a text.
+fn paragraphs(text: &str) -> Vec<&str> {
+    text.split("\n\n")
+        .map(|p| p.trim_matches(|c: char| c == '\n' || c == '\r'))
+        .filter(|p| !p.trim().is_empty())
+        .collect()
+}
+
+/// The aligned segments of the translations and their n-gram → segments index, for the Dice
+/// association.
 struct NgramIndex {
+    ids: HashMap<String, u32>,
     strings: Vec<String>,
-    /// Per translated unit: its distinct n-grams that occur in at least 2 units.
-    unit_ngrams: Vec<Vec<u32>>,
-    /// Per n-gram: the units that contain it, ascending.
+    /// Per segment: its translated unit.
+    seg_unit: Vec<u32>,
+    /// Per segment: the tracked terms of its source, sorted.
+    seg_terms: Vec<Vec<usize>>,
+    /// Per segment: its distinct n-grams that occur in at least [`MIN_JOINT`] segments.
+    seg_ngrams: Vec<Vec<u32>>,
+    /// Per translated unit: its segments.
+    unit_segs: Vec<std::ops::Range<usize>>,
+    /// Per n-gram: the segments that contain it, ascending.
     postings: Vec<Vec<u32>>,
+    /// Per segment: its translation text.
+    seg_text: Vec<String>,
 }
 
 impl NgramIndex {
-    fn build(work: &[&str], target: &crate::lang::Lang) -> NgramIndex {
+    /// Segments each translated unit into paragraph pairs when its source and translation have
+    /// the same number of paragraphs (more than one), else into one segment (the clean prose of
+    /// both), and indexes the n-grams of the translations' segments.
+    fn build(
+        tu: &[(&Parsed, &str)],
+        work: &[&str],
+        matcher: &Matcher,
+        target: &crate::lang::Lang,
+        fold: bool,
+    ) -> NgramIndex {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut strings = Vec::new();
         let mut postings: Vec<Vec<u32>> = Vec::new();
-        let mut unit_ngrams = Vec::with_capacity(work.len());
-        for (k, w) in work.iter().enumerate() {
-            let mut mine = Vec::new();
-            for g in gloss::script_ngrams(w, target) {
-                let id = match ids.get(&g) {
-                    Some(&id) => id,
-                    None => {
-                        let id = strings.len() as u32;
-                        ids.insert(g.clone(), id);
-                        strings.push(g);
-                        postings.push(Vec::new());
-                        id
-                    }
-                };
-                postings[id as usize].push(k as u32);
-                mine.push(id);
+        let mut seg_unit = Vec::new();
+        let mut seg_terms = Vec::new();
+        let mut seg_ngrams = Vec::new();
+        let mut unit_segs = Vec::with_capacity(tu.len());
+        let mut seg_text = Vec::new();
+        for (k, (u, _)) in tu.iter().enumerate() {
+            let src = paragraphs(u.source);
+            let tgt = paragraphs(u.target.unwrap_or(""));
+            let pairs: Vec<(&str, String)> = if src.len() == tgt.len() && src.len() > 1 {
+                src.into_iter()
+                    .zip(tgt)
+                    .map(|(a, b)| {
+                        (
+                            a,
+                            if fold {
+                                b.to_lowercase()
+                            } else {
+                                b.to_string()
+                            },
+                        )
+                    })
+                    .collect()
+            } else {
+                vec![(u.src_prose.as_str(), work[k].to_string())]
+            };
+            let first = seg_unit.len();
+            for (a, b) in pairs {
+                let seg = seg_unit.len() as u32;
+                let mut terms: Vec<usize> = matcher.find_all(a).iter().map(|o| o.entry).collect();
+                terms.sort_unstable();
+                terms.dedup();
+                let mut mine = Vec::new();
+                for g in gloss::script_ngrams(&b, target) {
+                    let id = match ids.get(&g) {
+                        Some(&id) => id,
+                        None => {
+                            let id = strings.len() as u32;
+                            ids.insert(g.clone(), id);
+                            strings.push(g);
+                            postings.push(Vec::new());
+                            id
+                        }
+                    };
+                    postings[id as usize].push(seg);
+                    mine.push(id);
+                }
+                seg_unit.push(k as u32);
+                seg_terms.push(terms);
+                seg_ngrams.push(mine);
+                seg_text.push(b);
             }
-            unit_ngrams.push(mine);
+            unit_segs.push(first..seg_unit.len());
         }
-        for v in unit_ngrams.iter_mut() {
-            v.retain(|&g| postings[g as usize].len() >= MIN_JOINT_UNITS);
+        for v in seg_ngrams.iter_mut() {
+            v.retain(|&g| postings[g as usize].len() >= MIN_JOINT);
         }
         NgramIndex {
+            ids,
             strings,
-            unit_ngrams,
+            seg_unit,
+            seg_terms,
+            seg_ngrams,
+            unit_segs,
             postings,
+            seg_text,
         }
     }
 
-    /// Dice of n-gram `g` with the unit set `a` (of size `na`), if it passes the guards of the
-    /// module docs.
+    /// N-gram `g` extended to the left and right while at least [`EXTEND_SHARE`] of its
+    /// occurrences in the segments of `a` share the neighbouring character (a target-script
+    /// letter that may end a word), up to [`MAX_RENDERING_CHARS`]: 上下文窗 becomes 上下文窗口.
+    fn extend(&self, g: u32, a: &[bool], target: &crate::lang::Lang) -> String {
+        let mut r = self.strings[g as usize].clone();
+        if !gloss::unspaced(target) {
+            return r;
+        }
+        let segs: Vec<&str> = self.postings[g as usize]
+            .iter()
+            .filter(|&&s| a[s as usize])
+            .map(|&s| self.seg_text[s as usize].as_str())
+            .collect();
+        for left in [false, true] {
+            while r.chars().count() < MAX_RENDERING_CHARS {
+                let mut counts: HashMap<char, usize> = HashMap::new();
+                let mut total = 0usize;
+                for text in &segs {
+                    for (i, m) in text.match_indices(r.as_str()) {
+                        total += 1;
+                        let next = if left {
+                            text[..i].chars().next_back()
+                        } else {
+                            text[i + m.len()..].chars().next()
+                        };
+                        if let Some(c) = next {
+                            *counts.entry(c).or_insert(0) += 1;
+                        }
+                    }
+                }
+                let Some((&c, &n)) = counts
+                    .iter()
+                    .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
+                else {
+                    break;
+                };
+                if total < 3
+                    || (n as f64) < EXTEND_SHARE * total as f64
+                    || !(c.is_alphabetic() && target.is_script_letter(c))
+                    || gloss::is_edge_stop(c, target)
+                {
+                    break;
+                }
+                if left {
+                    r.insert(0, c);
+                } else {
+                    r.push(c);
+                }
+            }
+        }
+        r
+    }
+
+    fn joint(&self, g: u32, a: &[bool]) -> usize {
+        self.postings[g as usize]
+            .iter()
+            .filter(|&&k| a[k as usize])
+            .count()
+    }
+
+    /// Dice coefficient of n-gram `g` with the segment set `a` of size `na`.
+    fn dice(&self, g: u32, a: &[bool], na: usize) -> f64 {
+        2.0 * self.joint(g, a) as f64 / (na + self.postings[g as usize].len()) as f64
+    }
+
+    /// Dice of n-gram `g` with the segment set `a` (of size `na`), if it passes the guards of the
+    /// module docs (all but the relative one).
     fn association(&self, g: u32, a: &[bool], na: usize) -> Option<f64> {
-        let post = &self.postings[g as usize];
-        let nb = post.len();
-        let joint = post.iter().filter(|&&k| a[k as usize]).count();
-        if joint < MIN_JOINT_UNITS {
+        let nb = self.postings[g as usize].len();
+        let joint = self.joint(g, a);
+        if joint < MIN_JOINT {
             return None;
         }
         let dice = 2.0 * joint as f64 / (na + nb) as f64;

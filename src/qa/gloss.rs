@@ -19,9 +19,16 @@
 //! 3. then leading 为 之 做 于 由 从 而 are dropped (称**为**代理, 作**为**…) while more than 2
 //!    characters remain.
 //!
-//! So `我们称之为智能体（Agent）` gives 智能体 and `大语言模型（LLM）` gives 大语言模型. For
-//! space-separated targets the rendering is the previous `words` words of the target script.
+//! So `我们称之为智能体（Agent）` gives 智能体 and `大语言模型（LLM）` gives 大语言模型. Over a
+//! campaign, [`Boundaries`] refine step 2 with the word starts the translations show
+//! (`看到上下文窗口（context window）` gives 上下文窗口 when 上下文窗口 is written elsewhere after
+//! other characters). For space-separated targets the rendering is the previous `words` words
+//! of the target script.
 //! The checks show the context next to every rendering, so a reviewer sees a wrong cut.
+
+use std::collections::HashSet;
+
+use aho_corasick::AhoCorasick;
 
 use crate::lang::{Lang, Script};
 
@@ -198,8 +205,26 @@ fn rendering_cap(term: Option<&str>) -> usize {
 }
 
 /// The rendering written right before byte `pos` (whitespace skipped), as described in the
-/// module docs: its start offset and text. `None` when no target-script word precedes `pos`.
+/// module docs, without campaign statistics: its start offset and text. `None` when no
+/// target-script word precedes `pos`.
+#[cfg(test)]
 pub(crate) fn rendering_before(
+    text: &str,
+    pos: usize,
+    target: &Lang,
+    term: Option<&str>,
+) -> Option<(usize, String)> {
+    let (s, run) = run_before(text, pos, target, term)?;
+    let r = finish(&run, term, target, None);
+    Some((s + run.len() - r.len(), r))
+}
+
+/// The text a rendering is cut from, right before byte `pos` (whitespace skipped): for
+/// unspaced scripts the run of target-script letters after step 1 of the module docs (the
+/// rendering is one of its suffixes, see [`finish`]); for spaced scripts the previous words,
+/// as many as the term has. Returns its start offset too. `None` when no target-script word
+/// precedes `pos`, or only function characters (`和（L1）`).
+pub(crate) fn run_before(
     text: &str,
     pos: usize,
     target: &Lang,
@@ -215,7 +240,7 @@ pub(crate) fn rendering_before(
                 break;
             }
         }
-        if start == end {
+        if start == end || text[start..end].chars().all(|c| is_edge_stop(c, target)) {
             return None;
         }
         let run: Vec<char> = text[start..end].chars().collect();
@@ -233,17 +258,7 @@ pub(crate) fn rendering_before(
                 }
             }
         }
-        // Step 2: cap the length.
-        let cap = rendering_cap(term);
-        if run.len() - from > cap {
-            from = run.len() - cap;
-        }
-        // Step 3: drop leading connective characters.
-        while run.len() - from > 2 && LEAD_CHARS.contains(&run[from]) {
-            from += 1;
-        }
-        let skip_bytes: usize = run[..from].iter().map(|c| c.len_utf8()).sum();
-        let s = start + skip_bytes;
+        let s = start + run[..from].iter().map(|c| c.len_utf8()).sum::<usize>();
         Some((s, text[s..end].to_string()))
     } else {
         let words = term.map_or(1, |t| t.split_whitespace().count().max(1));
@@ -272,12 +287,108 @@ pub(crate) fn rendering_before(
     }
 }
 
+/// The rendering cut from a [`run_before`] (steps 2 and 3 of the module docs). With campaign
+/// [`Boundaries`], step 2 first takes the longest suffix of at most `cap` characters that the
+/// campaign's translations show to be a word.
+pub(crate) fn finish(
+    run: &str,
+    term: Option<&str>,
+    target: &Lang,
+    boundaries: Option<&Boundaries>,
+) -> String {
+    if !unspaced(target) {
+        return run.to_string();
+    }
+    let run: Vec<char> = run.chars().collect();
+    let n = run.len();
+    let cap = rendering_cap(term);
+    let learned = boundaries.and_then(|b| {
+        (2..=cap.min(n))
+            .rev()
+            .find(|&len| b.is_word(&run[n - len..].iter().collect::<String>()))
+    });
+    let mut from = match learned {
+        Some(len) => n - len,
+        None => n.saturating_sub(cap),
+    };
+    while n - from > 2 && LEAD_CHARS.contains(&run[from]) {
+        from += 1;
+    }
+    run[from..].iter().collect()
+}
+
+/// Word starts learned from the campaign's translations, for cutting renderings out of runs of
+/// Chinese or Japanese text: a suffix of a run is a word when, over all translations, it is
+/// preceded by at least two different characters (any non-script character counting as one),
+/// the left-branching criterion of unsupervised word segmentation (Harris 1955, "From phoneme
+/// to morpheme"; Jin & Tanaka-Ishii 2006). `上下文窗口` follows 的, 在 and 。 in a campaign, so
+/// it is a word; `到上下文窗口`, written once, is not.
+pub(crate) struct Boundaries {
+    words: HashSet<String>,
+}
+
+impl Boundaries {
+    /// Learns the boundaries of the suffixes (2 to 10 characters) of `runs` over `texts`.
+    pub(crate) fn new<'a>(
+        runs: impl IntoIterator<Item = &'a str>,
+        texts: &[&str],
+        target: &Lang,
+    ) -> Boundaries {
+        let mut patterns: Vec<String> = Vec::new();
+        for run in runs {
+            let chars: Vec<char> = run.chars().collect();
+            for len in 2..=chars.len().min(10) {
+                patterns.push(chars[chars.len() - len..].iter().collect());
+            }
+        }
+        patterns.sort();
+        patterns.dedup();
+        let mut words = HashSet::new();
+        if patterns.is_empty() {
+            return Boundaries { words };
+        }
+        let ac = AhoCorasick::new(&patterns).expect("suffix patterns build");
+        let mut first: Vec<Option<char>> = vec![None; patterns.len()];
+        let mut word = vec![false; patterns.len()];
+        for text in texts {
+            for m in ac.find_overlapping_iter(*text) {
+                let p = m.pattern().as_usize();
+                if word[p] {
+                    continue;
+                }
+                let pred = text[..m.start()]
+                    .chars()
+                    .next_back()
+                    .filter(|&c| c.is_alphabetic() && target.is_script_letter(c))
+                    .unwrap_or('\0');
+                match first[p] {
+                    None => first[p] = Some(pred),
+                    Some(f) if f != pred => word[p] = true,
+                    Some(_) => {}
+                }
+            }
+        }
+        for (p, w) in patterns.into_iter().zip(word) {
+            if w {
+                words.insert(p);
+            }
+        }
+        Boundaries { words }
+    }
+
+    fn is_word(&self, s: &str) -> bool {
+        self.words.contains(s)
+    }
+}
+
 /// A gloss or a review marker found in a target text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Found {
     /// The parenthetical term, if any (`Agent` in `智能体（Agent）[待审]`).
     pub term: Option<String>,
     pub rendering: String,
+    /// The run the rendering was cut from ([`run_before`]), to cut again with [`Boundaries`].
+    pub run: String,
     /// Byte range of the whole construct (rendering to marker).
     pub start: usize,
     pub end: usize,
@@ -304,12 +415,13 @@ pub(crate) fn scan(text: &str, source: &Lang, target: &Lang, marker: &str) -> Ve
             out.push(f);
         } else if Some(c) == first_marker
             && let Some(end) = marker_at(text, i, marker)
-            && let Some((s, r)) = rendering_before(text, i, target, None)
+            && let Some((s, run)) = run_before(text, i, target, None)
         {
             covered_until = end;
             out.push(Found {
                 term: None,
-                rendering: r,
+                rendering: finish(&run, None, target, None),
+                run,
                 start: s,
                 end,
                 marked: true,
@@ -348,7 +460,8 @@ fn gloss_at(text: &str, open: usize, source: &Lang, target: &Lang, marker: &str)
     {
         return None;
     }
-    let (start, rendering) = rendering_before(text, open, target, Some(&content))?;
+    let (start, run) = run_before(text, open, target, Some(&content))?;
+    let rendering = finish(&run, Some(&content), target, None);
     let close_end = close + text[close..].chars().next()?.len_utf8();
     let (end, marked) = match marker_at(text, close_end, marker) {
         Some(e) => (e, true),
@@ -357,10 +470,22 @@ fn gloss_at(text: &str, open: usize, source: &Lang, target: &Lang, marker: &str)
     Some(Found {
         term: Some(content),
         rendering,
+        run,
         start,
         end,
         marked,
     })
+}
+
+/// Whether `content` (lower-case) is written as a parenthetical of its own in `src_lower` (a
+/// lower-cased source text), as in `large language models (llms)`: a target parenthetical that
+/// copies it is the source's, not a translator's gloss.
+pub(crate) fn parenthesized_in(src_lower: &str, content: &str, source: &Lang) -> bool {
+    let needle = content.to_lowercase();
+    !needle.is_empty()
+        && src_lower.match_indices(needle.as_str()).any(|(i, m)| {
+            enclosing_paren(src_lower, i, i + m.len(), source).is_some_and(|p| p.content == needle)
+        })
 }
 
 /// The shortest rendering in `known` (at least 2 characters) that `rendering` ends with, or
@@ -409,6 +534,13 @@ pub(crate) fn context(text: &str, start: usize, end: usize, max: usize) -> Strin
     flat.trim().chars().take(max).collect()
 }
 
+/// Whether `c` never starts or ends a term in `target` (Chinese function characters 的 了 是 …,
+/// hiragana for Japanese).
+pub(crate) fn is_edge_stop(c: char, target: &Lang) -> bool {
+    NGRAM_EDGE_STOP.contains(&c)
+        || (target.script == Script::Japanese && ('\u{3040}'..='\u{309F}').contains(&c))
+}
+
 /// The distinct n-grams of target-script text in `text` that could be a rendering: for
 /// unspaced scripts, 2–4 character n-grams inside runs of target-script letters that neither
 /// start nor end with a function character (的 了 是 …, or hiragana for Japanese); for other
@@ -416,10 +548,7 @@ pub(crate) fn context(text: &str, start: usize, end: usize, max: usize) -> Strin
 pub(crate) fn script_ngrams(text: &str, target: &Lang) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if unspaced(target) {
-        let edge_stop = |c: char| {
-            NGRAM_EDGE_STOP.contains(&c)
-                || (target.script == Script::Japanese && ('\u{3040}'..='\u{309F}').contains(&c))
-        };
+        let edge_stop = |c: char| is_edge_stop(c, target);
         let mut run: Vec<char> = Vec::new();
         let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
             for n in 2..=4usize {
@@ -509,6 +638,27 @@ mod tests {
                 .unwrap()
                 .1,
             "Werkzeug"
+        );
+    }
+
+    #[test]
+    fn boundaries_learned_from_the_campaign() {
+        let texts = [
+            "模型只能看到上下文窗口（context window）中的内容。",
+            "更大的上下文窗口并不免费。",
+            "保存在上下文窗口中。",
+        ];
+        let t = texts[0];
+        let p = t.find('（').unwrap();
+        let (_, run) = run_before(t, p, &zh(), Some("context window")).unwrap();
+        assert_eq!(
+            finish(&run, Some("context window"), &zh(), None),
+            "到上下文窗口"
+        );
+        let b = Boundaries::new([run.as_str()], &texts, &zh());
+        assert_eq!(
+            finish(&run, Some("context window"), &zh(), Some(&b)),
+            "上下文窗口"
         );
     }
 

@@ -6,11 +6,13 @@
 //! `智能体[待审]` (the three forms are found in the clean prose, whitespace allowed between the
 //! parts, see [`super::gloss`]). Every one becomes a marked [`ReviewTerm`]. A parenthetical gloss
 //! `R（Term）` without the marker, whose Term is not in the termbase and occurs in the unit's
-//! source, is a new term too, unmarked.
+//! source, is a new term too, unmarked. When source and target share a script (en→de), a
+//! parenthetical the source already has (`language model (LLM)`) is the source's, not a gloss.
 //!
-//! Renderings are cut from the text before the gloss by a heuristic (see [`super::gloss`]);
-//! when a rendering of a term ends with another, shorter rendering found for the same term
-//! elsewhere (`入智能体` and `智能体`), the shorter one is used.
+//! Renderings are cut from the text before the gloss by a heuristic refined with the word
+//! starts the campaign's translations show (see [`super::gloss`]); when a rendering of a term
+//! ends with another, shorter rendering found for the same term elsewhere (`入智能体` and
+//! `智能体`), the shorter one is used.
 //!
 //! Findings, one per distinct (term, rendering):
 //! - `info` for a marked rendering (to review);
@@ -47,7 +49,8 @@ pub struct ReviewTerm {
 /// Runs the check; returns the findings and the review terms, one per unit, term, rendering and
 /// flag, in campaign order.
 pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<ReviewTerm>) {
-    let mut terms: Vec<ReviewTerm> = Vec::new();
+    let same_script = ctx.source_lang.script == ctx.target_lang.script;
+    let mut found: Vec<(&Parsed, &str, gloss::Found)> = Vec::new();
     for u in units {
         let Some(tgt) = &u.tgt_prose else { continue };
         let mut src_lower: Option<String> = None;
@@ -58,30 +61,53 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Rev
                     continue;
                 }
                 let src = src_lower.get_or_insert_with(|| u.src_prose.to_lowercase());
-                if !src.contains(&t.to_lowercase()) {
+                if !src.contains(&t.to_lowercase())
+                    || (same_script && gloss::parenthesized_in(src, t, &ctx.source_lang))
+                {
                     continue;
                 }
             }
-            let rt = ReviewTerm {
-                term: f.term.clone(),
-                rendering: f.rendering.clone(),
-                unit: u.unit.to_string(),
-                chapter: u.chapter.to_string(),
-                context: gloss::context(tgt, f.start, f.end, 80),
-                marked: f.marked,
-            };
-            let dup = terms
-                .iter()
-                .rev()
-                .take_while(|t| t.unit == rt.unit)
-                .any(|t| {
-                    t.marked == rt.marked
-                        && t.rendering == rt.rendering
-                        && t.term.as_deref().map(term_key) == rt.term.as_deref().map(term_key)
-                });
-            if !dup {
-                terms.push(rt);
-            }
+            found.push((u, tgt, f));
+        }
+    }
+    let boundaries = (gloss::unspaced(&ctx.target_lang) && !found.is_empty()).then(|| {
+        let texts: Vec<&str> = units
+            .iter()
+            .filter_map(|u| u.tgt_prose.as_deref())
+            .collect();
+        gloss::Boundaries::new(
+            found.iter().map(|f| f.2.run.as_str()),
+            &texts,
+            &ctx.target_lang,
+        )
+    });
+    let mut terms: Vec<ReviewTerm> = Vec::new();
+    for (u, tgt, f) in found {
+        let rendering = gloss::finish(
+            &f.run,
+            f.term.as_deref(),
+            &ctx.target_lang,
+            boundaries.as_ref(),
+        );
+        let rt = ReviewTerm {
+            term: f.term.clone(),
+            rendering,
+            unit: u.unit.to_string(),
+            chapter: u.chapter.to_string(),
+            context: gloss::context(tgt, f.start, f.end, 80),
+            marked: f.marked,
+        };
+        let dup = terms
+            .iter()
+            .rev()
+            .take_while(|t| t.unit == rt.unit)
+            .any(|t| {
+                t.marked == rt.marked
+                    && t.rendering == rt.rendering
+                    && t.term.as_deref().map(term_key) == rt.term.as_deref().map(term_key)
+            });
+        if !dup {
+            terms.push(rt);
         }
     }
     shorten_renderings(&mut terms);
