@@ -204,7 +204,18 @@ const STOP: &[&str] = &[
 ];
 
 fn is_stop(w: &str) -> bool {
-    STOP.contains(&w.to_ascii_lowercase().as_str())
+    // Called for every word n-gram of the book: no allocation, and a hash set, not a scan.
+    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    let set = SET.get_or_init(|| STOP.iter().copied().collect());
+    let mut buf = [0u8; 16];
+    if w.len() > buf.len() {
+        return false;
+    }
+    let lower = &mut buf[..w.len()];
+    lower.copy_from_slice(w.as_bytes());
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).is_ok_and(|l| set.contains(l))
 }
 
 fn is_acronym(w: &str) -> bool {
@@ -223,8 +234,11 @@ struct Stat {
     freq: usize,
     /// Occurrences not at a sentence start with every word capitalised.
     mid_capitalised: usize,
-    forms: HashMap<String, usize>,
-    snippet: Option<String>,
+    /// Surface forms and their counts (few per key: a list beats a map).
+    forms: Vec<(String, usize)>,
+    /// Where the first occurrence is: (chapter, prose range start, end, offset in the range);
+    /// the snippet is cut only for the candidates returned.
+    snippet: Option<(usize, usize, usize, usize)>,
     words: usize,
     emphasised: usize,
 }
@@ -351,8 +365,9 @@ fn emphasised_terms(text: &str) -> Vec<String> {
 /// ties are broken by term for determinism.
 pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candidate> {
     let mut stats: HashMap<String, Stat> = HashMap::new();
-    for text in chapters {
+    for (ci, text) in chapters.iter().enumerate() {
         for r in crate::book::markdown::prose_ranges(text) {
+            let (r_start, r_end) = (r.start, r.end);
             let slice = &text[r];
             for (sent_start, words) in clauses(slice) {
                 for i in 0..words.len() {
@@ -382,9 +397,12 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
                         if all_caps && !(i == 0 && sent_start && n == 1) {
                             st.mid_capitalised += 1;
                         }
-                        *st.forms.entry(surface.to_string()).or_insert(0) += 1;
+                        match st.forms.iter_mut().find(|f| f.0 == surface) {
+                            Some(f) => f.1 += 1,
+                            None => st.forms.push((surface.to_string(), 1)),
+                        }
                         if st.snippet.is_none() {
-                            st.snippet = Some(snippet_around(slice, ws[0].0));
+                            st.snippet = Some((ci, r_start, r_end, ws[0].0));
                         }
                     }
                 }
@@ -421,12 +439,13 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
         }
     }
     // Qualify.
-    let mut qualified: BTreeMap<String, (String, usize, usize, String)> = BTreeMap::new();
+    type Snippet = Option<(usize, usize, usize, usize)>;
+    let mut qualified: BTreeMap<String, (String, usize, usize, Snippet)> = BTreeMap::new();
     for (key, st) in &stats {
         let form = st
             .forms
             .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
             .map(|(f, _)| f.clone())
             .unwrap_or_default();
         if form.chars().count() < 2 || known.get(&form).is_some() {
@@ -446,15 +465,7 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
         let emphasised = st.emphasised >= 1 && !inner_stop && words.iter().all(|w| !is_stop(w));
         let ok = ((acronym || capitalised) && st.freq >= 2) || phrase || emphasised;
         if ok {
-            qualified.insert(
-                key.clone(),
-                (
-                    form,
-                    st.freq,
-                    st.words,
-                    st.snippet.clone().unwrap_or_default(),
-                ),
-            );
+            qualified.insert(key.clone(), (form, st.freq, st.words, st.snippet));
         }
     }
     // C-value with nesting.
@@ -475,7 +486,7 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
             }
         }
     }
-    let mut out: Vec<Candidate> = qualified
+    let mut scored: Vec<(Candidate, Snippet)> = qualified
         .iter()
         .map(|(k, (form, f, n, snip))| {
             let w = ((*n as f64) + 1.0).log2();
@@ -485,22 +496,31 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
                 }
                 _ => w * *f as f64,
             };
-            Candidate {
+            let c = Candidate {
                 term: form.clone(),
                 freq: *f,
                 score,
-                snippet: snip.clone(),
-            }
+                snippet: String::new(),
+            };
+            (c, *snip)
         })
-        .filter(|c| c.score > 0.0)
+        .filter(|c| c.0.score > 0.0)
         .collect();
-    out.sort_by(|a, b| {
+    scored.sort_by(|(a, _), (b, _)| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.term.cmp(&b.term))
     });
-    out.truncate(max);
-    out
+    scored.truncate(max);
+    scored
+        .into_iter()
+        .map(|(mut c, at)| {
+            if let Some((ci, start, end, at)) = at {
+                c.snippet = snippet_around(&chapters[ci][start..end], at);
+            }
+            c
+        })
+        .collect()
 }
 
 fn snippet_around(slice: &str, at: usize) -> String {

@@ -9,11 +9,18 @@
 //!   translations across units (norms, length ratio, terminology drift, review markers,
 //!   completeness).
 
+pub mod campaign;
 pub mod code;
+pub mod completeness;
 pub mod doc;
+pub mod drift;
+mod gloss;
+pub mod glossary;
 pub mod headings;
 pub mod injected;
+pub mod length;
 pub mod links;
+pub mod markers;
 pub mod math_html;
 pub mod numbers;
 pub mod tables;
@@ -24,7 +31,11 @@ use serde::{Deserialize, Serialize};
 use crate::lang::Lang;
 use crate::termbase::Termbase;
 
+pub use campaign::{CampaignQa, ChapterText, Norms, Parsed, UnitText, check_campaign};
 pub use doc::Doc;
+pub use drift::DriftRow;
+pub use glossary::Adherence;
+pub use markers::ReviewTerm;
 
 /// How bad a finding is. `Error` findings force a revision and fail `validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -126,7 +137,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     tables::check,
     math_html::check,
     numbers::check,
-    // glossary adherence (glossary.rs) is added here
+    glossary::check,
 ];
 
 /// Runs every per-unit check on `source` and its translation `target`, filling in unit and

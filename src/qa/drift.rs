@@ -1,0 +1,955 @@
+//! Terminology drift (check `term_drift`, campaign level): a term kept in the source language in
+//! some units and translated in others, or translated two or more different ways. Returns the
+//! term × unit table ([`DriftRow`]) for the report.
+//!
+//! **Tracked terms**: every termbase entry, plus the frequent source terms outside it:
+//! [`crate::agents::glossary::candidates`] over the translated units' sources (at most
+//! [`MAX_CANDIDATES`]), keeping Latin-script terms found in at least 2 units. Terms are found in
+//! clean prose with [`crate::termbase::Matcher`] (case-insensitive, word boundaries, simple
+//! plurals; the longest term wins where terms overlap).
+//!
+//! **Classification** of each unit whose source contains a term, from its translation's clean
+//! prose:
+//! - `(kept)`: the term is written in the translation in the source script, outside a
+//!   parenthetical gloss after a rendering (`智能体（Agent）`) and outside another entry's
+//!   required rendering (`子 Agent`); when source and target share a script, a parenthetical
+//!   the source has too (`language model (LLM)`) is no gloss;
+//! - rendered `R`, from evidence in this order: (a) the termbase target, if present; (b) a gloss
+//!   `R（Term）`, `R (Term)` or `R（Term）[待审]` (R cut as in [`super::gloss`]); (c) a
+//!   rendering found by (b) in another unit, if present; (d) statistical association: the
+//!   target-script n-gram (2–4 characters for Chinese and Japanese, words and word pairs for
+//!   spaced scripts) with the highest Dice coefficient `2|A∩B| / (|A|+|B|)`, the association
+//!   measure of Smadja, McKeown & Hatzivassiloglou ("Translating collocations for bilingual
+//!   lexicons: a statistical approach", Computational Linguistics 22(1), 1996), restricted to
+//!   n-grams present in this unit (in its segments whose source has the term).
+//!
+//! - `(unidentified)`: none of the above.
+//!
+//! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
+//! kept in some units and rendered in others, or rendered two or more ways; `(unidentified)`
+//! alone does not make a drift (a pronoun or a paraphrase is no competing rendering). One
+//! finding per drifting term: `warning`, or `info` for glossary terms, whose units breaking the
+//! glossary are already `glossary` errors.
+//!
+//! ## The association, in detail
+//! Presence is counted over **aligned segments**, as Smadja et al. count it over aligned
+//! sentences: a unit whose source and translation have the same number of paragraphs
+//! (blank-line separated, more than one) gives one segment per paragraph pair, any other unit
+//! one segment. Whole units (up to 12,000 characters) are too coarse: a frequent term shares a
+//! unit with most of the book's vocabulary. `A` is the set of segments whose source has the
+//! term, leaving out the units that only keep it (there the rendering is absent by
+//! construction, which makes them contrast); `B` the segments whose translation has the n-gram.
+//! An n-gram is accepted when:
+//! - Dice ≥ [`MIN_DICE`] and the term and n-gram co-occur in at least [`MIN_JOINT`] segments;
+//! - it is at least [`MIN_LIFT`] times as frequent (per segment) inside `A` as outside it;
+//! - at least [`MIN_CONTRAST`] segments lie outside `A` (otherwise no rendering is guessed);
+//! - it reaches [`REL_DICE`] × the best Dice of any rendering of the term (the best choice of
+//!   any unit, or a rendering found by (a)–(c)): a unit that lacks the term's main rendering
+//!   must not be credited with whatever frequent word it shares with the term.
+//!
+//! Ties prefer the longer n-gram. The n-gram chosen is then extended, left and right, by a
+//! neighbouring character that at least [`EXTEND_SHARE`] of its occurrences in `A` share (up to
+//! [`MAX_RENDERING_CHARS`]), so a 5-character rendering is not cut to 4 (上下文窗 → 上下文窗口).
+//! The segment index (n-gram → segments) is built once, only when some unit needs (d).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::campaign::Parsed;
+use super::gloss;
+use super::{Finding, QaContext, Severity};
+use crate::lang::{Script, script_of};
+use crate::termbase::{Entry, Matcher, Origin, Termbase, term_key};
+
+/// Check name of the findings.
+pub const CHECK: &str = "term_drift";
+/// Cell of the units that keep the term in the source language.
+pub const KEPT: &str = "(kept)";
+/// Cell of the units whose rendering was not identified.
+pub const UNIDENTIFIED: &str = "(unidentified)";
+/// Candidate terms taken from the sources.
+pub const MAX_CANDIDATES: usize = 200;
+/// Minimum Dice coefficient for a statistical rendering.
+pub const MIN_DICE: f64 = 0.3;
+/// Minimum segments where the term and the n-gram co-occur.
+pub const MIN_JOINT: usize = 2;
+/// Minimum ratio of the n-gram's unit frequency inside `A` to outside it.
+pub const MIN_LIFT: f64 = 2.0;
+/// Minimum segments outside `A` for the association to mean anything.
+pub const MIN_CONTRAST: usize = 3;
+/// A unit's statistical rendering must reach this fraction of the term's best Dice.
+pub const REL_DICE: f64 = 0.5;
+/// A statistical rendering grows by a neighbouring character shared by this share of its
+/// occurrences.
+pub const EXTEND_SHARE: f64 = 0.9;
+/// Longest statistical rendering, in characters.
+pub const MAX_RENDERING_CHARS: usize = 8;
+
+/// One tracked term's renderings across units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DriftRow {
+    pub term: String,
+    pub in_glossary: bool,
+    /// Rendering (or [`KEPT`], [`UNIDENTIFIED`]) → unit ids, in campaign order.
+    pub cells: BTreeMap<String, Vec<String>>,
+    /// The glossary target, or the rendering of most units.
+    pub suggested: Option<String>,
+    /// Whether the term drifts (see the module docs).
+    pub drifting: bool,
+}
+
+struct Tracked {
+    term: String,
+    /// Index in the termbase.
+    entry: Option<usize>,
+}
+
+/// Runs the check over the campaign's parsed units.
+pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<DriftRow>) {
+    // Translated units, in campaign order.
+    let tu: Vec<(&Parsed, &str)> = units
+        .iter()
+        .filter_map(|u| u.tgt_prose.as_deref().map(|t| (u, t)))
+        .collect();
+    if tu.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let fold = ctx.target_lang.script == Script::Latin;
+    let folded: Vec<String>;
+    let work: Vec<&str> = if fold {
+        folded = tu.iter().map(|(_, t)| t.to_lowercase()).collect();
+        folded.iter().map(String::as_str).collect()
+    } else {
+        tu.iter().map(|(_, t)| *t).collect()
+    };
+
+    // Tracked terms: termbase entries, then frequent Latin-script source terms.
+    let mut tracked: Vec<Tracked> = ctx
+        .termbase
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !e.source.trim().is_empty())
+        .map(|(i, e)| Tracked {
+            term: e.source.trim().to_string(),
+            entry: Some(i),
+        })
+        .collect();
+    let n_entries = tracked.len();
+    let sources: Vec<&str> = tu.iter().map(|(u, _)| u.source).collect();
+    let mut seen: HashSet<String> = tracked.iter().map(|t| term_key(&t.term)).collect();
+    for c in crate::agents::glossary::candidates(&sources, &Termbase::default(), MAX_CANDIDATES) {
+        let latin = c
+            .term
+            .chars()
+            .filter(|c| c.is_alphabetic())
+            .all(|c| script_of(c) == Some(Script::Latin));
+        if latin && seen.insert(term_key(&c.term)) {
+            tracked.push(Tracked {
+                term: c.term,
+                entry: None,
+            });
+        }
+    }
+    let matcher = Matcher::new(&Termbase {
+        entries: tracked
+            .iter()
+            .map(|t| Entry {
+                source: t.term.clone(),
+                target: String::new(),
+                note: String::new(),
+                origin: Origin::Agent,
+                forbidden: Vec::new(),
+            })
+            .collect(),
+    });
+    // Per translated unit: the tracked terms of its source.
+    let src_terms: Vec<Vec<usize>> = tu
+        .iter()
+        .map(|(u, _)| {
+            let mut v: Vec<usize> = matcher
+                .find_all(&u.src_prose)
+                .iter()
+                .map(|o| o.entry)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    let mut units_with = vec![0usize; tracked.len()];
+    for v in &src_terms {
+        for &t in v {
+            units_with[t] += 1;
+        }
+    }
+    let keep = |t: usize| units_with[t] > 0 && (t < n_entries || units_with[t] >= 2);
+    // Per translated unit: occurrences of tracked terms in the translation.
+    let tgt_occ: Vec<Vec<(usize, usize, usize)>> = work
+        .iter()
+        .map(|w| {
+            let mut v = matcher
+                .find_all(w)
+                .iter()
+                .map(|o| (o.entry, o.start, o.end))
+                .collect::<Vec<_>>();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    let occurrences = |k: usize, t: usize| -> &[(usize, usize, usize)] {
+        let v = &tgt_occ[k];
+        &v[v.partition_point(|o| o.0 < t)..v.partition_point(|o| o.0 <= t)]
+    };
+    let same_script = ctx.source_lang.script == ctx.target_lang.script;
+    // Termbase renderings (non keep-as-is) of the entries relevant to each unit, as spans.
+    let rendering_of = |t: usize| -> Option<String> {
+        let e = &ctx.termbase.entries[tracked[t].entry?];
+        let r = e.target.trim();
+        (!r.is_empty() && term_key(r) != term_key(&e.source)).then(|| {
+            if fold {
+                r.to_lowercase()
+            } else {
+                r.to_string()
+            }
+        })
+    };
+    let renderings: Vec<Option<String>> = (0..tracked.len()).map(rendering_of).collect();
+
+    // Pass 1: evidence (a), (b) and kept.
+    #[derive(Clone, Default)]
+    struct Cell {
+        kept: bool,
+        rendered: Vec<String>,
+    }
+    let mut cells: Vec<HashMap<usize, Cell>> = vec![HashMap::new(); tracked.len()]; // term → unit → cell
+    let mut gloss_runs: Vec<(usize, usize, String, String)> = Vec::new(); // term, unit, run, content
+    for (k, terms) in src_terms.iter().enumerate() {
+        let w = work[k];
+        let mut src_lower: Option<String> = None;
+        let spans: Vec<(usize, usize, usize)> = terms
+            .iter()
+            .filter_map(|&t| renderings[t].as_ref().map(|r| (t, r)))
+            .flat_map(|(t, r)| {
+                w.match_indices(r.as_str())
+                    .map(move |(s, m)| (t, s, s + m.len()))
+            })
+            .collect();
+        for &t in terms.iter().filter(|&&t| keep(t)) {
+            let mut cell = Cell::default();
+            if let Some(r) = &renderings[t]
+                && w.contains(r.as_str())
+            {
+                cell.rendered.push(r.clone());
+            }
+            for &(_, s, e) in occurrences(k, t) {
+                if spans.iter().any(|&(o, a, b)| o != t && a <= s && e <= b) {
+                    continue;
+                }
+                let glossed = gloss::enclosing_paren(w, s, e, &ctx.source_lang).and_then(|p| {
+                    if same_script {
+                        let src = src_lower.get_or_insert_with(|| tu[k].0.src_prose.to_lowercase());
+                        if gloss::parenthesized_in(src, &p.content, &ctx.source_lang) {
+                            return None;
+                        }
+                    }
+                    let (_, run) =
+                        gloss::run_before(w, p.open, &ctx.target_lang, Some(&p.content))?;
+                    Some((p, run))
+                });
+                match glossed {
+                    Some((p, run)) => {
+                        if term_key(&p.content) == term_key(&w[s..e]) {
+                            gloss_runs.push((t, k, run, p.content));
+                        }
+                    }
+                    None => cell.kept = true,
+                }
+            }
+            cells[t].insert(k, cell);
+        }
+    }
+    // Renderings of the glosses, cut with the word starts the translations show.
+    let boundaries = (gloss::unspaced(&ctx.target_lang) && !gloss_runs.is_empty()).then(|| {
+        gloss::Boundaries::new(
+            gloss_runs.iter().map(|g| g.2.as_str()),
+            &work,
+            &ctx.target_lang,
+        )
+    });
+    for (t, k, run, content) in gloss_runs {
+        let r = gloss::finish(&run, Some(&content), &ctx.target_lang, boundaries.as_ref());
+        let cell = cells[t].get_mut(&k).expect("cell");
+        if !cell.rendered.contains(&r) {
+            cell.rendered.push(r);
+        }
+    }
+    // Consolidate renderings cut too long, and collect the known renderings of each term.
+    let mut known: Vec<Vec<String>> = vec![Vec::new(); tracked.len()];
+    for (t, by_unit) in cells.iter_mut().enumerate() {
+        let mut all: Vec<String> = by_unit.values().flat_map(|c| c.rendered.clone()).collect();
+        all.sort();
+        all.dedup();
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        for c in by_unit.values_mut() {
+            for r in c.rendered.iter_mut() {
+                *r = gloss::shortest_known_suffix(r, &refs);
+            }
+            c.rendered.sort();
+            c.rendered.dedup();
+        }
+        let mut k: Vec<String> = all
+            .iter()
+            .map(|r| gloss::shortest_known_suffix(r, &refs))
+            .collect();
+        k.sort();
+        k.dedup();
+        known[t] = k;
+    }
+    // Pass 2: (c) known renderings, then (d) Dice, for units with no evidence yet.
+    let mut index: Option<NgramIndex> = None;
+    let other_renderings: HashSet<&str> = renderings.iter().flatten().map(String::as_str).collect();
+    for t in 0..tracked.len() {
+        let pending: Vec<usize> = {
+            let mut p: Vec<usize> = cells[t]
+                .iter()
+                .filter(|(_, c)| !c.kept && c.rendered.is_empty())
+                .map(|(&k, _)| k)
+                .collect();
+            p.sort_unstable();
+            p
+        };
+        if pending.is_empty() {
+            continue;
+        }
+        let mut still = Vec::new();
+        for k in pending {
+            let present = known[t]
+                .iter()
+                .filter(|r| work[k].contains(r.as_str()))
+                .max_by_key(|r| (work[k].matches(r.as_str()).count(), r.chars().count()));
+            match present {
+                Some(r) => cells[t].get_mut(&k).expect("cell").rendered.push(r.clone()),
+                None => still.push(k),
+            }
+        }
+        if still.is_empty() {
+            continue;
+        }
+        let idx = index
+            .get_or_insert_with(|| NgramIndex::build(&tu, &work, &matcher, &ctx.target_lang, fold));
+        // A: the segments whose source has the term, in units that do not only keep it.
+        let a: Vec<bool> = (0..idx.seg_unit.len())
+            .map(|s| {
+                idx.seg_terms[s].binary_search(&t).is_ok()
+                    && cells[t]
+                        .get(&(idx.seg_unit[s] as usize))
+                        .is_some_and(|c| !c.kept || !c.rendered.is_empty())
+            })
+            .collect();
+        let na = a.iter().filter(|&&x| x).count();
+        if na == 0 || a.len() - na < MIN_CONTRAST {
+            continue;
+        }
+        let term_lower = tracked[t].term.to_lowercase();
+        let mut memo: HashMap<u32, Option<f64>> = HashMap::new();
+        // The best association of any rendering of the term, for the relative threshold.
+        let mut d_star = known[t]
+            .iter()
+            .filter_map(|r| idx.ids.get(r.as_str()))
+            .map(|&g| idx.dice(g, &a, na))
+            .fold(0.0f64, f64::max);
+        let mut chosen: Vec<(usize, f64, u32)> = Vec::new();
+        for k in still {
+            let mut best: Option<(f64, usize, u32)> = None;
+            let segs = idx.unit_segs[k].clone().filter(|&s| a[s]);
+            for &g in segs.flat_map(|s| &idx.seg_ngrams[s]) {
+                let score = *memo.entry(g).or_insert_with(|| {
+                    let s = idx.strings[g as usize].as_str();
+                    if other_renderings.contains(s) || s == term_lower {
+                        return None;
+                    }
+                    idx.association(g, &a, na)
+                });
+                let Some(d) = score else { continue };
+                let len = idx.strings[g as usize].chars().count();
+                let better = match best {
+                    None => true,
+                    Some((bd, bl, bg)) => {
+                        d > bd + 1e-12
+                            || ((d - bd).abs() <= 1e-12
+                                && (len > bl
+                                    || (len == bl
+                                        && idx.strings[g as usize] < idx.strings[bg as usize])))
+                    }
+                };
+                if better {
+                    best = Some((d, len, g));
+                }
+            }
+            if let Some((d, _, g)) = best {
+                d_star = d_star.max(d);
+                chosen.push((k, d, g));
+            }
+        }
+        let mut extended: HashMap<u32, String> = HashMap::new();
+        for (k, d, g) in chosen {
+            if d >= REL_DICE * d_star {
+                let r = extended
+                    .entry(g)
+                    .or_insert_with(|| idx.extend(g, &a, &ctx.target_lang))
+                    .clone();
+                cells[t].get_mut(&k).expect("cell").rendered.push(r);
+            }
+        }
+    }
+    // Rows and findings.
+    let mut rows = Vec::new();
+    for (t, tr) in tracked.iter().enumerate() {
+        if cells[t].is_empty() {
+            continue;
+        }
+        let mut by_unit: Vec<(&usize, &Cell)> = cells[t].iter().collect();
+        by_unit.sort_by_key(|(k, _)| **k);
+        let mut row_cells: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (&k, c) in by_unit {
+            let id = tu[k].0.unit.to_string();
+            if c.kept {
+                row_cells.entry(KEPT.into()).or_default().push(id.clone());
+            }
+            for r in &c.rendered {
+                let label = if term_key(r) == term_key(&tr.term) {
+                    KEPT
+                } else {
+                    r.as_str()
+                };
+                let v = row_cells.entry(label.to_string()).or_default();
+                if v.last() != Some(&id) {
+                    v.push(id.clone());
+                }
+            }
+            if !c.kept && c.rendered.is_empty() {
+                row_cells.entry(UNIDENTIFIED.into()).or_default().push(id);
+            }
+        }
+        let kept = row_cells.contains_key(KEPT);
+        let rendered = row_cells
+            .keys()
+            .filter(|k| *k != KEPT && *k != UNIDENTIFIED)
+            .count();
+        let drifting = (kept && rendered >= 1) || rendered >= 2;
+        let entry = tr.entry.map(|i| &ctx.termbase.entries[i]);
+        let suggested = match entry {
+            Some(e) => Some(e.target.trim().to_string()),
+            None => row_cells
+                .iter()
+                .filter(|(k, _)| *k != UNIDENTIFIED)
+                .max_by(|a, b| a.1.len().cmp(&b.1.len()).then_with(|| b.0.cmp(a.0)))
+                .map(|(k, _)| k.clone()),
+        };
+        rows.push(DriftRow {
+            term: tr.term.clone(),
+            in_glossary: entry.is_some(),
+            cells: row_cells,
+            suggested,
+            drifting,
+        });
+    }
+    rows.sort_by(|a, b| {
+        let units = |r: &DriftRow| r.cells.values().map(Vec::len).sum::<usize>();
+        b.drifting
+            .cmp(&a.drifting)
+            .then_with(|| units(b).cmp(&units(a)))
+            .then_with(|| a.term.cmp(&b.term))
+    });
+    let findings = rows.iter().filter(|r| r.drifting).map(finding).collect();
+    (findings, rows)
+}
+
+fn units(n: usize) -> String {
+    if n == 1 {
+        "1 unit".into()
+    } else {
+        format!("{n} units")
+    }
+}
+
+/// The drift finding of a row: `"Agent" is kept in 6 units, rendered 代理 in 7, 智能体 in 1`.
+fn finding(r: &DriftRow) -> Finding {
+    let mut rendered: Vec<(&String, usize)> = r
+        .cells
+        .iter()
+        .filter(|(k, _)| *k != KEPT && *k != UNIDENTIFIED)
+        .map(|(k, v)| (k, v.len()))
+        .collect();
+    rendered.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let mut msg = format!("\"{}\" is ", r.term);
+    let mut first_count = true;
+    if let Some(k) = r.cells.get(KEPT) {
+        msg.push_str(&format!("kept in {}", units(k.len())));
+        first_count = false;
+        if !rendered.is_empty() {
+            msg.push_str(", ");
+        }
+    }
+    for (i, (name, n)) in rendered.iter().enumerate() {
+        if i == 0 {
+            msg.push_str("rendered ");
+        } else {
+            msg.push_str(", ");
+        }
+        if first_count {
+            msg.push_str(&format!("{name} in {}", units(*n)));
+            first_count = false;
+        } else {
+            msg.push_str(&format!("{name} in {n}"));
+        }
+    }
+    if let Some(u) = r.cells.get(UNIDENTIFIED) {
+        msg.push_str(&format!(" (rendering unidentified in {})", units(u.len())));
+    }
+    let suggested = r.suggested.as_deref().unwrap_or(KEPT);
+    let (severity, advice) = if r.in_glossary {
+        (
+            Severity::Info,
+            format!(
+                "the glossary requires {suggested}; every unit that breaks it is already a `glossary` error, so this is a summary"
+            ),
+        )
+    } else if suggested == KEPT {
+        (
+            Severity::Warning,
+            "choose one form (most units keep the term), add it to the glossary and revise the other units".to_string(),
+        )
+    } else {
+        (
+            Severity::Warning,
+            format!(
+                "choose one rendering (most units: {suggested}), add it to the glossary and revise the other units"
+            ),
+        )
+    };
+    let summary: Vec<String> = r
+        .cells
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+        .collect();
+    Finding::new(
+        CHECK,
+        severity,
+        format!("{msg}; {advice}"),
+        "",
+        &summary.join("; "),
+    )
+}
+
+/// The paragraphs (blank-line separated) of a text.
+fn paragraphs(text: &str) -> Vec<&str> {
+    text.split("\n\n")
+        .map(|p| p.trim_matches(|c: char| c == '\n' || c == '\r'))
+        .filter(|p| !p.trim().is_empty())
+        .collect()
+}
+
+/// The aligned segments of the translations and their n-gram → segments index, for the Dice
+/// association.
+struct NgramIndex {
+    ids: HashMap<String, u32>,
+    strings: Vec<String>,
+    /// Per segment: its translated unit.
+    seg_unit: Vec<u32>,
+    /// Per segment: the tracked terms of its source, sorted.
+    seg_terms: Vec<Vec<usize>>,
+    /// Per segment: its distinct n-grams that occur in at least [`MIN_JOINT`] segments.
+    seg_ngrams: Vec<Vec<u32>>,
+    /// Per translated unit: its segments.
+    unit_segs: Vec<std::ops::Range<usize>>,
+    /// Per n-gram: the segments that contain it, ascending.
+    postings: Vec<Vec<u32>>,
+    /// Per segment: its translation text.
+    seg_text: Vec<String>,
+}
+
+impl NgramIndex {
+    /// Segments each translated unit into paragraph pairs when its source and translation have
+    /// the same number of paragraphs (more than one), else into one segment (the clean prose of
+    /// both), and indexes the n-grams of the translations' segments.
+    fn build(
+        tu: &[(&Parsed, &str)],
+        work: &[&str],
+        matcher: &Matcher,
+        target: &crate::lang::Lang,
+        fold: bool,
+    ) -> NgramIndex {
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut strings = Vec::new();
+        let mut postings: Vec<Vec<u32>> = Vec::new();
+        let mut seg_unit = Vec::new();
+        let mut seg_terms = Vec::new();
+        let mut seg_ngrams = Vec::new();
+        let mut unit_segs = Vec::with_capacity(tu.len());
+        let mut seg_text = Vec::new();
+        for (k, (u, _)) in tu.iter().enumerate() {
+            let src = paragraphs(u.source);
+            let tgt = paragraphs(u.target.unwrap_or(""));
+            let pairs: Vec<(&str, String)> = if src.len() == tgt.len() && src.len() > 1 {
+                src.into_iter()
+                    .zip(tgt)
+                    .map(|(a, b)| {
+                        (
+                            a,
+                            if fold {
+                                b.to_lowercase()
+                            } else {
+                                b.to_string()
+                            },
+                        )
+                    })
+                    .collect()
+            } else {
+                vec![(u.src_prose.as_str(), work[k].to_string())]
+            };
+            let first = seg_unit.len();
+            for (a, b) in pairs {
+                let seg = seg_unit.len() as u32;
+                let mut terms: Vec<usize> = matcher.find_all(a).iter().map(|o| o.entry).collect();
+                terms.sort_unstable();
+                terms.dedup();
+                let mut mine = Vec::new();
+                for g in gloss::script_ngrams(&b, target) {
+                    let id = match ids.get(&g) {
+                        Some(&id) => id,
+                        None => {
+                            let id = strings.len() as u32;
+                            ids.insert(g.clone(), id);
+                            strings.push(g);
+                            postings.push(Vec::new());
+                            id
+                        }
+                    };
+                    postings[id as usize].push(seg);
+                    mine.push(id);
+                }
+                seg_unit.push(k as u32);
+                seg_terms.push(terms);
+                seg_ngrams.push(mine);
+                seg_text.push(b);
+            }
+            unit_segs.push(first..seg_unit.len());
+        }
+        for v in seg_ngrams.iter_mut() {
+            v.retain(|&g| postings[g as usize].len() >= MIN_JOINT);
+        }
+        NgramIndex {
+            ids,
+            strings,
+            seg_unit,
+            seg_terms,
+            seg_ngrams,
+            unit_segs,
+            postings,
+            seg_text,
+        }
+    }
+
+    /// N-gram `g` extended to the left and right while at least [`EXTEND_SHARE`] of its
+    /// occurrences in the segments of `a` share the neighbouring character (a target-script
+    /// letter that may end a word), up to [`MAX_RENDERING_CHARS`]: 上下文窗 becomes 上下文窗口.
+    fn extend(&self, g: u32, a: &[bool], target: &crate::lang::Lang) -> String {
+        let mut r = self.strings[g as usize].clone();
+        if !gloss::unspaced(target) {
+            return r;
+        }
+        let segs: Vec<&str> = self.postings[g as usize]
+            .iter()
+            .filter(|&&s| a[s as usize])
+            .map(|&s| self.seg_text[s as usize].as_str())
+            .collect();
+        for left in [false, true] {
+            while r.chars().count() < MAX_RENDERING_CHARS {
+                let mut counts: HashMap<char, usize> = HashMap::new();
+                let mut total = 0usize;
+                for text in &segs {
+                    for (i, m) in text.match_indices(r.as_str()) {
+                        total += 1;
+                        let next = if left {
+                            text[..i].chars().next_back()
+                        } else {
+                            text[i + m.len()..].chars().next()
+                        };
+                        if let Some(c) = next {
+                            *counts.entry(c).or_insert(0) += 1;
+                        }
+                    }
+                }
+                let Some((&c, &n)) = counts
+                    .iter()
+                    .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
+                else {
+                    break;
+                };
+                if total < 3
+                    || (n as f64) < EXTEND_SHARE * total as f64
+                    || !(c.is_alphabetic() && target.is_script_letter(c))
+                    || gloss::is_edge_stop(c, target)
+                {
+                    break;
+                }
+                if left {
+                    r.insert(0, c);
+                } else {
+                    r.push(c);
+                }
+            }
+        }
+        r
+    }
+
+    fn joint(&self, g: u32, a: &[bool]) -> usize {
+        self.postings[g as usize]
+            .iter()
+            .filter(|&&k| a[k as usize])
+            .count()
+    }
+
+    /// Dice coefficient of n-gram `g` with the segment set `a` of size `na`.
+    fn dice(&self, g: u32, a: &[bool], na: usize) -> f64 {
+        2.0 * self.joint(g, a) as f64 / (na + self.postings[g as usize].len()) as f64
+    }
+
+    /// Dice of n-gram `g` with the segment set `a` (of size `na`), if it passes the guards of the
+    /// module docs (all but the relative one).
+    fn association(&self, g: u32, a: &[bool], na: usize) -> Option<f64> {
+        let nb = self.postings[g as usize].len();
+        let joint = self.joint(g, a);
+        if joint < MIN_JOINT {
+            return None;
+        }
+        let dice = 2.0 * joint as f64 / (na + nb) as f64;
+        let outside = a.len() - na;
+        let p_in = joint as f64 / na as f64;
+        let p_out = (nb - joint) as f64 / outside as f64;
+        (dice >= MIN_DICE && p_in >= MIN_LIFT * p_out).then_some(dice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::qa::campaign::UnitText;
+    use crate::qa::glossary::entry;
+    use crate::qa::{Doc, glossary};
+
+    /// The canonical failure: 14 short units about "Agent"; the translation keeps "Agent" in 6,
+    /// renders it 代理 in 7 and 智能体 (with a gloss) in 1.
+    pub(crate) fn agent_units() -> Vec<(String, String, String)> {
+        let kept = [
+            (
+                "An Agent reads files before it acts.",
+                "Agent 会先读取文件再行动。",
+            ),
+            (
+                "Each Agent keeps a short memory of the task.",
+                "每个 Agent 都保留任务的简短记忆。",
+            ),
+            (
+                "The Agent retries when a test fails.",
+                "测试失败时，Agent 会重试。",
+            ),
+            (
+                "A good Agent asks before deleting data.",
+                "好的 Agent 会在删除数据前先询问。",
+            ),
+            (
+                "The Agent writes a plan in plain text.",
+                "Agent 用纯文本写下计划。",
+            ),
+            (
+                "Logs show what the Agent did and why.",
+                "日志显示了 Agent 做了什么以及原因。",
+            ),
+        ];
+        let proxy = [
+            ("The Agent calls a search tool.", "代理调用搜索工具。"),
+            (
+                "An Agent can run shell commands safely.",
+                "代理可以安全地运行命令。",
+            ),
+            ("The Agent summarises long documents.", "代理会总结长文档。"),
+            (
+                "Our Agent books meetings for the team.",
+                "我们的代理为团队预订会议。",
+            ),
+            (
+                "The Agent checks prices every hour.",
+                "代理每小时检查一次价格。",
+            ),
+            (
+                "An Agent may hand work to a human.",
+                "代理可能把工作交给人类。",
+            ),
+            (
+                "The Agent stops when the budget runs out.",
+                "预算用完时代理就停止。",
+            ),
+        ];
+        let agent = [(
+            "We call this system an Agent from now on.",
+            "从现在起我们称这个系统为智能体（Agent）。",
+        )];
+        let other = [
+            ("Tests run in a sandbox.", "测试在沙箱中运行。"),
+            ("Prices change every day.", "价格每天都在变化。"),
+            ("Budgets limit the cost.", "预算限制了成本。"),
+        ];
+        let mut out = Vec::new();
+        let mut push = |s: &str, t: &str| {
+            let id = format!("c-{:03}", out.len());
+            out.push((id, s.to_string(), t.to_string()));
+        };
+        // Interleave so that order carries no signal.
+        for i in 0..7 {
+            if i < kept.len() {
+                push(kept[i].0, kept[i].1);
+            }
+            push(proxy[i].0, proxy[i].1);
+            if i == 3 {
+                push(agent[0].0, agent[0].1);
+            }
+            if i < other.len() {
+                push(other[i].0, other[i].1);
+            }
+        }
+        out
+    }
+
+    fn run(tb: &Termbase, units: &[(String, String, String)]) -> (Vec<Finding>, Vec<DriftRow>) {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), tb);
+        let texts: Vec<UnitText> = units
+            .iter()
+            .map(|(id, s, t)| UnitText {
+                unit: id,
+                chapter: "c",
+                source: s,
+                target: Some(t),
+            })
+            .collect();
+        check(&ctx, &Parsed::all(&texts))
+    }
+
+    fn counts(row: &DriftRow) -> Vec<(&str, usize)> {
+        row.cells
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.len()))
+            .collect()
+    }
+
+    #[test]
+    fn canonical_agent_drift_without_glossary() {
+        let units = agent_units();
+        assert_eq!(units.iter().filter(|u| u.1.contains("Agent")).count(), 14);
+        let (f, rows) = run(&Termbase::default(), &units);
+        let row = rows
+            .iter()
+            .find(|r| r.term == "Agent")
+            .expect("Agent tracked");
+        assert!(!row.in_glossary && row.drifting);
+        assert_eq!(counts(row), vec![("(kept)", 6), ("代理", 7), ("智能体", 1)]);
+        assert_eq!(row.suggested.as_deref(), Some("代理"));
+        assert_eq!(row.cells["智能体"], vec!["c-011"]);
+        let agent: Vec<&Finding> = f
+            .iter()
+            .filter(|f| f.message.starts_with("\"Agent\""))
+            .collect();
+        assert_eq!(agent.len(), 1);
+        assert_eq!(
+            (agent[0].check.as_str(), agent[0].severity),
+            ("term_drift", Severity::Warning)
+        );
+        assert!(
+            agent[0]
+                .message
+                .starts_with("\"Agent\" is kept in 6 units, rendered 代理 in 7, 智能体 in 1;"),
+            "{}",
+            agent[0].message
+        );
+    }
+
+    #[test]
+    fn canonical_agent_drift_with_glossary() {
+        let units = agent_units();
+        let tb = Termbase::from_entries([entry("Agent", "智能体", &[])]);
+        let (f, rows) = run(&tb, &units);
+        let row = &rows[0];
+        assert_eq!(row.term, "Agent");
+        assert!(row.in_glossary && row.drifting);
+        assert_eq!(counts(row), vec![("(kept)", 6), ("代理", 7), ("智能体", 1)]);
+        assert_eq!(row.suggested.as_deref(), Some("智能体"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].message.contains("already a `glossary` error"));
+        // The per-unit glossary check gives an error in the 13 units that break the entry.
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &tb);
+        let failing: Vec<&str> = units
+            .iter()
+            .filter(|(_, s, t)| {
+                let e = glossary::check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+                assert!(
+                    e.iter()
+                        .all(|f| f.check == "glossary" && f.severity == Severity::Error)
+                );
+                !e.is_empty()
+            })
+            .map(|u| u.0.as_str())
+            .collect();
+        assert_eq!(failing.len(), 13);
+        assert!(!failing.contains(&"c-011"));
+    }
+
+    #[test]
+    fn consistent_rendering_does_not_drift() {
+        let units: Vec<(String, String, String)> = agent_units()
+            .into_iter()
+            .map(|(id, s, t)| {
+                let t = t
+                    .replace("代理", "智能体")
+                    .replace("Agent", "智能体")
+                    .replace("智能体（智能体）", "智能体（Agent）");
+                (id, s, t)
+            })
+            .collect();
+        let (f, rows) = run(&Termbase::default(), &units);
+        assert!(f.is_empty(), "{f:?}");
+        let row = rows.iter().find(|r| r.term == "Agent").unwrap();
+        assert_eq!(counts(row), vec![("智能体", 14)]);
+        assert!(!row.drifting);
+    }
+
+    #[test]
+    fn sub_agent_rendering_is_not_kept_agent() {
+        let tb = Termbase::from_entries([
+            entry("Agent", "智能体", &[]),
+            entry("sub-agent", "子 Agent", &[]),
+        ]);
+        let units = vec![
+            (
+                "c-000".to_string(),
+                "The agent starts a sub-agent.".to_string(),
+                "智能体启动一个子 Agent。".to_string(),
+            ),
+            (
+                "c-001".to_string(),
+                "The agent waits.".to_string(),
+                "智能体等待。".to_string(),
+            ),
+        ];
+        let (f, rows) = run(&tb, &units);
+        assert!(f.is_empty(), "{f:?}");
+        assert_eq!(
+            counts(&rows.iter().find(|r| r.term == "Agent").unwrap().clone()),
+            vec![("智能体", 2)]
+        );
+    }
+}

@@ -1,0 +1,552 @@
+//! Glossary adherence (check `glossary`, per unit): every termbase entry whose source term
+//! occurs in the unit's source must be rendered as the entry's target in the translation.
+//!
+//! Source terms are found in the source's clean prose (code, inline code, math, HTML and URLs
+//! left out) with [`crate::termbase::Matcher`]: ASCII case-insensitive, on word boundaries, with
+//! simple plurals. For each entry found, the translation's clean prose must contain the
+//! required rendering **at least once** (the counts are given in the message; a pronoun or an
+//! omission may legitimately replace later occurrences). Renderings are compared with ASCII case
+//! ignored, and with full Unicode case folding when the target language is written in Latin
+//! script; for Chinese and Japanese targets a space between Han and Latin (`子 Agent`) is optional.
+//!
+//! One `error` finding per entry and unit, naming every piece of evidence:
+//! - a **forbidden** rendering (`Entry::forbidden`) in the translation;
+//! - the source term **kept** in the translation (`Agent` left in a Chinese text), except inside
+//!   a parenthetical gloss right after the required rendering (`智能体（Agent）`,
+//!   `智能体 (AI Agent)`) or inside another entry's required rendering (`子 Agent`);
+//! - the required rendering **missing** with neither of the above ("glossary violation").
+//!
+//! Keep-as-is entries (target equal to source, ignoring case) instead require the source term
+//! itself in the translation.
+//!
+//! [`adherence`] sums the same evaluation over the campaign for the report.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use serde::Serialize;
+
+use super::campaign::{Parsed, UnitText};
+use super::gloss;
+use super::{Doc, Finding, QaContext, Severity};
+use crate::lang::Script;
+use crate::termbase::{Matcher, Origin, Termbase, term_key};
+
+/// Check name of the findings.
+pub const CHECK: &str = "glossary";
+
+/// Runs the glossary check on one unit (see the module docs). `source` and `target` are the raw
+/// texts of `src` and `tgt`; the check compares their clean prose.
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+    let _ = (source, target);
+    let g = Glossary::new(ctx);
+    g.evaluate(&src.clean_prose(), &tgt.clean_prose())
+        .into_iter()
+        .filter_map(|r| r.finding)
+        .collect()
+}
+
+/// Adherence to one termbase entry over a campaign.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Adherence {
+    pub source: String,
+    pub target: String,
+    pub origin: Origin,
+    /// Translated units whose source contains the term.
+    pub units: usize,
+    /// Occurrences of the term in those sources.
+    pub occurrences: usize,
+    /// Occurrences of the required rendering in their translations.
+    pub target_occurrences: usize,
+    /// Units that follow the entry.
+    pub units_correct: usize,
+    /// Units with a `glossary` error for the entry.
+    pub units_violating: usize,
+    /// Their ids, in campaign order.
+    pub violating_units: Vec<String>,
+}
+
+/// Per-entry adherence over `pairs` (units without a translation are skipped), in termbase
+/// order, including entries that occur nowhere.
+pub fn adherence(ctx: &QaContext, pairs: &[UnitText]) -> Vec<Adherence> {
+    let parsed = Parsed::all(pairs);
+    adherence_parsed(ctx, &parsed)
+}
+
+/// [`adherence`] over units parsed once.
+pub(crate) fn adherence_parsed(ctx: &QaContext, units: &[Parsed]) -> Vec<Adherence> {
+    let g = Glossary::new(ctx);
+    let mut out: Vec<Adherence> = ctx
+        .termbase
+        .entries
+        .iter()
+        .map(|e| Adherence {
+            source: e.source.clone(),
+            target: e.target.clone(),
+            origin: e.origin,
+            units: 0,
+            occurrences: 0,
+            target_occurrences: 0,
+            units_correct: 0,
+            units_violating: 0,
+            violating_units: Vec::new(),
+        })
+        .collect();
+    for u in units {
+        let Some(tgt) = &u.tgt_prose else { continue };
+        for r in g.evaluate(&u.src_prose, tgt) {
+            let a = &mut out[r.entry];
+            a.units += 1;
+            a.occurrences += r.source_occurrences;
+            a.target_occurrences += r.target_occurrences;
+            if r.finding.is_some() {
+                a.units_violating += 1;
+                a.violating_units.push(u.unit.to_string());
+            } else {
+                a.units_correct += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The outcome for one entry in one unit.
+#[derive(Debug, Clone)]
+pub(crate) struct EntryResult {
+    /// Index in the termbase.
+    pub entry: usize,
+    pub source_occurrences: usize,
+    /// Occurrences of the required rendering (for keep-as-is entries: of the term).
+    pub target_occurrences: usize,
+    pub finding: Option<Finding>,
+}
+
+/// A termbase compiled for repeated evaluation.
+pub(crate) struct Glossary<'a> {
+    ctx: &'a QaContext,
+    matcher: Matcher,
+    /// Full Unicode case folding (Latin-script targets).
+    fold: bool,
+    /// Per entry: searcher for the required rendering (None for keep-as-is or empty targets).
+    required: Vec<Option<AhoCorasick>>,
+    /// Per entry: searcher for its forbidden renderings.
+    forbidden: Vec<Option<AhoCorasick>>,
+    keep_as_is: Vec<bool>,
+}
+
+fn searcher(patterns: &[String]) -> Option<AhoCorasick> {
+    let patterns: Vec<&String> = patterns.iter().filter(|p| !p.trim().is_empty()).collect();
+    (!patterns.is_empty()).then(|| {
+        AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .ascii_case_insensitive(true)
+            .build(patterns)
+            .expect("rendering patterns build")
+    })
+}
+
+impl<'a> Glossary<'a> {
+    pub(crate) fn new(ctx: &'a QaContext) -> Glossary<'a> {
+        let fold = ctx.target_lang.script == Script::Latin;
+        let unspaced = gloss::unspaced(&ctx.target_lang);
+        let variants = |r: &str| -> Vec<String> {
+            let r = r.trim();
+            let r = if fold {
+                r.to_lowercase()
+            } else {
+                r.to_string()
+            };
+            let mut v = vec![r.clone()];
+            if unspaced && r.contains(char::is_whitespace) {
+                v.push(r.split_whitespace().collect());
+            }
+            v
+        };
+        let keep_as_is: Vec<bool> = ctx
+            .termbase
+            .entries
+            .iter()
+            .map(|e| term_key(&e.source) == term_key(&e.target))
+            .collect();
+        let required = ctx
+            .termbase
+            .entries
+            .iter()
+            .zip(&keep_as_is)
+            .map(|(e, &k)| {
+                if k {
+                    None
+                } else {
+                    searcher(&variants(&e.target))
+                }
+            })
+            .collect();
+        let forbidden = ctx
+            .termbase
+            .entries
+            .iter()
+            .map(|e| {
+                searcher(
+                    &e.forbidden
+                        .iter()
+                        .flat_map(|f| variants(f))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        Glossary {
+            ctx,
+            matcher: Matcher::new(&ctx.termbase),
+            fold,
+            required,
+            forbidden,
+            keep_as_is,
+        }
+    }
+
+    /// Evaluates every entry whose term occurs in `src_prose` against `tgt_prose` (both clean
+    /// prose), in termbase order.
+    pub(crate) fn evaluate(&self, src_prose: &str, tgt_prose: &str) -> Vec<EntryResult> {
+        let entries = &self.ctx.termbase.entries;
+        let mut src_count = vec![0usize; entries.len()];
+        let mut first_src = vec![0usize; entries.len()];
+        for o in self.matcher.find_all(src_prose) {
+            if src_count[o.entry] == 0 {
+                first_src[o.entry] = o.start;
+            }
+            src_count[o.entry] += 1;
+        }
+        let relevant: Vec<usize> = (0..entries.len()).filter(|&i| src_count[i] > 0).collect();
+        if relevant.is_empty() {
+            return Vec::new();
+        }
+        let folded;
+        let work: &str = if self.fold {
+            folded = tgt_prose.to_lowercase();
+            &folded
+        } else {
+            tgt_prose
+        };
+        // Spans of every relevant entry's required rendering.
+        let mut spans: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
+        for &i in &relevant {
+            if let Some(ac) = &self.required[i] {
+                spans[i] = ac.find_iter(work).map(|m| (m.start(), m.end())).collect();
+            }
+        }
+        // Source terms written in the translation, for the relevant entries only.
+        let sub = Termbase {
+            entries: relevant.iter().map(|&i| entries[i].clone()).collect(),
+        };
+        let mut kept: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
+        for o in Matcher::new(&sub).find_all(work) {
+            kept[relevant[o.entry]].push((o.start, o.end));
+        }
+        let mut out = Vec::new();
+        for &i in &relevant {
+            let e = &entries[i];
+            let src_excerpt = gloss::context(src_prose, first_src[i], first_src[i], 160);
+            if self.keep_as_is[i] {
+                let n = kept[i].len();
+                let finding = (n == 0).then(|| {
+                    Finding::new(
+                        CHECK,
+                        Severity::Error,
+                        format!(
+                            "glossary violation: \"{}\" ({}× in the source) must be kept as \"{}\", but it does not appear in the translation; keep the term as is",
+                            e.source, src_count[i], e.target.trim()
+                        ),
+                        &src_excerpt,
+                        tgt_prose,
+                    )
+                });
+                out.push(EntryResult {
+                    entry: i,
+                    source_occurrences: src_count[i],
+                    target_occurrences: n,
+                    finding,
+                });
+                continue;
+            }
+            let required_n = spans[i].len();
+            let in_other_rendering = |s: usize, t: usize| {
+                relevant
+                    .iter()
+                    .any(|&j| j != i && spans[j].iter().any(|&(a, b)| a <= s && t <= b))
+            };
+            // Kept source terms outside glosses and outside other entries' renderings.
+            let kept_here: Vec<(usize, usize)> = kept[i]
+                .iter()
+                .copied()
+                .filter(|&(s, t)| !in_other_rendering(s, t))
+                .filter(|&(s, t)| {
+                    !gloss::enclosing_paren(work, s, t, &self.ctx.source_lang).is_some_and(|p| {
+                        gloss::ends_with_rendering(work, p.open, &e.target, self.fold)
+                    })
+                })
+                .collect();
+            // Forbidden renderings outside the required rendering.
+            let mut forbidden_hits: Vec<(String, usize, usize)> = Vec::new(); // (form, count, first)
+            if let Some(ac) = &self.forbidden[i] {
+                for m in ac.find_iter(work) {
+                    if spans[i].iter().any(|&(a, b)| m.start() < b && a < m.end()) {
+                        continue;
+                    }
+                    let form = work[m.start()..m.end()].to_string();
+                    match forbidden_hits.iter_mut().find(|h| h.0 == form) {
+                        Some(h) => h.1 += 1,
+                        None => forbidden_hits.push((form, 1, m.start())),
+                    }
+                }
+            }
+            let missing = required_n == 0;
+            if forbidden_hits.is_empty() && kept_here.is_empty() && !missing {
+                out.push(EntryResult {
+                    entry: i,
+                    source_occurrences: src_count[i],
+                    target_occurrences: required_n,
+                    finding: None,
+                });
+                continue;
+            }
+            let target = e.target.trim();
+            let mut parts = Vec::new();
+            if !forbidden_hits.is_empty() {
+                let list: Vec<String> = forbidden_hits
+                    .iter()
+                    .map(|(f, n, _)| format!("{f} ({n}×)"))
+                    .collect();
+                parts.push(format!("uses the forbidden rendering {}", list.join(", ")));
+            }
+            if !kept_here.is_empty() {
+                parts.push(format!(
+                    "leaves \"{}\" untranslated {}×",
+                    e.source.trim(),
+                    kept_here.len()
+                ));
+            }
+            if missing {
+                parts.push(format!("never uses {target}"));
+            } else {
+                parts.push(format!("uses {target} {required_n}×"));
+            }
+            let at = forbidden_hits
+                .first()
+                .map(|h| h.2)
+                .or(kept_here.first().map(|k| k.0))
+                .unwrap_or(0);
+            let at = floor_char_boundary(tgt_prose, at);
+            let message = format!(
+                "glossary violation: \"{}\" ({}× in the source) must be rendered {target}; the translation {}; use {target} (a gloss {target}（{}） is allowed)",
+                e.source.trim(),
+                src_count[i],
+                parts.join(", "),
+                e.source.trim(),
+            );
+            out.push(EntryResult {
+                entry: i,
+                source_occurrences: src_count[i],
+                target_occurrences: required_n,
+                finding: Some(Finding::new(
+                    CHECK,
+                    Severity::Error,
+                    message,
+                    &src_excerpt,
+                    &gloss::context(tgt_prose, at, at, 160),
+                )),
+            });
+        }
+        out
+    }
+}
+
+/// `at` moved back to a char boundary of `text` (offsets found in a lower-cased copy can differ).
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The entries of a termbase, for tests.
+#[cfg(test)]
+pub(crate) fn entry(source: &str, target: &str, forbidden: &[&str]) -> crate::termbase::Entry {
+    crate::termbase::Entry {
+        source: source.into(),
+        target: target.into(),
+        note: String::new(),
+        origin: Origin::HouseStyle,
+        forbidden: forbidden.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::termbase::Entry;
+
+    fn ctx(entries: Vec<Entry>) -> QaContext {
+        QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("zh"),
+            &Termbase::from_entries(entries),
+        )
+    }
+
+    fn run(ctx: &QaContext, src: &str, tgt: &str) -> Vec<Finding> {
+        check(ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt)
+    }
+
+    #[test]
+    fn required_rendering_passes_with_plurals_and_glosses() {
+        let c = ctx(vec![entry("Agent", "智能体", &["代理"])]);
+        assert!(
+            run(
+                &c,
+                "Agents call tools. An agent plans.",
+                "智能体调用工具。智能体会规划。"
+            )
+            .is_empty()
+        );
+        // A gloss right after the rendering is allowed, full-width or ASCII.
+        assert!(run(&c, "An Agent plans.", "智能体（Agent）会规划。").is_empty());
+        assert!(run(&c, "An Agent plans.", "**智能体** (AI Agent) 会规划。").is_empty());
+        // Terms in code do not count.
+        assert!(run(&c, "Call `agent.run()`.", "调用 `agent.run()`。").is_empty());
+        // "reagent" is not "agent".
+        assert!(run(&c, "A reagent.", "一种试剂。").is_empty());
+    }
+
+    #[test]
+    fn forbidden_rendering_is_an_error() {
+        let c = ctx(vec![entry("Agent", "智能体", &["代理"])]);
+        let f = run(&c, "The agent and the agents.", "代理和代理们。");
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            (f[0].check.as_str(), f[0].severity),
+            ("glossary", Severity::Error)
+        );
+        assert!(
+            f[0].message
+                .contains("\"Agent\" (2× in the source) must be rendered 智能体")
+                && f[0].message.contains("forbidden rendering 代理 (2×)")
+                && f[0].message.contains("never uses 智能体"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].target_excerpt.contains("代理"));
+    }
+
+    #[test]
+    fn kept_source_term_is_an_error_unless_glossed() {
+        let c = ctx(vec![entry("Agent", "智能体", &[])]);
+        let f = run(
+            &c,
+            "An Agent plans. The agent acts.",
+            "智能体会规划。Agent 会行动。",
+        );
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("leaves \"Agent\" untranslated 1×")
+                && f[0].message.contains("uses 智能体 1×"),
+            "{}",
+            f[0].message
+        );
+        // A gloss after another word is not an allowed gloss.
+        let f = run(&c, "An Agent plans.", "代理（Agent）会规划。");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("untranslated 1×") && f[0].message.contains("never uses 智能体")
+        );
+    }
+
+    #[test]
+    fn missing_rendering_is_a_violation() {
+        let c = ctx(vec![entry("context window", "上下文窗口", &[])]);
+        let f = run(&c, "The context windows fill up.", "窗口会被填满。");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message
+                .starts_with("glossary violation: \"context window\" (1× in the source)")
+        );
+        assert!(f[0].message.contains("never uses 上下文窗口"));
+    }
+
+    #[test]
+    fn other_entries_rendering_is_not_a_kept_term() {
+        let c = ctx(vec![
+            entry("Agent", "智能体", &[]),
+            entry("sub-agent", "子 Agent", &[]),
+        ]);
+        // "sub-agent" is matched as the longer term; its rendering contains "Agent".
+        assert!(run(&c, "A sub-agent helps the agent.", "子Agent 帮助智能体。").is_empty());
+    }
+
+    #[test]
+    fn keep_as_is_entries_require_the_term() {
+        let c = ctx(vec![entry("token", "token", &[])]);
+        assert!(run(&c, "Count tokens.", "统计 token 数。").is_empty());
+        let f = run(&c, "Count tokens.", "统计词元数。");
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("must be kept as \"token\""));
+    }
+
+    #[test]
+    fn latin_targets_compare_case_insensitively() {
+        let c = QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("de"),
+            &Termbase::from_entries([entry("tool", "Werkzeug", &["Tool"])]),
+        );
+        assert!(run(&c, "Use a tool.", "Nutze ein werkzeug.").is_empty());
+        let f = run(&c, "Use a tool.", "Nutze ein Tool.");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("forbidden rendering tool (1×)"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn adherence_counts_units() {
+        let c = ctx(vec![
+            entry("Agent", "智能体", &[]),
+            entry("tool", "工具", &[]),
+        ]);
+        let units = [
+            UnitText {
+                unit: "c-000",
+                chapter: "c",
+                source: "An agent. Agents.",
+                target: Some("智能体。智能体。"),
+            },
+            UnitText {
+                unit: "c-001",
+                chapter: "c",
+                source: "An agent.",
+                target: Some("代理。"),
+            },
+            UnitText {
+                unit: "c-002",
+                chapter: "c",
+                source: "An agent.",
+                target: None,
+            },
+        ];
+        let a = adherence(&c, &units);
+        assert_eq!(a.len(), 2);
+        assert_eq!(
+            (
+                a[0].units,
+                a[0].occurrences,
+                a[0].target_occurrences,
+                a[0].units_correct,
+                a[0].units_violating
+            ),
+            (2, 3, 2, 1, 1)
+        );
+        assert_eq!(a[0].violating_units, vec!["c-001"]);
+        assert_eq!((a[1].units, a[1].units_correct), (0, 0));
+    }
+}
