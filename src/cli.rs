@@ -105,6 +105,10 @@ pub struct ValidateArgs {
     pub source_lang: Option<String>,
     #[arg(long)]
     pub target_lang: Option<String>,
+    /// With --source/--target: unit size for pairing, in characters (smaller units localise
+    /// findings better).
+    #[arg(long, default_value_t = 4000)]
+    pub max_unit_chars: usize,
     /// Where to write report.json/md/html (default: `validation` beside the target).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,

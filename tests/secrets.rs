@@ -117,8 +117,21 @@ fn the_key_is_in_no_file_and_no_output_line() {
         "an output line contains the key"
     );
     assert!(scanned > 15, "{scanned} files scanned");
-    let names: Vec<String> = c.all_files().iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for expected in ["journal.jsonl", "report.html", "report.json", "config.json", "a.md"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} was written and scanned");
+    let names: Vec<String> = c
+        .all_files()
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for expected in [
+        "journal.jsonl",
+        "report.html",
+        "report.json",
+        "config.json",
+        "a.md",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} was written and scanned"
+        );
     }
 }

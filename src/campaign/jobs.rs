@@ -12,7 +12,7 @@ use super::state::State;
 use super::store::{Output, ResultFile};
 use crate::agents::glossary::{self, Candidate};
 use crate::agents::json::{self, ParseStats};
-use crate::agents::{Agent, manager as manager_agent, proofreading, translation};
+use crate::agents::{Agent, manager as manager_agent, proofreading, reconcile, translation};
 use crate::llm::{Answer, LlmError, Provider, Request, Usage};
 
 /// What to do with the answer.
@@ -33,6 +33,11 @@ pub enum JobKind {
         round: u32,
         forced: Vec<String>,
         candidates: Vec<String>,
+    },
+    Reconcile {
+        round: u32,
+        term: String,
+        renderings: Vec<reconcile::Rendering>,
     },
 }
 
@@ -77,8 +82,9 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     let c = m.campaign;
     let p = &c.plan;
     let call = action.call_key(c);
-    let empty = crate::termbase::Termbase::default();
-    let termbase = s.termbase.as_ref().map_or(&empty, |t| &t.1);
+    // Glossary entries plus reconciled ones: every request uses the book's current terminology.
+    let effective = s.effective_termbase();
+    let termbase = &effective;
     let job = match action {
         Action::GlossaryBatch { n, .. } => {
             let asked = m.glossary_batches[*n].1.clone();
@@ -196,6 +202,47 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 kind: JobKind::Translation { round: 0, source },
             }
         }
+        Action::Reconcile {
+            round, conflict, ..
+        } => {
+            let contexts: Vec<reconcile::Context> = conflict
+                .examples
+                .iter()
+                .filter_map(|id| {
+                    let u = c.unit(id)?;
+                    let (_, target) = s.latest_translation(id, *round)?;
+                    let needles: Vec<&str> = conflict
+                        .renderings
+                        .iter()
+                        .map(|r| r.rendering.as_str())
+                        .chain([conflict.term.as_str()])
+                        .collect();
+                    Some(reconcile::Context {
+                        unit: id.clone(),
+                        source: snippet(c.source_text(u), &[conflict.term.as_str()]),
+                        target: snippet(target, &needles),
+                    })
+                })
+                .collect();
+            Job {
+                call,
+                max_output_tokens: None,
+                agent: Agent::Glossary,
+                unit: None,
+                request: reconcile::build_request(
+                    &p.source_lang,
+                    &p.target_lang,
+                    &conflict.term,
+                    &conflict.renderings,
+                    &contexts,
+                ),
+                kind: JobKind::Reconcile {
+                    round: *round,
+                    term: conflict.term.clone(),
+                    renderings: conflict.renderings.clone(),
+                },
+            }
+        }
         Action::MergeGlossary | Action::WriteOutputs | Action::JoinParts { .. } => {
             unreachable!("local actions have no job")
         }
@@ -208,6 +255,29 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         });
     }
     Ok(job)
+}
+
+/// About 160 characters of `text` around the first of `needles` found (case-insensitively),
+/// on one line; the start of the text when none is found.
+fn snippet(text: &str, needles: &[&str]) -> String {
+    let at = needles
+        .iter()
+        .filter(|n| !n.is_empty())
+        .find_map(|n| {
+            text.find(n).or_else(|| {
+                text.to_lowercase()
+                    .find(&n.to_lowercase())
+                    .filter(|&i| text.is_char_boundary(i))
+            })
+        })
+        .unwrap_or(0);
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(60)
+        .map_or(0, |(i, _)| i);
+    let s: String = text[start..].chars().take(160).collect();
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Most advisory candidates shown to the Manager in one decision (keeps its prompt bounded).
@@ -394,6 +464,21 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
                         forced: forced.clone(),
                         candidates: candidates.clone(),
                         decision,
+                        stats,
+                    }
+                }
+                JobKind::Reconcile {
+                    round,
+                    term,
+                    renderings,
+                } => {
+                    let (choice, s) = reconcile::parse(&value, term, renderings);
+                    merge_stats(&mut stats, s);
+                    Output::Reconciliation {
+                        round: *round,
+                        term: term.clone(),
+                        renderings: renderings.clone(),
+                        choice,
                         stats,
                     }
                 }

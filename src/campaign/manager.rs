@@ -30,6 +30,7 @@ use super::store::Output;
 use crate::agents::Agent;
 use crate::agents::glossary::{self, Candidate};
 use crate::agents::proofreading::{self, ReviewItem};
+use crate::agents::reconcile::Rendering;
 use crate::qa;
 
 /// Most term candidates sent to the Glossary agent for a whole book.
@@ -64,6 +65,12 @@ pub enum Action {
         units: Vec<String>,
         key: String,
     },
+    /// Terminology reconciliation of one drifting term after `round`.
+    Reconcile {
+        round: u32,
+        conflict: Conflict,
+        key: String,
+    },
     /// The Manager's decision call for `round`; `key` covers its inputs.
     Decide { round: u32, key: String },
     /// Local: write the translated chapters.
@@ -76,7 +83,8 @@ impl Action {
         match self {
             Action::GlossaryBatch { key, .. }
             | Action::Proofread { key, .. }
-            | Action::Decide { key, .. } => key.clone(),
+            | Action::Decide { key, .. }
+            | Action::Reconcile { key, .. } => key.clone(),
             Action::MergeGlossary => "local/merge-glossary".into(),
             Action::Translate { fp, round, .. } => translate_key(fp, *round),
             Action::TranslatePart { part, .. } => translate_key(part, 0),
@@ -97,7 +105,7 @@ impl Action {
     /// The agent making the call.
     pub fn agent(&self) -> Option<Agent> {
         match self {
-            Action::GlossaryBatch { .. } => Some(Agent::Glossary),
+            Action::GlossaryBatch { .. } | Action::Reconcile { .. } => Some(Agent::Glossary),
             Action::Translate { .. } | Action::TranslatePart { .. } => Some(Agent::Translation),
             Action::Proofread { .. } => Some(Agent::Proofreading),
             Action::Decide { .. } => Some(Agent::Manager),
@@ -118,6 +126,7 @@ pub enum Stage {
     Glossary,
     Translate,
     Proofread(u32),
+    Reconcile(u32),
     Decide(u32),
     Revise(u32),
     Write,
@@ -131,6 +140,18 @@ pub enum Stage {
 pub struct Step {
     pub stage: Stage,
     pub actions: Vec<Action>,
+}
+
+/// Most terms reconciled per round (each is one small call).
+pub const MAX_RECONCILIATIONS_PER_ROUND: usize = 8;
+
+/// A term whose renderings disagree across units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    pub term: String,
+    pub renderings: Vec<Rendering>,
+    /// Up to three units showing different renderings (for the call's contexts).
+    pub examples: Vec<String>,
 }
 
 /// A planned proofreading batch.
@@ -156,6 +177,7 @@ pub struct Manager<'a> {
     /// when it changes.
     pub glossary_inputs: String,
     proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
+    campaign_qa: Mutex<BTreeMap<(u32, usize), std::sync::Arc<qa::CampaignQa>>>,
 }
 
 impl<'a> Manager<'a> {
@@ -199,6 +221,7 @@ impl<'a> Manager<'a> {
             glossary_batches,
             glossary_inputs,
             proofread_batches: Mutex::new(BTreeMap::new()),
+            campaign_qa: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -216,11 +239,155 @@ impl<'a> Manager<'a> {
     }
 
     /// Units of `round` whose newest translation has deterministic QA errors.
+    ///
+    /// Errors come from the per-unit checks and from the campaign-level checks (a unit far
+    /// below the campaign's script-share norm, a truncated length ratio), and, once a term is
+    /// reconciled, from the glossary check of every unit that renders it otherwise.
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
+        let qa = self.campaign_qa(s, round);
+        let campaign_errors: BTreeSet<&str> = qa
+            .findings
+            .iter()
+            .filter(|f| f.severity == qa::Severity::Error)
+            .map(|f| f.unit.as_str())
+            .collect();
         self.units_in_round(s, round)
             .into_iter()
-            .filter(|u| s.human_edit(u).is_none() && qa::has_error(s.latest_findings(u, round)))
+            .filter(|u| {
+                s.human_edit(u).is_none()
+                    && (qa::has_error(s.latest_findings(u, round))
+                        || campaign_errors.contains(u.as_str()))
+            })
             .collect()
+    }
+
+    /// The campaign-level QA of the texts as they stand after `round` (see
+    /// [`qa::check_campaign`]), computed once per round and termbase version.
+    pub fn campaign_qa(&self, s: &State, round: u32) -> std::sync::Arc<qa::CampaignQa> {
+        let key = (round, s.reconciled.len());
+        if let Some(q) = self.campaign_qa.lock().unwrap().get(&key) {
+            return q.clone();
+        }
+        let c = self.campaign;
+        let texts: Vec<(usize, String)> = c
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| {
+                let t = if let Some(h) = s.human_edit(&u.id) {
+                    h.to_string()
+                } else if u.kind.needs_translation() {
+                    s.latest_translation(&u.id, round)?.1.to_string()
+                } else {
+                    return None;
+                };
+                Some((i, t))
+            })
+            .collect();
+        let units: Vec<qa::UnitText> = texts
+            .iter()
+            .map(|(i, t)| {
+                let u = &c.units[*i];
+                qa::UnitText {
+                    unit: &u.id,
+                    chapter: &u.chapter,
+                    source: c.source_text(u),
+                    target: Some(t.as_str()),
+                }
+            })
+            .collect();
+        let ctx = s
+            .qa_ctx
+            .clone()
+            .unwrap_or_else(|| c.qa_context(&s.effective_termbase()));
+        let q = std::sync::Arc::new(qa::check_campaign(&ctx, &units, &[]));
+        self.campaign_qa.lock().unwrap().insert(key, q.clone());
+        q
+    }
+
+    /// Terms to reconcile after `round`: terms outside the termbase that QA found kept in some
+    /// units and rendered in others, or rendered several ways (drift), or marked as new with
+    /// conflicting renderings; not those already reconciled. At most
+    /// [`MAX_RECONCILIATIONS_PER_ROUND`], the most widespread first.
+    pub fn conflicts(&self, s: &State, round: u32) -> Vec<Conflict> {
+        let qa = self.campaign_qa(s, round);
+        let done: BTreeSet<String> = s
+            .reconciled
+            .iter()
+            .map(|e| crate::termbase::term_key(&e.source))
+            .collect();
+        let mut out: Vec<Conflict> = Vec::new();
+        for row in qa.drift.iter().filter(|r| r.drifting && !r.in_glossary) {
+            if done.contains(&crate::termbase::term_key(&row.term)) {
+                continue;
+            }
+            let renderings: Vec<Rendering> = row
+                .cells
+                .iter()
+                .filter(|(r, _)| r.as_str() != crate::qa::drift::UNIDENTIFIED)
+                .map(|(r, units)| Rendering {
+                    rendering: r.clone(),
+                    units: units.len(),
+                })
+                .collect();
+            if renderings.len() < 2 {
+                continue;
+            }
+            let examples: Vec<String> = row
+                .cells
+                .values()
+                .filter_map(|u| u.first().cloned())
+                .take(3)
+                .collect();
+            out.push(Conflict {
+                term: row.term.clone(),
+                renderings,
+                examples,
+            });
+        }
+        // Marked renderings that disagree.
+        let mut marked: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        for t in qa.review_terms.iter().filter(|t| t.marked) {
+            if let Some(term) = &t.term {
+                marked
+                    .entry(term.clone())
+                    .or_default()
+                    .entry(t.rendering.clone())
+                    .or_default()
+                    .push(t.unit.clone());
+            }
+        }
+        for (term, by) in marked {
+            let key = crate::termbase::term_key(&term);
+            if by.len() < 2
+                || done.contains(&key)
+                || out
+                    .iter()
+                    .any(|c| crate::termbase::term_key(&c.term) == key)
+                || s.effective_termbase().get(&term).is_some()
+            {
+                continue;
+            }
+            let examples = by
+                .values()
+                .filter_map(|u| u.first().cloned())
+                .take(3)
+                .collect();
+            out.push(Conflict {
+                term,
+                renderings: by
+                    .iter()
+                    .map(|(r, u)| Rendering {
+                        rendering: r.clone(),
+                        units: u.len(),
+                    })
+                    .collect(),
+                examples,
+            });
+        }
+        out.sort_by_key(|c| std::cmp::Reverse(c.renderings.iter().map(|r| r.units).sum::<usize>()));
+        out.truncate(MAX_RECONCILIATIONS_PER_ROUND);
+        out
     }
 
     /// The units to translate again after `round`, with the reason for each: the recorded
@@ -491,6 +658,31 @@ impl<'a> Manager<'a> {
             }
             if round >= rounds {
                 break;
+            }
+            let reconciles: Vec<Action> = self
+                .conflicts(s, round)
+                .into_iter()
+                .map(|conflict| {
+                    let hash = crate::util::sha256_hex(
+                        serde_json::to_vec(&(&conflict.term, &conflict.renderings)).expect("json"),
+                    );
+                    Action::Reconcile {
+                        round,
+                        key: format!("reconcile/r{round}/{}", &hash[..16]),
+                        conflict,
+                    }
+                })
+                .filter(|a| !s.is_settled(&key(a)))
+                .collect();
+            if !reconciles.is_empty() {
+                let actions = reconciles
+                    .into_iter()
+                    .filter(|a| !in_flight.contains(&key(a)))
+                    .collect();
+                return Step {
+                    stage: Stage::Reconcile(round),
+                    actions,
+                };
             }
             let decide = Action::Decide {
                 round,

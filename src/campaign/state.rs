@@ -92,6 +92,10 @@ pub struct State {
     pub run_started_seq: u64,
     /// Unit fingerprints whose first translation was recorded by this run.
     pub translated_this_run: HashSet<String>,
+    /// Entries chosen by terminology reconciliation (origin `reconciled`), newest per term.
+    /// They join the glossary termbase in revision prompts and QA, never in unit fingerprints,
+    /// and never override house style.
+    pub reconciled: Vec<crate::termbase::Entry>,
     /// The QA context (languages, termbase, review marker) once the termbase is known.
     pub qa_ctx: Option<qa::QaContext>,
     /// True when outputs were written after the last recorded result.
@@ -269,9 +273,28 @@ impl State {
                         self.check_translation(c, key, *round, text);
                     }
                 }
+                let reconciled = match &result.output {
+                    Output::Reconciliation {
+                        choice: Some(ch), ..
+                    } => Some(crate::termbase::Entry {
+                        source: ch.term.clone(),
+                        target: ch.rendering.clone(),
+                        note: ch.note.clone(),
+                        origin: crate::termbase::Origin::Reconciled,
+                        forbidden: Vec::new(),
+                    }),
+                    _ => None,
+                };
                 self.files.insert(call.clone(), file.clone());
                 self.finished.insert(call.clone(), result);
                 self.outputs_current = false;
+                if let Some(entry) = reconciled {
+                    let key = crate::termbase::term_key(&entry.source);
+                    self.reconciled
+                        .retain(|e| crate::termbase::term_key(&e.source) != key);
+                    self.reconciled.push(entry);
+                    self.refresh_qa(c);
+                }
             }
             Event::CallFailed {
                 call,
@@ -367,8 +390,25 @@ impl State {
             .enumerate()
             .map(|(i, u)| (self.fps[&u.id].clone(), i))
             .collect();
-        self.qa_ctx = Some(c.qa_context(&tb));
         self.termbase = Some((file.to_string(), tb));
+        self.refresh_qa(c);
+    }
+
+    /// The termbase requests and QA use: the glossary termbase plus reconciled entries for terms
+    /// it does not cover.
+    pub fn effective_termbase(&self) -> Termbase {
+        let base = self
+            .termbase
+            .as_ref()
+            .map(|t| t.1.clone())
+            .unwrap_or_default();
+        Termbase::merge(&base, &self.reconciled).0
+    }
+
+    /// Rebuilds the QA context from the effective termbase and re-checks every recorded
+    /// translation (their glossary checks depend on it).
+    fn refresh_qa(&mut self, c: &Campaign) {
+        self.qa_ctx = Some(c.qa_context(&self.effective_termbase()));
         let mut todo: Vec<(String, u32, String)> = Vec::new();
         for (fp, rounds) in &self.translations {
             for (round, call) in rounds {

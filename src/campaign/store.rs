@@ -176,6 +176,16 @@ pub enum Output {
         decision: Decision,
         stats: ParseStats,
     },
+    /// Terminology reconciliation of one drifting term.
+    Reconciliation {
+        round: u32,
+        term: String,
+        /// The competing renderings offered, with unit counts.
+        renderings: Vec<crate::agents::reconcile::Rendering>,
+        /// The rendering chosen (`None` when the answer held no usable choice).
+        choice: Option<crate::agents::reconcile::Choice>,
+        stats: ParseStats,
+    },
 }
 
 /// A result file.

@@ -179,12 +179,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             });
             continue;
         };
-        let pairing = align::pair(
-            &ch.key,
-            &ch.text,
-            &target,
-            crate::book::segment::DEFAULT_MAX_UNIT_CHARS,
-        );
+        let pairing = align::pair(&ch.key, &ch.text, &target, args.max_unit_chars.max(200));
         for (u, range) in &pairing.pairs {
             let s = u.text(&ch.text);
             let t = &target[range.clone()];
@@ -226,6 +221,25 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             });
         }
     }
+    // Campaign-level checks (norms, drift, markers) over every paired unit.
+    let unit_texts: Vec<qa::UnitText> = units
+        .iter()
+        .filter(|u| u.outcome == "translated")
+        .filter_map(|u| {
+            texts.get(&u.id).map(|(s, t)| qa::UnitText {
+                unit: &u.id,
+                chapter: &u.chapter,
+                source: s,
+                target: Some(t),
+            })
+        })
+        .collect();
+    let campaign_qa = qa::check_campaign(&ctx, &unit_texts, &[]);
+    for f in &campaign_qa.findings {
+        if let Some(u) = units.iter_mut().find(|u| u.id == f.unit) {
+            u.findings.push(f.clone());
+        }
+    }
     let report_dir = args.report_dir.clone().unwrap_or_else(|| {
         let base = if target_dir_mode {
             tgt.clone()
@@ -245,6 +259,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         units,
         tb.entries.clone(),
         &report_dir.display().to_string(),
+        campaign_qa,
     );
     report.write(&report_dir, &texts)?;
     Ok(report)

@@ -40,6 +40,38 @@ struct ChapterRow<'a> {
     cells: Vec<&'a UnitView>,
 }
 
+#[derive(Serialize)]
+struct AdherenceRow<'a> {
+    source: &'a str,
+    target: &'a str,
+    origin: crate::termbase::Origin,
+    note: &'a str,
+    units: usize,
+    units_correct: usize,
+    units_violating: usize,
+    violating_units: &'a [String],
+}
+
+/// The glossary with each entry's adherence (entries without adherence data show zeros).
+fn adherence_rows(r: &Report) -> Vec<AdherenceRow<'_>> {
+    r.glossary
+        .iter()
+        .map(|e| {
+            let a = r.adherence.iter().find(|a| a.source == e.source);
+            AdherenceRow {
+                source: &e.source,
+                target: &e.target,
+                origin: e.origin,
+                note: &e.note,
+                units: a.map_or(0, |a| a.units),
+                units_correct: a.map_or(0, |a| a.units_correct),
+                units_violating: a.map_or(0, |a| a.units_violating),
+                violating_units: a.map_or(&[], |a| a.violating_units.as_slice()),
+            }
+        })
+        .collect()
+}
+
 /// The texts the page shows, by unit id: `(source, target)` (target empty when missing).
 pub type Texts = BTreeMap<String, (String, String)>;
 
@@ -117,6 +149,7 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         findings => Value::from(Serde(&findings)),
         errors => r.error_count(),
         usage => usage,
+        adherence => Value::from(Serde(adherence_rows(r))),
         version => env!("CARGO_PKG_VERSION"),
     })?;
     Ok(html)

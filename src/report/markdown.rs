@@ -202,6 +202,76 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
     }
 
+    if !r.drift.is_empty() {
+        let _ = writeln!(o, "## Terminology drift\n");
+        let _ = writeln!(
+            o,
+            "| term | in glossary | renderings (units) | suggested |\n|---|---|---|---|"
+        );
+        for d in r.drift.iter().take(40) {
+            let cells: Vec<String> = d
+                .cells
+                .iter()
+                .map(|(k, v)| format!("{} ({})", k, v.len()))
+                .collect();
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                cell(&d.term),
+                if d.in_glossary { "yes" } else { "no" },
+                cell(&cells.join(", ")),
+                cell(d.suggested.as_deref().unwrap_or(""))
+            );
+        }
+        if r.drift.len() > 40 {
+            let _ = writeln!(
+                o,
+                "\n…and {} more terms in report.json.",
+                r.drift.len() - 40
+            );
+        }
+        o.push('\n');
+    }
+    if !r.reconciliations.is_empty() {
+        let _ = writeln!(o, "## Terminology reconciliation\n");
+        for x in &r.reconciliations {
+            let offered: Vec<String> = x
+                .renderings
+                .iter()
+                .map(|r| format!("{} ({})", r.rendering, r.units))
+                .collect();
+            let _ = writeln!(
+                o,
+                "- round {} · **{}**: {} → chosen **{}**. {}",
+                x.round,
+                x.term,
+                offered.join(", "),
+                x.chosen.as_deref().unwrap_or("(none)"),
+                cell(&x.note)
+            );
+        }
+        o.push('\n');
+    }
+    if !r.review_terms.is_empty() {
+        let _ = writeln!(o, "## Terms to review\n");
+        let _ = writeln!(
+            o,
+            "| rendering | term | unit | marked | context |\n|---|---|---|---|---|"
+        );
+        for t in r.review_terms.iter().take(60) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} |",
+                cell(&t.rendering),
+                cell(t.term.as_deref().unwrap_or("")),
+                t.unit,
+                if t.marked { "yes" } else { "no" },
+                cell(&t.context)
+            );
+        }
+        o.push('\n');
+    }
+
     let _ = writeln!(o, "## Glossary\n");
     let count = |origin: Origin| r.glossary.iter().filter(|e| e.origin == origin).count();
     let _ = writeln!(

@@ -19,7 +19,7 @@ use crate::campaign::runner::{Status, Summary, summarize};
 use crate::campaign::state::State;
 use crate::campaign::store::Output;
 use crate::llm::Usage;
-use crate::qa::{Finding, Severity};
+use crate::qa::{self, Finding, Severity};
 use crate::termbase::Entry;
 
 /// Version of the report JSON layout.
@@ -87,6 +87,17 @@ pub struct DecisionReport {
     pub parse: ParseStats,
 }
 
+/// One terminology reconciliation.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReconciliationReport {
+    pub round: u32,
+    pub term: String,
+    pub renderings: Vec<crate::agents::reconcile::Rendering>,
+    /// The rendering that entered the termbase (origin `reconciled`).
+    pub chosen: Option<String>,
+    pub note: String,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -106,6 +117,18 @@ pub struct Report {
     pub glossary_parse: ParseStats,
     pub proofreading: Vec<ProofBatch>,
     pub decisions: Vec<DecisionReport>,
+    pub reconciliations: Vec<ReconciliationReport>,
+    /// Term × unit table of the terms rendered more than one way (or kept in some units).
+    pub drift: Vec<qa::DriftRow>,
+    /// Renderings translators flagged as new (and new glosses without the flag).
+    pub review_terms: Vec<qa::ReviewTerm>,
+    /// Adherence per termbase entry.
+    pub adherence: Vec<qa::Adherence>,
+    /// Campaign norms measured by QA (length ratio, script share).
+    pub norms: Option<qa::Norms>,
+    /// Campaign-level findings not tied to a unit (e.g. a chapter output that differs from its
+    /// units).
+    pub chapter_findings: Vec<Finding>,
     /// Findings per check name, final translations only.
     pub qa_counts: BTreeMap<String, usize>,
     /// Chapters not written because a unit is missing.
@@ -129,6 +152,57 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let summary = summarize(c, m, s, status);
     let mut units = Vec::new();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
+    // Campaign-level QA over the final texts and the output files as they are on disk.
+    let finals: Vec<String> = c
+        .units
+        .iter()
+        .map(|u| crate::campaign::edits::final_text(c, s, u))
+        .collect();
+    let outputs: Vec<(String, Option<String>)> = c
+        .chapters
+        .iter()
+        .map(|ch| {
+            (
+                ch.key.clone(),
+                std::fs::read_to_string(c.plan.out_dir.join(&ch.file_name)).ok(),
+            )
+        })
+        .collect();
+    let unit_texts: Vec<qa::UnitText> = c
+        .units
+        .iter()
+        .zip(&finals)
+        .filter(|(u, _)| u.kind.needs_translation())
+        .map(|(u, t)| {
+            let translated =
+                s.human_edit(&u.id).is_some() || s.latest_translation(&u.id, u32::MAX).is_some();
+            qa::UnitText {
+                unit: &u.id,
+                chapter: &u.chapter,
+                source: c.source_text(u),
+                target: translated.then_some(t.as_str()),
+            }
+        })
+        .collect();
+    let chapter_texts: Vec<qa::ChapterText> = outputs
+        .iter()
+        .map(|(k, o)| qa::ChapterText {
+            chapter: k,
+            output: o.as_deref(),
+        })
+        .collect();
+    let ctx = s
+        .qa_ctx
+        .clone()
+        .unwrap_or_else(|| c.qa_context(&s.effective_termbase()));
+    let campaign_qa = qa::check_campaign(&ctx, &unit_texts, &chapter_texts);
+    let mut campaign_findings: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
+    for f in &campaign_qa.findings {
+        campaign_findings
+            .entry(f.unit.as_str())
+            .or_default()
+            .push(f.clone());
+    }
     for u in &c.units {
         let rounds: Vec<u32> = s.rounds_of(&u.id);
         let mut usage = Usage::default();
@@ -142,7 +216,14 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 attempts += f.attempts;
             }
         }
-        let findings: Vec<Finding> = s.final_findings(&u.id).to_vec();
+        let mut findings: Vec<Finding> = s.final_findings(&u.id).to_vec();
+        findings.extend(
+            campaign_findings
+                .get(u.id.as_str())
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
         for f in &findings {
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
@@ -214,6 +295,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut glossary_parse = ParseStats::default();
     let mut proofreading = Vec::new();
     let mut decisions = Vec::new();
+    let mut reconciliations = Vec::new();
     // Reviews and decisions of the current version of the book only (older ones stay in the
     // state as history).
     let mut current: std::collections::HashSet<String> = Default::default();
@@ -224,7 +306,9 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
         .finished
         .iter()
-        .filter(|(k, _)| k.starts_with("glossary/") || current.contains(*k))
+        .filter(|(k, _)| {
+            k.starts_with("glossary/") || k.starts_with("reconcile/") || current.contains(*k)
+        })
         .collect();
     calls.sort_by(|a, b| a.0.cmp(b.0));
     for (call, r) in calls {
@@ -265,8 +349,24 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 summary: decision.summary.clone(),
                 parse: stats.clone(),
             }),
+            Output::Reconciliation {
+                round,
+                term,
+                renderings,
+                choice,
+                ..
+            } => reconciliations.push(ReconciliationReport {
+                round: *round,
+                term: term.clone(),
+                renderings: renderings.clone(),
+                chosen: choice.as_ref().map(|c| c.rendering.clone()),
+                note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
+            }),
             Output::Translation { .. } => {}
         }
+    }
+    for f in campaign_findings.get("").into_iter().flatten() {
+        *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
     }
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
@@ -278,15 +378,22 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         provider: c.plan.provider.kind.as_str().into(),
         model: c.plan.provider.model.clone(),
         units,
-        glossary: s
-            .termbase
-            .as_ref()
-            .map(|t| t.1.entries.clone())
-            .unwrap_or_default(),
+        glossary: s.effective_termbase().entries,
         glossary_dropped_by_house: s.glossary_dropped_by_house,
         glossary_parse,
         proofreading,
         decisions,
+        reconciliations,
+        drift: campaign_qa
+            .drift
+            .iter()
+            .filter(|r| r.drifting)
+            .cloned()
+            .collect(),
+        review_terms: campaign_qa.review_terms.clone(),
+        adherence: campaign_qa.adherence.clone(),
+        norms: Some(campaign_qa.norms.clone()),
+        chapter_findings: campaign_findings.get("").cloned().unwrap_or_default(),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
     }
@@ -295,7 +402,12 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
 impl Report {
     /// Findings of the final translations, errors first.
     pub fn findings(&self) -> Vec<&Finding> {
-        let mut f: Vec<&Finding> = self.units.iter().flat_map(|u| u.findings.iter()).collect();
+        let mut f: Vec<&Finding> = self
+            .units
+            .iter()
+            .flat_map(|u| u.findings.iter())
+            .chain(&self.chapter_findings)
+            .collect();
         f.sort_by_key(|f| (f.severity, f.unit.clone()));
         f
     }
@@ -340,6 +452,7 @@ pub fn build_standalone(
     units: Vec<UnitReport>,
     glossary: Vec<Entry>,
     report_dir: &str,
+    campaign_qa: qa::CampaignQa,
 ) -> Report {
     use crate::campaign::runner::UnitCounts;
     let missing = units.iter().filter(|u| u.outcome == "pending").count();
@@ -371,8 +484,18 @@ pub fn build_standalone(
             .collect(),
         last_error: None,
     };
+    let chapter_findings: Vec<Finding> = campaign_qa
+        .findings
+        .iter()
+        .filter(|f| f.unit.is_empty())
+        .cloned()
+        .collect();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
-    for f in units.iter().flat_map(|u| &u.findings) {
+    for f in units
+        .iter()
+        .flat_map(|u| &u.findings)
+        .chain(&chapter_findings)
+    {
         *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
     }
     Report {
@@ -390,6 +513,16 @@ pub fn build_standalone(
         glossary_parse: ParseStats::default(),
         proofreading: Vec::new(),
         decisions: Vec::new(),
+        reconciliations: Vec::new(),
+        drift: campaign_qa
+            .drift
+            .into_iter()
+            .filter(|r| r.drifting)
+            .collect(),
+        review_terms: campaign_qa.review_terms,
+        adherence: campaign_qa.adherence,
+        norms: Some(campaign_qa.norms),
+        chapter_findings,
         qa_counts,
         chapters_not_written: Vec::new(),
     }
