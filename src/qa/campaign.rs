@@ -140,7 +140,28 @@ pub fn check_campaign(ctx: &QaContext, units: &[UnitText], chapters: &[ChapterTe
     findings.extend(f);
     let (f, length) = super::length::check(ctx, &parsed);
     findings.extend(f);
-    let (f, drift) = super::drift::check(ctx, &parsed);
+    // A unit left in the source language "keeps" every term; it is reported as untranslated
+    // and must not count as evidence of drift.
+    let untranslated_units: std::collections::HashSet<&str> = findings
+        .iter()
+        .filter(|f| f.check == "untranslated" && f.severity == Severity::Error)
+        .map(|f| f.unit.as_str())
+        .collect();
+    let floor =
+        (ctx.target_lang.script != Script::Latin).then_some(super::untranslated::SCRIPT_FLOOR);
+    let translated: Vec<Parsed> = parsed
+        .iter()
+        .filter(|p| !untranslated_units.contains(p.unit))
+        .filter(|p| match (&p.tgt, floor) {
+            (Some(t), Some(floor)) => {
+                super::doc::script_share(&ctx.target_lang, t, MIN_SHARE_LETTERS)
+                    .is_none_or(|(s, _)| s >= floor)
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    let (f, drift) = super::drift::check(ctx, &translated);
     findings.extend(f);
     let (f, review_terms) = super::markers::check(ctx, &parsed);
     findings.extend(f);
