@@ -317,3 +317,70 @@ fn kill_test_short() {
 fn kill_test_long() {
     kill_test(20, 0xD1B5_4A32_D192_ED03);
 }
+
+#[test]
+fn a_result_without_its_journal_line_is_adopted_and_not_requested_again() {
+    let fake = FakeServer::start();
+    let c = campaign("a", 3);
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    // Simulate a crash between writing a result file and appending its journal line: drop the
+    // last translation's `call_finished` line (and everything after it).
+    let dir = std::fs::read_dir(c.path("a/state"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("journal.jsonl").exists())
+        .unwrap()
+        .path();
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let lines: Vec<&str> = journal.lines().collect();
+    let cut = lines
+        .iter()
+        .rposition(|l| l.contains("\"call_finished\"") && l.contains("\"translation\""))
+        .unwrap();
+    let dropped: serde_json::Value = serde_json::from_str(lines[cut]).unwrap();
+    // Also leave a torn half line at the end, as a kill during an append would.
+    let kept = format!(
+        "{}\n{}",
+        lines[..cut].join("\n"),
+        &lines[cut][..lines[cut].len() / 2]
+    );
+    std::fs::write(dir.join("journal.jsonl"), kept).unwrap();
+    fake.clear();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("torn") && err.contains("adopted result"),
+        "{err}"
+    );
+    assert_eq!(
+        fake.count(Agent::Translation),
+        0,
+        "the adopted translation {} is not requested again",
+        dropped["call"]
+    );
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(
+        records.len(),
+        journal.lines().count() - 1,
+        "only the torn line is unreadable"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r["adopted"] == true && r["call"] == dropped["call"])
+    );
+}

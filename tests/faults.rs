@@ -249,3 +249,30 @@ fn a_unit_that_keeps_failing_is_reported_and_retried_alone_on_the_next_run() {
     assert_eq!(tr.len(), 1);
     assert_eq!(tr[0].unit_text(), Some(bad));
 }
+
+#[test]
+fn a_context_length_error_splits_the_unit() {
+    let fake = FakeServer::start();
+    fake.script(|r| {
+        if r.agent == Agent::Translation && r.unit_text() == Some(LONG_UNIT) {
+            Reply::Status { code: 400, body: "{\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"This model's maximum context length is 8192 tokens\"}}".into(), retry_after: None }
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("c", "");
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    assert!(
+        journal(&c, "c").iter().any(|e| e["event"] == "unit_split"
+            && e["reason"].as_str().unwrap().contains("context window"))
+    );
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.unit_text() == Some(LONG_UNIT))
+            .count(),
+        1,
+        "a context-length error is not retried as is"
+    );
+}

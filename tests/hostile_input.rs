@@ -176,3 +176,24 @@ fn output_names_never_leave_out_dir() {
     );
     std::fs::remove_file(&p).unwrap();
 }
+
+#[test]
+fn a_malicious_glossary_cannot_harm() {
+    let huge = "x".repeat(1_000_000);
+    let csv = format!(
+        "source,target,note\nAgent,=cmd|' /C calc'!A0,\"<script>alert(1)</script>\"\ntool,工具,{huge}\n"
+    );
+    let c = TestCampaign::with_chapters("h", &["ch.md"], "glossaries = [\"g.csv\"]\n");
+    c.write("ch.md", "# Agents\n\nAn Agent uses a tool.\n");
+    c.write("g.csv", &csv);
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let html = c.read("h/validation/report.html");
+    assert!(!html.contains("<script") && html.contains("&lt;script&gt;alert(1)"));
+    // The glossary is data in every output: no cell of report.md starts a formula or breaks the table.
+    let md = c.read("h/validation/report.md");
+    assert!(
+        md.contains("=cmd\\|"),
+        "pipes are escaped in Markdown tables"
+    );
+}

@@ -291,3 +291,47 @@ fn rate_limits_are_waited_out_without_using_the_retry_budget_up_to_a_cap() {
         booktr::llm::retry::MAX_RATE_LIMIT_WAITS as usize + 4
     );
 }
+
+#[test]
+fn the_overall_request_timeout_aborts_and_retries() {
+    let fake = FakeServer::start();
+    let first = std::sync::Mutex::new(true);
+    fake.script(move |_| {
+        if std::mem::take(&mut *first.lock().unwrap()) {
+            Reply::Stall {
+                partial: "你".into(),
+            }
+        } else {
+            Reply::Content("好".into())
+        }
+    });
+    let mut plan = plan(&fake.base_url);
+    plan.request_timeout_s = 1;
+    plan.stream_idle_timeout_s = 30;
+    unsafe { std::env::set_var("BOOKTR_RETRY_BASE_MS", "10") };
+    let p = Provider::from_plan(&plan, &booktr::lang::Lang::parse("zh")).unwrap();
+    let started = Instant::now();
+    let a = rt()
+        .block_on(p.complete(&request(Agent::Translation, false)))
+        .unwrap();
+    assert_eq!(a.content, "好");
+    assert_eq!(a.attempts, 2);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the overall timeout, not the idle timeout, ended the first attempt"
+    );
+}
+
+#[test]
+fn debug_output_never_shows_the_key() {
+    unsafe { std::env::set_var("BOOKTR_TEST_DEBUG_KEY", "sk-booktr-DEBUG-SECRET-99") };
+    let mut plan = plan("https://api.example.com/v1");
+    plan.api_key_env = "BOOKTR_TEST_DEBUG_KEY".into();
+    let client = booktr::llm::openai::OpenAiClient::new(&plan).unwrap();
+    let shown = format!(
+        "{client:?} {plan:?} {:?}",
+        request(Agent::Translation, true)
+    );
+    assert!(!shown.contains("SECRET"), "{shown}");
+    assert!(shown.contains("redacted"));
+}

@@ -76,6 +76,9 @@ pub fn system_prompt(setup: &Setup) -> String {
     )
 }
 
+/// Longest glossary note put in a prompt, in characters.
+pub const MAX_NOTE_CHARS: usize = 200;
+
 /// The glossary message for one unit: the relevant entries, one per line
 /// (`- source → target` plus `  (note)` when there is a note).
 pub fn glossary_message(entries: &[&Entry]) -> String {
@@ -86,7 +89,11 @@ pub fn glossary_message(entries: &[&Entry]) -> String {
     for e in entries {
         s.push_str(&format!("- {} → {}", e.source, e.target));
         if !e.note.trim().is_empty() {
-            s.push_str(&format!("  ({})", e.note.trim()));
+            // Notes are capped: a glossary note must never crowd the unit out of the budget.
+            s.push_str(&format!(
+                "  ({})",
+                crate::util::excerpt(e.note.trim(), MAX_NOTE_CHARS).replace('\n', " ")
+            ));
         }
         s.push('\n');
     }

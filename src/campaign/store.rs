@@ -376,11 +376,20 @@ impl Store {
         }
         let mut store = Store::open_dir(&dir)?;
         store._lock = Some(lock);
-        let journal = OpenOptions::new()
+        let mut journal = OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.join("journal.jsonl"))
             .with_context(|| format!("opening journal in {}", dir.display()))?;
+        // A torn last line (killed mid-append) stays in the file as history, but must not be
+        // glued to the next record: end it with a newline first.
+        if let Ok(bytes) = std::fs::read(dir.join("journal.jsonl"))
+            && bytes.last().is_some_and(|&b| b != b'\n')
+        {
+            journal
+                .write_all(b"\n")
+                .context("terminating a torn journal line")?;
+        }
         store.journal = Some(journal);
         Ok(store)
     }

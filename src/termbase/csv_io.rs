@@ -25,6 +25,9 @@ pub enum GlossaryFileError {
     },
 }
 
+/// Longest source or target term accepted, in characters.
+pub const MAX_TERM_CHARS: usize = 200;
+
 /// Loads a house-style glossary CSV: a header `source,target[,note][,forbidden]` then one entry
 /// per row; `forbidden` lists renderings QA must flag, separated by `;` or `|`.
 /// Every entry gets [`Origin::HouseStyle`]. Blank rows are skipped. A leading BOM is accepted.
@@ -79,6 +82,15 @@ pub fn parse_csv(bytes: &[u8], display: &str) -> Result<Termbase, GlossaryFileEr
         }
         let source = rec.get(0).unwrap_or("").to_string();
         let target = rec.get(1).unwrap_or("").to_string();
+        if source.chars().count() > MAX_TERM_CHARS || target.chars().count() > MAX_TERM_CHARS {
+            return Err(GlossaryFileError::Row {
+                path: display.into(),
+                line,
+                message: format!(
+                    "a term longer than {MAX_TERM_CHARS} characters is not a term; check the column order and quoting"
+                ),
+            });
+        }
         if source.is_empty() || target.is_empty() {
             return Err(GlossaryFileError::Row {
                 path: display.into(),
