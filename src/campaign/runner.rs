@@ -69,7 +69,26 @@ pub struct Summary {
     pub report_dir: String,
     pub manager_context_peak_tokens: usize,
     pub usage: BTreeMap<Agent, AgentUsage>,
+    /// Cost of the usage at the campaign's `[pricing]`, when it has one.
+    pub cost: Option<Cost>,
     pub last_error: Option<String>,
+}
+
+/// Money spent, from usage and `[pricing]`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cost {
+    pub currency: String,
+    pub total: f64,
+    pub by_agent: BTreeMap<Agent, f64>,
+}
+
+impl Cost {
+    /// The cost of `usage` at `pricing`.
+    pub fn of(usage: &BTreeMap<Agent, AgentUsage>, pricing: &crate::config::Pricing) -> Cost {
+        let by_agent: BTreeMap<Agent, f64> =
+            usage.iter().map(|(a, u)| (*a, pricing.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens))).collect();
+        Cost { currency: pricing.currency.clone(), total: by_agent.values().sum(), by_agent }
+    }
 }
 
 /// Builds the summary of a state.
@@ -93,6 +112,7 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
     for a in Agent::ALL {
         usage.entry(a).or_default();
     }
+    let cost = c.plan.pricing.as_ref().map(|p| Cost::of(&usage, p));
     Summary {
         campaign: c.plan.name.clone(),
         fingerprint: c.fingerprint.clone(),
@@ -122,6 +142,7 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         report_dir: c.plan.rel(&c.plan.report_dir),
         manager_context_peak_tokens: s.ctx_peak,
         usage,
+        cost,
         last_error: s.last_error.clone(),
     }
 }

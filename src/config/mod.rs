@@ -11,7 +11,7 @@ mod raw;
 
 use std::path::{Path, PathBuf};
 
-pub use raw::{RawCampaign, RawProvider};
+pub use raw::{Pricing, RawCampaign, RawProvider};
 
 use crate::book::segment::DEFAULT_MAX_UNIT_CHARS;
 use crate::exit::UsageError;
@@ -116,6 +116,8 @@ pub struct Plan {
     pub state_dir: PathBuf,
     pub report_dir: PathBuf,
     pub provider: ProviderPlan,
+    /// Prices, when the campaign file gives them.
+    pub pricing: Option<Pricing>,
 }
 
 /// Default input budget per request, in tokens.
@@ -294,6 +296,7 @@ impl Plan {
             concurrency,
             revision_rounds: raw.revision_rounds.unwrap_or(1),
             max_context_tokens,
+            pricing: raw.pricing.clone(),
             review_marker: raw
                 .review_marker
                 .clone()

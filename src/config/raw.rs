@@ -35,6 +35,41 @@ pub struct RawCampaign {
     pub state_dir: Option<String>,
     pub report_dir: Option<String>,
     pub provider: Option<RawProvider>,
+    /// Prices for cost estimates and reports.
+    pub pricing: Option<Pricing>,
+}
+
+/// `[pricing]`: prices per million tokens, in `currency`. The same table serves `plan`
+/// estimates and the cost in reports.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pricing {
+    /// Price of one million prompt tokens not served from a cache.
+    pub input_per_million: f64,
+    /// Price of one million prompt tokens served from the provider's prefix cache (default:
+    /// the input price).
+    pub cached_input_per_million: Option<f64>,
+    /// Price of one million completion tokens.
+    pub output_per_million: f64,
+    /// Currency code shown with amounts (default `USD`).
+    #[serde(default = "default_currency")]
+    pub currency: String,
+}
+
+fn default_currency() -> String {
+    "USD".into()
+}
+
+impl Pricing {
+    /// Cost of the given token counts: uncached prompt tokens at the input price, cached ones
+    /// at the cached price, completion tokens at the output price.
+    pub fn cost(&self, prompt_tokens: u64, cached_tokens: u64, completion_tokens: u64) -> f64 {
+        let cached = cached_tokens.min(prompt_tokens);
+        ((prompt_tokens - cached) as f64 * self.input_per_million
+            + cached as f64 * self.cached_input_per_million.unwrap_or(self.input_per_million)
+            + completion_tokens as f64 * self.output_per_million)
+            / 1e6
+    }
 }
 
 /// `[provider]` table.

@@ -482,6 +482,7 @@ pub fn build_standalone(
             .iter()
             .map(|a| (*a, Default::default()))
             .collect(),
+        cost: None,
         last_error: None,
     };
     let chapter_findings: Vec<Finding> = campaign_qa
