@@ -275,7 +275,7 @@ fn malformed_structured_answers_are_repaired_or_dropped() {
     let c = TestCampaign::with_chapters(
         "j",
         &["a.md"],
-        "max_unit_chars = 500\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        "max_unit_chars = 500\nproofread_share = 1.0\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     c.write("a.md", &synthetic_chapter("A", 4));
     let out = c

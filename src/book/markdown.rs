@@ -55,7 +55,7 @@ pub fn parser(text: &str) -> Parser<'_> {
 pub fn prose_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
     use pulldown_cmark::{Event, LinkType, Tag, TagEnd};
     let (bom, _) = split_bom(text);
-    let mut out = Vec::new();
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
     let mut skip = 0usize;
     let mut link_stack: Vec<bool> = Vec::new();
     for (ev, r) in parser(text).into_offset_iter() {
@@ -74,7 +74,12 @@ pub fn prose_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
             Event::End(TagEnd::Link) if link_stack.pop() == Some(true) => {
                 skip = skip.saturating_sub(1);
             }
-            Event::Text(_) if skip == 0 => out.push(r.start + bom..r.end + bom),
+            // Adjacent text events (pulldown-cmark splits `[`, `]`, `^` into events of their own)
+            // form one range, so `[^label]` left as text is seen whole.
+            Event::Text(_) if skip == 0 => match out.last_mut() {
+                Some(last) if last.end == r.start + bom => last.end = r.end + bom,
+                _ => out.push(r.start + bom..r.end + bom),
+            },
             _ => {}
         }
     }

@@ -83,8 +83,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     let p = &c.plan;
     let call = action.call_key(c);
     // Glossary entries plus reconciled ones: every request uses the book's current terminology.
-    let effective = s.effective_termbase();
-    let termbase = &effective;
+    let termbase = s.effective_termbase();
     let job = match action {
         Action::GlossaryBatch { n, .. } => {
             let asked = m.glossary_batches[*n].1.clone();

@@ -33,8 +33,6 @@ use crate::agents::proofreading::{self, ReviewItem};
 use crate::agents::reconcile::Rendering;
 use crate::qa;
 
-/// Most term candidates sent to the Glossary agent for a whole book.
-pub const MAX_CANDIDATES: usize = 400;
 /// Most candidates per Glossary request.
 pub const CANDIDATES_PER_BATCH: usize = 120;
 
@@ -184,8 +182,7 @@ impl<'a> Manager<'a> {
     /// Prepares the Manager for state `s`: extracts term candidates from the whole book and
     /// batches, within the request budget, those that no recorded Glossary call answered yet.
     pub fn new(campaign: &'a Campaign, s: &State) -> Manager<'a> {
-        let texts: Vec<&str> = campaign.chapters.iter().map(|c| c.text.as_str()).collect();
-        let candidates = glossary::candidates(&texts, &campaign.house, MAX_CANDIDATES);
+        let candidates = campaign.candidates().to_vec();
         let p = &campaign.plan;
         let answered = s.answered_terms();
         let pending: Vec<Candidate> = candidates
@@ -469,6 +466,95 @@ impl<'a> Manager<'a> {
         format!("decide/r{round}/{}", &hash[..16])
     }
 
+    /// The units the Proofreading agent reviews after `round`, chosen within the review budget:
+    /// `proofread_share` × the prompt tokens the round's translations cost (as the provider
+    /// reported them). Deterministic QA checks every unit; the model reviewer reads the riskiest
+    /// ones: units with QA warnings first, then those with coined renderings or many glossary
+    /// terms, then the longest, with at least one unit per chapter while the budget lasts. A
+    /// share of 1.0 or more reviews every unit.
+    pub fn select_for_review(&self, s: &State, round: u32) -> Vec<String> {
+        let c = self.campaign;
+        let candidates: Vec<&crate::book::Unit> = {
+            let ids: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+            c.units.iter().filter(|u| ids.contains(&u.id)).collect()
+        };
+        let share = c.plan.proofread_share;
+        // A unit's review costs about its source and its translation: the translation call's
+        // prompt minus the instructions shared by every unit, plus its completion.
+        let shared_prefix = crate::tokens::count(&crate::agents::translation::system_prompt(
+            &c.translation_setup(),
+        )) as u64;
+        let cost = |u: &crate::book::Unit| -> usize {
+            match s
+                .fp(&u.id)
+                .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+            {
+                Some(r) => {
+                    (r.usage.prompt_tokens.saturating_sub(shared_prefix)
+                        + r.usage.completion_tokens
+                        + 20) as usize
+                }
+                None => u.chars / 2,
+            }
+        };
+        if share >= 1.0 {
+            return candidates.iter().map(|u| u.id.clone()).collect();
+        }
+        let spent_on_translation: u64 = candidates
+            .iter()
+            .filter_map(|u| {
+                s.fp(&u.id)
+                    .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+            })
+            .map(|r| r.usage.prompt_tokens)
+            .sum();
+        let budget = (spent_on_translation as f64 * share) as usize;
+        let marker = &c.plan.review_marker;
+        let glossary = s.effective_termbase();
+        let mut scored: Vec<(i64, usize, &crate::book::Unit)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                let findings = s.latest_findings(&u.id, round);
+                let warnings = findings
+                    .iter()
+                    .filter(|f| f.severity != qa::Severity::Info)
+                    .count() as i64;
+                let target = s.latest_translation(&u.id, round).map_or("", |t| t.1);
+                let coined = target.matches(marker.as_str()).count() as i64;
+                let terms = glossary.relevant_to(c.source_text(u)).len() as i64;
+                let score = warnings * 1000 + coined * 100 + terms * 10 + (u.chars / 1000) as i64;
+                (score, i, *u)
+            })
+            .collect();
+        scored.sort_by_key(|(score, i, _)| (std::cmp::Reverse(*score), *i));
+        let mut chosen: BTreeSet<String> = BTreeSet::new();
+        let mut spent = 0usize;
+        // First the best unit of each chapter, then the rest by score.
+        let mut seen_chapters: BTreeSet<&str> = BTreeSet::new();
+        let firsts: Vec<&crate::book::Unit> = scored
+            .iter()
+            .filter(|(_, _, u)| seen_chapters.insert(u.chapter.as_str()))
+            .map(|(_, _, u)| *u)
+            .collect();
+        for u in firsts.into_iter().chain(scored.iter().map(|(_, _, u)| *u)) {
+            if chosen.contains(&u.id) {
+                continue;
+            }
+            let c = cost(u);
+            if spent + c > budget {
+                continue;
+            }
+            spent += c;
+            chosen.insert(u.id.clone());
+        }
+        candidates
+            .iter()
+            .filter(|u| chosen.contains(&u.id))
+            .map(|u| u.id.clone())
+            .collect()
+    }
+
     /// Proofreading batches of `round`: per chapter, consecutive units within the budget.
     /// Computed once per round (the translations they cover are final by then).
     pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<ProofBatchPlan> {
@@ -476,7 +562,7 @@ impl<'a> Manager<'a> {
             return b.clone();
         }
         let c = self.campaign;
-        let units: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+        let units: BTreeSet<String> = self.select_for_review(s, round).into_iter().collect();
         let termbase = s.termbase.as_ref().map(|t| &t.1);
         let mut out = Vec::new();
         for ch in &c.chapters {
@@ -815,11 +901,39 @@ impl<'a> Manager<'a> {
                     .file_name()
                     .map(|f| f.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                chapters: c
-                    .chapters
-                    .iter()
-                    .map(|ch| (ch.key.clone(), ch.rel_path.clone()))
-                    .collect(),
+                chapters: {
+                    // Only chapters with work left are named (at most 3); the rest is a count.
+                    let open: Vec<&crate::book::Chapter> = c
+                        .chapters
+                        .iter()
+                        .filter(|ch| {
+                            pending
+                                .iter()
+                                .any(|u| c.unit(u).is_some_and(|u| u.chapter == ch.key))
+                                || failed.iter().any(|f| f.contains(&format!("/{}-", ch.key)))
+                        })
+                        .collect();
+                    let dir = c
+                        .chapters
+                        .first()
+                        .map(|ch| {
+                            std::path::Path::new(&ch.rel_path)
+                                .parent()
+                                .map(|d| d.to_string_lossy().into_owned())
+                                .unwrap_or_default()
+                        })
+                        .unwrap_or_default();
+                    ChapterIndex {
+                        count: c.chapters.len(),
+                        dir,
+                        open: open
+                            .iter()
+                            .take(3)
+                            .map(|ch| (ch.key.clone(), ch.file_name.clone()))
+                            .collect(),
+                        open_more: open.len().saturating_sub(3),
+                    }
+                },
                 out_dir: p.rel(&p.out_dir),
                 state: p.rel(&c.state_path()),
                 glossary: s.termbase.as_ref().map(|t| t.0.clone()),
@@ -851,11 +965,21 @@ pub struct Progress {
     pub failed_calls: Vec<String>,
 }
 
+/// The chapters, flat: a count, the folder of the first chapter, and the chapters that still
+/// have work (at most three, by key → file name).
+#[derive(Debug, Clone, Serialize)]
+pub struct ChapterIndex {
+    pub count: usize,
+    pub dir: String,
+    pub open: BTreeMap<String, String>,
+    pub open_more: usize,
+}
+
 /// Ids to relative paths (relative to the campaign file; results relative to the state).
 #[derive(Debug, Clone, Serialize)]
 pub struct FileIndex {
     pub campaign: String,
-    pub chapters: BTreeMap<String, String>,
+    pub chapters: ChapterIndex,
     pub out_dir: String,
     pub state: String,
     pub glossary: Option<String>,

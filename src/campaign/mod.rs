@@ -49,6 +49,8 @@ pub struct Campaign {
     /// The configuration every request depends on; its sha256 names the state directory.
     pub config: ConfigPrint,
     chapter_index: HashMap<String, usize>,
+    /// Term candidates of the whole book (computed once, on first use).
+    candidates: std::sync::OnceLock<Vec<crate::agents::glossary::Candidate>>,
     unit_index: HashMap<String, usize>,
 }
 
@@ -110,7 +112,32 @@ impl Campaign {
             fingerprint,
             config,
             chapter_index,
+            candidates: Default::default(),
             unit_index,
+        })
+    }
+
+    /// Term candidates for the Glossary agent over the whole book, best first: the book's top
+    /// candidates by C-value, plus the best few of every chapter so that each chapter's own
+    /// terms are covered (see [`crate::agents::glossary::candidates`]). How many scales with
+    /// the book: 4 per unit to translate, between 60 and 400.
+    pub fn candidates(&self) -> &[crate::agents::glossary::Candidate] {
+        self.candidates.get_or_init(|| {
+            use crate::agents::glossary;
+            let max = (self.prose_units().count() * 4).clamp(60, 400);
+            let texts: Vec<&str> = self.chapters.iter().map(|c| c.text.as_str()).collect();
+            let mut all = glossary::candidates(&texts, &self.house, max);
+            let per_chapter = 8;
+            for ch in &self.chapters {
+                for cand in glossary::candidates(&[ch.text.as_str()], &self.house, per_chapter) {
+                    if !all.iter().any(|c| {
+                        crate::termbase::term_key(&c.term) == crate::termbase::term_key(&cand.term)
+                    }) {
+                        all.push(cand);
+                    }
+                }
+            }
+            all
         })
     }
 

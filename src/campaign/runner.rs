@@ -85,9 +85,20 @@ pub struct Cost {
 impl Cost {
     /// The cost of `usage` at `pricing`.
     pub fn of(usage: &BTreeMap<Agent, AgentUsage>, pricing: &crate::config::Pricing) -> Cost {
-        let by_agent: BTreeMap<Agent, f64> =
-            usage.iter().map(|(a, u)| (*a, pricing.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens))).collect();
-        Cost { currency: pricing.currency.clone(), total: by_agent.values().sum(), by_agent }
+        let by_agent: BTreeMap<Agent, f64> = usage
+            .iter()
+            .map(|(a, u)| {
+                (
+                    *a,
+                    pricing.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens),
+                )
+            })
+            .collect();
+        Cost {
+            currency: pricing.currency.clone(),
+            total: by_agent.values().sum(),
+            by_agent,
+        }
     }
 }
 

@@ -96,6 +96,8 @@ pub struct State {
     /// They join the glossary termbase in revision prompts and QA, never in unit fingerprints,
     /// and never override house style.
     pub reconciled: Vec<crate::termbase::Entry>,
+    /// The glossary termbase plus reconciled entries (see [`State::effective_termbase`]).
+    effective: Termbase,
     /// The QA context (languages, termbase, review marker) once the termbase is known.
     pub qa_ctx: Option<qa::QaContext>,
     /// True when outputs were written after the last recorded result.
@@ -396,19 +398,20 @@ impl State {
 
     /// The termbase requests and QA use: the glossary termbase plus reconciled entries for terms
     /// it does not cover.
-    pub fn effective_termbase(&self) -> Termbase {
-        let base = self
-            .termbase
-            .as_ref()
-            .map(|t| t.1.clone())
-            .unwrap_or_default();
-        Termbase::merge(&base, &self.reconciled).0
+    pub fn effective_termbase(&self) -> &Termbase {
+        &self.effective
     }
 
     /// Rebuilds the QA context from the effective termbase and re-checks every recorded
     /// translation (their glossary checks depend on it).
     fn refresh_qa(&mut self, c: &Campaign) {
-        self.qa_ctx = Some(c.qa_context(&self.effective_termbase()));
+        let base = self
+            .termbase
+            .as_ref()
+            .map(|t| t.1.clone())
+            .unwrap_or_default();
+        self.effective = Termbase::merge(&base, &self.reconciled).0;
+        self.qa_ctx = Some(c.qa_context(&self.effective));
         let mut todo: Vec<(String, u32, String)> = Vec::new();
         for (fp, rounds) in &self.translations {
             for (round, call) in rounds {

@@ -110,6 +110,8 @@ pub struct Plan {
     pub revision_rounds: u32,
     /// Input budget per request in `o200k_base` tokens (default 32,000).
     pub max_context_tokens: usize,
+    /// Review budget of the Proofreading agent as a share of translation prompt tokens.
+    pub proofread_share: f64,
     /// Marker for renderings the translator coins (see [`crate::qa::default_review_marker`]).
     pub review_marker: String,
     pub out_dir: PathBuf,
@@ -119,6 +121,11 @@ pub struct Plan {
     /// Prices, when the campaign file gives them.
     pub pricing: Option<Pricing>,
 }
+
+/// Default review budget of the Proofreading agent: a fifth of the translation prompt tokens.
+/// With Glossary and Manager at a few percent, the agents other than Translation then stay
+/// under 30 % of its prompt tokens (issue #5's token-economy target).
+pub const DEFAULT_PROOFREAD_SHARE: f64 = 0.2;
 
 /// Default input budget per request, in tokens.
 pub const DEFAULT_MAX_CONTEXT_TOKENS: usize = 32_000;
@@ -297,6 +304,10 @@ impl Plan {
             revision_rounds: raw.revision_rounds.unwrap_or(1),
             max_context_tokens,
             pricing: raw.pricing.clone(),
+            proofread_share: raw
+                .proofread_share
+                .unwrap_or(DEFAULT_PROOFREAD_SHARE)
+                .max(0.0),
             review_marker: raw
                 .review_marker
                 .clone()

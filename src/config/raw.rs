@@ -29,6 +29,9 @@ pub struct RawCampaign {
     /// Marker translators put after a rendering they coin (default `[待审]` for Chinese targets,
     /// `[review]` for most others).
     pub review_marker: Option<String>,
+    /// Review budget of the Proofreading agent, as a share of the translation prompt tokens
+    /// (default 0.2; 1.0 or more reviews every unit).
+    pub proofread_share: Option<f64>,
     /// Input budget per request in o200k_base tokens (default 32,000).
     pub max_context_tokens: Option<usize>,
     pub out_dir: Option<String>,
@@ -66,7 +69,10 @@ impl Pricing {
     pub fn cost(&self, prompt_tokens: u64, cached_tokens: u64, completion_tokens: u64) -> f64 {
         let cached = cached_tokens.min(prompt_tokens);
         ((prompt_tokens - cached) as f64 * self.input_per_million
-            + cached as f64 * self.cached_input_per_million.unwrap_or(self.input_per_million)
+            + cached as f64
+                * self
+                    .cached_input_per_million
+                    .unwrap_or(self.input_per_million)
             + completion_tokens as f64 * self.output_per_million)
             / 1e6
     }

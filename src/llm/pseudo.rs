@@ -119,7 +119,7 @@ pub fn pseudo_translate(text: &str, target: &Lang, glossary: &[(String, String)]
         origin: Origin::HouseStyle,
         forbidden: Vec::new(),
     }));
-    let matcher = Matcher::new(&tb);
+    let matcher = Matcher::cached(&tb);
     let ranges = markdown::prose_ranges(text);
     // A text with no Markdown structure at all (a bare term) is prose as a whole.
     let ranges = if ranges.is_empty() && !text.contains('\n') && !text.trim().is_empty() {

@@ -28,7 +28,8 @@
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
 //! kept in some units and rendered in others, or rendered two or more ways; `(unidentified)`
 //! alone does not make a drift (a pronoun or a paraphrase is no competing rendering). One
-//! finding per drifting term: `warning`, or `info` for glossary terms, whose units breaking the
+//! finding per drifting term (for an acronym such as `LLM`, being kept where elsewhere it is
+//! glossed is the usual convention, so only competing renderings count): `warning`, or `info` for glossary terms, whose units breaking the
 //! glossary are already `glossary` errors.
 //!
 //! ## The association, in detail
@@ -438,7 +439,15 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             .keys()
             .filter(|k| *k != KEPT && *k != UNIDENTIFIED)
             .count();
-        let drifting = (kept && rendered >= 1) || rendered >= 2;
+        // An acronym glossed on first use and kept afterwards (大语言模型（LLM）… LLM) follows
+        // the usual convention: for acronyms only competing renderings are drift.
+        let acronym = tr
+            .term
+            .chars()
+            .filter(|c| c.is_alphabetic())
+            .all(|c| c.is_uppercase())
+            && tr.term.chars().count() <= 8;
+        let drifting = (kept && rendered >= 1 && !acronym) || rendered >= 2;
         let entry = tr.entry.map(|i| &ctx.termbase.entries[i]);
         let suggested = match entry {
             Some(e) => Some(e.target.trim().to_string()),

@@ -122,7 +122,7 @@ pub(crate) struct EntryResult {
 /// A termbase compiled for repeated evaluation.
 pub(crate) struct Glossary<'a> {
     ctx: &'a QaContext,
-    matcher: Matcher,
+    matcher: std::sync::Arc<Matcher>,
     /// Full Unicode case folding (Latin-script targets).
     fold: bool,
     /// Per entry: searcher for the required rendering (None for keep-as-is or empty targets).
@@ -194,7 +194,7 @@ impl<'a> Glossary<'a> {
             .collect();
         Glossary {
             ctx,
-            matcher: Matcher::new(&ctx.termbase),
+            matcher: Matcher::cached(&ctx.termbase),
             fold,
             required,
             forbidden,

@@ -315,8 +315,18 @@ pub fn render(r: &Report) -> String {
     }
     o.push('\n');
     if let Some(cost) = &s.cost {
-        let by: Vec<String> = cost.by_agent.iter().map(|(a, v)| format!("{a} {v:.4}")).collect();
-        let _ = writeln!(o, "Cost: **{:.4} {}** ({}).\n", cost.total, cost.currency, by.join(", "));
+        let by: Vec<String> = cost
+            .by_agent
+            .iter()
+            .map(|(a, v)| format!("{a} {v:.4}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "Cost: **{:.4} {}** ({}).\n",
+            cost.total,
+            cost.currency,
+            by.join(", ")
+        );
     }
     o
 }

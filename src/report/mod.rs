@@ -378,7 +378,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         provider: c.plan.provider.kind.as_str().into(),
         model: c.plan.provider.model.clone(),
         units,
-        glossary: s.effective_termbase().entries,
+        glossary: s.effective_termbase().entries.clone(),
         glossary_dropped_by_house: s.glossary_dropped_by_house,
         glossary_parse,
         proofreading,

@@ -56,6 +56,32 @@ fn is_word_byte(b: u8) -> bool {
 }
 
 impl Matcher {
+    /// The matcher for `tb`, built once per distinct list of source terms and shared: building
+    /// an automaton for hundreds of terms costs far more than a search, and prompts, QA and the
+    /// pseudo provider ask for the same termbase again and again.
+    pub fn cached(tb: &Termbase) -> std::sync::Arc<Matcher> {
+        use std::collections::HashMap;
+        use std::hash::{Hash, Hasher};
+        use std::sync::{Arc, Mutex, OnceLock};
+        static CACHE: OnceLock<Mutex<HashMap<u64, Arc<Matcher>>>> = OnceLock::new();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for e in &tb.entries {
+            e.source.hash(&mut h);
+        }
+        let key = h.finish();
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(m) = cache.lock().unwrap().get(&key) {
+            return m.clone();
+        }
+        let m = Arc::new(Matcher::new(tb));
+        let mut c = cache.lock().unwrap();
+        if c.len() >= 32 {
+            c.clear();
+        }
+        c.insert(key, m.clone());
+        m
+    }
+
     pub fn new(tb: &Termbase) -> Matcher {
         let mut patterns = Vec::new();
         let mut pattern_entry = Vec::new();

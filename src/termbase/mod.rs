@@ -98,7 +98,7 @@ impl Termbase {
     /// The entries whose source term occurs in `text`, sorted by term (so the result, and
     /// every prompt and fingerprint built from it, does not depend on the termbase's order).
     pub fn relevant_to(&self, text: &str) -> Vec<&Entry> {
-        let m = Matcher::new(self);
+        let m = Matcher::cached(self);
         let mut hit = vec![false; self.entries.len()];
         for occ in m.find_all(text) {
             hit[occ.entry] = true;
