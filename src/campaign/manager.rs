@@ -296,7 +296,7 @@ impl<'a> Manager<'a> {
         let ctx = s
             .qa_ctx
             .clone()
-            .unwrap_or_else(|| c.qa_context(&s.effective_termbase()));
+            .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
         let q = std::sync::Arc::new(qa::check_campaign(&ctx, &units, &[]));
         self.campaign_qa.lock().unwrap().insert(key, q.clone());
         q

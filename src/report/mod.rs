@@ -194,7 +194,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let ctx = s
         .qa_ctx
         .clone()
-        .unwrap_or_else(|| c.qa_context(&s.effective_termbase()));
+        .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
     let campaign_qa = qa::check_campaign(&ctx, &unit_texts, &chapter_texts);
     let mut campaign_findings: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
     for f in &campaign_qa.findings {
