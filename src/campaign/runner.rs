@@ -159,8 +159,11 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
 }
 
 /// The result of [`run`].
-pub struct RunResult {
+pub struct RunResult<'a> {
     pub summary: Summary,
+    /// The Manager of the run, with what it computed (candidates, review plans, QA) reusable
+    /// for the report.
+    pub manager: Manager<'a>,
     /// The final state (for the report).
     pub state: State,
     /// Chapters not written because a unit is missing.
@@ -194,11 +197,11 @@ pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyho
 
 /// Runs (or resumes) a campaign until nothing is left to do, a fatal provider error, or a
 /// signal. Hand edits of output files are recorded first (unless `force`), so they are kept.
-pub async fn run(
-    c: &Campaign,
+pub async fn run<'a>(
+    c: &'a Campaign,
     provider: Arc<Provider>,
     opts: RunOptions,
-) -> anyhow::Result<RunResult> {
+) -> anyhow::Result<RunResult<'a>> {
     let existing = if opts.fresh {
         Existing::MoveAside
     } else if opts.retranslate {
@@ -395,6 +398,7 @@ pub async fn run(
     };
     let summary = summarize(c, &manager, &state, status);
     Ok(RunResult {
+        manager,
         summary,
         state,
         skipped_chapters,

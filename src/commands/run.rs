@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use crate::campaign::Campaign;
-use crate::campaign::manager::Manager;
 use crate::campaign::runner::{self, Status};
 use crate::cli::RunArgs;
 use crate::exit::{ExitCode, UsageError};
@@ -26,10 +25,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             retranslate: args.retranslate,
         },
     ))?;
-    let manager = Manager::new(&campaign, &result.state);
     let report = crate::report::build(
         &campaign,
-        &manager,
+        &result.manager,
         &result.state,
         result.summary.status,
         &result.skipped_chapters,

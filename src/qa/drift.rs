@@ -106,6 +106,32 @@ struct Tracked {
     entry: Option<usize>,
 }
 
+/// Term candidates of `sources` (see [`crate::agents::glossary::candidates`]), cached for the
+/// last set of sources seen: a campaign checks the same book after every round, and the
+/// candidate pass over a whole book costs more than the rest of the check.
+fn cached_candidates(sources: &[&str]) -> std::sync::Arc<Vec<crate::agents::glossary::Candidate>> {
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LAST: OnceLock<Mutex<Option<(u64, Arc<Vec<crate::agents::glossary::Candidate>>)>>> =
+        OnceLock::new();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    sources.hash(&mut h);
+    let key = h.finish();
+    let last = LAST.get_or_init(Default::default);
+    if let Some((k, c)) = last.lock().unwrap().as_ref()
+        && *k == key
+    {
+        return c.clone();
+    }
+    let c = Arc::new(crate::agents::glossary::candidates(
+        sources,
+        &Termbase::default(),
+        MAX_CANDIDATES,
+    ));
+    *last.lock().unwrap() = Some((key, c.clone()));
+    c
+}
+
 /// Runs the check over the campaign's parsed units.
 pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<DriftRow>) {
     // Translated units, in campaign order.
@@ -140,7 +166,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
     let n_entries = tracked.len();
     let sources: Vec<&str> = tu.iter().map(|(u, _)| u.source).collect();
     let mut seen: HashSet<String> = tracked.iter().map(|t| term_key(&t.term)).collect();
-    for c in crate::agents::glossary::candidates(&sources, &Termbase::default(), MAX_CANDIDATES) {
+    for c in cached_candidates(&sources).iter() {
         let latin = c
             .term
             .chars()
@@ -148,7 +174,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             .all(|c| script_of(c) == Some(Script::Latin));
         if latin && seen.insert(term_key(&c.term)) {
             tracked.push(Tracked {
-                term: c.term,
+                term: c.term.clone(),
                 entry: None,
             });
         }

@@ -122,6 +122,12 @@ pub(crate) struct EntryResult {
 /// A termbase compiled for repeated evaluation.
 pub(crate) struct Glossary<'a> {
     ctx: &'a QaContext,
+    s: std::sync::Arc<Searchers>,
+}
+
+/// The automata of one termbase and target language, built once and shared (see
+/// [`Glossary::new`]).
+pub(crate) struct Searchers {
     matcher: std::sync::Arc<Matcher>,
     /// Full Unicode case folding (Latin-script targets).
     fold: bool,
@@ -130,6 +136,13 @@ pub(crate) struct Glossary<'a> {
     /// Per entry: searcher for its forbidden renderings.
     forbidden: Vec<Option<AhoCorasick>>,
     keep_as_is: Vec<bool>,
+}
+
+impl std::ops::Deref for Glossary<'_> {
+    type Target = Searchers;
+    fn deref(&self) -> &Searchers {
+        &self.s
+    }
 }
 
 fn searcher(patterns: &[String]) -> Option<AhoCorasick> {
@@ -144,7 +157,40 @@ fn searcher(patterns: &[String]) -> Option<AhoCorasick> {
 }
 
 impl<'a> Glossary<'a> {
+    /// The glossary check for `ctx`. Its automata are built once per termbase and target
+    /// language and kept in a small process-wide cache: the check runs for every unit, and
+    /// building hundreds of automata per unit would dominate the campaign's CPU time.
     pub(crate) fn new(ctx: &'a QaContext) -> Glossary<'a> {
+        use std::collections::HashMap;
+        use std::hash::{Hash, Hasher};
+        use std::sync::{Arc, Mutex, OnceLock};
+        static CACHE: OnceLock<Mutex<HashMap<u64, Arc<Searchers>>>> = OnceLock::new();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        ctx.target_lang.code.hash(&mut h);
+        for e in &ctx.termbase.entries {
+            (&e.source, &e.target, &e.forbidden).hash(&mut h);
+        }
+        let key = h.finish();
+        let cache = CACHE.get_or_init(Default::default);
+        let cached = cache.lock().unwrap().get(&key).cloned();
+        let s = match cached {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(Searchers::build(ctx));
+                let mut c = cache.lock().unwrap();
+                if c.len() >= 16 {
+                    c.clear();
+                }
+                c.insert(key, s.clone());
+                s
+            }
+        };
+        Glossary { ctx, s }
+    }
+}
+
+impl Searchers {
+    fn build(ctx: &QaContext) -> Searchers {
         let fold = ctx.target_lang.script == Script::Latin;
         let unspaced = gloss::unspaced(&ctx.target_lang);
         let variants = |r: &str| -> Vec<String> {
@@ -192,8 +238,7 @@ impl<'a> Glossary<'a> {
                 )
             })
             .collect();
-        Glossary {
-            ctx,
+        Searchers {
             matcher: Matcher::cached(&ctx.termbase),
             fold,
             required,
@@ -201,7 +246,9 @@ impl<'a> Glossary<'a> {
             keep_as_is,
         }
     }
+}
 
+impl Glossary<'_> {
     /// Evaluates every entry whose term occurs in `src_prose` against `tgt_prose` (both clean
     /// prose), in termbase order.
     pub(crate) fn evaluate(&self, src_prose: &str, tgt_prose: &str) -> Vec<EntryResult> {
