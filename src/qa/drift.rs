@@ -112,8 +112,8 @@ struct Tracked {
 fn cached_candidates(sources: &[&str]) -> std::sync::Arc<Vec<crate::agents::glossary::Candidate>> {
     use std::hash::{Hash, Hasher};
     use std::sync::{Arc, Mutex, OnceLock};
-    static LAST: OnceLock<Mutex<Option<(u64, Arc<Vec<crate::agents::glossary::Candidate>>)>>> =
-        OnceLock::new();
+    type Cached = Option<(u64, Arc<Vec<crate::agents::glossary::Candidate>>)>;
+    static LAST: OnceLock<Mutex<Cached>> = OnceLock::new();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     sources.hash(&mut h);
     let key = h.finish();
