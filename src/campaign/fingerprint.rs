@@ -42,6 +42,9 @@ pub struct ConfigPrint {
     pub model: String,
     pub review_marker: String,
     pub guide_sha256: String,
+    /// `relevant` or `full` (see `prompt_layout`).
+    #[serde(default)]
+    pub prompt_layout: String,
 }
 
 impl ConfigPrint {
@@ -56,6 +59,7 @@ impl ConfigPrint {
             model: m.model.clone(),
             review_marker: m.review_marker.clone(),
             guide_sha256: m.guide_sha256.clone(),
+            prompt_layout: m.prompt_layout.clone(),
         }
     }
 
@@ -74,6 +78,7 @@ impl ConfigPrint {
             ("target language", &old.target_lang, &self.target_lang),
             ("prompt version", &old.prompt_version, &self.prompt_version),
             ("review_marker", &old.review_marker, &self.review_marker),
+            ("prompt_layout", &old.prompt_layout, &self.prompt_layout),
         ] {
             if a != b {
                 d.push(format!("{name} changed: {a} → {b}"));
@@ -119,6 +124,7 @@ pub fn unit_fingerprint(
         manifest.target_lang,
         manifest.guide_sha256,
         manifest.review_marker,
+        manifest.prompt_layout,
         source_text,
         entries,
     ]);
@@ -139,6 +145,8 @@ pub struct Manifest {
     pub max_context_tokens: usize,
     pub review_marker: String,
     pub guide_sha256: String,
+    #[serde(default)]
+    pub prompt_layout: String,
     /// (path, sha256) of each house-style glossary file.
     pub glossaries: Vec<(String, String)>,
     /// sha256 of the merged house-style entries.
@@ -166,6 +174,12 @@ impl Manifest {
             revision_rounds: plan.revision_rounds,
             max_context_tokens: plan.max_context_tokens,
             review_marker: plan.review_marker.clone(),
+            prompt_layout: if plan.full_glossary_prompt {
+                "full"
+            } else {
+                "relevant"
+            }
+            .into(),
             guide_sha256: crate::util::sha256_hex(guide),
             glossaries: glossaries.to_vec(),
             house_termbase_sha256: crate::util::sha256_hex(

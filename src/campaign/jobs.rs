@@ -99,7 +99,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         Action::Translate { unit, round, .. } => {
             let u = &c.units[*unit];
             let source = c.source_text(u).to_string();
-            let entries = termbase.relevant_to(&source);
+            let entries = c.prompt_entries(termbase, &source);
             let revision = (*round > 0).then(|| {
                 let previous = s
                     .latest_translation(&u.id, round - 1)
@@ -186,7 +186,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         Action::TranslatePart { unit, part, range } => {
             let u = &c.units[*unit];
             let source = c.source_text(u)[range.clone()].to_string();
-            let entries = termbase.relevant_to(&source);
+            let entries = c.prompt_entries(termbase, &source);
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,

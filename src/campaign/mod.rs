@@ -192,6 +192,22 @@ impl Campaign {
     /// [`fingerprint::unit_fingerprint`]).
     pub fn unit_fp(&self, u: &Unit, tb: &Termbase) -> String {
         let text = self.source_text(u);
-        fingerprint::unit_fingerprint(&self.manifest, text, &tb.relevant_to(text))
+        fingerprint::unit_fingerprint(&self.manifest, text, &self.prompt_entries(tb, text))
+    }
+
+    /// The glossary entries a Translation prompt for `text` carries: those whose terms occur
+    /// in it, or the whole termbase with `prompt_layout = "full"`.
+    pub fn prompt_entries<'t>(
+        &self,
+        tb: &'t Termbase,
+        text: &str,
+    ) -> Vec<&'t crate::termbase::Entry> {
+        if self.plan.full_glossary_prompt {
+            let mut all: Vec<&crate::termbase::Entry> = tb.entries.iter().collect();
+            all.sort_by_key(|e| crate::termbase::term_key(&e.source));
+            all
+        } else {
+            tb.relevant_to(text)
+        }
     }
 }

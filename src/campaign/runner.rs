@@ -36,6 +36,39 @@ pub enum Status {
     Interrupted,
 }
 
+/// Adaptive concurrency, additive increase and multiplicative decrease as in TCP congestion
+/// control (RFC 5681): the window starts at the configured ceiling, grows by 1/window per
+/// successful call (about one per window of calls) and halves, down to 1, when the provider
+/// reports congestion (a 429 or a timeout).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Aimd {
+    window: f64,
+    ceiling: f64,
+}
+
+impl Aimd {
+    pub fn new(ceiling: usize) -> Aimd {
+        let ceiling = ceiling.max(1) as f64;
+        Aimd {
+            window: ceiling,
+            ceiling,
+        }
+    }
+
+    /// Calls allowed in flight now.
+    pub fn size(&self) -> usize {
+        self.window as usize
+    }
+
+    pub fn success(&mut self) {
+        self.window = (self.window + 1.0 / self.window).min(self.ceiling);
+    }
+
+    pub fn congestion(&mut self) {
+        self.window = (self.window / 2.0).max(1.0);
+    }
+}
+
 /// Unit counts for summaries.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct UnitCounts {
@@ -268,7 +301,8 @@ pub async fn run<'a>(
     let mut in_flight: BTreeSet<String> = BTreeSet::new();
     let mut fatal: Option<String> = None;
     let mut skipped_chapters = Vec::new();
-    let concurrency = c.plan.concurrency;
+    let mut window = Aimd::new(c.plan.concurrency);
+    let mut congestion_seen = provider.congestion_events();
     let mut shutdown = Box::pin(shutdown_signal());
     let mut interrupted = false;
 
@@ -297,7 +331,7 @@ pub async fn run<'a>(
                 progressed = true;
                 break;
             }
-            if fatal.is_some() || in_flight.len() >= concurrency {
+            if fatal.is_some() || in_flight.len() >= window.size() {
                 break;
             }
             let call = action.call_key(c);
@@ -341,7 +375,7 @@ pub async fn run<'a>(
             }
             progressed = true;
         }
-        if progressed && in_flight.len() < concurrency && fatal.is_none() {
+        if progressed && in_flight.len() < window.size() && fatal.is_none() {
             continue;
         }
         if in_flight.is_empty() {
@@ -352,6 +386,13 @@ pub async fn run<'a>(
                 let Some(joined) = joined else { continue };
                 let (call, action, result) = joined?;
                 in_flight.remove(&call);
+                let congestion = provider.congestion_events();
+                if congestion > congestion_seen {
+                    window.congestion();
+                    congestion_seen = congestion;
+                } else if result.is_ok() {
+                    window.success();
+                }
                 let unit_done = matches!(action, Action::Translate { round: 0, .. });
                 // (a split unit advances the bar when its parts are joined)
                 match result {
@@ -628,5 +669,33 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Aimd;
+
+    #[test]
+    fn aimd_halves_on_congestion_and_climbs_back() {
+        let mut w = Aimd::new(8);
+        assert_eq!(w.size(), 8);
+        w.congestion();
+        assert_eq!(w.size(), 4);
+        w.congestion();
+        w.congestion();
+        w.congestion();
+        assert_eq!(w.size(), 1, "never below one");
+        let mut successes = 0;
+        while w.size() < 8 {
+            w.success();
+            successes += 1;
+        }
+        // From 1 to 8 takes about 1 + 2 + … + 7 calls (one window per step).
+        assert!((25..=40).contains(&successes), "{successes}");
+        for _ in 0..100 {
+            w.success();
+        }
+        assert_eq!(w.size(), 8, "never above the ceiling");
     }
 }

@@ -68,6 +68,10 @@ pub struct ProviderPlan {
     pub max_output_tokens: Option<u32>,
     /// Attempts per call including the first (default 5).
     pub max_attempts: u32,
+    /// Requests per minute the client allows itself (`None`: unlimited).
+    pub max_requests_per_minute: Option<u32>,
+    /// Tokens per minute the client allows itself (`None`: unlimited).
+    pub max_tokens_per_minute: Option<u32>,
     /// Overall timeout of one request in seconds (default 600).
     pub request_timeout_s: u64,
     /// Longest silence between two stream chunks in seconds before the attempt is aborted
@@ -110,6 +114,9 @@ pub struct Plan {
     pub revision_rounds: u32,
     /// Input budget per request in `o200k_base` tokens (default 32,000).
     pub max_context_tokens: usize,
+    /// Whether the Translation prompt carries the whole termbase (see
+    /// [`RawCampaign::prompt_layout`]).
+    pub full_glossary_prompt: bool,
     /// Review budget of the Proofreading agent as a share of translation prompt tokens.
     pub proofread_share: f64,
     /// Marker for renderings the translator coins (see [`crate::qa::default_review_marker`]).
@@ -277,6 +284,8 @@ impl Plan {
             max_tokens: rawp.max_tokens,
             max_output_tokens: rawp.max_output_tokens,
             max_attempts: rawp.max_attempts.unwrap_or(5).max(1),
+            max_requests_per_minute: rawp.max_requests_per_minute,
+            max_tokens_per_minute: rawp.max_tokens_per_minute,
             request_timeout_s: rawp.request_timeout_s.unwrap_or(600).max(1),
             stream_idle_timeout_s: rawp.stream_idle_timeout_s.unwrap_or(120).max(1),
             connect_timeout_s: rawp.connect_timeout_s.unwrap_or(15).max(1),
@@ -303,6 +312,16 @@ impl Plan {
             concurrency,
             revision_rounds: raw.revision_rounds.unwrap_or(1),
             max_context_tokens,
+            full_glossary_prompt: match raw.prompt_layout.as_deref() {
+                None | Some("relevant") => false,
+                Some("full") => true,
+                Some(other) => {
+                    return Err(err(
+                        "prompt_layout",
+                        format!("is `{other}`; use `relevant` or `full`"),
+                    ));
+                }
+            },
             pricing: raw.pricing.clone(),
             proofread_share: raw
                 .proofread_share

@@ -29,6 +29,11 @@ pub struct RawCampaign {
     /// Marker translators put after a rendering they coin (default `[待审]` for Chinese targets,
     /// `[review]` for most others).
     pub review_marker: Option<String>,
+    /// What the Translation prompt's glossary message carries: `relevant` (the entries whose
+    /// terms occur in the unit; the default) or `full` (the whole termbase, identical for every
+    /// unit so that provider prefix caches can serve it). `booktr`'s token-economy benchmark
+    /// measures both.
+    pub prompt_layout: Option<String>,
     /// Review budget of the Proofreading agent, as a share of the translation prompt tokens
     /// (default 0.2; 1.0 or more reviews every unit).
     pub proofread_share: Option<f64>,
@@ -96,6 +101,10 @@ pub struct RawProvider {
     /// `max_tokens` raised to it before the unit is split (unset: split at once).
     pub max_output_tokens: Option<u32>,
     pub max_attempts: Option<u32>,
+    /// Client-side limit on requests per minute (unset: none).
+    pub max_requests_per_minute: Option<u32>,
+    /// Client-side limit on tokens (prompt plus expected completion) per minute (unset: none).
+    pub max_tokens_per_minute: Option<u32>,
     pub request_timeout_s: Option<u64>,
     pub stream_idle_timeout_s: Option<u64>,
     pub connect_timeout_s: Option<u64>,

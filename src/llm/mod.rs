@@ -10,6 +10,7 @@
 //! Agents never see HTTP: they build a [`Request`] and parse an [`Answer`].
 
 pub mod error;
+pub mod limits;
 pub mod openai;
 pub mod pseudo;
 pub mod retry;
@@ -47,6 +48,15 @@ impl Provider {
         match self {
             Provider::Openai(c) => c.complete(req).await,
             Provider::Pseudo(p) => Ok(p.complete(req)),
+        }
+    }
+
+    /// Congestion signals (429s and timeouts) seen so far; the runner halves its concurrency
+    /// when this grows.
+    pub fn congestion_events(&self) -> u64 {
+        match self {
+            Provider::Openai(c) => c.limits.congestion_events(),
+            Provider::Pseudo(_) => 0,
         }
     }
 

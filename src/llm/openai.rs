@@ -45,6 +45,8 @@ pub struct OpenAiClient {
     idle_timeout: Duration,
     /// Cleared after the server rejects `json_schema`; then `json_object` is used.
     json_schema_ok: AtomicBool,
+    /// Rate limits and congestion signals shared by every request.
+    pub limits: super::limits::Limits,
 }
 
 /// Whether `base_url` points at this machine (where servers such as Ollama need no key).
@@ -88,6 +90,10 @@ impl OpenAiClient {
             request_timeout: Duration::from_secs(plan.request_timeout_s),
             idle_timeout: Duration::from_secs(plan.stream_idle_timeout_s),
             json_schema_ok: AtomicBool::new(true),
+            limits: super::limits::Limits::new(
+                plan.max_requests_per_minute,
+                plan.max_tokens_per_minute,
+            ),
         })
     }
 
@@ -124,9 +130,13 @@ impl OpenAiClient {
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
         let requests = AtomicU32::new(0);
         let rate_limit_waits = AtomicU32::new(0);
+        // Tokens this request counts against a tokens-per-minute limit: its prompt and the
+        // completion it may produce (its cap, or as much again as the prompt).
+        let prompt = req.prompt_tokens_estimate() as u32;
+        let tokens = prompt.saturating_add(req.max_tokens.or(self.max_tokens).unwrap_or(prompt));
         let run = || async {
             let mut answer = self
-                .attempt_rate_limited(req, &requests, &rate_limit_waits)
+                .attempt_rate_limited(req, &requests, &rate_limit_waits, tokens)
                 .await?;
             answer.attempts = requests.load(Ordering::SeqCst);
             Ok::<Answer, LlmError>(answer)
@@ -148,11 +158,22 @@ impl OpenAiClient {
         req: &Request,
         requests: &AtomicU32,
         waited: &AtomicU32,
+        tokens: u32,
     ) -> Result<Answer, LlmError> {
         use backon::BackoffBuilder;
         let mut waits = retry::backoff(u32::MAX).build();
         loop {
-            match self.attempt_with_fallback(req, requests).await {
+            self.limits.acquire(tokens).await;
+            let result = self.attempt_with_fallback(req, requests).await;
+            if matches!(
+                result,
+                Err(LlmError::Http { status: 429, .. }
+                    | LlmError::Timeout(_)
+                    | LlmError::StreamIdle(_))
+            ) {
+                self.limits.congested();
+            }
+            match result {
                 Err(e @ LlmError::Http { status: 429, .. })
                     if waited.load(Ordering::SeqCst) < retry::MAX_RATE_LIMIT_WAITS =>
                 {
@@ -209,6 +230,7 @@ impl OpenAiClient {
             rb = rb.bearer_auth(&k.0);
         }
         let resp = rb.send().await.map_err(|e| self.transport_error(e))?;
+        self.limits.observe(resp.headers());
         let status = resp.status();
         if !status.is_success() {
             let retry_after = resp
