@@ -22,6 +22,8 @@ fn plan(base_url: &str) -> ProviderPlan {
         max_tokens: None,
         max_output_tokens: None,
         max_attempts: 4,
+        max_requests_per_minute: None,
+        max_tokens_per_minute: None,
         request_timeout_s: 20,
         stream_idle_timeout_s: 1,
         connect_timeout_s: 2,

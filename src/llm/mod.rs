@@ -25,7 +25,7 @@ use crate::config::{ProviderKind, ProviderPlan};
 /// A configured provider. An enum rather than a trait object: the set is closed and known, and
 /// it keeps `async fn` dispatch simple.
 pub enum Provider {
-    Openai(openai::OpenAiClient),
+    Openai(Box<openai::OpenAiClient>),
     Pseudo(pseudo::Pseudo),
 }
 
@@ -39,7 +39,7 @@ impl Provider {
     ) -> Result<Provider, LlmError> {
         Ok(match plan.kind {
             ProviderKind::Pseudo => Provider::Pseudo(pseudo::Pseudo::new(target_lang.clone())),
-            ProviderKind::Openai => Provider::Openai(openai::OpenAiClient::new(plan)?),
+            ProviderKind::Openai => Provider::Openai(Box::new(openai::OpenAiClient::new(plan)?)),
         })
     }
 
