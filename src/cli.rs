@@ -25,6 +25,10 @@ pub enum Command {
     /// Run (or resume) a translation campaign.
     #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
+    /// Offline dry run: units per chapter, agent graph, the Manager's plan, estimated tokens
+    /// and cost per agent, and what a resume would send. No key, no request.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Plan(PlanArgs),
     /// Show a campaign's progress from its saved state (no model call).
     #[command(after_help = EXIT_CODES_HELP)]
     Status(StatusArgs),
@@ -113,6 +117,15 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
     /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// Print the plan as JSON on stdout.
     #[arg(long)]
     pub json: bool,
 }

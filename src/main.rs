@@ -23,6 +23,7 @@ fn main() {
         .init();
     let result = match &cli.command {
         Command::Run(a) => booktr::commands::run::run(a),
+        Command::Plan(a) => booktr::commands::plan::run(a),
         Command::Status(a) => booktr::commands::status::run(a),
         Command::Validate(a) => booktr::commands::validate::run(a),
     };

@@ -330,6 +330,19 @@ impl<'a> Manager<'a> {
             if renderings.len() < 2 {
                 continue;
             }
+            // Act on solid evidence only: a term kept in some units and rendered in others, or
+            // at least two renderings each backed by a gloss, a marker or the termbase (not
+            // only by the statistical association).
+            let kept = row.cells.contains_key(crate::qa::drift::KEPT);
+            let solid = renderings
+                .iter()
+                .filter(|r| {
+                    r.rendering != crate::qa::drift::KEPT && !row.statistical.contains(&r.rendering)
+                })
+                .count();
+            if !(kept || solid >= 2) {
+                continue;
+            }
             let examples: Vec<String> = row
                 .cells
                 .values()

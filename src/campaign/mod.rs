@@ -12,6 +12,7 @@
 //! - [`progress`]: the terminal progress display (stderr only).
 
 pub mod edits;
+pub mod estimate;
 pub mod fingerprint;
 pub mod jobs;
 pub mod manager;

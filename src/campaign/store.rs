@@ -578,6 +578,43 @@ mod tests {
     }
 
     #[test]
+    fn results_with_floats_stay_intact_after_a_round_trip() {
+        // serde_json's default float parsing is not exact; results carry C-value scores, and a
+        // result that does not check out is requested again (paid twice). float_roundtrip is on.
+        let asked: Vec<Candidate> = (1..200)
+            .map(|i| Candidate {
+                term: format!("t{i}"),
+                freq: i,
+                score: (i as f64).ln() * 97.123_456_789 / 3.0,
+                snippet: String::new(),
+            })
+            .collect();
+        let output = Output::GlossaryBatch {
+            asked,
+            entries: vec![],
+            stats: ParseStats::default(),
+        };
+        let r = ResultFile {
+            schema_version: STATE_SCHEMA_VERSION,
+            call: "glossary/x".into(),
+            agent: Agent::Glossary,
+            unit: None,
+            request_sha256: String::new(),
+            usage: Usage::default(),
+            attempts: 1,
+            requests: 1,
+            model: None,
+            finish_reason: None,
+            elapsed_ms: 0,
+            output_sha256: ResultFile::output_hash(&output),
+            output,
+        };
+        let back: ResultFile =
+            serde_json::from_slice(&serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+        assert!(back.is_intact());
+    }
+
+    #[test]
     fn torn_last_line_is_ignored_with_warning() {
         let dir = tempfile::tempdir().unwrap();
         let rec = Record {

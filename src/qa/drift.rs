@@ -98,6 +98,11 @@ pub struct DriftRow {
     pub suggested: Option<String>,
     /// Whether the term drifts (see the module docs).
     pub drifting: bool,
+    /// Renderings identified only by the statistical association, with no gloss, marker or
+    /// glossary entry behind them (weaker evidence: the repair loop does not reconcile on them
+    /// alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statistical: Vec<String>,
 }
 
 struct Tracked {
@@ -336,6 +341,8 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
     }
     // Pass 2: (c) known renderings, then (d) Dice, for units with no evidence yet.
     let mut index: Option<NgramIndex> = None;
+    // Renderings found only by the statistical association (step d), per term.
+    let mut statistical: Vec<HashSet<String>> = vec![HashSet::new(); tracked.len()];
     let other_renderings: HashSet<&str> = renderings.iter().flatten().map(String::as_str).collect();
     for t in 0..tracked.len() {
         let pending: Vec<usize> = {
@@ -427,6 +434,9 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
                     .entry(g)
                     .or_insert_with(|| idx.extend(g, &a, &ctx.target_lang))
                     .clone();
+                if !known[t].contains(&r) {
+                    statistical[t].insert(r.clone());
+                }
                 cells[t].get_mut(&k).expect("cell").rendered.push(r);
             }
         }
@@ -486,6 +496,15 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         rows.push(DriftRow {
             term: tr.term.clone(),
             in_glossary: entry.is_some(),
+            statistical: {
+                let mut v: Vec<String> = statistical[t]
+                    .iter()
+                    .filter(|r| row_cells.contains_key(*r))
+                    .cloned()
+                    .collect();
+                v.sort();
+                v
+            },
             cells: row_cells,
             suggested,
             drifting,

@@ -1,0 +1,226 @@
+//! Offline estimates for `booktr plan`: calls and tokens per agent, the cost at the campaign's
+//! `[pricing]`, and how much of that a resume still has to send. No request is made: prompts
+//! are built exactly as the run would build them wherever their inputs are known, and estimated
+//! where they depend on answers not yet received.
+//!
+//! - **Glossary**: the real requests of the pending candidate batches (exact prompt tokens);
+//!   completion ≈ [`GLOSSARY_TOKENS_PER_CANDIDATE`] per candidate.
+//! - **Translation**: the real request of every unit not yet translated (exact, given the
+//!   termbase). Before the Glossary stage the agent's entries are unknown: each candidate term is
+//!   assumed to become an entry (rendering as long as the term, a note of about seven tokens),
+//!   which is what the pseudo provider does and close to what models do. Completion ≈ the source tokens ×
+//!   [`completion_ratio`].
+//! - **Proofreading**: the review budget (`proofread_share` × translation prompt tokens) plus
+//!   each batch's instructions, one batch per chapter at least.
+//! - **Manager**: one decision per revision round: its instructions, the current Manager
+//!   context and a findings summary of about [`FINDINGS_TOKENS`].
+//! - Revisions and terminology reconciliations depend on what QA finds and are not estimated.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Campaign;
+use super::manager::{Manager, translate_key};
+use super::state::State;
+use crate::agents::{Agent, glossary, manager as manager_agent, proofreading, translation};
+use crate::termbase::{Entry, Origin, Termbase};
+
+/// Completion tokens per candidate term in a Glossary answer (`{"source","target","note"}`).
+pub const GLOSSARY_TOKENS_PER_CANDIDATE: u64 = 24;
+/// Stand-in for the note of an agent entry not proposed yet (about seven tokens, the length of
+/// the notes models and the pseudo provider write).
+pub const GUESSED_NOTE: &str = "short note on meaning and usage here";
+
+/// Tokens of the findings summary in a Manager decision.
+pub const FINDINGS_TOKENS: u64 = 150;
+
+/// Completion tokens per source token for a language pair, measured with `o200k_base` on the
+/// shared corpus (English ↔ Chinese editions of the same book: 1.2 MB each way) and rounded;
+/// 1.0 for other pairs.
+pub fn completion_ratio(source: &crate::lang::Lang, target: &crate::lang::Lang) -> f64 {
+    match (source.primary().as_str(), target.primary().as_str()) {
+        ("en", "zh") => 1.0,
+        ("zh", "en") => 1.0,
+        _ => 1.0,
+    }
+}
+
+/// Calls and tokens of one agent.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct AgentEstimate {
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl AgentEstimate {
+    fn add(&mut self, calls: u64, prompt: u64, completion: u64) {
+        self.calls += calls;
+        self.prompt_tokens += prompt;
+        self.completion_tokens += completion;
+    }
+}
+
+/// The estimate of a whole campaign and of what is left.
+#[derive(Debug, Clone, Serialize)]
+pub struct Estimate {
+    /// Everything the campaign needs, as if nothing were done.
+    pub total: BTreeMap<Agent, AgentEstimate>,
+    /// What a run would still send now (equal to `total` for a new campaign).
+    pub remaining: BTreeMap<Agent, AgentEstimate>,
+    /// Prose units already translated (reused by a resume).
+    pub units_done: usize,
+    pub units_to_translate: usize,
+    /// Cost of `total` and of `remaining` at `[pricing]`, when the campaign has one.
+    pub cost_total: Option<f64>,
+    pub cost_remaining: Option<f64>,
+    pub currency: Option<String>,
+}
+
+/// Estimates the campaign `c` given its state `s` (empty for a new campaign).
+pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
+    let p = &c.plan;
+    let mut total: BTreeMap<Agent, AgentEstimate> = Agent::ALL
+        .iter()
+        .map(|a| (*a, AgentEstimate::default()))
+        .collect();
+    let mut remaining = total.clone();
+
+    // Glossary: every batch of the book's candidates (total), and the pending ones (remaining).
+    let all_batches = if m.candidates.is_empty() {
+        Vec::new()
+    } else {
+        glossary::batches(
+            &p.source_lang,
+            &p.target_lang,
+            &c.house,
+            &m.candidates,
+            p.max_context_tokens / 2,
+            crate::campaign::manager::CANDIDATES_PER_BATCH,
+        )
+    };
+    for b in &all_batches {
+        let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
+            .prompt_tokens_estimate() as u64;
+        total.get_mut(&Agent::Glossary).unwrap().add(
+            1,
+            t,
+            b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
+        );
+    }
+    for (_, b) in &m.glossary_batches {
+        let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
+            .prompt_tokens_estimate() as u64;
+        remaining.get_mut(&Agent::Glossary).unwrap().add(
+            1,
+            t,
+            b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
+        );
+    }
+
+    // Translation, with the merged termbase once known, else house style plus every candidate.
+    let assumed: Termbase;
+    let termbase: &Termbase = if s.termbase.is_some()
+        && s.glossary_inputs.as_deref() == Some(m.glossary_inputs.as_str())
+    {
+        s.effective_termbase()
+    } else {
+        let guessed: Vec<Entry> = m
+            .candidates
+            .iter()
+            .map(|cand| Entry {
+                source: cand.term.clone(),
+                target: cand.term.clone(),
+                note: GUESSED_NOTE.into(),
+                origin: Origin::Agent,
+                forbidden: Vec::new(),
+            })
+            .collect();
+        assumed = Termbase::merge(&c.house, &guessed).0;
+        &assumed
+    };
+    let setup = c.translation_setup();
+    let ratio = completion_ratio(&p.source_lang, &p.target_lang);
+    let mut translation_prompt_total = 0u64;
+    let (mut done, mut todo) = (0usize, 0usize);
+    let mut per_chapter: BTreeMap<&str, u64> = BTreeMap::new();
+    for u in c.prose_units() {
+        let text = c.source_text(u);
+        let req = translation::build_request(&setup, &c.prompt_entries(termbase, text), text, None);
+        let prompt = req.prompt_tokens_estimate() as u64;
+        let completion = (crate::tokens::count(text) as f64 * ratio) as u64;
+        total
+            .get_mut(&Agent::Translation)
+            .unwrap()
+            .add(1, prompt, completion);
+        translation_prompt_total += prompt;
+        *per_chapter.entry(u.chapter.as_str()).or_insert(0) += prompt;
+        let translated = s
+            .fp(&u.id)
+            .is_some_and(|fp| s.is_done(&translate_key(fp, 0)));
+        if translated {
+            done += 1;
+        } else {
+            todo += 1;
+            remaining
+                .get_mut(&Agent::Translation)
+                .unwrap()
+                .add(1, prompt, completion);
+        }
+    }
+
+    // Proofreading: the review budget plus each batch's instructions (one per chapter at least).
+    let instructions = crate::tokens::count_messages([
+        proofreading::system_prompt(&p.source_lang, &p.target_lang).as_str(),
+        "Glossary (required renderings):\n",
+    ]) as u64;
+    let share = p.proofread_share.min(1.0);
+    let review = |prompt: u64| (prompt as f64 * share) as u64;
+    let batches = per_chapter.len() as u64;
+    let proof_prompt = review(translation_prompt_total) + batches * instructions;
+    total
+        .get_mut(&Agent::Proofreading)
+        .unwrap()
+        .add(batches, proof_prompt, batches * 40);
+    if todo > 0 || !s.finished.keys().any(|k| k.starts_with("proofread/")) {
+        remaining
+            .get_mut(&Agent::Proofreading)
+            .unwrap()
+            .add(batches, proof_prompt, batches * 40);
+    }
+
+    // Manager: one decision per revision round.
+    let rounds = p.revision_rounds as u64;
+    let ctx = m.context(s).tokens() as u64;
+    let decision = crate::tokens::count_messages([manager_agent::SYSTEM_PROMPT]) as u64
+        + ctx
+        + FINDINGS_TOKENS;
+    total
+        .get_mut(&Agent::Manager)
+        .unwrap()
+        .add(rounds, rounds * decision, rounds * 40);
+    if !s.finished.keys().any(|k| k.starts_with("decide/")) {
+        remaining
+            .get_mut(&Agent::Manager)
+            .unwrap()
+            .add(rounds, rounds * decision, rounds * 40);
+    }
+
+    let cost = |e: &BTreeMap<Agent, AgentEstimate>| {
+        p.pricing.as_ref().map(|pr| {
+            e.values()
+                .map(|a| pr.cost(a.prompt_tokens, 0, a.completion_tokens))
+                .sum::<f64>()
+        })
+    };
+    Estimate {
+        cost_total: cost(&total),
+        cost_remaining: cost(&remaining),
+        currency: p.pricing.as_ref().map(|pr| pr.currency.clone()),
+        total,
+        remaining,
+        units_done: done,
+        units_to_translate: done + todo,
+    }
+}

@@ -1,0 +1,145 @@
+//! `booktr plan`: an offline dry run. Shows the units per chapter, the agent graph, the
+//! Manager's plan, estimated calls and tokens per agent with the cost at `[pricing]`, and, when
+//! the campaign has state, what is done and what a resume would send. Needs no key and sends
+//! no request.
+
+use serde_json::json;
+
+use crate::agents::Agent;
+use crate::campaign::Campaign;
+use crate::campaign::estimate::{self, Estimate};
+use crate::campaign::manager::Manager;
+use crate::campaign::state::State;
+use crate::cli::PlanArgs;
+use crate::exit::ExitCode;
+
+pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let plan = super::plan(&args.campaign, None)?;
+    let campaign = Campaign::load(plan)?;
+    let dir = campaign.state_path();
+    let state = if dir.exists() {
+        State::load(&campaign, &dir, "plan")?
+    } else {
+        State::default()
+    };
+    let manager = Manager::new(&campaign, &state);
+    let est = estimate::estimate(&campaign, &state, &manager);
+    let p = &campaign.plan;
+    let chapters: Vec<serde_json::Value> = campaign
+        .chapters
+        .iter()
+        .map(|ch| {
+            let units: Vec<&crate::book::Unit> = campaign.units_of(&ch.key).collect();
+            let prose = units.iter().filter(|u| u.kind.needs_translation()).count();
+            json!({
+                "chapter": ch.key,
+                "file": ch.rel_path,
+                "units": units.len(),
+                "to_translate": prose,
+                "copied": units.len() - prose,
+                "chars": ch.text.chars().count(),
+                "source_tokens": crate::tokens::count(&ch.text),
+            })
+        })
+        .collect();
+    let graph = agent_graph(&campaign, &manager);
+    let steps = manager.context(&state).plan;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "campaign": p.name,
+                "rehearsal": p.is_rehearsal(),
+                "provider": p.provider.kind.as_str(),
+                "model": p.provider.model,
+                "chapters": chapters,
+                "agent_graph": graph,
+                "manager_plan": steps,
+                "estimate": est,
+            })
+        );
+        return Ok(ExitCode::Ok);
+    }
+    println!(
+        "{}Plan for '{}' ({} → {}), provider {}, model {}\n",
+        if p.is_rehearsal() { "REHEARSAL " } else { "" },
+        p.name,
+        p.source_lang.code,
+        p.target_lang.code,
+        p.provider.kind.as_str(),
+        p.provider.model
+    );
+    println!(
+        "| chapter | units | to translate | copied | chars | source tokens |\n|---|---|---|---|---|---|"
+    );
+    for ch in &chapters {
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            ch["chapter"].as_str().unwrap_or(""),
+            ch["units"],
+            ch["to_translate"],
+            ch["copied"],
+            ch["chars"],
+            ch["source_tokens"]
+        );
+    }
+    println!("\nAgent graph:\n  {}\n", graph.join("\n  → "));
+    println!("Manager's plan:");
+    for s in &steps {
+        println!("  - {s}");
+    }
+    print_estimate(&est);
+    Ok(ExitCode::Ok)
+}
+
+fn agent_graph(c: &Campaign, m: &Manager) -> Vec<String> {
+    let p = &c.plan;
+    vec![
+        format!(
+            "Glossary agent: {} candidate terms in {} pending batch(es); house style wins",
+            m.candidates.len(),
+            m.glossary_batches.len()
+        ),
+        format!(
+            "Translation agent: {} units, one fresh context each, up to {} at once",
+            c.prose_units().count(),
+            p.concurrency
+        ),
+        format!(
+            "QA checks on every unit; Proofreading agent on the riskiest units within {:.0} % of the translation prompt tokens",
+            p.proofread_share * 100.0
+        ),
+        "Glossary agent: reconciliation of terms rendered more than one way".into(),
+        format!(
+            "Manager: decides revisions, up to {} round(s); QA errors always go back",
+            p.revision_rounds
+        ),
+        "Translation agent: revisions with the findings as feedback".into(),
+        format!("write {} chapters and the reports", c.chapters.len()),
+    ]
+}
+
+fn print_estimate(e: &Estimate) {
+    println!(
+        "\nEstimate (tokens counted with o200k_base; revisions and reconciliations depend on QA and are not included):\n"
+    );
+    println!(
+        "| agent | calls | prompt tokens | completion tokens | remaining calls | remaining prompt tokens |\n|---|---|---|---|---|---|"
+    );
+    for a in Agent::ALL {
+        let (t, r) = (e.total[&a], e.remaining[&a]);
+        println!(
+            "| {a} | {} | {} | {} | {} | {} |",
+            t.calls, t.prompt_tokens, t.completion_tokens, r.calls, r.prompt_tokens
+        );
+    }
+    if let (Some(total), Some(rem), Some(cur)) = (e.cost_total, e.cost_remaining, &e.currency) {
+        println!("\nCost: {total:.4} {cur} in all, {rem:.4} {cur} still to spend.");
+    }
+    println!(
+        "\nUnits translated: {} of {}; a resume would send {} calls.",
+        e.units_done,
+        e.units_to_translate,
+        e.remaining.values().map(|a| a.calls).sum::<u64>()
+    );
+}
