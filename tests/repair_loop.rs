@@ -63,11 +63,12 @@ fn an_untranslated_unit_and_a_drifting_term_are_repaired_by_the_loop() {
         // Units 2 and 5 keep "tool call" in English; the others render it as 工具调用.
         let keep = text.contains("Section 2\n") || text.contains("Section 5\n");
         let mut messages: Vec<Message> = r.messages.clone();
-        messages[1].content.push_str(if keep {
-            "\n- tool call → tool call\n"
+        let line = if keep {
+            "- tool call → tool call\n"
         } else {
-            "\n- tool call → 工具调用\n"
-        });
+            "- tool call → 工具调用\n"
+        };
+        messages[1].content = format!("{line}{}", messages[1].content);
         Reply::Content(default_content(&zh, Agent::Translation, &messages))
     });
     let c = TestCampaign::with_chapters(

@@ -103,6 +103,7 @@ pub fn glossary_message(entries: &[&Entry]) -> String {
 /// Parses the glossary lines of [`glossary_message`] back into `(source, target)` pairs (used
 /// by the pseudo provider, which reads its prompt like a model would).
 pub fn parse_glossary_message(text: &str) -> Vec<(String, String)> {
+    let text = text.split(CONTEXT_HEADER).next().unwrap_or(text);
     text.lines()
         .filter_map(|l| l.strip_prefix("- "))
         .filter_map(|l| {
@@ -120,9 +121,32 @@ pub fn build_request(
     unit_text: &str,
     revision: Option<&Revision>,
 ) -> Request {
+    build_request_with_context(setup, entries, unit_text, revision, None)
+}
+
+/// Header of the read-only neighbour context at the end of the glossary message.
+pub const CONTEXT_HEADER: &str =
+    "For context only, the text just before it (do not translate it and do not repeat it):";
+
+/// [`build_request`] with the preceding source text as read-only context: it goes at the end of
+/// the glossary message (so the unit text stays the last message), between `<context>` tags.
+pub fn build_request_with_context(
+    setup: &Setup,
+    entries: &[&Entry],
+    unit_text: &str,
+    revision: Option<&Revision>,
+    context: Option<&str>,
+) -> Request {
+    let mut second = glossary_message(entries);
+    if let Some(ctx) = context.filter(|c| !c.trim().is_empty()) {
+        second.push_str(&format!(
+            "\n{CONTEXT_HEADER}\n<context>\n{}\n</context>\n",
+            ctx.trim_end()
+        ));
+    }
     let mut messages = vec![
         Message::system(system_prompt(setup)),
-        Message::user(glossary_message(entries)),
+        Message::user(second),
         Message::user(unit_text),
     ];
     if let Some(r) = revision {

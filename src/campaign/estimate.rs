@@ -147,7 +147,13 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let mut per_chapter: BTreeMap<&str, u64> = BTreeMap::new();
     for u in c.prose_units() {
         let text = c.source_text(u);
-        let req = translation::build_request(&setup, &c.prompt_entries(termbase, text), text, None);
+        let req = translation::build_request_with_context(
+            &setup,
+            &c.prompt_entries(termbase, text),
+            text,
+            None,
+            c.context_for(u).as_deref(),
+        );
         let prompt = req.prompt_tokens_estimate() as u64;
         let completion = (crate::tokens::count(text) as f64 * ratio) as u64;
         total

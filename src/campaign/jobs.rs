@@ -115,11 +115,12 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
-                request: translation::build_request(
+                request: translation::build_request_with_context(
                     &c.translation_setup(),
                     &entries,
                     &source,
                     revision.as_ref(),
+                    c.context_for(u).as_deref(),
                 ),
                 kind: JobKind::Translation {
                     round: *round,

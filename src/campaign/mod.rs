@@ -196,6 +196,43 @@ impl Campaign {
         fingerprint::unit_fingerprint(&self.manifest, text, &self.prompt_entries(tb, text))
     }
 
+    /// Read-only context for translating `u`: the end of the source text before it in its
+    /// chapter, at most `context_chars` and at most a quarter of the unit's length (so the
+    /// context never costs more than about 15 % extra prompt tokens), starting at a line start
+    /// when possible. `None` for the first unit of a chapter or with `context_chars = 0`.
+    pub fn context_for(&self, u: &Unit) -> Option<String> {
+        let limit = self.plan.context_chars.min(u.chars / 4);
+        if limit == 0 || u.range.start == 0 {
+            return None;
+        }
+        let before = &self.chapter(&u.chapter).text[..u.range.start];
+        let start = before
+            .char_indices()
+            .rev()
+            .nth(limit.saturating_sub(1))
+            .map_or(0, |(i, _)| i);
+        // Start at a line start when that keeps at least half of the context, else at the next
+        // word, marked with an ellipsis.
+        let (start, cut) = match before[start..].find('\n') {
+            Some(n) if before.len() - (start + n + 1) >= limit / 2 => (start + n + 1, false),
+            _ if start == 0 => (0, false),
+            _ => (
+                before[start..]
+                    .find(char::is_whitespace)
+                    .map_or(start, |w| start + w),
+                true,
+            ),
+        };
+        let ctx = before[start..].trim();
+        (!ctx.is_empty()).then(|| {
+            if cut {
+                format!("…{ctx}")
+            } else {
+                ctx.to_string()
+            }
+        })
+    }
+
     /// The glossary entries a Translation prompt for `text` carries: those whose terms occur
     /// in it, or the whole termbase with `prompt_layout = "full"`.
     pub fn prompt_entries<'t>(

@@ -440,7 +440,18 @@ impl State {
         let ctx = self
             .qa_ctx
             .get_or_insert_with(|| c.qa_context(&Termbase::default()));
-        let findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
+        let mut findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
+        // A model translation whose request carried neighbour context: check it did not
+        // translate the context too.
+        if round != HUMAN_ROUND
+            && let Some(context) = c.context_for(u)
+        {
+            for mut f in qa::context::check(ctx, c.source_text(u), &context, text) {
+                f.unit = u.id.clone();
+                f.chapter = u.chapter.clone();
+                findings.push(f);
+            }
+        }
         self.qa.insert((fp.to_string(), round), findings);
     }
 

@@ -117,6 +117,8 @@ pub struct Plan {
     /// Whether the Translation prompt carries the whole termbase (see
     /// [`RawCampaign::prompt_layout`]).
     pub full_glossary_prompt: bool,
+    /// Neighbour context for the translator, in characters (0: none).
+    pub context_chars: usize,
     /// Review budget of the Proofreading agent as a share of translation prompt tokens.
     pub proofread_share: f64,
     /// Marker for renderings the translator coins (see [`crate::qa::default_review_marker`]).
@@ -322,6 +324,7 @@ impl Plan {
                     ));
                 }
             },
+            context_chars: raw.context_chars.unwrap_or(1500),
             pricing: raw.pricing.clone(),
             proofread_share: raw
                 .proofread_share

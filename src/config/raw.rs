@@ -34,6 +34,9 @@ pub struct RawCampaign {
     /// unit so that provider prefix caches can serve it). `booktr`'s token-economy benchmark
     /// measures both.
     pub prompt_layout: Option<String>,
+    /// Characters of preceding source text given to the translator as read-only context
+    /// (default 1,500; 0 turns it off). Capped at a quarter of the unit's length.
+    pub context_chars: Option<usize>,
     /// Review budget of the Proofreading agent, as a share of the translation prompt tokens
     /// (default 0.2; 1.0 or more reviews every unit).
     pub proofread_share: Option<f64>,

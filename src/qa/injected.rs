@@ -333,7 +333,13 @@ fn prompt_fragments() -> &'static [String] {
             previous: String::new(),
             feedback: Vec::new(),
         };
-        let request = translation::build_request(&setup, &[&entry], "\u{1}", Some(&revision));
+        let request = translation::build_request_with_context(
+            &setup,
+            &[&entry],
+            "\u{1}",
+            Some(&revision),
+            Some("\u{1}"),
+        );
         let mut text: String = request
             .messages
             .iter()

@@ -12,6 +12,7 @@
 pub mod campaign;
 pub mod code;
 pub mod completeness;
+pub mod context;
 pub mod doc;
 pub mod drift;
 mod gloss;

@@ -172,10 +172,11 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         .units
         .iter()
         .zip(&finals)
-        .filter(|(u, _)| u.kind.needs_translation())
+        // Every unit: copied ones (front matter, code) are part of the chapters too.
         .map(|(u, t)| {
-            let translated =
-                s.human_edit(&u.id).is_some() || s.latest_translation(&u.id, u32::MAX).is_some();
+            let translated = !u.kind.needs_translation()
+                || s.human_edit(&u.id).is_some()
+                || s.latest_translation(&u.id, u32::MAX).is_some();
             qa::UnitText {
                 unit: &u.id,
                 chapter: &u.chapter,
