@@ -32,6 +32,11 @@ pub enum Command {
     /// Show a campaign's progress from its saved state (no model call).
     #[command(after_help = EXIT_CODES_HELP)]
     Status(StatusArgs),
+    /// Record an editor's approval at a gate (campaign key `review`), so the next `run` goes on:
+    /// `--stage glossary` takes the edited review CSV and brief from the report folder;
+    /// `--stage revisions` chooses which proposed units are revised.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Approve(ApproveArgs),
     /// Re-run every QA check on a campaign's current output files (recording hand edits), or on
     /// translations made elsewhere (`--source` and `--target`). Exit 0: no error finding;
     /// 1: error findings; 2: usage error.
@@ -80,6 +85,30 @@ pub struct RunArgs {
     /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// What `approve` approves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApproveStage {
+    /// The termbase (glossary-review.csv) and the book brief (brief.md).
+    Glossary,
+    /// The units proposed for revision.
+    Revisions,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// The gate to approve.
+    #[arg(long, value_enum)]
+    pub stage: ApproveStage,
+    /// Revisions: approve only these units (ids as listed by `status`).
+    #[arg(long, num_args = 1.., value_name = "UNIT")]
+    pub only: Vec<String>,
+    /// Revisions: approve all proposed units except these (they keep their translation).
+    #[arg(long, num_args = 1.., value_name = "UNIT")]
+    pub reject: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@
 //! | 0 | complete: every unit translated (run), or no error finding (validate) |
 //! | 1 | finished with failed units or error findings, or a runtime failure |
 //! | 2 | usage or configuration error (bad flag, campaign file, glossary, chapter, refused state) |
+//! | 3 | waiting at an approval gate (campaign key `review`): `booktr status` names the command |
 //! | 130 | interrupted (Ctrl-C / SIGTERM); run again to resume |
 
 /// Process exit codes, documented in `booktr --help`.
@@ -13,6 +14,7 @@ pub enum ExitCode {
     Ok = 0,
     Failed = 1,
     Usage = 2,
+    AwaitingApproval = 3,
     Interrupted = 130,
 }
 
@@ -21,6 +23,7 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   0    complete (run) / no error findings (validate)
   1    finished with failed units or error findings, or a runtime failure
   2    usage or configuration error (campaign file, glossary, chapter, refused state)
+  3    waiting for an editor's approval (`booktr status` shows the command to continue)
   130  interrupted; run the same command again to resume";
 
 /// An error caused by what the user asked for (flags, campaign file, inputs, refused state),

@@ -25,6 +25,7 @@ fn main() {
         Command::Run(a) => booktr::commands::run::run(a),
         Command::Plan(a) => booktr::commands::plan::run(a),
         Command::Status(a) => booktr::commands::status::run(a),
+        Command::Approve(a) => booktr::commands::approve::run(a),
         Command::Validate(a) => booktr::commands::validate::run(a),
     };
     let code = match result {

@@ -28,6 +28,8 @@ pub struct Setup {
     pub guide: String,
     /// Marker for renderings the translator coins (`[待审]` for Chinese by default).
     pub review_marker: String,
+    /// The book brief (audience, register, conventions, synopses); empty before it exists.
+    pub brief: String,
 }
 
 /// A revision of an earlier translation.
@@ -68,11 +70,16 @@ pub fn system_prompt(setup: &Setup) -> String {
          6. If a technical term that is not in the glossary needs a rendering you coin, write its first occurrence in this text as `rendering（Source Term）{marker}` so an editor can review it, and use the same rendering everywhere else.\n\
          7. If the text is already in {tgt} or contains nothing to translate, return it unchanged.\n\
          \n\
-         Translation guide:\n{guide}",
+         Translation guide:\n{guide}{brief}",
         src = setup.source.name,
         tgt = setup.target.name,
         guide = setup.guide.trim_end(),
         marker = setup.review_marker,
+        brief = if setup.brief.trim().is_empty() {
+            String::new()
+        } else {
+            format!("\n\nBook brief:\n{}", setup.brief.trim_end())
+        },
     )
 }
 
@@ -295,6 +302,7 @@ mod tests {
             target: Lang::parse("zh"),
             guide: default_guide(&Lang::parse("zh")),
             review_marker: "[待审]".into(),
+            brief: String::new(),
         }
     }
 

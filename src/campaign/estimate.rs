@@ -109,6 +109,19 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
         );
     }
+    // The book brief: one call (pending until its result is recorded).
+    let brief_prompt = m.brief.1.prompt_tokens_estimate() as u64;
+    let brief_completion = crate::agents::brief::expected_tokens(c.chapters.len()) as u64;
+    total
+        .get_mut(&Agent::Glossary)
+        .unwrap()
+        .add(1, brief_prompt, brief_completion);
+    if !s.is_done(&m.brief.0) {
+        remaining
+            .get_mut(&Agent::Glossary)
+            .unwrap()
+            .add(1, brief_prompt, brief_completion);
+    }
     for (_, b) in &m.glossary_batches {
         let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
             .prompt_tokens_estimate() as u64;
@@ -140,7 +153,11 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         assumed = Termbase::merge(&c.house, &guessed).0;
         &assumed
     };
-    let setup = c.translation_setup();
+    // The brief is in every translation prompt; before it exists, assume the usual length.
+    let setup = c.translation_setup_with(match &s.brief {
+        Some(b) => b.text.clone(),
+        None => crate::agents::brief::placeholder(c.chapters.len()),
+    });
     let ratio = completion_ratio(&p.source_lang, &p.target_lang);
     let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);

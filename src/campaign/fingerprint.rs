@@ -98,13 +98,14 @@ impl ConfigPrint {
 }
 
 /// A unit's fingerprint (first 16 hex digits of a sha256): its source bytes, the glossary
-/// entries that apply to it (source, target, note, forbidden, in termbase order), prompt
-/// version, provider, model, target language, guide and review marker. Translations are stored
+/// entries that apply to it (source, target, note, forbidden, in termbase order), the book
+/// brief's sha256, prompt version, provider, model, target language, guide and review marker. Translations are stored
 /// under it.
 pub fn unit_fingerprint(
     manifest: &Manifest,
     source_text: &str,
     entries: &[&crate::termbase::Entry],
+    brief_sha256: &str,
 ) -> String {
     let entries: Vec<(&str, &str, &str, &Vec<String>)> = entries
         .iter()
@@ -125,6 +126,7 @@ pub fn unit_fingerprint(
         manifest.guide_sha256,
         manifest.review_marker,
         manifest.prompt_layout,
+        brief_sha256,
         source_text,
         entries,
     ]);

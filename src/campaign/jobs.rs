@@ -39,6 +39,7 @@ pub enum JobKind {
         term: String,
         renderings: Vec<reconcile::Rendering>,
     },
+    Brief,
 }
 
 /// A prepared call: the request and how to read its answer. Owns all its data, so it can run
@@ -96,6 +97,14 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 kind: JobKind::Glossary { asked },
             }
         }
+        Action::Brief { .. } => Job {
+            call,
+            max_output_tokens: None,
+            agent: Agent::Glossary,
+            unit: None,
+            request: m.brief.1.clone(),
+            kind: JobKind::Brief,
+        },
         Action::Translate { unit, round, .. } => {
             let u = &c.units[*unit];
             let source = c.source_text(u).to_string();
@@ -116,7 +125,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
                 request: translation::build_request_with_context(
-                    &c.translation_setup(),
+                    &c.translation_setup_with(s.brief_text().to_string()),
                     &entries,
                     &source,
                     revision.as_ref(),
@@ -194,7 +203,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 agent: Agent::Translation,
                 unit: Some(part.clone()),
                 request: translation::build_request(
-                    &c.translation_setup(),
+                    &c.translation_setup_with(s.brief_text().to_string()),
                     &entries,
                     &source,
                     None,
@@ -243,7 +252,10 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 },
             }
         }
-        Action::MergeGlossary | Action::WriteOutputs | Action::JoinParts { .. } => {
+        Action::MergeGlossary
+        | Action::WriteOutputs
+        | Action::JoinParts { .. }
+        | Action::WriteDesk => {
             unreachable!("local actions have no job")
         }
     };
@@ -422,6 +434,19 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
                 joined_from: Vec::new(),
             }
         }
+        JobKind::Brief => {
+            let text = crate::agents::brief::clean(&answer.content);
+            if text.trim().is_empty() {
+                return Err(JobFailure {
+                    error: "the brief was empty".into(),
+                    attempts,
+                    fatal: false,
+                    truncated: false,
+                    usage,
+                });
+            }
+            Output::Brief { text }
+        }
         kind => {
             let (value, mut stats, extra) = structured(provider, &job.request, &answer).await;
             if let Some(extra) = extra {
@@ -482,7 +507,7 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
                         stats,
                     }
                 }
-                JobKind::Translation { .. } => unreachable!(),
+                JobKind::Translation { .. } | JobKind::Brief => unreachable!(),
             }
         }
     };

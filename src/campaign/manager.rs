@@ -6,12 +6,15 @@
 //! recent calls, and a file index of relative paths.
 //!
 //! Stages, in order:
-//! 1. **glossary**: one call per batch of term candidates, then a local merge (house style wins);
+//! 1. **glossary**: one call per batch of term candidates and one for the book brief, then a
+//!    local merge (house style wins); the brief (and, with the glossary gate on, the termbase
+//!    for review) is put on the editor's desk, and the glossary gate waits for `booktr approve`;
 //! 2. **translate**: one call per prose unit (round 0);
 //! 3. **proofread** round r: batches of one chapter's units, advisory;
 //! 4. **decide** round r (only while r < `revision_rounds`): the Manager's call chooses among
 //!    the reviewer's flagged units; units with deterministic QA errors are revised regardless;
-//! 5. **revise** round r+1: the chosen units are translated again with the findings as feedback,
+//! 5. **revise** round r+1 (with the revisions gate on, only after `booktr approve` chose the
+//!    units): the chosen units are translated again with the findings as feedback,
 //!    then back to 3 for the revised units, until the rounds are used up or nothing is flagged;
 //! 6. **write**: chapters are reassembled into `out_dir`.
 //!
@@ -44,6 +47,12 @@ pub enum Action {
     GlossaryBatch { n: usize, key: String },
     /// Local: merge house style and agent entries into the campaign termbase.
     MergeGlossary,
+    /// The book brief call (audience, register, conventions, chapter synopses); `key` covers
+    /// its request.
+    Brief { key: String },
+    /// Local: put the files an editor reads and may edit on the desk (`report_dir`): the
+    /// brief, and with the glossary gate on the termbase for review.
+    WriteDesk,
     /// Translation call for unit `unit` (index into `Campaign::units`, fingerprint `fp`) at
     /// `round`.
     Translate { unit: usize, fp: String, round: u32 },
@@ -82,8 +91,10 @@ impl Action {
             Action::GlossaryBatch { key, .. }
             | Action::Proofread { key, .. }
             | Action::Decide { key, .. }
-            | Action::Reconcile { key, .. } => key.clone(),
+            | Action::Reconcile { key, .. }
+            | Action::Brief { key } => key.clone(),
             Action::MergeGlossary => "local/merge-glossary".into(),
+            Action::WriteDesk => "local/write-desk".into(),
             Action::Translate { fp, round, .. } => translate_key(fp, *round),
             Action::TranslatePart { part, .. } => translate_key(part, 0),
             Action::JoinParts { unit } => format!("local/join/{}", c.units[*unit].id),
@@ -96,14 +107,19 @@ impl Action {
     pub fn is_local(&self) -> bool {
         matches!(
             self,
-            Action::MergeGlossary | Action::WriteOutputs | Action::JoinParts { .. }
+            Action::MergeGlossary
+                | Action::WriteOutputs
+                | Action::JoinParts { .. }
+                | Action::WriteDesk
         )
     }
 
     /// The agent making the call.
     pub fn agent(&self) -> Option<Agent> {
         match self {
-            Action::GlossaryBatch { .. } | Action::Reconcile { .. } => Some(Agent::Glossary),
+            Action::GlossaryBatch { .. } | Action::Reconcile { .. } | Action::Brief { .. } => {
+                Some(Agent::Glossary)
+            }
             Action::Translate { .. } | Action::TranslatePart { .. } => Some(Agent::Translation),
             Action::Proofread { .. } => Some(Agent::Proofreading),
             Action::Decide { .. } => Some(Agent::Manager),
@@ -131,6 +147,28 @@ pub enum Stage {
     Complete,
     /// Nothing can run until failed calls are retried by a new run.
     Blocked,
+    /// Nothing runs until the editor approves (`booktr approve`); see [`Gate`].
+    AwaitingApproval(Gate),
+}
+
+/// An approval gate the campaign waits at (campaign key `review`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// The termbase and the brief, after the Glossary stage.
+    Glossary,
+    /// The units proposed for revision after `round`'s review.
+    Revisions { round: u32 },
+}
+
+impl Gate {
+    /// The `--stage` name of `booktr approve`.
+    pub fn stage_name(&self) -> &'static str {
+        match self {
+            Gate::Glossary => "glossary",
+            Gate::Revisions { .. } => "revisions",
+        }
+    }
 }
 
 /// The stage and the actions runnable now.
@@ -174,6 +212,8 @@ pub struct Manager<'a> {
     /// sha256 over the candidate terms and house-style entries: the merged termbase is redone
     /// when it changes.
     pub glossary_inputs: String,
+    /// The book brief request and its call key (`brief/<hash of the request>`).
+    pub brief: (String, crate::llm::Request),
     proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
     campaign_qa: Mutex<BTreeMap<(u32, usize), std::sync::Arc<qa::CampaignQa>>>,
 }
@@ -212,11 +252,25 @@ impl<'a> Manager<'a> {
         let terms: Vec<&str> = candidates.iter().map(|c| c.term.as_str()).collect();
         let glossary_inputs =
             crate::util::sha256_hex(serde_json::to_vec(&(&terms, &campaign.house)).expect("json"));
+        let brief_request = crate::agents::brief::build_request(
+            &p.source_lang,
+            &p.target_lang,
+            &crate::agents::brief::outline(
+                &campaign.chapters,
+                crate::agents::brief::outline_budget(p.max_context_tokens),
+            ),
+        );
+        let brief_key = format!(
+            "brief/{}",
+            &crate::util::sha256_hex(serde_json::to_vec(&brief_request.messages).expect("json"))
+                [..16]
+        );
         Manager {
             campaign,
             candidates,
             glossary_batches,
             glossary_inputs,
+            brief: (brief_key, brief_request),
             proofread_batches: Mutex::new(BTreeMap::new()),
             campaign_qa: Mutex::new(BTreeMap::new()),
         }
@@ -404,6 +458,25 @@ impl<'a> Manager<'a> {
     /// decision if there is one, else the forced units alone. In book order, without units an
     /// editor has edited by hand.
     pub fn revision_set(&self, s: &State, round: u32) -> Vec<(String, String)> {
+        let proposed = self.proposed_revisions(s, round);
+        if !self.campaign.plan.gates.revisions || proposed.is_empty() {
+            return proposed;
+        }
+        // Under the revisions gate only what the editor approved goes back (nothing before
+        // the approval is recorded).
+        match s.revision_approvals.get(&self.decide_key(s, round)) {
+            Some(approval) => proposed
+                .into_iter()
+                .filter(|(u, _)| approval.approved.contains(u))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The units the Manager proposes to revise after `round` (ids in book order, each with
+    /// its reason), before any editor's approval: every unit with deterministic QA errors and
+    /// the reviewer-flagged units the decision chose. Units edited by hand are never proposed.
+    pub fn proposed_revisions(&self, s: &State, round: u32) -> Vec<(String, String)> {
         if round >= self.campaign.plan.revision_rounds {
             return Vec::new();
         }
@@ -495,7 +568,7 @@ impl<'a> Manager<'a> {
         // A unit's review costs about its source and its translation: the translation call's
         // prompt minus the instructions shared by every unit, plus its completion.
         let shared_prefix = crate::tokens::count(&crate::agents::translation::system_prompt(
-            &c.translation_setup(),
+            &c.translation_setup_with(s.brief_text().to_string()),
         )) as u64;
         let cost = |u: &crate::book::Unit| -> usize {
             match s
@@ -656,6 +729,11 @@ impl<'a> Manager<'a> {
                 key: key.clone(),
             })
             .collect();
+        let mut batches = batches;
+        // The brief is part of every unit's fingerprint: nothing is translated before it.
+        batches.push(Action::Brief {
+            key: self.brief.0.clone(),
+        });
         if batches.iter().any(|a| !s.is_done(&key(a))) {
             if batches
                 .iter()
@@ -680,6 +758,29 @@ impl<'a> Manager<'a> {
             return Step {
                 stage: Stage::Glossary,
                 actions,
+            };
+        }
+        // The desk: the brief (and the termbase under review) where the editor can read them.
+        let gates = c.plan.gates;
+        let desk_stale = s.brief_on_desk.as_deref() != s.brief.as_ref().map(|b| b.sha256.as_str())
+            || (gates.glossary
+                && !s.glossary_approved()
+                && s.glossary_review_of.as_deref() != s.merged_sha256.as_deref());
+        if desk_stale {
+            let actions = if in_flight.contains(&key(&Action::WriteDesk)) {
+                vec![]
+            } else {
+                vec![Action::WriteDesk]
+            };
+            return Step {
+                stage: Stage::Glossary,
+                actions,
+            };
+        }
+        if gates.glossary && !s.glossary_approved() {
+            return Step {
+                stage: Stage::AwaitingApproval(Gate::Glossary),
+                actions: Vec::new(),
             };
         }
         // 2. First translation (split units: their parts, then a local join).
@@ -792,6 +893,17 @@ impl<'a> Manager<'a> {
                 return Step {
                     stage: Stage::Decide(round),
                     actions,
+                };
+            }
+            if gates.revisions
+                && !self.proposed_revisions(s, round).is_empty()
+                && !s
+                    .revision_approvals
+                    .contains_key(&self.decide_key(s, round))
+            {
+                return Step {
+                    stage: Stage::AwaitingApproval(Gate::Revisions { round }),
+                    actions: Vec::new(),
                 };
             }
             let revise = self.revision_set(s, round);

@@ -11,6 +11,7 @@
 //! - [`edits`]: detecting and recording editors' hand edits of output chapters.
 //! - [`progress`]: the terminal progress display (stderr only).
 
+pub mod desk;
 pub mod edits;
 pub mod estimate;
 pub mod fingerprint;
@@ -169,11 +170,17 @@ impl Campaign {
 
     /// The translation setup shared by every Translation request.
     pub fn translation_setup(&self) -> crate::agents::translation::Setup {
+        self.translation_setup_with(String::new())
+    }
+
+    /// The translation setup with the book brief.
+    pub fn translation_setup_with(&self, brief: String) -> crate::agents::translation::Setup {
         crate::agents::translation::Setup {
             source: self.plan.source_lang.clone(),
             target: self.plan.target_lang.clone(),
             guide: self.guide.clone(),
             review_marker: self.plan.review_marker.clone(),
+            brief,
         }
     }
 
@@ -191,9 +198,14 @@ impl Campaign {
 
     /// The fingerprint of unit `u` given the glossary termbase `tb` (see
     /// [`fingerprint::unit_fingerprint`]).
-    pub fn unit_fp(&self, u: &Unit, tb: &Termbase) -> String {
+    pub fn unit_fp(&self, u: &Unit, tb: &Termbase, brief_sha256: &str) -> String {
         let text = self.source_text(u);
-        fingerprint::unit_fingerprint(&self.manifest, text, &self.prompt_entries(tb, text))
+        fingerprint::unit_fingerprint(
+            &self.manifest,
+            text,
+            &self.prompt_entries(tb, text),
+            brief_sha256,
+        )
     }
 
     /// Read-only context for translating `u`: the end of the source text before it in its

@@ -34,6 +34,19 @@ pub enum Status {
     Incomplete,
     /// Stopped by a signal; a re-run resumes.
     Interrupted,
+    /// Waiting at an approval gate; `booktr approve` lets it go on.
+    AwaitingApproval,
+}
+
+impl Status {
+    /// The status of a run that stopped (not interrupted) at `stage`.
+    pub fn of_stage(stage: &Stage) -> Status {
+        match stage {
+            Stage::Complete => Status::Complete,
+            Stage::AwaitingApproval(_) => Status::AwaitingApproval,
+            _ => Status::Incomplete,
+        }
+    }
 }
 
 /// Adaptive concurrency, additive increase and multiplicative decrease as in TCP congestion
@@ -105,6 +118,19 @@ pub struct Summary {
     /// Cost of the usage at the campaign's `[pricing]`, when it has one.
     pub cost: Option<Cost>,
     pub last_error: Option<String>,
+    /// The approval gate the campaign waits at, with the command that continues it.
+    pub awaiting: Option<Awaiting>,
+}
+
+/// A gate the campaign waits at.
+#[derive(Debug, Clone, Serialize)]
+pub struct Awaiting {
+    pub gate: super::manager::Gate,
+    /// `booktr approve …` as the user would type it.
+    pub command: String,
+    /// Revisions gate: the proposed units (ids) with the reason for each, in book order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proposed: Vec<(String, String)>,
 }
 
 /// Money spent, from usage and `[pricing]`.
@@ -157,12 +183,25 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         usage.entry(a).or_default();
     }
     let cost = c.plan.pricing.as_ref().map(|p| Cost::of(&usage, p));
+    let stage = m.next_step(s, &BTreeSet::new()).stage;
+    let awaiting = match &stage {
+        Stage::AwaitingApproval(gate) => Some(Awaiting {
+            gate: *gate,
+            command: super::desk::approve_command(c, *gate),
+            proposed: match gate {
+                super::manager::Gate::Revisions { round } => m.proposed_revisions(s, *round),
+                super::manager::Gate::Glossary => Vec::new(),
+            },
+        }),
+        _ => None,
+    };
     Summary {
+        awaiting,
         campaign: c.plan.name.clone(),
         fingerprint: c.fingerprint.clone(),
         status,
         rehearsal: c.plan.is_rehearsal(),
-        stage: m.next_step(s, &BTreeSet::new()).stage,
+        stage,
         units: UnitCounts {
             total: c.units.len(),
             translated,
@@ -288,6 +327,9 @@ pub async fn run<'a>(
             progress.println(&format!("kept {n} unit(s) edited by hand in {} (recorded as human edits; use --force to overwrite them)", c.plan.show(&c.plan.out_dir)));
         }
     }
+    if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
+        progress.println(&note);
+    }
     let rec = store.append(Event::RunStarted {
         run: run_id.clone(),
         pid: std::process::id(),
@@ -314,6 +356,7 @@ pub async fn run<'a>(
             if action.is_local() {
                 match &action {
                     Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
+                    Action::WriteDesk => super::desk::write(c, &manager, &mut store, &mut state)?,
                     Action::JoinParts { unit } => {
                         join_parts(c, &manager, &mut store, &mut state, *unit)?;
                         progress.finish("", true);
@@ -426,11 +469,7 @@ pub async fn run<'a>(
         Status::Interrupted
     } else {
         let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-        let s = if stage == Stage::Complete {
-            Status::Complete
-        } else {
-            Status::Incomplete
-        };
+        let s = Status::of_stage(&stage);
         store.append(Event::RunFinished {
             run: run_id.clone(),
             status: format!("{s:?}").to_lowercase(),

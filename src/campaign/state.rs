@@ -43,6 +43,41 @@ pub struct LogLine {
     pub tokens: u64,
 }
 
+/// The book brief in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BriefText {
+    pub text: String,
+    /// sha256 of `text` (UTF-8 bytes); part of every unit's fingerprint.
+    pub sha256: String,
+    /// True when the editor's version replaced the agent's.
+    pub edited: bool,
+}
+
+/// A recorded `booktr approve --stage glossary`.
+#[derive(Debug, Clone)]
+pub struct GlossaryApproval {
+    /// The merged termbase it approved (by sha256).
+    pub merged_sha256: String,
+    /// The review CSV as approved.
+    pub csv_sha256: String,
+    /// The brief as approved.
+    pub brief_sha256: String,
+    /// The approved termbase file (relative to the state directory) and its entries.
+    pub file: String,
+    pub termbase: Termbase,
+    pub changes: Vec<String>,
+    /// When (Unix ms).
+    pub at_ms: u64,
+}
+
+/// A recorded `booktr approve --stage revisions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionApproval {
+    pub round: u32,
+    pub approved: Vec<String>,
+    pub rejected: Vec<String>,
+}
+
 /// The QA key of a unit's human edit in [`State::qa`].
 pub const HUMAN_ROUND: u32 = u32::MAX;
 
@@ -100,6 +135,20 @@ pub struct State {
     effective: Termbase,
     /// The QA context (languages, termbase, review marker) once the termbase is known.
     pub qa_ctx: Option<qa::QaContext>,
+    /// The book brief in force: the Brief agent's, or the editor's version.
+    pub brief: Option<BriefText>,
+    /// sha256 of the brief last put on the editor's desk (written there, or found edited).
+    pub brief_on_desk: Option<String>,
+    /// sha256 of the newest merged termbase file (what the Glossary stage proposed).
+    pub merged_sha256: Option<String>,
+    /// The merged termbase sha256 the glossary review files on the desk show, and the review
+    /// CSV (path relative to the campaign file, sha256 as written).
+    pub glossary_review_of: Option<String>,
+    pub glossary_review_csv: Option<(String, String)>,
+    /// The newest glossary approval.
+    pub glossary_approval: Option<GlossaryApproval>,
+    /// Decision call key → the editor's approval of its revision proposal.
+    pub revision_approvals: HashMap<String, RevisionApproval>,
     /// True when outputs were written after the last recorded result.
     pub outputs_current: bool,
     /// (relative path, sha256) of the chapters written last.
@@ -287,6 +336,12 @@ impl State {
                     }),
                     _ => None,
                 };
+                // The editor's version of the brief stays in force over a newer agent brief.
+                if let Output::Brief { text } = &result.output
+                    && !self.brief.as_ref().is_some_and(|b| b.edited)
+                {
+                    self.set_brief(c, text.clone(), false);
+                }
                 self.files.insert(call.clone(), file.clone());
                 self.finished.insert(call.clone(), result);
                 self.outputs_current = false;
@@ -335,9 +390,78 @@ impl State {
                     "glossary {file} changed after it was recorded"
                 );
                 let tb: Termbase = serde_json::from_slice(&bytes)?;
-                self.set_termbase(c, file, tb);
+                self.merged_sha256 = Some(sha256.clone());
+                // An approval of this very termbase (same bytes) still holds.
+                match self.glossary_approval.clone() {
+                    Some(a) if a.merged_sha256 == *sha256 => {
+                        self.set_termbase(c, &a.file, a.termbase)
+                    }
+                    _ => self.set_termbase(c, file, tb),
+                }
                 self.glossary_dropped_by_house = *dropped_by_house;
                 self.outputs_current = false;
+            }
+            Event::BriefWritten { sha256, .. } => {
+                self.brief_on_desk = Some(sha256.clone());
+            }
+            Event::BriefEdited { file, sha256 } => {
+                let bytes = std::fs::read(dir.join(file))?;
+                anyhow::ensure!(
+                    crate::util::sha256_hex(&bytes) == *sha256,
+                    "brief {file} changed after it was recorded"
+                );
+                self.set_brief(c, String::from_utf8(bytes)?, true);
+                self.brief_on_desk = Some(sha256.clone());
+                self.outputs_current = false;
+            }
+            Event::GlossaryReviewWritten {
+                csv,
+                csv_sha256,
+                merged_sha256,
+            } => {
+                self.glossary_review_of = Some(merged_sha256.clone());
+                self.glossary_review_csv = Some((csv.clone(), csv_sha256.clone()));
+            }
+            Event::GlossaryApproved {
+                merged_sha256,
+                csv_sha256,
+                file,
+                sha256,
+                brief_sha256,
+                changes,
+            } => {
+                let bytes = std::fs::read(dir.join(file))?;
+                anyhow::ensure!(
+                    crate::util::sha256_hex(&bytes) == *sha256,
+                    "approved termbase {file} changed after it was recorded"
+                );
+                let tb: Termbase = serde_json::from_slice(&bytes)?;
+                self.glossary_approval = Some(GlossaryApproval {
+                    merged_sha256: merged_sha256.clone(),
+                    csv_sha256: csv_sha256.clone(),
+                    brief_sha256: brief_sha256.clone(),
+                    file: file.clone(),
+                    termbase: tb.clone(),
+                    changes: changes.clone(),
+                    at_ms: rec.at_ms,
+                });
+                self.set_termbase(c, file, tb);
+                self.outputs_current = false;
+            }
+            Event::RevisionsApproved {
+                round,
+                decision,
+                approved,
+                rejected,
+            } => {
+                self.revision_approvals.insert(
+                    decision.clone(),
+                    RevisionApproval {
+                        round: *round,
+                        approved: approved.clone(),
+                        rejected: rejected.clone(),
+                    },
+                );
             }
             Event::HumanEdit {
                 fp, file, sha256, ..
@@ -381,10 +505,36 @@ impl State {
     /// Sets the glossary termbase: recomputes every unit's fingerprint and the QA of every
     /// recorded translation (its glossary check depends on the termbase).
     pub fn set_termbase(&mut self, c: &Campaign, file: &str, tb: Termbase) {
+        self.termbase = Some((file.to_string(), tb));
+        self.refresh_fps(c);
+        self.refresh_qa(c);
+    }
+
+    /// Sets the brief in force; unit fingerprints change with it.
+    fn set_brief(&mut self, c: &Campaign, text: String, edited: bool) {
+        let sha256 = crate::util::sha256_hex(text.as_bytes());
+        if self.brief.as_ref().is_some_and(|b| b.sha256 == sha256) {
+            return;
+        }
+        self.brief = Some(BriefText {
+            text,
+            sha256,
+            edited,
+        });
+        self.refresh_fps(c);
+    }
+
+    /// Recomputes every unit's fingerprint from the termbase and the brief (none before the
+    /// termbase exists).
+    fn refresh_fps(&mut self, c: &Campaign) {
+        let Some((_, tb)) = &self.termbase else {
+            return;
+        };
+        let brief = self.brief.as_ref().map_or("", |b| b.sha256.as_str());
         self.fps = c
             .units
             .iter()
-            .map(|u| (u.id.clone(), c.unit_fp(u, &tb)))
+            .map(|u| (u.id.clone(), c.unit_fp(u, tb, brief)))
             .collect();
         self.unit_of_fp = c
             .units
@@ -392,8 +542,20 @@ impl State {
             .enumerate()
             .map(|(i, u)| (self.fps[&u.id].clone(), i))
             .collect();
-        self.termbase = Some((file.to_string(), tb));
-        self.refresh_qa(c);
+    }
+
+    /// Whether the termbase in force was approved by the editor (the newest approval is of the
+    /// newest merged termbase).
+    pub fn glossary_approved(&self) -> bool {
+        match (&self.glossary_approval, &self.merged_sha256) {
+            (Some(a), Some(m)) => a.merged_sha256 == *m,
+            _ => false,
+        }
+    }
+
+    /// The brief text in force (empty before the brief exists).
+    pub fn brief_text(&self) -> &str {
+        self.brief.as_ref().map_or("", |b| b.text.as_str())
     }
 
     /// The termbase requests and QA use: the glossary termbase plus reconciled entries for terms

@@ -135,6 +135,49 @@ pub enum Event {
     OutputsWritten {
         files: Vec<(String, String)>,
     },
+    /// The book brief in force was written to the editor's desk (`<report_dir>/brief.md`,
+    /// `file` relative to the campaign file) with this sha256.
+    BriefWritten {
+        file: String,
+        sha256: String,
+    },
+    /// An editor's version of the brief replaced the agent's (found by `run`, or taken by
+    /// `approve --stage glossary`); `file` is its copy in the state directory.
+    BriefEdited {
+        file: String,
+        sha256: String,
+    },
+    /// The review files of the glossary gate were written to the editor's desk.
+    GlossaryReviewWritten {
+        /// The review CSV, relative to the campaign file.
+        csv: String,
+        /// sha256 of the CSV as written.
+        csv_sha256: String,
+        /// sha256 of the merged termbase file it shows.
+        merged_sha256: String,
+    },
+    /// `booktr approve --stage glossary`: the editor approved the termbase in the review CSV.
+    GlossaryApproved {
+        /// sha256 of the merged termbase file the review was made from.
+        merged_sha256: String,
+        /// sha256 of the review CSV as approved (a later edit is refused).
+        csv_sha256: String,
+        /// The approved termbase (JSON, relative to the state directory) and its sha256.
+        file: String,
+        sha256: String,
+        /// sha256 of the brief as approved (`brief.md` on the desk).
+        brief_sha256: String,
+        /// What the editor changed against the proposal, one line each.
+        changes: Vec<String>,
+    },
+    /// `booktr approve --stage revisions`: which proposed units go back for revision.
+    RevisionsApproved {
+        round: u32,
+        /// Call key of the decision approved.
+        decision: String,
+        approved: Vec<String>,
+        rejected: Vec<String>,
+    },
     RunFinished {
         run: String,
         status: String,
@@ -186,6 +229,8 @@ pub enum Output {
         choice: Option<crate::agents::reconcile::Choice>,
         stats: ParseStats,
     },
+    /// The book brief (Markdown).
+    Brief { text: String },
 }
 
 /// A result file.

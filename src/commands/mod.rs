@@ -1,6 +1,7 @@
 //! One function per subcommand. Each takes its parsed arguments and returns the exit code, or
 //! an error (mapped to an exit code by [`crate::exit::code_for`]).
 
+pub mod approve;
 pub mod plan;
 pub mod run;
 pub mod status;

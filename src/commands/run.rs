@@ -65,6 +65,23 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("Some calls failed. Run the same command again to retry only those.");
         }
         Status::Complete => {}
+        Status::AwaitingApproval => {
+            if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &s.stage {
+                crate::campaign::desk::write_revisions_review(
+                    &campaign,
+                    &result.manager,
+                    &result.state,
+                )?;
+                for line in crate::campaign::desk::waiting_lines(
+                    &campaign,
+                    &result.manager,
+                    &result.state,
+                    *gate,
+                ) {
+                    eprintln!("{line}");
+                }
+            }
+        }
     }
     if args.json {
         println!("{}", serde_json::to_string(s)?);
@@ -73,5 +90,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Status::Complete => ExitCode::Ok,
         Status::Incomplete => ExitCode::Failed,
         Status::Interrupted => ExitCode::Interrupted,
+        Status::AwaitingApproval => ExitCode::AwaitingApproval,
     })
 }

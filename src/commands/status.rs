@@ -25,11 +25,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let state = State::load(&campaign, &dir, "status")?;
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-    let status = if stage == Stage::Complete {
-        Status::Complete
-    } else {
-        Status::Incomplete
-    };
+    let status = Status::of_stage(&stage);
     let s = summarize(&campaign, &manager, &state, status);
     if args.json {
         println!("{}", serde_json::to_string(&s)?);
@@ -63,6 +59,11 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             s.last_error.as_deref().unwrap_or("none")
         );
         println!("  state: {}", campaign.plan.show(&dir));
+        if let Stage::AwaitingApproval(gate) = &stage {
+            for line in crate::campaign::desk::waiting_lines(&campaign, &manager, &state, *gate) {
+                println!("  {line}");
+            }
+        }
     }
     Ok(ExitCode::Ok)
 }

@@ -119,6 +119,8 @@ pub struct Plan {
     pub full_glossary_prompt: bool,
     /// Neighbour context for the translator, in characters (0: none).
     pub context_chars: usize,
+    /// Approval gates that are on (campaign key `review`).
+    pub gates: Gates,
     /// Review budget of the Proofreading agent as a share of translation prompt tokens.
     pub proofread_share: f64,
     /// Marker for renderings the translator coins (see [`crate::qa::default_review_marker`]).
@@ -129,6 +131,35 @@ pub struct Plan {
     pub provider: ProviderPlan,
     /// Prices, when the campaign file gives them.
     pub pricing: Option<Pricing>,
+}
+
+/// Approval gates (campaign key `review`). Each is off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gates {
+    /// Stop after the Glossary stage until the editor approves the termbase and the brief.
+    pub glossary: bool,
+    /// Stop before each revision round until the editor approves the units to revise.
+    pub revisions: bool,
+}
+
+impl Gates {
+    /// Parses the `review` list. Errors: an unknown gate name (the message lists the known
+    /// ones).
+    pub fn parse(names: &[String]) -> Result<Gates, String> {
+        let mut g = Gates::default();
+        for n in names {
+            match n.trim() {
+                "glossary" => g.glossary = true,
+                "revisions" => g.revisions = true,
+                other => {
+                    return Err(format!(
+                        "names the gate `{other}`; the gates are \"glossary\" and \"revisions\""
+                    ));
+                }
+            }
+        }
+        Ok(g)
+    }
 }
 
 /// Default review budget of the Proofreading agent: a fifth of the translation prompt tokens.
@@ -325,6 +356,8 @@ impl Plan {
                 }
             },
             context_chars: raw.context_chars.unwrap_or(1500),
+            gates: Gates::parse(raw.review.as_deref().unwrap_or_default())
+                .map_err(|m| err("review", m))?,
             pricing: raw.pricing.clone(),
             proofread_share: raw
                 .proofread_share

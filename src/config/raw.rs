@@ -37,6 +37,9 @@ pub struct RawCampaign {
     /// Characters of preceding source text given to the translator as read-only context
     /// (default 1,500; 0 turns it off). Capped at a quarter of the unit's length.
     pub context_chars: Option<usize>,
+    /// Approval gates: `["glossary"]`, `["revisions"]`, both or none (the default). A gate
+    /// stops the run (exit code 3) until `booktr approve` records the editor's decision.
+    pub review: Option<Vec<String>>,
     /// Review budget of the Proofreading agent, as a share of the translation prompt tokens
     /// (default 0.2; 1.0 or more reviews every unit).
     pub proofread_share: Option<f64>,

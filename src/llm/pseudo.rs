@@ -49,6 +49,7 @@ impl Pseudo {
                 let source = translation::source_of(req).unwrap_or("");
                 pseudo_translate(source, &self.target, &glossary)
             }
+            Agent::Glossary if crate::agents::brief::is_brief(req) => pseudo_brief(req),
             Agent::Glossary if crate::agents::reconcile::is_reconciliation(req) => {
                 let (term, renderings) = crate::agents::reconcile::term_of(req).unwrap_or_default();
                 let choice = renderings
@@ -107,6 +108,35 @@ impl Pseudo {
             attempts: 1,
         }
     }
+}
+
+/// A rehearsal brief: fixed sections, and one synopsis line per chapter of the outline (its
+/// first heading).
+fn pseudo_brief(req: &Request) -> String {
+    let outline = req.messages.last().map_or("", |m| m.content.as_str());
+    let mut synopses = Vec::new();
+    let mut lines = outline.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(key) = line
+            .strip_prefix("Chapter `")
+            .and_then(|r| r.strip_suffix("`:"))
+        {
+            let title = lines
+                .peek()
+                .and_then(|l| l.strip_prefix('#'))
+                .map(|l| l.trim_start_matches('#').trim().to_string())
+                .unwrap_or_default();
+            // As long as a real synopsis (about 40 tokens), so rehearsal costs are realistic.
+            synopses.push(format!("- `{key}`: {title}. REHEARSAL synopsis: the pseudo provider does not read the book; a real brief sums up this chapter here in one or two sentences."));
+        }
+    }
+    format!(
+        "## Audience\nREHEARSAL brief from the offline pseudo provider: software engineers and technical readers who know the basics of programming and want working knowledge of the subject.\n\n\
+         ## Register and tone\nNeutral, precise and instructional; address the reader directly; no marketing language; keep the author's examples and humour where they carry meaning.\n\n\
+         ## Conventions\n- Keep the English term in parentheses on its first use in each chapter.\n- Use Arabic numerals and SI units; keep the source's number formats in code.\n- Use the target language's quotation marks in prose, straight quotes in code.\n- Keep code, commands, identifiers, file names and URLs unchanged.\n\n\
+         ## Chapter synopses\n{}\n",
+        synopses.join("\n")
+    )
 }
 
 /// Pseudo-translates Markdown `text` into `target`'s script, keeping everything that is not
@@ -361,6 +391,7 @@ mod tests {
                 target: zh(),
                 guide: String::new(),
                 review_marker: "[待审]".into(),
+                brief: String::new(),
             },
             &[],
             "Some text.\n",

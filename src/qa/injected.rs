@@ -321,6 +321,7 @@ fn prompt_fragments() -> &'static [String] {
             target: placeholder("zh"),
             guide: translation::default_guide(&Lang::parse("zh")),
             review_marker: "\u{1}".into(),
+            brief: String::new(),
         };
         let entry = Entry {
             source: "\u{1}".into(),

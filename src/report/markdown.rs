@@ -272,15 +272,37 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
     }
 
+    if let Some(b) = &r.brief {
+        let _ = writeln!(
+            o,
+            "## Book brief\n\n`{}` ({} characters, {}), sha256 `{}`: part of every translation prompt.\n",
+            b.file,
+            b.chars,
+            if b.edited {
+                "edited by the editor"
+            } else {
+                "written by the Glossary agent"
+            },
+            &b.sha256[..12]
+        );
+    }
+    if !r.approvals.is_empty() {
+        let _ = writeln!(o, "## Approvals\n");
+        for a in &r.approvals {
+            let _ = writeln!(o, "- {a}");
+        }
+        o.push('\n');
+    }
     let _ = writeln!(o, "## Glossary\n");
     let count = |origin: Origin| r.glossary.iter().filter(|e| e.origin == origin).count();
     let _ = writeln!(
         o,
-        "{} entries: {} house style, {} proposed by the Glossary agent (to review), {} reconciled. {} proposals dropped because house style fixes the term.\n",
+        "{} entries: {} house style, {} proposed by the Glossary agent (to review), {} reconciled, {} set by the editor. {} proposals dropped because house style fixes the term.\n",
         r.glossary.len(),
         count(Origin::HouseStyle),
         count(Origin::Agent),
         count(Origin::Reconciled),
+        count(Origin::Editor),
         r.glossary_dropped_by_house
     );
     if !r.glossary.is_empty() {

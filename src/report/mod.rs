@@ -98,6 +98,17 @@ pub struct ReconciliationReport {
     pub note: String,
 }
 
+/// The book brief in force.
+#[derive(Debug, Clone, Serialize)]
+pub struct BriefReport {
+    /// The desk file (relative to the campaign file).
+    pub file: String,
+    pub sha256: String,
+    /// True when the editor's version is in force.
+    pub edited: bool,
+    pub chars: usize,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -133,6 +144,12 @@ pub struct Report {
     pub qa_counts: BTreeMap<String, usize>,
     /// Chapters not written because a unit is missing.
     pub chapters_not_written: Vec<String>,
+    /// The book brief in force (campaign runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub brief: Option<BriefReport>,
+    /// Approvals recorded at the gates, oldest first (campaign runs only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<String>,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -363,7 +380,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 chosen: choice.as_ref().map(|c| c.rendering.clone()),
                 note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
             }),
-            Output::Translation { .. } => {}
+            Output::Translation { .. } | Output::Brief { .. } => {}
         }
     }
     for f in campaign_findings.get("").into_iter().flatten() {
@@ -397,6 +414,48 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         chapter_findings: campaign_findings.get("").cloned().unwrap_or_default(),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
+        brief: s.brief.as_ref().map(|b| BriefReport {
+            file: c.plan.rel(&crate::campaign::desk::path(
+                c,
+                crate::campaign::desk::BRIEF_FILE,
+            )),
+            sha256: b.sha256.clone(),
+            edited: b.edited,
+            chars: b.text.chars().count(),
+        }),
+        approvals: {
+            let mut v: Vec<String> = Vec::new();
+            if let Some(a) = &s.glossary_approval {
+                v.push(format!(
+                    "glossary approved with {} change(s) against the proposal{}",
+                    a.changes.len(),
+                    if s.glossary_approved() {
+                        ""
+                    } else {
+                        " (superseded: the proposal changed since)"
+                    }
+                ));
+            }
+            let mut revs: Vec<_> = s.revision_approvals.values().collect();
+            revs.sort_by_key(|r| r.round);
+            for r in revs {
+                v.push(format!(
+                    "revisions after round {}: approved {}; rejected {}",
+                    r.round,
+                    if r.approved.is_empty() {
+                        "none".into()
+                    } else {
+                        r.approved.join(", ")
+                    },
+                    if r.rejected.is_empty() {
+                        "none".into()
+                    } else {
+                        r.rejected.join(", ")
+                    }
+                ));
+            }
+            v
+        },
     }
 }
 
@@ -458,6 +517,7 @@ pub fn build_standalone(
     use crate::campaign::runner::UnitCounts;
     let missing = units.iter().filter(|u| u.outcome == "pending").count();
     let summary = Summary {
+        awaiting: None,
         campaign: name.to_string(),
         fingerprint: crate::util::sha256_hex(name),
         status: if missing == 0 {
@@ -527,5 +587,7 @@ pub fn build_standalone(
         chapter_findings,
         qa_counts,
         chapters_not_written: Vec::new(),
+        brief: None,
+        approvals: Vec::new(),
     }
 }

@@ -10,7 +10,7 @@ mod matcher;
 
 use serde::{Deserialize, Serialize};
 
-pub use csv_io::{GlossaryFileError, load_csv};
+pub use csv_io::{GlossaryFileError, load_csv, parse_csv};
 pub use matcher::Matcher;
 
 /// Where an entry came from.
@@ -23,6 +23,8 @@ pub enum Origin {
     Agent,
     /// Chosen by terminology reconciliation after QA found competing renderings.
     Reconciled,
+    /// Added or changed by the editor at the glossary approval gate (`booktr approve`).
+    Editor,
 }
 
 /// One glossary entry.

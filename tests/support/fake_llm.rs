@@ -114,7 +114,7 @@ impl Drop for FakeServer {
 /// but as a test needs to.
 pub fn agent_of(messages: &[Message]) -> Agent {
     let sys = messages.first().map(|m| m.content.as_str()).unwrap_or("");
-    if sys.contains("terminologist") {
+    if sys.contains("terminologist") || sys.contains("preparing the translation brief") {
         Agent::Glossary
     } else if sys.contains("proofreader") {
         Agent::Proofreading

@@ -1,0 +1,759 @@
+//! The editor's desk: the files an editor reads, edits and approves, in the campaign's
+//! `report_dir`, and the approvals that let a gated campaign go on.
+//!
+//! ```text
+//! brief.md               the book brief in force (editable; part of every translation prompt)
+//! glossary-review.csv    glossary gate: the proposed termbase, `source,target,note,origin,…`
+//! glossary-review.md     glossary gate: what needs a decision (new terms, house-style
+//!                        conflicts, low-confidence entries) and the command to approve
+//! revisions-review.md    revisions gate: the units proposed for revision, with reasons
+//! ```
+//!
+//! Nothing here lives only in memory. Every file put on the desk is journaled with its sha256
+//! ([`Event::BriefWritten`], [`Event::GlossaryReviewWritten`]); an edit found on the desk or an
+//! approval is journaled too ([`Event::BriefEdited`], [`Event::GlossaryApproved`],
+//! [`Event::RevisionsApproved`]) with a copy of what was approved in the state directory. A
+//! gate is therefore a stage derived from recorded facts ([`super::manager::Stage::AwaitingApproval`]):
+//! the process may exit and the approval come a week later.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::Campaign;
+use super::manager::{Gate, Manager, Stage};
+use super::state::{RevisionApproval, State};
+use super::store::{Event, Store};
+use crate::exit::UsageError;
+use crate::termbase::{Entry, Origin, Termbase, term_key};
+
+/// The brief on the desk.
+pub const BRIEF_FILE: &str = "brief.md";
+/// The termbase under review (glossary gate).
+pub const GLOSSARY_CSV: &str = "glossary-review.csv";
+/// What needs a decision at the glossary gate.
+pub const GLOSSARY_MD: &str = "glossary-review.md";
+/// The revision proposal (revisions gate).
+pub const REVISIONS_MD: &str = "revisions-review.md";
+/// An agent entry whose term occurs fewer times than this in the book is low-confidence: the
+/// Glossary agent saw little context, and a rare term is cheap to get wrong unnoticed.
+pub const LOW_CONFIDENCE_MIN_OCCURRENCES: usize = 3;
+/// Columns of the review CSV. `origin`, `occurrences` and `flags` are for reading; on approval
+/// the origin is derived again (house style, agent, or editor for what the editor changed).
+pub const REVIEW_COLUMNS: [&str; 7] = [
+    "source",
+    "target",
+    "note",
+    "origin",
+    "forbidden",
+    "occurrences",
+    "flags",
+];
+
+/// The path of desk file `name`.
+pub fn path(c: &Campaign, name: &str) -> PathBuf {
+    c.plan.report_dir.join(name)
+}
+
+/// The command that continues a campaign waiting at `gate` (as the user would type it).
+pub fn approve_command(c: &Campaign, gate: Gate) -> String {
+    format!(
+        "booktr approve {} --stage {}",
+        c.plan.show(&c.plan.campaign_file),
+        gate.stage_name()
+    )
+}
+
+/// What a campaign waiting at `gate` waits for, in lines for the terminal: the files to read
+/// or edit and the exact command that continues it.
+pub fn waiting_lines(c: &Campaign, m: &Manager, s: &State, gate: Gate) -> Vec<String> {
+    match gate {
+        Gate::Glossary => {
+            let rows = review_rows(c, m, s);
+            let count = |p: &str| {
+                rows.iter()
+                    .filter(|r| r.flags.iter().any(|f| f.starts_with(p)))
+                    .count()
+            };
+            vec![
+                format!(
+                    "waiting for the editor's approval of the glossary: {} entries ({} new, {} house-style conflicts, {} low-confidence) and the book brief",
+                    rows.len(),
+                    count("new"),
+                    count("house conflict"),
+                    count("low confidence")
+                ),
+                format!(
+                    "  review and edit: {} (summary: {}), {}",
+                    c.plan.show(&path(c, GLOSSARY_CSV)),
+                    c.plan.show(&path(c, GLOSSARY_MD)),
+                    c.plan.show(&path(c, BRIEF_FILE))
+                ),
+                format!("  then run: {}", approve_command(c, gate)),
+            ]
+        }
+        Gate::Revisions { round } => {
+            let units = m.proposed_revisions(s, round);
+            let mut v = vec![format!(
+                "waiting for the editor's approval of {} revision(s) after round {round} (see {}):",
+                units.len(),
+                c.plan.show(&path(c, REVISIONS_MD))
+            )];
+            for (u, why) in units.iter().take(10) {
+                v.push(format!("  {u}: {}", crate::util::excerpt(why, 100)));
+            }
+            if units.len() > 10 {
+                v.push(format!("  …and {} more", units.len() - 10));
+            }
+            v.push(format!(
+                "  then run: {} [--only UNIT…] [--reject UNIT…]",
+                approve_command(c, gate)
+            ));
+            v
+        }
+    }
+}
+
+/// One row of the glossary review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRow {
+    pub entry: Entry,
+    /// Occurrences of the term in the book's prose (from term extraction; 0 when unknown).
+    pub occurrences: usize,
+    /// What needs a decision: `new`, `house conflict: …`, `low confidence: …`.
+    pub flags: Vec<String>,
+}
+
+/// The glossary review of the merged termbase in force: house-style entries, then agent
+/// entries in the order of the book's candidates, each with its flags. Entries the editor set
+/// in an earlier approval (origin `editor`) are carried over, so a re-review after the book
+/// changed keeps the editor's decisions.
+pub fn review_rows(c: &Campaign, m: &Manager, s: &State) -> Vec<ReviewRow> {
+    let Some((_, merged)) = &s.termbase else {
+        return Vec::new();
+    };
+    let freq: BTreeMap<String, usize> = m
+        .candidates
+        .iter()
+        .map(|cand| (term_key(&cand.term), cand.freq))
+        .collect();
+    let proposals = s.proposed_entries();
+    let mut entries: Vec<Entry> = merged.entries.clone();
+    if let Some(previous) = &s.glossary_approval {
+        for e in previous
+            .termbase
+            .entries
+            .iter()
+            .filter(|e| e.origin == Origin::Editor)
+        {
+            match entries
+                .iter_mut()
+                .find(|x| term_key(&x.source) == term_key(&e.source))
+            {
+                Some(x) if x.origin != Origin::HouseStyle => *x = e.clone(),
+                Some(_) => {}
+                None => entries.push(e.clone()),
+            }
+        }
+    }
+    entries
+        .into_iter()
+        .map(|e| {
+            let key = term_key(&e.source);
+            let occurrences = freq.get(&key).copied().unwrap_or(0);
+            let mut flags = Vec::new();
+            match e.origin {
+                Origin::HouseStyle => {
+                    if let Some(p) = proposals.get(&key)
+                        && p.target != e.target
+                    {
+                        flags.push(format!(
+                            "house conflict: the Glossary agent proposed `{}`; house style keeps `{}`",
+                            p.target, e.target
+                        ));
+                    }
+                }
+                Origin::Agent => {
+                    flags.push("new".into());
+                    let mut why = Vec::new();
+                    if occurrences < LOW_CONFIDENCE_MIN_OCCURRENCES {
+                        why.push(format!("{occurrences} occurrence(s) in the book"));
+                    }
+                    if e.target.trim().eq_ignore_ascii_case(e.source.trim()) {
+                        why.push("kept untranslated".into());
+                    }
+                    if e.target.contains(&c.plan.review_marker)
+                        || e.note.contains('?')
+                        || e.note.to_lowercase().contains("uncertain")
+                    {
+                        why.push("the agent was unsure".into());
+                    }
+                    if !why.is_empty() {
+                        flags.push(format!("low confidence: {}", why.join(", ")));
+                    }
+                }
+                Origin::Reconciled | Origin::Editor => {}
+            }
+            ReviewRow {
+                entry: e,
+                occurrences,
+                flags,
+            }
+        })
+        .collect()
+}
+
+/// A CSV cell safe to open in a spreadsheet: a value starting with `=`, `+`, `-`, `@`, tab or
+/// carriage return gets a leading `'`, so it is shown as text and never evaluated as a formula
+/// (OWASP, "CSV Injection"). [`from_cell`] undoes it.
+pub fn to_cell(v: &str) -> String {
+    if v.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// Undoes [`to_cell`].
+pub fn from_cell(v: &str) -> String {
+    match v.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest.to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn origin_name(o: Origin) -> &'static str {
+    match o {
+        Origin::HouseStyle => "house_style",
+        Origin::Agent => "agent",
+        Origin::Reconciled => "reconciled",
+        Origin::Editor => "editor",
+    }
+}
+
+/// The review CSV bytes (UTF-8 with BOM so spreadsheet programs read it as UTF-8).
+pub fn review_csv(rows: &[ReviewRow]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(b"\xEF\xBB\xBF".to_vec());
+    w.write_record(REVIEW_COLUMNS)?;
+    for r in rows {
+        w.write_record([
+            to_cell(&r.entry.source),
+            to_cell(&r.entry.target),
+            to_cell(&r.entry.note),
+            origin_name(r.entry.origin).to_string(),
+            to_cell(&r.entry.forbidden.join("; ")),
+            r.occurrences.to_string(),
+            to_cell(&r.flags.join(" | ")),
+        ])?;
+    }
+    Ok(w.into_inner()?)
+}
+
+/// The review summary (Markdown).
+pub fn review_summary(c: &Campaign, rows: &[ReviewRow]) -> String {
+    let mut o = String::new();
+    let new: Vec<&ReviewRow> = rows
+        .iter()
+        .filter(|r| r.flags.iter().any(|f| f == "new"))
+        .collect();
+    let conflicts: Vec<&ReviewRow> = rows
+        .iter()
+        .filter(|r| r.flags.iter().any(|f| f.starts_with("house conflict")))
+        .collect();
+    let low: Vec<&ReviewRow> = rows
+        .iter()
+        .filter(|r| r.flags.iter().any(|f| f.starts_with("low confidence")))
+        .collect();
+    let rehearsal = if c.plan.is_rehearsal() {
+        "REHEARSAL (pseudo provider): the proposed renderings are not translations.\n\n"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        o,
+        "# Glossary review: {}\n\n{rehearsal}The termbase below waits for your approval before anything is translated.\n\n\
+         - **{}** entries in `{GLOSSARY_CSV}` ({} house style, {} proposed by the Glossary agent)\n\
+         - **{}** new terms proposed by the agent\n\
+         - **{}** conflicts with house style (house style wins; shown so you can update the house glossary)\n\
+         - **{}** low-confidence entries (rare in the book, kept untranslated, or marked unsure)\n\n\
+         Edit `{GLOSSARY_CSV}` (change `target` or `note`, delete rows, add rows; house-style rows must keep their target) \
+         and `{BRIEF_FILE}` if needed, then run:\n\n    {}\n",
+        c.plan.name,
+        rows.len(),
+        rows.iter()
+            .filter(|r| r.entry.origin == Origin::HouseStyle)
+            .count(),
+        rows.iter()
+            .filter(|r| r.entry.origin == Origin::Agent)
+            .count(),
+        new.len(),
+        conflicts.len(),
+        low.len(),
+        approve_command(c, Gate::Glossary)
+    );
+    let mut section = |title: &str, list: &[&ReviewRow]| {
+        if list.is_empty() {
+            return;
+        }
+        let _ = writeln!(o, "## {title}\n\n| source | target | why |\n|---|---|---|");
+        for r in list.iter().take(50) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} |",
+                md_cell(&r.entry.source),
+                md_cell(&r.entry.target),
+                md_cell(&r.flags.join("; "))
+            );
+        }
+        if list.len() > 50 {
+            let _ = writeln!(o, "\n…and {} more in `{GLOSSARY_CSV}`.", list.len() - 50);
+        }
+        o.push('\n');
+    };
+    section("Conflicts with house style", &conflicts);
+    section("Low-confidence entries", &low);
+    o
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The local action [`super::manager::Action::WriteDesk`]: writes the brief when the one in
+/// force is not on the desk, and with the glossary gate on the review files of the merged
+/// termbase; each write is journaled.
+pub fn write(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+) -> anyhow::Result<()> {
+    if let Some(b) = state.brief.clone()
+        && state.brief_on_desk.as_deref() != Some(b.sha256.as_str())
+    {
+        let p = path(c, BRIEF_FILE);
+        crate::util::write_atomic(&p, b.text.as_bytes())?;
+        let rec = store.append(Event::BriefWritten {
+            file: c.plan.rel(&p),
+            sha256: b.sha256,
+        })?;
+        state.apply(c, &store.dir, &rec, None)?;
+    }
+    if c.plan.gates.glossary
+        && !state.glossary_approved()
+        && state.glossary_review_of != state.merged_sha256
+        && let Some(merged_sha256) = state.merged_sha256.clone()
+    {
+        let rows = review_rows(c, m, state);
+        let csv = review_csv(&rows)?;
+        let p = path(c, GLOSSARY_CSV);
+        crate::util::write_atomic(&p, &csv)?;
+        crate::util::write_atomic(&path(c, GLOSSARY_MD), review_summary(c, &rows).as_bytes())?;
+        let rec = store.append(Event::GlossaryReviewWritten {
+            csv: c.plan.rel(&p),
+            csv_sha256: crate::util::sha256_hex(&csv),
+            merged_sha256,
+        })?;
+        state.apply(c, &store.dir, &rec, None)?;
+    }
+    Ok(())
+}
+
+/// sha256 of a desk file, `None` when it does not exist.
+fn desk_sha(c: &Campaign, name: &str) -> anyhow::Result<Option<String>> {
+    match std::fs::read(path(c, name)) {
+        Ok(b) => Ok(Some(crate::util::sha256_hex(b))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => {
+            Err(anyhow::Error::new(e).context(format!("reading {}", c.plan.show(&path(c, name)))))
+        }
+    }
+}
+
+/// Checks the desk when a run starts. Under an approved glossary gate, the approved review CSV
+/// and brief must be unchanged: an edit made after the approval is refused (a
+/// [`UsageError`] saying what to do), never silently used or ignored. Otherwise an edited
+/// `brief.md` is recorded as the brief in force ([`Event::BriefEdited`]); returns a note for
+/// the user when it was.
+pub fn check_at_start(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+) -> anyhow::Result<Option<String>> {
+    let gated = c.plan.gates.glossary;
+    if gated && state.glossary_approved() {
+        let a = state.glossary_approval.clone().expect("approved");
+        let when = httpdate::fmt_http_date(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(a.at_ms),
+        );
+        for (name, sha) in [(GLOSSARY_CSV, &a.csv_sha256), (BRIEF_FILE, &a.brief_sha256)] {
+            if let Some(now) = desk_sha(c, name)?
+                && now != *sha
+            {
+                return Err(UsageError::new(format!(
+                    "{} was edited after the glossary was approved ({when}); nothing was run. To use the edited file, approve it again: `{}` (units whose glossary entries or brief changed are translated again). To keep the approved version, restore the file.",
+                    c.plan.show(&path(c, name)),
+                    approve_command(c, Gate::Glossary)
+                ))
+                .into());
+            }
+        }
+        return Ok(None);
+    }
+    if gated {
+        // Waiting at the gate: edits are taken by `booktr approve`.
+        return Ok(None);
+    }
+    let Some(on_desk) = state.brief_on_desk.clone() else {
+        return Ok(None);
+    };
+    let p = path(c, BRIEF_FILE);
+    let Ok(bytes) = std::fs::read(&p) else {
+        return Ok(None);
+    };
+    let sha = crate::util::sha256_hex(&bytes);
+    if sha == on_desk {
+        return Ok(None);
+    }
+    let text = String::from_utf8(bytes).map_err(|_| {
+        UsageError::new(format!(
+            "{} is not UTF-8; save it as UTF-8 text and run again",
+            c.plan.show(&p)
+        ))
+    })?;
+    record_brief_edit(c, store, state, &text)?;
+    Ok(Some(format!(
+        "using your edited brief {} (units are translated again with it)",
+        c.plan.show(&p)
+    )))
+}
+
+/// Copies an editor's brief into the state directory and journals it.
+fn record_brief_edit(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    text: &str,
+) -> anyhow::Result<()> {
+    let rel = format!("results/brief/edited.{}.md", store.next_seq());
+    let sha256 = store.write_file(&rel, text.as_bytes())?;
+    let rec = store.append(Event::BriefEdited { file: rel, sha256 })?;
+    state.apply(c, &store.dir, &rec, None)
+}
+
+/// What `approve --stage glossary` recorded.
+#[derive(Debug, Clone)]
+pub struct GlossaryApprovalReport {
+    pub entries: usize,
+    pub changes: Vec<String>,
+    pub brief_edited: bool,
+    /// False when the same files were already approved (nothing was recorded).
+    pub recorded: bool,
+}
+
+/// `booktr approve --stage glossary`: reads the review CSV and the brief from the desk,
+/// records the approved termbase (house-style entries unchanged; entries the editor added or
+/// changed get origin `editor`) and the brief, and the changes against the proposal.
+///
+/// Errors ([`UsageError`]): the campaign has no glossary gate; nothing to approve yet; the CSV
+/// is missing or malformed (file and line named); a house-style entry's target was changed.
+pub fn approve_glossary(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+) -> anyhow::Result<GlossaryApprovalReport> {
+    let campaign = c.plan.show(&c.plan.campaign_file);
+    if !c.plan.gates.glossary {
+        return Err(UsageError::new(format!(
+            "{campaign} has no glossary gate: add `review = [\"glossary\"]` to it to review the termbase before translation"
+        ))
+        .into());
+    }
+    let Some(merged_sha256) = state.merged_sha256.clone() else {
+        return Err(UsageError::new(format!(
+            "nothing to approve yet: run `booktr run {campaign}` first; it stops at the glossary gate with the review files"
+        ))
+        .into());
+    };
+    let stale = state.glossary_review_of.as_deref() != Some(merged_sha256.as_str())
+        && !state.glossary_approved();
+    if stale {
+        return Err(UsageError::new(format!(
+            "the review files are older than the proposed termbase: run `booktr run {campaign}` to write them again"
+        ))
+        .into());
+    }
+    let csv_path = path(c, GLOSSARY_CSV);
+    let shown = c.plan.show(&csv_path);
+    let bytes = std::fs::read(&csv_path).map_err(|e| {
+        UsageError::new(format!(
+            "cannot read {shown}: {e}. Run `booktr run {campaign}` to write it again"
+        ))
+    })?;
+    let csv_sha256 = crate::util::sha256_hex(&bytes);
+    let brief_path = path(c, BRIEF_FILE);
+    let brief_text = match std::fs::read(&brief_path) {
+        Ok(b) => Some(String::from_utf8(b).map_err(|_| {
+            UsageError::new(format!(
+                "{} is not UTF-8; save it as UTF-8 text",
+                c.plan.show(&brief_path)
+            ))
+        })?),
+        Err(_) => None,
+    };
+    let brief_now = brief_text
+        .as_deref()
+        .map(|t| crate::util::sha256_hex(t.as_bytes()));
+    if let Some(a) = &state.glossary_approval
+        && a.merged_sha256 == merged_sha256
+        && a.csv_sha256 == csv_sha256
+        && brief_now.as_deref().is_none_or(|b| b == a.brief_sha256)
+    {
+        return Ok(GlossaryApprovalReport {
+            entries: a.termbase.len(),
+            changes: a.changes.clone(),
+            brief_edited: false,
+            recorded: false,
+        });
+    }
+    let edited = crate::termbase::parse_csv(&bytes, &shown)
+        .map_err(|e| UsageError::new(format!("{e}. Fix the file and approve again")))?;
+    let proposed: Vec<Entry> = review_rows(c, m, state)
+        .into_iter()
+        .map(|r| r.entry)
+        .collect();
+    let proposed_by_key: BTreeMap<String, &Entry> =
+        proposed.iter().map(|e| (term_key(&e.source), e)).collect();
+    let mut approved: Vec<Entry> = Vec::new();
+    for e in edited.entries {
+        let e = Entry {
+            source: from_cell(&e.source),
+            target: from_cell(&e.target),
+            note: from_cell(&e.note),
+            origin: Origin::Editor,
+            forbidden: e.forbidden.iter().map(|f| from_cell(f)).collect(),
+        };
+        let key = term_key(&e.source);
+        if let Some(h) = c.house.get(&e.source) {
+            if h.target != e.target {
+                return Err(UsageError::new(format!(
+                    "{shown}: `{}` is a house-style entry and must stay `{}` (found `{}`). House style always wins: change the house glossary file instead, then run again",
+                    e.source, h.target, e.target
+                ))
+                .into());
+            }
+            approved.push(h.clone());
+            continue;
+        }
+        let origin = match proposed_by_key.get(&key) {
+            Some(p) if p.target == e.target && p.note == e.note && p.forbidden == e.forbidden => {
+                p.origin
+            }
+            _ => Origin::Editor,
+        };
+        approved.push(Entry { origin, ..e });
+    }
+    let (tb, _) = Termbase::merge(&c.house, &approved);
+    let changes = diff(&proposed, &tb);
+    let mut brief_edited = false;
+    if let (Some(text), Some(sha)) = (&brief_text, &brief_now)
+        && state.brief.as_ref().is_none_or(|b| b.sha256 != *sha)
+    {
+        record_brief_edit(c, store, state, text)?;
+        brief_edited = true;
+    }
+    let brief_sha256 = state
+        .brief
+        .as_ref()
+        .map(|b| b.sha256.clone())
+        .unwrap_or_default();
+    let mut json = serde_json::to_vec_pretty(&tb)?;
+    json.push(b'\n');
+    let rel = format!(
+        "results/glossary/termbase.approved.{}.json",
+        store.next_seq()
+    );
+    let sha256 = store.write_file(&rel, &json)?;
+    let rec = store.append(Event::GlossaryApproved {
+        merged_sha256,
+        csv_sha256,
+        file: rel,
+        sha256,
+        brief_sha256,
+        changes: changes.clone(),
+    })?;
+    state.apply(c, &store.dir, &rec, None)?;
+    Ok(GlossaryApprovalReport {
+        entries: tb.len(),
+        changes,
+        brief_edited,
+        recorded: true,
+    })
+}
+
+/// The changes from `proposed` to `approved`, one line each: added, removed, changed.
+pub fn diff(proposed: &[Entry], approved: &Termbase) -> Vec<String> {
+    let before: BTreeMap<String, &Entry> =
+        proposed.iter().map(|e| (term_key(&e.source), e)).collect();
+    let after: BTreeMap<String, &Entry> = approved
+        .entries
+        .iter()
+        .map(|e| (term_key(&e.source), e))
+        .collect();
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut out = Vec::new();
+    for k in keys {
+        match (before.get(k), after.get(k)) {
+            (None, Some(a)) => out.push(format!("added: {} → {}", a.source, a.target)),
+            (Some(b), None) => out.push(format!("removed: {} → {}", b.source, b.target)),
+            (Some(b), Some(a)) if b.target != a.target => out.push(format!(
+                "changed: {}: {} → {}",
+                a.source, b.target, a.target
+            )),
+            (Some(b), Some(a)) if b.note != a.note || b.forbidden != a.forbidden => out.push(
+                format!("changed note or forbidden renderings: {}", a.source),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// (round, decision call key, proposed units with reasons).
+pub type PendingRevisions = (u32, String, Vec<(String, String)>);
+
+/// The revision proposal waiting for approval: its round, decision key and the units with
+/// reasons. `None` when the campaign does not wait at the revisions gate.
+pub fn pending_revisions(m: &Manager, s: &State) -> Option<PendingRevisions> {
+    match m.next_step(s, &BTreeSet::new()).stage {
+        Stage::AwaitingApproval(Gate::Revisions { round }) => Some((
+            round,
+            m.decide_key(s, round),
+            m.proposed_revisions(s, round),
+        )),
+        _ => None,
+    }
+}
+
+/// Writes `revisions-review.md` for a campaign waiting at the revisions gate (derived from the
+/// state, like the report: not journaled).
+pub fn write_revisions_review(c: &Campaign, m: &Manager, s: &State) -> anyhow::Result<()> {
+    let Some((round, _, units)) = pending_revisions(m, s) else {
+        return Ok(());
+    };
+    let mut o = format!(
+        "# Revisions to approve: {} (after round {round})\n\n{} unit(s) proposed for revision. Approve all, some (`--only UNIT…`) or all but some (`--reject UNIT…`):\n\n    {}\n\n| unit | reason |\n|---|---|\n",
+        c.plan.name,
+        units.len(),
+        approve_command(c, Gate::Revisions { round })
+    );
+    for (u, why) in &units {
+        let _ = writeln!(o, "| {u} | {} |", md_cell(why));
+    }
+    crate::util::write_atomic(&path(c, REVISIONS_MD), o.as_bytes())
+}
+
+/// `booktr approve --stage revisions [--only U…] [--reject U…]`: records which of the proposed
+/// units go back for revision: `only` when given, else all but `reject` (both may be given).
+///
+/// Errors ([`UsageError`]): the campaign does not wait at the revisions gate; a named unit is
+/// not in the proposal (the message lists it).
+pub fn approve_revisions(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    only: &[String],
+    reject: &[String],
+) -> anyhow::Result<RevisionApproval> {
+    let campaign = c.plan.show(&c.plan.campaign_file);
+    let Some((round, decision, proposal)) = pending_revisions(m, state) else {
+        let stage = m.next_step(state, &BTreeSet::new()).stage;
+        return Err(UsageError::new(format!(
+            "{campaign} is not waiting for a revision approval (stage: {stage:?}); `booktr status {campaign}` shows what it waits for"
+        ))
+        .into());
+    };
+    let ids: Vec<&str> = proposal.iter().map(|(u, _)| u.as_str()).collect();
+    for u in only.iter().chain(reject) {
+        if !ids.contains(&u.as_str()) {
+            return Err(UsageError::new(format!(
+                "unit `{u}` is not among the units proposed for revision: {}",
+                ids.join(", ")
+            ))
+            .into());
+        }
+    }
+    let approved: Vec<String> = ids
+        .iter()
+        .filter(|u| only.is_empty() || only.iter().any(|o| o == *u))
+        .filter(|u| !reject.iter().any(|r| r == *u))
+        .map(|u| u.to_string())
+        .collect();
+    let rejected: Vec<String> = ids
+        .iter()
+        .filter(|u| !approved.iter().any(|a| a == *u))
+        .map(|u| u.to_string())
+        .collect();
+    let rec = store.append(Event::RevisionsApproved {
+        round,
+        decision,
+        approved: approved.clone(),
+        rejected: rejected.clone(),
+    })?;
+    state.apply(c, &store.dir, &rec, None)?;
+    Ok(RevisionApproval {
+        round,
+        approved,
+        rejected,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cannot_become_formulas_and_round_trip() {
+        for v in [
+            "=SUM(A1)",
+            "+1",
+            "-O2",
+            "@cmd",
+            "\tx",
+            "智能体",
+            "'quoted",
+            "a=b",
+        ] {
+            let cell = to_cell(v);
+            assert!(!cell.starts_with(['=', '+', '-', '@', '\t']), "{cell}");
+            assert_eq!(from_cell(&cell), v);
+        }
+    }
+
+    #[test]
+    fn diff_names_added_removed_and_changed() {
+        let e = |s: &str, t: &str| Entry {
+            source: s.into(),
+            target: t.into(),
+            note: String::new(),
+            origin: Origin::Agent,
+            forbidden: Vec::new(),
+        };
+        let proposed = vec![e("agent", "代理"), e("token", "词元"), e("prompt", "提示")];
+        let approved = Termbase::from_entries([
+            e("Agent", "智能体"),
+            e("prompt", "提示"),
+            e("RAG", "检索增强生成"),
+        ]);
+        assert_eq!(
+            diff(&proposed, &approved),
+            vec![
+                "changed: Agent: 代理 → 智能体",
+                "added: RAG → 检索增强生成",
+                "removed: token → 词元"
+            ]
+        );
+    }
+}

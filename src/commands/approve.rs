@@ -1,0 +1,78 @@
+//! `booktr approve`: records an editor's decision at an approval gate in the journal. The run
+//! that stopped at the gate has exited; the next `booktr run` reads the approval from the state.
+
+use crate::campaign::Campaign;
+use crate::campaign::desk;
+use crate::campaign::manager::Manager;
+use crate::campaign::state::State;
+use crate::campaign::store::{Existing, Store};
+use crate::cli::{ApproveArgs, ApproveStage};
+use crate::exit::{ExitCode, UsageError};
+
+pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
+    let plan = super::plan(&args.campaign, None)?;
+    let c = Campaign::load(plan)?;
+    let shown = c.plan.show(&c.plan.campaign_file);
+    if !c.state_path().exists() {
+        return Err(UsageError::new(format!(
+            "nothing to approve: {shown} has no saved state for this configuration. Run `booktr run {shown}` first; it stops at the gate."
+        ))
+        .into());
+    }
+    if args.stage == ApproveStage::Glossary && !(args.only.is_empty() && args.reject.is_empty()) {
+        return Err(UsageError::new(
+            "--only and --reject choose units for `--stage revisions`; for the glossary, edit the review CSV",
+        )
+        .into());
+    }
+    let mut store = Store::open_for_run(&c, Existing::Refuse)?;
+    let mut state = State::load(&c, &store.dir, "approve")?;
+    let m = Manager::new(&c, &state);
+    match args.stage {
+        ApproveStage::Glossary => {
+            let r = desk::approve_glossary(&c, &m, &mut store, &mut state)?;
+            if !r.recorded {
+                eprintln!(
+                    "{shown}: the glossary was already approved as it stands; nothing recorded."
+                );
+            } else {
+                eprintln!(
+                    "{shown}: glossary approved: {} entries, {} change(s) against the proposal{}.",
+                    r.entries,
+                    r.changes.len(),
+                    if r.brief_edited {
+                        ", edited brief taken"
+                    } else {
+                        ""
+                    }
+                );
+                for ch in r.changes.iter().take(20) {
+                    eprintln!("  {ch}");
+                }
+                if r.changes.len() > 20 {
+                    eprintln!("  …and {} more (in the journal)", r.changes.len() - 20);
+                }
+            }
+        }
+        ApproveStage::Revisions => {
+            let r =
+                desk::approve_revisions(&c, &m, &mut store, &mut state, &args.only, &args.reject)?;
+            eprintln!(
+                "{shown}: revisions after round {} approved: {} unit(s) to revise{}{}",
+                r.round,
+                r.approved.len(),
+                if r.rejected.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", {} rejected (they keep their translation): ",
+                        r.rejected.len()
+                    )
+                },
+                r.rejected.join(", ")
+            );
+        }
+    }
+    eprintln!("Continue with `booktr run {shown}`.");
+    Ok(ExitCode::Ok)
+}
