@@ -134,8 +134,63 @@ pub const SHARE_FACTOR: f64 = 0.5;
 /// Runs every campaign-level check (see the module docs) over `units` (in campaign order) and
 /// the written `chapters`.
 pub fn check_campaign(ctx: &QaContext, units: &[UnitText], chapters: &[ChapterText]) -> CampaignQa {
-    let parsed = Parsed::all(units);
     let mut findings = super::completeness::check(units, chapters);
+    let translated: Vec<UnitText> = units
+        .iter()
+        .filter(|u| u.target.is_some())
+        .copied()
+        .collect();
+    let rest = check_translations(ctx, &translated);
+    findings.extend(rest.findings.iter().cloned());
+    CampaignQa {
+        findings,
+        drift: rest.drift.clone(),
+        review_terms: rest.review_terms.clone(),
+        adherence: rest.adherence.clone(),
+        norms: rest.norms.clone(),
+    }
+}
+
+/// The campaign-level checks that compare translations: [`check_campaign`] without
+/// `completeness`. Units without a target are ignored. The result is remembered for the last
+/// context and units seen: a campaign runs the
+/// campaign-level checks after every round and again for its report, usually on the very same
+/// texts, and on a whole book they cost more than the rest of the run's local work. The key is
+/// a hash of the context and of every unit's ids and texts (SipHash, std's `DefaultHasher`).
+pub fn check_translations(ctx: &QaContext, units: &[UnitText]) -> std::sync::Arc<CampaignQa> {
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Cached = Option<(u64, Arc<CampaignQa>)>;
+    static LAST: OnceLock<Mutex<Cached>> = OnceLock::new();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_vec(&(
+        &ctx.source_lang,
+        &ctx.target_lang,
+        &ctx.termbase,
+        &ctx.review_marker,
+    ))
+    .expect("qa context serialises")
+    .hash(&mut h);
+    for u in units {
+        (u.unit, u.chapter, u.source, u.target).hash(&mut h);
+    }
+    let key = h.finish();
+    let last = LAST.get_or_init(Default::default);
+    if let Some((k, q)) = last.lock().unwrap().as_ref()
+        && *k == key
+    {
+        return q.clone();
+    }
+    let q = Arc::new(translation_checks(ctx, units));
+    *last.lock().unwrap() = Some((key, q.clone()));
+    q
+}
+
+/// The campaign-level checks that compare translations (everything but `completeness`, which
+/// needs the written chapters). Units without a target are ignored by every one of them.
+fn translation_checks(ctx: &QaContext, units: &[UnitText]) -> CampaignQa {
+    let parsed = Parsed::all(units);
+    let mut findings = Vec::new();
     let (f, script_share) = untranslated(ctx, &parsed);
     findings.extend(f);
     let (f, length) = super::length::check(ctx, &parsed);

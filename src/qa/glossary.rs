@@ -28,7 +28,7 @@ use super::campaign::{Parsed, UnitText};
 use super::gloss;
 use super::{Doc, Finding, QaContext, Severity};
 use crate::lang::Script;
-use crate::termbase::{Matcher, Origin, Termbase, term_key};
+use crate::termbase::{Matcher, Origin, term_key};
 
 /// Check name of the findings.
 pub const CHECK: &str = "glossary";
@@ -131,8 +131,8 @@ pub(crate) struct Searchers {
     matcher: std::sync::Arc<Matcher>,
     /// Full Unicode case folding (Latin-script targets).
     fold: bool,
-    /// Per entry: searcher for the required rendering (None for keep-as-is or empty targets).
-    required: Vec<Option<AhoCorasick>>,
+    /// The required renderings of every entry (none for keep-as-is or empty targets).
+    required: Renderings,
     /// Per entry: searcher for its forbidden renderings.
     forbidden: Vec<Option<AhoCorasick>>,
     keep_as_is: Vec<bool>,
@@ -142,6 +142,65 @@ impl std::ops::Deref for Glossary<'_> {
     type Target = Searchers;
     fn deref(&self) -> &Searchers {
         &self.s
+    }
+}
+
+/// The required renderings of all entries in one automaton, searched once per text with
+/// overlapping matches and then split per entry: equivalent to one leftmost-longest automaton
+/// per entry (see [`crate::termbase::leftmost_longest`]), but a single pass over the
+/// text instead of one per entry found in the source.
+struct Renderings {
+    ac: Option<AhoCorasick>,
+    /// Pattern index → entry index.
+    pattern_entry: Vec<usize>,
+}
+
+impl Renderings {
+    fn build(per_entry: &[Vec<String>]) -> Renderings {
+        let mut patterns = Vec::new();
+        let mut pattern_entry = Vec::new();
+        for (i, forms) in per_entry.iter().enumerate() {
+            for f in forms.iter().filter(|f| !f.trim().is_empty()) {
+                patterns.push(f.as_str());
+                pattern_entry.push(i);
+            }
+        }
+        let ac = (!patterns.is_empty()).then(|| {
+            AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .ascii_case_insensitive(true)
+                .build(&patterns)
+                .expect("rendering patterns build")
+        });
+        Renderings { ac, pattern_entry }
+    }
+
+    /// Per entry of the termbase (`n` entries): the byte spans of its required rendering in
+    /// `text`, for the entries where `wanted(entry)` holds (others stay empty).
+    fn spans(
+        &self,
+        text: &str,
+        n: usize,
+        wanted: impl Fn(usize) -> bool,
+    ) -> Vec<Vec<(usize, usize)>> {
+        let mut per: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); n];
+        if let Some(ac) = &self.ac {
+            for m in ac.find_overlapping_iter(text) {
+                let p = m.pattern().as_usize();
+                let e = self.pattern_entry[p];
+                if wanted(e) {
+                    per[e].push((m.start(), m.end(), p));
+                }
+            }
+        }
+        per.into_iter()
+            .map(|ms| {
+                crate::termbase::leftmost_longest(ms)
+                    .into_iter()
+                    .map(|(s, e, _)| (s, e))
+                    .collect()
+            })
+            .collect()
     }
 }
 
@@ -212,19 +271,14 @@ impl Searchers {
             .iter()
             .map(|e| term_key(&e.source) == term_key(&e.target))
             .collect();
-        let required = ctx
-            .termbase
-            .entries
-            .iter()
-            .zip(&keep_as_is)
-            .map(|(e, &k)| {
-                if k {
-                    None
-                } else {
-                    searcher(&variants(&e.target))
-                }
-            })
-            .collect();
+        let required = Renderings::build(
+            &ctx.termbase
+                .entries
+                .iter()
+                .zip(&keep_as_is)
+                .map(|(e, &k)| if k { Vec::new() } else { variants(&e.target) })
+                .collect::<Vec<_>>(),
+        );
         let forbidden = ctx
             .termbase
             .entries
@@ -273,19 +327,13 @@ impl Glossary<'_> {
             tgt_prose
         };
         // Spans of every relevant entry's required rendering.
-        let mut spans: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
-        for &i in &relevant {
-            if let Some(ac) = &self.required[i] {
-                spans[i] = ac.find_iter(work).map(|m| (m.start(), m.end())).collect();
-            }
-        }
+        let spans = self
+            .required
+            .spans(work, entries.len(), |i| src_count[i] > 0);
         // Source terms written in the translation, for the relevant entries only.
-        let sub = Termbase {
-            entries: relevant.iter().map(|&i| entries[i].clone()).collect(),
-        };
         let mut kept: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
-        for o in Matcher::new(&sub).find_all(work) {
-            kept[relevant[o.entry]].push((o.start, o.end));
+        for o in self.matcher.find_among(work, |i| src_count[i] > 0) {
+            kept[o.entry].push((o.start, o.end));
         }
         let mut out = Vec::new();
         for &i in &relevant {
@@ -430,7 +478,7 @@ pub(crate) fn entry(source: &str, target: &str, forbidden: &[&str]) -> crate::te
 mod tests {
     use super::*;
     use crate::lang::Lang;
-    use crate::termbase::Entry;
+    use crate::termbase::{Entry, Termbase};
 
     fn ctx(entries: Vec<Entry>) -> QaContext {
         QaContext::new(

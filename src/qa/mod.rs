@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use crate::lang::Lang;
 use crate::termbase::Termbase;
 
-pub use campaign::{CampaignQa, ChapterText, Norms, Parsed, UnitText, check_campaign};
+pub use campaign::{
+    CampaignQa, ChapterText, Norms, Parsed, UnitText, check_campaign, check_translations,
+};
 pub use doc::Doc;
 pub use drift::DriftRow;
 pub use glossary::Adherence;

@@ -213,7 +213,20 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         .qa_ctx
         .clone()
         .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
-    let campaign_qa = qa::check_campaign(&ctx, &unit_texts, &chapter_texts);
+    // The translation checks see the units the Manager checks (translated or edited, not the
+    // copied code and front matter), so the result of its last round is reused from the cache.
+    let translated: Vec<qa::UnitText> = c
+        .units
+        .iter()
+        .zip(&unit_texts)
+        .filter(|(u, t)| {
+            t.target.is_some() && (s.human_edit(&u.id).is_some() || u.kind.needs_translation())
+        })
+        .map(|(_, t)| *t)
+        .collect();
+    let mut campaign_qa = (*qa::check_translations(&ctx, &translated)).clone();
+    let completeness = qa::completeness::check(&unit_texts, &chapter_texts);
+    campaign_qa.findings.splice(0..0, completeness);
     let mut campaign_findings: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
     for f in &campaign_qa.findings {
         campaign_findings

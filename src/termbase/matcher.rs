@@ -22,8 +22,29 @@ pub struct Occurrence {
 /// A compiled matcher for one termbase.
 pub struct Matcher {
     ac: Option<AhoCorasick>,
+    /// The same patterns with standard semantics, for [`Matcher::find_among`]; built on first use.
+    overlapping: std::sync::OnceLock<Option<AhoCorasick>>,
+    patterns: Vec<String>,
     /// Pattern index → entry index.
     pattern_entry: Vec<usize>,
+}
+
+/// Leftmost-longest selection among overlapping matches `(start, end, pattern)`: the match that
+/// starts first wins, then the longest, then the lowest pattern index; matches overlapping a
+/// selected one are dropped. This is what an Aho-Corasick automaton built with
+/// `MatchKind::LeftmostLongest` over the same patterns reports, so one overlapping search can
+/// stand in for an automaton over any subset of the patterns (see [`Matcher::find_among`]).
+pub fn leftmost_longest(mut matches: Vec<(usize, usize, usize)>) -> Vec<(usize, usize, usize)> {
+    matches.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut out = Vec::with_capacity(matches.len());
+    let mut end = 0;
+    for m in matches {
+        if m.0 >= end && m.1 > m.0 {
+            end = m.1;
+            out.push(m);
+        }
+    }
+    out
 }
 
 /// Surface forms searched for a source term: the term and its simple plurals.
@@ -53,6 +74,14 @@ pub fn surface_forms(term: &str) -> Vec<String> {
 
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether the match `s..e` of `bytes` sits on word boundaries (only checked on the sides where
+/// the term itself starts or ends with a word character).
+fn on_boundaries(bytes: &[u8], s: usize, e: usize) -> bool {
+    let left_ok = s == 0 || !is_word_byte(bytes[s - 1]) || !is_word_byte(bytes[s]);
+    let right_ok = e == bytes.len() || !is_word_byte(bytes[e]) || !is_word_byte(bytes[e - 1]);
+    left_ok && right_ok
 }
 
 impl Matcher {
@@ -101,7 +130,47 @@ impl Matcher {
                 .build(&patterns)
                 .expect("termbase patterns build")
         });
-        Matcher { ac, pattern_entry }
+        Matcher {
+            ac,
+            overlapping: std::sync::OnceLock::new(),
+            patterns,
+            pattern_entry,
+        }
+    }
+
+    /// What [`Matcher::find_all`] would report for a matcher built over only the entries for
+    /// which `keep(entry index)` is true (indices stay those of the full termbase). One
+    /// overlapping search over every pattern, then [`leftmost_longest`] among the kept ones:
+    /// cheaper than building an automaton per subset, which the glossary check would otherwise
+    /// do for every unit.
+    pub fn find_among(&self, text: &str, keep: impl Fn(usize) -> bool) -> Vec<Occurrence> {
+        let ac = self.overlapping.get_or_init(|| {
+            (!self.patterns.is_empty()).then(|| {
+                AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::Standard)
+                    .ascii_case_insensitive(true)
+                    .build(&self.patterns)
+                    .expect("termbase patterns build")
+            })
+        });
+        let Some(ac) = ac else {
+            return Vec::new();
+        };
+        let all: Vec<(usize, usize, usize)> = ac
+            .find_overlapping_iter(text)
+            .filter(|m| keep(self.pattern_entry[m.pattern().as_usize()]))
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .collect();
+        let bytes = text.as_bytes();
+        leftmost_longest(all)
+            .into_iter()
+            .filter(|&(s, e, _)| on_boundaries(bytes, s, e))
+            .map(|(s, e, p)| Occurrence {
+                entry: self.pattern_entry[p],
+                start: s,
+                end: e,
+            })
+            .collect()
     }
 
     /// All non-overlapping occurrences in `text` that sit on word boundaries.
@@ -111,13 +180,7 @@ impl Matcher {
         };
         let bytes = text.as_bytes();
         ac.find_iter(text)
-            .filter(|m| {
-                let (s, e) = (m.start(), m.end());
-                let left_ok = s == 0 || !is_word_byte(bytes[s - 1]) || !is_word_byte(bytes[s]);
-                let right_ok =
-                    e == bytes.len() || !is_word_byte(bytes[e]) || !is_word_byte(bytes[e - 1]);
-                left_ok && right_ok
-            })
+            .filter(|m| on_boundaries(bytes, m.start(), m.end()))
             .map(|m| Occurrence {
                 entry: self.pattern_entry[m.pattern().as_usize()],
                 start: m.start(),
@@ -166,5 +229,52 @@ mod tests {
         assert_eq!(surface_forms("key"), vec!["key", "keys"]);
         assert_eq!(surface_forms("LLM"), vec!["LLM", "LLMs"]);
         assert_eq!(surface_forms("智能体"), vec!["智能体"]);
+    }
+
+    #[test]
+    fn find_among_picks_longest_of_the_subset() {
+        let m = Matcher::new(&tb(&["agent", "agent loop", "loop"]));
+        let text = "The agent loop runs; an agent waits in a loop.";
+        let all: Vec<&str> = m
+            .find_all(text)
+            .iter()
+            .map(|o| &text[o.start..o.end])
+            .collect();
+        assert_eq!(all, vec!["agent loop", "agent", "loop"]);
+        // Without "agent loop", the shorter terms inside it are found.
+        let sub = m.find_among(text, |e| e != 1);
+        let got: Vec<(usize, &str)> = sub
+            .iter()
+            .map(|o| (o.entry, &text[o.start..o.end]))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0, "agent"), (2, "loop"), (0, "agent"), (2, "loop")]
+        );
+    }
+
+    proptest::proptest! {
+        /// `find_among` over a subset equals a matcher built over that subset only, with the
+        /// subset's indices mapped back to the full termbase.
+        #[test]
+        fn find_among_equals_a_subset_matcher(
+            terms in proptest::collection::vec("[ab]{1,3}( [ab]{1,2})?", 1..8),
+            mask in proptest::collection::vec(proptest::bool::ANY, 8),
+            text in "[abAB ,s]{0,60}",
+        ) {
+            let full = tb(&terms.iter().map(String::as_str).collect::<Vec<_>>());
+            let m = Matcher::new(&full);
+            let keep = |i: usize| mask[i % mask.len()];
+            let kept: Vec<usize> = (0..full.entries.len()).filter(|&i| keep(i)).collect();
+            let sub = Termbase {
+                entries: kept.iter().map(|&i| full.entries[i].clone()).collect(),
+            };
+            let want: Vec<Occurrence> = Matcher::new(&sub)
+                .find_all(&text)
+                .into_iter()
+                .map(|o| Occurrence { entry: kept[o.entry], ..o })
+                .collect();
+            proptest::prop_assert_eq!(m.find_among(&text, keep), want);
+        }
     }
 }

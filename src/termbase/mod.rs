@@ -11,7 +11,7 @@ mod matcher;
 use serde::{Deserialize, Serialize};
 
 pub use csv_io::{GlossaryFileError, load_csv, parse_csv};
-pub use matcher::Matcher;
+pub use matcher::{Matcher, leftmost_longest};
 
 /// Where an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
