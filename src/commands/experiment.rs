@@ -78,6 +78,16 @@ pub fn run_single(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// `booktr experiment CAMPAIGN [--judge-model M]`.
 pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
     let plan = super::plan(&args.campaign, args.concurrency)?;
+    if let Some(dir) = &plan.reference_dir
+        && !dir.is_dir()
+    {
+        return Err(UsageError::new(format!(
+            "{}: reference_dir = {} is not a folder; point it to a human translation of the book (chapter files named as the sources), or remove the key to skip chrF",
+            plan.campaign_file.display(),
+            dir.display()
+        ))
+        .into());
+    }
     let campaign = Campaign::load(plan)?;
     let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
