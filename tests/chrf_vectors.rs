@@ -31,7 +31,10 @@ fn sentence_scores_match_sacrebleu() {
             nonzero += 1;
         }
     }
-    assert!(nonzero >= 30, "only {nonzero} vectors strictly between 0 and 100");
+    assert!(
+        nonzero >= 30,
+        "only {nonzero} vectors strictly between 0 and 100"
+    );
 }
 
 #[test]

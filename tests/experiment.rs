@@ -41,10 +41,7 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     let malformed_sent = Arc::new(AtomicBool::new(false));
     let flag = malformed_sent.clone();
     fake.script(move |r| {
-        if r.agent == Agent::Judge
-            && !r.is_judge_repair()
-            && !flag.swap(true, Ordering::SeqCst)
-        {
+        if r.agent == Agent::Judge && !r.is_judge_repair() && !flag.swap(true, Ordering::SeqCst) {
             Reply::Content(malformed_judge_answer(&Lang::parse("zh"), &r.messages))
         } else {
             Reply::Default
@@ -52,8 +49,8 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     });
     let ch1 = corpus.join("en/chapter01.md");
     let ch2 = corpus.join("en/chapter02.md");
-    let house = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("glossaries/house-style.en-zh.csv");
+    let house =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("glossaries/house-style.en-zh.csv");
     let c = TestCampaign::with_chapters(
         "book",
         &[ch1.to_str().unwrap(), ch2.to_str().unwrap()],
@@ -89,6 +86,8 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     );
     let ev_text = c.read(&rel);
     let ev: serde_json::Value = serde_json::from_str(&ev_text).unwrap();
+    // The comparison table (README.md shows one from this test).
+    eprintln!("{}", ev["table"].as_str().unwrap());
 
     // Every gate, true, with its reason.
     let gates = ev["gates"].as_array().unwrap();
@@ -193,7 +192,11 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
         j["shown_as_x"]["single_agent"].as_u64().unwrap(),
     );
     assert_eq!(x_o + x_s, single_done);
-    assert_eq!(x_o, single_done.div_ceil(2), "orchestration is X at even positions");
+    assert_eq!(
+        x_o,
+        single_done.div_ceil(2),
+        "orchestration is X at even positions"
+    );
     let p = &j["preferences"];
     assert_eq!(
         p["orchestration"].as_u64().unwrap()
@@ -210,14 +213,24 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     assert!(j["quotes_found"].as_u64().unwrap() > 0);
     let reqs = fake.requests();
     let judge_reqs: Vec<_> = reqs.iter().filter(|r| r.agent == Agent::Judge).collect();
-    assert_eq!(judge_reqs.len() as u64, single_done + 1, "one repair request");
+    assert_eq!(
+        judge_reqs.len() as u64,
+        single_done + 1,
+        "one repair request"
+    );
     assert_eq!(judge_reqs.iter().filter(|r| r.is_judge_repair()).count(), 1);
     for r in &judge_reqs {
         assert_eq!(r.body["model"], "fake-judge");
         // Blind: nothing but the three texts (which are the book's own words) and a system
         // prompt that names no arm.
         let system = r.messages[0].content.to_lowercase();
-        for word in ["orchestration", "single agent", "single-agent", "manager", "baseline"] {
+        for word in [
+            "orchestration",
+            "single agent",
+            "single-agent",
+            "manager",
+            "baseline",
+        ] {
             assert!(!system.contains(word), "a judge prompt names `{word}`");
         }
         if !r.is_judge_repair() {
@@ -273,17 +286,29 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
         .map(|k| fps[*k].as_str().unwrap())
         .collect();
     assert_eq!(distinct.len(), 3, "three states, three fingerprints");
-    assert_eq!(ev["provenance"]["campaign_fingerprint"], fps["orchestration"]);
+    assert_eq!(
+        ev["provenance"]["campaign_fingerprint"],
+        fps["orchestration"]
+    );
     for f in c.all_files() {
         let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
         assert!(!text.contains(KEY), "the key leaked into {}", f.display());
         if f.to_string_lossy().contains("receipts") {
-            assert!(!text.contains(&fake.base_url), "endpoint in {}", f.display());
+            assert!(
+                !text.contains(&fake.base_url),
+                "endpoint in {}",
+                f.display()
+            );
         }
     }
     let repair_response = receipts
         .iter()
-        .find(|f| f["path"].as_str().unwrap().ends_with("repair.response.json"))
+        .find(|f| {
+            f["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("repair.response.json")
+        })
         .unwrap();
     let rr: serde_json::Value =
         serde_json::from_str(&c.read(repair_response["path"].as_str().unwrap())).unwrap();
@@ -312,10 +337,13 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     assert_ne!(rel2, rel);
     let ev2: serde_json::Value = serde_json::from_str(&c.read(rel2)).unwrap();
     assert_eq!(ev2["judge"]["repaired"], 1);
-    assert_eq!(ev2["table"], ev["table"].as_str().unwrap().replace(
-        &format_wall(&ev),
-        &format_wall(&ev2),
-    ));
+    assert_eq!(
+        ev2["table"],
+        ev["table"]
+            .as_str()
+            .unwrap()
+            .replace(&format_wall(&ev), &format_wall(&ev2),)
+    );
     let latest: serde_json::Value =
         serde_json::from_str(&c.read("book/validation/latest.json")).unwrap();
     assert!(rel2.ends_with(latest["evidence"].as_str().unwrap()));
@@ -340,5 +368,8 @@ fn experiment_without_corpus_needs_no_network_and_rejects_a_missing_reference_di
     let out = c.cmd("experiment", &[]).output().unwrap();
     assert_code(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("reference_dir") && err.contains("nowhere"), "{err}");
+    assert!(
+        err.contains("reference_dir") && err.contains("nowhere"),
+        "{err}"
+    );
 }

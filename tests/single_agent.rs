@@ -42,7 +42,13 @@ fn campaign(name: &str, units_per_chapter: usize, extra: &str) -> TestCampaign {
 fn single(c: &TestCampaign, fake: &FakeServer) -> std::process::Command {
     let mut cmd = c.cmd(
         "run",
-        &["--mode", "single-agent", "--base-url", &fake.base_url, "--json"],
+        &[
+            "--mode",
+            "single-agent",
+            "--base-url",
+            &fake.base_url,
+            "--json",
+        ],
     );
     cmd.env("OPENAI_API_KEY", KEY);
     cmd
@@ -100,11 +106,11 @@ fn one_growing_conversation_whose_context_peak_grows_with_the_book() {
         // System prompt, then (user, assistant) per earlier unit, then this unit.
         assert_eq!(r.messages.len(), 2 + 2 * i, "request {i}");
         assert_eq!(r.messages[0].role, Role::System);
-        for k in 0..i {
+        for (k, earlier) in reqs[..i].iter().enumerate() {
             assert_eq!(r.messages[1 + 2 * k].role, Role::User);
             assert_eq!(r.messages[2 + 2 * k].role, Role::Assistant);
             // Earlier turns are sent exactly as they were the first time.
-            assert_eq!(r.messages[1 + 2 * k].content, last_user(&reqs[k]));
+            assert_eq!(r.messages[1 + 2 * k].content, last_user(earlier));
         }
         if i > 0 {
             assert_eq!(r.messages[..2 * i], reqs[i - 1].messages[..2 * i]);
@@ -114,7 +120,11 @@ fn one_growing_conversation_whose_context_peak_grows_with_the_book() {
     let sizes: Vec<usize> = reqs.iter().map(prompt_tokens).collect();
     assert!(sizes.windows(2).all(|w| w[1] > w[0]), "{sizes:?}");
     let peak = s["main_context_peak_tokens"].as_u64().unwrap() as usize;
-    assert_eq!(peak, *sizes.last().unwrap(), "the peak is the largest prompt sent");
+    assert_eq!(
+        peak,
+        *sizes.last().unwrap(),
+        "the peak is the largest prompt sent"
+    );
     // It holds every earlier unit and its translation: at least the first prompt plus the
     // tokens of every earlier unit's source.
     let earlier: usize = reqs[..reqs.len() - 1]
@@ -168,7 +178,10 @@ fn one_growing_conversation_whose_context_peak_grows_with_the_book() {
     let again = json_summary(&out);
     assert_eq!(fake.requests().len(), 0);
     assert_eq!(again["units"]["reused"].as_u64().unwrap() as usize, total);
-    assert_eq!(again["main_context_peak_tokens"].as_u64().unwrap() as usize, peak);
+    assert_eq!(
+        again["main_context_peak_tokens"].as_u64().unwrap() as usize,
+        peak
+    );
 }
 
 fn wait_for_finished(c: &TestCampaign, name: &str, n: usize) {
@@ -221,8 +234,7 @@ fn resume_after_sigkill_rebuilds_the_conversation_and_never_resends_a_finished_t
     let resumed = fake.requests();
     // Only the turns not finished before the kill are sent.
     assert_eq!(resumed.len(), total - reused);
-    let finished_sources: BTreeSet<String> =
-        before.iter().take(reused).map(last_user).collect();
+    let finished_sources: BTreeSet<String> = before.iter().take(reused).map(last_user).collect();
     assert_eq!(finished_sources.len(), reused);
     for r in &resumed {
         assert!(
@@ -283,7 +295,10 @@ fn context_exhaustion_stops_cleanly_at_unit_n_before_sending_it() {
         err.contains(&format!("context exhausted at unit {n} (")),
         "{err}"
     );
-    assert!(!err.to_lowercase().contains("http"), "not an API error: {err}");
+    assert!(
+        !err.to_lowercase().contains("http"),
+        "not an API error: {err}"
+    );
     // Unit N was never sent: N-1 requests, all within the budget.
     let reqs = fake.requests();
     assert_eq!(reqs.len(), n - 1);
@@ -342,7 +357,5 @@ fn a_provider_refusing_the_conversation_as_too_long_is_context_exhaustion_not_an
     assert_eq!(s["units"]["translated"], 2);
     // Refused once, not retried.
     assert_eq!(fake.requests().len(), 3);
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("context exhausted at unit 3 (")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("context exhausted at unit 3 ("));
 }

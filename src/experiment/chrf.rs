@@ -66,7 +66,11 @@ impl Stats {
                 }
             }
             let ref_count: u64 = rc.values().sum();
-            s.0[n - 1] = [if rc.is_empty() { 0 } else { hyp_count }, ref_count, matches];
+            s.0[n - 1] = [
+                if rc.is_empty() { 0 } else { hyp_count },
+                ref_count,
+                matches,
+            ];
         }
         s
     }
@@ -124,7 +128,11 @@ mod tests {
     #[test]
     fn identical_texts_score_100_and_disjoint_ones_0() {
         assert_eq!(sentence("智能体读取上下文", "智能体读取上下文"), 100.0);
-        assert_eq!(sentence("abc def", "abcdef"), 100.0, "whitespace is removed");
+        assert_eq!(
+            sentence("abc def", "abcdef"),
+            100.0,
+            "whitespace is removed"
+        );
         assert_eq!(sentence("xyz", "abc"), 0.0);
         assert_eq!(sentence("", "abc"), 0.0);
     }

@@ -255,7 +255,9 @@ impl Evidence {
                 .collect::<Vec<_>>()
                 .join(", ")
         });
-        row("wall time", &|a| format!("{:.1} s", a.wall_ms as f64 / 1000.0));
+        row("wall time", &|a| {
+            format!("{:.1} s", a.wall_ms as f64 / 1000.0)
+        });
         if let Some(c) = &self.chrf {
             let f = |x: Option<f64>| x.map_or("n/a".into(), |x| format!("{x:.2}"));
             rows.push([
@@ -443,9 +445,7 @@ pub fn judge_aggregates(judged: &JudgeRun, pairs: &[Pair], model: &str) -> Judge
             .map(|(a, m)| {
                 (
                     a,
-                    m.into_iter()
-                        .map(|(d, (s, n))| (d, s / n as f64))
-                        .collect(),
+                    m.into_iter().map(|(d, (s, n))| (d, s / n as f64)).collect(),
                 )
             })
             .collect(),
@@ -515,10 +515,11 @@ pub fn check_state(dir: &Path, fingerprint: &str) -> Result<String, String> {
             config.key()
         ));
     }
-    let manifest: Manifest = std::fs::read(dir.join("manifests").join(format!("{fingerprint}.json")))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| format!("{name}: no manifest for fingerprint {fingerprint}"))?;
+    let manifest: Manifest =
+        std::fs::read(dir.join("manifests").join(format!("{fingerprint}.json")))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or_else(|| format!("{name}: no manifest for fingerprint {fingerprint}"))?;
     if manifest.fingerprint() != fingerprint {
         return Err(format!(
             "{name}: the manifest of {fingerprint} hashes to {}",
@@ -673,7 +674,16 @@ pub fn build(
         ("judge".to_string(), c.plan.rel(&judged.dir)),
     ]
     .into();
-    let gates = gates(c, orch, single, judged, pairs, &arms, &orch_dir, &single_dir);
+    let gates = gates(
+        c,
+        orch,
+        single,
+        judged,
+        pairs,
+        &arms,
+        &orch_dir,
+        &single_dir,
+    );
     let all_gates_pass = gates.iter().all(|g| g.pass);
     let mut ev = Evidence {
         schema_version: EVIDENCE_SCHEMA_VERSION,
@@ -717,19 +727,17 @@ fn gates(
     // 1. All four roles executed.
     let calls: Vec<String> = Agent::ALL
         .iter()
-        .map(|a| {
-            format!(
-                "{a} {}",
-                orch.state.usage.get(a).map_or(0, |u| u.calls)
-            )
-        })
+        .map(|a| format!("{a} {}", orch.state.usage.get(a).map_or(0, |u| u.calls)))
         .collect();
     gates.push(Gate {
         name: "all_four_roles_executed",
         pass: Agent::ALL
             .iter()
             .all(|a| orch.state.usage.get(a).is_some_and(|u| u.calls > 0)),
-        reason: format!("finished calls in the orchestration arm: {}", calls.join(", ")),
+        reason: format!(
+            "finished calls in the orchestration arm: {}",
+            calls.join(", ")
+        ),
     });
     // 2. Both arms translated every unit (or the single agent's exhaustion is recorded).
     let o = &arms[&Arm::Orchestration];
@@ -750,7 +758,8 @@ fn gates(
             s.units_translated,
             s.units_total,
             match &single.summary.exhausted {
-                Some(x) if exhaustion_recorded => format!(", then {} (recorded in its journal)", x.message()),
+                Some(x) if exhaustion_recorded =>
+                    format!(", then {} (recorded in its journal)", x.message()),
                 Some(x) => format!(", then {} (NOT recorded in its journal)", x.message()),
                 None => String::new(),
             }
@@ -1016,9 +1025,15 @@ mod tests {
     fn timestamps_are_utc_civil_dates() {
         assert_eq!(utc_timestamp(0, true), "1970-01-01T00:00:00Z");
         // 2024-02-29 12:34:56 UTC (a leap day).
-        assert_eq!(utc_timestamp(1_709_210_096_000, true), "2024-02-29T12:34:56Z");
+        assert_eq!(
+            utc_timestamp(1_709_210_096_000, true),
+            "2024-02-29T12:34:56Z"
+        );
         assert_eq!(utc_timestamp(1_709_210_096_000, false), "20240229T123456Z");
-        assert_eq!(utc_timestamp(4_102_444_800_000, true), "2100-01-01T00:00:00Z");
+        assert_eq!(
+            utc_timestamp(4_102_444_800_000, true),
+            "2100-01-01T00:00:00Z"
+        );
     }
 
     #[test]

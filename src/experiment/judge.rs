@@ -361,7 +361,12 @@ pub fn validate(answer: &str) -> Result<Verdict, Vec<String>> {
                     let path = format!("{side}.{d}");
                     match s.get(d) {
                         Some(Value::Object(sc)) => {
-                            keys(sc, &["score", "evidence"], &format!("{path}."), &mut problems);
+                            keys(
+                                sc,
+                                &["score", "evidence"],
+                                &format!("{path}."),
+                                &mut problems,
+                            );
                             match sc.get("score") {
                                 Some(Value::Number(n))
                                     if n.as_u64().is_some_and(|n| (1..=5).contains(&n)) => {}
@@ -370,7 +375,11 @@ pub fn validate(answer: &str) -> Result<Verdict, Vec<String>> {
                                 )),
                                 None => {}
                             }
-                            evidence(sc.get("evidence"), &format!("{path}.evidence"), &mut problems);
+                            evidence(
+                                sc.get("evidence"),
+                                &format!("{path}.evidence"),
+                                &mut problems,
+                            );
                         }
                         Some(other) => {
                             problems.push(format!("{path}: must be an object, not {other}"))
@@ -453,14 +462,13 @@ pub fn count_quotes(v: &Verdict, pair: &Pair) -> (usize, usize) {
         pair.orchestration.as_str(),
         pair.single_agent.as_str(),
     ];
-    let quotes: Vec<&str> = v
-        .x
-        .all()
-        .iter()
-        .chain(v.y.all().iter())
-        .map(|s| s.evidence.as_str())
-        .chain([v.preferred_evidence.as_str()])
-        .collect();
+    let quotes: Vec<&str> =
+        v.x.all()
+            .iter()
+            .chain(v.y.all().iter())
+            .map(|s| s.evidence.as_str())
+            .chain([v.preferred_evidence.as_str()])
+            .collect();
     let found = quotes.iter().filter(|q| quote_found(q, &texts)).count();
     (found, quotes.len())
 }
@@ -503,7 +511,11 @@ pub fn pseudo_answer(req: &Request) -> String {
     };
     let scores = |t: &str| -> Value {
         let d = crate::qa::Doc::parse(t);
-        let kept = d.fences.iter().map(|f| &f.body).eq(src.fences.iter().map(|f| &f.body))
+        let kept = d
+            .fences
+            .iter()
+            .map(|f| &f.body)
+            .eq(src.fences.iter().map(|f| &f.body))
             && d.inline_code == src.inline_code
             && d.links == src.links;
         let q = quote(t);
@@ -546,7 +558,12 @@ fn pseudo_repair(req: &Request) -> String {
     let score = |s: &Value| -> Value {
         let n = match &s["score"] {
             Value::Number(n) => n.as_f64().map(|f| f.round() as i64),
-            Value::String(t) => t.trim().chars().next().and_then(|c| c.to_digit(10)).map(i64::from),
+            Value::String(t) => t
+                .trim()
+                .chars()
+                .next()
+                .and_then(|c| c.to_digit(10))
+                .map(i64::from),
             _ => None,
         }
         .filter(|n| (1..=5).contains(n))
@@ -650,7 +667,13 @@ async fn judge_one(
         call: call.clone(),
         request_sha256: req.fingerprint(),
         pair,
-        drafts: vec![request_receipt(&call, "judge", &model, &provider_kind, &req)],
+        drafts: vec![request_receipt(
+            &call,
+            "judge",
+            &model,
+            &provider_kind,
+            &req,
+        )],
         usage: Usage::default(),
         requests: 0,
         attempts: 0,
@@ -677,12 +700,18 @@ async fn judge_one(
         Ok(v) => Ok((v, false, Vec::new())),
         Err(problems) => {
             let repair = repair_request(&answer.content, &problems);
-            out.drafts
-                .push(request_receipt(&call, "repair", &model, &provider_kind, &repair));
+            out.drafts.push(request_receipt(
+                &call,
+                "repair",
+                &model,
+                &provider_kind,
+                &repair,
+            ));
             match provider.complete(&repair).await {
                 Err(e) => {
                     let msg = e.to_string();
-                    out.drafts.push(response_receipt(&call, "repair", Err(&msg)));
+                    out.drafts
+                        .push(response_receipt(&call, "repair", Err(&msg)));
                     Err(format!(
                         "the judge's answer did not match the schema ({}) and the repair request failed: {msg}",
                         problems.join("; ")
@@ -844,7 +873,13 @@ fn record(
         .call
         .trim_start_matches("judge/")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     for d in &out.drafts {
         let rel = format!("receipts/{safe}.{}.{}.json", store.next_seq(), d.kind);
@@ -936,8 +971,18 @@ mod tests {
         assert_eq!(texts_of(&r0).unwrap().1, pair(0).orchestration);
         assert_eq!(texts_of(&r1).unwrap().1, pair(1).single_agent);
         for r in [&r0, &r1] {
-            let all: String = r.messages.iter().map(|m| m.content.to_lowercase()).collect();
-            for word in ["orchestration", "single", "manager", "glossary agent", "baseline"] {
+            let all: String = r
+                .messages
+                .iter()
+                .map(|m| m.content.to_lowercase())
+                .collect();
+            for word in [
+                "orchestration",
+                "single",
+                "manager",
+                "glossary agent",
+                "baseline",
+            ] {
                 assert!(!all.contains(word), "the request names `{word}`");
             }
         }

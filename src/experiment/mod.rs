@@ -33,9 +33,7 @@ use crate::campaign::store::{Event, Record, ResultFile, Store, now_ms};
 use crate::llm::Provider;
 
 /// The two arms of the experiment.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Arm {
     /// The normal run: Manager, Glossary, Translation and Proofreading agents.
@@ -192,7 +190,14 @@ pub async fn run(
         "experiment 3/3: blinded pairwise judge ({} units, model {judge_model})",
         pairs.len()
     );
-    let judged = judge::run(c, judge_provider, judge_model, pairs.clone(), c.plan.concurrency).await?;
+    let judged = judge::run(
+        c,
+        judge_provider,
+        judge_model,
+        pairs.clone(),
+        c.plan.concurrency,
+    )
+    .await?;
     if judged.interrupted {
         return Ok(interrupted);
     }
@@ -207,10 +212,7 @@ pub async fn run(
         &orch.skipped_chapters,
     );
     report.comparison = Some(ev.comparison(c, &path));
-    report.write(
-        &c.plan.report_dir,
-        &crate::report::texts_of(c, &orch.state),
-    )?;
+    report.write(&c.plan.report_dir, &crate::report::texts_of(c, &orch.state))?;
     Ok(ExperimentResult {
         outcome: if ev.all_gates_pass {
             Outcome::Passed

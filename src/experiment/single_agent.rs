@@ -2,7 +2,9 @@
 //! is measured against. One agent, one ever-growing conversation: the system prompt (the same
 //! rules and guide as the Translation agent, plus the house-style glossary), then for each unit
 //! to translate, in book order, a user turn with the unit and an assistant turn with its
-//! translation. No Glossary agent, no proofreading, no Manager, no revision.
+//! translation. No Glossary agent, no proofreading, no Manager, no revision, and therefore no
+//! book brief (the Glossary stage writes it): the system prompt has the guide and the
+//! house-style entries the campaign mandates, nothing the orchestration derived.
 //!
 //! - **Context**: every request carries the whole conversation so far, so its prompt grows
 //!   with the book. Its size (`o200k_base`, as [`crate::tokens::count_messages`]) is recorded
@@ -335,7 +337,9 @@ pub async fn run(
         };
         let (text, cleanup) = translation::postprocess(source, &answer.content);
         let rejected = if answer.finish_reason.as_deref() == Some("length") {
-            Some("the model stopped at its completion limit (finish_reason = length); the translation would be truncated, so it was not accepted")
+            Some(
+                "the model stopped at its completion limit (finish_reason = length); the translation would be truncated, so it was not accepted",
+            )
         } else if text.trim().is_empty() && !source.trim().is_empty() {
             Some("the translation was empty after clean-up")
         } else {
@@ -458,7 +462,11 @@ fn last_exhaustion(dir: &std::path::Path) -> anyhow::Result<Option<(String, usiz
 
 /// The text of chapter `key` from single-agent translations (verbatim units copied), or `None`
 /// when a unit to translate has none.
-pub fn chapter_text(c: &Campaign, translations: &BTreeMap<String, String>, key: &str) -> Option<String> {
+pub fn chapter_text(
+    c: &Campaign,
+    translations: &BTreeMap<String, String>,
+    key: &str,
+) -> Option<String> {
     let mut out = String::new();
     for u in c.units_of(key) {
         if u.kind.needs_translation() {
@@ -499,6 +507,7 @@ mod tests {
             target: Lang::parse("zh"),
             guide: translation::default_guide(&Lang::parse("zh")),
             review_marker: "[待审]".into(),
+            brief: String::new(),
         };
         let house = Termbase::from_entries([Entry {
             source: "context window".into(),

@@ -308,7 +308,10 @@ pub fn render(r: &Report) -> String {
                 ""
             }
         );
-        let _ = writeln!(o, "| metric | orchestration | single agent |\n|---|---|---|");
+        let _ = writeln!(
+            o,
+            "| metric | orchestration | single agent |\n|---|---|---|"
+        );
         for [m, a, b] in &cmp.rows {
             let _ = writeln!(o, "| {m} | {a} | {b} |");
         }

@@ -68,10 +68,10 @@ impl Recorded {
     /// Whether this is the judge's schema-repair request.
     pub fn is_judge_repair(&self) -> bool {
         self.agent == Agent::Judge
-            && self.messages.first().is_some_and(|m| {
-                m.content
-                    .contains(booktr::experiment::judge::REPAIR_MARKER)
-            })
+            && self
+                .messages
+                .first()
+                .is_some_and(|m| m.content.contains(booktr::experiment::judge::REPAIR_MARKER))
     }
 }
 
