@@ -373,3 +373,119 @@ fn experiment_without_corpus_needs_no_network_and_rejects_a_missing_reference_di
         "{err}"
     );
 }
+
+fn synthetic_chapter(tag: &str, n: usize) -> String {
+    let mut s = format!("# Part {tag}\n\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "## Section {tag}{i}\n\nThe Agent {i} of {tag} reads its context window, calls a tool and records what it saw for the next step.\n\n```sh\necho {tag}{i}\n```\n\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn judging_is_checkpointed_per_unit_the_repair_is_bounded_and_a_rerun_judges_only_what_failed() {
+    let fake = FakeServer::start();
+    // First run: the judge's answer for Section A1 is not JSON, and so is its repair.
+    let failing = Arc::new(AtomicBool::new(true));
+    let flag = failing.clone();
+    fake.script(move |r| {
+        if r.agent != Agent::Judge || !flag.load(Ordering::SeqCst) {
+            return Reply::Default;
+        }
+        let text = r.all_text();
+        if r.is_judge_repair() && text.contains("no verdict for Section A1") {
+            Reply::Content("Still no JSON, sorry.".into())
+        } else if !r.is_judge_repair() && text.contains("## Section A1\n") {
+            Reply::Content("I find no verdict for Section A1 here.".into())
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "syn",
+        &["a.md", "b.md"],
+        "max_unit_chars = 300\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+    );
+    c.write("a.md", &synthetic_chapter("A", 4));
+    c.write("b.md", &synthetic_chapter("B", 4));
+    let run = || {
+        c.cmd("experiment", &["--base-url", &fake.base_url, "--json"])
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["outcome"], "gates_failed");
+    let gate = |s: &serde_json::Value, name: &str| -> serde_json::Value {
+        s["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let g = gate(&s, "judgment_for_every_unit");
+    assert_eq!(g["pass"], false);
+    let reqs = fake.requests();
+    let judge: Vec<_> = reqs.iter().filter(|r| r.agent == Agent::Judge).collect();
+    let units = judge.iter().filter(|r| !r.is_judge_repair()).count();
+    assert!(units >= 8, "{units} units judged");
+    // Bounded: one repair request for the one invalid answer, none more.
+    assert_eq!(judge.iter().filter(|r| r.is_judge_repair()).count(), 1);
+    assert!(
+        g["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{} of {units} units", units - 1)),
+        "{g}"
+    );
+    let ev: serde_json::Value =
+        serde_json::from_str(&c.read(s["evidence"].as_str().unwrap())).unwrap();
+    let failed = ev["judge"]["failed"].as_object().unwrap();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed
+            .values()
+            .next()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("even after one repair request"),
+        "{failed:?}"
+    );
+    // The failed exchange still has its four receipts.
+    assert_eq!(
+        ev["provenance"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "receipt")
+            .count(),
+        2 * units + 2
+    );
+    // A rerun sends only the judge request of the unit that failed: both arms and every
+    // other judgment come from their checkpoints.
+    failing.store(false, Ordering::SeqCst);
+    fake.clear();
+    let out = run();
+    let s = json_summary(&out);
+    assert_eq!(gate(&s, "judgment_for_every_unit")["pass"], true);
+    let reqs = fake.requests();
+    assert_eq!(
+        reqs.len(),
+        1,
+        "{:?}",
+        reqs.iter().map(|r| r.agent).collect::<Vec<_>>()
+    );
+    assert_eq!(reqs[0].agent, Agent::Judge);
+    assert!(reqs[0].all_text().contains("## Section A1\n"));
+    for g in s["gates"].as_array().unwrap() {
+        assert_eq!(g["pass"], true, "{g}");
+    }
+    assert_code(&out, 0);
+}
