@@ -42,6 +42,26 @@ pub enum Command {
     /// 1: error findings; 2: usage error.
     #[command(after_help = EXIT_CODES_HELP)]
     Validate(ValidateArgs),
+    /// Measure the design against the naive approach on the same book: run the orchestration
+    /// (as `run`) and the single-agent baseline (as `run --mode single-agent`), judge every unit
+    /// blind with a pairwise LLM judge, compute metrics and chrF against `reference_dir`, and
+    /// write `<report_dir>/<campaign>/<timestamp>/evidence.json` with acceptance gates
+    /// (`<report_dir>/latest.json` points to it) and a comparison section in report.html.
+    /// Resumable. Exit 0: every gate true; 1: some gate false; 3: the orchestration arm waits
+    /// at an approval gate.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Experiment(ExperimentArgs),
+}
+
+/// Which pipeline `booktr run` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Mode {
+    /// The Manager with Glossary, Translation and Proofreading agents.
+    #[default]
+    Orchestration,
+    /// The baseline: one agent in one growing conversation (no Glossary agent, proofreading or
+    /// Manager); stops with "context exhausted at unit N" when it outgrows max_context_tokens.
+    SingleAgent,
 }
 
 /// Flags shared by commands that resolve a campaign.
@@ -82,6 +102,27 @@ pub struct RunArgs {
     /// edits are recorded and kept). Recorded edits stay in the journal's history.
     #[arg(long)]
     pub force: bool,
+    /// Print a JSON summary as the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// `orchestration` (the Manager and its agents) or `single-agent` (the baseline: one agent in
+    /// one growing conversation, with its own state under `<state_dir>/single-agent/` and its
+    /// chapters under `<out_dir>/single-agent/`).
+    #[arg(long, value_enum, default_value_t = Mode::Orchestration)]
+    pub mode: Mode,
+}
+
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// Model of the blinded pairwise judge (default: the campaign's model); same provider and
+    /// endpoint as the translations.
+    #[arg(long)]
+    pub judge_model: Option<String>,
+    /// Most model calls at once (overrides `concurrency`).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
     /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,

@@ -10,6 +10,7 @@
 //!       ─► llm::Provider (OpenAI-compatible SSE | pseudo) ─► Answer {content, reasoning, usage}
 //!     record(result) ─► campaign::store (atomic result files + append-only journal)
 //!   qa:: deterministic checks ─► report:: json | md
+//! experiment:: orchestration vs single agent ─► judge, metrics, chrF ─► evidence.json
 //! ```
 //!
 //! Modules are named after the domain: [`book`] (chapters and units), [`config`] (campaign
@@ -23,6 +24,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod experiment;
 pub mod lang;
 pub mod llm;
 pub mod qa;

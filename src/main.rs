@@ -27,6 +27,7 @@ fn main() {
         Command::Status(a) => booktr::commands::status::run(a),
         Command::Approve(a) => booktr::commands::approve::run(a),
         Command::Validate(a) => booktr::commands::validate::run(a),
+        Command::Experiment(a) => booktr::commands::experiment::run(a),
     };
     let code = match result {
         Ok(code) => code,

@@ -270,7 +270,7 @@ fn malformed_structured_answers_are_repaired_or_dropped() {
             "Here is my report:\n```json\n{\"issues\": [{\"unit\": \"a-001\", \"type\": \"fluency\", \"detail\": \"stiff wording\"}, {\"unit\": \"nope-9\"}], \"summary\": \"one issue\"}\n```".into(),
         ),
         Agent::Manager => Reply::Content("null".into()),
-        Agent::Translation => Reply::Default,
+        Agent::Translation | Agent::Judge => Reply::Default,
     });
     let c = TestCampaign::with_chapters(
         "j",

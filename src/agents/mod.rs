@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 /// a new campaign state rather than mixing answers to two different prompts.
 pub const PROMPT_VERSION: &str = "2026-11-29.2";
 
-/// The four roles of the editorial team.
+/// The four roles of the editorial team, plus the experiment's judge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Agent {
@@ -28,6 +28,9 @@ pub enum Agent {
     Translation,
     Proofreading,
     Manager,
+    /// The blinded pairwise judge of `booktr experiment` (see [`crate::experiment::judge`]).
+    /// Not a role of the team: it is not in [`Agent::ALL`] and never part of a campaign run.
+    Judge,
 }
 
 impl Agent {
@@ -44,6 +47,7 @@ impl Agent {
             Agent::Translation => "translation",
             Agent::Proofreading => "proofreading",
             Agent::Manager => "manager",
+            Agent::Judge => "judge",
         }
     }
 }

@@ -45,6 +45,11 @@ pub struct ConfigPrint {
     /// `relevant` or `full` (see `prompt_layout`).
     #[serde(default)]
     pub prompt_layout: String,
+    /// Empty for the main (orchestration) mode; `single-agent` or `judge` for the states of
+    /// `booktr experiment` (see [`crate::experiment`]). Not serialised when empty, so the keys
+    /// and fingerprints of main-mode states do not change.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mode: String,
 }
 
 impl ConfigPrint {
@@ -60,6 +65,7 @@ impl ConfigPrint {
             review_marker: m.review_marker.clone(),
             guide_sha256: m.guide_sha256.clone(),
             prompt_layout: m.prompt_layout.clone(),
+            mode: m.mode.clone(),
         }
     }
 
@@ -79,6 +85,7 @@ impl ConfigPrint {
             ("prompt version", &old.prompt_version, &self.prompt_version),
             ("review_marker", &old.review_marker, &self.review_marker),
             ("prompt_layout", &old.prompt_layout, &self.prompt_layout),
+            ("mode", &old.mode, &self.mode),
         ] {
             if a != b {
                 d.push(format!("{name} changed: {a} → {b}"));
@@ -154,6 +161,11 @@ pub struct Manifest {
     /// sha256 of the merged house-style entries.
     pub house_termbase_sha256: String,
     pub chapters: Vec<ChapterPrint>,
+    /// Empty for the main (orchestration) mode; `single-agent` or `judge` for the states of
+    /// `booktr experiment` (see [`crate::experiment`]). Not serialised when empty, so the keys
+    /// and fingerprints of main-mode states do not change.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mode: String,
 }
 
 impl Manifest {
@@ -187,6 +199,7 @@ impl Manifest {
             house_termbase_sha256: crate::util::sha256_hex(
                 serde_json::to_vec(house).unwrap_or_default(),
             ),
+            mode: String::new(),
             chapters: chapters
                 .iter()
                 .map(|c| ChapterPrint {
@@ -235,6 +248,7 @@ impl Manifest {
             &self.max_context_tokens,
         );
         field("review_marker", &old.review_marker, &self.review_marker);
+        field("mode", &old.mode, &self.mode);
         if old.guide_sha256 != self.guide_sha256 {
             d.push("the translation guide changed".into());
         }

@@ -689,7 +689,7 @@ fn merge_glossary(
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

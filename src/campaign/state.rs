@@ -283,6 +283,9 @@ impl State {
             Event::CallStarted { .. }
             | Event::RunFinished { .. }
             | Event::RunInterrupted { .. } => {}
+            // Experiment facts (single-agent context exhaustion, judge receipts) are read from
+            // the journal by `crate::experiment`; they change nothing here.
+            Event::ContextExhausted { .. } | Event::Receipt { .. } => {}
             Event::CallFinished {
                 call,
                 agent,

@@ -185,6 +185,31 @@ pub enum Event {
     RunInterrupted {
         run: String,
     },
+    /// Single-agent mode (`run --mode single-agent`): the conversation no longer fits the input
+    /// budget, so the run stopped before unit `index` (1-based, among the units to translate).
+    /// A recorded outcome of the baseline, not an API error.
+    ContextExhausted {
+        run: String,
+        /// The unit id that did not fit.
+        unit: String,
+        /// 1-based position of that unit among the units to translate.
+        index: usize,
+        /// Prompt tokens (`o200k_base`) the conversation would have needed; 0 when the provider
+        /// refused the request as too long (see `reason`).
+        tokens: usize,
+        /// `max_context_tokens` at the time.
+        budget: usize,
+        reason: String,
+    },
+    /// A raw request or response of the experiment's judge, saved as a receipt file (relative
+    /// to the state directory) with the sha256 of its bytes.
+    Receipt {
+        call: String,
+        /// `judge` or `repair`, then `request` or `response`, e.g. `repair.response`.
+        kind: String,
+        file: String,
+        sha256: String,
+    },
 }
 
 /// What a finished call produced.
@@ -231,6 +256,8 @@ pub enum Output {
     },
     /// The book brief (Markdown).
     Brief { text: String },
+    /// A blinded pairwise judgment of one unit (`booktr experiment`).
+    Judgment(Box<crate::experiment::judge::Judgment>),
 }
 
 /// A result file.

@@ -2,6 +2,7 @@
 //! an error (mapped to an exit code by [`crate::exit::code_for`]).
 
 pub mod approve;
+pub mod experiment;
 pub mod plan;
 pub mod run;
 pub mod status;

@@ -9,6 +9,9 @@ use crate::exit::{ExitCode, UsageError};
 use crate::llm::Provider;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.mode == crate::cli::Mode::SingleAgent {
+        return super::experiment::run_single(args);
+    }
     let plan = super::plan(&args.campaign, args.concurrency)?;
     let campaign = Campaign::load(plan)?;
     let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)

@@ -131,6 +131,9 @@ pub struct Plan {
     pub provider: ProviderPlan,
     /// Prices, when the campaign file gives them.
     pub pricing: Option<Pricing>,
+    /// A human translation of the book (chapter files named as the sources), for
+    /// `booktr experiment`'s chrF; `None` when the campaign names none.
+    pub reference_dir: Option<PathBuf>,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -329,6 +332,10 @@ impl Plan {
                 &campaign_dir.join(v.clone().unwrap_or_else(|| format!("{name}/{default}"))),
             )
         };
+        let reference_dir = raw
+            .reference_dir
+            .as_ref()
+            .map(|r| crate::util::normalize(&campaign_dir.join(r)));
         Ok(Plan {
             campaign_file: campaign_file.to_path_buf(),
             out_dir: dir_or(&raw.out_dir, "out"),
@@ -359,6 +366,7 @@ impl Plan {
             gates: Gates::parse(raw.review.as_deref().unwrap_or_default())
                 .map_err(|m| err("review", m))?,
             pricing: raw.pricing.clone(),
+            reference_dir,
             proofread_share: raw
                 .proofread_share
                 .unwrap_or(DEFAULT_PROOFREAD_SHARE)

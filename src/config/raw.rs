@@ -45,6 +45,9 @@ pub struct RawCampaign {
     pub proofread_share: Option<f64>,
     /// Input budget per request in o200k_base tokens (default 32,000).
     pub max_context_tokens: Option<usize>,
+    /// A folder with a human translation of the book (chapter files named as the sources), for
+    /// `booktr experiment`'s reference metric (chrF). Optional.
+    pub reference_dir: Option<String>,
     pub out_dir: Option<String>,
     pub state_dir: Option<String>,
     pub report_dir: Option<String>,

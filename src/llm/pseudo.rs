@@ -11,6 +11,9 @@
 //! - **Glossary**: one entry per candidate (acronyms kept, other terms pseudo-translated);
 //!   a terminology reconciliation takes the first listed rendering.
 //! - **Proofreading** and **Manager**: valid JSON that reports nothing, saying REHEARSAL.
+//! - **Judge** (`booktr experiment`): valid verdicts, see
+//!   [`crate::experiment::judge::pseudo_answer`]; the single-agent conversation is translated
+//!   like a unit (its last user message, with the house glossary of its system prompt).
 //!
 //! Usage is computed with `o200k_base`: prompt tokens as [`Request::prompt_tokens_estimate`],
 //! completion tokens of the answer text.
@@ -40,6 +43,18 @@ impl Pseudo {
     /// Answers `req` (never fails).
     pub fn complete(&self, req: &Request) -> Answer {
         let content = match req.agent {
+            // The single-agent baseline: the unit is the last user message, the house-style
+            // glossary sits in the system prompt.
+            Agent::Translation if crate::experiment::single_agent::is_conversation(req) => {
+                let glossary = crate::experiment::single_agent::glossary_of(req);
+                let source = req
+                    .messages
+                    .last()
+                    .filter(|m| m.role == crate::llm::Role::User)
+                    .map_or("", |m| m.content.as_str());
+                pseudo_translate(source, &self.target, &glossary)
+            }
+            Agent::Judge => crate::experiment::judge::pseudo_answer(req),
             Agent::Translation => {
                 let glossary = req
                     .messages

@@ -293,6 +293,40 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+    if let Some(cmp) = &r.comparison {
+        let _ = writeln!(
+            o,
+            "## Comparison: orchestration vs a single agent\n\n`booktr experiment`, {} · provider {} · model {} · judge {} · evidence `{}`{}\n",
+            cmp.generated_at,
+            cmp.provider,
+            cmp.model,
+            cmp.judge_model,
+            cmp.evidence,
+            if cmp.rehearsal {
+                " · REHEARSAL (pseudo provider: the numbers measure the pipeline, not a model)"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            o,
+            "| metric | orchestration | single agent |\n|---|---|---|"
+        );
+        for [m, a, b] in &cmp.rows {
+            let _ = writeln!(o, "| {m} | {a} | {b} |");
+        }
+        let _ = writeln!(o);
+        for g in &cmp.gates {
+            let _ = writeln!(
+                o,
+                "- gate {} **{}**: {}",
+                g.name,
+                if g.pass { "true" } else { "FALSE" },
+                g.reason
+            );
+        }
+        o.push('\n');
+    }
     let _ = writeln!(o, "## Glossary\n");
     let count = |origin: Origin| r.glossary.iter().filter(|e| e.origin == origin).count();
     let _ = writeln!(

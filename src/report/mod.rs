@@ -150,6 +150,10 @@ pub struct Report {
     /// Approvals recorded at the gates, oldest first (campaign runs only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<String>,
+    /// The orchestration / single-agent comparison of the newest `booktr experiment` (absent
+    /// after a plain `run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::experiment::evidence::Comparison>,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -393,7 +397,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 chosen: choice.as_ref().map(|c| c.rendering.clone()),
                 note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
             }),
-            Output::Translation { .. } | Output::Brief { .. } => {}
+            Output::Translation { .. } | Output::Brief { .. } | Output::Judgment(_) => {}
         }
     }
     for f in campaign_findings.get("").into_iter().flatten() {
@@ -469,6 +473,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             }
             v
         },
+        comparison: None,
     }
 }
 
@@ -602,5 +607,6 @@ pub fn build_standalone(
         chapters_not_written: Vec::new(),
         brief: None,
         approvals: Vec::new(),
+        comparison: None,
     }
 }

@@ -57,6 +57,34 @@ impl Recorded {
     pub fn is_revision(&self) -> bool {
         self.agent == Agent::Translation && self.messages.len() > 3
     }
+
+    /// Whether this is a turn of the single-agent conversation (`run --mode single-agent`).
+    pub fn is_single_agent(&self) -> bool {
+        self.messages
+            .first()
+            .is_some_and(|m| m.content.contains(booktr::experiment::single_agent::MARKER))
+    }
+
+    /// Whether this is the judge's schema-repair request.
+    pub fn is_judge_repair(&self) -> bool {
+        self.agent == Agent::Judge
+            && self
+                .messages
+                .first()
+                .is_some_and(|m| m.content.contains(booktr::experiment::judge::REPAIR_MARKER))
+    }
+}
+
+/// A judge answer that is malformed the way models get it wrong: the default (valid) verdict
+/// for `messages` with one score written as text (`"4/5"`), an extra key and prose around the
+/// JSON. Strict validation rejects it; the schema repair can fix it without judging again.
+pub fn malformed_judge_answer(target: &Lang, messages: &[Message]) -> String {
+    let good = default_content(target, Agent::Judge, messages);
+    let mut v: Value = serde_json::from_str(&good).expect("the default verdict is JSON");
+    let score = v["x"]["fluency"]["score"].as_u64().unwrap_or(3);
+    v["x"]["fluency"]["score"] = json!(format!("{score}/5"));
+    v["confidence"] = json!("high");
+    format!("Here is my judgment:\n{v}\nI hope this helps.")
 }
 
 /// What to answer.
@@ -114,7 +142,9 @@ impl Drop for FakeServer {
 /// but as a test needs to.
 pub fn agent_of(messages: &[Message]) -> Agent {
     let sys = messages.first().map(|m| m.content.as_str()).unwrap_or("");
-    if sys.contains("terminologist") || sys.contains("preparing the translation brief") {
+    if sys.contains(booktr::experiment::judge::JUDGE_MARKER) {
+        Agent::Judge
+    } else if sys.contains("terminologist") || sys.contains("preparing the translation brief") {
         Agent::Glossary
     } else if sys.contains("proofreader") {
         Agent::Proofreading

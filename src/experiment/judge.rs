@@ -1,0 +1,1048 @@
+//! The blinded pairwise judge of `booktr experiment`: for each translation unit, a model sees the
+//! source and two anonymous translations, X and Y, scores each from 1 to 5 on accuracy,
+//! fluency, terminology and Markdown/code fidelity (each with evidence quoted from the texts)
+//! and states `preferred: X | Y | tie` with evidence.
+//!
+//! - **Blinding**: the request names no arm, mode or agent; which arm is X alternates unit by
+//!   unit (even positions: orchestration is X; odd: the single agent is X), recorded in the
+//!   [`Judgment`] only.
+//! - **Strict validation** ([`validate`]): the answer must be one JSON object with exactly the
+//!   keys of [`schema`], integer scores 1–5 and non-empty evidence; every problem is listed.
+//! - **One bounded repair** ([`repair_request`]): an invalid answer gets one request that shows
+//!   only the invalid answer, the problems and the schema, never the texts, so the model can
+//!   reformat but cannot judge again; a repaired answer that changes a score or the preference
+//!   the first answer gave validly is refused ([`unchanged_by_repair`]). Still invalid: the call
+//!   fails (recorded) and a later run asks again.
+//! - **Receipts**: every raw request and response is saved as a file (no key, no endpoint),
+//!   hashed, and journaled as [`Event::Receipt`] (see [`run`]).
+//! - **Checkpoints**: judgments are result files in their own state directory
+//!   (`<state_dir>/judge/<config key>/`, mode `judge`, model = the judge model), keyed by unit
+//!   and by the sha256 of what was judged, so a resumed experiment never judges the same pair
+//!   twice and a changed translation is judged again.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::Arm;
+use crate::agents::Agent;
+use crate::campaign::Campaign;
+use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
+use crate::campaign::state::State;
+use crate::campaign::store::{Event, Existing, Output, ResultFile, Store, now_ms};
+use crate::lang::Lang;
+use crate::llm::{Answer, JsonSchema, Message, Provider, Request, Usage};
+
+/// Version of the judge and repair prompts; part of every judgment's key.
+pub const JUDGE_PROMPT_VERSION: &str = "2026-11-30.1";
+
+/// Phrase in the system prompt of every judge and repair request (the fake server and the
+/// pseudo provider recognise the judge by it).
+pub const JUDGE_MARKER: &str = "impartial judge";
+
+/// Phrase only the repair request's system prompt has.
+pub const REPAIR_MARKER: &str = "reformat the answer of an impartial judge";
+
+/// The four dimensions, in schema order.
+pub const DIMENSIONS: [&str; 4] = ["accuracy", "fluency", "terminology", "markdown_code"];
+
+/// Longest evidence quote accepted, in characters.
+pub const MAX_EVIDENCE_CHARS: usize = 600;
+
+/// One score with its evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Score {
+    /// 1 (unusable) to 5 (publishable).
+    pub score: u8,
+    /// A short excerpt quoted from the source or the translation.
+    pub evidence: String,
+}
+
+/// The four scores of one translation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scores {
+    pub accuracy: Score,
+    pub fluency: Score,
+    pub terminology: Score,
+    pub markdown_code: Score,
+}
+
+impl Scores {
+    /// The scores in [`DIMENSIONS`] order.
+    pub fn all(&self) -> [&Score; 4] {
+        [
+            &self.accuracy,
+            &self.fluency,
+            &self.terminology,
+            &self.markdown_code,
+        ]
+    }
+}
+
+/// The judge's preference between the anonymous translations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preferred {
+    X,
+    Y,
+    #[serde(rename = "tie")]
+    Tie,
+}
+
+/// A valid judge answer, exactly the shape of [`schema`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    pub x: Scores,
+    pub y: Scores,
+    pub preferred: Preferred,
+    pub preferred_evidence: String,
+}
+
+/// A receipt file named in a judgment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptRef {
+    /// `judge.request`, `judge.response`, `repair.request` or `repair.response`.
+    pub kind: String,
+    /// Relative to the judge's state directory.
+    pub file: String,
+    pub sha256: String,
+}
+
+/// One unit's judgment, as recorded (the result file's output).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Judgment {
+    pub unit: String,
+    /// The arm shown as X (the other was Y).
+    pub x: Arm,
+    pub verdict: Verdict,
+    /// Whether the first answer was invalid and the repair request fixed it.
+    pub repaired: bool,
+    /// What was wrong with the first answer (empty when it was valid).
+    pub problems: Vec<String>,
+    /// Evidence quotes found (whitespace-normalised) in the source or a translation, and all
+    /// quotes (9 per judgment).
+    pub quotes_found: usize,
+    pub quotes: usize,
+    /// sha256 over the source and the two translations judged (see [`inputs_sha256`]).
+    pub inputs_sha256: String,
+    pub receipts: Vec<ReceiptRef>,
+}
+
+impl Judgment {
+    /// The arm shown as Y.
+    pub fn y(&self) -> Arm {
+        self.x.other()
+    }
+
+    /// The scores given to `arm`.
+    pub fn scores_of(&self, arm: Arm) -> &Scores {
+        if arm == self.x {
+            &self.verdict.x
+        } else {
+            &self.verdict.y
+        }
+    }
+
+    /// The preferred arm, `None` for a tie.
+    pub fn preferred_arm(&self) -> Option<Arm> {
+        match self.verdict.preferred {
+            Preferred::X => Some(self.x),
+            Preferred::Y => Some(self.y()),
+            Preferred::Tie => None,
+        }
+    }
+}
+
+/// What one unit's judge sees.
+#[derive(Debug, Clone)]
+pub struct Pair {
+    pub unit: String,
+    /// Position among the units judged (0-based): decides the alias order.
+    pub index: usize,
+    pub source: String,
+    pub orchestration: String,
+    pub single_agent: String,
+}
+
+impl Pair {
+    /// The arm shown as X: orchestration at even positions, the single agent at odd ones.
+    pub fn x_arm(&self) -> Arm {
+        if self.index.is_multiple_of(2) {
+            Arm::Orchestration
+        } else {
+            Arm::SingleAgent
+        }
+    }
+
+    /// (X text, Y text).
+    pub fn texts(&self) -> (&str, &str) {
+        match self.x_arm() {
+            Arm::Orchestration => (&self.orchestration, &self.single_agent),
+            Arm::SingleAgent => (&self.single_agent, &self.orchestration),
+        }
+    }
+
+    /// The call key: unit id and the first 16 hex digits of [`inputs_sha256`].
+    pub fn call_key(&self) -> String {
+        let (x, y) = self.texts();
+        format!(
+            "judge/{}-{}",
+            self.unit,
+            &inputs_sha256(&self.source, x, y)[..16]
+        )
+    }
+}
+
+/// sha256 (hex) of the judge prompt version, the source, and the X and Y texts.
+pub fn inputs_sha256(source: &str, x: &str, y: &str) -> String {
+    crate::util::sha256_hex(
+        serde_json::to_vec(&json!([JUDGE_PROMPT_VERSION, source, x, y])).expect("json"),
+    )
+}
+
+/// The JSON schema of a judge answer (OpenAI strict-mode compatible: every key required, no
+/// additional properties).
+pub fn schema() -> JsonSchema {
+    let score = json!({
+        "type": "object",
+        "properties": {
+            "score": {"type": "integer", "minimum": 1, "maximum": 5},
+            "evidence": {"type": "string"}
+        },
+        "required": ["score", "evidence"],
+        "additionalProperties": false
+    });
+    let scores = json!({
+        "type": "object",
+        "properties": {
+            "accuracy": score, "fluency": score, "terminology": score, "markdown_code": score
+        },
+        "required": DIMENSIONS,
+        "additionalProperties": false
+    });
+    JsonSchema {
+        name: "pairwise_judgment".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "x": scores,
+                "y": scores,
+                "preferred": {"type": "string", "enum": ["X", "Y", "tie"]},
+                "preferred_evidence": {"type": "string"}
+            },
+            "required": ["x", "y", "preferred", "preferred_evidence"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+const EXAMPLE: &str = r#"{"x": {"accuracy": {"score": 4, "evidence": "…"}, "fluency": {"score": 3, "evidence": "…"}, "terminology": {"score": 5, "evidence": "…"}, "markdown_code": {"score": 5, "evidence": "…"}}, "y": {…same four keys…}, "preferred": "X", "preferred_evidence": "…"}"#;
+
+/// The judge's system prompt.
+pub fn system_prompt(source: &Lang, target: &Lang) -> String {
+    format!(
+        "You are an {JUDGE_MARKER} of technical book translations from {src} into {tgt}. You see a source text and two anonymous translations of it, X and Y, shown in no particular order.\n\
+         \n\
+         Score each translation from 1 (unusable) to 5 (ready to publish) on four dimensions:\n\
+         - accuracy: the meaning of the source is kept; nothing is added or left out;\n\
+         - fluency: natural, precise {tgt} prose for professional readers;\n\
+         - terminology: technical terms are rendered correctly and consistently;\n\
+         - markdown_code: Markdown structure, code, inline code, links and images are kept exactly.\n\
+         For every score, give evidence: a short excerpt copied exactly from the source or from that translation. Then say which translation you prefer, \"X\", \"Y\" or \"tie\", with evidence copied the same way. Judge only the texts; their order and length say nothing about their quality.\n\
+         \n\
+         Reply with one JSON object only, no prose and no code fence, exactly in this shape:\n{EXAMPLE}",
+        src = source.name,
+        tgt = target.name,
+    )
+}
+
+/// The request for one pair.
+pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Request {
+    let (x, y) = pair.texts();
+    Request {
+        agent: Agent::Judge,
+        messages: vec![
+            Message::system(system_prompt(source_lang, target_lang)),
+            Message::user(format!(
+                "<source>\n{}\n</source>\n\n<translation_x>\n{x}\n</translation_x>\n\n<translation_y>\n{y}\n</translation_y>",
+                pair.source
+            )),
+        ],
+        json_schema: Some(schema()),
+        max_tokens: None,
+    }
+}
+
+/// The one schema-repair request: the invalid answer, the problems and the schema, and nothing
+/// of the texts judged, so it can only be reformatted, not judged again.
+pub fn repair_request(invalid_answer: &str, problems: &[String]) -> Request {
+    let mut list = String::new();
+    for p in problems {
+        list.push_str(&format!("- {p}\n"));
+    }
+    Request {
+        agent: Agent::Judge,
+        messages: vec![
+            Message::system(format!(
+                "You {REPAIR_MARKER} of translations so that it matches a JSON schema. Do not judge again and do not change any judgment: keep every score, evidence quote and the preference exactly as the previous answer gives them, and only fix the format (keys, nesting, types). Reply with one JSON object only, no prose and no code fence."
+            )),
+            Message::user(format!(
+                "Schema:\n{}\n\nProblems with the previous answer:\n{list}\nPrevious answer:\n<answer>\n{}\n</answer>",
+                serde_json::to_string(&schema().schema).expect("json"),
+                crate::util::excerpt(invalid_answer, 8000)
+            )),
+        ],
+        json_schema: Some(schema()),
+        max_tokens: None,
+    }
+}
+
+/// Whether `req` is a repair request.
+pub fn is_repair(req: &Request) -> bool {
+    req.messages
+        .first()
+        .is_some_and(|m| m.content.contains(REPAIR_MARKER))
+}
+
+/// Validates an answer strictly against [`schema`]. The JSON object may stand alone or in one
+/// code fence (found with [`crate::agents::json::extract`]); inside it, nothing is lenient:
+/// every key required, no other key, integer scores 1–5, non-empty evidence of at most
+/// [`MAX_EVIDENCE_CHARS`] characters, `preferred` exactly `X`, `Y` or `tie`.
+///
+/// Errors: every problem found, one line each, naming the JSON path.
+pub fn validate(answer: &str) -> Result<Verdict, Vec<String>> {
+    let v = crate::agents::json::extract(answer)
+        .map_err(|e| vec![format!("the answer is not a JSON object: {e}")])?;
+    let mut problems = Vec::new();
+    let Some(obj) = v.as_object() else {
+        return Err(vec!["the answer is not a JSON object".into()]);
+    };
+    let keys = |o: &serde_json::Map<String, Value>,
+                want: &[&str],
+                path: &str,
+                problems: &mut Vec<String>| {
+        for k in want {
+            if !o.contains_key(*k) {
+                problems.push(format!("{path}{k}: missing"));
+            }
+        }
+        for k in o.keys() {
+            if !want.contains(&k.as_str()) {
+                problems.push(format!("{path}{k}: unknown key"));
+            }
+        }
+    };
+    let evidence = |v: Option<&Value>, path: &str, problems: &mut Vec<String>| match v {
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            problems.push(format!("{path}: empty evidence"))
+        }
+        Some(Value::String(s)) if s.chars().count() > MAX_EVIDENCE_CHARS => problems.push(format!(
+            "{path}: evidence longer than {MAX_EVIDENCE_CHARS} characters"
+        )),
+        Some(Value::String(_)) | None => {}
+        Some(other) => problems.push(format!("{path}: must be a string, not {other}")),
+    };
+    keys(
+        obj,
+        &["x", "y", "preferred", "preferred_evidence"],
+        "",
+        &mut problems,
+    );
+    for side in ["x", "y"] {
+        match obj.get(side) {
+            Some(Value::Object(s)) => {
+                keys(s, &DIMENSIONS, &format!("{side}."), &mut problems);
+                for d in DIMENSIONS {
+                    let path = format!("{side}.{d}");
+                    match s.get(d) {
+                        Some(Value::Object(sc)) => {
+                            keys(
+                                sc,
+                                &["score", "evidence"],
+                                &format!("{path}."),
+                                &mut problems,
+                            );
+                            match sc.get("score") {
+                                Some(Value::Number(n))
+                                    if n.as_u64().is_some_and(|n| (1..=5).contains(&n)) => {}
+                                Some(other) => problems.push(format!(
+                                    "{path}.score: must be an integer from 1 to 5, not {other}"
+                                )),
+                                None => {}
+                            }
+                            evidence(
+                                sc.get("evidence"),
+                                &format!("{path}.evidence"),
+                                &mut problems,
+                            );
+                        }
+                        Some(other) => {
+                            problems.push(format!("{path}: must be an object, not {other}"))
+                        }
+                        None => {}
+                    }
+                }
+            }
+            Some(other) => problems.push(format!("{side}: must be an object, not {other}")),
+            None => {}
+        }
+    }
+    match obj.get("preferred") {
+        Some(Value::String(p)) if ["X", "Y", "tie"].contains(&p.as_str()) => {}
+        Some(other) => problems.push(format!(
+            "preferred: must be \"X\", \"Y\" or \"tie\", not {other}"
+        )),
+        None => {}
+    }
+    evidence(
+        obj.get("preferred_evidence"),
+        "preferred_evidence",
+        &mut problems,
+    );
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    serde_json::from_value(v).map_err(|e| vec![format!("the answer does not match: {e}")])
+}
+
+/// Whether a repaired verdict keeps every score and the preference that the invalid first
+/// answer gave validly (a repair must not judge again). Errors: the first value changed.
+pub fn unchanged_by_repair(first_answer: &str, repaired: &Verdict) -> Result<(), String> {
+    let Ok(v) = crate::agents::json::extract(first_answer) else {
+        return Ok(());
+    };
+    for (side, scores) in [("x", &repaired.x), ("y", &repaired.y)] {
+        for (d, s) in DIMENSIONS.iter().zip(scores.all()) {
+            if let Some(n) = v[side][*d]["score"].as_u64()
+                && (1..=5).contains(&n)
+                && n != s.score as u64
+            {
+                return Err(format!(
+                    "the repair changed {side}.{d}.score from {n} to {}",
+                    s.score
+                ));
+            }
+        }
+    }
+    if let Some(p) = v["preferred"].as_str()
+        && ["X", "Y", "tie"].contains(&p)
+    {
+        let now = serde_json::to_value(repaired.preferred).expect("json");
+        if now != p {
+            return Err(format!("the repair changed preferred from {p} to {now}"));
+        }
+    }
+    Ok(())
+}
+
+fn normalise(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether an evidence quote occurs (whitespace-normalised, without surrounding quotation
+/// marks or ellipses) in one of `texts`.
+pub fn quote_found(quote: &str, texts: &[&str]) -> bool {
+    let q = normalise(quote);
+    let q = q
+        .trim_matches(|c: char| "\"'“”‘’「」『』«»".contains(c))
+        .trim_matches(|c: char| c == '…' || c == '.')
+        .trim();
+    !q.is_empty() && texts.iter().any(|t| normalise(t).contains(q))
+}
+
+/// (quotes found, quotes) of a verdict against the texts judged.
+pub fn count_quotes(v: &Verdict, pair: &Pair) -> (usize, usize) {
+    let texts = [
+        pair.source.as_str(),
+        pair.orchestration.as_str(),
+        pair.single_agent.as_str(),
+    ];
+    let quotes: Vec<&str> =
+        v.x.all()
+            .iter()
+            .chain(v.y.all().iter())
+            .map(|s| s.evidence.as_str())
+            .chain([v.preferred_evidence.as_str()])
+            .collect();
+    let found = quotes.iter().filter(|q| quote_found(q, &texts)).count();
+    (found, quotes.len())
+}
+
+/// The three texts of a judge request: (source, X, Y).
+pub fn texts_of(req: &Request) -> Option<(&str, &str, &str)> {
+    let body = req.messages.get(1)?.content.as_str();
+    let rest = body.strip_prefix("<source>\n")?;
+    let (source, rest) = rest.split_once("\n</source>\n\n<translation_x>\n")?;
+    let rest = rest.strip_suffix("\n</translation_y>")?;
+    let (x, y) = rest.rsplit_once("\n</translation_x>\n\n<translation_y>\n")?;
+    Some((source, x, y))
+}
+
+/// The pseudo provider's judge (rehearsals and the fake server): deterministic, valid answers.
+/// Markdown/code fidelity is measured (fenced code, inline code and link targets identical to
+/// the source's: 5, else 2); the other dimensions get 3 with a quote, because pseudo text has no
+/// meaning to judge. The preference follows the totals. A repair request gets the invalid
+/// answer it carries coerced into the schema, keeping every valid value.
+pub fn pseudo_answer(req: &Request) -> String {
+    if is_repair(req) {
+        return pseudo_repair(req);
+    }
+    let Some((source, x, y)) = texts_of(req) else {
+        return "{}".into();
+    };
+    let src = crate::qa::Doc::parse(source);
+    let quote = |t: &str| -> String {
+        let line = t
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let q: String = line.chars().take(24).collect();
+        if q.trim().is_empty() {
+            "(empty)".into()
+        } else {
+            q.trim().to_string()
+        }
+    };
+    let scores = |t: &str| -> Value {
+        let d = crate::qa::Doc::parse(t);
+        let kept = d
+            .fences
+            .iter()
+            .map(|f| &f.body)
+            .eq(src.fences.iter().map(|f| &f.body))
+            && d.inline_code == src.inline_code
+            && d.links == src.links;
+        let q = quote(t);
+        let md = if kept { 5 } else { 2 };
+        json!({
+            "accuracy": {"score": 3, "evidence": q},
+            "fluency": {"score": 3, "evidence": q},
+            "terminology": {"score": 3, "evidence": q},
+            "markdown_code": {"score": md, "evidence": q},
+        })
+    };
+    let (sx, sy) = (scores(x), scores(y));
+    let total = |s: &Value| -> u64 {
+        DIMENSIONS
+            .iter()
+            .map(|d| s[*d]["score"].as_u64().unwrap_or(0))
+            .sum()
+    };
+    let preferred = match total(&sx).cmp(&total(&sy)) {
+        std::cmp::Ordering::Greater => "X",
+        std::cmp::Ordering::Less => "Y",
+        std::cmp::Ordering::Equal => "tie",
+    };
+    json!({
+        "x": sx,
+        "y": sy,
+        "preferred": preferred,
+        "preferred_evidence": quote(if preferred == "Y" { y } else { x }),
+    })
+    .to_string()
+}
+
+fn pseudo_repair(req: &Request) -> String {
+    let body = req.messages.get(1).map_or("", |m| m.content.as_str());
+    let previous = body
+        .split_once("<answer>\n")
+        .and_then(|(_, r)| r.rsplit_once("\n</answer>"))
+        .map_or("", |(a, _)| a);
+    let v = crate::agents::json::extract(previous).unwrap_or(Value::Null);
+    let score = |s: &Value| -> Value {
+        let n = match &s["score"] {
+            Value::Number(n) => n.as_f64().map(|f| f.round() as i64),
+            Value::String(t) => t
+                .trim()
+                .chars()
+                .next()
+                .and_then(|c| c.to_digit(10))
+                .map(i64::from),
+            _ => None,
+        }
+        .filter(|n| (1..=5).contains(n))
+        .unwrap_or(3);
+        let e = s["evidence"]
+            .as_str()
+            .filter(|e| !e.trim().is_empty())
+            .unwrap_or("(no evidence given)");
+        json!({"score": n, "evidence": e})
+    };
+    let side = |s: &Value| -> Value {
+        let mut m = serde_json::Map::new();
+        for d in DIMENSIONS {
+            m.insert(d.into(), score(&s[d]));
+        }
+        Value::Object(m)
+    };
+    let preferred = match v["preferred"].as_str().map(|p| p.trim().to_lowercase()) {
+        Some(p) if p == "x" => "X",
+        Some(p) if p == "y" => "Y",
+        _ => "tie",
+    };
+    json!({
+        "x": side(&v["x"]),
+        "y": side(&v["y"]),
+        "preferred": preferred,
+        "preferred_evidence": v["preferred_evidence"].as_str().filter(|e| !e.trim().is_empty()).unwrap_or("(no evidence given)"),
+    })
+    .to_string()
+}
+
+/// A receipt before it is written: its kind and bytes.
+struct Draft {
+    kind: &'static str,
+    bytes: Vec<u8>,
+}
+
+fn request_receipt(call: &str, kind: &str, model: &str, provider: &str, req: &Request) -> Draft {
+    // Only what was asked: messages, schema, limits, model. Never the key or the endpoint.
+    let v = json!({
+        "call": call,
+        "kind": format!("{kind}.request"),
+        "provider": provider,
+        "model": model,
+        "messages": req.messages,
+        "json_schema": req.json_schema,
+        "max_tokens": req.max_tokens,
+    });
+    let mut bytes = serde_json::to_vec_pretty(&v).expect("json");
+    bytes.push(b'\n');
+    Draft {
+        kind: if kind == "judge" {
+            "judge.request"
+        } else {
+            "repair.request"
+        },
+        bytes,
+    }
+}
+
+fn response_receipt(call: &str, kind: &str, answer: Result<&Answer, &str>) -> Draft {
+    let v = match answer {
+        Ok(a) => json!({"call": call, "kind": format!("{kind}.response"), "answer": a}),
+        Err(e) => json!({"call": call, "kind": format!("{kind}.response"), "error": e}),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&v).expect("json");
+    bytes.push(b'\n');
+    Draft {
+        kind: if kind == "judge" {
+            "judge.response"
+        } else {
+            "repair.response"
+        },
+        bytes,
+    }
+}
+
+/// What judging one pair produced (receipts are written by the caller, in order).
+struct Outcome {
+    call: String,
+    pair: Pair,
+    drafts: Vec<Draft>,
+    usage: Usage,
+    requests: u32,
+    attempts: u32,
+    model: Option<String>,
+    elapsed_ms: u64,
+    result: Result<(Verdict, bool, Vec<String>), String>,
+    request_sha256: String,
+}
+
+async fn judge_one(
+    provider: Arc<Provider>,
+    (src_lang, tgt_lang, model, provider_kind): (Lang, Lang, String, String),
+    pair: Pair,
+) -> Outcome {
+    let started = std::time::Instant::now();
+    let call = pair.call_key();
+    let req = build_request(&src_lang, &tgt_lang, &pair);
+    let mut out = Outcome {
+        call: call.clone(),
+        request_sha256: req.fingerprint(),
+        pair,
+        drafts: vec![request_receipt(
+            &call,
+            "judge",
+            &model,
+            &provider_kind,
+            &req,
+        )],
+        usage: Usage::default(),
+        requests: 0,
+        attempts: 0,
+        model: None,
+        elapsed_ms: 0,
+        result: Err(String::new()),
+    };
+    let answer = match provider.complete(&req).await {
+        Ok(a) => a,
+        Err(e) => {
+            let msg = e.to_string();
+            out.drafts.push(response_receipt(&call, "judge", Err(&msg)));
+            out.result = Err(msg);
+            return out;
+        }
+    };
+    out.drafts
+        .push(response_receipt(&call, "judge", Ok(&answer)));
+    out.usage.add(&answer.usage);
+    out.requests += answer.attempts;
+    out.attempts += answer.attempts;
+    out.model = answer.model.clone();
+    out.result = match validate(&answer.content) {
+        Ok(v) => Ok((v, false, Vec::new())),
+        Err(problems) => {
+            let repair = repair_request(&answer.content, &problems);
+            out.drafts.push(request_receipt(
+                &call,
+                "repair",
+                &model,
+                &provider_kind,
+                &repair,
+            ));
+            match provider.complete(&repair).await {
+                Err(e) => {
+                    let msg = e.to_string();
+                    out.drafts
+                        .push(response_receipt(&call, "repair", Err(&msg)));
+                    Err(format!(
+                        "the judge's answer did not match the schema ({}) and the repair request failed: {msg}",
+                        problems.join("; ")
+                    ))
+                }
+                Ok(a2) => {
+                    out.drafts.push(response_receipt(&call, "repair", Ok(&a2)));
+                    out.usage.add(&a2.usage);
+                    out.requests += a2.attempts;
+                    out.attempts += a2.attempts;
+                    match validate(&a2.content) {
+                        Ok(v) => match unchanged_by_repair(&answer.content, &v) {
+                            Ok(()) => Ok((v, true, problems)),
+                            Err(e) => Err(format!("the repaired answer was refused: {e}")),
+                        },
+                        Err(p2) => Err(format!(
+                            "the judge's answer did not match the schema even after one repair request: {}",
+                            p2.join("; ")
+                        )),
+                    }
+                }
+            }
+        }
+    };
+    out.elapsed_ms = started.elapsed().as_millis() as u64;
+    out
+}
+
+/// The judge's campaign: the base campaign with mode `judge`, the judge model, and the state
+/// under `<state_dir>/judge/`.
+pub fn judge_campaign(c: &Campaign, judge_model: &str) -> Campaign {
+    let mut jc = c.clone();
+    jc.plan.state_dir = c.plan.state_dir.join("judge");
+    jc.plan.provider.model = judge_model.to_string();
+    jc.manifest.mode = "judge".into();
+    jc.manifest.model = judge_model.to_string();
+    jc.manifest.prompt_version = format!("judge/{JUDGE_PROMPT_VERSION}");
+    jc.fingerprint = jc.manifest.fingerprint();
+    jc.config = crate::campaign::ConfigPrint::of(&jc.manifest);
+    jc
+}
+
+/// What [`run`] ends with.
+pub struct JudgeRun {
+    /// The judgment of every pair that has one, by unit id.
+    pub judgments: BTreeMap<String, Judgment>,
+    /// Units whose judging failed in this run, with the error.
+    pub failed: BTreeMap<String, String>,
+    pub interrupted: bool,
+    /// The judge state (usage, files).
+    pub state: State,
+    /// The judge's state directory.
+    pub dir: std::path::PathBuf,
+    /// The judge campaign's fingerprint.
+    pub fingerprint: String,
+}
+
+/// Judges every pair not judged yet (up to `concurrency` at once), recording receipts, then the
+/// judgment, as each finishes. Stops on Ctrl-C/SIGTERM (finished judgments are kept).
+///
+/// Errors: the state cannot be opened (lock held, I/O) or written.
+pub async fn run(
+    c: &Campaign,
+    provider: Arc<Provider>,
+    judge_model: &str,
+    pairs: Vec<Pair>,
+    concurrency: usize,
+) -> anyhow::Result<JudgeRun> {
+    let jc = judge_campaign(c, judge_model);
+    let mut store = Store::open_for_run(&jc, Existing::KeepBeside)?;
+    let run_id = format!("{}-{}", now_ms(), std::process::id());
+    let mut state = State::load(&jc, &store.dir, &run_id)?;
+    for w in std::mem::take(&mut state.warnings) {
+        eprintln!("warning: {w}");
+    }
+    super::journal_adopted(&mut store, &mut state)?;
+    let rec = store.append(Event::RunStarted {
+        run: run_id.clone(),
+        pid: std::process::id(),
+        provider: jc.plan.provider.kind.as_str().into(),
+        model: judge_model.to_string(),
+        fingerprint: jc.fingerprint.clone(),
+    })?;
+    state.apply(&jc, &store.dir, &rec, None)?;
+    let mut judgments = BTreeMap::new();
+    let mut todo = Vec::new();
+    for p in pairs {
+        match state.finished.get(&p.call_key()).map(|r| &r.output) {
+            Some(Output::Judgment(j)) => {
+                judgments.insert(p.unit.clone(), (**j).clone());
+            }
+            _ => todo.push(p),
+        }
+    }
+    let setup = (
+        jc.plan.source_lang.clone(),
+        jc.plan.target_lang.clone(),
+        judge_model.to_string(),
+        jc.plan.provider.kind.as_str().to_string(),
+    );
+    let mut failed = BTreeMap::new();
+    let mut interrupted = false;
+    {
+        let mut stream = futures_util::stream::iter(todo.into_iter().map(|p| {
+            let provider = provider.clone();
+            let setup = setup.clone();
+            async move { judge_one(provider, setup, p).await }
+        }))
+        .buffer_unordered(concurrency.max(1));
+        let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
+        loop {
+            tokio::select! {
+                next = stream.next() => {
+                    let Some(out) = next else { break };
+                    if let Some(j) = record(&jc, &mut store, &mut state, &run_id, out, &mut failed)? {
+                        judgments.insert(j.unit.clone(), j);
+                    }
+                }
+                _ = &mut shutdown => {
+                    interrupted = true;
+                    break;
+                }
+            }
+        }
+    }
+    if interrupted {
+        store.append(Event::RunInterrupted { run: run_id })?;
+    } else {
+        store.append(Event::RunFinished {
+            run: run_id,
+            status: if failed.is_empty() {
+                "complete".into()
+            } else {
+                "incomplete".into()
+            },
+        })?;
+    }
+    Ok(JudgeRun {
+        judgments,
+        failed,
+        interrupted,
+        state,
+        dir: store.dir.clone(),
+        fingerprint: jc.fingerprint.clone(),
+    })
+}
+
+/// Writes the receipts (journaling each), then the judgment or the failure.
+fn record(
+    jc: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    run_id: &str,
+    out: Outcome,
+    failed: &mut BTreeMap<String, String>,
+) -> anyhow::Result<Option<Judgment>> {
+    let mut receipts = Vec::new();
+    let safe: String = out
+        .call
+        .trim_start_matches("judge/")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    for d in &out.drafts {
+        let rel = format!("receipts/{safe}.{}.{}.json", store.next_seq(), d.kind);
+        let sha256 = store.write_file(&rel, &d.bytes)?;
+        let rec = store.append(Event::Receipt {
+            call: out.call.clone(),
+            kind: d.kind.to_string(),
+            file: rel.clone(),
+            sha256: sha256.clone(),
+        })?;
+        state.apply(jc, &store.dir, &rec, None)?;
+        receipts.push(ReceiptRef {
+            kind: d.kind.to_string(),
+            file: rel,
+            sha256,
+        });
+    }
+    match out.result {
+        Ok((verdict, repaired, problems)) => {
+            let (quotes_found, quotes) = count_quotes(&verdict, &out.pair);
+            let (x, y) = out.pair.texts();
+            let judgment = Judgment {
+                unit: out.pair.unit.clone(),
+                x: out.pair.x_arm(),
+                verdict,
+                repaired,
+                problems,
+                quotes_found,
+                quotes,
+                inputs_sha256: inputs_sha256(&out.pair.source, x, y),
+                receipts,
+            };
+            let output = Output::Judgment(Box::new(judgment.clone()));
+            let result = ResultFile {
+                schema_version: STATE_SCHEMA_VERSION,
+                call: out.call.clone(),
+                agent: Agent::Judge,
+                unit: Some(out.pair.unit.clone()),
+                request_sha256: out.request_sha256,
+                usage: out.usage,
+                attempts: out.attempts,
+                requests: out.requests,
+                model: out.model,
+                finish_reason: None,
+                elapsed_ms: out.elapsed_ms,
+                output_sha256: ResultFile::output_hash(&output),
+                output,
+            };
+            super::record_result(jc, store, state, result, 0)?;
+            Ok(Some(judgment))
+        }
+        Err(error) => {
+            eprintln!("judge failed for {}: {error}", out.pair.unit);
+            let rec = store.append(Event::CallFailed {
+                call: out.call.clone(),
+                agent: Agent::Judge,
+                unit: Some(out.pair.unit.clone()),
+                run: run_id.to_string(),
+                error: error.clone(),
+                attempts: out.attempts,
+                usage: out.usage,
+            })?;
+            state.apply(jc, &store.dir, &rec, None)?;
+            failed.insert(out.pair.unit, error);
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(index: usize) -> Pair {
+        Pair {
+            unit: "ch-001".into(),
+            index,
+            source: "The `Agent` reads [docs](https://x.org).\n".into(),
+            orchestration: "智能体读取 `Agent` [文档](https://x.org)。\n".into(),
+            single_agent: "代理读取文档。\n".into(),
+        }
+    }
+
+    #[test]
+    fn aliases_alternate_and_the_request_is_blind() {
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let r0 = build_request(&en, &zh, &pair(0));
+        let r1 = build_request(&en, &zh, &pair(1));
+        assert_eq!(texts_of(&r0).unwrap().1, pair(0).orchestration);
+        assert_eq!(texts_of(&r1).unwrap().1, pair(1).single_agent);
+        for r in [&r0, &r1] {
+            let all: String = r
+                .messages
+                .iter()
+                .map(|m| m.content.to_lowercase())
+                .collect();
+            for word in [
+                "orchestration",
+                "single",
+                "manager",
+                "glossary agent",
+                "baseline",
+            ] {
+                assert!(!all.contains(word), "the request names `{word}`");
+            }
+        }
+        assert_ne!(pair(0).call_key(), pair(1).call_key());
+    }
+
+    #[test]
+    fn strict_validation_lists_every_problem() {
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let good = pseudo_answer(&build_request(&en, &zh, &pair(0)));
+        let v = validate(&good).unwrap();
+        // The pseudo judge measures code fidelity: the single agent dropped the inline code.
+        assert_eq!(v.x.markdown_code.score, 5);
+        assert_eq!(v.y.markdown_code.score, 2);
+        assert_eq!(v.preferred, Preferred::X);
+        let mut bad: Value = serde_json::from_str(&good).unwrap();
+        bad["x"]["accuracy"]["score"] = json!(4.5);
+        bad["y"]["fluency"]["evidence"] = json!("  ");
+        bad["preferred"] = json!("both");
+        bad["confidence"] = json!("high");
+        bad["y"].as_object_mut().unwrap().remove("terminology");
+        let problems = validate(&bad.to_string()).unwrap_err();
+        assert_eq!(problems.len(), 5, "{problems:?}");
+        assert!(problems.iter().any(|p| p.starts_with("x.accuracy.score")));
+        assert!(problems.iter().any(|p| p == "confidence: unknown key"));
+        assert!(problems.iter().any(|p| p == "y.terminology: missing"));
+        assert!(validate("not json").is_err());
+        assert!(validate("[1, 2]").is_err());
+    }
+
+    #[test]
+    fn repair_shows_no_text_and_may_not_change_valid_values() {
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let good = pseudo_answer(&build_request(&en, &zh, &pair(0)));
+        let mut bad: Value = serde_json::from_str(&good).unwrap();
+        bad["x"]["fluency"]["score"] = json!("4/5");
+        bad["extra"] = json!(1);
+        let bad = format!("Here you go: {bad}");
+        let problems = validate(&bad).unwrap_err();
+        let repair = repair_request(&bad, &problems);
+        assert!(is_repair(&repair));
+        let all: String = repair.messages.iter().map(|m| m.content.clone()).collect();
+        assert!(!all.contains("<source>") && !all.contains("<translation_x>"));
+        let fixed = validate(&pseudo_answer(&repair)).unwrap();
+        assert_eq!(fixed.x.fluency.score, 4);
+        unchanged_by_repair(&bad, &fixed).unwrap();
+        let mut changed = fixed.clone();
+        changed.x.accuracy.score = 1;
+        assert!(unchanged_by_repair(&bad, &changed).is_err());
+        changed = fixed;
+        changed.preferred = Preferred::Y;
+        assert!(unchanged_by_repair(&bad, &changed).is_err());
+    }
+
+    #[test]
+    fn quotes_are_found_whitespace_normalised() {
+        let texts = ["智能体读取\n上下文。", "The agent  reads."];
+        assert!(quote_found("“智能体读取 上下文”", &texts));
+        assert!(quote_found("The agent reads…", &texts));
+        assert!(!quote_found("made up", &texts));
+        assert!(!quote_found("  ", &texts));
+    }
+}

@@ -1,0 +1,225 @@
+//! `booktr experiment`: the design measured against the naive approach on the same book.
+//!
+//! ```text
+//! campaign ─► arm 1: orchestration (the normal `run`: Manager + Glossary, Translation,
+//!             │      Proofreading agents; campaign::runner)            <state_dir>/<key>/
+//!             ├► arm 2: single agent, one growing conversation (single_agent)
+//!             │                                                  <state_dir>/single-agent/<key>/
+//!             ├► blinded pairwise judge per unit (judge)         <state_dir>/judge/<key>/
+//!             ├► deterministic metrics per arm (metrics: QA, terminology, house style, context
+//!             │  peaks, tokens per agent, wall time) and chrF against a human translation (chrf)
+//!             └► evidence.json with acceptance gates (evidence)
+//!                  <report_dir>/<campaign>/<timestamp>/evidence.json, <report_dir>/latest.json
+//! ```
+//!
+//! Each arm and the judge checkpoint in their own state directory with the store of the main
+//! mode (atomic result files, append-only journal), so the whole experiment resumes after an
+//! interruption without paying twice.
+
+pub mod chrf;
+pub mod evidence;
+pub mod judge;
+pub mod metrics;
+pub mod single_agent;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::campaign::Campaign;
+use crate::campaign::runner::{self, RunOptions, Status};
+use crate::campaign::state::State;
+use crate::campaign::store::{Event, Record, ResultFile, Store, now_ms};
+use crate::llm::Provider;
+
+/// The two arms of the experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arm {
+    /// The normal run: Manager, Glossary, Translation and Proofreading agents.
+    Orchestration,
+    /// One agent in one growing conversation.
+    SingleAgent,
+}
+
+impl Arm {
+    pub const BOTH: [Arm; 2] = [Arm::Orchestration, Arm::SingleAgent];
+
+    pub fn other(self) -> Arm {
+        match self {
+            Arm::Orchestration => Arm::SingleAgent,
+            Arm::SingleAgent => Arm::Orchestration,
+        }
+    }
+
+    /// The name used in files and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arm::Orchestration => "orchestration",
+            Arm::SingleAgent => "single_agent",
+        }
+    }
+}
+
+/// Journals the result files [`State::load`] adopted (found without their journal line), as the
+/// main runner does.
+pub(crate) fn journal_adopted(store: &mut Store, state: &mut State) -> anyhow::Result<()> {
+    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
+        let r = &state.finished[&call];
+        store.append(Event::CallFinished {
+            call: call.clone(),
+            agent: r.agent,
+            unit: r.unit.clone(),
+            file,
+            sha256,
+            usage: r.usage,
+            requests: r.requests,
+            ctx_tokens: 0,
+            adopted: true,
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes a result file, applies it to the state and journals it with `ctx_tokens` (the main
+/// context size after it: for the single agent, the conversation's prompt).
+pub(crate) fn record_result(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    result: ResultFile,
+    ctx_tokens: usize,
+) -> anyhow::Result<()> {
+    let (file, sha256) = store.write_result(&result)?;
+    let event = Event::CallFinished {
+        call: result.call.clone(),
+        agent: result.agent,
+        unit: result.unit.clone(),
+        file,
+        sha256,
+        usage: result.usage,
+        requests: result.requests,
+        ctx_tokens,
+        adopted: false,
+    };
+    let provisional = Record {
+        seq: store.next_seq(),
+        at_ms: now_ms(),
+        event: event.clone(),
+    };
+    state.apply(c, &store.dir, &provisional, Some(result))?;
+    store.append(event)?;
+    Ok(())
+}
+
+/// How an experiment ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Evidence written; every gate true.
+    Passed,
+    /// Evidence written; some gate false.
+    GatesFailed,
+    /// Stopped by a signal before the evidence; run again to resume.
+    Interrupted,
+    /// The orchestration arm waits at an approval gate (campaign key `review`); `booktr
+    /// approve`, then the same command, goes on.
+    AwaitingApproval,
+}
+
+/// What [`run`] ends with.
+pub struct ExperimentResult {
+    pub outcome: Outcome,
+    /// The evidence (absent when interrupted).
+    pub evidence: Option<evidence::Evidence>,
+    /// Where evidence.json was written.
+    pub evidence_path: Option<std::path::PathBuf>,
+}
+
+/// Runs both arms, the judge and the metrics, and writes the evidence and the report with its
+/// comparison section. `judge` answers the judge requests with model `judge_model`.
+///
+/// Errors: a state cannot be opened or written, a report cannot be written.
+pub async fn run(
+    c: &Campaign,
+    provider: Arc<Provider>,
+    judge_provider: Arc<Provider>,
+    judge_model: &str,
+) -> anyhow::Result<ExperimentResult> {
+    let interrupted = ExperimentResult {
+        outcome: Outcome::Interrupted,
+        evidence: None,
+        evidence_path: None,
+    };
+    eprintln!("experiment 1/3: orchestration arm (booktr run)");
+    let orch = runner::run(c, provider.clone(), RunOptions::default()).await?;
+    match orch.summary.status {
+        Status::Interrupted => return Ok(interrupted),
+        Status::AwaitingApproval => {
+            return Ok(ExperimentResult {
+                outcome: Outcome::AwaitingApproval,
+                ..interrupted
+            });
+        }
+        Status::Complete | Status::Incomplete => {}
+    }
+    eprintln!("experiment 2/3: single-agent arm (one conversation)");
+    let single = single_agent::run(c, provider, RunOptions::default()).await?;
+    if single.summary.status == single_agent::Status::Interrupted {
+        return Ok(interrupted);
+    }
+    // Units both arms translated, in book order (the orchestration text is what its output
+    // holds: a hand edit if any, else the newest translation).
+    let pairs: Vec<judge::Pair> = c
+        .prose_units()
+        .filter(|u| {
+            orch.state.latest_translation(&u.id, u32::MAX).is_some()
+                || orch.state.human_edit(&u.id).is_some()
+        })
+        .filter_map(|u| Some((u, single.translations.get(&u.id)?.clone())))
+        .enumerate()
+        .map(|(index, (u, s))| judge::Pair {
+            unit: u.id.clone(),
+            index,
+            source: c.source_text(u).to_string(),
+            orchestration: crate::campaign::edits::final_text(c, &orch.state, u),
+            single_agent: s,
+        })
+        .collect();
+    eprintln!(
+        "experiment 3/3: blinded pairwise judge ({} units, model {judge_model})",
+        pairs.len()
+    );
+    let judged = judge::run(
+        c,
+        judge_provider,
+        judge_model,
+        pairs.clone(),
+        c.plan.concurrency,
+    )
+    .await?;
+    if judged.interrupted {
+        return Ok(interrupted);
+    }
+    let ev = evidence::build(c, &orch, &single, &judged, &pairs, judge_model)?;
+    let path = evidence::write(c, &ev)?;
+    // The report of the orchestration arm, with the comparison section.
+    let mut report = crate::report::build(
+        c,
+        &orch.manager,
+        &orch.state,
+        orch.summary.status,
+        &orch.skipped_chapters,
+    );
+    report.comparison = Some(ev.comparison(c, &path));
+    report.write(&c.plan.report_dir, &crate::report::texts_of(c, &orch.state))?;
+    Ok(ExperimentResult {
+        outcome: if ev.all_gates_pass {
+            Outcome::Passed
+        } else {
+            Outcome::GatesFailed
+        },
+        evidence: Some(ev),
+        evidence_path: Some(path),
+    })
+}

@@ -1,0 +1,542 @@
+//! Single-agent mode (`booktr run CAMPAIGN --mode single-agent`): the naive baseline the design
+//! is measured against. One agent, one ever-growing conversation: the system prompt (the same
+//! rules and guide as the Translation agent, plus the house-style glossary), then for each unit
+//! to translate, in book order, a user turn with the unit and an assistant turn with its
+//! translation. No Glossary agent, no proofreading, no Manager, no revision, and therefore no
+//! book brief (the Glossary stage writes it): the system prompt has the guide and the
+//! house-style entries the campaign mandates, nothing the orchestration derived.
+//!
+//! - **Context**: every request carries the whole conversation so far, so its prompt grows
+//!   with the book. Its size (`o200k_base`, as [`crate::tokens::count_messages`]) is recorded
+//!   per call and its maximum is `main_context_peak_tokens`. When the next request would exceed
+//!   `max_context_tokens` (or the provider refuses it as too long), the run stops and records
+//!   [`Event::ContextExhausted`] ("context exhausted at unit N"), an outcome of the baseline
+//!   rather than an API error.
+//! - **Checkpoints**: its own state directory `<state_dir>/single-agent/<config key>/` (mode
+//!   `single-agent` is part of the configuration and of the campaign fingerprint), with the same
+//!   atomic result files and append-only journal as the main mode ([`crate::campaign::store`]).
+//!   Each turn's call key chains the conversation: `single/<unit id>-<16 hex>` where the hex is
+//!   a sha256 over the previous turn's key, its translation and this unit's source. On resume
+//!   the conversation is rebuilt from the saved translations, which must form a contiguous
+//!   prefix of the units (saved turns after a gap belong to another conversation and are not
+//!   used); a finished turn is never sent again.
+//! - **Outputs**: complete chapters go to `<out_dir>/single-agent/`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::agents::Agent;
+use crate::agents::translation::{self, Setup};
+use crate::campaign::Campaign;
+use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
+use crate::campaign::runner::RunOptions;
+use crate::campaign::state::{AgentUsage, State};
+use crate::campaign::store::{self, Event, Existing, Output, ResultFile, Store, now_ms};
+use crate::llm::{LlmError, Message, Provider, Request};
+use crate::termbase::Termbase;
+
+/// Version of the single-agent prompt; part of its fingerprint.
+pub const SINGLE_AGENT_PROMPT_VERSION: &str = "2026-11-30.1";
+
+/// Phrase of the single-agent system prompt (the pseudo provider and the fake server recognise
+/// the conversation by it).
+pub const MARKER: &str = "one part at a time, in this conversation";
+
+/// Header of the house-style glossary at the end of the system prompt.
+pub const GLOSSARY_HEADER: &str = "House-style glossary (use exactly these renderings):";
+
+/// The mode's name in state and reports.
+pub const MODE: &str = "single-agent";
+
+/// The single-agent campaign: `c` with mode `single-agent`, its own prompt version, state under
+/// `<state_dir>/single-agent/` and outputs under `<out_dir>/single-agent/`.
+pub fn campaign(c: &Campaign) -> Campaign {
+    let mut sc = c.clone();
+    sc.plan.state_dir = c.plan.state_dir.join(MODE);
+    sc.plan.out_dir = c.plan.out_dir.join(MODE);
+    sc.manifest.mode = MODE.into();
+    sc.manifest.prompt_version = format!("{MODE}/{SINGLE_AGENT_PROMPT_VERSION}");
+    sc.fingerprint = sc.manifest.fingerprint();
+    sc.config = crate::campaign::ConfigPrint::of(&sc.manifest);
+    sc
+}
+
+/// The system prompt: the Translation agent's rules and guide, told that the units come one by
+/// one in this conversation, and the house-style entries (the campaign's mandated terms).
+pub fn system_prompt(setup: &Setup, house: &Termbase) -> String {
+    let mut s = format!(
+        "You are translating a whole book from {src} into {tgt}, {MARKER}: each user message is the next part of the book, in order. Reply to each with its translation only, and keep terms, names and style consistent with everything you translated before in this conversation.\n\n{rules}",
+        src = setup.source.name,
+        tgt = setup.target.name,
+        rules = translation::system_prompt(setup),
+    );
+    let mut entries: Vec<&crate::termbase::Entry> = house.entries.iter().collect();
+    entries.sort_by_key(|e| crate::termbase::term_key(&e.source));
+    if !entries.is_empty() {
+        s.push_str(&format!("\n\n{GLOSSARY_HEADER}\n"));
+        for e in entries {
+            s.push_str(&format!("- {} → {}\n", e.source, e.target));
+        }
+    }
+    s
+}
+
+/// Whether `req` is a single-agent conversation.
+pub fn is_conversation(req: &Request) -> bool {
+    req.messages
+        .first()
+        .is_some_and(|m| m.content.contains(MARKER))
+}
+
+/// The (source, target) pairs of the house-style glossary in a single-agent system prompt.
+pub fn glossary_of(req: &Request) -> Vec<(String, String)> {
+    req.messages
+        .first()
+        .and_then(|m| m.content.split_once(GLOSSARY_HEADER))
+        .map(|(_, g)| translation::parse_glossary_message(g))
+        .unwrap_or_default()
+}
+
+/// Prompt tokens of one message in a request (content plus the per-message overhead), so a
+/// growing conversation is counted incrementally.
+fn message_tokens(content: &str) -> usize {
+    crate::tokens::count(content) + crate::tokens::PER_MESSAGE_OVERHEAD
+}
+
+/// The chained key of a turn (see the module docs): sha256 over the previous link and this
+/// unit's source.
+fn link(previous: &str, part: &str) -> String {
+    crate::util::sha256_hex(serde_json::to_vec(&[previous, part]).expect("json"))
+}
+
+/// How a single-agent run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every unit translated, chapters written.
+    Complete,
+    /// The conversation outgrew `max_context_tokens`: the run stopped (recorded).
+    ContextExhausted,
+    /// A call failed; a re-run resumes at that unit.
+    Incomplete,
+    /// Stopped by a signal; a re-run resumes.
+    Interrupted,
+}
+
+/// Where the conversation ran out of room.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Exhaustion {
+    pub unit: String,
+    /// 1-based position among the units to translate.
+    pub index: usize,
+    /// Prompt tokens the next request would have needed (0 when the provider refused it).
+    pub tokens: usize,
+    pub budget: usize,
+    pub reason: String,
+}
+
+impl Exhaustion {
+    /// "context exhausted at unit N (id): …".
+    pub fn message(&self) -> String {
+        format!(
+            "context exhausted at unit {} ({}): {}",
+            self.index, self.unit, self.reason
+        )
+    }
+}
+
+/// Unit counts of a single-agent run (units to translate only).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Units {
+    /// Units to translate.
+    pub total: usize,
+    pub translated: usize,
+    /// Translated by an earlier run (rebuilt from the checkpoint, not sent again).
+    pub reused: usize,
+    /// Verbatim and front-matter units (copied).
+    pub copied: usize,
+}
+
+/// The `--json` summary of a single-agent run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub campaign: String,
+    /// Always `single-agent`.
+    pub mode: &'static str,
+    /// The single-agent campaign fingerprint (mode included).
+    pub fingerprint: String,
+    pub status: Status,
+    pub rehearsal: bool,
+    pub units: Units,
+    pub exhausted: Option<Exhaustion>,
+    /// Largest prompt sent, in `o200k_base` tokens: the whole conversation at its longest.
+    pub main_context_peak_tokens: usize,
+    pub usage: BTreeMap<Agent, AgentUsage>,
+    pub out_dir: String,
+    pub state_dir: String,
+    pub last_error: Option<String>,
+}
+
+/// What [`run`] ends with.
+pub struct SingleRun {
+    pub summary: Summary,
+    /// Unit id → translation, for the units of the conversation (a contiguous prefix).
+    pub translations: BTreeMap<String, String>,
+    pub state: State,
+    /// The single-agent campaign (state and output paths).
+    pub campaign: Campaign,
+}
+
+/// Runs (or resumes) the single-agent conversation over `c`'s units.
+///
+/// Errors: the state cannot be opened (another configuration's state without `--fresh` or
+/// `--retranslate`, lock held) or written.
+pub async fn run(
+    c: &Campaign,
+    provider: Arc<Provider>,
+    opts: RunOptions,
+) -> anyhow::Result<SingleRun> {
+    let sc = campaign(c);
+    let existing = if opts.fresh {
+        Existing::MoveAside
+    } else if opts.retranslate {
+        Existing::KeepBeside
+    } else {
+        Existing::Refuse
+    };
+    let mut store = Store::open_for_run(&sc, existing)?;
+    let run_id = format!("{}-{}", now_ms(), std::process::id());
+    let mut state = State::load(&sc, &store.dir, &run_id)?;
+    for w in std::mem::take(&mut state.warnings) {
+        eprintln!("warning: {w}");
+    }
+    super::journal_adopted(&mut store, &mut state)?;
+    if provider.is_rehearsal() {
+        eprintln!(
+            "REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations."
+        );
+    }
+    let rec = store.append(Event::RunStarted {
+        run: run_id.clone(),
+        pid: std::process::id(),
+        provider: sc.plan.provider.kind.as_str().into(),
+        model: sc.plan.provider.model.clone(),
+        fingerprint: sc.fingerprint.clone(),
+    })?;
+    state.apply(&sc, &store.dir, &rec, None)?;
+
+    let units: Vec<&crate::book::Unit> = sc.prose_units().collect();
+    let system = system_prompt(&sc.translation_setup(), &sc.house);
+    let mut messages = vec![Message::system(system.clone())];
+    let mut tokens = message_tokens(&system) + crate::tokens::REPLY_PRIMING;
+    let mut chain = link(SINGLE_AGENT_PROMPT_VERSION, &system);
+    let mut translations = BTreeMap::new();
+    let mut used_keys = std::collections::HashSet::new();
+    let mut next = 0;
+    // Rebuild the conversation from the contiguous prefix of saved turns.
+    for u in &units {
+        let source = sc.source_text(u);
+        let key = format!("single/{}-{}", u.id, &link(&chain, source)[..16]);
+        let Some(Output::Translation { text, .. }) = state.finished.get(&key).map(|r| &r.output)
+        else {
+            break;
+        };
+        tokens += message_tokens(source) + message_tokens(text);
+        messages.push(Message::user(source));
+        messages.push(Message::assistant(text.clone()));
+        chain = link(&key, text);
+        translations.insert(u.id.clone(), text.clone());
+        used_keys.insert(key);
+        next += 1;
+    }
+    let reused = next;
+    let unused = state
+        .finished
+        .keys()
+        .filter(|k| k.starts_with("single/") && !used_keys.contains(*k))
+        .count();
+    if unused > 0 {
+        eprintln!(
+            "warning: {unused} saved turn(s) are not part of the conversation rebuilt up to unit {} (saved translations must form a contiguous prefix; those belong to another conversation and are kept as history)",
+            next + 1
+        );
+    }
+    let previous_exhaustion = last_exhaustion(&store.dir)?;
+    let mut status = Status::Complete;
+    let mut exhausted = None;
+    let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
+    let budget = sc.plan.max_context_tokens;
+    for (i, u) in units.iter().enumerate().skip(next) {
+        let source = sc.source_text(u);
+        let key = format!("single/{}-{}", u.id, &link(&chain, source)[..16]);
+        let prompt_tokens = tokens + message_tokens(source);
+        let exhaust = |tokens: usize, reason: String| Exhaustion {
+            unit: u.id.clone(),
+            index: i + 1,
+            tokens,
+            budget,
+            reason,
+        };
+        if prompt_tokens > budget {
+            exhausted = Some(exhaust(
+                prompt_tokens,
+                format!(
+                    "the conversation would need {prompt_tokens} prompt tokens, over max_context_tokens = {budget}"
+                ),
+            ));
+            break;
+        }
+        store.append(Event::CallStarted {
+            call: key.clone(),
+            agent: Agent::Translation,
+            unit: Some(u.id.clone()),
+        })?;
+        let mut request_messages = messages.clone();
+        request_messages.push(Message::user(source));
+        let req = Request {
+            agent: Agent::Translation,
+            messages: request_messages,
+            json_schema: None,
+            max_tokens: sc.plan.provider.max_tokens,
+        };
+        let started = std::time::Instant::now();
+        let answer = tokio::select! {
+            a = provider.complete(&req) => a,
+            _ = &mut shutdown => {
+                status = Status::Interrupted;
+                break;
+            }
+        };
+        let failure = |error: String, attempts: u32, usage: crate::llm::Usage| Event::CallFailed {
+            call: key.clone(),
+            agent: Agent::Translation,
+            unit: Some(u.id.clone()),
+            run: run_id.clone(),
+            error,
+            attempts,
+            usage,
+        };
+        let answer = match answer {
+            Ok(a) => a,
+            Err(LlmError::ContextLength(msg)) => {
+                exhausted = Some(exhaust(
+                    0,
+                    format!("the provider refused the conversation as too long: {msg}"),
+                ));
+                break;
+            }
+            Err(e) => {
+                let rec = store.append(failure(e.to_string(), 0, Default::default()))?;
+                state.apply(&sc, &store.dir, &rec, None)?;
+                eprintln!("failed at unit {} ({}): {e}", i + 1, u.id);
+                status = Status::Incomplete;
+                break;
+            }
+        };
+        let (text, cleanup) = translation::postprocess(source, &answer.content);
+        let rejected = if answer.finish_reason.as_deref() == Some("length") {
+            Some(
+                "the model stopped at its completion limit (finish_reason = length); the translation would be truncated, so it was not accepted",
+            )
+        } else if text.trim().is_empty() && !source.trim().is_empty() {
+            Some("the translation was empty after clean-up")
+        } else {
+            None
+        };
+        if let Some(why) = rejected {
+            let rec = store.append(failure(why.into(), answer.attempts, answer.usage))?;
+            state.apply(&sc, &store.dir, &rec, None)?;
+            eprintln!("failed at unit {} ({}): {why}", i + 1, u.id);
+            status = Status::Incomplete;
+            break;
+        }
+        let output = Output::Translation {
+            round: 0,
+            text: text.clone(),
+            cleanup,
+            reasoning_chars: answer.reasoning.chars().count(),
+            joined_from: Vec::new(),
+        };
+        let result = ResultFile {
+            schema_version: STATE_SCHEMA_VERSION,
+            call: key.clone(),
+            agent: Agent::Translation,
+            unit: Some(u.id.clone()),
+            request_sha256: req.fingerprint(),
+            usage: answer.usage,
+            attempts: answer.attempts,
+            requests: answer.attempts,
+            model: answer.model.clone(),
+            finish_reason: answer.finish_reason.clone(),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            output_sha256: ResultFile::output_hash(&output),
+            output,
+        };
+        super::record_result(&sc, &mut store, &mut state, result, prompt_tokens)?;
+        tokens = prompt_tokens + message_tokens(&text);
+        messages.push(Message::user(source));
+        messages.push(Message::assistant(text.clone()));
+        chain = link(&key, &text);
+        translations.insert(u.id.clone(), text);
+    }
+    if let Some(x) = &exhausted {
+        status = Status::ContextExhausted;
+        // Recorded once per place and budget: a resume that stops at the same unit adds nothing.
+        if previous_exhaustion.as_ref() != Some(&(x.unit.clone(), x.budget)) {
+            store.append(Event::ContextExhausted {
+                run: run_id.clone(),
+                unit: x.unit.clone(),
+                index: x.index,
+                tokens: x.tokens,
+                budget: x.budget,
+                reason: x.reason.clone(),
+            })?;
+        }
+        eprintln!("{}", x.message());
+    }
+    if status == Status::Interrupted {
+        store.append(Event::RunInterrupted {
+            run: run_id.clone(),
+        })?;
+    } else {
+        let files = write_outputs(&sc, &translations)?;
+        let rec = store.append(Event::OutputsWritten { files })?;
+        state.apply(&sc, &store.dir, &rec, None)?;
+        store.append(Event::RunFinished {
+            run: run_id.clone(),
+            status: serde_json::to_value(status)?
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        })?;
+    }
+    let mut usage = BTreeMap::new();
+    usage.insert(
+        Agent::Translation,
+        state
+            .usage
+            .get(&Agent::Translation)
+            .copied()
+            .unwrap_or_default(),
+    );
+    let summary = Summary {
+        campaign: sc.plan.name.clone(),
+        mode: MODE,
+        fingerprint: sc.fingerprint.clone(),
+        status,
+        rehearsal: sc.plan.is_rehearsal(),
+        units: Units {
+            total: units.len(),
+            translated: translations.len(),
+            reused,
+            copied: sc.units.len() - units.len(),
+        },
+        exhausted,
+        main_context_peak_tokens: state.ctx_peak,
+        usage,
+        out_dir: sc.plan.rel(&sc.plan.out_dir),
+        state_dir: sc.plan.rel(&store.dir),
+        last_error: state.last_error.clone(),
+    };
+    Ok(SingleRun {
+        summary,
+        translations,
+        state,
+        campaign: sc,
+    })
+}
+
+/// (unit, budget) of the last recorded context exhaustion, if any.
+fn last_exhaustion(dir: &std::path::Path) -> anyhow::Result<Option<(String, usize)>> {
+    Ok(store::read_journal(dir)?
+        .0
+        .into_iter()
+        .rev()
+        .find_map(|r| match r.event {
+            Event::ContextExhausted { unit, budget, .. } => Some((unit, budget)),
+            _ => None,
+        }))
+}
+
+/// The text of chapter `key` from single-agent translations (verbatim units copied), or `None`
+/// when a unit to translate has none.
+pub fn chapter_text(
+    c: &Campaign,
+    translations: &BTreeMap<String, String>,
+    key: &str,
+) -> Option<String> {
+    let mut out = String::new();
+    for u in c.units_of(key) {
+        if u.kind.needs_translation() {
+            out.push_str(translations.get(&u.id)?);
+        } else {
+            out.push_str(c.source_text(u));
+        }
+    }
+    Some(out)
+}
+
+/// Writes every complete chapter to `<out_dir>/single-agent/`; returns (relative path, sha256).
+fn write_outputs(
+    sc: &Campaign,
+    translations: &BTreeMap<String, String>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut files = Vec::new();
+    for ch in &sc.chapters {
+        if let Some(text) = chapter_text(sc, translations, &ch.key) {
+            let path = sc.plan.out_dir.join(&ch.file_name);
+            crate::util::write_atomic(&path, text.as_bytes())?;
+            files.push((sc.plan.rel(&path), crate::util::sha256_hex(text.as_bytes())));
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::termbase::{Entry, Origin};
+
+    #[test]
+    fn system_prompt_carries_the_house_glossary_and_the_marker() {
+        let setup = Setup {
+            source: Lang::parse("en"),
+            target: Lang::parse("zh"),
+            guide: translation::default_guide(&Lang::parse("zh")),
+            review_marker: "[待审]".into(),
+            brief: String::new(),
+        };
+        let house = Termbase::from_entries([Entry {
+            source: "context window".into(),
+            target: "上下文窗口".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
+        }]);
+        let req = Request {
+            agent: Agent::Translation,
+            messages: vec![
+                Message::system(system_prompt(&setup, &house)),
+                Message::user("The context window."),
+            ],
+            json_schema: None,
+            max_tokens: None,
+        };
+        assert!(is_conversation(&req));
+        assert_eq!(
+            glossary_of(&req),
+            vec![("context window".to_string(), "上下文窗口".to_string())]
+        );
+    }
+
+    #[test]
+    fn message_tokens_add_up_to_the_request_estimate() {
+        let msgs = ["system text", "user one", "assistant one", "user two"];
+        let incremental: usize =
+            msgs.iter().map(|m| message_tokens(m)).sum::<usize>() + crate::tokens::REPLY_PRIMING;
+        assert_eq!(incremental, crate::tokens::count_messages(msgs));
+    }
+}
