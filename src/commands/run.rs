@@ -23,6 +23,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             fresh: args.fresh,
             force: args.force,
             retranslate: args.retranslate,
+            batch: args.batch,
         },
     ))?;
     let report = crate::report::build(
