@@ -229,7 +229,9 @@ pub fn classify_status(
             || lower.contains("maximum context length")
             || lower.contains("context window")
             || lower.contains("too many tokens")
-            || lower.contains("exceeds the context"))
+            || lower.contains("exceeds the context")
+            // Anthropic: "prompt is too long: 250000 tokens > 200000 maximum".
+            || lower.contains("prompt is too long"))
     {
         return LlmError::ContextLength(crate::util::excerpt(body, 500));
     }

@@ -360,10 +360,7 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
                "usage": {"output_tokens": output}}),
     ));
-    steps.push(Step::Event(
-        "message_stop",
-        json!({"type": "message_stop"}),
-    ));
+    steps.push(Step::Event("message_stop", json!({"type": "message_stop"})));
     sse(steps)
 }
 
