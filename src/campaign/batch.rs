@@ -37,7 +37,7 @@ use crate::llm::Provider;
 use crate::llm::batch::{ItemResult, Poll, custom_id};
 
 /// What a batch step did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// Nothing to batch: the runner proceeds with normal calls.
     Nothing,
@@ -45,6 +45,10 @@ pub enum Outcome {
     Recorded,
     /// Interrupted by a signal while polling.
     Interrupted,
+    /// The endpoint has no batch API (HTTP 404, 405 or 501 to the submission, e.g. a local
+    /// server or a service without `/batches`): the runner streams for the rest of the run.
+    /// The message says so, for the terminal.
+    Unsupported(String),
 }
 
 /// Whether `action` is a Translation call (the only kind batched).
@@ -117,10 +121,19 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                 "submitting a batch of {} translation requests",
                 items.len()
             ));
-            let submitted = provider
-                .submit_batch(&requests)
-                .await
-                .map_err(|e| anyhow::anyhow!("submitting a batch: {e}"))?;
+            let submitted = match provider.submit_batch(&requests).await {
+                Ok(s) => s,
+                Err(crate::llm::LlmError::Http {
+                    status: status @ (404 | 405 | 501),
+                    url,
+                    ..
+                }) => {
+                    return Ok(Outcome::Unsupported(format!(
+                        "--batch: {url} answered HTTP {status}: this endpoint has no batch API; calls are streamed"
+                    )));
+                }
+                Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
+            };
             let rec = store.append(Event::BatchSubmitted {
                 batch: submitted.id.clone(),
                 input_file: submitted.input_file,

@@ -350,6 +350,8 @@ pub async fn run<'a>(
     let mut congestion_seen = provider.congestion_events();
     let mut shutdown = Box::pin(shutdown_signal());
     let mut interrupted = false;
+    // Cleared when the endpoint turns out to have no batch API.
+    let mut batch_mode = opts.batch;
     if opts.batch && !provider.supports_batch() {
         progress.println("--batch: this provider has no batch API; calls are streamed");
     }
@@ -359,7 +361,7 @@ pub async fn run<'a>(
         progress.status(format!("{:?} · {} tokens", step.stage, fmt_tokens(&state)));
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
-        if (opts.batch || !state.open_batches.is_empty())
+        if (batch_mode || !state.open_batches.is_empty())
             && in_flight.is_empty()
             && matches!(step.stage, Stage::Translate | Stage::Revise(_))
             && step.actions.iter().any(super::batch::is_batchable)
@@ -374,10 +376,14 @@ pub async fn run<'a>(
                 &step.actions,
                 &mut progress,
                 &mut shutdown,
-                opts.batch,
+                batch_mode,
             )
             .await?
             {
+                Outcome::Unsupported(note) => {
+                    progress.println(&note);
+                    batch_mode = false;
+                }
                 Outcome::Recorded => continue,
                 Outcome::Interrupted => {
                     interrupted = true;
