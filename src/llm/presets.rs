@@ -148,8 +148,10 @@ pub const PRESETS: &[Preset] = &[
     },
     // Qwen on Alibaba Cloud Model Studio (DashScope), OpenAI-compatible mode (international
     // accounts: `https://dashscope-intl.aliyuncs.com/compatible-mode/v1`); JSON via
-    // `json_object`; Qwen3/QwQ thinking streams `reasoning_content`.
-    // <https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope>
+    // `json_object`; Qwen3/QwQ thinking streams `reasoning_content`; an OpenAI-compatible
+    // `/files` + `/batches` API at half price (qwen-max, qwen-plus, qwen-turbo, …).
+    // <https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope>,
+    // <https://www.alibabacloud.com/help/en/model-studio/batch-interfaces-compatible-with-openai>
     Preset {
         name: "qwen",
         kind: ProviderKind::Openai,
@@ -157,7 +159,7 @@ pub const PRESETS: &[Preset] = &[
         api_key_env: "DASHSCOPE_API_KEY",
         quirks: q(JsonMode::Object, true),
         reasoning: "`reasoning_content`",
-        batch: false,
+        batch: true,
         docs: "https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope",
     },
     // OpenRouter: many upstream models; `json_schema` where the model supports structured
@@ -246,17 +248,23 @@ pub fn markdown_table() -> String {
             JsonMode::Object => "`json_object`",
             JsonMode::Prompt => "prompt only",
         };
-        let usage = if p.quirks.stream_usage {
+        let usage = if p.kind == ProviderKind::Anthropic {
+            "always (`message_delta`)"
+        } else if p.quirks.stream_usage {
             "asked (`stream_options`)"
         } else {
             "sent unasked"
         };
+        let key = if super::call::is_local(p.base_url) {
+            format!("`{}` (only if set up)", p.api_key_env)
+        } else {
+            format!("`{}`", p.api_key_env)
+        };
         s.push_str(&format!(
-            "| `{}` | `{}` | `{}` | `{}` | {json} | {usage} | {} | {} | [docs]({}) |\n",
+            "| `{}` | `{}` | `{}` | {key} | {json} | {usage} | {} | {} | [docs]({}) |\n",
             p.name,
             p.kind.as_str(),
             p.base_url,
-            p.api_key_env,
             p.reasoning,
             if p.batch { "yes" } else { "no" },
             p.docs
