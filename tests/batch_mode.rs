@@ -215,6 +215,13 @@ fn a_run_killed_after_submitting_polls_the_same_batch_when_run_again() {
     kill9(&mut child);
     assert_eq!(batch.batches().len(), 1);
     assert!(!c.path("b/out/ch.md").exists(), "nothing was recorded yet");
+    let status = c.cmd("status", &[]).output().unwrap();
+    assert_code(&status, 0);
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        shown.contains(&format!("open batch: {}", batch.batches()[0].id)),
+        "{shown}"
+    );
 
     // The provider finishes the batch while booktr is not running; the next run polls it.
     batch.hold(false);
