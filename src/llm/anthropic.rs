@@ -296,29 +296,46 @@ pub(crate) fn check_not_empty(answer: Answer) -> Result<Answer, LlmError> {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamEvent {
+    /// The message begins: model and input usage.
     MessageStart {
+        /// The message so far (no content yet).
         message: WireMessage,
     },
+    /// A content block (text, thinking, tool use) begins.
     ContentBlockStart {
+        /// The block's position in the message.
         index: u32,
+        /// The block as it starts.
         content_block: Block,
     },
+    /// A fragment of a block.
     ContentBlockDelta {
+        /// The block's position in the message.
         index: u32,
+        /// The fragment.
         delta: Delta,
     },
+    /// A block is complete.
     ContentBlockStop {
+        /// The block's position in the message.
         index: u32,
     },
+    /// Top-level changes: the stop reason and cumulative usage.
     MessageDelta {
+        /// The stop reason.
         #[serde(default)]
         delta: MessageDeltaBody,
+        /// Cumulative usage.
         #[serde(default)]
         usage: Option<WireUsage>,
     },
+    /// The end of the stream.
     MessageStop,
+    /// Keep-alive.
     Ping,
+    /// A failure in the stream (e.g. `overloaded_error`); the attempt is retried.
     Error {
+        /// `{type, message}`.
         #[serde(default)]
         error: Value,
     },
@@ -331,9 +348,13 @@ pub enum StreamEvent {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct WireMessage {
+    /// The model that answered.
     pub model: Option<String>,
+    /// Content blocks (empty at `message_start`).
     pub content: Vec<Block>,
+    /// Why generation stopped (null at `message_start`).
     pub stop_reason: Option<String>,
+    /// Usage so far.
     pub usage: Option<WireUsage>,
 }
 
@@ -341,22 +362,31 @@ pub struct WireMessage {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
+    /// Visible text (the translation).
     Text {
+        /// The text (empty when streamed).
         #[serde(default)]
         text: String,
     },
+    /// Extended-thinking text: reasoning, never part of the content.
     Thinking {
+        /// The reasoning (empty when streamed).
         #[serde(default)]
         thinking: String,
     },
+    /// A tool call; the [`JSON_TOOL`] call carries structured answers.
     ToolUse {
+        /// The call id.
         #[serde(default)]
         id: String,
+        /// The tool's name.
         #[serde(default)]
         name: String,
+        /// The tool's input (`{}` when streamed; complete in a batch result).
         #[serde(default)]
         input: Value,
     },
+    /// Block types booktr does not use (e.g. `redacted_thinking`).
     #[serde(other)]
     Other,
 }
@@ -365,33 +395,46 @@ pub enum Block {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Delta {
+    /// More visible text.
     TextDelta {
+        /// The fragment.
         text: String,
     },
+    /// More reasoning.
     ThinkingDelta {
+        /// The fragment.
         thinking: String,
     },
+    /// A fragment of a tool call's input JSON.
     InputJsonDelta {
+        /// The fragment (not valid JSON on its own).
         partial_json: String,
     },
+    /// `signature_delta` and later kinds: ignored.
     #[serde(other)]
     Other,
 }
 
+/// The `delta` of a `message_delta` event.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct MessageDeltaBody {
+    /// `end_turn`, `max_tokens`, `stop_sequence`, `tool_use`, …
     pub stop_reason: Option<String>,
 }
 
-/// Anthropic's usage object. `message_delta` carries cumulative figures; fields it leaves out
-/// keep their `message_start` values.
+/// Anthropic's usage object, in tokens. `message_delta` carries cumulative figures; fields it
+/// leaves out keep their `message_start` values.
 #[derive(Debug, Default, Clone, Copy, Deserialize)]
 #[serde(default)]
 pub struct WireUsage {
+    /// Input tokens neither written to nor read from the cache.
     pub input_tokens: Option<u64>,
+    /// Output tokens (thinking included).
     pub output_tokens: Option<u64>,
+    /// Input tokens written to the prompt cache.
     pub cache_creation_input_tokens: Option<u64>,
+    /// Input tokens read from the prompt cache.
     pub cache_read_input_tokens: Option<u64>,
 }
 

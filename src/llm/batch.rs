@@ -47,12 +47,17 @@ pub struct Submitted {
 pub enum Poll {
     /// Still running: provider status and how many requests are finished of how many.
     Running {
+        /// The provider's status word (`validating`, `in_progress`, `finalizing`, …).
         status: String,
+        /// Requests finished (answered or failed).
         done: u64,
+        /// Requests in the batch.
         total: u64,
     },
     /// Finished (completed, failed, expired or cancelled): what to download.
     Ended {
+        /// The provider's final status (`completed`, `failed`, `expired`, `cancelled`,
+        /// `ended`).
         status: String,
         /// File ids (OpenAI) or result URLs (Anthropic) holding the item results.
         files: Vec<String>,
@@ -62,6 +67,7 @@ pub enum Poll {
 /// The result of one request of a batch.
 #[derive(Debug, Clone)]
 pub struct ItemResult {
+    /// The id the request carried in the batch.
     pub custom_id: String,
     /// The answer, or why there is none (an HTTP error of the item, expiry, cancellation).
     pub outcome: Result<Answer, String>,

@@ -69,12 +69,14 @@ impl Default for Quirks {
 pub struct Preset {
     /// The name used in `preset = "…"`.
     pub name: &'static str,
+    /// Which client speaks to it.
     pub kind: ProviderKind,
     /// Base URL (for `openai`: without `/chat/completions`; for `anthropic`: without
     /// `/v1/messages`).
     pub base_url: &'static str,
     /// Environment variable holding the key (servers on this machine need none).
     pub api_key_env: &'static str,
+    /// What the server accepts.
     pub quirks: Quirks,
     /// Where reasoning text arrives, for the README table (handled automatically).
     pub reasoning: &'static str,
