@@ -677,6 +677,58 @@ mod tests {
         assert_eq!(a.model.as_deref(), Some("claude-x"));
     }
 
+    /// Splits `s` at the given char positions (sorted, deduplicated, in range).
+    fn split_at_chars(s: &str, cuts: &[usize]) -> Vec<String> {
+        let chars: Vec<char> = s.chars().collect();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (chars.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut out = Vec::new();
+        let mut from = 0;
+        for c in cuts.into_iter().chain([chars.len()]) {
+            out.push(chars[from..c].iter().collect());
+            from = c;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Accumulation is lossless: any text and reasoning, cut into deltas anywhere (as
+        /// serialized on the wire and parsed back), come out exactly, whatever the order in
+        /// which the two blocks' deltas interleave.
+        #[test]
+        fn accumulation_is_lossless(
+            text in "\\PC{0,80}",
+            thinking in "\\PC{0,40}",
+            cuts in proptest::collection::vec(0usize..100, 0..8),
+            interleave in proptest::bool::ANY,
+        ) {
+            let mut acc = MessageAccumulator::default();
+            acc.push(ev(r#"{"type":"message_start","message":{"model":"m","content":[],"usage":{"input_tokens":3}}}"#)).unwrap();
+            acc.push(ev(r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#)).unwrap();
+            acc.push(ev(r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#)).unwrap();
+            let t: Vec<String> = split_at_chars(&text, &cuts);
+            let r: Vec<String> = split_at_chars(&thinking, &cuts);
+            let delta = |i: u32, kind: &str, field: &str, part: &str| {
+                ev(&json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": kind, field: part}}).to_string())
+            };
+            if interleave {
+                for i in 0..t.len().max(r.len()) {
+                    if let Some(p) = t.get(i) { acc.push(delta(1, "text_delta", "text", p)).unwrap(); }
+                    if let Some(p) = r.get(i) { acc.push(delta(0, "thinking_delta", "thinking", p)).unwrap(); }
+                }
+            } else {
+                for p in &r { acc.push(delta(0, "thinking_delta", "thinking", p)).unwrap(); }
+                for p in &t { acc.push(delta(1, "text_delta", "text", p)).unwrap(); }
+            }
+            acc.push(ev(r#"{"type":"message_stop"}"#)).unwrap();
+            let a = acc.finish(1, false);
+            proptest::prop_assert_eq!(a.content, text);
+            proptest::prop_assert_eq!(a.reasoning, thinking);
+        }
+    }
+
     #[test]
     fn error_event_is_an_error() {
         let mut acc = MessageAccumulator::default();
