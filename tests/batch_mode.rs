@@ -316,3 +316,43 @@ fn an_endpoint_without_a_batch_api_is_streamed_with_a_note() {
     assert!(events(&journal(&c), "batch_submitted").is_empty());
     assert_translated(&c, 3);
 }
+
+#[test]
+fn sigterm_while_polling_stops_with_130_and_leaves_the_batch_open_for_the_next_run() {
+    let batch = FakeBatch::new("zh");
+    batch.hold(true);
+    let fake = FakeServer::start_with("zh", batch.router());
+    let c = campaign("openai", 3);
+    let child = cmd(&c, &fake.base_url, &["--batch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("a poll", || batch.polls() >= 2);
+    let st = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = journal(&c);
+    assert!(j.iter().any(|e| e["event"] == "run_interrupted"));
+    assert_eq!(events(&j, "batch_submitted").len(), 1);
+    assert!(events(&j, "batch_ended").is_empty(), "the batch stays open");
+    batch.hold(false);
+    let out = cmd(&c, &fake.base_url, &["--batch", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(batch.batches().len(), 1, "submitted once");
+    assert_eq!(fake.count(Agent::Translation), 0);
+    assert_eq!(events(&journal(&c), "batch_ended").len(), 1);
+    assert_translated(&c, 3);
+}
