@@ -69,7 +69,8 @@ pub enum Mode {
 pub struct CampaignArgs {
     /// The campaign file (TOML). Paths inside it are relative to it.
     pub campaign: PathBuf,
-    /// Provider: `openai` (any OpenAI-compatible endpoint) or `pseudo` (offline rehearsal).
+    /// Provider: `openai` (any OpenAI-compatible endpoint), `anthropic` (the Anthropic Messages
+    /// API) or `pseudo` (offline rehearsal).
     #[arg(long, value_parser = parse_provider)]
     pub provider: Option<ProviderKind>,
     /// Model name (overrides `[provider] model`).
@@ -102,6 +103,12 @@ pub struct RunArgs {
     /// edits are recorded and kept). Recorded edits stay in the journal's history.
     #[arg(long)]
     pub force: bool,
+    /// Send the Translation requests of each stage as one batch to the provider's batch API
+    /// (OpenAI-compatible `/batches`, Anthropic Message Batches): cheaper, answered within
+    /// 24 h. The batch id is saved, so a re-run polls the same batch; requests the batch does
+    /// not answer are sent as normal calls.
+    #[arg(long)]
+    pub batch: bool,
     /// Print a JSON summary as the last line of stdout.
     #[arg(long)]
     pub json: bool,

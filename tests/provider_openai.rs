@@ -27,6 +27,8 @@ fn plan(base_url: &str) -> ProviderPlan {
         request_timeout_s: 20,
         stream_idle_timeout_s: 1,
         connect_timeout_s: 2,
+        quirks: Default::default(),
+        batch_poll_ms: 20,
     }
 }
 

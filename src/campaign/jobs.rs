@@ -374,17 +374,32 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
     lines
 }
 
-/// Sends the job and turns the answer into a result file. Never panics on bad answers.
-pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFailure> {
-    let started = Instant::now();
-    let fail = |e: LlmError| JobFailure {
+fn fail(e: LlmError) -> JobFailure {
+    JobFailure {
         fatal: e.is_fatal_for_campaign(),
         truncated: matches!(e, LlmError::ContextLength(_)),
         error: e.to_string(),
         attempts: 0,
         usage: Usage::default(),
-    };
+    }
+}
+
+/// Sends the job and turns the answer into a result file. Never panics on bad answers.
+pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFailure> {
+    let started = Instant::now();
     let answer = provider.complete(&job.request).await.map_err(fail)?;
+    finish(provider, job, answer, started).await
+}
+
+/// Turns an answer to `job` (streamed, or from a batch) into a result file: the same checks,
+/// clean-up and follow-up requests (a larger `max_tokens` after truncation, one schema repair)
+/// whichever way the answer came. `started` is when the call began (for `elapsed_ms`).
+pub async fn finish(
+    provider: &Provider,
+    job: Job,
+    answer: Answer,
+    started: Instant,
+) -> Result<ResultFile, JobFailure> {
     let mut usage = answer.usage;
     let mut attempts = answer.attempts;
     let mut requests = answer.attempts;

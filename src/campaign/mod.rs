@@ -11,6 +11,7 @@
 //! - [`edits`]: detecting and recording editors' hand edits of output chapters.
 //! - [`progress`]: the terminal progress display (stderr only).
 
+pub mod batch;
 pub mod desk;
 pub mod edits;
 pub mod estimate;

@@ -251,6 +251,9 @@ pub struct RunOptions {
     pub force: bool,
     /// Start a new configuration's state beside existing ones instead of refusing.
     pub retranslate: bool,
+    /// Send the Translation requests of each Translate/Revise stage as one batch (see
+    /// [`super::batch`]).
+    pub batch: bool,
 }
 
 /// Records the hand edits found in the output files (see [`super::edits`]); returns how many
@@ -347,10 +350,48 @@ pub async fn run<'a>(
     let mut congestion_seen = provider.congestion_events();
     let mut shutdown = Box::pin(shutdown_signal());
     let mut interrupted = false;
+    // Cleared when the endpoint turns out to have no batch API.
+    let mut batch_mode = opts.batch;
+    if opts.batch && !provider.supports_batch() {
+        progress.println("--batch: this provider has no batch API; calls are streamed");
+    }
 
     loop {
         let step = manager.next_step(&state, &in_flight);
         progress.status(format!("{:?} · {} tokens", step.stage, fmt_tokens(&state)));
+        // Batch mode (or a batch an earlier run left open): one batch for the stage's
+        // Translation requests; what it does not answer goes on below as normal calls.
+        if (batch_mode || !state.open_batches.is_empty())
+            && in_flight.is_empty()
+            && matches!(step.stage, Stage::Translate | Stage::Revise(_))
+            && step.actions.iter().any(super::batch::is_batchable)
+        {
+            use super::batch::{Outcome, step as batch_step};
+            match batch_step(
+                c,
+                &manager,
+                &provider,
+                &mut store,
+                &mut state,
+                &step.actions,
+                &mut progress,
+                &mut shutdown,
+                batch_mode,
+            )
+            .await?
+            {
+                Outcome::Unsupported(note) => {
+                    progress.println(&note);
+                    batch_mode = false;
+                }
+                Outcome::Recorded => continue,
+                Outcome::Interrupted => {
+                    interrupted = true;
+                    break;
+                }
+                Outcome::Nothing => {}
+            }
+        }
         let mut progressed = false;
         for action in step.actions {
             if action.is_local() {
@@ -498,7 +539,7 @@ fn fmt_tokens(s: &State) -> String {
 }
 
 /// Writes the result file, applies it, measures the Manager context and journals it.
-fn record_finished(
+pub(super) fn record_finished(
     c: &Campaign,
     m: &Manager,
     store: &mut Store,
@@ -544,7 +585,7 @@ fn action_unit(c: &Campaign, action: &Action) -> Option<String> {
 /// Records a failed call. A first translation that did not fit the model's limits is split in
 /// two at a block boundary instead (recorded as `unit_split`), when it has more than one block.
 #[allow(clippy::too_many_arguments)]
-fn record_failure(
+pub(super) fn record_failure(
     c: &Campaign,
     store: &mut Store,
     state: &mut State,

@@ -162,6 +162,11 @@ pub struct State {
     pub warnings: Vec<String>,
     /// Result files found without a journal line, adopted in memory; the runner journals them.
     pub adopted: Vec<(String, String, String)>,
+    /// Batches submitted and not yet ended, by batch id, in submission order (`run --batch`).
+    pub open_batches: Vec<(String, Vec<store::BatchItem>)>,
+    /// Calls that were in a batch ended by this run: they are not batched again now, but sent
+    /// as normal calls if still pending.
+    pub batch_tried: HashSet<String>,
 }
 
 impl State {
@@ -500,6 +505,17 @@ impl State {
             Event::OutputsWritten { files } => {
                 self.outputs = files.clone();
                 self.outputs_current = true;
+            }
+            Event::BatchSubmitted { batch, items, .. } => {
+                self.open_batches.push((batch.clone(), items.clone()));
+            }
+            Event::BatchEnded { batch, run, .. } => {
+                if let Some(i) = self.open_batches.iter().position(|(b, _)| b == batch) {
+                    let (_, items) = self.open_batches.remove(i);
+                    if *run == self.run {
+                        self.batch_tried.extend(items.into_iter().map(|it| it.call));
+                    }
+                }
             }
         }
         Ok(())

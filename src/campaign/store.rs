@@ -210,6 +210,40 @@ pub enum Event {
         file: String,
         sha256: String,
     },
+    /// `run --batch`: requests submitted to the provider's batch API, recorded before the
+    /// batch is polled so that a restart polls it instead of submitting again.
+    BatchSubmitted {
+        /// The provider's batch id.
+        batch: String,
+        /// The uploaded input file (OpenAI-compatible batch APIs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input_file: Option<String>,
+        items: Vec<BatchItem>,
+    },
+    /// A submitted batch finished and its results were recorded (as `call_finished` records
+    /// before this one). Items without a result are sent as normal calls by this run.
+    BatchEnded {
+        batch: String,
+        run: String,
+        /// The provider's final status (`completed`, `expired`, `ended`, …).
+        status: String,
+        /// Items recorded from the batch.
+        succeeded: usize,
+        /// Items that came back without a usable answer.
+        failed: usize,
+    },
+}
+
+/// One request of a submitted batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchItem {
+    /// The id the request carries in the batch (`req-<n>`).
+    pub custom_id: String,
+    /// The call key its answer is recorded under.
+    pub call: String,
+    /// sha256 of the request's messages and schema (see [`crate::llm::Request::fingerprint`]):
+    /// an answer is recorded only for the same request.
+    pub request_sha256: String,
 }
 
 /// What a finished call produced.

@@ -31,6 +31,8 @@ pub fn run_single(args: &RunArgs) -> anyhow::Result<ExitCode> {
             fresh: args.fresh,
             force: args.force,
             retranslate: args.retranslate,
+            // One growing conversation: each turn needs the previous answer, so no batch.
+            batch: false,
         },
     ))?;
     let s = &result.summary;

@@ -10,6 +10,12 @@ use crate::llm::Provider;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.mode == crate::cli::Mode::SingleAgent {
+        if args.batch {
+            return Err(UsageError::new(
+                "--batch does not apply to --mode single-agent: each turn of the conversation needs the previous answer; drop --batch",
+            )
+            .into());
+        }
         return super::experiment::run_single(args);
     }
     let plan = super::plan(&args.campaign, args.concurrency)?;
@@ -26,6 +32,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             fresh: args.fresh,
             force: args.force,
             retranslate: args.retranslate,
+            batch: args.batch,
         },
     ))?;
     let report = crate::report::build(

@@ -59,6 +59,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             s.last_error.as_deref().unwrap_or("none")
         );
         println!("  state: {}", campaign.plan.show(&dir));
+        for (batch, items) in &state.open_batches {
+            println!(
+                "  open batch: {batch} ({} translation requests, submitted with --batch); `booktr run {}` polls it and records its answers",
+                items.len(),
+                campaign.plan.campaign_file.display()
+            );
+        }
         if let Stage::AwaitingApproval(gate) = &stage {
             for line in crate::campaign::desk::waiting_lines(&campaign, &manager, &state, *gate) {
                 println!("  {line}");

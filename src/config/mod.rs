@@ -2,8 +2,10 @@
 //! keys rejected) is resolved once into an immutable [`Plan`].
 //!
 //! Precedence: built-in defaults < campaign file < environment < command-line flags, except
-//! `base_url`, where the campaign file wins over `OPENAI_BASE_URL`: a campaign that names its
+//! `base_url`, where the campaign file (its `base_url`, else its `preset`'s) wins over
+//! `OPENAI_BASE_URL` (`ANTHROPIC_BASE_URL` for `kind = "anthropic"`): a campaign that names its
 //! endpoint (DeepSeek, a local vLLM) must not be redirected by a variable set for other tools.
+//! A `preset` ([`crate::llm::presets`]) fills in the keys the `[provider]` table leaves out.
 //! Paths in the file are relative to the file. Nothing here reads chapters or talks to a
 //! provider; secrets are never part of a plan (only the *name* of the key's variable is).
 
@@ -23,6 +25,8 @@ use crate::lang::Lang;
 pub enum ProviderKind {
     /// Any OpenAI-compatible `/chat/completions` endpoint, streamed over SSE.
     Openai,
+    /// The Anthropic Messages API (`/v1/messages`), streamed over SSE.
+    Anthropic,
     /// The built-in offline rehearsal provider. Every output says REHEARSAL.
     Pseudo,
 }
@@ -32,9 +36,10 @@ impl std::str::FromStr for ProviderKind {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "openai" => Ok(ProviderKind::Openai),
+            "anthropic" => Ok(ProviderKind::Anthropic),
             "pseudo" => Ok(ProviderKind::Pseudo),
             other => Err(format!(
-                "unknown provider kind `{other}`; use `openai` (any OpenAI-compatible endpoint) or `pseudo` (offline rehearsal)"
+                "unknown provider kind `{other}`; use `openai` (any OpenAI-compatible endpoint), `anthropic` (the Anthropic Messages API) or `pseudo` (offline rehearsal)"
             )),
         }
     }
@@ -45,6 +50,7 @@ impl ProviderKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
             ProviderKind::Pseudo => "pseudo",
         }
     }
@@ -58,7 +64,8 @@ pub struct ProviderPlan {
     pub model: String,
     /// Base URL without the trailing `/chat/completions`, e.g. `https://api.openai.com/v1`.
     pub base_url: String,
-    /// Environment variable holding the API key (default `OPENAI_API_KEY`).
+    /// Environment variable holding the API key (default: the preset's, else `ANTHROPIC_API_KEY`
+    /// for `anthropic`, `OPENAI_API_KEY` otherwise).
     pub api_key_env: String,
     /// Sampling temperature; `None` leaves the provider default.
     pub temperature: Option<f64>,
@@ -79,6 +86,10 @@ pub struct ProviderPlan {
     pub stream_idle_timeout_s: u64,
     /// TCP connect timeout in seconds (default 15).
     pub connect_timeout_s: u64,
+    /// What the server accepts (from the preset, overridden by `json_mode`/`stream_usage`).
+    pub quirks: crate::llm::presets::Quirks,
+    /// Wait between two polls of a batch in `run --batch`, in milliseconds (default 30,000).
+    pub batch_poll_ms: u64,
 }
 
 /// Flags from the command line that override the campaign file.
@@ -268,64 +279,7 @@ impl Plan {
         }
 
         let rawp = raw.provider.unwrap_or_default();
-        let kind = match overrides.provider {
-            Some(k) => k,
-            None => match rawp.kind.as_deref() {
-                None => ProviderKind::Pseudo,
-                Some(k) => k.parse().map_err(|m: String| err("provider.kind", m))?,
-            },
-        };
-        let model = overrides
-            .model
-            .clone()
-            .or_else(|| rawp.model.clone())
-            .or_else(|| (kind == ProviderKind::Pseudo).then(|| "pseudo".to_string()))
-            .ok_or_else(|| {
-                err(
-                    "provider.model",
-                    "is missing: name the model to use (e.g. `model = \"gpt-4o-mini\"`) or pass --model".into(),
-                )
-            })?;
-        let base_url = overrides
-            .base_url
-            .clone()
-            .or_else(|| rawp.base_url.clone())
-            .or_else(|| {
-                std::env::var("OPENAI_BASE_URL")
-                    .ok()
-                    .filter(|s| !s.is_empty())
-            })
-            .unwrap_or_else(|| "https://api.openai.com/v1".into())
-            .trim_end_matches('/')
-            .trim_end_matches("/chat/completions")
-            .to_string();
-        if kind == ProviderKind::Openai
-            && !(base_url.starts_with("http://") || base_url.starts_with("https://"))
-        {
-            return Err(err(
-                "provider.base_url",
-                format!("`{base_url}` is not an http(s) URL"),
-            ));
-        }
-        let api_key_env = rawp
-            .api_key_env
-            .clone()
-            .unwrap_or_else(|| "OPENAI_API_KEY".into());
-        let provider = ProviderPlan {
-            kind,
-            model,
-            base_url,
-            api_key_env,
-            temperature: rawp.temperature,
-            max_tokens: rawp.max_tokens,
-            max_output_tokens: rawp.max_output_tokens,
-            max_attempts: rawp.max_attempts.unwrap_or(5).max(1),
-            max_requests_per_minute: rawp.max_requests_per_minute,
-            max_tokens_per_minute: rawp.max_tokens_per_minute,
-            request_timeout_s: rawp.request_timeout_s.unwrap_or(600).max(1),
-            stream_idle_timeout_s: rawp.stream_idle_timeout_s.unwrap_or(120).max(1),
-            connect_timeout_s: rawp.connect_timeout_s.unwrap_or(15).max(1),
-        };
+        let provider = resolve_provider(&rawp, overrides, &err)?;
 
         let dir_or = |v: &Option<String>, default: &str| -> PathBuf {
             crate::util::normalize(
@@ -397,6 +351,103 @@ impl Plan {
     pub fn is_rehearsal(&self) -> bool {
         self.provider.kind == ProviderKind::Pseudo
     }
+}
+
+/// Resolves `[provider]` with its preset and the command-line overrides (see the module docs
+/// for precedence; a preset counts as part of the campaign file).
+fn resolve_provider(
+    rawp: &RawProvider,
+    overrides: &Overrides,
+    err: &dyn Fn(&str, String) -> UsageError,
+) -> Result<ProviderPlan, UsageError> {
+    let preset = match rawp.preset.as_deref() {
+        None => None,
+        Some(name) => Some(crate::llm::presets::find(name).map_err(|m| err("provider.preset", m))?),
+    };
+    let kind = match overrides.provider {
+        Some(k) => k,
+        None => match rawp.kind.as_deref() {
+            Some(k) => k.parse().map_err(|m: String| err("provider.kind", m))?,
+            None => preset.map_or(ProviderKind::Pseudo, |p| p.kind),
+        },
+    };
+    let model = overrides
+        .model
+        .clone()
+        .or_else(|| rawp.model.clone())
+        .or_else(|| (kind == ProviderKind::Pseudo).then(|| "pseudo".to_string()))
+        .ok_or_else(|| {
+            err(
+                "provider.model",
+                "is missing: name the model to use (e.g. `model = \"gpt-4o-mini\"`) or pass --model".into(),
+            )
+        })?;
+    let (env_var, default_url, default_key) = match kind {
+        ProviderKind::Anthropic => (
+            "ANTHROPIC_BASE_URL",
+            "https://api.anthropic.com",
+            "ANTHROPIC_API_KEY",
+        ),
+        _ => (
+            "OPENAI_BASE_URL",
+            "https://api.openai.com/v1",
+            "OPENAI_API_KEY",
+        ),
+    };
+    // A preset only fills in the endpoint of its own kind (`preset = "deepseek"` with
+    // `kind = "anthropic"` keeps Anthropic's defaults).
+    let preset = preset.filter(|p| p.kind == kind);
+    let base_url = overrides
+        .base_url
+        .clone()
+        .or_else(|| rawp.base_url.clone())
+        .or_else(|| preset.map(|p| p.base_url.to_string()))
+        .or_else(|| std::env::var(env_var).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| default_url.into());
+    let base_url = base_url
+        .trim_end_matches('/')
+        .trim_end_matches("/chat/completions")
+        .trim_end_matches("/messages")
+        .to_string();
+    if kind != ProviderKind::Pseudo
+        && !(base_url.starts_with("http://") || base_url.starts_with("https://"))
+    {
+        return Err(err(
+            "provider.base_url",
+            format!("`{base_url}` is not an http(s) URL"),
+        ));
+    }
+    let api_key_env = rawp
+        .api_key_env
+        .clone()
+        .or_else(|| preset.map(|p| p.api_key_env.to_string()))
+        .unwrap_or_else(|| default_key.into());
+    let mut quirks = preset.map(|p| p.quirks).unwrap_or_default();
+    if let Some(m) = &rawp.json_mode {
+        quirks.json_mode = m
+            .parse()
+            .map_err(|e: String| err("provider.json_mode", e))?;
+    }
+    if let Some(u) = rawp.stream_usage {
+        quirks.stream_usage = u;
+    }
+    Ok(ProviderPlan {
+        kind,
+        model,
+        base_url,
+        api_key_env,
+        temperature: rawp.temperature,
+        max_tokens: rawp.max_tokens,
+        max_output_tokens: rawp.max_output_tokens,
+        max_attempts: rawp.max_attempts.unwrap_or(5).max(1),
+        max_requests_per_minute: rawp.max_requests_per_minute,
+        max_tokens_per_minute: rawp.max_tokens_per_minute,
+        request_timeout_s: rawp.request_timeout_s.unwrap_or(600).max(1),
+        stream_idle_timeout_s: rawp.stream_idle_timeout_s.unwrap_or(120).max(1),
+        connect_timeout_s: rawp.connect_timeout_s.unwrap_or(15).max(1),
+        quirks,
+        batch_poll_ms: rawp.batch_poll_ms.unwrap_or(30_000).max(1),
+    })
 }
 
 #[cfg(test)]

@@ -96,13 +96,20 @@ impl Pricing {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawProvider {
-    /// `openai` (any OpenAI-compatible endpoint) or `pseudo` (offline rehearsal; the default).
+    /// A known service (`openai`, `anthropic`, `deepseek`, `doubao`, `qwen`, `openrouter`,
+    /// `ollama`, `vllm`, `llamacpp`; see [`crate::llm::presets`]): fills in `kind`, `base_url`,
+    /// `api_key_env` and the server's quirks. Keys given here win over it.
+    pub preset: Option<String>,
+    /// `openai` (any OpenAI-compatible endpoint), `anthropic` (the Anthropic Messages API) or
+    /// `pseudo` (offline rehearsal; the default without a preset).
     pub kind: Option<String>,
     pub model: Option<String>,
-    /// e.g. `https://api.deepseek.com/v1`; `/chat/completions` is appended.
+    /// e.g. `https://api.deepseek.com/v1`; `/chat/completions` is appended (for `anthropic`:
+    /// `/v1/messages`, or `/messages` after a base URL that ends in `/v1`).
     pub base_url: Option<String>,
-    /// Name of the environment variable holding the key (default `OPENAI_API_KEY`). The key
-    /// itself never goes in a campaign file.
+    /// Name of the environment variable holding the key (default: the preset's, else
+    /// `ANTHROPIC_API_KEY` for `anthropic` and `OPENAI_API_KEY` otherwise). The key itself never
+    /// goes in a campaign file.
     pub api_key_env: Option<String>,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
@@ -117,4 +124,12 @@ pub struct RawProvider {
     pub request_timeout_s: Option<u64>,
     pub stream_idle_timeout_s: Option<u64>,
     pub connect_timeout_s: Option<u64>,
+    /// How JSON answers are requested: `schema` (`json_schema`, falling back to
+    /// `json_object`), `object` or `prompt` (no `response_format`). Default: the preset's, else
+    /// `schema`.
+    pub json_mode: Option<String>,
+    /// Whether to send `stream_options.include_usage` (default: the preset's, else true).
+    pub stream_usage: Option<bool>,
+    /// Wait between two polls of a batch (`run --batch`), in milliseconds (default 30,000).
+    pub batch_poll_ms: Option<u64>,
 }

@@ -1,17 +1,26 @@
-//! Providers: one [`Provider`] enum over the OpenAI-compatible streaming client and the offline
-//! pseudo provider, with the request/answer types they share.
+//! Providers: one [`Provider`] enum over the OpenAI-compatible and Anthropic streaming clients
+//! and the offline pseudo provider, with the request/answer types they share.
 //!
 //! - [`types`]: wire-independent [`Request`], [`Answer`], [`Usage`].
 //! - [`stream`]: OpenAI chat-completion chunks and their accumulation (pure, no I/O).
 //! - [`openai`]: HTTP + SSE client with retries ([`retry`]) and timeouts.
+//! - [`anthropic`]: the Anthropic Messages API client (SSE events, prompt caching, JSON by
+//!   forced tool).
+//! - [`call`]: what the HTTP clients share (key, transport errors, the retry driver).
+//! - [`presets`]: known services (base URL, key variable, quirks).
+//! - [`batch`]: the OpenAI-compatible and Anthropic batch APIs (`run --batch`).
 //! - [`pseudo`]: deterministic offline "translator" for rehearsals and tests.
 //! - [`error`]: [`LlmError`], classified for retry decisions.
 //!
 //! Agents never see HTTP: they build a [`Request`] and parse an [`Answer`].
 
+pub mod anthropic;
+pub mod batch;
+pub mod call;
 pub mod error;
 pub mod limits;
 pub mod openai;
+pub mod presets;
 pub mod pseudo;
 pub mod retry;
 pub mod stream;
@@ -26,12 +35,13 @@ use crate::config::{ProviderKind, ProviderPlan};
 /// it keeps `async fn` dispatch simple.
 pub enum Provider {
     Openai(Box<openai::OpenAiClient>),
+    Anthropic(Box<anthropic::AnthropicClient>),
     Pseudo(pseudo::Pseudo),
 }
 
 impl Provider {
-    /// Builds the provider of `plan`. For `openai` the key is read from the environment variable
-    /// named by `plan.api_key_env`; a missing key is an error unless the endpoint is on this
+    /// Builds the provider of `plan`. For `openai` and `anthropic` the key is read from the
+    /// environment variable named by `plan.api_key_env`; a missing key is an error unless the endpoint is on this
     /// machine (Ollama, vLLM and llama.cpp servers usually need none).
     pub fn from_plan(
         plan: &ProviderPlan,
@@ -40,6 +50,9 @@ impl Provider {
         Ok(match plan.kind {
             ProviderKind::Pseudo => Provider::Pseudo(pseudo::Pseudo::new(target_lang.clone())),
             ProviderKind::Openai => Provider::Openai(Box::new(openai::OpenAiClient::new(plan)?)),
+            ProviderKind::Anthropic => {
+                Provider::Anthropic(Box::new(anthropic::AnthropicClient::new(plan)?))
+            }
         })
     }
 
@@ -47,6 +60,7 @@ impl Provider {
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
         match self {
             Provider::Openai(c) => c.complete(req).await,
+            Provider::Anthropic(c) => c.complete(req).await,
             Provider::Pseudo(p) => Ok(p.complete(req)),
         }
     }
@@ -56,6 +70,7 @@ impl Provider {
     pub fn congestion_events(&self) -> u64 {
         match self {
             Provider::Openai(c) => c.limits.congestion_events(),
+            Provider::Anthropic(c) => c.limits.congestion_events(),
             Provider::Pseudo(_) => 0,
         }
     }

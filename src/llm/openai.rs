@@ -1,59 +1,49 @@
 //! The OpenAI-compatible client: `POST {base_url}/chat/completions` with `stream: true` and
-//! `stream_options.include_usage`, parsed as SSE by `eventsource-stream` over reqwest's byte
-//! stream.
+//! `stream_options.include_usage` (unless the provider's [`Quirks`] say the server reports
+//! usage without it), parsed as SSE by `eventsource-stream` over reqwest's byte stream.
 //!
 //! Per attempt: a connect timeout, an overall request timeout and an idle timeout between
-//! chunks. Across attempts: the [`super::retry`] policy. Structured output asks for
-//! `response_format: json_schema` first and falls back to `json_object` for the rest of the run
-//! when the server rejects it (DeepSeek, Ollama and many vLLM builds do).
+//! chunks. Across attempts: the shared retry driver ([`call::with_retries`]). Structured output
+//! follows [`Quirks::json_mode`]: `response_format: json_schema` first, falling back to
+//! `json_object` for the rest of the run when the server rejects it (DeepSeek, Ollama and many
+//! vLLM builds do); `json_object` from the start; or no `response_format` at all (the prompt
+//! asks for JSON). The batch endpoints (`/files`, `/batches`) are in [`super::batch`].
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
-use backon::Retryable;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use super::call;
 use super::error::LlmError;
-use super::retry;
+use super::presets::{JsonMode, Quirks};
 use super::stream::{Accumulator, Chunk};
 use super::types::{Answer, Request};
 use crate::config::ProviderPlan;
 
-/// An API key. Its `Debug` output is redacted so it never reaches a log or a panic message.
-#[derive(Clone)]
-pub struct ApiKey(String);
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
+pub use super::call::ApiKey;
 
 /// Client for one endpoint and model.
 #[derive(Debug)]
 pub struct OpenAiClient {
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
+    /// The base URL without a trailing slash, e.g. `https://api.openai.com/v1`.
+    pub(crate) base_url: String,
     url: String,
-    key: Option<ApiKey>,
+    pub(crate) key: Option<ApiKey>,
     model: String,
     temperature: Option<f64>,
     max_tokens: Option<u32>,
-    max_attempts: u32,
-    request_timeout: Duration,
+    pub(crate) max_attempts: u32,
+    pub(crate) request_timeout: Duration,
     idle_timeout: Duration,
+    quirks: Quirks,
     /// Cleared after the server rejects `json_schema`; then `json_object` is used.
     json_schema_ok: AtomicBool,
     /// Rate limits and congestion signals shared by every request.
     pub limits: super::limits::Limits,
-}
-
-/// Whether `base_url` points at this machine (where servers such as Ollama need no key).
-fn is_local(base_url: &str) -> bool {
-    let rest = base_url.split("://").nth(1).unwrap_or("");
-    let host = rest.split(['/', ':']).next().unwrap_or("");
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "0.0.0.0") || rest.starts_with("[::1]")
 }
 
 impl OpenAiClient {
@@ -62,25 +52,11 @@ impl OpenAiClient {
     /// Errors: [`LlmError::MissingKey`] when the variable is unset or empty and the endpoint is
     /// not local.
     pub fn new(plan: &ProviderPlan) -> Result<Self, LlmError> {
-        let key = std::env::var(&plan.api_key_env)
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .map(|k| ApiKey(k.trim().to_string()));
-        if key.is_none() && !is_local(&plan.base_url) {
-            return Err(LlmError::MissingKey {
-                var: plan.api_key_env.clone(),
-            });
-        }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(plan.connect_timeout_s))
-            .user_agent(concat!("booktr/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Connect {
-                url: plan.base_url.clone(),
-                message: e.to_string(),
-            })?;
+        let key = call::read_key(plan)?;
+        let http = call::http_client(plan)?;
         Ok(OpenAiClient {
             http,
+            base_url: plan.base_url.clone(),
             url: format!("{}/chat/completions", plan.base_url),
             key,
             model: plan.model.clone(),
@@ -89,7 +65,8 @@ impl OpenAiClient {
             max_attempts: plan.max_attempts,
             request_timeout: Duration::from_secs(plan.request_timeout_s),
             idle_timeout: Duration::from_secs(plan.stream_idle_timeout_s),
-            json_schema_ok: AtomicBool::new(true),
+            quirks: plan.quirks,
+            json_schema_ok: AtomicBool::new(plan.quirks.json_mode == JsonMode::Schema),
             limits: super::limits::Limits::new(
                 plan.max_requests_per_minute,
                 plan.max_tokens_per_minute,
@@ -99,11 +76,19 @@ impl OpenAiClient {
 
     /// The JSON body for `req` (pure; exposed for tests).
     pub fn body(&self, req: &Request, use_json_schema: bool) -> Value {
+        let mut body = self.plain_body(req, use_json_schema);
+        body["stream"] = json!(true);
+        if self.quirks.stream_usage {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        body
+    }
+
+    /// The body without streaming fields (what a batch line carries; pure).
+    pub fn plain_body(&self, req: &Request, use_json_schema: bool) -> Value {
         let mut body = json!({
             "model": self.model,
             "messages": req.messages,
-            "stream": true,
-            "stream_options": {"include_usage": true},
         });
         if let Some(t) = self.temperature {
             body["temperature"] = json!(t);
@@ -112,83 +97,32 @@ impl OpenAiClient {
             body["max_tokens"] = json!(m);
         }
         if let Some(schema) = &req.json_schema {
-            body["response_format"] = if use_json_schema {
-                json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema}})
-            } else {
-                json!({"type": "json_object"})
-            };
+            if use_json_schema {
+                body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema}});
+            } else if self.quirks.json_mode != JsonMode::Prompt {
+                body["response_format"] = json!({"type": "json_object"});
+            }
+            // JsonMode::Prompt: no response_format; the agent's prompt asks for JSON and
+            // `agents::json::extract` reads it leniently.
         }
         body
     }
 
-    /// Sends `req` with retries. See the module docs for timeouts and fallbacks.
-    ///
-    /// Rate limiting (HTTP 429) is handled before the retry budget: up to
-    /// [`retry::MAX_RATE_LIMIT_WAITS`] 429 answers in a row are waited out (honouring
-    /// `Retry-After`) without using up `max_attempts`; beyond that they count like other
-    /// transient errors. `Answer::attempts` counts every HTTP request made.
+    /// Sends `req` with retries ([`call::with_retries`]: the retry policy, 429 waits and rate
+    /// limits shared by every provider). See the module docs for timeouts and fallbacks.
+    /// `Answer::attempts` counts every HTTP request made.
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
+        let tokens = call::budget_tokens(req, self.max_tokens);
         let requests = AtomicU32::new(0);
-        let rate_limit_waits = AtomicU32::new(0);
-        // Tokens this request counts against a tokens-per-minute limit: its prompt and the
-        // completion it may produce (its cap, or as much again as the prompt).
-        let prompt = req.prompt_tokens_estimate() as u32;
-        let tokens = prompt.saturating_add(req.max_tokens.or(self.max_tokens).unwrap_or(prompt));
-        let run = || async {
-            let mut answer = self
-                .attempt_rate_limited(req, &requests, &rate_limit_waits, tokens)
-                .await?;
-            answer.attempts = requests.load(Ordering::SeqCst);
-            Ok::<Answer, LlmError>(answer)
-        };
-        run.retry(retry::backoff(self.max_attempts))
-            .sleep(tokio::time::sleep)
-            .when(LlmError::is_retryable)
-            .adjust(retry::adjust)
-            .notify(|e, wait| {
-                tracing::warn!(agent = ?req.agent, "provider call failed, retrying in {:.1} s: {e}", wait.as_secs_f64())
-            })
-            .await
-    }
-
-    /// One attempt, waiting out 429 answers while the call's shared wait budget (`waited`,
-    /// counted across all attempts of the call) lasts.
-    async fn attempt_rate_limited(
-        &self,
-        req: &Request,
-        requests: &AtomicU32,
-        waited: &AtomicU32,
-        tokens: u32,
-    ) -> Result<Answer, LlmError> {
-        use backon::BackoffBuilder;
-        let mut waits = retry::backoff(u32::MAX).build();
-        loop {
-            self.limits.acquire(tokens).await;
-            let result = self.attempt_with_fallback(req, requests).await;
-            if matches!(
-                result,
-                Err(LlmError::Http { status: 429, .. }
-                    | LlmError::Timeout(_)
-                    | LlmError::StreamIdle(_))
-            ) {
-                self.limits.congested();
-            }
-            match result {
-                Err(e @ LlmError::Http { status: 429, .. })
-                    if waited.load(Ordering::SeqCst) < retry::MAX_RATE_LIMIT_WAITS =>
-                {
-                    let n = waited.fetch_add(1, Ordering::SeqCst) + 1;
-                    let wait = e
-                        .retry_after()
-                        .or_else(|| waits.next())
-                        .unwrap_or(retry::MAX_RETRY_AFTER)
-                        .min(retry::MAX_RETRY_AFTER);
-                    tracing::warn!(agent = ?req.agent, "rate limited (429), waiting {:.1} s ({n}/{})", wait.as_secs_f64(), retry::MAX_RATE_LIMIT_WAITS);
-                    tokio::time::sleep(wait).await;
-                }
-                other => return other,
-            }
-        }
+        call::with_retries(
+            req,
+            self.max_attempts,
+            &self.limits,
+            tokens,
+            &requests,
+            || self.attempt_with_fallback(req, &requests),
+        )
+        .await
     }
 
     async fn attempt_with_fallback(
@@ -227,24 +161,15 @@ impl OpenAiClient {
     async fn attempt_inner(&self, req: &Request, use_schema: bool) -> Result<Answer, LlmError> {
         let mut rb = self.http.post(&self.url).json(&self.body(req, use_schema));
         if let Some(k) = &self.key {
-            rb = rb.bearer_auth(&k.0);
+            rb = rb.bearer_auth(k.expose());
         }
-        let resp = rb.send().await.map_err(|e| self.transport_error(e))?;
+        let resp = rb
+            .send()
+            .await
+            .map_err(|e| call::transport_error(e, &self.url, self.request_timeout))?;
         self.limits.observe(resp.headers());
-        let status = resp.status();
-        if !status.is_success() {
-            let retry_after = resp
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(retry::parse_retry_after);
-            let body = resp.text().await.unwrap_or_default();
-            return Err(classify_status(
-                status.as_u16(),
-                &self.url,
-                &body,
-                retry_after,
-            ));
+        if !resp.status().is_success() {
+            return Err(call::status_error(resp, &self.url).await);
         }
         let mut events = resp.bytes_stream().eventsource();
         let mut acc = Accumulator::new();
@@ -288,25 +213,6 @@ impl OpenAiClient {
         }
         Ok(answer)
     }
-
-    fn transport_error(&self, e: reqwest::Error) -> LlmError {
-        if e.is_timeout() {
-            LlmError::Timeout(self.request_timeout.as_secs())
-        } else {
-            // reqwest's message never contains headers, so the key cannot leak through it.
-            let mut msg = e.to_string();
-            let mut src = std::error::Error::source(&e);
-            while let Some(s) = src {
-                msg.push_str(": ");
-                msg.push_str(&s.to_string());
-                src = s.source();
-            }
-            LlmError::Connect {
-                url: self.url.clone(),
-                message: msg,
-            }
-        }
-    }
 }
 
 /// Maps a non-2xx response to an error, recognising context-length errors by the wording
@@ -323,7 +229,9 @@ pub fn classify_status(
             || lower.contains("maximum context length")
             || lower.contains("context window")
             || lower.contains("too many tokens")
-            || lower.contains("exceeds the context"))
+            || lower.contains("exceeds the context")
+            // Anthropic: "prompt is too long: 250000 tokens > 200000 maximum".
+            || lower.contains("prompt is too long"))
     {
         return LlmError::ContextLength(crate::util::excerpt(body, 500));
     }
@@ -338,19 +246,6 @@ pub fn classify_status(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn local_hosts() {
-        assert!(is_local("http://127.0.0.1:11434/v1"));
-        assert!(is_local("http://localhost/v1"));
-        assert!(!is_local("https://api.openai.com/v1"));
-    }
-
-    #[test]
-    fn key_debug_is_redacted() {
-        let k = ApiKey("sk-secret".into());
-        assert!(!format!("{k:?}").contains("secret"));
-    }
 
     #[test]
     fn context_length_is_recognised() {

@@ -112,6 +112,7 @@ impl Pseudo {
             completion_tokens: crate::tokens::count(&content) as u64,
             cached_tokens: 0,
             reasoning_tokens: 0,
+            cache_creation_tokens: 0,
         };
         Answer {
             content,

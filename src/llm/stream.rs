@@ -95,6 +95,7 @@ impl From<&WireUsage> for Usage {
                 .as_ref()
                 .and_then(|d| d.reasoning_tokens)
                 .unwrap_or(0),
+            cache_creation_tokens: 0,
         }
     }
 }

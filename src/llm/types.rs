@@ -77,7 +77,8 @@ impl Request {
 }
 
 /// Token usage of one call as reported by the provider (the pseudo provider computes it with
-/// `o200k_base`). All figures are tokens.
+/// `o200k_base`). All figures are tokens. `prompt_tokens` is every input token, cached or not
+/// (for Anthropic: `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub prompt_tokens: u64,
@@ -88,6 +89,14 @@ pub struct Usage {
     /// Completion tokens spent on reasoning, when reported.
     #[serde(default)]
     pub reasoning_tokens: u64,
+    /// Prompt tokens written to the provider's prefix cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed above the input price), when reported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -96,6 +105,7 @@ impl Usage {
         self.completion_tokens += o.completion_tokens;
         self.cached_tokens += o.cached_tokens;
         self.reasoning_tokens += o.reasoning_tokens;
+        self.cache_creation_tokens += o.cache_creation_tokens;
     }
 }
 

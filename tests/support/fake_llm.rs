@@ -162,6 +162,11 @@ impl FakeServer {
     }
 
     pub fn start_for(target: &str) -> FakeServer {
+        Self::start_with(target, Router::new())
+    }
+
+    /// Starts a server with `extra` routes merged in (the Anthropic and batch fakes).
+    pub fn start_with(target: &str, extra: Router) -> FakeServer {
         let shared = Arc::new(Shared {
             requests: Mutex::new(Vec::new()),
             script: Mutex::new(Arc::new(|_: &Recorded| Reply::Default)),
@@ -181,7 +186,8 @@ impl FakeServer {
             rt.block_on(async move {
                 let app = Router::new()
                     .route("/v1/chat/completions", post(handle))
-                    .with_state(s2);
+                    .with_state(s2)
+                    .merge(extra);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 axum::serve(listener, app)

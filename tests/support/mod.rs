@@ -3,6 +3,8 @@
 //! folders and run the `booktr` binary.
 #![allow(dead_code)]
 
+pub mod fake_anthropic;
+pub mod fake_batch;
 pub mod fake_llm;
 
 use std::path::{Path, PathBuf};

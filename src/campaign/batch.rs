@@ -1,0 +1,246 @@
+//! Batch mode (`booktr run --batch`): the pending Translation requests of a Translate or Revise
+//! stage go to the provider's batch API as one batch (see [`crate::llm::batch`]) instead of
+//! one streamed call each.
+//!
+//! 1. **Submit**: every runnable Translation action of the stage that no batch ended by this
+//!    run has tried is prepared ([`jobs::prepare`]) and submitted. The batch id and, per item,
+//!    its `custom_id`, call key and request fingerprint are journaled as `batch_submitted`
+//!    *before* the first poll, so a restart (after a crash, `kill -9` or Ctrl-C) polls the same
+//!    batch instead of paying for a second one. (A crash in the moment between the provider's
+//!    answer and the journal line is the one window left; the batch then stays unknown to
+//!    booktr.)
+//! 2. **Poll** every `batch_poll_ms` until the batch ends; Ctrl-C or SIGTERM stops polling and
+//!    the run ends interrupted, the batch still open in the journal.
+//! 3. **Record**: each answer goes through [`jobs::finish`], like a streamed one, and is
+//!    recorded with the same result file and usage (runner's `record_finished`); a truncated
+//!    answer splits its unit as usual. An answer is used only for the request it was asked
+//!    for: its call must still be pending and its request fingerprint unchanged.
+//! 4. **End**: `batch_ended` is journaled; the items without a usable answer (HTTP errors,
+//!    expiry, cancellation) are then sent as normal streamed calls by the runner.
+//!
+//! A batch left open by an earlier run is polled and recorded at the next run of that stage
+//! even without `--batch`: its answers are paid for.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::Campaign;
+use super::jobs;
+use super::manager::{Action, Manager};
+use super::progress::Progress;
+use super::runner;
+use super::state::State;
+use super::store::{BatchItem, Event, Store};
+use crate::llm::Provider;
+use crate::llm::batch::{ItemResult, Poll, custom_id};
+
+/// What a batch step did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing to batch: the runner proceeds with normal calls.
+    Nothing,
+    /// A batch was polled to its end and its results recorded.
+    Recorded,
+    /// Interrupted by a signal while polling.
+    Interrupted,
+    /// The endpoint has no batch API (HTTP 404, 405 or 501 to the submission, e.g. a local
+    /// server or a service without `/batches`): the runner streams for the rest of the run.
+    /// The message says so, for the terminal.
+    Unsupported(String),
+}
+
+/// Whether `action` is a Translation call (the only kind batched).
+pub fn is_batchable(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Translate { .. } | Action::TranslatePart { .. }
+    )
+}
+
+/// Runs one batch step for `actions` (the runnable actions of the current Translate or Revise
+/// step): polls the oldest open batch, or, when `submit` and there is none, submits a new one
+/// over the untried Translation actions. See the module docs.
+///
+/// Errors: journal or result-file I/O; a batch request that fails after retries (the batch, if
+/// submitted, stays open in the journal for the next run).
+#[allow(clippy::too_many_arguments)]
+pub async fn step<F: Future<Output = ()> + Unpin>(
+    c: &Campaign,
+    m: &Manager<'_>,
+    provider: &Arc<Provider>,
+    store: &mut Store,
+    state: &mut State,
+    actions: &[Action],
+    progress: &mut Progress,
+    shutdown: &mut F,
+    submit: bool,
+) -> anyhow::Result<Outcome> {
+    if !provider.supports_batch() {
+        return Ok(Outcome::Nothing);
+    }
+    let by_call: HashMap<String, &Action> = actions
+        .iter()
+        .filter(|a| is_batchable(a))
+        .map(|a| (a.call_key(c), a))
+        .collect();
+    let (batch, items) = match state.open_batches.first() {
+        Some((b, items)) => {
+            progress.println(&format!(
+                "polling batch {b} ({} requests) submitted earlier",
+                items.len()
+            ));
+            (b.clone(), items.clone())
+        }
+        None if submit => {
+            let mut requests = Vec::new();
+            let mut items = Vec::new();
+            let mut calls: Vec<&String> = by_call
+                .keys()
+                .filter(|k| !state.batch_tried.contains(*k) && !state.is_done(k))
+                .collect();
+            calls.sort();
+            for call in calls {
+                // A request over the input budget is left to the normal path, which splits it.
+                let Ok(job) = jobs::prepare(m, state, by_call[call]) else {
+                    continue;
+                };
+                let id = custom_id(items.len());
+                items.push(BatchItem {
+                    custom_id: id.clone(),
+                    call: call.clone(),
+                    request_sha256: job.request.fingerprint(),
+                });
+                requests.push((id, job.request));
+            }
+            if items.is_empty() {
+                return Ok(Outcome::Nothing);
+            }
+            progress.status(format!(
+                "submitting a batch of {} translation requests",
+                items.len()
+            ));
+            let submitted = match provider.submit_batch(&requests).await {
+                Ok(s) => s,
+                Err(crate::llm::LlmError::Http {
+                    status: status @ (404 | 405 | 501),
+                    url,
+                    ..
+                }) => {
+                    return Ok(Outcome::Unsupported(format!(
+                        "--batch: {url} answered HTTP {status}: this endpoint has no batch API; calls are streamed"
+                    )));
+                }
+                Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
+            };
+            let rec = store.append(Event::BatchSubmitted {
+                batch: submitted.id.clone(),
+                input_file: submitted.input_file,
+                items: items.clone(),
+            })?;
+            state.apply(c, &store.dir, &rec, None)?;
+            progress.println(&format!(
+                "submitted batch {} with {} translation requests; polling every {:.1} s (Ctrl-C stops; a re-run resumes polling)",
+                submitted.id,
+                items.len(),
+                c.plan.provider.batch_poll_ms as f64 / 1000.0
+            ));
+            (submitted.id, items)
+        }
+        None => return Ok(Outcome::Nothing),
+    };
+    let started = Instant::now();
+    let interval = Duration::from_millis(c.plan.provider.batch_poll_ms);
+    let (status, files) = loop {
+        let poll = provider
+            .poll_batch(&batch)
+            .await
+            .map_err(|e| anyhow::anyhow!("polling batch {batch}: {e}"))?;
+        match poll {
+            Poll::Ended { status, files } => break (status, files),
+            Poll::Running {
+                status,
+                done,
+                total,
+            } => {
+                progress.status(format!(
+                    "batch {batch}: {status}, {done}/{total} done, {} s",
+                    started.elapsed().as_secs()
+                ));
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = &mut *shutdown => return Ok(Outcome::Interrupted),
+                }
+            }
+        }
+    };
+    let results = provider
+        .batch_results(&files)
+        .await
+        .map_err(|e| anyhow::anyhow!("downloading the results of batch {batch}: {e}"))?;
+    let by_id: HashMap<&str, &BatchItem> =
+        items.iter().map(|i| (i.custom_id.as_str(), i)).collect();
+    let (mut succeeded, mut failed) = (0, 0);
+    let mut answered = std::collections::HashSet::new();
+    for ItemResult { custom_id, outcome } in results {
+        let Some(item) = by_id.get(custom_id.as_str()) else {
+            continue;
+        };
+        answered.insert(item.call.clone());
+        let answer = match outcome {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::info!(call = %item.call, "batch item failed: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        if state.is_done(&item.call) {
+            continue;
+        }
+        let Some(action) = by_call.get(&item.call) else {
+            continue;
+        };
+        let Ok(job) = jobs::prepare(m, state, action) else {
+            continue;
+        };
+        if job.request.fingerprint() != item.request_sha256 {
+            continue;
+        }
+        let unit_done = matches!(action, Action::Translate { round: 0, .. });
+        match jobs::finish(provider, job, answer, started).await {
+            Ok(result) => {
+                runner::record_finished(c, m, store, state, result)?;
+                progress.finish(&item.call, unit_done);
+                succeeded += 1;
+            }
+            Err(f) => {
+                runner::record_failure(
+                    c,
+                    store,
+                    state,
+                    action,
+                    &item.call,
+                    &state.run.clone(),
+                    &f,
+                    progress,
+                )?;
+                failed += 1;
+            }
+        }
+    }
+    failed += items.len().saturating_sub(answered.len());
+    let rec = store.append(Event::BatchEnded {
+        batch: batch.clone(),
+        run: state.run.clone(),
+        status: status.clone(),
+        succeeded,
+        failed,
+    })?;
+    state.apply(c, &store.dir, &rec, None)?;
+    progress.println(&format!(
+        "batch {batch} {status}: {succeeded} recorded, {failed} without an answer (sent as normal calls)"
+    ));
+    Ok(Outcome::Recorded)
+}
