@@ -23,6 +23,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod exit;
+pub mod interchange;
 pub mod lang;
 pub mod llm;
 pub mod qa;

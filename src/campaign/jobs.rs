@@ -526,6 +526,7 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
         elapsed_ms: started.elapsed().as_millis() as u64,
         output,
         output_sha256,
+        origin: None,
     })
 }
 

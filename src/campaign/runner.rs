@@ -98,6 +98,9 @@ pub struct UnitCounts {
     /// Translated units whose translation was reused from an earlier run (same fingerprint:
     /// same source text, glossary entries, prompt and model) rather than requested by this one.
     pub reused: usize,
+    /// Translated units whose first translation came from a translation memory (TMX), with no
+    /// model call.
+    pub memory_hits: usize,
 }
 
 /// The `--json` summary of a run (and of `status`).
@@ -219,6 +222,10 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
                 .count(),
             failed,
             copied: c.units.len() - prose.len(),
+            memory_hits: prose
+                .iter()
+                .filter(|u| super::memory::is_memory_hit(s, &u.id))
+                .count(),
         },
         out_dir: c.plan.rel(&c.plan.out_dir),
         state_dir: c.plan.rel(&c.state_path()),
@@ -373,6 +380,13 @@ pub async fn run<'a>(
                 }
                 progressed = true;
                 break;
+            }
+            // A first translation the translation memory holds costs nothing: record it now.
+            if let Some(result) = super::memory::hit(c, &action) {
+                record_finished(c, &manager, &mut store, &mut state, result)?;
+                progress.finish("", true);
+                progressed = true;
+                continue;
             }
             if fatal.is_some() || in_flight.len() >= window.size() {
                 break;
@@ -647,6 +661,7 @@ fn join_parts(
         elapsed_ms: 0,
         output_sha256: ResultFile::output_hash(&output),
         output,
+        origin: None,
     };
     record_finished(c, m, store, state, result)
 }

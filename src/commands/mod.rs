@@ -2,6 +2,8 @@
 //! an error (mapped to an exit code by [`crate::exit::code_for`]).
 
 pub mod approve;
+pub mod export;
+pub mod import;
 pub mod plan;
 pub mod run;
 pub mod status;

@@ -9,7 +9,8 @@ use crate::exit::{ExitCode, UsageError};
 use crate::llm::Provider;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let plan = super::plan(&args.campaign, args.concurrency)?;
+    let mut plan = super::plan(&args.campaign, args.concurrency)?;
+    plan.bilingual |= args.bilingual;
     let campaign = Campaign::load(plan)?;
     let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
@@ -25,6 +26,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             retranslate: args.retranslate,
         },
     ))?;
+    if campaign.plan.bilingual {
+        crate::interchange::bilingual::write_all(&campaign, &result.state)?;
+    }
     let report = crate::report::build(
         &campaign,
         &result.manager,

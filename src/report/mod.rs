@@ -150,6 +150,9 @@ pub struct Report {
     /// Approvals recorded at the gates, oldest first (campaign runs only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<String>,
+    /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
+    #[serde(skip)]
+    pub bilingual: bool,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -456,6 +459,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             }
             v
         },
+        bilingual: c.plan.bilingual,
     }
 }
 
@@ -534,6 +538,7 @@ pub fn build_standalone(
             failed: missing,
             copied: 0,
             reused: 0,
+            memory_hits: 0,
         },
         out_dir: String::new(),
         state_dir: String::new(),
@@ -589,5 +594,6 @@ pub fn build_standalone(
         chapters_not_written: Vec::new(),
         brief: None,
         approvals: Vec::new(),
+        bilingual: false,
     }
 }
