@@ -220,6 +220,18 @@ fn termbase_exports_round_trip_through_tbx_and_csv() {
             entries.len() >= 2,
             "{fmt}: the termbase has entries: {entries:?}"
         );
+        // Each entry keeps its origin: the house style file's and the Glossary agent's.
+        use booktr::termbase::Origin;
+        let agent = entries.iter().find(|e| e.source == "Agent").unwrap();
+        assert_eq!(
+            (agent.origin, agent.forbidden.as_slice()),
+            (Origin::HouseStyle, ["代理".to_string()].as_slice()),
+            "{fmt}"
+        );
+        assert!(
+            entries.iter().any(|e| e.origin == Origin::Agent),
+            "{fmt}: agent entries are exported with their origin: {entries:?}"
+        );
         let again = match fmt {
             "tbx" => tbx::write(&entries, &en, &zh, "booktr termbase of campaign t"),
             "csv" => String::from_utf8(delimited::write(&entries, b',')).unwrap(),
@@ -334,6 +346,15 @@ fn edited_xliff_changes_only_the_edited_units_and_a_later_run_keeps_them() {
         .output()
         .unwrap();
     let s = json_summary(&out);
+    // Validated again: the edit of a dropped the unit's code block, link and terms, so the
+    // import reports error findings on it (exit 1) and names them.
+    assert_code(&out, 1);
+    assert!(s["errors"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        stderr(&out).contains(&format!("error: {}: code_blocks", a.id)),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         s["edited"],
         serde_json::json!([a.id, b.id]),
@@ -389,9 +410,20 @@ fn edited_xliff_changes_only_the_edited_units_and_a_later_run_keeps_them() {
         &c.cmd("export", &["--format", "xliff"]).output().unwrap(),
         0,
     );
-    let again = xliff::read(&c.read(path), path).unwrap();
+    let again_doc = c.read(path);
+    let again = xliff::read(&again_doc, path).unwrap();
     let ua = again.iter().find(|u| u.id == a.id).unwrap();
     assert_eq!(ua.target.as_deref(), Some(new_a));
+    // The edited unit is final, and its QA findings are <note>s on it.
+    let unit_a = &again_doc[again_doc.find(&format!("<unit id=\"{}\"", a.id)).unwrap()..];
+    let unit_a = &unit_a[..unit_a.find("</unit>").unwrap()];
+    assert!(unit_a.contains("<segment state=\"final\">"), "{unit_a}");
+    assert!(
+        unit_a.contains(
+            "<note category=\"booktr:qa\" priority=\"1\" appliesTo=\"target\">error code_blocks:"
+        ),
+        "{unit_a}"
+    );
 }
 
 #[test]

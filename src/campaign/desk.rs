@@ -205,8 +205,8 @@ pub fn review_rows(c: &Campaign, m: &Manager, s: &State) -> Vec<ReviewRow> {
 
 /// A CSV cell safe to open in a spreadsheet: a value starting with `=`, `+`, `-`, `@`, tab or
 /// carriage return gets a leading `'`, so it is shown as text and never evaluated as a formula
-/// (OWASP, "CSV Injection"). [`from_cell`] undoes it.
-/// The same guard as the termbase CSV export ([`crate::interchange::delimited::neutralize`]).
+/// (OWASP, "CSV Injection"). [`from_cell`] undoes it. The same guard as the termbase CSV
+/// export ([`crate::interchange::delimited::neutralize`]).
 pub fn to_cell(v: &str) -> String {
     crate::interchange::delimited::neutralize(v).into_owned()
 }
