@@ -166,7 +166,7 @@ pub fn load_glossary(
     match Format::detect(path, &bytes) {
         Format::Csv => delimited::read(&bytes, display, b',', source, target),
         Format::Tsv => delimited::read(&bytes, display, b'\t', source, target),
-        Format::Tbx => tbx::read(&utf8(&bytes, display)?, display, source, target),
+        Format::Tbx => tbx::read(utf8(&bytes, display)?, display, source, target),
         f @ (Format::Xliff | Format::Tmx) => Err(FileError::new(
             display,
             None,
