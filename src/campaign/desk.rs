@@ -507,7 +507,7 @@ pub fn approve_glossary(
         });
     }
     // Cells come back with the formula guard removed (`delimited` restores them).
-    let edited = crate::interchange::delimited::read_allowing_empty(
+    let edited = crate::interchange::delimited::read(
         &bytes,
         &shown,
         b',',

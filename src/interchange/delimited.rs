@@ -197,39 +197,17 @@ fn layout(
 }
 
 /// Reads glossary rows separated by `delimiter` (`b','` or `b'\t'`); see the module docs for
-/// the layouts. A leading BOM and blank rows are accepted.
+/// the layouts. A leading BOM and blank rows are accepted; a header alone gives no entry.
 ///
 /// Errors name the file and the 1-based line: malformed rows, non-UTF-8 text, an empty or
-/// over-long term, an unknown `origin`, or (with language columns) no row for the pair.
+/// over-long term, an unknown `origin`, an empty file, or (with language columns) no row for
+/// the pair.
 pub fn read(
     bytes: &[u8],
     display: &str,
     delimiter: u8,
     source: &Lang,
     target: &Lang,
-) -> Result<Vec<Entry>, FileError> {
-    read_rows(bytes, display, delimiter, source, target, false)
-}
-
-/// As [`read`], but a file whose header has no row under it gives no entry instead of an
-/// error: an edited review table (`glossary-review.csv`) may have had every row deleted.
-pub fn read_allowing_empty(
-    bytes: &[u8],
-    display: &str,
-    delimiter: u8,
-    source: &Lang,
-    target: &Lang,
-) -> Result<Vec<Entry>, FileError> {
-    read_rows(bytes, display, delimiter, source, target, true)
-}
-
-fn read_rows(
-    bytes: &[u8],
-    display: &str,
-    delimiter: u8,
-    source: &Lang,
-    target: &Lang,
-    allow_empty: bool,
 ) -> Result<Vec<Entry>, FileError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut rdr = csv::ReaderBuilder::new()
@@ -300,7 +278,10 @@ fn read_rows(
                 .collect(),
         });
     }
-    if entries.is_empty() && !(allow_empty && cols.has_header && other_pairs.is_none()) {
+    // A header with no row under it is an empty glossary (a house style not written yet, or a
+    // review table whose every row the editor deleted); rows only for other language pairs,
+    // or no row at all, are a mistake.
+    if entries.is_empty() && !(cols.has_header && other_pairs.is_none()) {
         let why = match other_pairs {
             Some((a, b)) => format!(
                 "has no entry for {} → {} (its rows are for {a} → {b})",
@@ -438,6 +419,11 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("no glossary entry")
+        );
+        assert_eq!(
+            rd("source,target,note\n").unwrap(),
+            vec![],
+            "a header alone is empty"
         );
     }
 
