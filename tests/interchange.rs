@@ -527,6 +527,12 @@ fn a_tmx_from_one_campaign_makes_a_second_campaign_on_the_same_book_make_no_tran
         b.read("b/validation/report.md")
             .contains(&format!("Translation memory: {prose} unit(s)"))
     );
+    assert!(
+        b.read("b/validation/report.html").contains(&format!(
+            "<span id=\"memory-hits\">{prose} from translation memory</span>"
+        )),
+        "report.html counts memory hits"
+    );
     // Memory hits are journaled as results with zero usage and origin memory.
     let hits: Vec<serde_json::Value> = journal(&b, "b")
         .into_iter()
