@@ -509,6 +509,18 @@ fn a_tmx_from_one_campaign_makes_a_second_campaign_on_the_same_book_make_no_tran
     b.write("one.md", &chapter("1", 4));
     b.write("two.md", &chapter("2", 3));
     b.write("a.tmx", &tmx_doc);
+    // The offline plan already knows: no Translation call.
+    let out = b
+        .cmd("plan", &["--json", "--provider", "openai", "--model", "m"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let plan = json_summary(&out);
+    assert_eq!(
+        plan["estimate"]["total"]["translation"]["calls"], 0,
+        "{plan}"
+    );
+    assert_eq!(plan["estimate"]["remaining"]["translation"]["calls"], 0);
     let fake_b = FakeServer::start();
     let out = run_fake(&b, &fake_b);
     assert_code(&out, 0);
