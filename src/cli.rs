@@ -42,6 +42,19 @@ pub enum Command {
     /// 1: error findings; 2: usage error.
     #[command(after_help = EXIT_CODES_HELP)]
     Validate(ValidateArgs),
+    /// Export a campaign for CAT tools and termbases: `xliff` (XLIFF 2.0: one <file> per
+    /// chapter, one <unit> per translation unit, inline code as <ph>/<pc>, QA findings as
+    /// <note>), `tmx` (TMX 1.4b: every translated unit pair), `tbx` or `csv`/`tsv` (the
+    /// termbase with each entry's origin; CSV cells are formula-safe). No model call.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Export(ExportArgs),
+    /// Import into a campaign: an edited XLIFF 2 file (changed targets become human edits,
+    /// are checked by QA and written to the output chapters; a later `run` keeps them) or a
+    /// TMX memory (units not yet translated whose source it holds get its translation, with
+    /// no model call). Glossaries (CSV, TSV, TBX) go in the campaign's `glossaries` instead.
+    /// Exit 1 when an imported unit has an error finding.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Import(ImportArgs),
     /// Measure the design against the naive approach on the same book: run the orchestration
     /// (as `run`) and the single-agent baseline (as `run --mode single-agent`), judge every unit
     /// blind with a pairwise LLM judge, compute metrics and chrF against `reference_dir`, and
@@ -103,6 +116,10 @@ pub struct RunArgs {
     /// edits are recorded and kept). Recorded edits stay in the journal's history.
     #[arg(long)]
     pub force: bool,
+    /// Also write `<out_dir>/bilingual/<chapter>.md` (each source block followed by its
+    /// translation, code once) and a bilingual view in report.html (as `bilingual = true`).
+    #[arg(long)]
+    pub bilingual: bool,
     /// Send the Translation requests of each stage as one batch to the provider's batch API
     /// (OpenAI-compatible `/batches`, Anthropic Message Batches): cheaper, answered within
     /// 24 h. The batch id is saved, so a re-run polls the same batch; requests the batch does
@@ -160,6 +177,38 @@ pub struct ApproveArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// `xliff`, `tmx`, `tbx`, `csv` or `tsv`.
+    #[arg(long, value_parser = parse_format)]
+    pub format: crate::interchange::Format,
+    /// Where to write (default `<name>/export/<name>.<ext>` beside the campaign file; `-` for
+    /// stdout).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// The file to import: `.xlf`/`.xliff` (XLIFF 2) or `.tmx`; other names are recognised by
+    /// content.
+    pub file: PathBuf,
+    /// Override the detected format (`xliff` or `tmx`).
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<crate::interchange::Format>,
+    /// Print a JSON summary as the last line of stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_format(s: &str) -> Result<crate::interchange::Format, String> {
+    s.parse()
+}
+
+#[derive(Debug, Args)]
 pub struct StatusArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
@@ -179,7 +228,7 @@ pub struct ValidateArgs {
     /// Translated chapter file, or a folder of them.
     #[arg(long, requires = "source")]
     pub target: Option<PathBuf>,
-    /// A house-style glossary CSV (`source,target,note[,forbidden]`); repeatable.
+    /// A house-style glossary: CSV/TSV (`source,target,note[,forbidden]`) or TBX; repeatable.
     #[arg(long)]
     pub glossary: Vec<PathBuf>,
     #[arg(long)]

@@ -80,6 +80,25 @@ impl Lang {
             .to_string()
     }
 
+    /// How well a language code found in a file (`xml:lang`, a CSV header) names this language,
+    /// matched leniently: 3 for the same code (ignoring case and `_`/`-`), 2 for the same
+    /// primary subtag and the same resolved language (`zh`, `zh-CN`, `zh-Hans` and `zh_Hans_CN`
+    /// are all Simplified Chinese), 1 for the same primary subtag only (`zh-TW` for `zh`), 0
+    /// for another language. Callers take the best-scoring section and ignore 0.
+    pub fn match_score(&self, code: &str) -> u8 {
+        let norm = |c: &str| c.trim().to_ascii_lowercase().replace('_', "-");
+        let other = Lang::parse(code);
+        if norm(code).is_empty() || other.primary() != self.primary() {
+            0
+        } else if norm(code) == norm(&self.code) {
+            3
+        } else if other.name == self.name {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Whether `c` is a letter of this language's script (for Latin: any alphabetic char that
     /// is ASCII or Latin-1/Extended).
     pub fn is_script_letter(&self, c: char) -> bool {
@@ -116,6 +135,18 @@ mod tests {
         assert_eq!(Lang::parse("zh-Hant").name, "Traditional Chinese");
         assert_eq!(Lang::parse("xx").name, "xx");
         assert_eq!(Lang::parse("zh-Hans-CN").primary(), "zh");
+    }
+
+    #[test]
+    fn lenient_match_scores() {
+        let zh = Lang::parse("zh-CN");
+        assert_eq!(zh.match_score("zh-cn"), 3);
+        assert_eq!(zh.match_score("zh"), 2);
+        assert_eq!(zh.match_score("zh_Hans"), 2);
+        assert_eq!(zh.match_score("zh-TW"), 1);
+        assert_eq!(zh.match_score("ja"), 0);
+        assert_eq!(zh.match_score(""), 0);
+        assert_eq!(Lang::parse("en").match_score("en-US"), 2);
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod commands;
 pub mod config;
 pub mod exit;
 pub mod experiment;
+pub mod interchange;
 pub mod lang;
 pub mod llm;
 pub mod qa;

@@ -28,6 +28,8 @@ fn main() {
         Command::Approve(a) => booktr::commands::approve::run(a),
         Command::Validate(a) => booktr::commands::validate::run(a),
         Command::Experiment(a) => booktr::commands::experiment::run(a),
+        Command::Export(a) => booktr::commands::export::run(a),
+        Command::Import(a) => booktr::commands::import::run(a),
     };
     let code = match result {
         Ok(code) => code,

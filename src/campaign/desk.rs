@@ -205,30 +205,19 @@ pub fn review_rows(c: &Campaign, m: &Manager, s: &State) -> Vec<ReviewRow> {
 
 /// A CSV cell safe to open in a spreadsheet: a value starting with `=`, `+`, `-`, `@`, tab or
 /// carriage return gets a leading `'`, so it is shown as text and never evaluated as a formula
-/// (OWASP, "CSV Injection"). [`from_cell`] undoes it.
+/// (OWASP, "CSV Injection"). [`from_cell`] undoes it. The same guard as the termbase CSV
+/// export ([`crate::interchange::delimited::neutralize`]).
 pub fn to_cell(v: &str) -> String {
-    if v.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{v}")
-    } else {
-        v.to_string()
-    }
+    crate::interchange::delimited::neutralize(v).into_owned()
 }
 
-/// Undoes [`to_cell`].
+/// Undoes [`to_cell`] ([`crate::interchange::delimited::restore`]).
 pub fn from_cell(v: &str) -> String {
-    match v.strip_prefix('\'') {
-        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest.to_string(),
-        _ => v.to_string(),
-    }
+    crate::interchange::delimited::restore(v).to_string()
 }
 
 fn origin_name(o: Origin) -> &'static str {
-    match o {
-        Origin::HouseStyle => "house_style",
-        Origin::Agent => "agent",
-        Origin::Reconciled => "reconciled",
-        Origin::Editor => "editor",
-    }
+    crate::interchange::delimited::origin_name(o)
 }
 
 /// The review CSV bytes (UTF-8 with BOM so spreadsheet programs read it as UTF-8).
@@ -517,8 +506,15 @@ pub fn approve_glossary(
             recorded: false,
         });
     }
-    let edited = crate::termbase::parse_csv(&bytes, &shown)
-        .map_err(|e| UsageError::new(format!("{e}. Fix the file and approve again")))?;
+    // Cells come back with the formula guard removed (`delimited` restores them).
+    let edited = crate::interchange::delimited::read(
+        &bytes,
+        &shown,
+        b',',
+        &c.plan.source_lang,
+        &c.plan.target_lang,
+    )
+    .map_err(|e| UsageError::new(format!("{e}. Fix the file and approve again")))?;
     let proposed: Vec<Entry> = review_rows(c, m, state)
         .into_iter()
         .map(|r| r.entry)
@@ -526,13 +522,10 @@ pub fn approve_glossary(
     let proposed_by_key: BTreeMap<String, &Entry> =
         proposed.iter().map(|e| (term_key(&e.source), e)).collect();
     let mut approved: Vec<Entry> = Vec::new();
-    for e in edited.entries {
+    for e in edited {
         let e = Entry {
-            source: from_cell(&e.source),
-            target: from_cell(&e.target),
-            note: from_cell(&e.note),
             origin: Origin::Editor,
-            forbidden: e.forbidden.iter().map(|f| from_cell(f)).collect(),
+            ..e
         };
         let key = term_key(&e.source);
         if let Some(h) = c.house.get(&e.source) {

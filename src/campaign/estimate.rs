@@ -5,7 +5,8 @@
 //!
 //! - **Glossary**: the real requests of the pending candidate batches (exact prompt tokens);
 //!   completion ≈ [`GLOSSARY_TOKENS_PER_CANDIDATE`] per candidate.
-//! - **Translation**: the real request of every unit not yet translated (exact, given the
+//! - **Translation**: no call for a unit the translation memory (`memory` TMX files) holds;
+//!   otherwise the real request of every unit not yet translated (exact, given the
 //!   termbase). Before the Glossary stage the agent's entries are unknown: each candidate term is
 //!   assumed to become an entry (rendering as long as the term, a note of about seven tokens),
 //!   which is what the pseudo provider does and close to what models do. Completion ≈ the source tokens ×
@@ -173,10 +174,15 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         );
         let prompt = req.prompt_tokens_estimate() as u64;
         let completion = (crate::tokens::count(text) as f64 * ratio) as u64;
-        total
-            .get_mut(&Agent::Translation)
-            .unwrap()
-            .add(1, prompt, completion);
+        // A unit the translation memory holds costs no Translation call (it is still
+        // proofread).
+        let from_memory = c.memory.lookup(text).is_some() || super::memory::is_memory_hit(s, &u.id);
+        if !from_memory {
+            total
+                .get_mut(&Agent::Translation)
+                .unwrap()
+                .add(1, prompt, completion);
+        }
         translation_prompt_total += prompt;
         *per_chapter.entry(u.chapter.as_str()).or_insert(0) += prompt;
         let translated = s
@@ -184,6 +190,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             .is_some_and(|fp| s.is_done(&translate_key(fp, 0)));
         if translated {
             done += 1;
+        } else if from_memory {
+            todo += 1;
         } else {
             todo += 1;
             remaining

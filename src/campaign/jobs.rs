@@ -541,6 +541,7 @@ pub async fn finish(
         elapsed_ms: started.elapsed().as_millis() as u64,
         output,
         output_sha256,
+        origin: None,
     })
 }
 

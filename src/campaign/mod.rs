@@ -18,6 +18,7 @@ pub mod estimate;
 pub mod fingerprint;
 pub mod jobs;
 pub mod manager;
+pub mod memory;
 pub mod outputs;
 pub mod progress;
 pub mod runner;
@@ -46,6 +47,8 @@ pub struct Campaign {
     pub house: Termbase,
     /// The translation guide text (the campaign's `guide` file or the built-in default).
     pub guide: String,
+    /// The translation memory from the campaign's `memory` TMX files (empty without).
+    pub memory: crate::interchange::memory::Memory,
     pub manifest: Manifest,
     /// sha256 over [`Manifest`] (hex): this version of the book and settings.
     pub fingerprint: String,
@@ -73,11 +76,31 @@ impl Campaign {
         let mut glossary_hashes = Vec::new();
         for rel in &plan.glossaries {
             let path = plan.campaign_dir.join(rel);
-            let tb = termbase::load_csv(&path, rel).map_err(|e| UsageError::new(e.to_string()))?;
+            // CSV, TSV or TBX, by extension or content; every entry is house style.
+            let entries =
+                crate::interchange::load_glossary(&path, rel, &plan.source_lang, &plan.target_lang)
+                    .map_err(|e| UsageError::new(format!("glossary {e}")))?;
             let bytes = std::fs::read(&path).with_context(|| format!("reading glossary {rel}"))?;
             glossary_hashes.push((rel.clone(), crate::util::sha256_hex(&bytes)));
-            house_entries.extend(tb.entries);
+            house_entries.extend(entries.into_iter().map(|e| termbase::Entry {
+                origin: termbase::Origin::HouseStyle,
+                ..e
+            }));
         }
+        let memory_files: Vec<(std::path::PathBuf, &str)> = plan
+            .memory
+            .iter()
+            .map(|rel| (plan.campaign_dir.join(rel), rel.as_str()))
+            .collect();
+        let memory = crate::interchange::memory::Memory::load(
+            &memory_files
+                .iter()
+                .map(|(p, r)| (p.as_path(), *r))
+                .collect::<Vec<_>>(),
+            &plan.source_lang,
+            &plan.target_lang,
+        )
+        .map_err(|e| UsageError::new(format!("translation memory {e}")))?;
         let house = Termbase::from_entries(house_entries);
         let guide = match &plan.guide {
             Some(rel) => std::fs::read_to_string(plan.campaign_dir.join(rel)).map_err(|e| {
@@ -111,6 +134,7 @@ impl Campaign {
             units,
             house,
             guide,
+            memory,
             manifest,
             fingerprint,
             config,

@@ -98,6 +98,9 @@ pub struct UnitCounts {
     /// Translated units whose translation was reused from an earlier run (same fingerprint:
     /// same source text, glossary entries, prompt and model) rather than requested by this one.
     pub reused: usize,
+    /// Translated units whose first translation came from a translation memory (TMX), with no
+    /// model call.
+    pub memory_hits: usize,
 }
 
 /// The `--json` summary of a run (and of `status`).
@@ -219,6 +222,10 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
                 .count(),
             failed,
             copied: c.units.len() - prose.len(),
+            memory_hits: prose
+                .iter()
+                .filter(|u| super::memory::is_memory_hit(s, &u.id))
+                .count(),
         },
         out_dir: c.plan.rel(&c.plan.out_dir),
         state_dir: c.plan.rel(&c.state_path()),
@@ -359,6 +366,19 @@ pub async fn run<'a>(
     loop {
         let step = manager.next_step(&state, &in_flight);
         progress.status(format!("{:?} · {} tokens", step.stage, fmt_tokens(&state)));
+        // First translations the translation memory holds cost nothing: record them before
+        // anything is sent (or batched).
+        let mut memory_hits = 0;
+        for action in &step.actions {
+            if let Some(result) = super::memory::hit(c, action) {
+                record_finished(c, &manager, &mut store, &mut state, result)?;
+                progress.finish("", true);
+                memory_hits += 1;
+            }
+        }
+        if memory_hits > 0 {
+            continue;
+        }
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
         if (batch_mode || !state.open_batches.is_empty())
@@ -688,6 +708,7 @@ fn join_parts(
         elapsed_ms: 0,
         output_sha256: ResultFile::output_hash(&output),
         output,
+        origin: None,
     };
     record_finished(c, m, store, state, result)
 }

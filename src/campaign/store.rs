@@ -313,6 +313,23 @@ pub struct ResultFile {
     pub output: Output,
     /// sha256 of the JSON of `output`; checked when a file is adopted.
     pub output_sha256: String,
+    /// Where the output came from when no model produced it (a translation memory); absent
+    /// for model calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<ResultOrigin>,
+}
+
+/// The source of a result that no model call produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ResultOrigin {
+    /// An exact match in a translation memory (TMX): no request, zero usage.
+    Memory {
+        /// The memory file, as named in the campaign file or on the command line.
+        file: String,
+        /// The `tuid` of the matching translation unit.
+        tuid: String,
+    },
 }
 
 impl ResultFile {
@@ -714,6 +731,7 @@ mod tests {
             elapsed_ms: 0,
             output_sha256: ResultFile::output_hash(&output),
             output,
+            origin: None,
         };
         let back: ResultFile =
             serde_json::from_slice(&serde_json::to_vec_pretty(&r).unwrap()).unwrap();

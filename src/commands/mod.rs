@@ -3,6 +3,8 @@
 
 pub mod approve;
 pub mod experiment;
+pub mod export;
+pub mod import;
 pub mod plan;
 pub mod run;
 pub mod status;

@@ -18,7 +18,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         return super::experiment::run_single(args);
     }
-    let plan = super::plan(&args.campaign, args.concurrency)?;
+    let mut plan = super::plan(&args.campaign, args.concurrency)?;
+    plan.bilingual |= args.bilingual;
     let campaign = Campaign::load(plan)?;
     let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
@@ -35,6 +36,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             batch: args.batch,
         },
     ))?;
+    if campaign.plan.bilingual {
+        crate::interchange::bilingual::write_all(&campaign, &result.state)?;
+    }
     let report = crate::report::build(
         &campaign,
         &result.manager,

@@ -127,9 +127,17 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let target_lang = Lang::parse(args.target_lang.as_deref().unwrap_or("zh"));
     let mut entries = Vec::new();
     for g in &args.glossary {
-        let tb = termbase::load_csv(g, &g.display().to_string())
-            .map_err(|e| UsageError::new(e.to_string()))?;
-        entries.extend(tb.entries);
+        let found = crate::interchange::load_glossary(
+            g,
+            &g.display().to_string(),
+            &source_lang,
+            &target_lang,
+        )
+        .map_err(|e| UsageError::new(format!("glossary {e}")))?;
+        entries.extend(found.into_iter().map(|e| termbase::Entry {
+            origin: termbase::Origin::HouseStyle,
+            ..e
+        }));
     }
     let tb = Termbase::from_entries(entries);
     let ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);

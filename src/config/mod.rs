@@ -113,8 +113,13 @@ pub struct Plan {
     pub target_lang: Lang,
     /// Chapter paths relative to the campaign file, in book order.
     pub chapters: Vec<String>,
-    /// House-style glossary CSV paths relative to the campaign file.
+    /// House-style glossary paths (CSV, TSV, TBX) relative to the campaign file.
     pub glossaries: Vec<String>,
+    /// Translation memory (TMX) paths relative to the campaign file.
+    pub memory: Vec<String>,
+    /// Whether bilingual chapters and the bilingual report view are written (`bilingual` or
+    /// `run --bilingual`).
+    pub bilingual: bool,
     /// Optional translation guide (Markdown) relative to the campaign file.
     pub guide: Option<String>,
     /// Unit size limit in characters.
@@ -301,6 +306,8 @@ impl Plan {
             target_lang: Lang::parse(&raw.target_lang),
             chapters: raw.chapters,
             glossaries: raw.glossaries,
+            memory: raw.memory,
+            bilingual: raw.bilingual.unwrap_or(false),
             guide: raw.guide,
             max_unit_chars,
             concurrency,

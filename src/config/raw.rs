@@ -15,9 +15,17 @@ pub struct RawCampaign {
     pub target_lang: String,
     /// Chapter files in book order.
     pub chapters: Vec<String>,
-    /// House-style glossary CSV files (`source,target,note`). Their entries always win.
+    /// House-style glossary files: CSV/TSV (`source,target,note[,forbidden]`, a language-code
+    /// header, or DeepL's header-less `source,target`) or TBX. Their entries always win.
     #[serde(default)]
     pub glossaries: Vec<String>,
+    /// Translation memories (TMX): a unit whose source text (whitespace-normalised) is in one
+    /// gets the stored translation without a model call.
+    #[serde(default)]
+    pub memory: Vec<String>,
+    /// Also write `<out_dir>/bilingual/<chapter>.md` (each source block followed by its
+    /// translation) and a bilingual view in report.html (default false).
+    pub bilingual: Option<bool>,
     /// A Markdown translation guide (style, register, conventions) given to every translator.
     pub guide: Option<String>,
     /// Unit size limit in characters (default 12,000).

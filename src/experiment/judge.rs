@@ -915,6 +915,7 @@ fn record(
             let output = Output::Judgment(Box::new(judgment.clone()));
             let result = ResultFile {
                 schema_version: STATE_SCHEMA_VERSION,
+                origin: None,
                 call: out.call.clone(),
                 agent: Agent::Judge,
                 unit: Some(out.pair.unit.clone()),

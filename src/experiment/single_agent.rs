@@ -361,6 +361,7 @@ pub async fn run(
         };
         let result = ResultFile {
             schema_version: STATE_SCHEMA_VERSION,
+            origin: None,
             call: key.clone(),
             agent: Agent::Translation,
             unit: Some(u.id.clone()),

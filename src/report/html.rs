@@ -72,6 +72,12 @@ fn adherence_rows(r: &Report) -> Vec<AdherenceRow<'_>> {
         .collect()
 }
 
+#[derive(Serialize)]
+struct BilingualChapter<'a> {
+    key: &'a str,
+    rows: Vec<crate::interchange::bilingual::Row>,
+}
+
 /// The texts the page shows, by unit id: `(source, target)` (target empty when missing).
 pub type Texts = BTreeMap<String, (String, String)>;
 
@@ -137,6 +143,29 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
             }
         })
         .collect();
+    // The bilingual view: per chapter, each source block beside its translation, code once.
+    let bilingual: Vec<BilingualChapter> = if r.bilingual {
+        order
+            .iter()
+            .map(|key| BilingualChapter {
+                key,
+                rows: units
+                    .iter()
+                    .filter(|u| u.chapter == *key)
+                    .flat_map(|u| {
+                        let translated = !matches!(u.outcome.as_str(), "pending" | "failed");
+                        crate::interchange::bilingual::pair_unit(
+                            &u.source,
+                            translated.then_some(u.target.as_str()),
+                            u.outcome != "copied",
+                        )
+                    })
+                    .collect(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let usage: Vec<_> = Agent::ALL
         .iter()
         .map(|a| context! { agent => a.as_str(), u => Value::from(Serde(r.usage_of(*a))) })
@@ -150,6 +179,7 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         errors => r.error_count(),
         usage => usage,
         adherence => Value::from(Serde(adherence_rows(r))),
+        bilingual => Value::from(Serde(&bilingual)),
         version => env!("CARGO_PKG_VERSION"),
     })?;
     Ok(html)

@@ -43,6 +43,13 @@ pub fn render(r: &Report) -> String {
         s.units.copied,
         s.manager_context_peak_tokens
     );
+    if s.units.memory_hits > 0 {
+        let _ = writeln!(
+            o,
+            "Translation memory: {} unit(s) reused from TMX without a model call.\n",
+            s.units.memory_hits
+        );
+    }
 
     let failed: Vec<_> = r
         .units

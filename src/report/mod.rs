@@ -154,6 +154,9 @@ pub struct Report {
     /// after a plain `run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::experiment::evidence::Comparison>,
+    /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
+    #[serde(skip)]
+    pub bilingual: bool,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -474,6 +477,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             v
         },
         comparison: None,
+        bilingual: c.plan.bilingual,
     }
 }
 
@@ -552,6 +556,7 @@ pub fn build_standalone(
             failed: missing,
             copied: 0,
             reused: 0,
+            memory_hits: 0,
         },
         out_dir: String::new(),
         state_dir: String::new(),
@@ -608,5 +613,6 @@ pub fn build_standalone(
         brief: None,
         approvals: Vec::new(),
         comparison: None,
+        bilingual: false,
     }
 }

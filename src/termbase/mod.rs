@@ -1,16 +1,14 @@
-//! The termbase: glossary entries with their origin, loading of house-style CSV files, and
-//! matching of entries against a text.
+//! The termbase: glossary entries with their origin, and matching of entries against a text.
+//! Glossary files (CSV, TSV, TBX) are read by [`crate::interchange`].
 //!
 //! House-style entries (from the campaign's `glossaries`) always win over entries proposed by
 //! the Glossary agent: [`Termbase::merge`] drops any agent entry whose source term a house-style
 //! entry already covers.
 
-mod csv_io;
 mod matcher;
 
 use serde::{Deserialize, Serialize};
 
-pub use csv_io::{GlossaryFileError, load_csv, parse_csv};
 pub use matcher::{Matcher, leftmost_longest};
 
 /// Where an entry came from.

@@ -1,0 +1,68 @@
+//! Translation memory in a campaign: a unit whose source text is in the memory (the campaign's
+//! `memory` TMX files, or a TMX given to `booktr import`) gets the stored translation as its
+//! first translation, recorded like a model answer (a result file and a `call_finished` journal
+//! line) but with zero usage, no request, and `origin: memory` naming the file and `tuid`.
+//! QA checks it like any translation; a unit with QA errors is revised as usual.
+
+use super::Campaign;
+use super::fingerprint::STATE_SCHEMA_VERSION;
+use super::manager::{Action, translate_key};
+use super::state::State;
+use super::store::{Output, ResultFile, ResultOrigin};
+use crate::agents::Agent;
+use crate::interchange::memory::{Hit, Memory};
+
+/// The memory result for `action` when it is a first translation whose source the campaign's
+/// memory (its `memory` files) holds.
+pub fn hit(c: &Campaign, action: &Action) -> Option<ResultFile> {
+    hit_in(c, action, &c.memory)
+}
+
+/// See [`hit`], with an explicit memory.
+pub fn hit_in(c: &Campaign, action: &Action, memory: &Memory) -> Option<ResultFile> {
+    let Action::Translate { unit, fp, round: 0 } = action else {
+        return None;
+    };
+    let u = &c.units[*unit];
+    let found = memory.lookup(c.source_text(u))?;
+    Some(result(c, u, fp, found))
+}
+
+/// The result file recording memory hit `hit` as the round-0 translation of unit `u`
+/// (fingerprint `fp`): the stored text with the unit's own surrounding whitespace and line
+/// endings.
+pub fn result(c: &Campaign, u: &crate::book::Unit, fp: &str, hit: &Hit) -> ResultFile {
+    let output = Output::Translation {
+        round: 0,
+        text: crate::interchange::surround_like(c.source_text(u), &hit.target),
+        cleanup: Default::default(),
+        reasoning_chars: 0,
+        joined_from: Vec::new(),
+    };
+    ResultFile {
+        schema_version: STATE_SCHEMA_VERSION,
+        call: translate_key(fp, 0),
+        agent: Agent::Translation,
+        unit: Some(u.id.clone()),
+        request_sha256: String::new(),
+        usage: Default::default(),
+        attempts: 0,
+        requests: 0,
+        model: None,
+        finish_reason: None,
+        elapsed_ms: 0,
+        output_sha256: ResultFile::output_hash(&output),
+        output,
+        origin: Some(ResultOrigin::Memory {
+            file: hit.file.clone(),
+            tuid: hit.id.clone(),
+        }),
+    }
+}
+
+/// Whether unit `id`'s first translation came from a translation memory.
+pub fn is_memory_hit(s: &State, id: &str) -> bool {
+    s.fp(id)
+        .and_then(|fp| s.finished.get(&translate_key(fp, 0)))
+        .is_some_and(|r| matches!(r.origin, Some(ResultOrigin::Memory { .. })))
+}

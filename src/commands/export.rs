@@ -1,0 +1,100 @@
+//! `booktr export`: a campaign's termbase (TBX, CSV, TSV), chapters and units (XLIFF 2.0) or
+//! unit pairs (TMX 1.4b), from the saved state alone (no model call, no lock).
+
+use std::io::Write;
+
+use crate::campaign::Campaign;
+use crate::campaign::state::State;
+use crate::cli::ExportArgs;
+use crate::exit::{ExitCode, UsageError};
+use crate::interchange::{Format, campaign as ic, delimited, tbx};
+
+pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let plan = super::plan(&args.campaign, None)?;
+    let campaign = Campaign::load(plan)?;
+    let p = &campaign.plan;
+    let dir = campaign.state_path();
+    let state = if dir.exists() {
+        Some(State::load(&campaign, &dir, "export")?)
+    } else {
+        None
+    };
+    let needs_state = matches!(args.format, Format::Xliff | Format::Tmx);
+    let Some(state) = state.as_ref().filter(|_| needs_state).or(state.as_ref()) else {
+        if needs_state {
+            return Err(UsageError::new(format!(
+                "no saved state for this configuration of {}: run `booktr run {}` first (XLIFF and TMX export the translations)",
+                p.campaign_file.display(),
+                p.campaign_file.display()
+            ))
+            .into());
+        }
+        return write_termbase(&campaign, None, args);
+    };
+    match args.format {
+        Format::Xliff => {
+            let doc = ic::xliff(&campaign, state);
+            let units = campaign.units.len();
+            emit(&campaign, args, doc.as_bytes(), &format!("{units} units"))
+        }
+        Format::Tmx => {
+            let (doc, skipped) = ic::tmx(&campaign, state);
+            let n = doc.matches("<tu ").count();
+            let note = if skipped > 0 {
+                format!(
+                    "{n} unit pairs; {skipped} left out (a character XML cannot carry, e.g. a control character)"
+                )
+            } else {
+                format!("{n} unit pairs")
+            };
+            emit(&campaign, args, doc.as_bytes(), &note)
+        }
+        _ => write_termbase(&campaign, Some(state), args),
+    }
+}
+
+fn write_termbase(c: &Campaign, s: Option<&State>, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let entries = ic::termbase_entries(c, s);
+    if s.is_none_or(|s| s.termbase.is_none()) {
+        eprintln!(
+            "note: the campaign has no merged termbase yet; exporting its {} house-style entries",
+            entries.len()
+        );
+    }
+    let bytes = match args.format {
+        Format::Tbx => tbx::write(
+            &entries,
+            &c.plan.source_lang,
+            &c.plan.target_lang,
+            &format!("booktr termbase of campaign {}", c.plan.name),
+        )
+        .into_bytes(),
+        Format::Tsv => delimited::write(&entries, b'\t'),
+        _ => delimited::write(&entries, b','),
+    };
+    emit(c, args, &bytes, &format!("{} entries", entries.len()))
+}
+
+/// Writes `bytes` to `--out` (stdout for `-`), else `<name>/export/<name>.<ext>`.
+fn emit(c: &Campaign, args: &ExportArgs, bytes: &[u8], what: &str) -> anyhow::Result<ExitCode> {
+    let p = &c.plan;
+    let path = match &args.out {
+        Some(o) if o.as_os_str() == "-" => {
+            std::io::stdout().write_all(bytes)?;
+            return Ok(ExitCode::Ok);
+        }
+        Some(o) => o.clone(),
+        None => p.campaign_dir.join(&p.name).join("export").join(format!(
+            "{}.{}",
+            p.name,
+            args.format.extension()
+        )),
+    };
+    crate::util::write_atomic(&path, bytes)?;
+    eprintln!(
+        "{}exported {what} to {}",
+        if p.is_rehearsal() { "REHEARSAL " } else { "" },
+        p.show(&path)
+    );
+    Ok(ExitCode::Ok)
+}

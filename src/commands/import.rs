@@ -1,0 +1,165 @@
+//! `booktr import`: an edited XLIFF 2 file (changed targets become human edits) or a TMX
+//! translation memory (fills units not translated yet), recorded in the campaign's journal;
+//! then the output chapters and the report are written again.
+
+use std::collections::BTreeSet;
+
+use crate::campaign::Campaign;
+use crate::campaign::manager::{Manager, Stage};
+use crate::campaign::runner::{Status, import_edits};
+use crate::campaign::state::State;
+use crate::campaign::store::{Existing, Store};
+use crate::cli::ImportArgs;
+use crate::exit::{ExitCode, UsageError};
+use crate::interchange::memory::Memory;
+use crate::interchange::{Format, campaign as ic, tmx, xliff};
+use crate::qa::Severity;
+
+pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let plan = super::plan(&args.campaign, None)?;
+    let campaign = Campaign::load(plan)?;
+    let p = &campaign.plan;
+    let display = args.file.display().to_string();
+    let bytes = std::fs::read(&args.file)
+        .map_err(|e| UsageError::new(format!("cannot read {display}: {e}")))?;
+    let format = args
+        .format
+        .unwrap_or_else(|| Format::detect(&args.file, &bytes));
+    let text =
+        crate::interchange::utf8(&bytes, &display).map_err(|e| UsageError::new(e.to_string()))?;
+    // Parse before touching the state: a bad file changes nothing.
+    enum Input {
+        Xliff(Vec<xliff::ReadUnit>),
+        Tmx(Memory),
+    }
+    let input = match format {
+        Format::Xliff => {
+            Input::Xliff(xliff::read(text, &display).map_err(|e| UsageError::new(e.to_string()))?)
+        }
+        Format::Tmx => {
+            let pairs = tmx::read(text, &display, &p.source_lang, &p.target_lang)
+                .map_err(|e| UsageError::new(e.to_string()))?;
+            let mut m = Memory::default();
+            // The memory's name as stored in results: relative to the campaign file.
+            let abs = std::env::current_dir()?.join(&args.file);
+            m.add(pairs, &p.rel(&crate::util::normalize(&abs)));
+            Input::Tmx(m)
+        }
+        other => {
+            return Err(UsageError::new(format!(
+                "{display} is a {} glossary: list it in `glossaries` in {} instead; `import` takes an edited XLIFF or a TMX memory",
+                other.extension().to_uppercase(),
+                p.campaign_file.display()
+            ))
+            .into());
+        }
+    };
+    let run_first = || {
+        UsageError::new(format!(
+            "{} has no glossary termbase yet for this configuration, so its units have no fingerprints to attach imported work to: run `booktr run {}` first (to use a TMX before any paid call, list it in `memory = [...]` instead)",
+            p.campaign_file.display(),
+            p.campaign_file.display()
+        ))
+    };
+    if !campaign.state_path().exists() {
+        return Err(run_first().into());
+    }
+    let mut store = Store::open_for_run(&campaign, Existing::Refuse)?;
+    let mut state = State::load(&campaign, &store.dir, "import")?;
+    if state.termbase.is_none() {
+        return Err(run_first().into());
+    }
+    // Hand edits of the output files first, so that rewriting them loses nothing.
+    let hand = import_edits(&campaign, &mut store, &mut state)?;
+    if hand > 0 {
+        eprintln!("recorded {hand} unit(s) edited by hand in the output chapters");
+    }
+    let (touched, summary) = match input {
+        Input::Xliff(units) => {
+            let r = ic::apply_xliff(&campaign, &mut store, &mut state, &units)?;
+            eprintln!(
+                "{display}: {} unit(s) edited (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without target",
+                r.edited.len(),
+                r.unchanged,
+                r.untranslated
+            );
+            if !r.stale.is_empty() {
+                eprintln!(
+                    "  not taken: {} unit(s) whose source changed since the export (e.g. {}); export again and redo them",
+                    r.stale.len(),
+                    r.stale[0]
+                );
+            }
+            if !r.unknown.is_empty() {
+                eprintln!(
+                    "  not taken: {} unit id(s) this campaign does not have (e.g. {})",
+                    r.unknown.len(),
+                    r.unknown[0]
+                );
+            }
+            (r.edited.clone(), serde_json::to_value(&r)?)
+        }
+        Input::Tmx(m) => {
+            let filled = ic::apply_memory(&campaign, &mut store, &mut state, &m)?;
+            eprintln!(
+                "{display}: {} distinct source(s); {} unit(s) not yet translated took their translation from it (no model call)",
+                m.len(),
+                filled.len()
+            );
+            (
+                filled.clone(),
+                serde_json::json!({"memory_hits": filled.len(), "memory_sources": m.len()}),
+            )
+        }
+    };
+    if !touched.is_empty() || hand > 0 || !state.outputs_current {
+        let skipped = ic::write_outputs(&campaign, &mut store, &mut state)?;
+        if !skipped.is_empty() {
+            eprintln!(
+                "  chapters not written (units still untranslated): {}; `booktr run` translates them",
+                skipped.join(", ")
+            );
+        }
+    }
+    // Validate again: the report covers every unit, the summary the imported ones.
+    let manager = Manager::new(&campaign, &state);
+    let stage = manager.next_step(&state, &BTreeSet::new()).stage;
+    let status = if stage == Stage::Complete {
+        Status::Complete
+    } else {
+        Status::Incomplete
+    };
+    let report = crate::report::build(&campaign, &manager, &state, status, &[]);
+    report.write(&p.report_dir, &crate::report::texts_of(&campaign, &state))?;
+    let touched_set: BTreeSet<&str> = touched.iter().map(String::as_str).collect();
+    let errors: Vec<String> = report
+        .units
+        .iter()
+        .filter(|u| touched_set.contains(u.id.as_str()))
+        .flat_map(|u| {
+            u.findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(move |f| format!("{}: {}", u.id, f.line()))
+        })
+        .collect();
+    for e in errors.iter().take(10) {
+        eprintln!("  error: {e}");
+    }
+    eprintln!(
+        "  QA: {} error finding(s) on the imported units. Report: {}",
+        errors.len(),
+        p.show(&p.report_dir.join("report.html"))
+    );
+    if args.json {
+        let mut v = summary;
+        v["errors"] = errors.len().into();
+        v["stage"] = serde_json::to_value(&stage)?;
+        println!("{}", serde_json::to_string(&v)?);
+    }
+    Ok(if errors.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failed
+    })
+}

@@ -1,0 +1,565 @@
+//! XLIFF 2.0 (OASIS, 2014), written and read with `quick-xml`.
+//!
+//! A campaign is written as one `<file>` per chapter (`id` = chapter key, `original` = the
+//! chapter path) and one `<unit>` per translation unit (`id` = unit id), each with one
+//! `<segment>` holding `<source>` and `<target>`. Code-only and front-matter units are there
+//! too, with `translate="no"`, so that a CAT tool can rebuild whole chapters. Inline codes
+//! ([`super::inline`]) become `<ph>` and `<pc>` whose native text is kept in the unit's
+//! `<originalData>`; characters XML 1.0 cannot carry are `<cp hex="…"/>`, carriage returns
+//! `&#xD;`, and every `<file>` says `xml:space="preserve"`, so reading the file back gives the
+//! exact bytes. QA findings of the unit's final text are `<note category="booktr:qa">` with
+//! `priority` 1 (error), 5 (warning) or 9 (info).
+//!
+//! Reading takes any XLIFF 2.x document: units may have been resegmented (their segments and
+//! `<ignorable>`s are joined in order), inline codes may be `<ph>`, `<pc>`, `<sc>`/`<ec>`, and
+//! annotations (`<mrk>`, `<sm>`/`<em>`) are dropped while their content is kept.
+
+use std::collections::BTreeMap;
+
+use super::FileError;
+use super::inline::{self, Piece};
+use super::xml::{self, Node};
+
+/// XLIFF 2.0 namespace.
+pub const NS: &str = "urn:oasis:names:tc:xliff:document:2.0";
+
+/// A note on a unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// 1 (most important) to 10.
+    pub priority: u8,
+    pub category: String,
+    pub text: String,
+}
+
+/// A unit to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub id: String,
+    pub source: String,
+    pub target: Option<String>,
+    /// False for units copied unchanged (`translate="no"`).
+    pub translate: bool,
+    /// Segment state: `initial`, `translated`, `reviewed` or `final`.
+    pub state: &'static str,
+    pub notes: Vec<Note>,
+}
+
+/// A `<file>` to write: one chapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    /// NMTOKEN id (the chapter key).
+    pub id: String,
+    /// The chapter's path.
+    pub original: String,
+    pub units: Vec<Unit>,
+}
+
+/// Native code ids of one unit, shared by source and target: the same code gets the same id
+/// on both sides, so CAT tools can check that the target keeps the source's codes.
+#[derive(Default)]
+struct Codes {
+    /// native text → data id.
+    data: BTreeMap<String, String>,
+    /// Data in order of first use: (id, native text).
+    order: Vec<(String, String)>,
+    next_code: usize,
+    /// Codes of the source: (kind, native start, native end, id), for reuse by the target.
+    source_codes: Vec<(u8, String, String, String)>,
+    used: Vec<bool>,
+}
+
+impl Codes {
+    fn data_ref(&mut self, native: &str) -> String {
+        if let Some(id) = self.data.get(native) {
+            return id.clone();
+        }
+        let id = format!("d{}", self.order.len() + 1);
+        self.data.insert(native.to_string(), id.clone());
+        self.order.push((id.clone(), native.to_string()));
+        id
+    }
+
+    /// The id of a code: on the source side a new one; on the target side the id of the first
+    /// unused source code with the same native text, else a new one.
+    fn code_id(&mut self, target: bool, kind: u8, start: &str, end: &str) -> String {
+        if target {
+            for (k, c) in self.source_codes.iter().enumerate() {
+                if !self.used[k] && c.0 == kind && c.1 == start && c.2 == end {
+                    self.used[k] = true;
+                    return c.3.clone();
+                }
+            }
+        }
+        self.next_code += 1;
+        let id = self.next_code.to_string();
+        if !target {
+            self.source_codes
+                .push((kind, start.to_string(), end.to_string(), id.clone()));
+            self.used.push(false);
+        }
+        id
+    }
+}
+
+/// Text content with characters XML cannot carry as `<cp>`.
+fn text_xml(s: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    for c in s.chars() {
+        if xml::is_xml_char(c) {
+            run.push(c);
+        } else {
+            out.push_str(&xml::escape_text(&run));
+            run.clear();
+            out.push_str(&format!("<cp hex=\"{:04X}\"/>", c as u32));
+        }
+    }
+    out.push_str(&xml::escape_text(&run));
+    out
+}
+
+/// A short one-line rendering of native code for the `disp` attribute (what CAT tools show).
+fn disp(native: &str) -> String {
+    let one: String = native.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = one.chars().take(40).collect();
+    let short = if short.len() < one.len() {
+        format!("{short}…")
+    } else {
+        short
+    };
+    quick_xml::escape::escape(xml::attr_value(&short)).into_owned()
+}
+
+fn pieces_xml(pieces: &[Piece], codes: &mut Codes, target: bool, out: &mut String) {
+    for p in pieces {
+        match p {
+            Piece::Text(t) => out.push_str(&text_xml(t)),
+            Piece::Ph(native) => {
+                let id = codes.code_id(target, 0, native, "");
+                let d = codes.data_ref(native);
+                out.push_str(&format!(
+                    "<ph id=\"{id}\" dataRef=\"{d}\" disp=\"{}\"/>",
+                    disp(native)
+                ));
+            }
+            Piece::Pc { start, end, inner } => {
+                let id = codes.code_id(target, 1, start, end);
+                let ds = codes.data_ref(start);
+                let de = codes.data_ref(end);
+                out.push_str(&format!(
+                    "<pc id=\"{id}\" dataRefStart=\"{ds}\" dataRefEnd=\"{de}\" dispStart=\"{}\" dispEnd=\"{}\">",
+                    disp(start),
+                    disp(end)
+                ));
+                pieces_xml(inner, codes, target, out);
+                out.push_str("</pc>");
+            }
+        }
+    }
+}
+
+/// Writes an XLIFF 2.0 document for `files`, `src_lang` → `trg_lang` (BCP 47 codes).
+pub fn write(src_lang: &str, trg_lang: &str, files: &[File]) -> String {
+    let mut w = xml::writer();
+    xml::open(
+        &mut w,
+        "xliff",
+        &[
+            ("xmlns", NS),
+            ("version", "2.0"),
+            ("srcLang", src_lang),
+            ("trgLang", trg_lang),
+        ],
+    );
+    for f in files {
+        xml::open(
+            &mut w,
+            "file",
+            &[
+                ("id", &f.id),
+                ("original", &f.original),
+                ("xml:space", "preserve"),
+            ],
+        );
+        for u in &f.units {
+            let mut attrs = vec![("id", u.id.as_str())];
+            if !u.translate {
+                attrs.push(("translate", "no"));
+            }
+            xml::open(&mut w, "unit", &attrs);
+            if !u.notes.is_empty() {
+                xml::open(&mut w, "notes", &[]);
+                for n in &u.notes {
+                    let p = n.priority.clamp(1, 10).to_string();
+                    xml::leaf(
+                        &mut w,
+                        "note",
+                        &[
+                            ("category", &n.category),
+                            ("priority", &p),
+                            ("appliesTo", "target"),
+                        ],
+                        &n.text,
+                    );
+                }
+                xml::close(&mut w, "notes");
+            }
+            let mut codes = Codes::default();
+            let mut source = String::new();
+            pieces_xml(&inline::split(&u.source), &mut codes, false, &mut source);
+            let target = u.target.as_ref().map(|t| {
+                let mut s = String::new();
+                pieces_xml(&inline::split(t), &mut codes, true, &mut s);
+                s
+            });
+            if !codes.order.is_empty() {
+                xml::open(&mut w, "originalData", &[]);
+                for (id, native) in &codes.order {
+                    xml::open(&mut w, "data", &[("id", id)]);
+                    xml::raw(&mut w, &text_xml(native));
+                    xml::close(&mut w, "data");
+                }
+                xml::close(&mut w, "originalData");
+            }
+            xml::open(&mut w, "segment", &[("state", u.state)]);
+            xml::open(&mut w, "source", &[]);
+            xml::raw(&mut w, &source);
+            xml::close(&mut w, "source");
+            if let Some(t) = target {
+                xml::open(&mut w, "target", &[]);
+                xml::raw(&mut w, &t);
+                xml::close(&mut w, "target");
+            }
+            xml::close(&mut w, "segment");
+            xml::close(&mut w, "unit");
+        }
+        xml::close(&mut w, "file");
+    }
+    xml::close(&mut w, "xliff");
+    xml::finish(w)
+}
+
+/// A unit read from an XLIFF document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadUnit {
+    /// The unit's `id`.
+    pub id: String,
+    /// The `id` of its `<file>`.
+    pub file: String,
+    /// False for `translate="no"` units.
+    pub translate: bool,
+    /// The source text, codes put back.
+    pub source: String,
+    /// The target text, codes put back; `None` when a segment has no target.
+    pub target: Option<String>,
+    /// Line of the `<unit>` element.
+    pub line: u64,
+}
+
+/// Reads every unit of an XLIFF 2.x document.
+///
+/// Errors name the file and line: malformed XML, not XLIFF 2.x (XLIFF 1.2 is refused with a
+/// remedy), a unit without id, an inline code referring to data the unit does not have, a
+/// `<cp>` with a bad code point.
+pub fn read(text: &str, display: &str) -> Result<Vec<ReadUnit>, FileError> {
+    let nodes = xml::parse(text, display)?;
+    let line = |pos: usize| Some(xml::line_of(text, pos));
+    let Some(root) = nodes.iter().find(|n| matches!(n, Node::Start { .. })) else {
+        return Err(FileError::new(display, None, "is empty"));
+    };
+    let version = root.attr("version").unwrap_or("");
+    if !root.is_start("xliff") || !version.starts_with('2') {
+        return Err(FileError::new(
+            display,
+            Some(1),
+            format!(
+                "is not an XLIFF 2 document (root `{}`, version `{version}`); export XLIFF 2.0 from your CAT tool, or re-export with `booktr export --format xliff` and work on that file",
+                match root {
+                    Node::Start { name, .. } => name.as_str(),
+                    _ => "",
+                }
+            ),
+        ));
+    }
+    let mut units = Vec::new();
+    let mut file_id = String::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        match &nodes[i] {
+            Node::Start { name, .. } if name == "file" => {
+                file_id = nodes[i].attr("id").unwrap_or("").to_string();
+                i += 1;
+            }
+            Node::Start { name, pos, .. } if name == "unit" => {
+                let end = xml::skip(&nodes, i);
+                let id = nodes[i].attr("id").unwrap_or("").to_string();
+                if id.is_empty() {
+                    return Err(FileError::new(
+                        display,
+                        line(*pos),
+                        "a <unit> has no id; units must keep the ids booktr wrote",
+                    ));
+                }
+                let translate = nodes[i].attr("translate") != Some("no");
+                let unit = read_unit(&nodes[i + 1..end - 1], display, text)?;
+                units.push(ReadUnit {
+                    id,
+                    file: file_id.clone(),
+                    translate,
+                    source: unit.0,
+                    target: unit.1,
+                    line: xml::line_of(text, *pos),
+                });
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(units)
+}
+
+/// Source and target of one unit's content nodes.
+fn read_unit(
+    nodes: &[Node],
+    display: &str,
+    text: &str,
+) -> Result<(String, Option<String>), FileError> {
+    // originalData first (it may come after segments in a document written by another tool).
+    let mut data: BTreeMap<String, String> = BTreeMap::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        if nodes[i].is_start("data") {
+            let id = nodes[i].attr("id").unwrap_or("").to_string();
+            let end = xml::skip(nodes, i);
+            let content = inline_text(&nodes[i + 1..end - 1], &BTreeMap::new(), display, text)?;
+            data.insert(id, content);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    let mut source = String::new();
+    let mut target = String::new();
+    let mut complete = true;
+    let mut i = 0;
+    while i < nodes.len() {
+        if nodes[i].is_start("segment") || nodes[i].is_start("ignorable") {
+            let ignorable = nodes[i].is_start("ignorable");
+            let end = xml::skip(nodes, i);
+            let mut src = None;
+            let mut tgt = None;
+            let mut j = i + 1;
+            while j < end {
+                if nodes[j].is_start("source") || nodes[j].is_start("target") {
+                    let e = xml::skip(nodes, j);
+                    let content = inline_text(&nodes[j + 1..e - 1], &data, display, text)?;
+                    if nodes[j].is_start("source") {
+                        src = Some(content);
+                    } else {
+                        tgt = Some(content);
+                    }
+                    j = e;
+                } else {
+                    j += 1;
+                }
+            }
+            let src = src.unwrap_or_default();
+            match tgt {
+                Some(t) => target.push_str(&t),
+                None if ignorable => target.push_str(&src),
+                None => complete = false,
+            }
+            source.push_str(&src);
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    Ok((source, complete.then_some(target)))
+}
+
+/// The text of inline content: text, codes replaced by their native data, `<cp>` decoded,
+/// annotations dropped with their content kept.
+fn inline_text(
+    nodes: &[Node],
+    data: &BTreeMap<String, String>,
+    display: &str,
+    text: &str,
+) -> Result<String, FileError> {
+    let mut out = String::new();
+    let mut pc_ends: Vec<String> = Vec::new();
+    let lookup = |n: &Node, key: &str| -> Result<String, FileError> {
+        let pos = match n {
+            Node::Start { pos, .. } => *pos,
+            _ => 0,
+        };
+        let Some(r) = n.attr(key) else {
+            return Err(FileError::new(
+                display,
+                Some(xml::line_of(text, pos)),
+                format!(
+                    "an inline code has no `{key}`; keep the codes booktr wrote (they carry the Markdown)"
+                ),
+            ));
+        };
+        data.get(r).cloned().ok_or_else(|| {
+            FileError::new(
+                display,
+                Some(xml::line_of(text, pos)),
+                format!("an inline code refers to data `{r}` that its unit does not have"),
+            )
+        })
+    };
+    for n in nodes {
+        match n {
+            Node::Text(t) => out.push_str(t),
+            Node::Start { name, pos, .. } => match name.as_str() {
+                "ph" | "sc" | "ec" => out.push_str(&lookup(n, "dataRef")?),
+                "pc" => {
+                    out.push_str(&lookup(n, "dataRefStart")?);
+                    pc_ends.push(lookup(n, "dataRefEnd")?);
+                }
+                "cp" => {
+                    let hex = n.attr("hex").unwrap_or("");
+                    let c = u32::from_str_radix(hex, 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| {
+                            FileError::new(
+                                display,
+                                Some(xml::line_of(text, *pos)),
+                                format!("<cp hex=\"{hex}\"> is not a code point"),
+                            )
+                        })?;
+                    out.push(c);
+                }
+                _ => {}
+            },
+            Node::End { name } if name == "pc" => {
+                if let Some(e) = pc_ends.pop() {
+                    out.push_str(&e);
+                }
+            }
+            Node::End { .. } => {}
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn doc(source: &str, target: Option<&str>) -> String {
+        write(
+            "en",
+            "zh",
+            &[File {
+                id: "ch1".into(),
+                original: "book/ch1.md".into(),
+                units: vec![Unit {
+                    id: "ch1-000".into(),
+                    source: source.into(),
+                    target: target.map(String::from),
+                    translate: true,
+                    state: "translated",
+                    notes: vec![Note {
+                        priority: 1,
+                        category: "booktr:qa".into(),
+                        text: "error code_blocks: <missing> & \"quoted\"".into(),
+                    }],
+                }],
+            }],
+        )
+    }
+
+    #[test]
+    fn codes_are_placeholders_shared_by_source_and_target() {
+        let src = "Call `f()` and read [the docs](https://x.org).\n";
+        let tgt = "阅读[文档](https://x.org)并调用 `f()`。\n";
+        let d = doc(src, Some(tgt));
+        assert!(d.contains("<ph id=\"1\" dataRef=\"d1\""), "{d}");
+        assert!(
+            d.contains("<pc id=\"2\" dataRefStart=\"d2\" dataRefEnd=\"d3\""),
+            "{d}"
+        );
+        // The target reuses the source's ids for the same codes, in its own order.
+        let target_xml = &d[d.find("<target>").unwrap()..];
+        assert!(
+            target_xml.find("<pc id=\"2\"").unwrap() < target_xml.find("<ph id=\"1\"").unwrap()
+        );
+        // Native code stays in originalData (and the informative `disp` attributes): the
+        // target's text content is prose only.
+        let target_xml = &target_xml[..target_xml.find("</target>").unwrap() + "</target>".len()];
+        let text: String = xml::parse(target_xml, "t")
+            .unwrap()
+            .into_iter()
+            .filter_map(|n| match n {
+                Node::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "阅读文档并调用 。\n");
+        let units = read(&d, "x.xlf").unwrap();
+        assert_eq!(units[0].source, src);
+        assert_eq!(units[0].target.as_deref(), Some(tgt));
+        assert_eq!(
+            (units[0].id.as_str(), units[0].file.as_str()),
+            ("ch1-000", "ch1")
+        );
+    }
+
+    #[test]
+    fn resegmented_units_and_sc_ec_codes_are_joined() {
+        let d = r#"<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.1" srcLang="en" trgLang="zh">
+<file id="f"><unit id="u1"><originalData><data id="a">`x`</data></originalData>
+<segment><source>One <ph id="1" dataRef="a"/>.</source><target>一<mrk id="m" type="comment" value="c">个</mrk><sc id="1" dataRef="a"/>。</target></segment>
+<ignorable><source> </source></ignorable>
+<segment><source>Two.</source><target>二。</target></segment>
+</unit><unit id="u2"><segment><source>Three.</source></segment></unit></file></xliff>"#;
+        let u = read(d, "x.xlf").unwrap();
+        assert_eq!(u[0].source, "One `x`. Two.");
+        assert_eq!(u[0].target.as_deref(), Some("一个`x`。 二。"));
+        assert_eq!(u[1].target, None);
+    }
+
+    #[test]
+    fn bad_documents_name_file_and_line() {
+        let e = read("<xliff version=\"1.2\"><file/></xliff>", "old.xlf").unwrap_err();
+        assert!(e.to_string().contains("XLIFF 2"), "{e}");
+        let e = read(
+            "<xliff version=\"2.0\">\n<file id=\"f\">\n<unit id=\"u\"><segment><source><ph id=\"1\" dataRef=\"zz\"/></source></segment></unit></file></xliff>",
+            "x.xlf",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.to_string().contains("zz"), "{e}");
+        let e = read("<xliff version=\"2.0\">\n<file id=\"f\">\n<unit>", "x.xlf").unwrap_err();
+        assert!(e.line.is_some(), "{e}");
+    }
+
+    proptest! {
+        /// Any source and target, Markdown or not, control characters and CRs included, come
+        /// back byte for byte.
+        #[test]
+        fn write_read_is_lossless(
+            src in "(\\PC|[\\r\\n\\t\\u{1}\\u{b}\\u{fffe}<>&\"`\\[\\]()!$*])*",
+            tgt in "(\\PC|[\\r\\n\\u{1b}<>&`\\[\\]()$])*",
+            md in proptest::collection::vec(prop_oneof![
+                Just("`code` "), Just("[l](u)"), Just("![i](p.png)"), Just("<b>"), Just("</b>"),
+                Just("$x$"), Just("\n\n```\nc\u{1}\n```\n"), Just("<http://a>"), Just("[^n]"), Just("\r\n"),
+            ], 0..8),
+        ) {
+            let src = format!("{src}{}", md.concat());
+            let tgt = format!("{}{tgt}", md.concat());
+            let d = doc(&src, Some(&tgt));
+            let u = read(&d, "x.xlf").unwrap();
+            prop_assert_eq!(&u[0].source, &src);
+            prop_assert_eq!(u[0].target.as_deref(), Some(tgt.as_str()));
+            // And writing what was read gives the same document.
+            prop_assert_eq!(doc(&u[0].source, u[0].target.as_deref()), d);
+        }
+    }
+}
