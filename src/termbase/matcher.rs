@@ -138,22 +138,44 @@ impl Matcher {
         }
     }
 
+    /// Every entry whose term (or a plural) occurs in `text` on word boundaries, also inside a
+    /// longer term's occurrence ("agent" in "agent loop"), as a mask over the entries.
+    pub fn entries_in(&self, text: &str, n_entries: usize) -> Vec<bool> {
+        let mut hit = vec![false; n_entries];
+        let Some(ac) = self.overlapping() else {
+            return hit;
+        };
+        let bytes = text.as_bytes();
+        for m in ac.find_overlapping_iter(text) {
+            if on_boundaries(bytes, m.start(), m.end()) {
+                hit[self.pattern_entry[m.pattern().as_usize()]] = true;
+            }
+        }
+        hit
+    }
+
+    /// The automaton with standard (overlapping) semantics, built on first use.
+    fn overlapping(&self) -> Option<&AhoCorasick> {
+        self.overlapping
+            .get_or_init(|| {
+                (!self.patterns.is_empty()).then(|| {
+                    AhoCorasickBuilder::new()
+                        .match_kind(MatchKind::Standard)
+                        .ascii_case_insensitive(true)
+                        .build(&self.patterns)
+                        .expect("termbase patterns build")
+                })
+            })
+            .as_ref()
+    }
+
     /// What [`Matcher::find_all`] would report for a matcher built over only the entries for
     /// which `keep(entry index)` is true (indices stay those of the full termbase). One
     /// overlapping search over every pattern, then [`leftmost_longest`] among the kept ones:
     /// cheaper than building an automaton per subset, which the glossary check would otherwise
     /// do for every unit.
     pub fn find_among(&self, text: &str, keep: impl Fn(usize) -> bool) -> Vec<Occurrence> {
-        let ac = self.overlapping.get_or_init(|| {
-            (!self.patterns.is_empty()).then(|| {
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::Standard)
-                    .ascii_case_insensitive(true)
-                    .build(&self.patterns)
-                    .expect("termbase patterns build")
-            })
-        });
-        let Some(ac) = ac else {
+        let Some(ac) = self.overlapping() else {
             return Vec::new();
         };
         let all: Vec<(usize, usize, usize)> = ac

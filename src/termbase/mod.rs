@@ -97,12 +97,11 @@ impl Termbase {
 
     /// The entries whose source term occurs in `text`, sorted by term (so the result, and
     /// every prompt and fingerprint built from it, does not depend on the termbase's order).
+    /// A term inside a longer one counts: a unit about the "agent loop" still gets the entry
+    /// for "agent", so a longer (possibly agent-proposed) entry never hides a house-style one
+    /// from the translator.
     pub fn relevant_to(&self, text: &str) -> Vec<&Entry> {
-        let m = Matcher::cached(self);
-        let mut hit = vec![false; self.entries.len()];
-        for occ in m.find_all(text) {
-            hit[occ.entry] = true;
-        }
+        let hit = Matcher::cached(self).entries_in(text, self.entries.len());
         let mut out: Vec<&Entry> = self
             .entries
             .iter()
@@ -161,5 +160,22 @@ mod tests {
         let r = tb.relevant_to("Agents are everywhere.");
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].source, "Agent");
+    }
+
+    #[test]
+    fn a_longer_term_does_not_hide_a_shorter_one() {
+        let tb = Termbase::from_entries([
+            e("agent", "智能体", Origin::HouseStyle),
+            e("agent calls", "智能体调用", Origin::Agent),
+            e("call", "调用", Origin::Agent),
+        ]);
+        let r: Vec<&str> = tb
+            .relevant_to("Count the agent calls.")
+            .iter()
+            .map(|e| e.source.as_str())
+            .collect();
+        assert_eq!(r, vec!["agent", "agent calls", "call"]);
+        // Word boundaries still hold: nothing inside "reagent" or "recall".
+        assert!(tb.relevant_to("A reagent; a recall.").is_empty());
     }
 }
