@@ -7,9 +7,19 @@
 //! content, JSON, HTTP errors with or without `Retry-After`, a connection reset mid-stream, a
 //! stalled stream, reasoning-only answers, `finish_reason: length`, and per-request latency.
 //! Every request is recorded (agent, messages, headers) for assertions.
+//!
+//! For benchmarks it can also (all off by default, so tests see the plain server):
+//!
+//! - simulate a provider prefix cache ([`FakeServer::prefix_cache`]): usage reports
+//!   `prompt_tokens_details.cached_tokens` by OpenAI's prompt-caching rule;
+//! - enforce a requests-per-minute limit over a sliding 60-second window
+//!   ([`FakeServer::enforce_rpm`]), answering HTTP 429 with `Retry-After` beyond it and sending
+//!   `x-ratelimit-*` headers;
+//! - time every answered request ([`FakeServer::timings`]: arrival and last SSE byte) and gauge
+//!   how many are in flight at once ([`FakeServer::max_in_flight`]), for wall-time analysis.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -112,7 +122,50 @@ pub enum Reply {
     Stall { partial: String },
 }
 
+/// The timing of one answered request (see [`FakeServer::timings`]).
+#[derive(Debug, Clone)]
+pub struct Timing {
+    /// The request's arrival number ([`Recorded::n`]).
+    pub n: usize,
+    pub agent: Agent,
+    /// HTTP status answered (200 for a streamed answer).
+    pub status: u16,
+    /// When the request arrived (the handler started).
+    pub start: Instant,
+    /// When the last byte of the answer was handed to the connection (the end of the SSE
+    /// stream; for an error status, when the response was returned).
+    pub end: Instant,
+    /// Usage reported in the final chunk (zero for an error status).
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+impl Timing {
+    pub fn duration(&self) -> Duration {
+        self.end - self.start
+    }
+}
+
 type Script = dyn Fn(&Recorded) -> Reply + Send + Sync;
+
+/// Requests beyond this many earlier ones are forgotten by the prefix cache simulation.
+pub const PREFIX_CACHE_REQUESTS: usize = 256;
+/// OpenAI's prompt caching: prompts shorter than this get no cache hit ...
+pub const PREFIX_CACHE_MIN_TOKENS: usize = 1024;
+/// ... and hits are counted in increments of this many tokens.
+pub const PREFIX_CACHE_INCREMENT: usize = 128;
+
+/// The sliding-window requests-per-minute limit of [`FakeServer::enforce_rpm`].
+struct RpmLimit {
+    limit: usize,
+    /// Send `x-ratelimit-*` headers on every response.
+    headers: bool,
+    /// Arrival instants of the accepted requests of the last 60 seconds, oldest first.
+    window: VecDeque<Instant>,
+}
+
+const RPM_WINDOW: Duration = Duration::from_secs(60);
 
 struct Shared {
     requests: Mutex<Vec<Recorded>>,
@@ -121,6 +174,14 @@ struct Shared {
     latency: Mutex<(Duration, Duration)>,
     completed: AtomicUsize,
     target: Lang,
+    prefix_cache: AtomicBool,
+    /// Token sequences of the last [`PREFIX_CACHE_REQUESTS`] requests, oldest first.
+    cache: Mutex<VecDeque<Vec<u32>>>,
+    rpm: Mutex<Option<RpmLimit>>,
+    rejected_429: AtomicUsize,
+    timings: Mutex<Vec<Timing>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
 }
 
 /// A running fake server. Dropping it stops it.
@@ -173,6 +234,13 @@ impl FakeServer {
             latency: Mutex::new((Duration::ZERO, Duration::ZERO)),
             completed: AtomicUsize::new(0),
             target: Lang::parse(target),
+            prefix_cache: AtomicBool::new(false),
+            cache: Mutex::new(VecDeque::new()),
+            rpm: Mutex::new(None),
+            rejected_429: AtomicUsize::new(0),
+            timings: Mutex::new(Vec::new()),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -240,6 +308,207 @@ impl FakeServer {
     pub fn clear(&self) {
         self.shared.requests.lock().unwrap().clear();
     }
+
+    /// Turns the prefix-cache simulation on or off (off by default: `cached_tokens` is 0).
+    ///
+    /// Each request's messages are tokenized with `o200k_base` in a fixed chat layout (per
+    /// message `<|im_start|>{role}\n`, the content, `<|im_end|>\n`, the markers encoded as
+    /// plain text), and compared with the token sequences of the last
+    /// [`PREFIX_CACHE_REQUESTS`] requests. The longest common prefix counts as cached when it is
+    /// at least [`PREFIX_CACHE_MIN_TOKENS`] long, rounded down to a multiple of
+    /// [`PREFIX_CACHE_INCREMENT`], and never more than the reported prompt tokens. This is
+    /// OpenAI's documented rule: "Caching is enabled automatically for prompts that are 1024
+    /// tokens or longer", with "cache hits occurring in increments of 128 tokens" and
+    /// "`cached_tokens`" reported under `usage.prompt_tokens_details` (OpenAI API docs, Prompt
+    /// caching, <https://platform.openai.com/docs/guides/prompt-caching>; OpenAI Cookbook,
+    /// "Prompt Caching 201"). A request's prefix is cached as soon as it arrives (no write
+    /// delay), and entries leave only by count, standing in for OpenAI's 5–10 minute idle
+    /// eviction.
+    pub fn prefix_cache(&self, on: bool) {
+        self.shared.prefix_cache.store(on, Ordering::SeqCst);
+        if !on {
+            self.shared.cache.lock().unwrap().clear();
+        }
+    }
+
+    /// Enforces at most `n` requests per sliding 60-second window (counted at arrival, accepted
+    /// requests only). A request beyond it is answered HTTP 429 with `Retry-After` (whole
+    /// seconds until the oldest request in the window leaves it, at least 1), is not recorded
+    /// in [`FakeServer::requests`] and is counted in [`FakeServer::rejected_429`]. Every
+    /// response then carries `x-ratelimit-limit-requests`, `x-ratelimit-remaining-requests` and
+    /// `x-ratelimit-reset-requests` (time until a slot frees, e.g. `1.250s`), unless turned off
+    /// with [`FakeServer::rate_limit_headers`]. `n = 0` turns enforcement off.
+    pub fn enforce_rpm(&self, n: usize) {
+        let mut rpm = self.shared.rpm.lock().unwrap();
+        let headers = rpm.as_ref().is_none_or(|r| r.headers);
+        *rpm = (n > 0).then(|| RpmLimit {
+            limit: n,
+            headers,
+            window: VecDeque::new(),
+        });
+    }
+
+    /// Whether an enforced limit also sends `x-ratelimit-*` headers (default: yes). Call after
+    /// [`FakeServer::enforce_rpm`].
+    pub fn rate_limit_headers(&self, on: bool) {
+        if let Some(r) = self.shared.rpm.lock().unwrap().as_mut() {
+            r.headers = on;
+        }
+    }
+
+    /// Requests refused with HTTP 429 by [`FakeServer::enforce_rpm`].
+    pub fn rejected_429(&self) -> usize {
+        self.shared.rejected_429.load(Ordering::SeqCst)
+    }
+
+    /// Timings of the answered requests, in the order their answers finished. A stream reset
+    /// or stalled on purpose, or dropped by the client, is not an answer and has no timing.
+    pub fn timings(&self) -> Vec<Timing> {
+        self.shared.timings.lock().unwrap().clone()
+    }
+
+    /// Requests being handled right now (arrived, answer not finished).
+    pub fn in_flight(&self) -> usize {
+        self.shared.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The most requests in flight at once so far (refused 429s included).
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+}
+
+/// The token sequence the prefix-cache simulation compares (see [`FakeServer::prefix_cache`]).
+pub fn prompt_token_sequence(messages: &[Message]) -> Vec<u32> {
+    let bpe = tiktoken_rs::o200k_base_singleton();
+    let mut seq = Vec::new();
+    for m in messages {
+        let role = serde_json::to_value(m.role).unwrap_or(Value::Null);
+        seq.extend(bpe.encode_ordinary(&format!(
+            "<|im_start|>{}\n",
+            role.as_str().unwrap_or("user")
+        )));
+        seq.extend(bpe.encode_ordinary(&m.content));
+        seq.extend(bpe.encode_ordinary("<|im_end|>\n"));
+    }
+    seq
+}
+
+/// Cached tokens for `seq` given the earlier sequences, by OpenAI's rule (at least
+/// [`PREFIX_CACHE_MIN_TOKENS`], in steps of [`PREFIX_CACHE_INCREMENT`]).
+pub fn cached_prefix<'a>(seq: &[u32], earlier: impl IntoIterator<Item = &'a Vec<u32>>) -> usize {
+    let lcp = earlier
+        .into_iter()
+        .map(|e| e.iter().zip(seq).take_while(|(a, b)| a == b).count())
+        .max()
+        .unwrap_or(0);
+    if lcp >= PREFIX_CACHE_MIN_TOKENS {
+        lcp / PREFIX_CACHE_INCREMENT * PREFIX_CACHE_INCREMENT
+    } else {
+        0
+    }
+}
+
+/// A request being handled: counts in the in-flight gauge until dropped, and records its
+/// timing when [`Flight::answered`] is called.
+struct Flight {
+    shared: Arc<Shared>,
+    n: usize,
+    agent: Agent,
+    start: Instant,
+    usage: (u64, u64, u64),
+}
+
+impl Flight {
+    fn enter(shared: &Arc<Shared>, start: Instant) -> Flight {
+        let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        Flight {
+            shared: shared.clone(),
+            n: usize::MAX,
+            agent: Agent::Translation,
+            start,
+            usage: (0, 0, 0),
+        }
+    }
+
+    /// The answer is complete: record its timing and count it.
+    fn answered(&self, status: u16) {
+        let (prompt_tokens, completion_tokens, cached_tokens) = self.usage;
+        self.shared.timings.lock().unwrap().push(Timing {
+            n: self.n,
+            agent: self.agent,
+            status,
+            start: self.start,
+            end: Instant::now(),
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens,
+        });
+        self.shared.completed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        self.shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Headers of the sliding-window limit, for a response at `now`.
+fn rate_limit_headers(r: &RpmLimit, now: Instant) -> Vec<(&'static str, String)> {
+    let reset = r.window.front().map_or(Duration::ZERO, |&t| {
+        (t + RPM_WINDOW).saturating_duration_since(now)
+    });
+    vec![
+        ("x-ratelimit-limit-requests", r.limit.to_string()),
+        (
+            "x-ratelimit-remaining-requests",
+            r.limit.saturating_sub(r.window.len()).to_string(),
+        ),
+        (
+            "x-ratelimit-reset-requests",
+            format!("{:.3}s", reset.as_secs_f64()),
+        ),
+    ]
+}
+
+/// Applies the sliding-window limit to a request arriving at `now`: `Ok(headers)` when it is
+/// accepted (and counted), `Err(response)` (a 429) when it is over the limit.
+fn admit(shared: &Shared, now: Instant) -> Result<Vec<(&'static str, String)>, Box<Response>> {
+    let mut guard = shared.rpm.lock().unwrap();
+    let Some(r) = guard.as_mut() else {
+        return Ok(Vec::new());
+    };
+    while r
+        .window
+        .front()
+        .is_some_and(|&t| now.saturating_duration_since(t) >= RPM_WINDOW)
+    {
+        r.window.pop_front();
+    }
+    if r.window.len() >= r.limit {
+        shared.rejected_429.fetch_add(1, Ordering::SeqCst);
+        let wait = (r.window[0] + RPM_WINDOW).saturating_duration_since(now);
+        let retry_after = wait.as_secs_f64().ceil().max(1.0) as u64;
+        let body = json!({"error": {"message": format!("Rate limit reached for requests: limit {}, used {}. Please try again in {retry_after}s.", r.limit, r.window.len()),
+            "type": "requests", "code": "rate_limit_exceeded"}});
+        let mut resp = (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response();
+        let h = resp.headers_mut();
+        h.insert("retry-after", retry_after.to_string().parse().unwrap());
+        if r.headers {
+            for (k, v) in rate_limit_headers(r, now) {
+                h.insert(k, v.parse().unwrap());
+            }
+        }
+        return Err(Box::new(resp));
+    }
+    r.window.push_back(now);
+    Ok(if r.headers {
+        rate_limit_headers(r, now)
+    } else {
+        Vec::new()
+    })
 }
 
 /// The default answer content: booktr's pseudo provider run on the received request.
@@ -267,6 +536,29 @@ enum Step {
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let arrived = Instant::now();
+    let flight = Flight::enter(&shared, arrived);
+    let limit_headers = match admit(&shared, arrived) {
+        Ok(h) => h,
+        Err(resp) => return *resp,
+    };
+    let mut resp = answer(&shared, flight, arrived, headers, body).await;
+    let h = resp.headers_mut();
+    for (k, v) in limit_headers {
+        h.insert(k, v.parse().unwrap());
+    }
+    resp
+}
+
+/// Answers an admitted request; `flight` ends with the answer (for a stream, when its last
+/// byte is sent or the client goes away).
+async fn answer(
+    shared: &Arc<Shared>,
+    mut flight: Flight,
+    arrived: Instant,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let body: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("bad json: {e}")).into_response(),
@@ -285,16 +577,30 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
                 .get("authorization")
                 .and_then(|v| v.to_str().ok())
                 .map(String::from),
-            at: Instant::now(),
+            at: arrived,
         };
         reqs.push(rec.clone());
         rec
     };
+    flight.n = rec.n;
+    flight.agent = agent;
     let script = shared.script.lock().unwrap().clone();
     let reply = script(&rec);
     let (base, per_token) = *shared.latency.lock().unwrap();
     let prompt_tokens =
         booktr::tokens::count_messages(messages.iter().map(|m| m.content.as_str())) as u64;
+    let cached_tokens = if shared.prefix_cache.load(Ordering::SeqCst) {
+        let seq = prompt_token_sequence(&messages);
+        let mut cache = shared.cache.lock().unwrap();
+        let cached = cached_prefix(&seq, cache.iter());
+        cache.push_back(seq);
+        while cache.len() > PREFIX_CACHE_REQUESTS {
+            cache.pop_front();
+        }
+        (cached as u64).min(prompt_tokens)
+    } else {
+        0
+    };
     let (reasoning, content, finish) = match reply {
         Reply::Status {
             code,
@@ -307,7 +613,7 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
                 resp.headers_mut()
                     .insert("retry-after", ra.parse().unwrap());
             }
-            shared.completed.fetch_add(1, Ordering::SeqCst);
+            flight.answered(code);
             return resp;
         }
         Reply::ResetMidStream { partial } => {
@@ -319,7 +625,7 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
                 Step::Sleep(Duration::from_millis(20)),
                 Step::Reset,
             ];
-            return sse(steps, None);
+            return sse(steps, flight, false);
         }
         Reply::Stall { partial } => {
             let steps = vec![
@@ -329,7 +635,7 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
                 )),
                 Step::Hang,
             ];
-            return sse(steps, None);
+            return sse(steps, flight, false);
         }
         Reply::Default => (
             String::new(),
@@ -359,10 +665,11 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
     steps.push(Step::Data(chunk(json!({}), Some(&finish))));
     let usage = json!({"id": "fake", "object": "chat.completion.chunk", "choices": [],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": {"cached_tokens": 0}}});
+                  "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": {"cached_tokens": cached_tokens}}});
     steps.push(Step::Data(format!("data: {usage}\n\n")));
     steps.push(Step::Data("data: [DONE]\n\n".into()));
-    sse(steps, Some(shared.clone()))
+    flight.usage = (prompt_tokens, completion_tokens, cached_tokens);
+    sse(steps, flight, true)
 }
 
 fn split_chunks(s: &str, max_chars: usize) -> Vec<String> {
@@ -373,14 +680,16 @@ fn split_chunks(s: &str, max_chars: usize) -> Vec<String> {
         .collect()
 }
 
-fn sse(steps: Vec<Step>, done: Option<Arc<Shared>>) -> Response {
-    let state = (VecDeque::from(steps), done);
+/// An SSE response playing `steps`. `flight` leaves the in-flight gauge when the stream ends or
+/// is dropped; with `record`, the answer's timing is recorded once the last step is sent.
+fn sse(steps: Vec<Step>, flight: Flight, record: bool) -> Response {
+    let state = (VecDeque::from(steps), Some((flight, record)));
     let stream = futures_util::stream::unfold(state, |(mut steps, done)| async move {
         loop {
             match steps.pop_front() {
                 None => {
-                    if let Some(d) = &done {
-                        d.completed.fetch_add(1, Ordering::SeqCst);
+                    if let Some((f, true)) = &done {
+                        f.answered(200);
                     }
                     return None;
                 }
