@@ -458,6 +458,8 @@ fn stage_of(r: &Recorded) -> &'static str {
         Agent::Translation => "translation",
         Agent::Proofreading => "proofreading",
         Agent::Manager => "decision",
+        // Only `booktr experiment` judges; a campaign run never does.
+        Agent::Judge => "judge",
     }
 }
 
