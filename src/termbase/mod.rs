@@ -66,16 +66,31 @@ impl Termbase {
     }
 
     /// House-style entries first, then agent (or reconciled) entries for terms the house style
-    /// does not cover. Returns the merged termbase and the number of proposed entries dropped
-    /// because house style already fixes them.
+    /// does not cover. A proposed entry whose term contains a house-style term ("agent loop"
+    /// with the house entry "agent") must carry the house rendering in its target ("智能体循环"
+    /// for "智能体"; compared ignoring ASCII case); otherwise it contradicts the house style
+    /// and is dropped, so the translator only sees the house entry. Returns the merged
+    /// termbase and the number of proposed entries dropped because house style already fixes
+    /// them.
     pub fn merge(house: &Termbase, proposed: &[Entry]) -> (Termbase, usize) {
         let before = house.entries.len() + proposed.len();
+        let m = Matcher::cached(house);
+        let agrees = |e: &Entry| {
+            let target = e.target.to_lowercase();
+            m.entries_in(&e.source, house.entries.len())
+                .iter()
+                .zip(&house.entries)
+                .filter(|(hit, _)| **hit)
+                .all(|(_, h)| {
+                    h.target.trim().is_empty() || target.contains(&h.target.trim().to_lowercase())
+                })
+        };
         let tb = Termbase::from_entries(
             house
                 .entries
                 .iter()
                 .cloned()
-                .chain(proposed.iter().cloned()),
+                .chain(proposed.iter().filter(|e| agrees(e)).cloned()),
         );
         let dropped = before - tb.entries.len();
         (tb, dropped)
@@ -177,5 +192,37 @@ mod tests {
         assert_eq!(r, vec!["agent", "agent calls", "call"]);
         // Word boundaries still hold: nothing inside "reagent" or "recall".
         assert!(tb.relevant_to("A reagent; a recall.").is_empty());
+    }
+
+    #[test]
+    fn merge_drops_proposals_that_contradict_a_house_term_inside_them() {
+        let house = Termbase::from_entries([
+            e("agent", "智能体", Origin::HouseStyle),
+            e("API", "API", Origin::HouseStyle),
+        ]);
+        let proposed = [
+            e("agent loop", "智能体循环", Origin::Agent),
+            e("sub-agents", "子代理", Origin::Agent),
+            e("API gateway", "api 网关", Origin::Agent),
+            e("Agent", "代理", Origin::Agent),
+            e("context window", "上下文窗口", Origin::Agent),
+        ];
+        let (tb, dropped) = Termbase::merge(&house, &proposed);
+        let sources: Vec<&str> = tb.entries.iter().map(|e| e.source.as_str()).collect();
+        assert_eq!(
+            sources,
+            vec![
+                "agent",
+                "API",
+                "agent loop",
+                "API gateway",
+                "context window"
+            ]
+        );
+        assert_eq!(
+            dropped, 2,
+            "sub-agents (代理 for 智能体) and the duplicate Agent"
+        );
+        assert_eq!(tb.get("agent").unwrap().target, "智能体");
     }
 }
