@@ -14,9 +14,39 @@ fn bpe() -> &'static CoreBPE {
 
 /// Number of `o200k_base` tokens in `text` (ordinary encoding: special tokens are counted as
 /// plain text, which is what a chat API does with user-supplied text).
+///
+/// Counts of texts of at least [`MEMO_MIN_BYTES`] bytes are remembered (up to [`MEMO_ENTRIES`]
+/// texts, keyed by length and SipHash): the same system prompt, brief and glossary are counted
+/// for the budget check of every request and again by the pseudo provider, and byte-pair
+/// encoding costs far more than hashing.
 pub fn count(text: &str) -> usize {
-    bpe().encode_ordinary(text).len()
+    if text.len() < MEMO_MIN_BYTES {
+        return bpe().encode_ordinary(text).len();
+    }
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, OnceLock};
+    static MEMO: OnceLock<Mutex<HashMap<(usize, u64), usize>>> = OnceLock::new();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let key = (text.len(), h.finish());
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(&n) = memo.lock().unwrap().get(&key) {
+        return n;
+    }
+    let n = bpe().encode_ordinary(text).len();
+    let mut m = memo.lock().unwrap();
+    if m.len() >= MEMO_ENTRIES {
+        m.clear();
+    }
+    m.insert(key, n);
+    n
 }
+
+/// Shortest text (bytes) whose count [`count`] remembers.
+pub const MEMO_MIN_BYTES: usize = 512;
+/// Most texts [`count`] remembers at once (the memo is emptied when full).
+pub const MEMO_ENTRIES: usize = 4096;
 
 /// Per-message overhead in tokens added by the chat format (role markers and separators).
 ///

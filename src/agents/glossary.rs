@@ -225,17 +225,35 @@ fn is_acronym(w: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == 's')
 }
 
+/// `s` in lower case, borrowed when it already is (the common case in prose).
+fn lower_key(s: &str) -> std::borrow::Cow<'_, str> {
+    let already = if s.is_ascii() {
+        !s.bytes().any(|b| b.is_ascii_uppercase())
+    } else {
+        s.chars().all(|c| {
+            let mut l = c.to_lowercase();
+            l.next() == Some(c) && l.next().is_none()
+        })
+    };
+    if already {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(s.to_lowercase())
+    }
+}
+
 fn is_capitalised(w: &str) -> bool {
     w.chars().next().is_some_and(|c| c.is_uppercase())
 }
 
 #[derive(Default)]
-struct Stat {
+struct Stat<'a> {
     freq: usize,
     /// Occurrences not at a sentence start with every word capitalised.
     mid_capitalised: usize,
-    /// Surface forms and their counts (few per key: a list beats a map).
-    forms: Vec<(String, usize)>,
+    /// Surface forms (slices of the chapters) and their counts (few per key: a list beats a
+    /// map).
+    forms: Vec<(&'a str, usize)>,
     /// Where the first occurrence is: (chapter, prose range start, end, offset in the range);
     /// the snippet is cut only for the candidates returned.
     snippet: Option<(usize, usize, usize, usize)>,
@@ -363,8 +381,12 @@ fn emphasised_terms(text: &str) -> Vec<String> {
 /// Extracts and ranks term candidates from prose texts (one string per chapter), excluding
 /// terms already in `known` (house style). Returns at most `max` candidates, best first;
 /// ties are broken by term for determinism.
-pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candidate> {
-    let mut stats: HashMap<String, Stat> = HashMap::new();
+pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec<Candidate> {
+    // Every n-gram of the book is looked up here (about a million on a 1.2 MB book), so keys
+    // borrow the text when it is already lower case, and the map uses FxHash (rustc-hash)
+    // rather than SipHash: the keys come from the book, not from an adversary.
+    let mut stats: rustc_hash::FxHashMap<std::borrow::Cow<'a, str>, Stat<'a>> =
+        rustc_hash::FxHashMap::default();
     for (ci, text) in chapters.iter().enumerate() {
         for r in crate::book::markdown::prose_ranges(text) {
             let (r_start, r_end) = (r.start, r.end);
@@ -390,8 +412,7 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
                         let all_caps = ws
                             .iter()
                             .all(|&(s, e)| is_capitalised(&slice[s..e]) || is_stop(&slice[s..e]));
-                        let key = surface.to_lowercase();
-                        let st = stats.entry(key).or_default();
+                        let st = stats.entry(lower_key(surface)).or_default();
                         st.freq += 1;
                         st.words = n;
                         if all_caps && !(i == 0 && sent_start && n == 1) {
@@ -399,7 +420,7 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
                         }
                         match st.forms.iter_mut().find(|f| f.0 == surface) {
                             Some(f) => f.1 += 1,
-                            None => st.forms.push((surface.to_string(), 1)),
+                            None => st.forms.push((surface, 1)),
                         }
                         if st.snippet.is_none() {
                             st.snippet = Some((ci, r_start, r_end, ws[0].0));
@@ -411,7 +432,7 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
     }
     for text in chapters {
         for term in emphasised_terms(text) {
-            if let Some(st) = stats.get_mut(&term) {
+            if let Some(st) = stats.get_mut(term.as_str()) {
                 st.emphasised += 1;
             }
         }
@@ -420,19 +441,21 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
     let plural_keys: Vec<(String, String)> = stats
         .keys()
         .filter_map(|k| {
-            let (head, last) = k.rsplit_once(' ').map_or(("", k.as_str()), |(h, l)| (h, l));
+            let (head, last) = k.rsplit_once(' ').map_or(("", k.as_ref()), |(h, l)| (h, l));
             let sing = singular(last)?;
             let sing = if head.is_empty() {
                 sing
             } else {
                 format!("{head} {sing}")
             };
-            stats.contains_key(&sing).then(|| (k.clone(), sing))
+            stats
+                .contains_key(sing.as_str())
+                .then(|| (k.to_string(), sing))
         })
         .collect();
     for (plural, sing) in plural_keys {
-        if let Some(p) = stats.remove(&plural) {
-            let st = stats.get_mut(&sing).expect("singular present");
+        if let Some(p) = stats.remove(plural.as_str()) {
+            let st = stats.get_mut(sing.as_str()).expect("singular present");
             st.freq += p.freq;
             st.mid_capitalised += p.mid_capitalised;
             st.emphasised += p.emphasised;
@@ -445,8 +468,8 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
         let form = st
             .forms
             .iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
-            .map(|(f, _)| f.clone())
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(f, _)| f.to_string())
             .unwrap_or_default();
         if form.chars().count() < 2 || known.get(&form).is_some() {
             continue;
@@ -465,7 +488,7 @@ pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candid
         let emphasised = st.emphasised >= 1 && !inner_stop && words.iter().all(|w| !is_stop(w));
         let ok = ((acronym || capitalised) && st.freq >= 2) || phrase || emphasised;
         if ok {
-            qualified.insert(key.clone(), (form, st.freq, st.words, st.snippet));
+            qualified.insert(key.to_string(), (form, st.freq, st.words, st.snippet));
         }
     }
     // C-value with nesting.
