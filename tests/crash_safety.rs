@@ -94,6 +94,19 @@ fn second_runner_is_refused_naming_the_holder() {
     assert_code(&out, 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("pid {}", first.id())), "{err}");
+    // `--fresh` would move the running state aside: refused the same way, nothing moved.
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--fresh"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("pid {}", first.id())), "{err}");
+    assert!(
+        !c.path("l/state/superseded").exists(),
+        "the running state was moved aside"
+    );
     first.kill().unwrap();
     first.wait().unwrap();
 }

@@ -72,6 +72,22 @@ fn hand_edits_are_recorded_by_validate_and_kept_by_run_unless_forced() {
         2
     );
 
+    // A deleted output chapter is written again, hand edits included.
+    std::fs::remove_file(c.path("e/out/ch.md")).unwrap();
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_eq!(c.read("e/out/ch.md"), edited2);
+
+    // An edit that breaks the book (the code block dropped) is kept, and run says so: exit 1.
+    let fence = edited2.find("```json").unwrap();
+    let fence_end = edited2[fence..].find("```\n\n").unwrap() + fence + 5;
+    let broken = format!("{}{}", &edited2[..fence], &edited2[fence_end..]);
+    std::fs::write(c.path("e/out/ch.md"), &broken).unwrap();
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error finding(s) remain"), "{err}");
+    assert_eq!(c.read("e/out/ch.md"), broken);
+
     // --force puts the model translations back.
     assert_code(&c.cmd("run", &["--force"]).output().unwrap(), 0);
     assert_eq!(c.read("e/out/ch.md"), original);

@@ -336,6 +336,16 @@ pub async fn run<'a>(
         if n > 0 {
             progress.println(&format!("kept {n} unit(s) edited by hand in {} (recorded as human edits; use --force to overwrite them)", c.plan.show(&c.plan.out_dir)));
         }
+        // An output chapter deleted since the last write is written again (from the recorded
+        // translations and human edits, so nothing is lost).
+        if state.outputs_current
+            && c.chapters
+                .iter()
+                .any(|ch| !c.plan.out_dir.join(&ch.file_name).exists())
+        {
+            progress.println("rewriting output chapters that are missing");
+            state.outputs_current = false;
+        }
     }
     if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
         progress.println(&note);

@@ -448,6 +448,9 @@ impl Store {
                     to_move.push(dir.clone());
                 }
                 for old in to_move {
+                    // A state another process is running is never moved from under it: its
+                    // lock is taken first (and released once the state is aside).
+                    let _held = Store::lock(&old)?;
                     let name = old
                         .file_name()
                         .unwrap_or_default()

@@ -51,6 +51,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &crate::report::texts_of(&campaign, &result.state),
     )?;
     let s = &result.summary;
+    // The README's exit codes: a finished campaign whose report still has error findings
+    // (e.g. after hand edits, which are kept) exits 1, like `booktr validate`.
+    let errors = report.error_count();
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     eprintln!(
         "{tag}{}: {:?} — {}/{} units translated, {} revised, {} failed; manager context peak {} tokens",
@@ -78,6 +81,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
             eprintln!("Some calls failed. Run the same command again to retry only those.");
         }
+        Status::Complete if errors > 0 => eprintln!(
+            "{errors} error finding(s) remain (hand edits or imported edits are never overwritten): see {}, fix them and run `booktr validate {}`.",
+            campaign.plan.show(&written[2]),
+            campaign.plan.campaign_file.display()
+        ),
         Status::Complete => {}
         Status::AwaitingApproval => {
             if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &s.stage {
@@ -101,6 +109,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string(s)?);
     }
     Ok(match s.status {
+        Status::Complete if errors > 0 => ExitCode::Failed,
         Status::Complete => ExitCode::Ok,
         Status::Incomplete => ExitCode::Failed,
         Status::Interrupted => ExitCode::Interrupted,
