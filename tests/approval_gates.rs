@@ -124,6 +124,15 @@ fn glossary_gate_waits_survives_kills_and_uses_the_edited_entries_and_brief() {
     let window = by_source("context window").expect("the agent proposed `context window`");
     assert_eq!(window["origin"], "agent");
     assert!(window["flags"].contains("new"), "{window:?}");
+    // Occurrences are counted in the book's prose, house-style terms included.
+    let book = chapter().to_lowercase();
+    assert_eq!(
+        window["occurrences"],
+        book.matches("context window").count().to_string(),
+        "{window:?}"
+    );
+    let agent_n: usize = by_source("agent").unwrap()["occurrences"].parse().unwrap();
+    assert!(agent_n >= 2, "agent occurs {agent_n}×");
     let summary = c.read("g/validation/glossary-review.md");
     assert!(summary.contains("booktr approve"), "{summary}");
     assert!(summary.contains("new terms"), "{summary}");
@@ -477,7 +486,8 @@ fn revisions_gate_sends_back_only_approved_units() {
         0,
         "rejected: never revised"
     );
-    assert_code(&out, 0);
+    // Complete, but the rejected unit still has its error findings: exit 1, as documented.
+    assert_code(&out, 1);
     assert_eq!(s["status"], "complete", "{s}");
     // Section 4 keeps its (untranslated) first translation and the report still flags it.
     let out_text = c.read("v/out/a.md");

@@ -526,3 +526,27 @@ fn help_documents_exit_codes() {
         assert!(help.contains(code), "{help}");
     }
 }
+
+#[test]
+fn local_images_are_copied_beside_the_translated_chapters() {
+    let c = TestCampaign::with_chapters("img", &["book/ch.md"], "");
+    c.write(
+        "book/ch.md",
+        "# Figures\n\nThe loop is drawn below.\n\n![The agent loop](images/loop.svg)\n\n![Remote](https://example.com/x.png) and ![Outside](../outside.png)\n",
+    );
+    let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"><circle r=\"4\"/></svg>\n";
+    c.write("book/images/loop.svg", svg);
+    c.write("outside.png", "not copied");
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_eq!(c.read("img/out/images/loop.svg"), svg);
+    assert!(c.read("img/out/ch.md").contains("](images/loop.svg)"));
+    assert!(
+        !c.path("img/outside.png").exists(),
+        "a `..` target is never followed"
+    );
+    // A later run leaves the copy alone; a changed source image is copied again.
+    let changed = svg.replace("r=\"4\"", "r=\"5\"");
+    c.write("book/images/loop.svg", &changed);
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_eq!(c.read("img/out/images/loop.svg"), changed);
+}

@@ -393,9 +393,10 @@ fn edited_xliff_changes_only_the_edited_units_and_a_later_run_keeps_them() {
         .collect();
     assert_eq!(edited_ids, BTreeSet::from([a.id.as_str(), b.id.as_str()]));
 
-    // A later run keeps them, and records nothing new.
+    // A later run keeps them, and records nothing new; the edit's error findings remain, so
+    // it exits 1 like the import did.
     let out = c.cmd("run", &["--json"]).output().unwrap();
-    assert_code(&out, 0);
+    assert_code(&out, 1);
     assert_eq!(c.read("x/out/a.md"), after_a);
     assert_eq!(c.read("x/out/b.md"), after_b);
     assert_eq!(

@@ -8,8 +8,8 @@ mod support;
 use std::time::Duration;
 
 use booktr::agents::Agent;
-use support::TestCampaign;
 use support::fake_llm::{FakeServer, Reply};
+use support::{TestCampaign, assert_code};
 
 const KEY: &str = "sk-booktr-SCAN-0f9e8d7c6b5a4931-SECRET";
 
@@ -133,5 +133,37 @@ fn the_key_is_in_no_file_and_no_output_line() {
             names.iter().any(|n| n == expected),
             "{expected} was written and scanned"
         );
+    }
+}
+
+#[test]
+fn a_key_written_in_the_campaign_file_is_refused_without_echoing_it() {
+    for key_line in [
+        "api_key = \"sk-booktr-LEAKED-IN-FILE-0001\"",
+        "key = \"sk-booktr-LEAKED-IN-FILE-0001\"",
+    ] {
+        let c = TestCampaign::with_chapters(
+            "k",
+            &["ch.md"],
+            &format!("[provider]\nkind = \"openai\"\nmodel = \"m\"\n{key_line}\n"),
+        );
+        c.write("ch.md", "# Title\n\nSome text.\n");
+        for sub in ["run", "plan"] {
+            let out = c.cmd(sub, &[]).output().unwrap();
+            assert_code(&out, 2);
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                !all.contains("LEAKED-IN-FILE"),
+                "{sub} echoed the key: {all}"
+            );
+            assert!(
+                all.contains("provider.api_key") && all.contains("api_key_env"),
+                "{sub}: {all}"
+            );
+        }
     }
 }

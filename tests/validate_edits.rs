@@ -138,3 +138,25 @@ fn validate_files_made_elsewhere_pairs_chapters_by_name() {
     );
     assert!(c.path("tgt/validation/report.html").exists());
 }
+
+#[test]
+fn validate_files_with_a_missing_target_is_a_usage_error() {
+    let c = TestCampaign::new("");
+    c.write("src/a.md", CHAPTER);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(c.path(""))
+        .args(["validate", "--source", "src", "--target", "no-such-folder"])
+        .args(["--source-lang", "en", "--target-lang", "zh"])
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no-such-folder") && err.contains("--target"),
+        "{err}"
+    );
+    assert!(
+        !c.path("validation").exists(),
+        "no report for a missing target"
+    );
+}

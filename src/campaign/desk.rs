@@ -69,7 +69,7 @@ pub fn approve_command(c: &Campaign, gate: Gate) -> String {
 pub fn waiting_lines(c: &Campaign, m: &Manager, s: &State, gate: Gate) -> Vec<String> {
     match gate {
         Gate::Glossary => {
-            let rows = review_rows(c, m, s);
+            let rows = review_rows(c, s);
             let count = |p: &str| {
                 rows.iter()
                     .filter(|r| r.flags.iter().any(|f| f.starts_with(p)))
@@ -128,15 +128,10 @@ pub struct ReviewRow {
 /// entries in the order of the book's candidates, each with its flags. Entries the editor set
 /// in an earlier approval (origin `editor`) are carried over, so a re-review after the book
 /// changed keeps the editor's decisions.
-pub fn review_rows(c: &Campaign, m: &Manager, s: &State) -> Vec<ReviewRow> {
+pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
     let Some((_, merged)) = &s.termbase else {
         return Vec::new();
     };
-    let freq: BTreeMap<String, usize> = m
-        .candidates
-        .iter()
-        .map(|cand| (term_key(&cand.term), cand.freq))
-        .collect();
     let proposals = s.proposed_entries();
     let mut entries: Vec<Entry> = merged.entries.clone();
     if let Some(previous) = &s.glossary_approval {
@@ -156,11 +151,24 @@ pub fn review_rows(c: &Campaign, m: &Manager, s: &State) -> Vec<ReviewRow> {
             }
         }
     }
+    // Occurrences of every entry's term (and plurals) in the book's prose, counted as the
+    // glossary QA check finds them (longest match first, on word boundaries).
+    let mut freq = vec![0usize; entries.len()];
+    let matcher = crate::termbase::Matcher::new(&crate::termbase::Termbase {
+        entries: entries.clone(),
+    });
+    for ch in &c.chapters {
+        for r in crate::book::markdown::prose_ranges(&ch.text) {
+            for o in matcher.find_all(&ch.text[r]) {
+                freq[o.entry] += 1;
+            }
+        }
+    }
     entries
         .into_iter()
-        .map(|e| {
+        .zip(freq)
+        .map(|(e, occurrences)| {
             let key = term_key(&e.source);
-            let occurrences = freq.get(&key).copied().unwrap_or(0);
             let mut flags = Vec::new();
             match e.origin {
                 Origin::HouseStyle => {
@@ -311,12 +319,7 @@ fn md_cell(s: &str) -> String {
 /// The local action [`super::manager::Action::WriteDesk`]: writes the brief when the one in
 /// force is not on the desk, and with the glossary gate on the review files of the merged
 /// termbase; each write is journaled.
-pub fn write(
-    c: &Campaign,
-    m: &Manager,
-    store: &mut Store,
-    state: &mut State,
-) -> anyhow::Result<()> {
+pub fn write(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<()> {
     if let Some(b) = state.brief.clone()
         && state.brief_on_desk.as_deref() != Some(b.sha256.as_str())
     {
@@ -333,7 +336,7 @@ pub fn write(
         && state.glossary_review_of != state.merged_sha256
         && let Some(merged_sha256) = state.merged_sha256.clone()
     {
-        let rows = review_rows(c, m, state);
+        let rows = review_rows(c, state);
         let csv = review_csv(&rows)?;
         let p = path(c, GLOSSARY_CSV);
         crate::util::write_atomic(&p, &csv)?;
@@ -448,7 +451,6 @@ pub struct GlossaryApprovalReport {
 /// is missing or malformed (file and line named); a house-style entry's target was changed.
 pub fn approve_glossary(
     c: &Campaign,
-    m: &Manager,
     store: &mut Store,
     state: &mut State,
 ) -> anyhow::Result<GlossaryApprovalReport> {
@@ -515,10 +517,7 @@ pub fn approve_glossary(
         &c.plan.target_lang,
     )
     .map_err(|e| UsageError::new(format!("{e}. Fix the file and approve again")))?;
-    let proposed: Vec<Entry> = review_rows(c, m, state)
-        .into_iter()
-        .map(|r| r.entry)
-        .collect();
+    let proposed: Vec<Entry> = review_rows(c, state).into_iter().map(|r| r.entry).collect();
     let proposed_by_key: BTreeMap<String, &Entry> =
         proposed.iter().map(|e| (term_key(&e.source), e)).collect();
     let mut approved: Vec<Entry> = Vec::new();

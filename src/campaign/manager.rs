@@ -151,6 +151,30 @@ pub enum Stage {
     AwaitingApproval(Gate),
 }
 
+impl std::fmt::Display for Stage {
+    /// The stage as shown to editors (`booktr status`): "translate", "proofread (round 1)",
+    /// "awaiting approval of the glossary", …
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Glossary => write!(f, "glossary"),
+            Stage::Translate => write!(f, "translate"),
+            Stage::Proofread(r) => write!(f, "proofread (round {r})"),
+            Stage::Reconcile(r) => write!(f, "reconcile terms (round {r})"),
+            Stage::Decide(r) => write!(f, "decide revisions (round {r})"),
+            Stage::Revise(r) => write!(f, "revise (round {r})"),
+            Stage::Write => write!(f, "write outputs"),
+            Stage::Complete => write!(f, "complete"),
+            Stage::Blocked => write!(f, "blocked by failed calls (run again to retry them)"),
+            Stage::AwaitingApproval(Gate::Glossary) => {
+                write!(f, "awaiting approval of the glossary")
+            }
+            Stage::AwaitingApproval(Gate::Revisions { round }) => {
+                write!(f, "awaiting approval of the revisions (round {round})")
+            }
+        }
+    }
+}
+
 /// An approval gate the campaign waits at (campaign key `review`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

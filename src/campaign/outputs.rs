@@ -48,3 +48,51 @@ pub fn write_all(c: &Campaign, s: &State) -> anyhow::Result<Written> {
         skipped,
     })
 }
+
+/// Copies the local images the source chapters use (relative targets such as
+/// `images/fig1-1.svg`, with no `..`, scheme or absolute path) from beside each source chapter
+/// to the same place beside the translated chapters, so that the translated book renders.
+/// Images that are missing, or already there with the same bytes, are left alone (a broken
+/// image target is the source's problem; the `links` QA check compares targets, not files).
+/// Returns how many files were copied.
+///
+/// Errors: I/O while copying (naming the file).
+pub fn copy_images(c: &Campaign) -> anyhow::Result<usize> {
+    use anyhow::Context;
+    use pulldown_cmark::{Event, Parser, Tag};
+    let mut copied = 0;
+    for ch in &c.chapters {
+        let source_file = c.plan.campaign_dir.join(&ch.rel_path);
+        let Some(src_dir) = source_file.parent() else {
+            continue;
+        };
+        for ev in Parser::new_ext(&ch.text, crate::book::markdown::options()) {
+            let Event::Start(Tag::Image { dest_url, .. }) = ev else {
+                continue;
+            };
+            let target = dest_url.split(['#', '?']).next().unwrap_or("");
+            let rel = std::path::Path::new(target);
+            let local = !target.is_empty()
+                && !target.contains(':')
+                && rel.is_relative()
+                && rel
+                    .components()
+                    .all(|p| matches!(p, std::path::Component::Normal(_)));
+            if !local {
+                continue;
+            }
+            let from = src_dir.join(rel);
+            let to = c.plan.out_dir.join(rel);
+            let Ok(bytes) = std::fs::read(&from) else {
+                continue;
+            };
+            if std::fs::read(&to).is_ok_and(|b| b == bytes) {
+                continue;
+            }
+            crate::util::write_atomic(&to, &bytes)
+                .with_context(|| format!("copying image {} to {}", from.display(), to.display()))?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}

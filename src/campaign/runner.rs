@@ -427,7 +427,7 @@ pub async fn run<'a>(
             if action.is_local() {
                 match &action {
                     Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
-                    Action::WriteDesk => super::desk::write(c, &manager, &mut store, &mut state)?,
+                    Action::WriteDesk => super::desk::write(c, &mut store, &mut state)?,
                     Action::JoinParts { unit } => {
                         join_parts(c, &manager, &mut store, &mut state, *unit)?;
                         progress.finish("", true);

@@ -30,7 +30,7 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let m = Manager::new(&c, &state);
     match args.stage {
         ApproveStage::Glossary => {
-            let r = desk::approve_glossary(&c, &m, &mut store, &mut state)?;
+            let r = desk::approve_glossary(&c, &mut store, &mut state)?;
             if !r.recorded {
                 eprintln!(
                     "{shown}: the glossary was already approved as it stands; nothing recorded."

@@ -36,6 +36,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             batch: args.batch,
         },
     ))?;
+    // Images the chapters use go beside the translated chapters (on every run, so a changed
+    // figure is picked up even when no text changed).
+    crate::campaign::outputs::copy_images(&campaign)?;
     if campaign.plan.bilingual {
         crate::interchange::bilingual::write_all(&campaign, &result.state)?;
     }

@@ -32,10 +32,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     } else {
         let t = state.total_usage();
         println!(
-            "{}{} — {:?} (stage {:?})",
+            "{}{} — {} (stage: {})",
             if s.rehearsal { "REHEARSAL " } else { "" },
             s.campaign,
-            s.status,
+            serde_json::to_value(s.status)?
+                .as_str()
+                .unwrap_or_default()
+                .replace('_', " "),
             s.stage
         );
         println!(

@@ -123,6 +123,13 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         args.source.as_ref().expect("clap requires it"),
         args.target.as_ref().expect("clap requires it"),
     );
+    if !tgt.exists() {
+        return Err(UsageError::new(format!(
+            "cannot read the target {}: no such file or folder; pass the translated chapter or the folder of translated chapters with --target",
+            tgt.display()
+        ))
+        .into());
+    }
     let source_lang = Lang::parse(args.source_lang.as_deref().unwrap_or("en"));
     let target_lang = Lang::parse(args.target_lang.as_deref().unwrap_or("zh"));
     let mut entries = Vec::new();

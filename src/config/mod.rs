@@ -351,7 +351,13 @@ impl Plan {
     /// `path` as shown to the user: relative to the current directory (never stored).
     pub fn show(&self, path: &Path) -> String {
         let cwd = std::env::current_dir().unwrap_or_default();
-        crate::util::relative_to(path, &cwd)
+        let rel = crate::util::relative_to(path, &cwd);
+        // A path outside the working directory reads better as it is than as `../../…`.
+        if path.is_absolute() && rel.starts_with("..") {
+            path.display().to_string()
+        } else {
+            rel
+        }
     }
 
     /// Whether the run is a rehearsal (pseudo provider): every output must say so.
@@ -367,6 +373,12 @@ fn resolve_provider(
     overrides: &Overrides,
     err: &dyn Fn(&str, String) -> UsageError,
 ) -> Result<ProviderPlan, UsageError> {
+    if rawp.api_key.is_some() {
+        return Err(err(
+            "provider.api_key",
+            "holds a secret: campaign files are shared and kept with the book, so keys never go in them. Delete that line and export the key in the environment variable named by `api_key_env` (default OPENAI_API_KEY, or ANTHROPIC_API_KEY for kind = \"anthropic\")".into(),
+        ));
+    }
     let preset = match rawp.preset.as_deref() {
         None => None,
         Some(name) => Some(crate::llm::presets::find(name).map_err(|m| err("provider.preset", m))?),

@@ -119,6 +119,16 @@ pub struct RawProvider {
     /// `ANTHROPIC_API_KEY` for `anthropic` and `OPENAI_API_KEY` otherwise). The key itself never
     /// goes in a campaign file.
     pub api_key_env: Option<String>,
+    /// Never allowed: accepted by the parser only so that a key typed here is refused with
+    /// advice instead of being echoed back in a "unknown field" error snippet.
+    #[serde(
+        default,
+        alias = "key",
+        alias = "api-key",
+        alias = "token",
+        alias = "secret"
+    )]
+    pub api_key: Option<toml::Value>,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
     /// The model's output limit in tokens; a truncated translation is retried once with

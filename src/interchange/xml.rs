@@ -74,7 +74,9 @@ pub fn line_of(text: &str, pos: usize) -> u64 {
 
 /// Parses `text` (an XML document) into nodes.
 ///
-/// Errors: malformed XML (mismatched tags, bad references, …), naming `display` and the line.
+/// Errors: malformed XML (mismatched tags, bad references, …), and a document that ends before
+/// its elements are closed (a truncated file) or has no element at all, naming `display` and the
+/// line.
 pub fn parse(text: &str, display: &str) -> Result<Vec<Node>, FileError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader::from_str(text);
@@ -92,6 +94,10 @@ pub fn parse(text: &str, display: &str) -> Result<Vec<Node>, FileError> {
             out.push(Node::Text(s.to_string()));
         }
     };
+    // Open elements (name, start offset): quick-xml reports end-of-file even inside an open
+    // element, so truncation is detected here.
+    let mut open: Vec<(String, u64)> = Vec::new();
+    let mut any_element = false;
     loop {
         let pos = reader.buffer_position();
         let ev = reader
@@ -119,13 +125,19 @@ pub fn parse(text: &str, display: &str) -> Result<Vec<Node>, FileError> {
                     attrs,
                     pos: pos as usize,
                 });
+                any_element = true;
                 if empty {
                     out.push(Node::End { name });
+                } else {
+                    open.push((name, pos));
                 }
             }
-            Event::End(e) => out.push(Node::End {
-                name: e.local_name().as_ref().to_string(),
-            }),
+            Event::End(e) => {
+                open.pop();
+                out.push(Node::End {
+                    name: e.local_name().as_ref().to_string(),
+                })
+            }
             Event::Text(t) => push_text(&mut out, &t.xml10_content()),
             Event::CData(t) => push_text(&mut out, &t.xml10_content()),
             Event::GeneralRef(r) => {
@@ -151,7 +163,21 @@ pub fn parse(text: &str, display: &str) -> Result<Vec<Node>, FileError> {
                 };
                 push_text(&mut out, &resolved);
             }
-            Event::Eof => break,
+            Event::Eof => {
+                if let Some((name, at)) = open.last() {
+                    return Err(err(
+                        text.len() as u64,
+                        format!(
+                            "malformed XML: the file ends before <{name}> (opened on line {}) is closed; the file looks truncated — export it again",
+                            line_of(text, *at as usize)
+                        ),
+                    ));
+                }
+                if !any_element {
+                    return Err(err(0, "malformed XML: no element in the file".to_string()));
+                }
+                break;
+            }
             Event::Decl(_) | Event::PI(_) | Event::DocType(_) | Event::Comment(_) => {}
         }
     }
@@ -291,5 +317,25 @@ mod tests {
         let s = "a\r\nb & <c>";
         let doc = format!("<t>{}</t>", escape_text(s));
         assert_eq!(parse(&doc, "x").unwrap()[1], Node::Text(s.into()));
+    }
+
+    #[test]
+    fn a_truncated_document_is_refused_naming_the_open_element() {
+        let doc =
+            "<?xml version=\"1.0\"?>\n<xliff>\n<file id=\"a\">\n<unit id=\"u1\"><source>x</source>";
+        let e = parse(doc, "book.xlf").unwrap_err();
+        assert_eq!(e.path, "book.xlf");
+        assert!(
+            e.message.contains("<unit>") && e.message.contains("truncated"),
+            "{}",
+            e.message
+        );
+        assert!(
+            parse("", "empty.xlf")
+                .unwrap_err()
+                .message
+                .contains("no element")
+        );
+        assert!(parse("<a><b/></a>", "ok.xml").is_ok());
     }
 }

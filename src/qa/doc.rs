@@ -34,6 +34,34 @@ pub struct TableShape {
     pub rows: usize,
     /// Columns (from the delimiter row).
     pub cols: usize,
+    /// Most cells written in one row of the source text. GFM drops cells beyond the delimiter
+    /// row's columns when rendering, so a row with an extra cell loses text silently; this
+    /// catches it (see [`raw_cells`]).
+    pub max_row_cells: usize,
+}
+
+/// Cells written in one raw table row: `|`-separated, ignoring a leading and a trailing pipe,
+/// pipes escaped as `\|` and pipes inside inline code. Hand-rolled because pulldown-cmark
+/// reports only the cells it keeps.
+pub fn raw_cells(row: &str) -> usize {
+    let row = row.trim();
+    let row = row.strip_prefix('|').unwrap_or(row);
+    let bytes = row.as_bytes();
+    let mut cells = 1;
+    let mut in_code = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'`' => in_code = !in_code,
+            b'|' if !in_code && i + 1 < bytes.len() && !row[i + 1..].trim().is_empty() => {
+                cells += 1
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    cells
 }
 
 /// Everything the checks look at, in document order.
@@ -84,7 +112,7 @@ impl Doc {
         let mut table: Option<TableShape> = None;
         let parser = markdown::parser(text);
         let mut iter = parser.into_offset_iter();
-        for (ev, _) in iter.by_ref() {
+        for (ev, range) in iter.by_ref() {
             match ev {
                 Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
                     fence = Some(Fence {
@@ -159,11 +187,14 @@ impl Doc {
                     table = Some(TableShape {
                         rows: 0,
                         cols: aligns.len(),
+                        max_row_cells: 0,
                     })
                 }
                 Event::Start(Tag::TableHead | Tag::TableRow) => {
                     if let Some(t) = table.as_mut() {
                         t.rows += 1;
+                        let line = text[range].lines().next().unwrap_or("");
+                        t.max_row_cells = t.max_row_cells.max(raw_cells(line));
                     }
                 }
                 Event::End(TagEnd::Table) => {
@@ -264,7 +295,14 @@ mod tests {
                 text: "Intro".into()
             }]
         );
-        assert_eq!(d.tables, vec![TableShape { rows: 3, cols: 2 }]);
+        assert_eq!(
+            d.tables,
+            vec![TableShape {
+                rows: 3,
+                cols: 2,
+                max_row_cells: 2
+            }]
+        );
         assert_eq!(d.inline_math, vec!["a^2"]);
         assert_eq!(d.display_math, vec!["E=mc^2"]);
         assert!(d.html.iter().any(|h| h.contains("<!-- comment -->")));

@@ -31,7 +31,21 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str)
         return out;
     }
     for (i, (a, b)) in s.iter().zip(t).enumerate() {
-        if a != b {
+        if (a.rows, a.cols) == (b.rows, b.cols) && a.max_row_cells != b.max_row_cells {
+            out.push(Finding::new(
+                CHECK,
+                Severity::Error,
+                format!(
+                    "a row of table {} has {} cells in the translation where the source's rows have at most {} ({} columns); Markdown drops cells beyond the header's columns, so that text would vanish: keep each row's cells as in the source",
+                    i + 1,
+                    b.max_row_cells,
+                    a.max_row_cells,
+                    a.cols
+                ),
+                &text(&st, i),
+                &text(&tt, i),
+            ));
+        } else if a != b {
             out.push(Finding::new(
                 CHECK,
                 Severity::Error,
@@ -85,6 +99,17 @@ mod tests {
     }
 
     const SRC: &str = "| Tool | Purpose |\n|------|---------|\n| `a` | Find |\n| `b` | Read |\n";
+
+    #[test]
+    fn an_extra_cell_in_a_row_fails() {
+        let tgt = "| 工具 | 用途 |\n|:---|:---|\n| `a` | 查找 | 多余 |\n| `b` | 读取 |\n";
+        let f = run(SRC, tgt);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("has 3 cells"), "{}", f[0].message);
+        // Escaped pipes and pipes in inline code are not cell separators.
+        let tgt = "| 工具 | 用途 |\n|:---|:---|\n| `a|b` | 查\\|找 |\n| `b` | 读取 |\n";
+        assert_eq!(run(SRC, tgt), vec![]);
+    }
 
     #[test]
     fn same_shape_passes() {
