@@ -197,3 +197,28 @@ fn a_malicious_glossary_cannot_harm() {
         "pipes are escaped in Markdown tables"
     );
 }
+
+#[test]
+fn same_source_and_target_language_and_a_bad_review_share_are_refused() {
+    let c = TestCampaign::new(
+        "name = \"s\"\nsource_lang = \"en\"\ntarget_lang = \"EN\"\nchapters = [\"ch.md\"]\n",
+    );
+    c.write("ch.md", "# T\n\nText.\n");
+    let out = c.cmd("plan", &[]).output().unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("target_lang") && err.contains("same language"),
+        "{err}"
+    );
+
+    let c = TestCampaign::with_chapters("s", &["ch.md"], "proofread_share = -1");
+    c.write("ch.md", "# T\n\nText.\n");
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("proofread_share") && err.contains("between 0"),
+        "{err}"
+    );
+}

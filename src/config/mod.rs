@@ -275,6 +275,27 @@ impl Plan {
                 format!("is {concurrency}; use 1 to 256"),
             ));
         }
+        // Same code only: zh-Hans → zh-Hant is a real localisation.
+        if Lang::parse(&raw.source_lang)
+            .code
+            .eq_ignore_ascii_case(&Lang::parse(&raw.target_lang).code)
+        {
+            return Err(err(
+                "target_lang",
+                format!(
+                    "is `{}`, the same language as source_lang `{}`: set the language to translate into (e.g. \"zh\")",
+                    raw.target_lang, raw.source_lang
+                ),
+            ));
+        }
+        if let Some(share) = raw.proofread_share
+            && !(0.0..=1.0).contains(&share)
+        {
+            return Err(err(
+                "proofread_share",
+                format!("is {share}; use a share between 0 (no review) and 1 (review every unit)"),
+            ));
+        }
         let max_context_tokens = raw.max_context_tokens.unwrap_or(DEFAULT_MAX_CONTEXT_TOKENS);
         if max_context_tokens < 2_000 {
             return Err(err(
