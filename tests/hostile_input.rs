@@ -222,3 +222,25 @@ fn same_source_and_target_language_and_a_bad_review_share_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_house_term_with_two_renderings_is_refused_naming_both_files() {
+    let c = TestCampaign::with_chapters("g", &["ch.md"], "glossaries = [\"a.csv\", \"b.csv\"]");
+    c.write("ch.md", "# T\n\nAn agent.\n");
+    c.write("a.csv", "source,target,note\nAgent,智能体,\ntool,工具,\n");
+    c.write(
+        "b.csv",
+        "source,target,note\nagent,代理,\nTool,工具,same rendering: fine\n",
+    );
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("b.csv")
+            && err.contains("代理")
+            && err.contains("智能体")
+            && err.contains("a.csv"),
+        "{err}"
+    );
+    assert!(!err.contains("tool"), "{err}");
+}

@@ -64,7 +64,8 @@ impl Campaign {
     /// Reads chapters, glossaries and guide, segments the chapters and computes the fingerprint.
     ///
     /// Errors ([`UsageError`], exit 2): a chapter or glossary that cannot be read, is not UTF-8
-    /// or is malformed, naming the file (and line) and the remedy.
+    /// or is malformed, naming the file (and line) and the remedy; a house-style term given two
+    /// different renderings.
     pub fn load(plan: Plan) -> anyhow::Result<Campaign> {
         let mut chapters = Vec::new();
         for rel in &plan.chapters {
@@ -73,6 +74,8 @@ impl Campaign {
             chapters.push(ch);
         }
         let mut house_entries = Vec::new();
+        let mut house_targets: std::collections::HashMap<String, (String, String)> =
+            std::collections::HashMap::new();
         let mut glossary_hashes = Vec::new();
         for rel in &plan.glossaries {
             let path = plan.campaign_dir.join(rel);
@@ -82,6 +85,27 @@ impl Campaign {
                     .map_err(|e| UsageError::new(format!("glossary {e}")))?;
             let bytes = std::fs::read(&path).with_context(|| format!("reading glossary {rel}"))?;
             glossary_hashes.push((rel.clone(), crate::util::sha256_hex(&bytes)));
+            // A house-style term has one rendering: two different ones (in one file or two)
+            // would make the glossary QA check fail whatever the translator does.
+            for e in &entries {
+                let key = termbase::term_key(&e.source);
+                match house_targets.get(&key) {
+                    Some((target, file))
+                        if termbase::term_key(target) != termbase::term_key(&e.target) =>
+                    {
+                        return Err(UsageError::new(format!(
+                            "glossary {rel}: `{}` is rendered `{}` here but `{target}` in {file}; a house-style term takes one rendering: keep one row (list the other rendering in the `forbidden` column if QA should flag it)",
+                            e.source.trim(),
+                            e.target.trim()
+                        ))
+                        .into());
+                    }
+                    Some(_) => {}
+                    None => {
+                        house_targets.insert(key, (e.target.clone(), rel.clone()));
+                    }
+                }
+            }
             house_entries.extend(entries.into_iter().map(|e| termbase::Entry {
                 origin: termbase::Origin::HouseStyle,
                 ..e
