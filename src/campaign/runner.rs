@@ -308,20 +308,7 @@ pub async fn run<'a>(
     for w in std::mem::take(&mut state.warnings) {
         progress.println(&format!("warning: {w}"));
     }
-    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
-        let r = &state.finished[&call];
-        store.append(Event::CallFinished {
-            call: call.clone(),
-            agent: r.agent,
-            unit: r.unit.clone(),
-            file,
-            sha256,
-            usage: r.usage,
-            requests: r.requests,
-            ctx_tokens: 0,
-            adopted: true,
-        })?;
-    }
+    journal_adopted(&mut store, &mut state)?;
     if opts.force {
         let mut fps: Vec<String> = state.human_edits.keys().cloned().collect();
         fps.sort();
@@ -757,6 +744,26 @@ fn merge_glossary(
         inputs: m.glossary_inputs.clone(),
     })?;
     state.apply(c, &store.dir, &rec, None)?;
+    Ok(())
+}
+
+/// Journals the result files [`State::load`] adopted (found without their journal line, e.g.
+/// after a kill between writing a result and appending its line), so they are never lost.
+pub(crate) fn journal_adopted(store: &mut Store, state: &mut State) -> anyhow::Result<()> {
+    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
+        let r = &state.finished[&call];
+        store.append(Event::CallFinished {
+            call: call.clone(),
+            agent: r.agent,
+            unit: r.unit.clone(),
+            file,
+            sha256,
+            usage: r.usage,
+            requests: r.requests,
+            ctx_tokens: 0,
+            adopted: true,
+        })?;
+    }
     Ok(())
 }
 

@@ -61,25 +61,7 @@ impl Arm {
     }
 }
 
-/// Journals the result files [`State::load`] adopted (found without their journal line), as the
-/// main runner does.
-pub(crate) fn journal_adopted(store: &mut Store, state: &mut State) -> anyhow::Result<()> {
-    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
-        let r = &state.finished[&call];
-        store.append(Event::CallFinished {
-            call: call.clone(),
-            agent: r.agent,
-            unit: r.unit.clone(),
-            file,
-            sha256,
-            usage: r.usage,
-            requests: r.requests,
-            ctx_tokens: 0,
-            adopted: true,
-        })?;
-    }
-    Ok(())
-}
+pub(crate) use crate::campaign::runner::journal_adopted;
 
 /// Writes a result file, applies it to the state and journals it with `ctx_tokens` (the main
 /// context size after it: for the single agent, the conversation's prompt).
