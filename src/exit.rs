@@ -20,7 +20,7 @@ pub enum ExitCode {
 
 /// The text shown at the end of `--help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
-  0    complete (run) / no error findings (validate)
+  0    complete with no error finding (run) / no error findings (validate)
   1    finished with failed units or error findings, or a runtime failure
   2    usage or configuration error (campaign file, glossary, chapter, refused state)
   3    waiting for an editor's approval (`booktr status` shows the command to continue)
