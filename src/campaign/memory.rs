@@ -5,11 +5,9 @@
 //! QA checks it like any translation; a unit with QA errors is revised as usual.
 
 use super::Campaign;
-use super::fingerprint::STATE_SCHEMA_VERSION;
 use super::manager::{Action, translate_key};
 use super::state::State;
 use super::store::{Output, ResultFile, ResultOrigin};
-use crate::agents::Agent;
 use crate::interchange::memory::{Hit, Memory};
 
 /// The memory result for `action` when it is a first translation whose source the campaign's
@@ -39,25 +37,15 @@ pub fn result(c: &Campaign, u: &crate::book::Unit, fp: &str, hit: &Hit) -> Resul
         reasoning_chars: 0,
         joined_from: Vec::new(),
     };
-    ResultFile {
-        schema_version: STATE_SCHEMA_VERSION,
-        call: translate_key(fp, 0),
-        agent: Agent::Translation,
-        unit: Some(u.id.clone()),
-        request_sha256: String::new(),
-        usage: Default::default(),
-        attempts: 0,
-        requests: 0,
-        model: None,
-        finish_reason: None,
-        elapsed_ms: 0,
-        output_sha256: ResultFile::output_hash(&output),
+    ResultFile::local(
+        translate_key(fp, 0),
+        &u.id,
         output,
-        origin: Some(ResultOrigin::Memory {
+        Some(ResultOrigin::Memory {
             file: hit.file.clone(),
             tuid: hit.id.clone(),
         }),
-    }
+    )
 }
 
 /// Whether unit `id`'s first translation came from a translation memory.

@@ -691,22 +691,7 @@ fn join_parts(
             .map(|(p, _)| super::manager::translate_key(p, 0))
             .collect(),
     };
-    let result = ResultFile {
-        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
-        call: super::manager::translate_key(&fp, 0),
-        agent: Agent::Translation,
-        unit: Some(u.id.clone()),
-        request_sha256: String::new(),
-        usage: Default::default(),
-        attempts: 0,
-        requests: 0,
-        model: None,
-        finish_reason: None,
-        elapsed_ms: 0,
-        output_sha256: ResultFile::output_hash(&output),
-        output,
-        origin: None,
-    };
+    let result = ResultFile::local(super::manager::translate_key(&fp, 0), &u.id, output, None);
     record_finished(c, m, store, state, result)
 }
 

@@ -333,6 +333,33 @@ pub enum ResultOrigin {
 }
 
 impl ResultFile {
+    /// A first translation (round 0) that no model produced: `output` for `unit` under the
+    /// call key `call`, with no request, usage or attempts. `origin` says where it came from
+    /// (`None` for halves joined back into their unit).
+    pub fn local(
+        call: String,
+        unit: &str,
+        output: Output,
+        origin: Option<ResultOrigin>,
+    ) -> ResultFile {
+        ResultFile {
+            schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
+            call,
+            agent: crate::agents::Agent::Translation,
+            unit: Some(unit.to_string()),
+            request_sha256: String::new(),
+            usage: Default::default(),
+            attempts: 0,
+            requests: 0,
+            model: None,
+            finish_reason: None,
+            elapsed_ms: 0,
+            output_sha256: ResultFile::output_hash(&output),
+            output,
+            origin,
+        }
+    }
+
     pub fn output_hash(output: &Output) -> String {
         crate::util::sha256_hex(serde_json::to_vec(output).expect("output serialises"))
     }

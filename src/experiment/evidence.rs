@@ -189,7 +189,8 @@ fn pct(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |x| format!("{:.1} %", x * 100.0))
 }
 
-fn thousands(n: u64) -> String {
+/// `n` with a comma between groups of three digits (`1234567` → `1,234,567`), for tables.
+pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
