@@ -65,7 +65,9 @@ impl Campaign {
     ///
     /// Errors ([`UsageError`], exit 2): a chapter or glossary that cannot be read, is not UTF-8
     /// or is malformed, naming the file (and line) and the remedy; a house-style term given two
-    /// different renderings.
+    /// different renderings; in a real (non-pseudo) campaign, a glossary or memory file that
+    /// carries the rehearsal mark ([`crate::interchange::rehearsal`]). Memory entries that look
+    /// like pseudo text give a warning on stderr.
     pub fn load(plan: Plan) -> anyhow::Result<Campaign> {
         let mut chapters = Vec::new();
         for rel in &plan.chapters {
@@ -84,6 +86,23 @@ impl Campaign {
                 crate::interchange::load_glossary(&path, rel, &plan.source_lang, &plan.target_lang)
                     .map_err(|e| UsageError::new(format!("glossary {e}")))?;
             let bytes = std::fs::read(&path).with_context(|| format!("reading glossary {rel}"))?;
+            if !plan.is_rehearsal()
+                && crate::interchange::rehearsal::is_marked(
+                    crate::interchange::Format::detect(&path, &bytes),
+                    &bytes,
+                )
+            {
+                return Err(UsageError::new(crate::interchange::rehearsal::refusal(
+                    &format!("glossary {rel}"),
+                    "a glossary",
+                    &plan.campaign_file.display().to_string(),
+                    &format!(
+                        "Remove it from `glossaries` in {}.",
+                        plan.campaign_file.display()
+                    ),
+                ))
+                .into());
+            }
             glossary_hashes.push((rel.clone(), crate::util::sha256_hex(&bytes)));
             // A house-style term has one rendering: two different ones (in one file or two)
             // would make the glossary QA check fail whatever the translator does.
@@ -125,6 +144,30 @@ impl Campaign {
             &plan.target_lang,
         )
         .map_err(|e| UsageError::new(format!("translation memory {e}")))?;
+        if !plan.is_rehearsal() {
+            // A rehearsal's memory would fill every unit with pseudo text.
+            if let Some(file) = memory.rehearsal_files().first() {
+                return Err(UsageError::new(crate::interchange::rehearsal::refusal(
+                    &format!("translation memory {file}"),
+                    "a translation memory",
+                    &plan.campaign_file.display().to_string(),
+                    &format!(
+                        "Remove it from `memory` in {}.",
+                        plan.campaign_file.display()
+                    ),
+                ))
+                .into());
+            }
+            let suspect = memory.pseudo_looking();
+            if let Some(first) = suspect.first() {
+                eprintln!(
+                    "warning: translation memory {}: {} stored translation(s) look like pseudo text from a rehearsal (e.g. unit {}), though the file carries no rehearsal mark; units matching them would get pseudo text. Check the file, or remove it from `memory`",
+                    first.file,
+                    suspect.len(),
+                    first.id
+                );
+            }
+        }
         let house = Termbase::from_entries(house_entries);
         let guide = match &plan.guide {
             Some(rel) => std::fs::read_to_string(plan.campaign_dir.join(rel)).map_err(|e| {

@@ -1,5 +1,6 @@
 //! `booktr export`: a campaign's termbase (TBX, CSV, TSV), chapters and units (XLIFF 2.0) or
-//! unit pairs (TMX 1.4b), from the saved state alone (no model call, no lock).
+//! unit pairs (TMX 1.4b), from the saved state alone (no model call, no lock). A rehearsal's
+//! exports carry the rehearsal mark of their format ([`crate::interchange::rehearsal`]).
 
 use std::io::Write;
 
@@ -61,16 +62,19 @@ fn write_termbase(c: &Campaign, s: Option<&State>, args: &ExportArgs) -> anyhow:
             entries.len()
         );
     }
+    // A rehearsal's termbase holds the pseudo provider's renderings: marked as such.
+    let rehearsal = c.plan.is_rehearsal();
     let bytes = match args.format {
-        Format::Tbx => tbx::write(
+        Format::Tbx => tbx::write_marked(
             &entries,
             &c.plan.source_lang,
             &c.plan.target_lang,
             &format!("booktr termbase of campaign {}", c.plan.name),
+            rehearsal,
         )
         .into_bytes(),
-        Format::Tsv => delimited::write(&entries, b'\t'),
-        _ => delimited::write(&entries, b','),
+        Format::Tsv => delimited::write_marked(&entries, b'\t', rehearsal),
+        _ => delimited::write_marked(&entries, b',', rehearsal),
     };
     emit(c, args, &bytes, &format!("{} entries", entries.len()))
 }

@@ -1,6 +1,7 @@
 //! `booktr import`: an edited XLIFF 2 file (changed targets become human edits) or a TMX
 //! translation memory (fills units not translated yet), recorded in the campaign's journal;
-//! then the output chapters and the report are written again.
+//! then the output chapters and the report are written again. A real campaign refuses a file
+//! exported from a rehearsal ([`crate::interchange::rehearsal`]).
 
 use std::collections::BTreeSet;
 
@@ -27,6 +28,15 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| Format::detect(&args.file, &bytes));
     let text =
         crate::interchange::utf8(&bytes, &display).map_err(|e| UsageError::new(e.to_string()))?;
+    if !p.is_rehearsal() && crate::interchange::rehearsal::is_marked(format, &bytes) {
+        return Err(UsageError::new(crate::interchange::rehearsal::refusal(
+            &display,
+            "`booktr import` input",
+            &p.campaign_file.display().to_string(),
+            "Nothing was imported.",
+        ))
+        .into());
+    }
     // Parse before touching the state: a bad file changes nothing.
     enum Input {
         Xliff(Vec<xliff::ReadUnit>),
@@ -43,6 +53,16 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
             // The memory's name as stored in results: relative to the campaign file.
             let abs = std::env::current_dir()?.join(&args.file);
             m.add(pairs, &p.rel(&crate::util::normalize(&abs)));
+            let suspect = m.pseudo_looking();
+            if !p.is_rehearsal()
+                && let Some(first) = suspect.first()
+            {
+                eprintln!(
+                    "warning: {display}: {} stored translation(s) look like pseudo text from a rehearsal (e.g. unit {}), though the file carries no rehearsal mark; check the file before relying on the units it fills",
+                    suspect.len(),
+                    first.id
+                );
+            }
             Input::Tmx(m)
         }
         other => {

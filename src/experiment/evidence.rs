@@ -6,7 +6,8 @@
 //!
 //! - source statistics (chapters, units, bytes, characters, images, code blocks, links);
 //! - the metrics of each arm ([`super::metrics`]) and chrF against the reference translation;
-//! - judge aggregates: dimension means per arm, preference counts, repairs, quotes found;
+//! - judge aggregates: dimension means per arm and preference counts over verified judgments,
+//!   the unverified judgments counted apart, repairs, quotes found;
 //! - provenance: the fingerprints of the three states and the sha256 of every checkpoint file
 //!   (journals, configurations, manifests, result files), every output chapter and every
 //!   judge receipt;
@@ -65,13 +66,34 @@ pub struct SourceStats {
     pub per_chapter: Vec<ChapterStats>,
 }
 
-/// Preference counts.
+/// Preference counts, over verified judgments only ([`super::judge::verify`]).
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Preferences {
     pub orchestration: usize,
     pub single_agent: usize,
     pub tie: usize,
+    /// Judgments with an evidence quote not found in the text it cites: counted here, apart,
+    /// and not as a preference for either arm.
+    pub unverified: usize,
 }
+
+/// A judgment whose evidence did not verify.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnverifiedJudgment {
+    pub unit: String,
+    /// Quotes found in the texts they cite, and all quotes.
+    pub quotes_found: usize,
+    pub quotes: usize,
+    /// The first quote not found, as `path: quote` (at most 120 characters of the quote).
+    pub first_missing: String,
+}
+
+/// Least share of judgments that must be verified for the `judgments_verified` gate, in
+/// percent. Our own threshold (no external standard): with at least 80 % verified, the
+/// preference counts and score means rest on at least four judgments in five, and a judge that
+/// invents or paraphrases its evidence (the failure seen with a real model: 0 of 27 quotes
+/// found) fails the gate.
+pub const MIN_VERIFIED_PERCENT: usize = 80;
 
 /// What the judge found, over all units judged.
 #[derive(Debug, Clone, Serialize)]
@@ -89,10 +111,18 @@ pub struct JudgeAggregates {
     pub preferences: Preferences,
     /// How often each arm was shown as X (the alias order alternates unit by unit).
     pub shown_as_x: BTreeMap<Arm, usize>,
-    /// Evidence quotes found in the texts, of all quotes.
+    /// Evidence quotes found in the texts they cite, of all quotes (recomputed from the texts
+    /// judged with [`super::judge::verify`]).
     pub quotes_found: usize,
     pub quotes: usize,
     pub usage: AgentUsage,
+    /// Judgments whose every quote was found; only these count in `preferences` (other than
+    /// `unverified`) and `means`.
+    pub verified: usize,
+    /// Judgments with a quote not found (also `preferences.unverified`).
+    pub unverified: usize,
+    /// The unverified judgments, in book order.
+    pub unverified_units: Vec<UnverifiedJudgment>,
 }
 
 /// chrF of one chapter.
@@ -276,15 +306,21 @@ impl Evidence {
                     .map_or("n/a".into(), |x| format!("{x:.2}"))
             };
             rows.push([
-                format!("judge: {d} (mean, 1–5)"),
+                format!("judge: {d} (mean of verified judgments, 1–5)"),
                 f(Arm::Orchestration),
                 f(Arm::SingleAgent),
             ]);
         }
+        let verified = format!("{} of {}", j.verified, j.units_judged);
+        rows.push([
+            "judge: verified judgments (every quote found in the text it cites)".into(),
+            verified.clone(),
+            verified,
+        ]);
         rows.push([
             format!(
-                "judge: preferred ({} ties of {} units)",
-                j.preferences.tie, j.units_judged
+                "judge: preferred ({} ties of {} verified judgments; {} unverified, not counted)",
+                j.preferences.tie, j.verified, j.unverified
             ),
             j.preferences.orchestration.to_string(),
             j.preferences.single_agent.to_string(),
@@ -409,6 +445,7 @@ pub fn judge_aggregates(judged: &JudgeRun, pairs: &[Pair], model: &str) -> Judge
     let mut prefs = Preferences::default();
     let mut shown_as_x: BTreeMap<Arm, usize> = Arm::BOTH.iter().map(|a| (*a, 0)).collect();
     let (mut repaired, mut quotes_found, mut quotes, mut judged_n) = (0, 0, 0, 0);
+    let (mut verified, mut unverified_units) = (0, Vec::new());
     for p in pairs {
         let Some(j) = judged.judgments.get(&p.unit) else {
             continue;
@@ -416,8 +453,22 @@ pub fn judge_aggregates(judged: &JudgeRun, pairs: &[Pair], model: &str) -> Judge
         judged_n += 1;
         *shown_as_x.entry(j.x).or_default() += 1;
         repaired += usize::from(j.repaired);
-        quotes_found += j.quotes_found;
-        quotes += j.quotes;
+        // Recomputed from the texts judged (the pair's call key pins them), so judgments
+        // recorded before verification existed are checked the same way.
+        let check = super::judge::verify(&j.verdict, p);
+        quotes_found += check.found;
+        quotes += check.quotes;
+        if !check.verified() {
+            prefs.unverified += 1;
+            unverified_units.push(UnverifiedJudgment {
+                unit: p.unit.clone(),
+                quotes_found: check.found,
+                quotes: check.quotes,
+                first_missing: check.missing.first().cloned().unwrap_or_default(),
+            });
+            continue;
+        }
+        verified += 1;
         for arm in Arm::BOTH {
             for (d, s) in DIMENSIONS.iter().zip(j.scores_of(arm).all()) {
                 let e = sums
@@ -460,6 +511,9 @@ pub fn judge_aggregates(judged: &JudgeRun, pairs: &[Pair], model: &str) -> Judge
             .get(&Agent::Judge)
             .copied()
             .unwrap_or_default(),
+        verified,
+        unverified: unverified_units.len(),
+        unverified_units,
     }
 }
 
@@ -901,7 +955,26 @@ fn gates(
             }
         ),
     });
-    // 7. Receipt hashes match.
+    // 7. The judge's evidence verified (see MIN_VERIFIED_PERCENT).
+    let agg = judge_aggregates(judged, pairs, "");
+    let judged_total = agg.verified + agg.unverified;
+    gates.push(Gate {
+        name: "judgments_verified",
+        pass: agg.verified > 0 && agg.verified * 100 >= judged_total * MIN_VERIFIED_PERCENT,
+        reason: format!(
+            "{} of {judged_total} judgments verified: every evidence quote occurs in the text it cites, whitespace removed (at least {MIN_VERIFIED_PERCENT} % required); {} unverified judgment(s) not counted as preferences{}",
+            agg.verified,
+            agg.unverified,
+            agg.unverified_units
+                .first()
+                .map(|u| format!(
+                    ", e.g. unit {} ({} of {} quotes found; not found: {})",
+                    u.unit, u.quotes_found, u.quotes, u.first_missing
+                ))
+                .unwrap_or_default()
+        ),
+    });
+    // 8. Receipt hashes match.
     let mut receipts = 0;
     let mut bad = Vec::new();
     let mut journaled = BTreeSet::new();
@@ -936,7 +1009,7 @@ fn gates(
             )
         },
     });
-    // 8. Checkpoint fingerprints match.
+    // 9. Checkpoint fingerprints match.
     let checks = [
         ("orchestration", orch_dir, c.fingerprint.as_str()),
         (

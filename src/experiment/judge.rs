@@ -13,6 +13,10 @@
 //!   reformat but cannot judge again; a repaired answer that changes a score or the preference
 //!   the first answer gave validly is refused ([`unchanged_by_repair`]). Still invalid: the call
 //!   fails (recorded) and a later run asks again.
+//! - **Verified evidence** ([`verify`]): every quote must occur in the text it cites
+//!   (whitespace removed, see [`quote_found`]); a judgment with a quote that does not is
+//!   `unverified`, kept and reported but not counted as a preference (see
+//!   [`super::evidence`]).
 //! - **Receipts**: every raw request and response is saved as a file (no key, no endpoint),
 //!   hashed, and journaled as [`Event::Receipt`] (see [`run`]).
 //! - **Checkpoints**: judgments are result files in their own state directory
@@ -131,6 +135,11 @@ pub struct Judgment {
     /// sha256 over the source and the two translations judged (see [`inputs_sha256`]).
     pub inputs_sha256: String,
     pub receipts: Vec<ReceiptRef>,
+    /// Whether every evidence quote occurs in the text it cites ([`verify`]); an unverified
+    /// judgment is not counted as a preference. `None` in judgments recorded before this field
+    /// existed: the aggregates recompute it from the texts judged either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
 }
 
 impl Judgment {
@@ -440,37 +449,107 @@ pub fn unchanged_by_repair(first_answer: &str, repaired: &Verdict) -> Result<(),
     Ok(())
 }
 
-fn normalise(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// `s` without any whitespace character (Unicode `White_Space`), the form quotes and texts are
+/// compared in: line breaks, indentation, doubled spaces and the spaces a model adds or drops
+/// between CJK characters do not matter; every other character (punctuation, Markdown marks,
+/// letter case) must match exactly.
+pub fn without_whitespace(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-/// Whether an evidence quote occurs (whitespace-normalised, without surrounding quotation
-/// marks or ellipses) in one of `texts`.
+/// Whether an evidence quote occurs in one of `texts`. The normalisation, documented here
+/// because the `judgments_verified` gate depends on it:
+///
+/// 1. quotation marks (`"'“”‘’「」『』«»`) and then ellipses or full stops (`…`, `.`) around the
+///    quote are dropped (a model often wraps an excerpt in them);
+/// 2. an ellipsis inside the quote (`…` or `...`) elides text: the pieces it separates must all
+///    occur in the same text, in order;
+/// 3. whitespace is removed from the pieces and the text ([`without_whitespace`]), then each
+///    piece must be a substring.
+///
+/// A quote that is empty after this is not found.
 pub fn quote_found(quote: &str, texts: &[&str]) -> bool {
-    let q = normalise(quote);
-    let q = q
+    let q = quote
+        .trim()
         .trim_matches(|c: char| "\"'“”‘’「」『』«»".contains(c))
+        .trim()
         .trim_matches(|c: char| c == '…' || c == '.')
         .trim();
-    !q.is_empty() && texts.iter().any(|t| normalise(t).contains(q))
+    let pieces: Vec<String> = q
+        .split("...")
+        .flat_map(|p| p.split('…'))
+        .map(without_whitespace)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if pieces.is_empty() {
+        return false;
+    }
+    texts.iter().any(|t| {
+        let t = without_whitespace(t);
+        let mut at = 0;
+        pieces.iter().all(|p| match t[at..].find(p.as_str()) {
+            Some(i) => {
+                at += i + p.len();
+                true
+            }
+            None => false,
+        })
+    })
 }
 
-/// (quotes found, quotes) of a verdict against the texts judged.
+/// Which quotes of a verdict occur in the texts they cite.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct QuoteCheck {
+    /// Quotes found, and all quotes (9 per judgment: 4 per translation and the preference's).
+    pub found: usize,
+    pub quotes: usize,
+    /// The quotes not found, as `path: quote` (e.g. `x.fluency: 智能体…`), in schema order.
+    pub missing: Vec<String>,
+}
+
+impl QuoteCheck {
+    /// Every quote found (and there is at least one).
+    pub fn verified(&self) -> bool {
+        self.quotes > 0 && self.found == self.quotes
+    }
+}
+
+/// Checks every evidence quote of `v` against the text it cites ([`quote_found`]): the four
+/// scores of X against the source and X's translation, those of Y against the source and Y's,
+/// and the preference's against the source and both translations (the system prompt asks for
+/// "an excerpt copied exactly from the source or from that translation").
+pub fn verify(v: &Verdict, pair: &Pair) -> QuoteCheck {
+    let (x, y) = pair.texts();
+    let source = pair.source.as_str();
+    let mut check = QuoteCheck::default();
+    let mut one = |path: String, quote: &str, texts: &[&str]| {
+        check.quotes += 1;
+        if quote_found(quote, texts) {
+            check.found += 1;
+        } else {
+            check
+                .missing
+                .push(format!("{path}: {}", crate::util::excerpt(quote, 120)));
+        }
+    };
+    for (side, scores, text) in [("x", &v.x, x), ("y", &v.y, y)] {
+        for (d, s) in DIMENSIONS.iter().zip(scores.all()) {
+            one(format!("{side}.{d}"), &s.evidence, &[source, text]);
+        }
+    }
+    one(
+        "preferred_evidence".into(),
+        &v.preferred_evidence,
+        &[source, x, y],
+    );
+    check
+}
+
+/// (quotes found, quotes) of a verdict against the texts judged, each quote against the text
+/// it cites (see [`verify`]).
 pub fn count_quotes(v: &Verdict, pair: &Pair) -> (usize, usize) {
-    let texts = [
-        pair.source.as_str(),
-        pair.orchestration.as_str(),
-        pair.single_agent.as_str(),
-    ];
-    let quotes: Vec<&str> =
-        v.x.all()
-            .iter()
-            .chain(v.y.all().iter())
-            .map(|s| s.evidence.as_str())
-            .chain([v.preferred_evidence.as_str()])
-            .collect();
-    let found = quotes.iter().filter(|q| quote_found(q, &texts)).count();
-    (found, quotes.len())
+    let c = verify(v, pair);
+    (c.found, c.quotes)
 }
 
 /// The three texts of a judge request: (source, X, Y).
@@ -899,7 +978,8 @@ fn record(
     }
     match out.result {
         Ok((verdict, repaired, problems)) => {
-            let (quotes_found, quotes) = count_quotes(&verdict, &out.pair);
+            let check = verify(&verdict, &out.pair);
+            let (quotes_found, quotes) = (check.found, check.quotes);
             let (x, y) = out.pair.texts();
             let judgment = Judgment {
                 unit: out.pair.unit.clone(),
@@ -911,6 +991,7 @@ fn record(
                 quotes,
                 inputs_sha256: inputs_sha256(&out.pair.source, x, y),
                 receipts,
+                verified: Some(check.verified()),
             };
             let output = Output::Judgment(Box::new(judgment.clone()));
             let result = ResultFile {

@@ -219,7 +219,8 @@ pub fn chapter_rows(
 
 /// Writes `<out_dir>/bilingual/<chapter file name>` for every complete chapter, atomically.
 /// Returns the paths written. These files are a reading view: editors edit the normal output
-/// chapters, and edits of bilingual files are not recorded.
+/// chapters, and edits of bilingual files are not recorded. A rehearsal's files carry the
+/// rehearsal mark ([`super::rehearsal::mark_markdown`]).
 pub fn write_all(
     c: &crate::campaign::Campaign,
     s: &crate::campaign::state::State,
@@ -228,7 +229,11 @@ pub fn write_all(
     for ch in &c.chapters {
         if let Some(rows) = chapter_rows(c, s, &ch.key) {
             let path = c.plan.out_dir.join("bilingual").join(&ch.file_name);
-            crate::util::write_atomic(&path, markdown(&rows).as_bytes())?;
+            let mut text = markdown(&rows);
+            if c.plan.is_rehearsal() {
+                text = super::rehearsal::mark_markdown(&text);
+            }
+            crate::util::write_atomic(&path, text.as_bytes())?;
             written.push(path);
         }
     }

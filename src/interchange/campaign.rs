@@ -26,7 +26,8 @@ pub fn termbase_entries(c: &Campaign, s: Option<&State>) -> Vec<Entry> {
     }
 }
 
-/// The XLIFF 2.0 document of the campaign's current state (see [`xliff`] for the layout).
+/// The XLIFF 2.0 document of the campaign's current state (see [`xliff`] for the layout),
+/// marked as a rehearsal when the campaign is one ([`super::rehearsal`]).
 /// Prose units without a translation have no `<target>` (state `initial`); hand-edited ones
 /// are `final`; units copied unchanged are `translate="no"` with their source as target.
 pub fn xliff(c: &Campaign, s: &State) -> String {
@@ -83,11 +84,17 @@ pub fn xliff(c: &Campaign, s: &State) -> String {
                 .collect(),
         })
         .collect();
-    xliff::write(&c.plan.source_lang.code, &c.plan.target_lang.code, &files)
+    xliff::write_marked(
+        &c.plan.source_lang.code,
+        &c.plan.target_lang.code,
+        &files,
+        c.plan.is_rehearsal(),
+    )
 }
 
 /// The TMX 1.4b document of every translated prose unit (its final text), and the number left
-/// out because XML cannot carry one of their characters.
+/// out because XML cannot carry one of their characters; marked as a rehearsal when the campaign
+/// is one ([`super::rehearsal`]).
 pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
     let pairs: Vec<tmx::Pair> = c
         .prose_units()
@@ -111,7 +118,12 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
             })
         })
         .collect();
-    tmx::write(&c.plan.source_lang, &c.plan.target_lang, &pairs)
+    tmx::write_marked(
+        &c.plan.source_lang,
+        &c.plan.target_lang,
+        &pairs,
+        c.plan.is_rehearsal(),
+    )
 }
 
 /// What an XLIFF import did.

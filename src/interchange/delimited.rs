@@ -297,14 +297,28 @@ pub fn read(
 /// Writes `entries` with the header `source,target,note,forbidden,origin` (`forbidden` joined
 /// by `; `), every cell passed through [`neutralize`]. `delimiter` is `b','` or `b'\t'`.
 pub fn write(entries: &[Entry], delimiter: u8) -> Vec<u8> {
+    write_marked(entries, delimiter, false)
+}
+
+/// [`write`], with the rehearsal mark when `rehearsal` is true: a sixth column
+/// [`super::rehearsal::CSV_COLUMN`] (`rehearsal`) holding `true` in every row. Readers take
+/// the columns they know by name and ignore the others, so the file still reads as a glossary.
+pub fn write_marked(entries: &[Entry], delimiter: u8, rehearsal: bool) -> Vec<u8> {
     let mut w = csv::WriterBuilder::new()
         .delimiter(delimiter)
         .from_writer(Vec::new());
-    let row = |w: &mut csv::Writer<Vec<u8>>, cells: [&str; 5]| {
-        w.write_record(cells.iter().map(|c| neutralize(c).into_owned()))
-            .expect("writing to memory");
+    let row = |w: &mut csv::Writer<Vec<u8>>, cells: [&str; 5], mark: &str| {
+        let mut cells: Vec<String> = cells.iter().map(|c| neutralize(c).into_owned()).collect();
+        if rehearsal {
+            cells.push(mark.to_string());
+        }
+        w.write_record(cells).expect("writing to memory");
     };
-    row(&mut w, ["source", "target", "note", "forbidden", "origin"]);
+    row(
+        &mut w,
+        ["source", "target", "note", "forbidden", "origin"],
+        super::rehearsal::CSV_COLUMN,
+    );
     for e in entries {
         row(
             &mut w,
@@ -315,6 +329,7 @@ pub fn write(entries: &[Entry], delimiter: u8) -> Vec<u8> {
                 &e.forbidden.join("; "),
                 origin_name(e.origin),
             ],
+            "true",
         );
     }
     w.into_inner().expect("writing to memory")

@@ -5,6 +5,9 @@
 //! ignored), so a memory written from a campaign on the same book matches every unchanged unit
 //! even if line endings or wrapping changed. No fuzzy matching: a reused translation must be
 //! the translation of exactly this text.
+//!
+//! A memory remembers which of its files carry the rehearsal mark and which stored translations
+//! look like pseudo text ([`super::rehearsal`]); the campaign refuses or warns about them.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,6 +29,9 @@ pub struct Hit {
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
     map: HashMap<String, Hit>,
+    /// Files loaded that carry the rehearsal mark ([`super::rehearsal`]), as the user named
+    /// them.
+    rehearsal_files: Vec<String>,
 }
 
 /// The key a source text is matched under: whitespace runs collapsed to one space, trimmed.
@@ -53,6 +59,9 @@ impl Memory {
             })?;
             let text = super::utf8(&bytes, display)?;
             m.add(tmx::read(text, display, source, target)?, display);
+            if super::rehearsal::is_marked(super::Format::Tmx, &bytes) {
+                m.rehearsal_files.push(display.to_string());
+            }
         }
         Ok(m)
     }
@@ -78,6 +87,26 @@ impl Memory {
             return None;
         }
         self.map.get(&normalize(source))
+    }
+
+    /// The files loaded by [`Memory::load`] that carry the rehearsal mark (exports of a pseudo
+    /// campaign), in load order.
+    pub fn rehearsal_files(&self) -> &[String] {
+        &self.rehearsal_files
+    }
+
+    /// The stored translations that look like the pseudo generator's text
+    /// ([`super::rehearsal::looks_pseudo`]) although their file carries no rehearsal mark,
+    /// sorted by file and id.
+    pub fn pseudo_looking(&self) -> Vec<&Hit> {
+        let mut v: Vec<&Hit> = self
+            .map
+            .values()
+            .filter(|h| !self.rehearsal_files.contains(&h.file))
+            .filter(|h| super::rehearsal::looks_pseudo(&h.target))
+            .collect();
+        v.sort_by(|a, b| (&a.file, &a.id).cmp(&(&b.file, &b.id)));
+        v
     }
 
     /// Number of distinct sources.

@@ -11,6 +11,8 @@
 //! Inline Markdown that must not be translated (code, HTML, link targets, math) is carried in
 //! XLIFF as `<ph>`/`<pc>` placeholders ([`inline`]), so a round trip gives back the exact bytes.
 //! [`bilingual`] pairs source and target blocks for the bilingual output and report view.
+//! Exports of a rehearsal (pseudo provider) carry a mark in each format's metadata, and a real
+//! campaign refuses marked files ([`rehearsal`]).
 //!
 //! Language codes in files are matched leniently ([`crate::lang::Lang::match_score`]): `zh`,
 //! `zh-CN` and `zh-Hans` all name a Simplified Chinese target.
@@ -20,6 +22,7 @@ pub mod campaign;
 pub mod delimited;
 pub mod inline;
 pub mod memory;
+pub mod rehearsal;
 pub mod tbx;
 pub mod tmx;
 pub mod xliff;

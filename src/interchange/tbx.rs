@@ -241,6 +241,19 @@ pub fn read(
 /// `target`, titled `title`. Each entry's origin is an `admin type="source"` (`booktr:agent`),
 /// its note a concept-level `note`, its forbidden renderings deprecated target terms.
 pub fn write(entries: &[Entry], source: &Lang, target: &Lang, title: &str) -> String {
+    write_marked(entries, source, target, title, false)
+}
+
+/// [`write`], with the rehearsal mark in the header when `rehearsal` is true: `<fileDesc>` ›
+/// `<titleStmt>` › `<title>` (the title) and `<note>` ([`super::rehearsal::tbx_note`]; TBX
+/// 2008 header: `titleStmt` holds a `title` and `note`s).
+pub fn write_marked(
+    entries: &[Entry],
+    source: &Lang,
+    target: &Lang,
+    title: &str,
+    rehearsal: bool,
+) -> String {
     let mut w = xml::writer();
     xml::open(
         &mut w,
@@ -249,6 +262,12 @@ pub fn write(entries: &[Entry], source: &Lang, target: &Lang, title: &str) -> St
     );
     xml::open(&mut w, "martifHeader", &[]);
     xml::open(&mut w, "fileDesc", &[]);
+    if rehearsal {
+        xml::open(&mut w, "titleStmt", &[]);
+        xml::leaf(&mut w, "title", &[], title);
+        xml::leaf(&mut w, "note", &[], &super::rehearsal::tbx_note());
+        xml::close(&mut w, "titleStmt");
+    }
     xml::open(&mut w, "sourceDesc", &[]);
     xml::leaf(&mut w, "p", &[], title);
     xml::close(&mut w, "sourceDesc");

@@ -29,6 +29,18 @@ pub struct Pair {
 /// Writes a TMX 1.4b document of `pairs`; returns it and the number of pairs left out because
 /// XML cannot carry one of their characters.
 pub fn write(source: &Lang, target: &Lang, pairs: &[Pair]) -> (String, usize) {
+    write_marked(source, target, pairs, false)
+}
+
+/// [`write`], with the rehearsal mark in the header when `rehearsal` is true: a `<note>`
+/// ([`super::rehearsal::NOTE`]) and `<prop type="x-booktr-rehearsal">true</prop>` (TMX 1.4b
+/// §3.1: a header holds `note`, `ude` and `prop` elements; `x-` types are user-defined).
+pub fn write_marked(
+    source: &Lang,
+    target: &Lang,
+    pairs: &[Pair],
+    rehearsal: bool,
+) -> (String, usize) {
     let mut w = xml::writer();
     xml::open(&mut w, "tmx", &[("version", "1.4")]);
     xml::open(
@@ -44,6 +56,10 @@ pub fn write(source: &Lang, target: &Lang, pairs: &[Pair]) -> (String, usize) {
             ("datatype", "plaintext"),
         ],
     );
+    if rehearsal {
+        xml::leaf(&mut w, "note", &[], super::rehearsal::NOTE);
+        xml::leaf(&mut w, "prop", &[("type", super::rehearsal::MARK)], "true");
+    }
     xml::close(&mut w, "header");
     xml::open(&mut w, "body", &[]);
     let mut skipped = 0;

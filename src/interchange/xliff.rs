@@ -161,17 +161,25 @@ fn pieces_xml(pieces: &[Piece], codes: &mut Codes, target: bool, out: &mut Strin
 
 /// Writes an XLIFF 2.0 document for `files`, `src_lang` → `trg_lang` (BCP 47 codes).
 pub fn write(src_lang: &str, trg_lang: &str, files: &[File]) -> String {
+    write_marked(src_lang, trg_lang, files, false)
+}
+
+/// [`write`], with the rehearsal mark on every `<file>` when `rehearsal` is true: Metadata
+/// module `<mda:metadata><mda:metaGroup category="booktr"><mda:meta
+/// type="x-booktr-rehearsal">true</mda:meta>…` (XLIFF 2.0 §5.9, allowed on `<file>` before its
+/// `<notes>`) and a file-level `<note category="booktr:rehearsal">` that CAT tools show.
+pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: bool) -> String {
     let mut w = xml::writer();
-    xml::open(
-        &mut w,
-        "xliff",
-        &[
-            ("xmlns", NS),
-            ("version", "2.0"),
-            ("srcLang", src_lang),
-            ("trgLang", trg_lang),
-        ],
-    );
+    let mut root = vec![
+        ("xmlns", NS),
+        ("version", "2.0"),
+        ("srcLang", src_lang),
+        ("trgLang", trg_lang),
+    ];
+    if rehearsal {
+        root.insert(1, ("xmlns:mda", super::rehearsal::MDA_NS));
+    }
+    xml::open(&mut w, "xliff", &root);
     for f in files {
         xml::open(
             &mut w,
@@ -182,6 +190,26 @@ pub fn write(src_lang: &str, trg_lang: &str, files: &[File]) -> String {
                 ("xml:space", "preserve"),
             ],
         );
+        if rehearsal {
+            xml::open(&mut w, "mda:metadata", &[]);
+            xml::open(&mut w, "mda:metaGroup", &[("category", "booktr")]);
+            xml::leaf(
+                &mut w,
+                "mda:meta",
+                &[("type", super::rehearsal::MARK)],
+                "true",
+            );
+            xml::close(&mut w, "mda:metaGroup");
+            xml::close(&mut w, "mda:metadata");
+            xml::open(&mut w, "notes", &[]);
+            xml::leaf(
+                &mut w,
+                "note",
+                &[("category", "booktr:rehearsal"), ("priority", "1")],
+                super::rehearsal::NOTE,
+            );
+            xml::close(&mut w, "notes");
+        }
         for u in &f.units {
             let mut attrs = vec![("id", u.id.as_str())];
             if !u.translate {

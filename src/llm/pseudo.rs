@@ -279,6 +279,19 @@ fn map_words(s: &str, target: &Lang, cjk: bool, mut prev_mapped: bool) -> (Strin
     (out, prev_mapped)
 }
 
+/// The syllables pseudo-words are drawn from in a CJK script (Han: 伪译演练样文, "pseudo
+/// translation rehearsal sample text"; Japanese: ギジホンヤク; Hangul: 가짜번역연습), `None`
+/// for scripts whose pseudo-words map letter by letter. Shared with
+/// [`crate::interchange::rehearsal::looks_pseudo`], which recognises them.
+pub fn syllables(script: Script) -> Option<&'static [char]> {
+    match script {
+        Script::Han => Some(&['伪', '译', '演', '练', '样', '文']),
+        Script::Japanese => Some(&['ギ', 'ジ', 'ホ', 'ン', 'ヤ', 'ク']),
+        Script::Hangul => Some(&['가', '짜', '번', '역', '연', '습']),
+        _ => None,
+    }
+}
+
 /// Deterministic pseudo-word for `word` in `target`'s script (sha256 of the lower-cased word
 /// picks the syllables, so a word always maps the same way).
 pub fn pseudo_word(word: &str, target: &Lang) -> String {
@@ -290,9 +303,9 @@ pub fn pseudo_word(word: &str, target: &Lang) -> String {
             .collect()
     };
     match target.script {
-        Script::Han => pick(&['伪', '译', '演', '练', '样', '文']),
-        Script::Japanese => pick(&['ギ', 'ジ', 'ホ', 'ン', 'ヤ', 'ク']),
-        Script::Hangul => pick(&['가', '짜', '번', '역', '연', '습']),
+        s @ (Script::Han | Script::Japanese | Script::Hangul) => {
+            pick(syllables(s).expect("the CJK scripts have syllables"))
+        }
         Script::Cyrillic => word.chars().map(cyrillic).collect(),
         Script::Greek => word.chars().map(greek).collect(),
         Script::Arabic => pick(&['ز', 'ا', 'ئ', 'ف']),
