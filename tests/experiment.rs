@@ -12,18 +12,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use booktr::agents::Agent;
 use booktr::lang::Lang;
-use support::fake_llm::{FakeServer, Reply, malformed_judge_answer};
+use support::fake_llm::{FakeServer, Reply, default_content, malformed_judge_answer};
 use support::{TestCampaign, assert_code, corpus_dir, json_summary};
 
 const KEY: &str = "sk-booktr-experiment-KEY-7e2b90";
 
-const GATES: [&str; 8] = [
+const GATES: [&str; 9] = [
     "all_four_roles_executed",
     "both_arms_translated_every_unit",
     "real_usage_recorded_for_every_call",
     "one_provider_and_model_for_all_translation_calls",
     "manager_context_excludes_translation_bodies",
     "judgment_for_every_unit",
+    "judgments_verified",
     "receipt_hashes_match",
     "checkpoint_fingerprints_match",
 ];
@@ -488,4 +489,140 @@ fn judging_is_checkpointed_per_unit_the_repair_is_bounded_and_a_rerun_judges_onl
         assert_eq!(g["pass"], true, "{g}");
     }
     assert_code(&out, 0);
+}
+
+/// The default (pseudo) verdict for a judge request with every evidence quote rewritten by `f`.
+fn judge_answer_with_quotes(
+    messages: &[booktr::llm::Message],
+    f: &dyn Fn(&str) -> String,
+) -> String {
+    let good = default_content(&Lang::parse("zh"), Agent::Judge, messages);
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    for side in ["x", "y"] {
+        for d in booktr::experiment::judge::DIMENSIONS {
+            let e = v[side][d]["evidence"].as_str().unwrap().to_string();
+            v[side][d]["evidence"] = serde_json::json!(f(&e));
+        }
+    }
+    let e = v["preferred_evidence"].as_str().unwrap().to_string();
+    v["preferred_evidence"] = serde_json::json!(f(&e));
+    v.to_string()
+}
+
+/// Regression (a real judge passed every gate with 0 of 27 quotes found in the texts): the
+/// judge quotes text that occurs nowhere for the units of chapter A, and quotes correctly but
+/// with other whitespace (a space after every character, so line breaks and CJK spacing
+/// differ) for chapter B. A's judgments are unverified, counted apart and not as preferences;
+/// B's are verified; the gate reports the count and fails below 80 %.
+#[test]
+fn judge_quote_not_in_text_is_unverified() {
+    let fake = FakeServer::start();
+    fake.script(|r| {
+        if r.agent != Agent::Judge || r.is_judge_repair() {
+            return Reply::Default;
+        }
+        let text = r.all_text();
+        if text.contains("## Section A") {
+            Reply::Content(judge_answer_with_quotes(&r.messages, &|_| {
+                "a sentence the judge made up".into()
+            }))
+        } else {
+            Reply::Content(judge_answer_with_quotes(&r.messages, &|q| {
+                q.chars().map(|c| format!("{c} ")).collect::<String>() + "\n"
+            }))
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "ver",
+        &["a.md", "b.md"],
+        "max_unit_chars = 300\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+    );
+    c.write("a.md", &synthetic_chapter("A", 3));
+    c.write("b.md", &synthetic_chapter("B", 3));
+    let out = c
+        .cmd("experiment", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["outcome"], "gates_failed");
+    let ev: serde_json::Value =
+        serde_json::from_str(&c.read(s["evidence"].as_str().unwrap())).unwrap();
+    let j = &ev["judge"];
+    let judged = j["units_judged"].as_u64().unwrap();
+    let unverified = j["unverified"].as_u64().unwrap();
+    let verified = j["verified"].as_u64().unwrap();
+    // Chapter A: its heading unit and its sections; chapter B the same.
+    let a_units = j["unverified_units"].as_array().unwrap();
+    assert!(unverified >= 3, "{j}");
+    assert!(verified >= 3, "{j}");
+    assert_eq!(verified + unverified, judged);
+    assert_eq!(a_units.len() as u64, unverified);
+    for u in a_units {
+        assert_eq!(u["quotes_found"], 0, "{u}");
+        assert_eq!(u["quotes"], 9, "{u}");
+        assert!(
+            u["first_missing"]
+                .as_str()
+                .unwrap()
+                .ends_with(": a sentence the judge made up"),
+            "{u}"
+        );
+    }
+    // Unverified judgments are not preferences for either arm.
+    let p = &j["preferences"];
+    assert_eq!(p["unverified"].as_u64().unwrap(), unverified);
+    assert_eq!(
+        p["orchestration"].as_u64().unwrap()
+            + p["single_agent"].as_u64().unwrap()
+            + p["tie"].as_u64().unwrap(),
+        verified,
+        "{p}"
+    );
+    assert_eq!(j["quotes_found"].as_u64().unwrap(), verified * 9);
+    assert_eq!(j["quotes"].as_u64().unwrap(), judged * 9);
+    // The gate says how many are verified, and fails below 80 %.
+    let gate = ev["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "judgments_verified")
+        .unwrap()
+        .clone();
+    assert_eq!(gate["pass"], false, "{gate}");
+    let reason = gate["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!("{verified} of {judged} judgments verified")),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(&format!("{unverified} unverified")),
+        "{reason}"
+    );
+    // The recorded judgments say so too, and the reports show the counts.
+    let table = ev["table"].as_str().unwrap();
+    assert!(
+        table.contains(&format!(
+            "| judge: verified judgments (every quote found in the text it cites) | {verified} of {judged} |"
+        )),
+        "{table}"
+    );
+    assert!(table.contains(&format!("{unverified} unverified, not counted")));
+    let md = c.read("ver/validation/report.md");
+    assert!(md.contains(&format!("{verified} of {judged}")), "report.md");
+    let mut recorded = (0, 0);
+    for f in c.all_files() {
+        let path = f.to_string_lossy().to_string();
+        if path.contains("/judge/") && path.contains("/results/") {
+            let r: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+            match r["output"]["verified"].as_bool() {
+                Some(true) => recorded.0 += 1,
+                Some(false) => recorded.1 += 1,
+                None => {}
+            }
+        }
+    }
+    assert_eq!(recorded, (verified, unverified), "judgment result files");
 }

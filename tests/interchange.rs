@@ -232,10 +232,14 @@ fn termbase_exports_round_trip_through_tbx_and_csv() {
             entries.iter().any(|e| e.origin == Origin::Agent),
             "{fmt}: agent entries are exported with their origin: {entries:?}"
         );
+        // The campaign is a rehearsal (pseudo provider): its exports carry the mark.
+        use booktr::interchange::{Format, rehearsal};
+        let format = fmt.parse::<Format>().unwrap();
+        assert!(rehearsal::is_marked(format, text.as_bytes()), "{fmt}");
         let again = match fmt {
-            "tbx" => tbx::write(&entries, &en, &zh, "booktr termbase of campaign t"),
-            "csv" => String::from_utf8(delimited::write(&entries, b',')).unwrap(),
-            _ => String::from_utf8(delimited::write(&entries, b'\t')).unwrap(),
+            "tbx" => tbx::write_marked(&entries, &en, &zh, "booktr termbase of campaign t", true),
+            "csv" => String::from_utf8(delimited::write_marked(&entries, b',', true)).unwrap(),
+            _ => String::from_utf8(delimited::write_marked(&entries, b'\t', true)).unwrap(),
         };
         assert_eq!(again, text, "{fmt}: export → import → export is stable");
         if fmt != "tbx" {
@@ -602,10 +606,16 @@ fn booktr_import_of_a_tmx_fills_units_a_failed_run_left() {
     });
     let out = run_fake(&c, &fake);
     assert_code(&out, 1);
-    // A memory from a pseudo rehearsal of the same book.
-    let m = TestCampaign::with_chapters("m", &["one.md"], "max_unit_chars = 500\n");
+    // A memory from another real campaign on the same book (a rehearsal's memory is refused:
+    // see pseudo_tmx_is_refused_as_memory_of_a_real_campaign).
+    let m = TestCampaign::with_chapters(
+        "m",
+        &["one.md"],
+        "max_unit_chars = 500\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
     m.write("one.md", &chapter("1", 3));
-    assert_code(&m.cmd("run", &[]).output().unwrap(), 0);
+    let fake_m = FakeServer::start();
+    assert_code(&run_fake(&m, &fake_m), 0);
     assert_code(
         &m.cmd("export", &["--format", "tmx", "--out", "mem.tmx"])
             .current_dir(m.dir.path())
@@ -731,8 +741,8 @@ fn bilingual_output_keeps_every_code_block_once_and_pairs_every_source_block() {
 // ---------------------------------------------------------------------------------------------
 // External parser
 
-/// XLIFF, TMX and TBX exports open in translate-toolkit (a real CAT-tool library) with the
-/// same units and texts booktr wrote. Skipped with a reason when python3 or translate-toolkit
+/// XLIFF, TMX and TBX exports (of a rehearsal, so with their rehearsal marks) open in
+/// translate-toolkit (a real CAT-tool library) with the same units and texts booktr wrote. Skipped with a reason when python3 or translate-toolkit
 /// is missing, unless `BOOKTR_REQUIRE_TRANSLATE_TOOLKIT=1` (CI sets it).
 #[test]
 fn exports_open_in_translate_toolkit() {
@@ -772,6 +782,20 @@ fn exports_open_in_translate_toolkit() {
     assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
     for f in ["xliff", "tmx", "tbx"] {
         assert_code(&c.cmd("export", &["--format", f]).output().unwrap(), 0);
+    }
+    // The campaign is a rehearsal: translate-toolkit must read the exports with their marks.
+    for (format, ext) in [
+        (booktr::interchange::Format::Xliff, "xlf"),
+        (booktr::interchange::Format::Tmx, "tmx"),
+        (booktr::interchange::Format::Tbx, "tbx"),
+    ] {
+        assert!(
+            booktr::interchange::rehearsal::is_marked(
+                format,
+                c.read(&format!("tt/export/tt.{ext}")).as_bytes()
+            ),
+            "tt.{ext} carries the rehearsal mark"
+        );
     }
     let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
     let units = xliff::read(&c.read("tt/export/tt.xlf"), "tt.xlf").unwrap();
@@ -815,4 +839,260 @@ print("translate-toolkit read", len(ids), "XLIFF units,", len(got), "TMX pairs,"
         stderr(&out)
     );
     eprintln!("{}", String::from_utf8_lossy(&out.stdout).trim());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A rehearsal leaks nowhere
+
+const REAL: &str = "[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
+
+/// A pseudo campaign over `chapter("1", 3)`, run, with its exports in `p/export/`.
+fn rehearsal_exports() -> TestCampaign {
+    let p = TestCampaign::with_chapters("p", &["one.md"], "max_unit_chars = 500\n");
+    p.write("one.md", &chapter("1", 3));
+    assert_code(&p.cmd("run", &[]).output().unwrap(), 0);
+    for f in ["xliff", "tmx", "tbx", "csv", "tsv"] {
+        assert_code(&p.cmd("export", &["--format", f]).output().unwrap(), 0);
+    }
+    p
+}
+
+/// Regression (a TMX exported from a pseudo rehearsal, used as memory in a real campaign,
+/// filled every unit with pseudo text, the run reporting `rehearsal: false` with no warning).
+#[test]
+fn pseudo_tmx_is_refused_as_memory_of_a_real_campaign() {
+    let p = rehearsal_exports();
+    let doc = p.read("p/export/p.tmx");
+    let real = TestCampaign::with_chapters(
+        "r",
+        &["one.md"],
+        &format!("max_unit_chars = 500\nmemory = [\"rehearsal.tmx\"]\n{REAL}"),
+    );
+    real.write("one.md", &chapter("1", 3));
+    real.write("rehearsal.tmx", &doc);
+    let fake = FakeServer::start();
+    let out = run_fake(&real, &fake);
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("translation memory rehearsal.tmx is an export of a rehearsal")
+            && err.contains("pseudo text, not translations")
+            && err.contains("Remove it from `memory`"),
+        "{err}"
+    );
+    assert_eq!(fake.requests().len(), 0, "refused before any request");
+    assert!(!real.path("r/out/one.md").exists());
+    assert!(!real.path("r/state").exists(), "refused before any state");
+    // The offline plan refuses it too.
+    let out = real
+        .cmd("plan", &["--provider", "openai", "--model", "m"])
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("rehearsal.tmx"));
+
+    // A rehearsal may still use it: every unit comes from the memory.
+    let again = TestCampaign::with_chapters(
+        "q",
+        &["one.md"],
+        "max_unit_chars = 500\nmemory = [\"rehearsal.tmx\"]\n",
+    );
+    again.write("one.md", &chapter("1", 3));
+    again.write("rehearsal.tmx", &doc);
+    let out = again.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert!(s["units"]["memory_hits"].as_u64().unwrap() >= 3, "{s}");
+    assert_eq!(s["units"]["memory_hits"], s["units"]["translated"]);
+
+    // Pseudo text that lost its mark is still recognised: a warning naming the file.
+    let unmarked = doc.replace("<prop type=\"x-booktr-rehearsal\">true</prop>", "");
+    assert_ne!(unmarked, doc);
+    real.write("rehearsal.tmx", &unmarked);
+    let out = run_fake(&real, &fake);
+    assert_code(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: translation memory rehearsal.tmx:")
+            && err.contains("look like pseudo text"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pseudo_xliff_is_refused_by_import_of_a_real_campaign() {
+    let real =
+        TestCampaign::with_chapters("r", &["one.md"], &format!("max_unit_chars = 500\n{REAL}"));
+    real.write("one.md", &chapter("1", 3));
+    let fake = FakeServer::start();
+    assert_code(&run_fake(&real, &fake), 0);
+    let p = rehearsal_exports();
+    let before: Vec<(std::path::PathBuf, Vec<u8>)> = real
+        .all_files()
+        .into_iter()
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect();
+    for file in ["p/export/p.xlf", "p/export/p.tmx"] {
+        let path = p.path(file);
+        let out = real
+            .cmd("import", &[path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(path.to_str().unwrap())
+                && err.contains("is an export of a rehearsal")
+                && err.contains("`booktr import` input")
+                && err.contains("Nothing was imported"),
+            "{err}"
+        );
+    }
+    let after: Vec<(std::path::PathBuf, Vec<u8>)> = real
+        .all_files()
+        .into_iter()
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect();
+    assert!(before == after, "a refused import changes no file");
+    // The rehearsal itself may import its own export (an edited target becomes a human edit).
+    let xlf = p.read("p/export/p.xlf");
+    // The first target's first line is the chapter heading: an editor retitles it.
+    let at = xlf.find("<target>").unwrap() + "<target>".len();
+    let end = at + xlf[at..].find('\n').unwrap();
+    assert!(xlf[at..end].starts_with("# "), "{}", &xlf[at..end]);
+    let edited = format!("{}# 人工标题 1{}", &xlf[..at], &xlf[end..]);
+    p.write("edited.xlf", &edited);
+    let out = p
+        .cmd("import", &["edited.xlf", "--json"])
+        .current_dir(p.dir.path())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["edited"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn exports_of_a_pseudo_campaign_carry_the_rehearsal_mark_and_real_ones_do_not() {
+    use booktr::interchange::{Format, rehearsal};
+    let fake = FakeServer::start();
+    for (name, provider, pseudo) in [("p", "", true), ("r", REAL, false)] {
+        let c = TestCampaign::with_chapters(
+            name,
+            &["a.md"],
+            &format!(
+                "max_unit_chars = 400\nglossaries = [\"g.csv\"]\nbilingual = true\n{provider}"
+            ),
+        );
+        c.write("a.md", &chapter("A", 2));
+        c.write("g.csv", "source,target\nAgent,智能体\n");
+        let out = if pseudo {
+            c.cmd("run", &[]).output().unwrap()
+        } else {
+            run_fake(&c, &fake)
+        };
+        assert_code(&out, 0);
+        for f in ["xliff", "tmx", "tbx", "csv", "tsv"] {
+            assert_code(&c.cmd("export", &["--format", f]).output().unwrap(), 0);
+        }
+        let read = |ext: &str| c.read(&format!("{name}/export/{name}.{ext}"));
+        for (format, ext) in [
+            (Format::Xliff, "xlf"),
+            (Format::Tmx, "tmx"),
+            (Format::Tbx, "tbx"),
+            (Format::Csv, "csv"),
+            (Format::Tsv, "tsv"),
+        ] {
+            let text = read(ext);
+            assert_eq!(
+                rehearsal::is_marked(format, text.as_bytes()),
+                pseudo,
+                "{name}.{ext}"
+            );
+            assert_eq!(text.contains("rehearsal"), pseudo, "{name}.{ext}:\n{text}");
+        }
+        let (tmx_doc, xlf, tbx_doc, csv, tsv) = (
+            read("tmx"),
+            read("xlf"),
+            read("tbx"),
+            read("csv"),
+            read("tsv"),
+        );
+        assert_eq!(
+            tmx_doc.contains("<prop type=\"x-booktr-rehearsal\">true</prop>"),
+            pseudo
+        );
+        assert_eq!(
+            xlf.matches("<mda:meta type=\"x-booktr-rehearsal\">true</mda:meta>")
+                .count(),
+            usize::from(pseudo),
+            "one per <file> (one chapter)"
+        );
+        assert_eq!(xlf.contains("<note category=\"booktr:rehearsal\""), pseudo);
+        assert_eq!(
+            tbx_doc.contains("<note>x-booktr-rehearsal: true. REHEARSAL:"),
+            pseudo
+        );
+        let header = if pseudo {
+            "source,target,note,forbidden,origin,rehearsal"
+        } else {
+            "source,target,note,forbidden,origin"
+        };
+        assert_eq!(csv.lines().next().unwrap(), header);
+        assert!(csv.lines().skip(1).count() >= 1, "{csv}");
+        assert!(
+            csv.lines().skip(1).all(|l| l.ends_with(",true") == pseudo),
+            "{csv}"
+        );
+        assert_eq!(tsv.lines().next().unwrap(), header.replace(',', "\t"));
+        // booktr's readers read marked files as before.
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let units = xliff::read(&xlf, "x.xlf").unwrap();
+        assert!(units.iter().filter(|u| u.target.is_some()).count() >= 2);
+        let pairs = tmx::read(&tmx_doc, "x.tmx", &en, &zh).unwrap();
+        assert_eq!(
+            pairs.len(),
+            units
+                .iter()
+                .filter(|u| u.translate && u.target.is_some())
+                .count()
+        );
+        let from_tbx = tbx::read(&tbx_doc, "x.tbx", &en, &zh).unwrap();
+        let from_csv = delimited::read(csv.as_bytes(), "x.csv", b',', &en, &zh).unwrap();
+        assert_eq!(from_tbx, from_csv);
+        assert!(
+            from_csv
+                .iter()
+                .any(|e| e.source == "Agent" && e.target == "智能体")
+        );
+        let bi = c.read(&format!("{name}/out/bilingual/a.md"));
+        assert_eq!(
+            bi.starts_with("<!-- x-booktr-rehearsal: true."),
+            pseudo,
+            "{bi}"
+        );
+        if pseudo {
+            // A real campaign refuses the rehearsal's termbase as a glossary, in either format.
+            for ext in ["tbx", "csv"] {
+                let g = TestCampaign::with_chapters(
+                    "g",
+                    &["a.md"],
+                    &format!("glossaries = [\"pseudo.{ext}\"]\n{REAL}"),
+                );
+                g.write("a.md", &chapter("A", 2));
+                g.write(&format!("pseudo.{ext}"), &read(ext));
+                let out = g.cmd("plan", &[]).output().unwrap();
+                assert_code(&out, 2);
+                let err = stderr(&out);
+                assert!(
+                    err.contains(&format!(
+                        "glossary pseudo.{ext} is an export of a rehearsal"
+                    )) && err.contains("Remove it from `glossaries`"),
+                    "{err}"
+                );
+                // A rehearsal takes it.
+                let out = g.cmd("plan", &["--provider", "pseudo"]).output().unwrap();
+                assert_code(&out, 0);
+            }
+        }
+    }
 }

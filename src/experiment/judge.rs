@@ -1126,5 +1126,54 @@ mod tests {
         assert!(quote_found("The agent reads…", &texts));
         assert!(!quote_found("made up", &texts));
         assert!(!quote_found("  ", &texts));
+        // Spaces a model adds or drops between CJK characters, and line breaks, do not matter.
+        assert!(quote_found("智 能 体 读 取上下文", &texts));
+        assert!(quote_found("The\n agent reads", &texts));
+        // An ellipsis elides: the pieces must occur in order in one text.
+        assert!(quote_found("智能体…上下文", &texts));
+        assert!(quote_found("The ... reads.", &texts));
+        assert!(!quote_found("上下文…智能体", &texts));
+        assert!(
+            !quote_found("智能体 … reads", &texts),
+            "pieces from two texts"
+        );
+        // Other characters must match exactly.
+        assert!(!quote_found("the agent reads", &texts));
+        assert!(!quote_found("…", &texts));
+    }
+
+    #[test]
+    fn judge_quote_not_in_text_is_unverified() {
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let p = pair(0);
+        let good = validate(&pseudo_answer(&build_request(&en, &zh, &p))).unwrap();
+        let check = verify(&good, &p);
+        assert_eq!((check.found, check.quotes), (9, 9));
+        assert!(check.verified() && check.missing.is_empty());
+        // A quote of Y's translation given as evidence for X's score cites the wrong text.
+        let mut wrong = good.clone();
+        wrong.x.fluency.evidence = "代理读取文档".into();
+        let check = verify(&wrong, &p);
+        assert_eq!((check.found, check.quotes), (8, 9));
+        assert!(!check.verified());
+        assert_eq!(check.missing, ["x.fluency: 代理读取文档"]);
+        // The source may be quoted for either side, and the preference may quote either text.
+        wrong = good.clone();
+        wrong.y.accuracy.evidence = "The `Agent` reads".into();
+        wrong.preferred_evidence = "代理读取\n文档。".into();
+        assert!(verify(&wrong, &p).verified());
+        // Invented quotes everywhere: nothing found.
+        let mut invented = good;
+        for s in [
+            &mut invented.x.accuracy,
+            &mut invented.x.fluency,
+            &mut invented.y.terminology,
+        ] {
+            s.evidence = "not in any text".into();
+        }
+        invented.preferred_evidence = "nor this".into();
+        let check = verify(&invented, &p);
+        assert_eq!((check.found, check.quotes), (5, 9));
+        assert_eq!(count_quotes(&invented, &p), (5, 9));
     }
 }
