@@ -954,6 +954,22 @@ fn pseudo_xliff_is_refused_by_import_of_a_real_campaign() {
         .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
         .collect();
     assert!(before == after, "a refused import changes no file");
+    // Pseudo targets that lost the mark (a CAT tool dropped the metadata) give a warning.
+    let xlf = p.read("p/export/p.xlf");
+    let meta_start = xlf.find("<mda:metadata>").unwrap();
+    let notes_end = xlf.find("</notes>").unwrap() + "</notes>".len();
+    let stripped = format!("{}{}", &xlf[..meta_start], &xlf[notes_end..]);
+    assert!(!stripped.contains("rehearsal"), "{stripped}");
+    let path = p.write("stripped.xlf", &stripped);
+    let out = real
+        .cmd("import", &[path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("target(s) look like pseudo text from a rehearsal"),
+        "{err}"
+    );
     // The rehearsal itself may import its own export (an edited target becomes a human edit).
     let xlf = p.read("p/export/p.xlf");
     // The first target's first line is the chapter heading: an editor retitles it.

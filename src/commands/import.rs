@@ -44,7 +44,25 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     }
     let input = match format {
         Format::Xliff => {
-            Input::Xliff(xliff::read(text, &display).map_err(|e| UsageError::new(e.to_string()))?)
+            let units = xliff::read(text, &display).map_err(|e| UsageError::new(e.to_string()))?;
+            let suspect: Vec<&xliff::ReadUnit> = units
+                .iter()
+                .filter(|u| {
+                    u.target
+                        .as_deref()
+                        .is_some_and(crate::interchange::rehearsal::looks_pseudo)
+                })
+                .collect();
+            if !p.is_rehearsal()
+                && let Some(first) = suspect.first()
+            {
+                eprintln!(
+                    "warning: {display}: {} target(s) look like pseudo text from a rehearsal (e.g. unit {}), though the file carries no rehearsal mark; they would be recorded as human edits",
+                    suspect.len(),
+                    first.id
+                );
+            }
+            Input::Xliff(units)
         }
         Format::Tmx => {
             let pairs = tmx::read(text, &display, &p.source_lang, &p.target_lang)

@@ -128,7 +128,7 @@ pub struct Judgment {
     pub repaired: bool,
     /// What was wrong with the first answer (empty when it was valid).
     pub problems: Vec<String>,
-    /// Evidence quotes found (whitespace-normalised) in the source or a translation, and all
+    /// Evidence quotes found in the text each cites ([`verify`]; whitespace removed), and all
     /// quotes (9 per judgment).
     pub quotes_found: usize,
     pub quotes: usize,
