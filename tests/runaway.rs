@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use booktr::agents::Agent;
+use support::fake_batch::FakeBatch;
 use support::fake_llm::{FakeServer, Reply};
 use support::{TestCampaign, assert_code, json_summary};
 
@@ -430,4 +431,47 @@ fn insufficient_quota_stops_campaign_at_first_occurrence() {
         }
         assert!(json_summary(&out)["stopped"].is_null());
     }
+}
+
+#[test]
+fn insufficient_quota_stops_a_batch_campaign_at_submission() {
+    let batch = FakeBatch::new("zh");
+    let fake = FakeServer::start_with("zh", batch.router());
+    batch.refuse_uploads(Some((
+        429,
+        r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+    )));
+    let c = quota_campaign("q");
+    let batch_run = |c: &TestCampaign| {
+        c.cmd("run", &["--base-url", &fake.base_url, "--batch", "--json"])
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap()
+    };
+    let out = batch_run(&c);
+    assert_code(&out, 1);
+    assert_eq!(batch.refused(), 1, "the refused submission is not retried");
+    assert!(batch.batches().is_empty());
+    assert_eq!(
+        fake.count(Agent::Translation),
+        0,
+        "no translation is streamed instead"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("You exceeded your current quota"), "{err}");
+    assert!(err.contains("booktr run"), "{err}");
+    let s = json_summary(&out);
+    assert!(
+        s["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("submitting a batch")
+    );
+
+    // Credit added: the same command submits the batch and completes.
+    batch.refuse_uploads(None);
+    let out = batch_run(&c);
+    assert_code(&out, 0);
+    assert_eq!(batch.batches().len(), 1);
+    assert_eq!(batch.refused(), 1);
 }

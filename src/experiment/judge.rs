@@ -274,7 +274,7 @@ pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Req
             )),
         ],
         json_schema: Some(schema()),
-        max_tokens: None,
+        max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
     }
 }
 
@@ -298,7 +298,7 @@ pub fn repair_request(invalid_answer: &str, problems: &[String]) -> Request {
             )),
         ],
         json_schema: Some(schema()),
-        max_tokens: None,
+        max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
     }
 }
 

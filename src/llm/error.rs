@@ -223,3 +223,109 @@ impl LlmError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::openai::classify_status;
+
+    fn classify(status: u16, body: &str) -> LlmError {
+        classify_status(
+            status,
+            "https://api.example/v1/chat/completions",
+            body,
+            None,
+        )
+    }
+
+    #[test]
+    fn insufficient_quota_on_429_is_an_account_problem_not_a_rate_limit() {
+        let e = classify(
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+        );
+        assert!(
+            matches!(
+                e,
+                LlmError::Account {
+                    problem: AccountProblem::Quota,
+                    status: 429,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(!e.is_retryable() && e.is_fatal_for_campaign());
+        assert!(e.to_string().contains("You exceeded your current quota"));
+        // A real rate limit stays a retried 429.
+        let e = classify(
+            429,
+            r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#,
+        );
+        assert!(matches!(e, LlmError::Http { status: 429, .. }));
+        assert!(e.is_retryable() && !e.is_fatal_for_campaign());
+        // Google words per-minute limits as quota metrics: still a rate limit.
+        let e = classify(
+            429,
+            "Quota exceeded for quota metric 'Generate requests' per minute",
+        );
+        assert!(e.is_retryable());
+    }
+
+    #[test]
+    fn billing_and_key_errors_stop_the_campaign() {
+        let cases = [
+            (402, "Insufficient Balance", AccountProblem::Billing),
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}"#,
+                AccountProblem::Billing,
+            ),
+            (
+                400,
+                r#"{"error":{"code":"billing_hard_limit_reached","message":"Billing hard limit has been reached"}}"#,
+                AccountProblem::Billing,
+            ),
+            (
+                401,
+                r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+                AccountProblem::Authentication,
+            ),
+            (
+                403,
+                r#"{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}"#,
+                AccountProblem::Permission,
+            ),
+        ];
+        for (status, body, want) in cases {
+            match classify(status, body) {
+                LlmError::Account { problem, .. } => assert_eq!(problem, want, "{body}"),
+                other => panic!("{status} {body}: {other:?}"),
+            }
+        }
+        // Server errors are never account problems, whatever they say.
+        assert!(classify(503, "billing service unavailable").is_retryable());
+        assert!(classify(404, "no such model").is_fatal_for_campaign());
+    }
+
+    #[test]
+    fn provider_message_is_extracted_and_keys_are_redacted() {
+        let m = provider_message(
+            r#"{"error":{"message":"Incorrect API key provided: sk-proj-abc123XYZ. You can find your API key at https://platform.openai.com/account/api-keys."}}"#,
+        );
+        assert!(m.starts_with("Incorrect API key provided:"), "{m}");
+        assert!(!m.contains("abc123XYZ"), "{m}");
+        assert_eq!(provider_message("plain text"), "plain text");
+    }
+
+    #[test]
+    fn a_billing_error_inside_a_stream_is_an_account_problem() {
+        let e = LlmError::in_stream(
+            r#"{"type":"billing_error","message":"credit balance is too low"}"#.into(),
+            "u",
+        );
+        assert!(e.is_fatal_for_campaign());
+        let e = LlmError::in_stream(r#"{"type":"overloaded_error"}"#.into(), "u");
+        assert!(matches!(e, LlmError::InStream(_)) && e.is_retryable());
+    }
+}
