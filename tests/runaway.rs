@@ -475,3 +475,32 @@ fn insufficient_quota_stops_a_batch_campaign_at_submission() {
     assert_eq!(batch.batches().len(), 1);
     assert_eq!(batch.refused(), 1);
 }
+
+/// No false positive on a real chapter: every unit of chapter 1 of the shared corpus, answered
+/// by the fake (pseudo translations, which take more tokens than real Chinese), stays within
+/// its bound and is never taken for a repetition. Skipped with a reason when the corpus is
+/// absent.
+#[test]
+fn a_real_chapter_has_no_runaway_reply() {
+    let Some(corpus) = support::corpus_dir() else {
+        return;
+    };
+    let fake = FakeServer::start();
+    let ch = corpus.join("en/chapter01.md");
+    let c = TestCampaign::with_chapters(
+        "real",
+        &[ch.to_str().unwrap()],
+        "[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["runaway_replies"], 0, "{s}");
+    assert!(fake.count(Agent::Translation) > 10);
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.body["max_tokens"].as_u64().is_some_and(|m| m >= 256)),
+        "every request carries a bound"
+    );
+}

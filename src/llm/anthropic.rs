@@ -23,7 +23,12 @@
 //!   = reads, `cache_creation_tokens` = writes.
 //! - **Retries and rate limits**: the same driver as the OpenAI-compatible client
 //!   ([`super::call::with_retries`]): 429 waits with `Retry-After`, 529 (overloaded) and other
-//!   5xx retried with backoff, 400/401/403/404 final.
+//!   5xx retried with backoff, 400/401/403/404 final; account problems (`billing_error`,
+//!   `authentication_error`, `permission_error`, "credit balance is too low") stop the
+//!   campaign ([`super::error::account_problem`]).
+//! - **Runaway replies**: the stream is read under [`super::runaway::Guard`] (text, thinking and
+//!   tool-input deltas); a reply that repeats itself or outgrows `max_tokens` is dropped and
+//!   returned as [`LlmError::Runaway`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -279,7 +284,7 @@ impl AnthropicClient {
             .max_tokens
             .or(self.max_tokens)
             .unwrap_or(DEFAULT_MAX_TOKENS);
-        let mut guard = Guard::new(Some(max_tokens));
+        let mut guard = Guard::new(Some(max_tokens)).with_prompt(super::openai::prompt_text(req));
         let resp = self
             .request(reqwest::Method::POST, &self.url)
             .json(&self.body_with(req, use_tool, opts))

@@ -3,7 +3,8 @@
 //! usage without it), parsed as SSE by `eventsource-stream` over reqwest's byte stream.
 //!
 //! Per attempt: a connect timeout, an overall request timeout and an idle timeout between
-//! chunks. Across attempts: the shared retry driver ([`call::with_retries`]). Structured output
+//! chunks, and a [`Guard`] that stops a runaway reply (repeating itself, or outgrowing its
+//! `max_tokens`) by dropping the stream ([`super::runaway`]). Across attempts: the shared retry driver ([`call::with_retries`]). Structured output
 //! follows [`Quirks::json_mode`]: `response_format: json_schema` first, falling back to
 //! `json_object` for the rest of the run when the server rejects it (DeepSeek, Ollama and many
 //! vLLM builds do); `json_object` from the start; or no `response_format` at all (the prompt
@@ -217,7 +218,8 @@ impl OpenAiClient {
         }
         let mut events = resp.bytes_stream().eventsource();
         let mut acc = Accumulator::new();
-        let mut guard = Guard::new(req.max_tokens.or(self.max_tokens));
+        let mut guard =
+            Guard::new(req.max_tokens.or(self.max_tokens)).with_prompt(prompt_text(req));
         let mut done = false;
         loop {
             let next = match tokio::time::timeout(self.idle_timeout, events.next()).await {
@@ -271,6 +273,15 @@ impl OpenAiClient {
         }
         Ok(answer)
     }
+}
+
+/// The text of `req`'s messages, joined by newlines (what a runaway guard exempts).
+pub(crate) fn prompt_text(req: &Request) -> String {
+    req.messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Feeds the deltas of choice 0 of `chunk` to `guard`.

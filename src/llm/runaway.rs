@@ -13,6 +13,9 @@
 //!   books do repeat table rows and code lines, but never one passage of that length back to
 //!   back; the unit tests run the detector over every chapter of a real book (en and zh) to
 //!   show it stays silent there;
+//!   A repetition the prompt itself contains (the same stretch of text, e.g. a hex dump or a
+//!   row of `=` in a code block of the unit) is exempt: copying the source is not running away
+//!   (the bound still applies);
 //! - **over bound**: the completion, counted in `o200k_base` tokens per delta, passes the
 //!   request's `max_tokens` by more than [`BOUND_SLACK_PERCENT`] % plus
 //!   [`BOUND_SLACK_TOKENS`] (the slack covers the difference between `o200k_base` and the
@@ -148,6 +151,12 @@ impl Detector {
     /// Adds `delta`; returns `(period_chars, cycles, passage)` when the text now ends in a
     /// runaway repetition.
     pub fn push(&mut self, delta: &str) -> Option<(usize, usize, String)> {
+        self.push_unless(delta, "")
+    }
+
+    /// [`Detector::push`], ignoring a repetition whose repeated stretch occurs in `exempt`
+    /// (the prompt: a copy of repeated source text is not a runaway).
+    pub fn push_unless(&mut self, delta: &str, exempt: &str) -> Option<(usize, usize, String)> {
         let mut found = None;
         for ch in delta.chars() {
             self.tail.push(ch);
@@ -155,7 +164,16 @@ impl Detector {
             if self.since_check >= CHECK_EVERY_CHARS {
                 self.since_check = 0;
                 if found.is_none() {
-                    found = self.check();
+                    found = self
+                        .check()
+                        .filter(|(_, _, _, run)| {
+                            // The whole periodic stretch must be in the prompt: a copy that
+                            // goes on past it is a runaway again.
+                            let window: String =
+                                self.tail[self.tail.len() - run..].iter().collect();
+                            exempt.is_empty() || !exempt.contains(&window)
+                        })
+                        .map(|(p, cycles, passage, _)| (p, cycles, passage));
                 }
             }
         }
@@ -167,8 +185,9 @@ impl Detector {
     }
 
     /// The shortest period `p` for which the tail of `max(MIN_SPAN_CHARS, MIN_CYCLES · p)`
-    /// characters is periodic, with the number of whole copies the periodic stretch holds.
-    fn check(&self) -> Option<(usize, usize, String)> {
+    /// characters is periodic, with the number of whole copies the periodic stretch holds, the
+    /// passage and the stretch's length in characters.
+    fn check(&self) -> Option<(usize, usize, String, usize)> {
         let t = &self.tail;
         let n = t.len();
         for p in 1..=MAX_PERIOD_CHARS {
@@ -184,7 +203,7 @@ impl Detector {
                     start -= 1;
                 }
                 let passage: String = t[n - p..].iter().take(80).collect();
-                return Some((p, (n - start) / p, passage));
+                return Some((p, (n - start) / p, passage, n - start));
             }
         }
         None
@@ -195,6 +214,8 @@ impl Detector {
 #[derive(Debug, Clone)]
 pub struct Guard {
     bound: Option<u32>,
+    /// The prompt's text: repetitions it contains are exempt.
+    prompt: String,
     tokens: u64,
     content: Detector,
     reasoning: Detector,
@@ -206,11 +227,18 @@ impl Guard {
     pub fn new(max_tokens: Option<u32>) -> Guard {
         Guard {
             bound: max_tokens,
+            prompt: String::new(),
             tokens: 0,
             content: Detector::new(),
             reasoning: Detector::new(),
             tools: Detector::new(),
         }
+    }
+
+    /// Exempts repetitions that occur in `prompt` (the request's messages, joined).
+    pub fn with_prompt(mut self, prompt: String) -> Guard {
+        self.prompt = prompt;
+        self
     }
 
     /// The token count at which a reply bounded by `bound` counts as over it.
@@ -235,7 +263,7 @@ impl Guard {
             Channel::Reasoning => &mut self.reasoning,
             Channel::ToolArguments => &mut self.tools,
         };
-        if let Some((period_chars, cycles, passage)) = det.push(delta) {
+        if let Some((period_chars, cycles, passage)) = det.push_unless(delta, &self.prompt) {
             return Some(Runaway {
                 kind: RunawayKind::Repetition {
                     channel,
@@ -350,6 +378,28 @@ mod tests {
         assert!(r.completion_tokens < Guard::limit(100) + 10);
         assert_eq!(Guard::limit(100), 100 + 25 + 64);
         assert!(r.to_string().contains("max_tokens = 100"), "{r}");
+    }
+
+    #[test]
+    fn a_repetition_copied_from_the_prompt_is_not_a_runaway() {
+        let dump = format!("```\n{}\n```\n", "0x00, ".repeat(300));
+        let prompt = format!("Translate:\n\n{dump}");
+        let mut g = Guard::new(None).with_prompt(prompt);
+        let answer = format!("翻译：\n\n{dump}");
+        let chars: Vec<char> = answer.chars().collect();
+        for piece in chars.chunks(7) {
+            let s: String = piece.iter().collect();
+            assert_eq!(g.observe(Channel::Content, &s), None);
+        }
+        // Going on past what the prompt holds is a runaway again.
+        let hit = (0..400).find_map(|_| g.observe(Channel::Content, "0x00, "));
+        assert!(matches!(
+            hit.map(|r| r.kind),
+            Some(RunawayKind::Repetition {
+                period_chars: 6,
+                ..
+            })
+        ));
     }
 
     #[test]
