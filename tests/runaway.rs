@@ -504,3 +504,106 @@ fn a_real_chapter_has_no_runaway_reply() {
         "every request carries a bound"
     );
 }
+
+/// The Anthropic client reads its stream under the same guard, sends the retry's temperature,
+/// and classifies a "credit balance is too low" 400 as an account problem, sent once.
+#[test]
+fn anthropic_runaway_and_billing_errors_are_typed() {
+    use booktr::config::{ProviderKind, ProviderPlan};
+    use booktr::llm::error::AccountProblem;
+    use booktr::llm::{CallOptions, LlmError, Message, Provider, Request};
+    use support::fake_anthropic::FakeAnthropic;
+
+    let fake = FakeAnthropic::start();
+    unsafe {
+        std::env::set_var("BOOKTR_RETRY_BASE_MS", "10");
+        std::env::set_var("BOOKTR_TEST_RUNAWAY_ANTHROPIC_KEY", KEY);
+    }
+    let plan = ProviderPlan {
+        kind: ProviderKind::Anthropic,
+        model: "claude-fake".into(),
+        base_url: fake.base_url(),
+        api_key_env: "BOOKTR_TEST_RUNAWAY_ANTHROPIC_KEY".into(),
+        temperature: Some(0.6),
+        max_tokens: None,
+        max_output_tokens: None,
+        max_attempts: 4,
+        max_requests_per_minute: None,
+        max_tokens_per_minute: None,
+        request_timeout_s: 20,
+        stream_idle_timeout_s: 2,
+        connect_timeout_s: 2,
+        quirks: Default::default(),
+        batch_poll_ms: 20,
+    };
+    let p = Provider::from_plan(&plan, &booktr::lang::Lang::parse("zh")).unwrap();
+    let req = Request {
+        agent: Agent::Translation,
+        messages: vec![
+            Message::system("You are a professional technical translator."),
+            Message::user("Glossary: none"),
+            Message::user("The agent calls a tool.\n"),
+        ],
+        json_schema: None,
+        max_tokens: Some(1024),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    fake.script(|_| {
+        Reply::Stream {
+            parts: vec!["智能体调用工具。".to_string(); 20_000],
+            delay: Duration::from_millis(1),
+        }
+        .into()
+    });
+    let started = std::time::Instant::now();
+    let e = rt
+        .block_on(p.complete_with(
+            &req,
+            CallOptions {
+                temperature: Some(0.3),
+            },
+        ))
+        .unwrap_err();
+    match &e {
+        LlmError::Runaway { reason, usage } => {
+            assert!(reason.contains("repeats itself"), "{reason}");
+            assert!(usage.completion_tokens > 0 && usage.completion_tokens < 1_000);
+            assert!(usage.prompt_tokens > 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 1, "a runaway is not retried by the client");
+    assert_eq!(reqs[0].body["temperature"], 0.3);
+    assert_eq!(reqs[0].body["max_tokens"], 1024);
+
+    fake.script(|_| {
+        Reply::Status {
+            code: 400,
+            body: r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}"#.into(),
+            retry_after: None,
+        }
+        .into()
+    });
+    let e = rt.block_on(p.complete(&req)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            LlmError::Account {
+                problem: AccountProblem::Billing,
+                status: 400,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.is_fatal_for_campaign());
+    assert!(e.to_string().contains("credit balance is too low"));
+    assert!(!e.to_string().contains(KEY));
+    assert_eq!(fake.requests().len(), 2, "sent once, not retried");
+}
