@@ -286,15 +286,16 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         }
     };
     let mut job = job;
-    let bound = match (action, &job.kind) {
-        (_, JobKind::Translation { source, .. }) => {
+    // The bound of what the request asks for (see `agents::bounds`).
+    let bound = match &job.kind {
+        JobKind::Translation { source, .. } => {
             bounds::translation_of(source, &p.source_lang, &p.target_lang)
         }
-        (_, JobKind::Glossary { asked }) => bounds::glossary(asked.len()),
-        (_, JobKind::Proofread { units, .. }) => bounds::proofreading(units.len()),
-        (_, JobKind::Decide { candidates, .. }) => bounds::decision(candidates.len()),
-        (_, JobKind::Reconcile { .. }) => bounds::RECONCILE_MAX_TOKENS,
-        (_, JobKind::Brief) => job
+        JobKind::Glossary { asked } => bounds::glossary(asked.len()),
+        JobKind::Proofread { units, .. } => bounds::proofreading(units.len()),
+        JobKind::Decide { candidates, .. } => bounds::decision(candidates.len()),
+        JobKind::Reconcile { .. } => bounds::RECONCILE_MAX_TOKENS,
+        JobKind::Brief => job
             .request
             .max_tokens
             .unwrap_or(crate::agents::brief::BRIEF_TOKENS),
