@@ -58,7 +58,9 @@ fn truncated() -> Reply {
 fn truncation_is_retried_with_a_higher_max_tokens_when_the_model_allows_it() {
     let fake = FakeServer::start();
     fake.script(|r| {
-        if r.agent == Agent::Translation && r.body.get("max_tokens").is_none() {
+        // (Every request now carries a derived max_tokens; the first one is below the model's
+        // limit of 8192.)
+        if r.agent == Agent::Translation && r.body["max_tokens"].as_u64().unwrap_or(0) < 8192 {
             truncated()
         } else {
             Reply::Default

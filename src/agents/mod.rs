@@ -6,6 +6,7 @@
 //! (the Translation agent sees one unit; the Proofreading agent one batch of units of one
 //! chapter; the Manager only its compact context and a findings summary).
 
+pub mod bounds;
 pub mod brief;
 pub mod glossary;
 pub mod json;

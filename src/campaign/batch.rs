@@ -49,6 +49,11 @@ pub enum Outcome {
     /// server or a service without `/batches`): the runner streams for the rest of the run.
     /// The message says so, for the terminal.
     Unsupported(String),
+    /// The provider refused the account (quota, billing, a rejected key:
+    /// [`crate::llm::LlmError::is_fatal_for_campaign`]) while submitting, polling or reading a
+    /// batch, or for one of its items: the campaign stops (the error, with the provider's
+    /// message). A batch already submitted stays open in the journal for the next run.
+    Stopped(String),
 }
 
 /// Whether `action` is a Translation call (the only kind batched).
@@ -132,6 +137,9 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                         "--batch: {url} answered HTTP {status}: this endpoint has no batch API; calls are streamed"
                     )));
                 }
+                Err(e) if e.is_fatal_for_campaign() => {
+                    return Ok(Outcome::Stopped(format!("submitting a batch: {e}")));
+                }
                 Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
             };
             let rec = store.append(Event::BatchSubmitted {
@@ -153,10 +161,13 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
     let started = Instant::now();
     let interval = Duration::from_millis(c.plan.provider.batch_poll_ms);
     let (status, files) = loop {
-        let poll = provider
-            .poll_batch(&batch)
-            .await
-            .map_err(|e| anyhow::anyhow!("polling batch {batch}: {e}"))?;
+        let poll = match provider.poll_batch(&batch).await {
+            Ok(p) => p,
+            Err(e) if e.is_fatal_for_campaign() => {
+                return Ok(Outcome::Stopped(format!("polling batch {batch}: {e}")));
+            }
+            Err(e) => return Err(anyhow::anyhow!("polling batch {batch}: {e}")),
+        };
         match poll {
             Poll::Ended { status, files } => break (status, files),
             Poll::Running {
@@ -175,10 +186,20 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
             }
         }
     };
-    let results = provider
-        .batch_results(&files)
-        .await
-        .map_err(|e| anyhow::anyhow!("downloading the results of batch {batch}: {e}"))?;
+    let results = match provider.batch_results(&files).await {
+        Ok(r) => r,
+        Err(e) if e.is_fatal_for_campaign() => {
+            return Ok(Outcome::Stopped(format!(
+                "downloading the results of batch {batch}: {e}"
+            )));
+        }
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "downloading the results of batch {batch}: {e}"
+            ));
+        }
+    };
+    let mut stopped: Option<String> = None;
     let by_id: HashMap<&str, &BatchItem> =
         items.iter().map(|i| (i.custom_id.as_str(), i)).collect();
     let (mut succeeded, mut failed) = (0, 0);
@@ -192,6 +213,10 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
             Ok(a) => a,
             Err(e) => {
                 tracing::info!(call = %item.call, "batch item failed: {e}");
+                // The item's error is text (its code and message): judged by the wordings.
+                if crate::llm::error::account_problem(400, &e).is_some() && stopped.is_none() {
+                    stopped = Some(format!("batch {batch}, {}: {e}", item.call));
+                }
                 failed += 1;
                 continue;
             }
@@ -209,13 +234,19 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
             continue;
         }
         let unit_done = matches!(action, Action::Translate { round: 0, .. });
-        match jobs::finish(provider, job, answer, started).await {
+        let mut notes = Vec::new();
+        let finished = jobs::finish_noting(provider, job, answer, started, &mut notes).await;
+        runner::record_runaways(c, store, state, &notes, progress)?;
+        match finished {
             Ok(result) => {
                 runner::record_finished(c, m, store, state, result)?;
                 progress.finish(&item.call, unit_done);
                 succeeded += 1;
             }
             Err(f) => {
+                if f.fatal && stopped.is_none() {
+                    stopped = Some(f.error.clone());
+                }
                 runner::record_failure(
                     c,
                     store,
@@ -242,5 +273,8 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
     progress.println(&format!(
         "batch {batch} {status}: {succeeded} recorded, {failed} without an answer (sent as normal calls)"
     ));
+    if let Some(error) = stopped {
+        return Ok(Outcome::Stopped(error));
+    }
     Ok(Outcome::Recorded)
 }

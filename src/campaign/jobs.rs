@@ -1,6 +1,14 @@
 //! From an [`Action`] to a request (pure: [`prepare`]) and from the provider's answer to a
 //! [`ResultFile`] ([`execute`]). Structured agents get one schema-repair request when their
 //! answer is not JSON, then a safe empty default, and the event is kept in the result's stats.
+//!
+//! Every request carries a `max_tokens` derived from what it asks for
+//! ([`crate::agents::bounds`], capped by the campaign's `max_tokens`). A reply the stream reader
+//! stops as a runaway ([`LlmError::Runaway`]: it repeated itself or outgrew that bound) is a
+//! failed attempt, never an answer: it is retried once at a lower temperature
+//! ([`crate::llm::runaway::retry_temperature`]); if that runs away too (or the temperature
+//! cannot be lowered), the call fails as `truncated`, so a first translation is split in two
+//! like one that did not fit. Each runaway is returned as a [`RunawayNote`] for the journal.
 
 use std::time::Instant;
 
@@ -12,8 +20,10 @@ use super::state::State;
 use super::store::{Output, ResultFile};
 use crate::agents::glossary::{self, Candidate};
 use crate::agents::json::{self, ParseStats};
-use crate::agents::{Agent, manager as manager_agent, proofreading, reconcile, translation};
-use crate::llm::{Answer, LlmError, Provider, Request, Usage};
+use crate::agents::{
+    Agent, bounds, manager as manager_agent, proofreading, reconcile, translation,
+};
+use crate::llm::{Answer, CallOptions, LlmError, Provider, Request, Usage};
 
 /// What to do with the answer.
 #[derive(Debug, Clone)]
@@ -51,8 +61,9 @@ pub struct Job {
     pub unit: Option<String>,
     pub request: Request,
     pub kind: JobKind,
-    /// The model's output limit in tokens: a truncated translation is retried once with
-    /// `max_tokens` raised to it, if the first request asked for less (or left it unset).
+    /// The largest `max_tokens` a truncated translation may be retried with: the campaign's
+    /// `max_output_tokens` (the model's output limit), else its `max_tokens`. The retry is made
+    /// once, if the first request (bounded by [`crate::agents::bounds`]) asked for less.
     pub max_output_tokens: Option<u32>,
 }
 
@@ -74,8 +85,23 @@ pub struct JobFailure {
     pub fatal: bool,
     /// The translation did not fit the model's output (or input) limit: split the unit.
     pub truncated: bool,
-    /// Tokens already paid for answers that were then rejected (truncated, empty).
+    /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
     pub usage: Usage,
+}
+
+/// A runaway reply of a call (see the module docs), for the journal's `runaway_reply`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunawayNote {
+    pub call: String,
+    pub agent: Agent,
+    pub unit: Option<String>,
+    pub reason: String,
+    /// What it cost until the stream was dropped (also part of the call's usage).
+    pub usage: Usage,
+    /// Temperature it was sampled at (`None`: the provider's default).
+    pub temperature: Option<f64>,
+    /// Temperature of the one retry, when one was made.
+    pub retry_temperature: Option<f64>,
 }
 
 /// Builds the job for `action` from the current state.
@@ -259,6 +285,25 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             unreachable!("local actions have no job")
         }
     };
+    let mut job = job;
+    // The bound of what the request asks for (see `agents::bounds`).
+    let bound = match &job.kind {
+        JobKind::Translation { source, .. } => {
+            bounds::translation_of(source, &p.source_lang, &p.target_lang)
+        }
+        JobKind::Glossary { asked } => bounds::glossary(asked.len()),
+        JobKind::Proofread { units, .. } => bounds::proofreading(units.len()),
+        JobKind::Decide { candidates, .. } => bounds::decision(candidates.len()),
+        JobKind::Reconcile { .. } => bounds::RECONCILE_MAX_TOKENS,
+        JobKind::Brief => job
+            .request
+            .max_tokens
+            .unwrap_or(crate::agents::brief::BRIEF_TOKENS),
+    };
+    job.request.max_tokens = Some(bounds::capped(bound, p.provider.max_tokens));
+    if matches!(job.kind, JobKind::Translation { .. }) {
+        job.max_output_tokens = p.provider.max_output_tokens.or(p.provider.max_tokens);
+    }
     let tokens = job.request.prompt_tokens_estimate();
     if tokens > p.max_context_tokens {
         return Err(PrepareError::OverBudget {
@@ -386,9 +431,95 @@ fn fail(e: LlmError) -> JobFailure {
 
 /// Sends the job and turns the answer into a result file. Never panics on bad answers.
 pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFailure> {
+    execute_noting(provider, job).await.0
+}
+
+/// [`execute`], also returning the runaway replies met on the way (for the journal).
+pub async fn execute_noting(
+    provider: &Provider,
+    job: Job,
+) -> (Result<ResultFile, JobFailure>, Vec<RunawayNote>) {
     let started = Instant::now();
-    let answer = provider.complete(&job.request).await.map_err(fail)?;
-    finish(provider, job, answer, started).await
+    let mut notes = Vec::new();
+    let result = match complete_bounded(provider, &job, &job.request, &mut notes).await {
+        Ok(answer) => finish_noting(provider, job, answer, started, &mut notes).await,
+        Err(f) => Err(f),
+    };
+    (result, notes)
+}
+
+/// Sends `req` (the job's request or a follow-up of it); a runaway reply is noted and retried
+/// once at a lower temperature (see the module docs). The retry's answer carries the runaway's
+/// usage and request too: they were billed.
+async fn complete_bounded(
+    provider: &Provider,
+    job: &Job,
+    req: &Request,
+    notes: &mut Vec<RunawayNote>,
+) -> Result<Answer, JobFailure> {
+    let (reason, spent) = match provider.complete(req).await {
+        Ok(a) => return Ok(a),
+        Err(LlmError::Runaway { reason, usage }) => (reason, usage),
+        Err(e) => return Err(fail(e)),
+    };
+    let configured = provider.temperature();
+    let lower = crate::llm::runaway::retry_temperature(configured);
+    notes.push(RunawayNote {
+        call: job.call.clone(),
+        agent: job.agent,
+        unit: job.unit.clone(),
+        reason: reason.clone(),
+        usage: spent,
+        temperature: configured,
+        retry_temperature: lower,
+    });
+    let runaway_failure = |reason: &str, usage: Usage, attempts: u32| JobFailure {
+        error: format!("runaway reply, not kept: {reason}"),
+        attempts,
+        fatal: false,
+        // Like a reply that did not fit: a first translation is split in two.
+        truncated: true,
+        usage,
+    };
+    let Some(t) = lower else {
+        return Err(runaway_failure(&reason, spent, 1));
+    };
+    tracing::info!(call = %job.call, "runaway reply ({reason}); retrying once at temperature {t}");
+    match provider
+        .complete_with(
+            req,
+            CallOptions {
+                temperature: Some(t),
+            },
+        )
+        .await
+    {
+        Ok(mut a) => {
+            a.usage.add(&spent);
+            a.attempts += 1;
+            Ok(a)
+        }
+        Err(LlmError::Runaway { reason, usage }) => {
+            notes.push(RunawayNote {
+                call: job.call.clone(),
+                agent: job.agent,
+                unit: job.unit.clone(),
+                reason: reason.clone(),
+                usage,
+                temperature: Some(t),
+                retry_temperature: None,
+            });
+            let mut total = spent;
+            total.add(&usage);
+            Err(runaway_failure(&reason, total, 2))
+        }
+        Err(e) => {
+            let mut f = fail(e);
+            f.usage.add(&spent);
+            f.attempts += 1;
+            Err(f)
+        }
+    }
 }
 
 /// Turns an answer to `job` (streamed, or from a batch) into a result file: the same checks,
@@ -399,6 +530,17 @@ pub async fn finish(
     job: Job,
     answer: Answer,
     started: Instant,
+) -> Result<ResultFile, JobFailure> {
+    finish_noting(provider, job, answer, started, &mut Vec::new()).await
+}
+
+/// [`finish`], adding the runaway replies of its follow-up requests to `notes`.
+pub async fn finish_noting(
+    provider: &Provider,
+    job: Job,
+    answer: Answer,
+    started: Instant,
+    notes: &mut Vec<RunawayNote>,
 ) -> Result<ResultFile, JobFailure> {
     let mut usage = answer.usage;
     let mut attempts = answer.attempts;
@@ -415,7 +557,13 @@ pub async fn finish(
                     tracing::info!(unit = ?job.unit, "truncated at {asked:?} tokens; retrying with max_tokens = {cap}");
                     let mut bigger = job.request.clone();
                     bigger.max_tokens = Some(cap);
-                    let again = provider.complete(&bigger).await.map_err(fail)?;
+                    let again = complete_bounded(provider, &job, &bigger, notes)
+                        .await
+                        .map_err(|mut f| {
+                            f.usage.add(&usage);
+                            f.attempts += attempts;
+                            f
+                        })?;
                     usage.add(&again.usage);
                     attempts += again.attempts;
                     requests += again.attempts;
@@ -463,7 +611,8 @@ pub async fn finish(
             Output::Brief { text }
         }
         kind => {
-            let (value, mut stats, extra) = structured(provider, &job.request, &answer).await;
+            let (value, mut stats, extra) =
+                structured(provider, &job, &job.request, &answer, notes).await;
             if let Some(extra) = extra {
                 usage.add(&extra.usage);
                 attempts += extra.attempts;
@@ -560,8 +709,10 @@ fn merge_stats(into: &mut ParseStats, from: ParseStats) {
 /// fails (or cannot be sent), falls back to `null`, which every parser reads as "nothing".
 async fn structured(
     provider: &Provider,
+    job: &Job,
     req: &Request,
     answer: &Answer,
+    notes: &mut Vec<RunawayNote>,
 ) -> (Value, ParseStats, Option<Answer>) {
     let mut stats = ParseStats::default();
     match json::extract(&answer.content) {
@@ -569,7 +720,10 @@ async fn structured(
         Err(e) => {
             stats.repair(format!("answer was not JSON ({e}); asked once to reformat"));
             let repair = json::repair_request(req, &answer.content, &e.0);
-            match provider.complete(&repair).await {
+            match complete_bounded(provider, job, &repair, notes)
+                .await
+                .map_err(|f| (f.error, f.usage, f.attempts))
+            {
                 Ok(a2) => match json::extract(&a2.content) {
                     Ok(v) => (v, stats, Some(a2)),
                     Err(e2) => {
@@ -579,7 +733,7 @@ async fn structured(
                         (Value::Null, stats, Some(a2))
                     }
                 },
-                Err(e2) => {
+                Err((e2, spent, attempts)) => {
                     stats.drop_item(format!(
                         "repair request failed ({e2}); used an empty default"
                     ));
@@ -587,8 +741,9 @@ async fn structured(
                         Value::Null,
                         stats,
                         Some(Answer {
-                            usage: Usage::default(),
-                            attempts: 1,
+                            // A runaway repair was billed for what it streamed.
+                            usage: spent,
+                            attempts: attempts.max(1),
                             ..Default::default()
                         }),
                     )

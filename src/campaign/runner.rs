@@ -123,6 +123,18 @@ pub struct Summary {
     pub last_error: Option<String>,
     /// The approval gate the campaign waits at, with the command that continues it.
     pub awaiting: Option<Awaiting>,
+    /// Replies the stream reader stopped as runaways (repeating, or over their bound), all
+    /// runs; details in the report's `runaway`.
+    #[serde(default)]
+    pub runaway_replies: usize,
+    /// Why the newest run stopped scheduling calls early (quota, billing or a rejected key),
+    /// with the provider's message; `null` when it did not.
+    #[serde(default)]
+    pub stopped: Option<String>,
+    /// The command that resumes the campaign (`booktr run <campaign file>`), when it stopped
+    /// early.
+    #[serde(default)]
+    pub resume: Option<String>,
 }
 
 /// A gate the campaign waits at.
@@ -234,6 +246,12 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         usage,
         cost,
         last_error: s.last_error.clone(),
+        runaway_replies: s.runaways.len(),
+        stopped: s.stopped.clone(),
+        resume: s
+            .stopped
+            .as_ref()
+            .map(|_| format!("booktr run {}", c.plan.campaign_file.display())),
     }
 }
 
@@ -346,7 +364,13 @@ pub async fn run<'a>(
     })?;
     state.apply(c, &store.dir, &rec, None)?;
 
-    let mut tasks: JoinSet<(String, Action, Result<ResultFile, JobFailure>)> = JoinSet::new();
+    #[allow(clippy::type_complexity)]
+    let mut tasks: JoinSet<(
+        String,
+        Action,
+        Result<ResultFile, JobFailure>,
+        Vec<jobs::RunawayNote>,
+    )> = JoinSet::new();
     let mut in_flight: BTreeSet<String> = BTreeSet::new();
     let mut fatal: Option<String> = None;
     let mut skipped_chapters = Vec::new();
@@ -379,6 +403,7 @@ pub async fn run<'a>(
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
         if (batch_mode || !state.open_batches.is_empty())
+            && fatal.is_none()
             && in_flight.is_empty()
             && matches!(step.stage, Stage::Translate | Stage::Revise(_))
             && step.actions.iter().any(super::batch::is_batchable)
@@ -402,6 +427,12 @@ pub async fn run<'a>(
                     batch_mode = false;
                 }
                 Outcome::Recorded => continue,
+                Outcome::Stopped(error) => {
+                    if fatal.is_none() {
+                        stop(c, &mut store, &mut state, &run_id, &error, &mut progress)?;
+                        fatal = Some(error);
+                    }
+                }
                 Outcome::Interrupted => {
                     interrupted = true;
                     break;
@@ -449,8 +480,8 @@ pub async fn run<'a>(
                     in_flight.insert(call.clone());
                     let provider = provider.clone();
                     tasks.spawn(async move {
-                        let r = jobs::execute(&provider, job).await;
-                        (call, action, r)
+                        let (r, notes) = jobs::execute_noting(&provider, job).await;
+                        (call, action, r, notes)
                     });
                 }
                 Err(e) => {
@@ -485,8 +516,9 @@ pub async fn run<'a>(
         tokio::select! {
             joined = tasks.join_next() => {
                 let Some(joined) = joined else { continue };
-                let (call, action, result) = joined?;
+                let (call, action, result, notes) = joined?;
                 in_flight.remove(&call);
+                record_runaways(c, &mut store, &mut state, &notes, &mut progress)?;
                 let congestion = provider.congestion_events();
                 if congestion > congestion_seen {
                     window.congestion();
@@ -506,7 +538,7 @@ pub async fn run<'a>(
                         record_failure(c, &mut store, &mut state, &action, &call, &run_id, &f, &mut progress)?;
                         if f.fatal && fatal.is_none() {
                             fatal = Some(f.error.clone());
-                            progress.println("stopping: this error affects every call; fix it and run again to resume");
+                            stop(c, &mut store, &mut state, &run_id, &f.error, &mut progress)?;
                         }
                     }
                 }
@@ -553,6 +585,59 @@ fn fmt_tokens(s: &State) -> String {
     } else {
         n.to_string()
     }
+}
+
+/// Journals the stop of the run after an error no other call can get past (see
+/// [`Event::RunStopped`]): no further call is scheduled, the calls in flight may finish.
+pub(super) fn stop(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    run_id: &str,
+    error: &str,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let rec = store.append(Event::RunStopped {
+        run: run_id.to_string(),
+        error: error.to_string(),
+    })?;
+    state.apply(c, &store.dir, &rec, None)?;
+    progress.println(&format!(
+        "stopping: {error}\n  no further calls are sent (this error affects every call); finished work is saved. Fix it, then resume with `booktr run {}`",
+        c.plan.campaign_file.display()
+    ));
+    Ok(())
+}
+
+/// Journals the runaway replies of a call (before its result or failure).
+pub(super) fn record_runaways(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    notes: &[jobs::RunawayNote],
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    for n in notes {
+        let rec = store.append(Event::RunawayReply {
+            call: n.call.clone(),
+            agent: n.agent,
+            unit: n.unit.clone(),
+            reason: n.reason.clone(),
+            usage: n.usage,
+            temperature: n.temperature,
+            retry_temperature: n.retry_temperature,
+        })?;
+        state.apply(c, &store.dir, &rec, None)?;
+        let then = match n.retry_temperature {
+            Some(t) => format!("retrying once at temperature {t}"),
+            None => "not kept".to_string(),
+        };
+        progress.println(&format!(
+            "runaway reply to {}: {}; {then}",
+            n.call, n.reason
+        ));
+    }
+    Ok(())
 }
 
 /// Writes the result file, applies it, measures the Manager context and journals it.

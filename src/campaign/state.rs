@@ -167,6 +167,23 @@ pub struct State {
     /// Calls that were in a batch ended by this run: they are not batched again now, but sent
     /// as normal calls if still pending.
     pub batch_tried: HashSet<String>,
+    /// Runaway replies stopped by the stream reader, in journal order (all runs).
+    pub runaways: Vec<RunawayRecord>,
+    /// Why the newest run stopped early (an account problem: quota, billing, key), if it did.
+    pub stopped: Option<String>,
+}
+
+/// One runaway reply as journaled ([`Event::RunawayReply`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunawayRecord {
+    pub call: String,
+    pub agent: Agent,
+    pub unit: Option<String>,
+    pub reason: String,
+    /// Tokens it cost (prompt and completion until the stream was dropped).
+    pub usage: Usage,
+    pub temperature: Option<f64>,
+    pub retry_temperature: Option<f64>,
 }
 
 impl State {
@@ -279,7 +296,26 @@ impl State {
         result: Option<ResultFile>,
     ) -> anyhow::Result<()> {
         match &rec.event {
+            Event::RunawayReply {
+                call,
+                agent,
+                unit,
+                reason,
+                usage,
+                temperature,
+                retry_temperature,
+            } => self.runaways.push(RunawayRecord {
+                call: call.clone(),
+                agent: *agent,
+                unit: unit.clone(),
+                reason: reason.clone(),
+                usage: *usage,
+                temperature: *temperature,
+                retry_temperature: *retry_temperature,
+            }),
+            Event::RunStopped { error, .. } => self.stopped = Some(error.clone()),
             Event::RunStarted { run, .. } => {
+                self.stopped = None;
                 self.runs += 1;
                 if *run == self.run {
                     self.run_started_seq = rec.seq;

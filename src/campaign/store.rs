@@ -232,6 +232,34 @@ pub enum Event {
         /// Items that came back without a usable answer.
         failed: usize,
     },
+    /// The stream reader stopped a reply that repeated itself or outgrew its `max_tokens`
+    /// ([`crate::llm::runaway`]). Never kept as an answer; its `usage` (tokens billed until the
+    /// stream was dropped) is already part of the call's usage in the `call_finished`,
+    /// `call_failed` or `unit_split` record that follows, so it is counted there, not again.
+    RunawayReply {
+        call: String,
+        agent: Agent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unit: Option<String>,
+        /// Why it was stopped.
+        reason: String,
+        usage: Usage,
+        /// The temperature the reply was sampled at (`None`: the provider's default).
+        #[serde(default)]
+        temperature: Option<f64>,
+        /// The temperature of the one retry made, if one was (`None`: not retried, the unit
+        /// was split or the call failed).
+        #[serde(default)]
+        retry_temperature: Option<f64>,
+    },
+    /// The run stopped scheduling calls after a provider error no other call can get past
+    /// (quota, billing, a rejected key: [`crate::llm::LlmError::is_fatal_for_campaign`]).
+    /// Finished work is kept; the next `booktr run` resumes.
+    RunStopped {
+        run: String,
+        /// The error, with the provider's message (never the key).
+        error: String,
+    },
 }
 
 /// One request of a submitted batch.

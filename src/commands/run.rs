@@ -54,6 +54,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &crate::report::texts_of(&campaign, &result.state),
     )?;
     let s = &result.summary;
+    if report.runaway.replies > 0 {
+        eprintln!(
+            "  runaway replies stopped: {} ({} completion tokens, not kept)",
+            report.runaway.replies, report.runaway.completion_tokens
+        );
+    }
     // The README's exit codes: a finished campaign whose report still has error findings
     // (e.g. after hand edits, which are kept) exits 1, like `booktr validate`.
     let errors = report.error_count();
@@ -79,10 +85,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             campaign.plan.campaign_file.display()
         ),
         Status::Incomplete => {
-            if let Some(e) = &s.last_error {
-                eprintln!("  last error: {e}");
+            if let Some(stopped) = &s.stopped {
+                // Quota, billing or a rejected key: no call was sent after it.
+                eprintln!("  stopped: {stopped}");
+                eprintln!(
+                    "Stopped early: fix the provider account or key, then resume with `booktr run {}` (finished work is kept and not sent again).",
+                    campaign.plan.campaign_file.display()
+                );
+            } else {
+                if let Some(e) = &s.last_error {
+                    eprintln!("  last error: {e}");
+                }
+                eprintln!("Some calls failed. Run the same command again to retry only those.");
             }
-            eprintln!("Some calls failed. Run the same command again to retry only those.");
         }
         Status::Complete if errors > 0 => eprintln!(
             "{errors} error finding(s) remain (hand edits or imported edits are never overwritten): see {}, fix them and run `booktr validate {}`.",

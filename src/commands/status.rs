@@ -61,6 +61,15 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             "  last error: {}",
             s.last_error.as_deref().unwrap_or("none")
         );
+        if let (Some(stopped), Some(resume)) = (&s.stopped, &s.resume) {
+            println!("  stopped early: {stopped}; fix it, then resume with `{resume}`");
+        }
+        if s.runaway_replies > 0 {
+            println!(
+                "  runaway replies stopped: {} (not kept)",
+                s.runaway_replies
+            );
+        }
         println!("  state: {}", campaign.plan.show(&dir));
         for (batch, items) in &state.open_batches {
             println!(

@@ -283,7 +283,7 @@ pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Req
             )),
         ],
         json_schema: Some(schema()),
-        max_tokens: None,
+        max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
     }
 }
 
@@ -307,7 +307,7 @@ pub fn repair_request(invalid_answer: &str, problems: &[String]) -> Request {
             )),
         ],
         json_schema: Some(schema()),
-        max_tokens: None,
+        max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
     }
 }
 

@@ -299,7 +299,14 @@ pub async fn run(
             agent: Agent::Translation,
             messages: request_messages,
             json_schema: None,
-            max_tokens: sc.plan.provider.max_tokens,
+            max_tokens: Some(crate::agents::bounds::capped(
+                crate::agents::bounds::translation_of(
+                    source,
+                    &sc.plan.source_lang,
+                    &sc.plan.target_lang,
+                ),
+                sc.plan.provider.max_tokens,
+            )),
         };
         let started = std::time::Instant::now();
         let answer = tokio::select! {

@@ -23,7 +23,12 @@
 //!   = reads, `cache_creation_tokens` = writes.
 //! - **Retries and rate limits**: the same driver as the OpenAI-compatible client
 //!   ([`super::call::with_retries`]): 429 waits with `Retry-After`, 529 (overloaded) and other
-//!   5xx retried with backoff, 400/401/403/404 final.
+//!   5xx retried with backoff, 400/401/403/404 final; account problems (`billing_error`,
+//!   `authentication_error`, `permission_error`, "credit balance is too low") stop the
+//!   campaign ([`super::error::account_problem`]).
+//! - **Runaway replies**: the stream is read under [`super::runaway::Guard`] (text, thinking and
+//!   tool-input deltas); a reply that repeats itself or outgrows `max_tokens` is dropped and
+//!   returned as [`LlmError::Runaway`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -37,7 +42,8 @@ use serde_json::{Value, json};
 use super::call::{self, ApiKey};
 use super::error::LlmError;
 use super::presets::JsonMode;
-use super::types::{Answer, Request, Role, ToolCall, Usage};
+use super::runaway::{Channel, Guard};
+use super::types::{Answer, CallOptions, Request, Role, ToolCall, Usage};
 use crate::config::ProviderPlan;
 
 /// The `anthropic-version` header sent with every request.
@@ -168,9 +174,22 @@ impl AnthropicClient {
 
     /// The streaming request body (pure; exposed for tests).
     pub fn body(&self, req: &Request, use_tool: bool) -> Value {
+        self.body_with(req, use_tool, CallOptions::default())
+    }
+
+    /// [`AnthropicClient::body`] with per-call overrides (a retry's lower temperature).
+    pub fn body_with(&self, req: &Request, use_tool: bool, opts: CallOptions) -> Value {
         let mut body = self.params(req, use_tool);
         body["stream"] = json!(true);
+        if let Some(t) = opts.temperature {
+            body["temperature"] = json!(t);
+        }
         body
+    }
+
+    /// The temperature of the campaign (`None`: the provider's default).
+    pub fn temperature(&self) -> Option<f64> {
+        self.temperature
     }
 
     /// A request to `url` with the key and version headers.
@@ -188,6 +207,15 @@ impl AnthropicClient {
     /// Sends `req` with retries (see the module docs). `Answer::attempts` counts every HTTP
     /// request made.
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
+        self.complete_with(req, CallOptions::default()).await
+    }
+
+    /// [`AnthropicClient::complete`] with per-call overrides.
+    pub async fn complete_with(
+        &self,
+        req: &Request,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
         let tokens = call::budget_tokens(req, self.max_tokens.or(Some(DEFAULT_MAX_TOKENS)));
         let requests = AtomicU32::new(0);
         call::with_retries(
@@ -196,7 +224,7 @@ impl AnthropicClient {
             &self.limits,
             tokens,
             &requests,
-            || self.attempt_with_fallback(req, &requests),
+            || self.attempt_with_fallback(req, &requests, opts),
         )
         .await
     }
@@ -205,10 +233,11 @@ impl AnthropicClient {
         &self,
         req: &Request,
         requests: &AtomicU32,
+        opts: CallOptions,
     ) -> Result<Answer, LlmError> {
         let use_tool = self.uses_tool(req);
         requests.fetch_add(1, Ordering::SeqCst);
-        match self.attempt(req, use_tool).await {
+        match self.attempt(req, use_tool, opts).await {
             Err(LlmError::Http {
                 status: 400,
                 ref body,
@@ -219,24 +248,46 @@ impl AnthropicClient {
                 );
                 self.tools_ok.store(false, Ordering::Relaxed);
                 requests.fetch_add(1, Ordering::SeqCst);
-                self.attempt(req, false).await
+                self.attempt(req, false, opts).await
             }
             other => other,
         }
     }
 
     /// One HTTP request, bounded by the overall request timeout.
-    async fn attempt(&self, req: &Request, use_tool: bool) -> Result<Answer, LlmError> {
-        match tokio::time::timeout(self.request_timeout, self.attempt_inner(req, use_tool)).await {
+    async fn attempt(
+        &self,
+        req: &Request,
+        use_tool: bool,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
+        match tokio::time::timeout(
+            self.request_timeout,
+            self.attempt_inner(req, use_tool, opts),
+        )
+        .await
+        {
             Ok(r) => r,
             Err(_) => Err(LlmError::Timeout(self.request_timeout.as_secs())),
         }
     }
 
-    async fn attempt_inner(&self, req: &Request, use_tool: bool) -> Result<Answer, LlmError> {
+    /// One request and its stream, read under a [`Guard`] like the OpenAI-compatible client's
+    /// (a runaway reply drops the stream and is returned as [`LlmError::Runaway`]).
+    async fn attempt_inner(
+        &self,
+        req: &Request,
+        use_tool: bool,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
+        let max_tokens = req
+            .max_tokens
+            .or(self.max_tokens)
+            .unwrap_or(DEFAULT_MAX_TOKENS);
+        let mut guard = Guard::new(Some(max_tokens)).with_prompt(super::openai::prompt_text(req));
         let resp = self
             .request(reqwest::Method::POST, &self.url)
-            .json(&self.body(req, use_tool))
+            .json(&self.body_with(req, use_tool, opts))
             .send()
             .await
             .map_err(|e| call::transport_error(e, &self.url, self.request_timeout))?;
@@ -261,7 +312,33 @@ impl AnthropicClient {
                 message: e.to_string(),
                 raw: crate::util::excerpt(data, 2000),
             })?;
-            acc.push(ev).map_err(LlmError::InStream)?;
+            let runaway = match &ev {
+                StreamEvent::ContentBlockDelta { delta, .. } => match delta {
+                    Delta::TextDelta { text } => guard.observe(Channel::Content, text),
+                    Delta::ThinkingDelta { thinking } => {
+                        guard.observe(Channel::Reasoning, thinking)
+                    }
+                    Delta::InputJsonDelta { partial_json } => {
+                        guard.observe(Channel::ToolArguments, partial_json)
+                    }
+                    Delta::Other => None,
+                },
+                _ => None,
+            };
+            if let Some(r) = runaway {
+                drop(events);
+                tracing::warn!(agent = ?req.agent, "{r}");
+                return Err(LlmError::Runaway {
+                    reason: r.to_string(),
+                    usage: Usage {
+                        prompt_tokens: req.prompt_tokens_estimate() as u64,
+                        completion_tokens: r.completion_tokens,
+                        ..Default::default()
+                    },
+                });
+            }
+            acc.push(ev)
+                .map_err(|t| LlmError::in_stream(t, &self.url))?;
             if acc.stopped {
                 break;
             }

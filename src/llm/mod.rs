@@ -10,7 +10,10 @@
 //! - [`presets`]: known services (base URL, key variable, quirks).
 //! - [`batch`]: the OpenAI-compatible and Anthropic batch APIs (`run --batch`).
 //! - [`pseudo`]: deterministic offline "translator" for rehearsals and tests.
-//! - [`error`]: [`LlmError`], classified for retry decisions.
+//! - [`error`]: [`LlmError`], classified for retry decisions (and account problems that stop
+//!   a campaign).
+//! - [`runaway`]: the stream guard that stops a reply repeating itself or outgrowing its
+//!   `max_tokens`.
 //!
 //! Agents never see HTTP: they build a [`Request`] and parse an [`Answer`].
 
@@ -23,11 +26,12 @@ pub mod openai;
 pub mod presets;
 pub mod pseudo;
 pub mod retry;
+pub mod runaway;
 pub mod stream;
 pub mod types;
 
 pub use error::LlmError;
-pub use types::{Answer, JsonSchema, Message, Request, Role, Usage};
+pub use types::{Answer, CallOptions, JsonSchema, Message, Request, Role, Usage};
 
 use crate::config::{ProviderKind, ProviderPlan};
 
@@ -62,6 +66,30 @@ impl Provider {
             Provider::Openai(c) => c.complete(req).await,
             Provider::Anthropic(c) => c.complete(req).await,
             Provider::Pseudo(p) => Ok(p.complete(req)),
+        }
+    }
+
+    /// [`Provider::complete`] with per-call overrides (a deliberate retry's lower temperature).
+    /// The pseudo provider ignores them.
+    pub async fn complete_with(
+        &self,
+        req: &Request,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
+        match self {
+            Provider::Openai(c) => c.complete_with(req, opts).await,
+            Provider::Anthropic(c) => c.complete_with(req, opts).await,
+            Provider::Pseudo(p) => Ok(p.complete(req)),
+        }
+    }
+
+    /// The campaign's sampling temperature (`None`: the provider's default; also for the
+    /// pseudo provider).
+    pub fn temperature(&self) -> Option<f64> {
+        match self {
+            Provider::Openai(c) => c.temperature(),
+            Provider::Anthropic(c) => c.temperature(),
+            Provider::Pseudo(_) => None,
         }
     }
 

@@ -3,7 +3,8 @@
 //! usage without it), parsed as SSE by `eventsource-stream` over reqwest's byte stream.
 //!
 //! Per attempt: a connect timeout, an overall request timeout and an idle timeout between
-//! chunks. Across attempts: the shared retry driver ([`call::with_retries`]). Structured output
+//! chunks, and a [`Guard`] that stops a runaway reply (repeating itself, or outgrowing its
+//! `max_tokens`) by dropping the stream ([`super::runaway`]). Across attempts: the shared retry driver ([`call::with_retries`]). Structured output
 //! follows [`Quirks::json_mode`]: `response_format: json_schema` first, falling back to
 //! `json_object` for the rest of the run when the server rejects it (DeepSeek, Ollama and many
 //! vLLM builds do); `json_object` from the start; or no `response_format` at all (the prompt
@@ -19,8 +20,9 @@ use serde_json::{Value, json};
 use super::call;
 use super::error::LlmError;
 use super::presets::{JsonMode, Quirks};
+use super::runaway::{Channel, Guard};
 use super::stream::{Accumulator, Chunk};
-use super::types::{Answer, Request};
+use super::types::{Answer, CallOptions, Request, Usage};
 use crate::config::ProviderPlan;
 
 pub use super::call::ApiKey;
@@ -76,7 +78,15 @@ impl OpenAiClient {
 
     /// The JSON body for `req` (pure; exposed for tests).
     pub fn body(&self, req: &Request, use_json_schema: bool) -> Value {
+        self.body_with(req, use_json_schema, CallOptions::default())
+    }
+
+    /// [`OpenAiClient::body`] with per-call overrides (a retry's lower temperature).
+    pub fn body_with(&self, req: &Request, use_json_schema: bool, opts: CallOptions) -> Value {
         let mut body = self.plain_body(req, use_json_schema);
+        if let Some(t) = opts.temperature {
+            body["temperature"] = json!(t);
+        }
         body["stream"] = json!(true);
         if self.quirks.stream_usage {
             body["stream_options"] = json!({"include_usage": true});
@@ -112,6 +122,15 @@ impl OpenAiClient {
     /// limits shared by every provider). See the module docs for timeouts and fallbacks.
     /// `Answer::attempts` counts every HTTP request made.
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
+        self.complete_with(req, CallOptions::default()).await
+    }
+
+    /// [`OpenAiClient::complete`] with per-call overrides.
+    pub async fn complete_with(
+        &self,
+        req: &Request,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
         let tokens = call::budget_tokens(req, self.max_tokens);
         let requests = AtomicU32::new(0);
         call::with_retries(
@@ -120,19 +139,25 @@ impl OpenAiClient {
             &self.limits,
             tokens,
             &requests,
-            || self.attempt_with_fallback(req, &requests),
+            || self.attempt_with_fallback(req, &requests, opts),
         )
         .await
+    }
+
+    /// The temperature of the campaign (`None`: the provider's default).
+    pub fn temperature(&self) -> Option<f64> {
+        self.temperature
     }
 
     async fn attempt_with_fallback(
         &self,
         req: &Request,
         requests: &AtomicU32,
+        opts: CallOptions,
     ) -> Result<Answer, LlmError> {
         let use_schema = req.json_schema.is_some() && self.json_schema_ok.load(Ordering::Relaxed);
         requests.fetch_add(1, Ordering::SeqCst);
-        match self.attempt(req, use_schema).await {
+        match self.attempt(req, use_schema, opts).await {
             Err(LlmError::Http {
                 status: 400,
                 ref body,
@@ -143,23 +168,43 @@ impl OpenAiClient {
                 tracing::info!("the endpoint rejects json_schema; using json_object from now on");
                 self.json_schema_ok.store(false, Ordering::Relaxed);
                 requests.fetch_add(1, Ordering::SeqCst);
-                self.attempt(req, false).await
+                self.attempt(req, false, opts).await
             }
             other => other,
         }
     }
 
     /// One HTTP request, bounded by the overall request timeout.
-    async fn attempt(&self, req: &Request, use_schema: bool) -> Result<Answer, LlmError> {
-        match tokio::time::timeout(self.request_timeout, self.attempt_inner(req, use_schema)).await
+    async fn attempt(
+        &self,
+        req: &Request,
+        use_schema: bool,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
+        match tokio::time::timeout(
+            self.request_timeout,
+            self.attempt_inner(req, use_schema, opts),
+        )
+        .await
         {
             Ok(r) => r,
             Err(_) => Err(LlmError::Timeout(self.request_timeout.as_secs())),
         }
     }
 
-    async fn attempt_inner(&self, req: &Request, use_schema: bool) -> Result<Answer, LlmError> {
-        let mut rb = self.http.post(&self.url).json(&self.body(req, use_schema));
+    /// One request and its stream. The stream is read under a [`Guard`]: a reply that repeats
+    /// itself or outgrows `max_tokens` is stopped by dropping the stream (which closes the
+    /// connection) and returned as [`LlmError::Runaway`].
+    async fn attempt_inner(
+        &self,
+        req: &Request,
+        use_schema: bool,
+        opts: CallOptions,
+    ) -> Result<Answer, LlmError> {
+        let mut rb = self
+            .http
+            .post(&self.url)
+            .json(&self.body_with(req, use_schema, opts));
         if let Some(k) = &self.key {
             rb = rb.bearer_auth(k.expose());
         }
@@ -173,6 +218,8 @@ impl OpenAiClient {
         }
         let mut events = resp.bytes_stream().eventsource();
         let mut acc = Accumulator::new();
+        let mut guard =
+            Guard::new(req.max_tokens.or(self.max_tokens)).with_prompt(prompt_text(req));
         let mut done = false;
         loop {
             let next = match tokio::time::timeout(self.idle_timeout, events.next()).await {
@@ -193,7 +240,20 @@ impl OpenAiClient {
                 message: e.to_string(),
                 raw: crate::util::excerpt(data, 2000),
             })?;
-            acc.push(chunk).map_err(LlmError::InStream)?;
+            if let Some(r) = watch(&mut guard, &chunk) {
+                drop(events);
+                tracing::warn!(agent = ?req.agent, "{r}");
+                return Err(LlmError::Runaway {
+                    reason: r.to_string(),
+                    usage: Usage {
+                        prompt_tokens: req.prompt_tokens_estimate() as u64,
+                        completion_tokens: r.completion_tokens,
+                        ..Default::default()
+                    },
+                });
+            }
+            acc.push(chunk)
+                .map_err(|t| LlmError::in_stream(t, &self.url))?;
         }
         if !done && !acc.is_finished() {
             return Err(LlmError::StreamBroken(format!(
@@ -215,8 +275,44 @@ impl OpenAiClient {
     }
 }
 
+/// The text of `req`'s messages, joined by newlines (what a runaway guard exempts).
+pub(crate) fn prompt_text(req: &Request) -> String {
+    req.messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Feeds the deltas of choice 0 of `chunk` to `guard`.
+fn watch(guard: &mut Guard, chunk: &Chunk) -> Option<super::runaway::Runaway> {
+    for c in chunk.choices.iter().filter(|c| c.index == 0) {
+        let d = &c.delta;
+        let parts = [
+            (Channel::Content, d.content.as_deref()),
+            (
+                Channel::Reasoning,
+                d.reasoning_content.as_deref().or(d.reasoning.as_deref()),
+            ),
+        ];
+        for (ch, text) in parts {
+            if let Some(r) = text.and_then(|t| guard.observe(ch, t)) {
+                return Some(r);
+            }
+        }
+        for t in &d.tool_calls {
+            let args = t.function.as_ref().and_then(|f| f.arguments.as_deref());
+            if let Some(r) = args.and_then(|a| guard.observe(Channel::ToolArguments, a)) {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
 /// Maps a non-2xx response to an error, recognising context-length errors by the wording
-/// OpenAI, DeepSeek, vLLM and llama.cpp use.
+/// OpenAI, DeepSeek, vLLM and llama.cpp use, and account problems (quota, billing, key,
+/// permission: [`super::error::account_problem`]) whatever their status.
 pub fn classify_status(
     status: u16,
     url: &str,
@@ -234,6 +330,14 @@ pub fn classify_status(
             || lower.contains("prompt is too long"))
     {
         return LlmError::ContextLength(crate::util::excerpt(body, 500));
+    }
+    if let Some(problem) = super::error::account_problem(status, body) {
+        return LlmError::Account {
+            problem,
+            status,
+            url: url.to_string(),
+            message: super::error::provider_message(body),
+        };
     }
     LlmError::Http {
         status,

@@ -136,3 +136,12 @@ pub struct Answer {
     /// Attempts it took, including the successful one.
     pub attempts: u32,
 }
+
+/// Per-call overrides of the campaign's provider settings, for deliberate retries (see
+/// [`crate::llm::Provider::complete_with`]). The default overrides nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallOptions {
+    /// Sampling temperature for this call instead of the campaign's (a runaway reply is
+    /// retried once at a lower one).
+    pub temperature: Option<f64>,
+}

@@ -50,6 +50,20 @@ pub fn render(r: &Report) -> String {
             s.units.memory_hits
         );
     }
+    if let Some(stopped) = &s.stopped {
+        let _ = writeln!(
+            o,
+            "**Stopped early:** {stopped}. Finished work is kept; resume with `{}`.\n",
+            s.resume.as_deref().unwrap_or("booktr run <campaign>")
+        );
+    }
+    if r.runaway.replies > 0 {
+        let _ = writeln!(
+            o,
+            "Runaway replies: {} stopped by the stream reader (repeating or over their bound), {} completion tokens billed and discarded; none was kept. See `runaway` in report.json.\n",
+            r.runaway.replies, r.runaway.completion_tokens
+        );
+    }
 
     let failed: Vec<_> = r
         .units

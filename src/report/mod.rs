@@ -157,6 +157,34 @@ pub struct Report {
     /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
     #[serde(skip)]
     pub bilingual: bool,
+    /// Replies the stream reader stopped as runaways (repeating, or over their bound) and what
+    /// they cost. Their tokens are billed, so they are also in `summary.usage`.
+    pub runaway: RunawayReport,
+}
+
+/// The runaway replies of a campaign (all runs).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunawayReport {
+    /// Replies stopped.
+    pub replies: usize,
+    /// Completion tokens they consumed before their streams were dropped.
+    pub completion_tokens: u64,
+    /// Prompt tokens of the requests they answered.
+    pub prompt_tokens: u64,
+    /// One entry per reply, in journal order.
+    pub calls: Vec<crate::campaign::state::RunawayRecord>,
+}
+
+impl RunawayReport {
+    /// The runaway replies recorded in `s`.
+    pub fn of(s: &State) -> RunawayReport {
+        RunawayReport {
+            replies: s.runaways.len(),
+            completion_tokens: s.runaways.iter().map(|r| r.usage.completion_tokens).sum(),
+            prompt_tokens: s.runaways.iter().map(|r| r.usage.prompt_tokens).sum(),
+            calls: s.runaways.clone(),
+        }
+    }
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -478,6 +506,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         },
         comparison: None,
         bilingual: c.plan.bilingual,
+        runaway: RunawayReport::of(s),
     }
 }
 
@@ -568,6 +597,9 @@ pub fn build_standalone(
             .collect(),
         cost: None,
         last_error: None,
+        runaway_replies: 0,
+        stopped: None,
+        resume: None,
     };
     let chapter_findings: Vec<Finding> = campaign_qa
         .findings
@@ -614,5 +646,6 @@ pub fn build_standalone(
         approvals: Vec::new(),
         comparison: None,
         bilingual: false,
+        runaway: RunawayReport::default(),
     }
 }

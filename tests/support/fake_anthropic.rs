@@ -276,6 +276,21 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
                 Step::Hang,
             ]);
         }
+        AReply::Common(Reply::Stream { parts, delay }) => {
+            // Text deltas until the provider's limit (`max_tokens` ignored), then the stop.
+            let mut steps = vec![start(&usage), text_start(0)];
+            for p in &parts {
+                steps.push(Step::Sleep(delay));
+                steps.push(text_delta(0, p));
+            }
+            steps.push(Step::Event(
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+                       "usage": {"output_tokens": parts.len()}}),
+            ));
+            steps.push(Step::Event("message_stop", json!({"type": "message_stop"})));
+            return sse(steps);
+        }
         AReply::ErrorEvent { partial, kind } => {
             return sse(vec![
                 start(&usage),

@@ -55,6 +55,10 @@ struct Shared {
     fail_if: Mutex<Arc<FailIf>>,
     /// `authorization` / `x-api-key` headers of every batch request.
     keys: Mutex<Vec<Option<String>>>,
+    /// While set, file uploads (`POST /v1/files`) are answered with this status and body.
+    refuse: Mutex<Option<(u16, String)>>,
+    /// Uploads refused so.
+    refused: AtomicUsize,
 }
 
 /// Handle on the fake batch endpoints.
@@ -76,6 +80,8 @@ impl FakeBatch {
                 hold: AtomicBool::new(false),
                 fail_if: Mutex::new(Arc::new(|_: &str, _: &[Message]| false)),
                 keys: Mutex::new(Vec::new()),
+                refuse: Mutex::new(None),
+                refused: AtomicUsize::new(0),
             }),
         }
     }
@@ -113,6 +119,17 @@ impl FakeBatch {
         self.shared.polls.load(Ordering::SeqCst)
     }
 
+    /// While `Some((status, body))`, uploads are refused with it (an account problem at
+    /// submission, e.g. a 429 `insufficient_quota`); `None` accepts them again.
+    pub fn refuse_uploads(&self, with: Option<(u16, &str)>) {
+        *self.shared.refuse.lock().unwrap() = with.map(|(c, b)| (c, b.to_string()));
+    }
+
+    /// Uploads refused by [`FakeBatch::refuse_uploads`].
+    pub fn refused(&self) -> usize {
+        self.shared.refused.load(Ordering::SeqCst)
+    }
+
     /// The key headers of every batch request (for the secrets tests).
     pub fn keys(&self) -> Vec<Option<String>> {
         self.shared.keys.lock().unwrap().clone()
@@ -134,6 +151,11 @@ fn bad(msg: impl Into<String>) -> Response {
 
 async fn upload(State(s): State<Arc<Shared>>, h: HeaderMap, mut form: Multipart) -> Response {
     record_key(&s, &h);
+    let refuse = s.refuse.lock().unwrap().clone();
+    if let Some((code, body)) = refuse {
+        s.refused.fetch_add(1, Ordering::SeqCst);
+        return (StatusCode::from_u16(code).unwrap(), body).into_response();
+    }
     let (mut purpose, mut bytes) = (None, None);
     while let Ok(Some(field)) = form.next_field().await {
         match field.name() {

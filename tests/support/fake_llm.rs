@@ -120,6 +120,12 @@ pub enum Reply {
     ResetMidStream { partial: String },
     /// Send some content, then stall forever.
     Stall { partial: String },
+    /// Stream `parts` as content chunks, one per chunk with `delay` before each, then
+    /// `finish_reason: length`, usage and `[DONE]`, ignoring the request's `max_tokens` (a
+    /// runaway the provider would end only at its own limit). Chunks handed to the connection
+    /// are counted in [`FakeServer::streamed_chunks`]; a client that drops the stream stops
+    /// the count.
+    Stream { parts: Vec<String>, delay: Duration },
 }
 
 /// The timing of one answered request (see [`FakeServer::timings`]).
@@ -182,6 +188,8 @@ struct Shared {
     timings: Mutex<Vec<Timing>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// Content chunks of [`Reply::Stream`] answers handed to connections.
+    streamed: Arc<AtomicUsize>,
 }
 
 /// A running fake server. Dropping it stops it.
@@ -241,6 +249,7 @@ impl FakeServer {
             timings: Mutex::new(Vec::new()),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            streamed: Arc::new(AtomicUsize::new(0)),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -370,6 +379,11 @@ impl FakeServer {
     /// Requests being handled right now (arrived, answer not finished).
     pub fn in_flight(&self) -> usize {
         self.shared.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Content chunks of [`Reply::Stream`] answers sent so far (all requests).
+    pub fn streamed_chunks(&self) -> usize {
+        self.shared.streamed.load(Ordering::SeqCst)
     }
 
     /// The most requests in flight at once so far (refused 429s included).
@@ -530,6 +544,8 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 
 enum Step {
     Data(String),
+    /// Data counted in [`FakeServer::streamed_chunks`] when handed to the connection.
+    Counted(String),
     Sleep(Duration),
     Reset,
     Hang,
@@ -637,6 +653,26 @@ async fn answer(
             ];
             return sse(steps, flight, false);
         }
+        Reply::Stream { parts, delay } => {
+            let mut steps = vec![Step::Data(chunk(
+                json!({"role": "assistant", "content": ""}),
+                None,
+            ))];
+            let completion_tokens = parts.len() as u64;
+            for p in parts {
+                steps.push(Step::Sleep(delay));
+                steps.push(Step::Counted(chunk(json!({"content": p}), None)));
+            }
+            steps.push(Step::Data(chunk(json!({}), Some("length"))));
+            let usage = json!({"id": "fake", "object": "chat.completion.chunk", "choices": [],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}});
+            steps.push(Step::Data(format!("data: {usage}\n\n")));
+            steps.push(Step::Data("data: [DONE]\n\n".into()));
+            flight.usage = (prompt_tokens, completion_tokens, 0);
+            let counter = shared.streamed.clone();
+            return sse_counted(steps, flight, Some(counter));
+        }
         Reply::Default => (
             String::new(),
             default_content(&shared.target, agent, &messages),
@@ -683,30 +719,53 @@ fn split_chunks(s: &str, max_chars: usize) -> Vec<String> {
 /// An SSE response playing `steps`. `flight` leaves the in-flight gauge when the stream ends or
 /// is dropped; with `record`, the answer's timing is recorded once the last step is sent.
 fn sse(steps: Vec<Step>, flight: Flight, record: bool) -> Response {
+    sse_inner(steps, flight, record, None)
+}
+
+/// [`sse`] for a recorded answer whose [`Step::Counted`] steps add to `counter`.
+fn sse_counted(steps: Vec<Step>, flight: Flight, counter: Option<Arc<AtomicUsize>>) -> Response {
+    sse_inner(steps, flight, true, counter)
+}
+
+fn sse_inner(
+    steps: Vec<Step>,
+    flight: Flight,
+    record: bool,
+    counter: Option<Arc<AtomicUsize>>,
+) -> Response {
     let state = (VecDeque::from(steps), Some((flight, record)));
-    let stream = futures_util::stream::unfold(state, |(mut steps, done)| async move {
-        loop {
-            match steps.pop_front() {
-                None => {
-                    if let Some((f, true)) = &done {
-                        f.answered(200);
+    let stream = futures_util::stream::unfold(state, move |(mut steps, done)| {
+        let counter = counter.clone();
+        async move {
+            loop {
+                match steps.pop_front() {
+                    None => {
+                        if let Some((f, true)) = &done {
+                            f.answered(200);
+                        }
+                        return None;
                     }
-                    return None;
+                    Some(Step::Sleep(d)) => tokio::time::sleep(d).await,
+                    Some(Step::Data(s)) => {
+                        return Some((Ok::<Bytes, std::io::Error>(Bytes::from(s)), (steps, done)));
+                    }
+                    Some(Step::Counted(s)) => {
+                        if let Some(c) = &counter {
+                            c.fetch_add(1, Ordering::SeqCst);
+                        }
+                        return Some((Ok::<Bytes, std::io::Error>(Bytes::from(s)), (steps, done)));
+                    }
+                    Some(Step::Reset) => {
+                        return Some((
+                            Err(std::io::Error::new(
+                                std::io::ErrorKind::ConnectionReset,
+                                "reset by fake",
+                            )),
+                            (steps, None),
+                        ));
+                    }
+                    Some(Step::Hang) => std::future::pending::<()>().await,
                 }
-                Some(Step::Sleep(d)) => tokio::time::sleep(d).await,
-                Some(Step::Data(s)) => {
-                    return Some((Ok::<Bytes, std::io::Error>(Bytes::from(s)), (steps, done)));
-                }
-                Some(Step::Reset) => {
-                    return Some((
-                        Err(std::io::Error::new(
-                            std::io::ErrorKind::ConnectionReset,
-                            "reset by fake",
-                        )),
-                        (steps, None),
-                    ));
-                }
-                Some(Step::Hang) => std::future::pending::<()>().await,
             }
         }
     });

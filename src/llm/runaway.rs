@@ -1,0 +1,457 @@
+//! Runaway replies: a streamed answer that repeats itself or outgrows the bound it was asked
+//! for is stopped by the stream reader before the provider's own limit ends it.
+//!
+//! Observed with a small model (Qwen2.5-Coder-1.5B via llama.cpp): replies of 7,291 and 6,545
+//! tokens for units of a few hundred, one sentence or line over and over until the server's
+//! 8,192-token context ended them. On a hosted API every one of those tokens is billed. The
+//! [`Guard`] watches every delta of a stream (content, reasoning and tool-call arguments, each
+//! on its own [`Detector`]) and says [`Runaway`] when
+//!
+//! - **repetition**: the newest text is one passage of `p` characters (1 ≤ `p` ≤
+//!   [`MAX_PERIOD_CHARS`]) over and over: the last `max(MIN_SPAN_CHARS, MIN_CYCLES · p)`
+//!   characters have period `p` (every character equals the one `p` before it). Legitimate
+//!   books do repeat table rows and code lines, but never one passage of that length back to
+//!   back; the unit tests run the detector over every chapter of a real book (en and zh) to
+//!   show it stays silent there;
+//!   A repetition the prompt itself contains (the same stretch of text, e.g. a hex dump or a
+//!   row of `=` in a code block of the unit) is exempt: copying the source is not running away
+//!   (the bound still applies);
+//! - **over bound**: the completion, counted in `o200k_base` tokens per delta, passes the
+//!   request's `max_tokens` by more than [`BOUND_SLACK_PERCENT`] % plus
+//!   [`BOUND_SLACK_TOKENS`] (the slack covers the difference between `o200k_base` and the
+//!   model's own tokenizer). A provider that honours `max_tokens` ends the reply itself
+//!   (`finish_reason: length`) before that; this catches the ones that do not.
+//!
+//! The caller drops the HTTP stream at once (no more tokens are generated or billed) and
+//! returns [`super::LlmError::Runaway`] with the tokens consumed so far as usage. This module is
+//! pure (no I/O); the clients in [`super::openai`] and [`super::anthropic`] call it.
+
+use std::fmt;
+
+/// Longest repeated passage looked for, in characters.
+pub const MAX_PERIOD_CHARS: usize = 512;
+
+/// Shortest repeated stretch that counts as a runaway, in characters (about 150 to 600
+/// tokens, depending on the script).
+pub const MIN_SPAN_CHARS: usize = 600;
+
+/// Fewest back-to-back copies of a passage that count as a runaway.
+pub const MIN_CYCLES: usize = 5;
+
+/// The repetition test runs after every this many new characters (it costs about
+/// [`MAX_PERIOD_CHARS`] comparisons when nothing repeats).
+pub const CHECK_EVERY_CHARS: usize = 32;
+
+/// Relative slack over `max_tokens` before a reply counts as over its bound, in percent.
+pub const BOUND_SLACK_PERCENT: u64 = 25;
+
+/// Absolute slack over `max_tokens` before a reply counts as over its bound, in tokens.
+pub const BOUND_SLACK_TOKENS: u64 = 64;
+
+/// Temperature of the one retry of a runaway reply when the campaign sets none: below every
+/// documented provider default (OpenAI, Anthropic and DeepSeek default to 1.0, llama.cpp's
+/// server and Ollama to 0.8, vLLM to the model's generation config, usually 0.7).
+pub const RETRY_TEMPERATURE: f64 = 0.3;
+
+/// The temperature a runaway reply is retried at: half the campaign's (rounded to 0.01), or
+/// [`RETRY_TEMPERATURE`] when the campaign leaves the provider's default; `None` when it is
+/// already at (about) zero and cannot be lowered.
+pub fn retry_temperature(configured: Option<f64>) -> Option<f64> {
+    match configured {
+        None => Some(RETRY_TEMPERATURE),
+        Some(t) if t > 0.05 => Some((t * 50.0).round() / 100.0),
+        Some(_) => None,
+    }
+}
+
+/// Why a reply was stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunawayKind {
+    /// One passage of `period_chars` characters repeated `cycles` times (at least) at the end
+    /// of the `channel` text.
+    Repetition {
+        channel: Channel,
+        period_chars: usize,
+        cycles: usize,
+        /// The passage (at most 80 characters of it).
+        passage: String,
+    },
+    /// The completion reached `tokens` (o200k_base) against a bound of `bound` tokens.
+    OverBound { bound: u32, tokens: u64 },
+}
+
+/// A stopped reply: why, and how much it had cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Runaway {
+    pub kind: RunawayKind,
+    /// Completion tokens received before the stream was dropped (o200k_base, counted per
+    /// delta, so slightly above the provider's own count).
+    pub completion_tokens: u64,
+}
+
+impl fmt::Display for Runaway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            RunawayKind::Repetition {
+                channel,
+                period_chars,
+                cycles,
+                passage,
+            } => write!(
+                f,
+                "the reply repeats itself: its {channel} ends in a {period_chars}-character passage written {cycles} times in a row ({passage:?}); stopped after {} tokens",
+                self.completion_tokens
+            ),
+            RunawayKind::OverBound { bound, tokens } => write!(
+                f,
+                "the reply outgrew its bound: {tokens} tokens against max_tokens = {bound}; stopped"
+            ),
+        }
+    }
+}
+
+/// Which part of a stream a delta belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Content,
+    Reasoning,
+    ToolArguments,
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Channel::Content => "content",
+            Channel::Reasoning => "reasoning",
+            Channel::ToolArguments => "tool-call arguments",
+        })
+    }
+}
+
+/// The repetition detector of one channel (see the module docs). Keeps at most
+/// `2 · max(MIN_SPAN_CHARS, MIN_CYCLES · MAX_PERIOD_CHARS)` characters.
+#[derive(Debug, Clone, Default)]
+pub struct Detector {
+    tail: Vec<char>,
+    since_check: usize,
+}
+
+/// Characters the detector needs to see for the longest period.
+const WINDOW: usize = if MIN_SPAN_CHARS > MIN_CYCLES * MAX_PERIOD_CHARS {
+    MIN_SPAN_CHARS
+} else {
+    MIN_CYCLES * MAX_PERIOD_CHARS
+};
+
+impl Detector {
+    pub fn new() -> Detector {
+        Detector::default()
+    }
+
+    /// Adds `delta`; returns `(period_chars, cycles, passage)` when the text now ends in a
+    /// runaway repetition.
+    pub fn push(&mut self, delta: &str) -> Option<(usize, usize, String)> {
+        self.push_unless(delta, "")
+    }
+
+    /// [`Detector::push`], ignoring a repetition whose repeated stretch occurs in `exempt`
+    /// (the prompt: a copy of repeated source text is not a runaway).
+    pub fn push_unless(&mut self, delta: &str, exempt: &str) -> Option<(usize, usize, String)> {
+        let mut found = None;
+        for ch in delta.chars() {
+            self.tail.push(ch);
+            self.since_check += 1;
+            if self.since_check >= CHECK_EVERY_CHARS {
+                self.since_check = 0;
+                if found.is_none() {
+                    found = self
+                        .check()
+                        .filter(|(_, _, _, run)| {
+                            // The whole periodic stretch must be in the prompt: a copy that
+                            // goes on past it is a runaway again.
+                            let window: String =
+                                self.tail[self.tail.len() - run..].iter().collect();
+                            exempt.is_empty() || !exempt.contains(&window)
+                        })
+                        .map(|(p, cycles, passage, _)| (p, cycles, passage));
+                }
+            }
+        }
+        if self.tail.len() > 2 * WINDOW {
+            let cut = self.tail.len() - WINDOW;
+            self.tail.drain(..cut);
+        }
+        found
+    }
+
+    /// The shortest period `p` for which the tail of `max(MIN_SPAN_CHARS, MIN_CYCLES · p)`
+    /// characters is periodic, with the number of whole copies the periodic stretch holds, the
+    /// passage and the stretch's length in characters.
+    fn check(&self) -> Option<(usize, usize, String, usize)> {
+        let t = &self.tail;
+        let n = t.len();
+        for p in 1..=MAX_PERIOD_CHARS {
+            let span = MIN_SPAN_CHARS.max(MIN_CYCLES * p);
+            if span > n {
+                break;
+            }
+            // Periodic with period p over the last `span` characters: t[i] == t[i - p].
+            if (n - span + p..n).rev().all(|i| t[i] == t[i - p]) {
+                // How far back the periodicity holds, for the report.
+                let mut start = n - span;
+                while start > 0 && start + p <= n && t[start - 1] == t[start - 1 + p] {
+                    start -= 1;
+                }
+                let passage: String = t[n - p..].iter().take(80).collect();
+                return Some((p, (n - start) / p, passage, n - start));
+            }
+        }
+        None
+    }
+}
+
+/// Watches one streamed reply (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Guard {
+    bound: Option<u32>,
+    /// The prompt's text: repetitions it contains are exempt.
+    prompt: String,
+    tokens: u64,
+    content: Detector,
+    reasoning: Detector,
+    tools: Detector,
+}
+
+impl Guard {
+    /// A guard for a reply asked to stay within `max_tokens` (`None`: repetition only).
+    pub fn new(max_tokens: Option<u32>) -> Guard {
+        Guard {
+            bound: max_tokens,
+            prompt: String::new(),
+            tokens: 0,
+            content: Detector::new(),
+            reasoning: Detector::new(),
+            tools: Detector::new(),
+        }
+    }
+
+    /// Exempts repetitions that occur in `prompt` (the request's messages, joined).
+    pub fn with_prompt(mut self, prompt: String) -> Guard {
+        self.prompt = prompt;
+        self
+    }
+
+    /// The token count at which a reply bounded by `bound` counts as over it.
+    pub fn limit(bound: u32) -> u64 {
+        let b = u64::from(bound);
+        b + b * BOUND_SLACK_PERCENT / 100 + BOUND_SLACK_TOKENS
+    }
+
+    /// Completion tokens seen so far (o200k_base, per delta).
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    /// Adds one delta of `channel`; `Some` when the reply must be stopped now.
+    pub fn observe(&mut self, channel: Channel, delta: &str) -> Option<Runaway> {
+        if delta.is_empty() {
+            return None;
+        }
+        self.tokens += crate::tokens::count(delta) as u64;
+        let det = match channel {
+            Channel::Content => &mut self.content,
+            Channel::Reasoning => &mut self.reasoning,
+            Channel::ToolArguments => &mut self.tools,
+        };
+        if let Some((period_chars, cycles, passage)) = det.push_unless(delta, &self.prompt) {
+            return Some(Runaway {
+                kind: RunawayKind::Repetition {
+                    channel,
+                    period_chars,
+                    cycles,
+                    passage,
+                },
+                completion_tokens: self.tokens,
+            });
+        }
+        match self.bound {
+            Some(bound) if self.tokens > Guard::limit(bound) => Some(Runaway {
+                kind: RunawayKind::OverBound {
+                    bound,
+                    tokens: self.tokens,
+                },
+                completion_tokens: self.tokens,
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `text` in deltas of `step` characters; the first runaway, if any.
+    fn scan(text: &str, step: usize) -> Option<(usize, usize, String)> {
+        let mut d = Detector::new();
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(step) {
+            let s: String = piece.iter().collect();
+            if let Some(r) = d.push(&s) {
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn a_repeated_sentence_is_detected_within_a_few_copies() {
+        let sentence = "智能体会调用工具并观察结果，然后继续。";
+        let p = sentence.chars().count();
+        let text = format!("开头是正常的翻译。\n{}", sentence.repeat(200));
+        let (period, cycles, passage) = scan(&text, 3).expect("detected");
+        assert_eq!(period, p, "the period is the sentence");
+        assert!(cycles >= MIN_CYCLES, "{cycles}");
+        assert_eq!(passage.chars().count(), p);
+        // Detected as soon as the span is reached, not at the end of the 200 copies.
+        let mut d = Detector::new();
+        let mut fed = 0;
+        let mut hit = None;
+        for ch in text.chars() {
+            fed += 1;
+            if let Some(r) = d.push(&ch.to_string()) {
+                hit = Some(r);
+                break;
+            }
+        }
+        assert!(hit.is_some());
+        assert!(
+            fed <= 10 + MIN_SPAN_CHARS + p + CHECK_EVERY_CHARS,
+            "stopped after {fed} chars"
+        );
+    }
+
+    #[test]
+    fn a_single_repeated_token_and_a_long_paragraph_are_detected() {
+        assert_eq!(scan(&"的".repeat(700), 7).map(|r| r.0), Some(1));
+        let para: String = (0..40).map(|i| format!("w{i} ")).collect();
+        let p = para.chars().count();
+        assert!(p > 100 && p <= MAX_PERIOD_CHARS);
+        assert_eq!(scan(&para.repeat(8), 11).map(|r| r.0), Some(p));
+    }
+
+    #[test]
+    fn numbered_lines_and_table_rows_are_not_repetition() {
+        let rows: String = (0..400)
+            .map(|i| format!("| {i} | agent | tool |\n"))
+            .collect();
+        assert_eq!(scan(&rows, 5), None);
+        let code: String = (0..300)
+            .map(|i| format!("    x{} = step(x{})\n", i + 1, i))
+            .collect();
+        assert_eq!(scan(&code, 9), None);
+        // A separator row or a short rule is far below the span.
+        assert_eq!(scan(&format!("|{}|\n", "-".repeat(200)), 4), None);
+    }
+
+    #[test]
+    fn retry_temperature_is_lower() {
+        assert_eq!(retry_temperature(None), Some(RETRY_TEMPERATURE));
+        assert_eq!(retry_temperature(Some(0.8)), Some(0.4));
+        assert_eq!(retry_temperature(Some(0.25)), Some(0.13));
+        assert_eq!(retry_temperature(Some(0.0)), None);
+    }
+
+    #[test]
+    fn the_guard_stops_a_reply_over_its_bound() {
+        let mut g = Guard::new(Some(100));
+        let mut stopped = None;
+        for i in 0..1000 {
+            if let Some(r) = g.observe(Channel::Content, &format!("word{i} ")) {
+                stopped = Some(r);
+                break;
+            }
+        }
+        let r = stopped.expect("stopped");
+        assert!(matches!(r.kind, RunawayKind::OverBound { bound: 100, .. }));
+        assert!(r.completion_tokens > Guard::limit(100));
+        assert!(r.completion_tokens < Guard::limit(100) + 10);
+        assert_eq!(Guard::limit(100), 100 + 25 + 64);
+        assert!(r.to_string().contains("max_tokens = 100"), "{r}");
+    }
+
+    #[test]
+    fn a_repetition_copied_from_the_prompt_is_not_a_runaway() {
+        let dump = format!("```\n{}\n```\n", "0x00, ".repeat(300));
+        let prompt = format!("Translate:\n\n{dump}");
+        let mut g = Guard::new(None).with_prompt(prompt);
+        let answer = format!("翻译：\n\n{dump}");
+        let chars: Vec<char> = answer.chars().collect();
+        for piece in chars.chunks(7) {
+            let s: String = piece.iter().collect();
+            assert_eq!(g.observe(Channel::Content, &s), None);
+        }
+        // Going on past what the prompt holds is a runaway again.
+        let hit = (0..400).find_map(|_| g.observe(Channel::Content, "0x00, "));
+        assert!(matches!(
+            hit.map(|r| r.kind),
+            Some(RunawayKind::Repetition {
+                period_chars: 6,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn channels_are_watched_apart() {
+        // Content and reasoning interleaved: neither alone repeats.
+        let mut g = Guard::new(None);
+        for i in 0..2000 {
+            assert!(g.observe(Channel::Content, &format!("c{i} ")).is_none());
+            assert!(g.observe(Channel::Reasoning, &format!("r{i} ")).is_none());
+        }
+        let mut g = Guard::new(None);
+        let hit = (0..500).find_map(|_| g.observe(Channel::Reasoning, "let me think again. "));
+        assert!(matches!(
+            hit.map(|r| r.kind),
+            Some(RunawayKind::Repetition {
+                channel: Channel::Reasoning,
+                period_chars: 20,
+                ..
+            })
+        ));
+    }
+
+    /// Every chapter of the shared corpus (a real book, en and zh), streamed in small deltas:
+    /// no repetition is reported. Skipped with a reason when the corpus is absent.
+    #[test]
+    fn no_false_positive_on_a_real_book() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
+        if !root.join("en").is_dir() {
+            eprintln!(
+                "skipped: the corpus is not at {} (the detector's false-positive check needs the real book)",
+                root.display()
+            );
+            return;
+        }
+        let mut chapters = 0;
+        let mut chars = 0;
+        for lang in ["en", "zh"] {
+            let mut files: Vec<_> = std::fs::read_dir(root.join(lang))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "md"))
+                .collect();
+            files.sort();
+            for f in files {
+                let text = std::fs::read_to_string(&f).unwrap();
+                chars += text.chars().count();
+                chapters += 1;
+                assert_eq!(scan(&text, 5), None, "false positive in {}", f.display());
+            }
+        }
+        assert!(chapters >= 10 && chars > 500_000, "{chapters} chapters");
+    }
+}
