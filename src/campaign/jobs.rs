@@ -111,7 +111,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let entries = c.prompt_entries(termbase, &source);
             let revision = (*round > 0).then(|| {
                 let previous = s
-                    .latest_translation(&u.id, round - 1)
+                    .kept_translation(&u.id, round - 1)
                     .map(|(_, t)| t.to_string())
                     .unwrap_or_default();
                 translation::Revision {
@@ -142,7 +142,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let mut joined_source = String::new();
             for id in units {
                 let Some(u) = c.unit(id) else { continue };
-                let Some((_, target)) = s.latest_translation(id, *round) else {
+                let Some((_, target)) = s.kept_translation(id, *round) else {
                     continue;
                 };
                 let source = c.source_text(u);
@@ -152,7 +152,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                     source,
                     target,
                     findings: s
-                        .latest_findings(id, *round)
+                        .kept_findings(id, *round)
                         .iter()
                         .map(|f| f.line())
                         .collect(),
@@ -219,7 +219,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 .iter()
                 .filter_map(|id| {
                     let u = c.unit(id)?;
-                    let (_, target) = s.latest_translation(id, *round)?;
+                    let (_, target) = s.kept_translation(id, *round)?;
                     let needles: Vec<&str> = conflict
                         .renderings
                         .iter()
@@ -327,7 +327,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     let forced_shown: Vec<Value> = forced
         .iter()
         .take(10)
-        .map(|u| json!({"unit": u, "checks": s.latest_findings(u, round).iter().map(|f| f.check.clone()).collect::<Vec<_>>()}))
+        .map(|u| json!({"unit": u, "checks": s.kept_findings(u, round).iter().map(|f| f.check.clone()).collect::<Vec<_>>()}))
         .collect();
     summaries.truncate(5);
     let v = json!({
@@ -345,7 +345,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 /// reviewer's issues, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let mut lines: Vec<String> = s
-        .latest_findings(unit, round)
+        .kept_findings(unit, round)
         .iter()
         .filter(|f| f.severity == crate::qa::Severity::Error)
         .map(|f| f.line())
