@@ -539,3 +539,111 @@ fn candidates_line(u: &super::UnitReport) -> String {
         .collect::<Vec<_>>()
         .join(" · ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::qa::{self, QaContext};
+    use crate::report::{UnitReport, build_standalone};
+
+    fn finding(check: &str, severity: Severity, unit: &str) -> Finding {
+        Finding {
+            unit: unit.into(),
+            chapter: "c".into(),
+            ..Finding::new(check, severity, format!("{check} in {unit}"), "", "")
+        }
+    }
+
+    fn unit(id: &str, findings: Vec<Finding>) -> UnitReport {
+        UnitReport {
+            id: id.into(),
+            chapter: "c".into(),
+            kind: crate::book::UnitKind::Prose,
+            chars: 10,
+            outcome: "translated",
+            rounds: vec![0],
+            usage: Default::default(),
+            attempts: 1,
+            findings,
+            error: None,
+            history: Vec::new(),
+            candidates: Vec::new(),
+            kept_round: None,
+        }
+    }
+
+    /// 60 units with a `code_blocks` error, one with a `glossary` error (it sorts after them)
+    /// and one with a `numbers` warning.
+    fn crowded() -> Report {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Default::default());
+        let mut units: Vec<UnitReport> = (0..60)
+            .map(|i| {
+                let id = format!("c-{i:03}");
+                unit(&id, vec![finding("code_blocks", Severity::Error, &id)])
+            })
+            .collect();
+        // Listed first, reported after every code error: the order is the check's, not the
+        // unit's.
+        units.insert(
+            0,
+            unit(
+                "b-000",
+                vec![
+                    finding("numbers", Severity::Warning, "b-000"),
+                    finding("glossary", Severity::Error, "b-000"),
+                ],
+            ),
+        );
+        build_standalone(
+            "t",
+            "en",
+            "zh",
+            units,
+            Vec::new(),
+            "r",
+            qa::check_campaign(&ctx, &[], &[]),
+        )
+    }
+
+    #[test]
+    fn report_md_lists_findings_by_severity_then_check_order() {
+        let md = render(&crowded());
+        let code = md
+            .find("| **error** | code_blocks | c-000 |")
+            .expect("code row");
+        let glossary = md
+            .find("| **error** | glossary | b-000 |")
+            .expect("glossary row");
+        let numbers = md
+            .find("| warning | numbers | b-000 |")
+            .expect("numbers row");
+        assert!(code < glossary, "structure before terminology");
+        assert!(glossary < numbers, "errors before warnings");
+        // The per-check counts, in the same order.
+        let c1 = md
+            .find("| **error** | code_blocks | 60 | 60 |")
+            .expect("count");
+        let c2 = md.find("| **error** | glossary | 1 | 1 |").expect("count");
+        let c3 = md.find("| warning | numbers | 1 | 1 |").expect("count");
+        assert!(c1 < c2 && c2 < c3 && c3 < code, "{md}");
+        assert!(
+            md.contains("**Status: needs_review: 61 errors in 61 units**"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn truncated_findings_table_hides_no_check() {
+        let md = render(&crowded());
+        let rows = md
+            .lines()
+            .filter(|l| l.starts_with("| **error** | code_blocks | c-"))
+            .count();
+        // 50 rows in all: 48 code rows leave room for the glossary and numbers ones.
+        assert_eq!(rows, MAX_FINDING_ROWS - 2, "{md}");
+        assert!(md.contains("| **error** | glossary | b-000 |"), "{md}");
+        assert!(md.contains("| warning | numbers | b-000 |"), "{md}");
+        assert!(md.contains("…and 12 more in report.json"), "{md}");
+    }
+}
