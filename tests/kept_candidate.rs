@@ -286,3 +286,76 @@ fn hand_edit_sentence_appears_only_with_hand_edits() {
     assert_eq!(last["kept"], true);
     assert_eq!(last["errors"], 1);
 }
+
+#[test]
+fn a_rejected_revision_is_not_the_base_of_the_next_one() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    let revisions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let n = revisions.clone();
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if !r.is_revision() {
+            return Reply::Content(good.replace(LINK, BAD_LINK));
+        }
+        // The first revision is worse; the second one fixes the link.
+        if n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            Reply::Content(format!("{}{JUNK}", good.replace(LINK, BAD_LINK)))
+        } else {
+            Reply::Content(good)
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "k",
+        &["a.md"],
+        "revision_rounds = 2\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", CHAPTER);
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["status"], "complete");
+    let second: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_revision())
+        .collect();
+    assert_eq!(second.len(), 2);
+    // The second revision starts from the kept first translation, not the rejected revision,
+    // and is told why.
+    let previous = &second[1].messages[3].content;
+    assert!(previous.contains(BAD_LINK), "{previous}");
+    assert!(!previous.contains("发明的标题"), "{previous}");
+    assert!(
+        second[1]
+            .all_text()
+            .contains("your revision of round 1 was not kept"),
+        "{}",
+        second[1].all_text()
+    );
+    let r = report(&c);
+    let u = r["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["candidates"].as_array().is_some_and(|k| k.len() == 3))
+        .unwrap();
+    assert_eq!(u["kept_round"], 2, "{u}");
+    let k = u["candidates"].as_array().unwrap();
+    assert_eq!(
+        k.iter()
+            .map(|x| x["rejected"].as_bool().unwrap())
+            .collect::<Vec<_>>(),
+        [false, true, false]
+    );
+    assert_eq!(
+        k.iter()
+            .map(|x| x["kept"].as_bool().unwrap())
+            .collect::<Vec<_>>(),
+        [false, false, true]
+    );
+    let text = c.read("k/out/a.md");
+    assert!(text.contains(LINK) && !text.contains(BAD_LINK), "{text}");
+}

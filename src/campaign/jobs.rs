@@ -341,7 +341,8 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     (v, candidates)
 }
 
-/// Feedback lines for revising `unit` after `round`: deterministic QA errors first, then the
+/// Feedback lines for revising `unit` after `round`: deterministic QA errors of the kept text
+/// first, then (when the newest revision was worse and not kept) what it broke, then the
 /// reviewer's issues, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let mut lines: Vec<String> = s
@@ -350,6 +351,23 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
         .filter(|f| f.severity == crate::qa::Severity::Error)
         .map(|f| f.line())
         .collect();
+    if let (Some((latest, _)), Some(kept)) =
+        (s.latest_translation(unit, round), s.kept_round(unit, round))
+        && latest != kept
+    {
+        let mut checks: Vec<String> = s
+            .findings_at(unit, latest)
+            .iter()
+            .filter(|f| f.severity == crate::qa::Severity::Error)
+            .map(|f| f.check.clone())
+            .collect();
+        checks.dedup();
+        lines.push(format!(
+            "your revision of round {latest} was not kept: it had {} error finding(s) ({}); revise the previous translation shown above, changing only what the findings name",
+            super::state::score(s.findings_at(unit, latest)).0,
+            checks.join(", ")
+        ));
+    }
     for report in m.proof_reports(s, round) {
         lines.extend(
             report
