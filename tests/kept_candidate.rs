@@ -359,3 +359,43 @@ fn a_rejected_revision_is_not_the_base_of_the_next_one() {
     let text = c.read("k/out/a.md");
     assert!(text.contains(LINK) && !text.contains(BAD_LINK), "{text}");
 }
+
+#[test]
+fn an_imported_edit_is_a_candidate_of_origin_imported() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    assert_code(&run(&c, &fake), 0);
+    let out = c.cmd("export", &["--format", "xliff"]).output().unwrap();
+    assert_code(&out, 0);
+    let doc = c.read("k/export/k.xlf");
+    // The editor prepends a sentence to the first translatable target in the CAT tool.
+    let unit = doc.find("<unit id=").unwrap();
+    let at = unit + doc[unit..].find("<target>").unwrap() + "<target>".len();
+    let mut edited = doc.clone();
+    edited.insert_str(at, "编辑补充的一句话。");
+    c.write("edited.xlf", &edited);
+    let out = c
+        .cmd("import", &["edited.xlf", "--json"])
+        .current_dir(c.dir.path())
+        .output()
+        .unwrap();
+    let s = json_summary(&out);
+    assert_eq!(s["edited"].as_array().unwrap().len(), 1, "{s}");
+    assert!(s["status"].is_string(), "{s}");
+    let r = report(&c);
+    let u = r["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["outcome"] == "edited")
+        .unwrap();
+    let k = u["candidates"].as_array().unwrap();
+    assert_eq!(k.len(), 2, "{u}");
+    assert_eq!(k[0]["origin"], "translation");
+    assert_eq!(k[0]["kept"], false);
+    assert_eq!(k[1]["origin"], "imported");
+    assert_eq!(k[1]["round"], serde_json::Value::Null);
+    assert_eq!(k[1]["kept"], true);
+    assert_eq!(u["kept_round"], serde_json::Value::Null);
+    assert!(c.read("k/out/a.md").contains("编辑补充的一句话。"));
+}
