@@ -73,6 +73,11 @@ fn revision_with_more_errors_is_rejected_not_kept() {
         fake.requests().iter().any(|r| r.is_revision()),
         "the unit with an error was sent back"
     );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("revision of round 1 rejected") && err.contains("round 0 is kept"),
+        "{err}"
+    );
 
     // The output holds the first translation: its one error, none of the revision's junk.
     let text = c.read("k/out/a.md");

@@ -562,6 +562,9 @@ pub async fn run<'a>(
                     Ok(result) => {
                         record_finished(c, &manager, &mut store, &mut state, result)?;
                         progress.finish(&call, unit_done);
+                        if let Some(note) = rejected_note(c, &state, &action) {
+                            progress.println(&note);
+                        }
                     }
                     Err(f) => {
                         progress.finish(&call, false);
@@ -650,6 +653,26 @@ pub(super) fn record_finished(
     }
     store.append(event)?;
     Ok(())
+}
+
+/// A line for the progress display when the revision `action` just recorded is rejected (more
+/// error findings than the best earlier candidate), naming the round kept instead.
+fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
+    let Action::Translate { unit, round, .. } = action else {
+        return None;
+    };
+    let id = &c.units[*unit].id;
+    let candidates = s.candidates(id);
+    let this = candidates.iter().find(|k| k.round == Some(*round))?;
+    let kept = candidates.iter().find(|k| k.kept)?;
+    this.rejected.then(|| {
+        format!(
+            "{id}: revision of round {round} rejected ({} error finding(s) against {}); round {} is kept",
+            this.errors,
+            kept.errors,
+            kept.round.map_or("edit".to_string(), |r| r.to_string())
+        )
+    })
 }
 
 /// The unit id (or part id) a translation action is about.
