@@ -2,8 +2,8 @@
 //!
 //! | code | meaning |
 //! |------|---------|
-//! | 0 | complete: every unit translated (run), or no error finding (validate) |
-//! | 1 | finished with failed units or error findings, or a runtime failure |
+//! | 0 | complete: every unit translated and no error finding (run), or no error finding (validate) |
+//! | 1 | finished with failed units, or `needs_review` (error findings remain), or a runtime failure |
 //! | 2 | usage or configuration error (bad flag, campaign file, glossary, chapter, refused state) |
 //! | 3 | waiting at an approval gate (campaign key `review`): `booktr status` names the command |
 //! | 130 | interrupted (Ctrl-C / SIGTERM); run again to resume |
@@ -21,7 +21,7 @@ pub enum ExitCode {
 /// The text shown at the end of `--help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes:
   0    complete with no error finding (run) / no error findings (validate)
-  1    finished with failed units or error findings, or a runtime failure
+  1    finished with failed units or error findings (needs_review), or a runtime failure
   2    usage or configuration error (campaign file, glossary, chapter, refused state)
   3    waiting for an editor's approval (`booktr status` shows the command to continue)
   130  interrupted; run the same command again to resume";

@@ -486,9 +486,11 @@ fn revisions_gate_sends_back_only_approved_units() {
         0,
         "rejected: never revised"
     );
-    // Complete, but the rejected unit still has its error findings: exit 1, as documented.
+    // Every stage done, but the rejected unit still has its error findings: exit 1, as
+    // documented, and the status says an editor must look (issue 12: not "complete").
     assert_code(&out, 1);
-    assert_eq!(s["status"], "complete", "{s}");
+    assert_eq!(s["status"], "needs_review", "{s}");
+    assert!(s["findings"]["errors"].as_u64().unwrap() > 0, "{s}");
     // Section 4 keeps its (untranslated) first translation and the report still flags it.
     let out_text = c.read("v/out/a.md");
     assert!(

@@ -131,14 +131,15 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
     Ok(edited)
 }
 
-/// The text a unit contributes to its output chapter: a human edit, else the newest
-/// translation, else (verbatim units) the source.
+/// The text a unit contributes to its output chapter: a human edit, else the kept translation
+/// ([`State::kept_translation`]: the candidate with the fewest QA errors, not blindly the
+/// newest), else (verbatim units) the source. Outputs, reports and exports all read it here.
 pub fn final_text(c: &Campaign, s: &State, u: &crate::book::Unit) -> String {
     if let Some(t) = s.human_edit(&u.id) {
         return t.to_string();
     }
     if u.kind.needs_translation() {
-        s.latest_translation(&u.id, u32::MAX)
+        s.kept_translation(&u.id, u32::MAX)
             .map(|t| t.1.to_string())
             .unwrap_or_default()
     } else {

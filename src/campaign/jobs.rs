@@ -137,7 +137,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let entries = c.prompt_entries(termbase, &source);
             let revision = (*round > 0).then(|| {
                 let previous = s
-                    .latest_translation(&u.id, round - 1)
+                    .kept_translation(&u.id, round - 1)
                     .map(|(_, t)| t.to_string())
                     .unwrap_or_default();
                 translation::Revision {
@@ -168,7 +168,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let mut joined_source = String::new();
             for id in units {
                 let Some(u) = c.unit(id) else { continue };
-                let Some((_, target)) = s.latest_translation(id, *round) else {
+                let Some((_, target)) = s.kept_translation(id, *round) else {
                     continue;
                 };
                 let source = c.source_text(u);
@@ -178,7 +178,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                     source,
                     target,
                     findings: s
-                        .latest_findings(id, *round)
+                        .kept_findings(id, *round)
                         .iter()
                         .map(|f| f.line())
                         .collect(),
@@ -245,7 +245,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 .iter()
                 .filter_map(|id| {
                     let u = c.unit(id)?;
-                    let (_, target) = s.latest_translation(id, *round)?;
+                    let (_, target) = s.kept_translation(id, *round)?;
                     let needles: Vec<&str> = conflict
                         .renderings
                         .iter()
@@ -372,7 +372,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     let forced_shown: Vec<Value> = forced
         .iter()
         .take(10)
-        .map(|u| json!({"unit": u, "checks": s.latest_findings(u, round).iter().map(|f| f.check.clone()).collect::<Vec<_>>()}))
+        .map(|u| json!({"unit": u, "checks": s.kept_findings(u, round).iter().map(|f| f.check.clone()).collect::<Vec<_>>()}))
         .collect();
     summaries.truncate(5);
     let v = json!({
@@ -386,15 +386,33 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     (v, candidates)
 }
 
-/// Feedback lines for revising `unit` after `round`: deterministic QA errors first, then the
+/// Feedback lines for revising `unit` after `round`: deterministic QA errors of the kept text
+/// first, then (when the newest revision was worse and not kept) what it broke, then the
 /// reviewer's issues, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let mut lines: Vec<String> = s
-        .latest_findings(unit, round)
+        .kept_findings(unit, round)
         .iter()
         .filter(|f| f.severity == crate::qa::Severity::Error)
         .map(|f| f.line())
         .collect();
+    if let (Some((latest, _)), Some(kept)) =
+        (s.latest_translation(unit, round), s.kept_round(unit, round))
+        && latest != kept
+    {
+        let mut checks: Vec<String> = s
+            .findings_at(unit, latest)
+            .iter()
+            .filter(|f| f.severity == crate::qa::Severity::Error)
+            .map(|f| f.check.clone())
+            .collect();
+        checks.dedup();
+        lines.push(format!(
+            "your revision of round {latest} was not kept: it had {} error finding(s) ({}); revise the previous translation shown above, changing only what the findings name",
+            super::state::score(s.findings_at(unit, latest)).0,
+            checks.join(", ")
+        ));
+    }
     for report in m.proof_reports(s, round) {
         lines.extend(
             report

@@ -313,7 +313,8 @@ impl<'a> Manager<'a> {
         }
     }
 
-    /// Units of `round` whose newest translation has deterministic QA errors.
+    /// Units of `round` whose kept translation ([`State::kept_round`]) has deterministic QA
+    /// errors: a rejected revision leaves the errors of the text it failed to improve.
     ///
     /// Errors come from the per-unit checks and from the campaign-level checks (a unit far
     /// below the campaign's script-share norm, a truncated length ratio), and, once a term is
@@ -330,7 +331,7 @@ impl<'a> Manager<'a> {
             .into_iter()
             .filter(|u| {
                 s.human_edit(u).is_none()
-                    && (qa::has_error(s.latest_findings(u, round))
+                    && (qa::has_error(s.kept_findings(u, round))
                         || campaign_errors.contains(u.as_str()))
             })
             .collect()
@@ -352,7 +353,7 @@ impl<'a> Manager<'a> {
                 let t = if let Some(h) = s.human_edit(&u.id) {
                     h.to_string()
                 } else if u.kind.needs_translation() {
-                    s.latest_translation(&u.id, round)?.1.to_string()
+                    s.kept_translation(&u.id, round)?.1.to_string()
                 } else {
                     return None;
                 };
@@ -625,12 +626,12 @@ impl<'a> Manager<'a> {
             .iter()
             .enumerate()
             .map(|(i, u)| {
-                let findings = s.latest_findings(&u.id, round);
+                let findings = s.kept_findings(&u.id, round);
                 let warnings = findings
                     .iter()
                     .filter(|f| f.severity != qa::Severity::Info)
                     .count() as i64;
-                let target = s.latest_translation(&u.id, round).map_or("", |t| t.1);
+                let target = s.kept_translation(&u.id, round).map_or("", |t| t.1);
                 let coined = target.matches(marker.as_str()).count() as i64;
                 let terms = glossary.relevant_to(c.source_text(u)).len() as i64;
                 let score = warnings * 1000 + coined * 100 + terms * 10 + (u.chars / 1000) as i64;
@@ -683,7 +684,7 @@ impl<'a> Manager<'a> {
             let items: Vec<ReviewItem> = mine
                 .iter()
                 .filter_map(|u| {
-                    let (_, target) = s.latest_translation(&u.id, round)?;
+                    let (_, target) = s.kept_translation(&u.id, round)?;
                     Some(ReviewItem {
                         unit: &u.id,
                         source: c.source_text(u),

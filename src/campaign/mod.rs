@@ -24,6 +24,7 @@ pub mod progress;
 pub mod runner;
 pub mod state;
 pub mod store;
+pub mod verdict;
 
 use std::collections::HashMap;
 

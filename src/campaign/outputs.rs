@@ -1,5 +1,5 @@
 //! Reassembling translated chapters: each chapter is the concatenation of its units' final
-//! texts in order (the newest translation of a prose unit; the source of a verbatim or
+//! texts in order (the kept translation of a prose unit, see [`super::edits::final_text`]; the source of a verbatim or
 //! front-matter unit), written atomically to `<out_dir>/<chapter file name>`.
 
 use super::Campaign;
@@ -12,7 +12,7 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     for u in c.units_of(chapter) {
         if u.kind.needs_translation()
             && s.human_edit(&u.id).is_none()
-            && s.latest_translation(&u.id, u32::MAX).is_none()
+            && s.kept_translation(&u.id, u32::MAX).is_none()
         {
             return None;
         }

@@ -28,7 +28,8 @@ use crate::termbase::{Entry, Termbase};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
-    /// Every unit translated, reviewed as configured, chapters written.
+    /// Every unit translated, reviewed as configured, chapters written, and no error finding
+    /// remains on the final texts.
     Complete,
     /// Some calls failed; a re-run retries them.
     Incomplete,
@@ -36,6 +37,10 @@ pub enum Status {
     Interrupted,
     /// Waiting at an approval gate; `booktr approve` lets it go on.
     AwaitingApproval,
+    /// Every stage finished (units translated, reviewed, chapters written) but error findings
+    /// remain on the final texts: an editor must fix them (`Summary::findings` counts them).
+    /// Exit code 1, like `booktr validate` with errors.
+    NeedsReview,
 }
 
 impl Status {
@@ -45,6 +50,44 @@ impl Status {
             Stage::Complete => Status::Complete,
             Stage::AwaitingApproval(_) => Status::AwaitingApproval,
             _ => Status::Incomplete,
+        }
+    }
+
+    /// The status once the remaining findings are known: a finished campaign (`Complete`) with
+    /// error findings `needs_review`; every other status stands as it is.
+    pub fn with_findings(self, counts: &super::verdict::FindingCounts) -> Status {
+        match self {
+            Status::Complete if counts.errors > 0 => Status::NeedsReview,
+            other => other,
+        }
+    }
+
+    /// The snake_case name used in JSON, journal lines and the CLI (`needs_review`, …).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Complete => "complete",
+            Status::Incomplete => "incomplete",
+            Status::Interrupted => "interrupted",
+            Status::AwaitingApproval => "awaiting_approval",
+            Status::NeedsReview => "needs_review",
+        }
+    }
+
+    /// The status as the CLI and the report headers say it, with the counts that make it:
+    /// `complete`, `needs_review: 12 errors in 3 units`, `incomplete: 2 failed, 5 errors in 2
+    /// units`…
+    pub fn headline(&self, counts: &super::verdict::FindingCounts, failed: usize) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if failed > 0 {
+            parts.push(format!("{failed} failed"));
+        }
+        if counts.errors > 0 {
+            parts.push(counts.describe());
+        }
+        if parts.is_empty() {
+            self.as_str().to_string()
+        } else {
+            format!("{}: {}", self.as_str(), parts.join(", "))
         }
     }
 }
@@ -123,6 +166,9 @@ pub struct Summary {
     pub last_error: Option<String>,
     /// The approval gate the campaign waits at, with the command that continues it.
     pub awaiting: Option<Awaiting>,
+    /// The QA findings that remain on the final texts (the same ones the report lists): with
+    /// any error, a finished campaign is `needs_review`, not `complete`.
+    pub findings: super::verdict::FindingCounts,
     /// Replies the stream reader stopped as runaways (repeating, or over their bound), all
     /// runs; details in the report's `runaway`.
     #[serde(default)]
@@ -176,8 +222,23 @@ impl Cost {
     }
 }
 
-/// Builds the summary of a state.
+/// Builds the summary of a state, running the QA of its final texts
+/// ([`super::verdict::final_qa`]) for the finding counts; `status` becomes `needs_review` when
+/// it is `complete` and errors remain.
 pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summary {
+    let counts = super::verdict::final_qa(c, s).counts();
+    summarize_with(c, m, s, status, counts)
+}
+
+/// [`summarize`] with the finding counts already known (the report computes them once).
+pub fn summarize_with(
+    c: &Campaign,
+    m: &Manager,
+    s: &State,
+    status: Status,
+    findings: super::verdict::FindingCounts,
+) -> Summary {
+    let status = status.with_findings(&findings);
     let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
     let translated = prose
         .iter()
@@ -246,6 +307,7 @@ pub fn summarize(c: &Campaign, m: &Manager, s: &State, status: Status) -> Summar
         usage,
         cost,
         last_error: s.last_error.clone(),
+        findings,
         runaway_replies: s.runaways.len(),
         stopped: s.stopped.clone(),
         resume: s
@@ -532,6 +594,9 @@ pub async fn run<'a>(
                     Ok(result) => {
                         record_finished(c, &manager, &mut store, &mut state, result)?;
                         progress.finish(&call, unit_done);
+                        if let Some(note) = rejected_note(c, &state, &action) {
+                            progress.println(&note);
+                        }
                     }
                     Err(f) => {
                         progress.finish(&call, false);
@@ -552,21 +617,21 @@ pub async fn run<'a>(
     }
     progress.done();
 
-    let status = if interrupted {
+    let summary = if interrupted {
         store.append(Event::RunInterrupted {
             run: run_id.clone(),
         })?;
-        Status::Interrupted
+        summarize(c, &manager, &state, Status::Interrupted)
     } else {
         let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-        let s = Status::of_stage(&stage);
+        // The journal records the status the summary tells (`needs_review` with errors left).
+        let summary = summarize(c, &manager, &state, Status::of_stage(&stage));
         store.append(Event::RunFinished {
             run: run_id.clone(),
-            status: format!("{s:?}").to_lowercase(),
+            status: summary.status.as_str().to_string(),
         })?;
-        s
+        summary
     };
-    let summary = summarize(c, &manager, &state, status);
     Ok(RunResult {
         manager,
         summary,
@@ -673,6 +738,26 @@ pub(super) fn record_finished(
     }
     store.append(event)?;
     Ok(())
+}
+
+/// A line for the progress display when the revision `action` just recorded is rejected (more
+/// error findings than the best earlier candidate), naming the round kept instead.
+fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
+    let Action::Translate { unit, round, .. } = action else {
+        return None;
+    };
+    let id = &c.units[*unit].id;
+    let candidates = s.candidates(id);
+    let this = candidates.iter().find(|k| k.round == Some(*round))?;
+    let kept = candidates.iter().find(|k| k.kept)?;
+    this.rejected.then(|| {
+        format!(
+            "{id}: revision of round {round} rejected ({} error finding(s) against {}); round {} is kept",
+            this.errors,
+            kept.errors,
+            kept.round.map_or("edit".to_string(), |r| r.to_string())
+        )
+    })
 }
 
 /// The unit id (or part id) a translation action is about.

@@ -167,6 +167,9 @@ pub struct State {
     /// Calls that were in a batch ended by this run: they are not batched again now, but sent
     /// as normal calls if still pending.
     pub batch_tried: HashSet<String>,
+    /// Unit fingerprints whose newest human edit was imported from a file (XLIFF) rather than
+    /// made by hand in an output chapter (see [`CandidateOrigin::Imported`]).
+    pub imported_edits: HashSet<String>,
     /// Runaway replies stopped by the stream reader, in journal order (all runs).
     pub runaways: Vec<RunawayRecord>,
     /// Why the newest run stopped early (an account problem: quota, billing, key), if it did.
@@ -508,7 +511,11 @@ impl State {
                 );
             }
             Event::HumanEdit {
-                fp, file, sha256, ..
+                fp,
+                file,
+                sha256,
+                imported,
+                ..
             } => {
                 let bytes = std::fs::read(dir.join(file))?;
                 anyhow::ensure!(
@@ -518,6 +525,11 @@ impl State {
                 let edit: store::HumanEditFile = serde_json::from_slice(&bytes)?;
                 self.check_translation(c, fp, HUMAN_ROUND, &edit.text);
                 self.human_edits.insert(fp.clone(), edit.text);
+                if *imported {
+                    self.imported_edits.insert(fp.clone());
+                } else {
+                    self.imported_edits.remove(fp);
+                }
                 self.outputs_current = false;
             }
             Event::UnitSplit {
@@ -534,6 +546,7 @@ impl State {
             Event::HumanEditsDiscarded { fps } => {
                 for fp in fps {
                     self.human_edits.remove(fp);
+                    self.imported_edits.remove(fp);
                     self.qa.remove(&(fp.clone(), HUMAN_ROUND));
                 }
                 self.outputs_current = false;
@@ -799,6 +812,10 @@ impl State {
     }
 
     /// The newest translation of unit `unit` (id) with round ≤ `max_round`: (round, text).
+    ///
+    /// The newest is not necessarily the one the book uses: a revision may be worse than what
+    /// it replaces. Everything that works on the text of the book (reviews, decisions, further
+    /// revisions, campaign QA, outputs, reports, exports) uses [`State::kept_translation`].
     pub fn latest_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {
         let rounds = self.translations.get(self.fp(unit)?)?;
         let (&round, call) = rounds.range(..=max_round).next_back()?;
@@ -814,13 +831,103 @@ impl State {
             .map_or(&[], |(r, _)| self.findings_at(unit, r))
     }
 
+    /// The round of the kept candidate among unit `unit`'s model translations with round ≤
+    /// `max_round` (see [`select_kept`]: fewest error findings, then fewest warnings, the
+    /// latest on a tie). `None` when the unit has no translation in that range.
+    ///
+    /// A pure function of the recorded results and their QA, so a resumed run makes the same
+    /// choice. Human edits are not model candidates: they win over every round (see
+    /// [`State::final_findings`], [`crate::campaign::edits::final_text`]).
+    pub fn kept_round(&self, unit: &str, max_round: u32) -> Option<u32> {
+        let rounds = self.translations.get(self.fp(unit)?)?;
+        let rounds: Vec<u32> = rounds.range(..=max_round).map(|(r, _)| *r).collect();
+        let scores: Vec<(usize, usize)> = rounds
+            .iter()
+            .map(|&r| score(self.findings_at(unit, r)))
+            .collect();
+        select_kept(&scores).map(|i| rounds[i])
+    }
+
+    /// The kept translation of unit `unit` (id) among rounds ≤ `max_round`: (round, text).
+    /// See [`State::kept_round`].
+    pub fn kept_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {
+        let round = self.kept_round(unit, max_round)?;
+        Some((round, self.translation_at(unit, round)?))
+    }
+
+    /// QA findings of the kept translation of unit `unit` among rounds ≤ `max_round`.
+    pub fn kept_findings(&self, unit: &str, max_round: u32) -> &[Finding] {
+        self.kept_round(unit, max_round)
+            .map_or(&[], |r| self.findings_at(unit, r))
+    }
+
+    /// Every candidate text of unit `unit`, oldest first: each recorded translation round,
+    /// then the editor's text if there is one. Exactly one is `kept` when there is any: the
+    /// human edit if there is one, else the kept model candidate ([`State::kept_round`]).
+    pub fn candidates(&self, unit: &str) -> Vec<Candidate> {
+        let mut out: Vec<Candidate> = Vec::new();
+        let human = self.human_edit(unit).is_some();
+        let kept = if human {
+            None
+        } else {
+            self.kept_round(unit, u32::MAX - 1)
+        };
+        let mut best: Option<usize> = None;
+        for round in self.rounds_of(unit) {
+            let (errors, warnings) = score(self.findings_at(unit, round));
+            let call = self
+                .fp(unit)
+                .and_then(|fp| self.translations.get(fp)?.get(&round));
+            let result = call.and_then(|c| self.finished.get(c));
+            let origin = match result {
+                _ if round > 0 => CandidateOrigin::Revision,
+                Some(r) if matches!(r.origin, Some(store::ResultOrigin::Memory { .. })) => {
+                    CandidateOrigin::Memory
+                }
+                Some(ResultFile {
+                    output: Output::Translation { joined_from, .. },
+                    ..
+                }) if !joined_from.is_empty() => CandidateOrigin::Joined,
+                _ => CandidateOrigin::Translation,
+            };
+            out.push(Candidate {
+                round: Some(round),
+                origin,
+                errors,
+                warnings,
+                rejected: round > 0 && best.is_some_and(|b| errors > b),
+                kept: kept == Some(round),
+            });
+            best = Some(best.map_or(errors, |b| b.min(errors)));
+        }
+        if human {
+            let (errors, warnings) = score(self.findings_at(unit, HUMAN_ROUND));
+            let imported = self
+                .fp(unit)
+                .is_some_and(|fp| self.imported_edits.contains(fp));
+            out.push(Candidate {
+                round: None,
+                origin: if imported {
+                    CandidateOrigin::Imported
+                } else {
+                    CandidateOrigin::Human
+                },
+                errors,
+                warnings,
+                rejected: false,
+                kept: true,
+            });
+        }
+        out
+    }
+
     /// QA findings of the text a unit has in the output: its human edit if any, else its
-    /// newest translation.
+    /// kept translation ([`State::kept_round`]).
     pub fn final_findings(&self, unit: &str) -> &[Finding] {
         if self.human_edit(unit).is_some() {
             return self.findings_at(unit, HUMAN_ROUND);
         }
-        self.latest_findings(unit, u32::MAX - 1)
+        self.kept_findings(unit, u32::MAX - 1)
     }
 
     /// Total usage over all agents.
@@ -838,6 +945,62 @@ impl State {
     }
 }
 
+/// Where a candidate text of a unit came from (`origin` in report.json, snake_case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateOrigin {
+    /// The first translation (round 0) by the Translation agent.
+    Translation,
+    /// A revision (round ≥ 1) by the Translation agent, with QA and reviewer feedback.
+    Revision,
+    /// A first translation taken from a translation memory (TMX), no model call.
+    Memory,
+    /// A first translation joined from the parts of a unit that was split.
+    Joined,
+    /// The editor's hand edit of an output chapter.
+    Human,
+    /// An edit imported from a file (`booktr import` of an XLIFF).
+    Imported,
+}
+
+/// One candidate text of a unit with its QA counts (see [`State::candidates`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    /// The translation round; `None` (JSON `null`) for a human or imported edit.
+    pub round: Option<u32>,
+    pub origin: CandidateOrigin,
+    /// Error findings of the per-unit QA checks on this text.
+    pub errors: usize,
+    /// Warning findings of the per-unit QA checks on this text.
+    pub warnings: usize,
+    /// True for a revision with more error findings than the best earlier candidate: it is
+    /// kept on record, never used.
+    pub rejected: bool,
+    /// True for the candidate the book uses.
+    pub kept: bool,
+}
+
+/// `(error findings, warning findings)` of a list of findings.
+pub fn score(findings: &[Finding]) -> (usize, usize) {
+    let count = |s: qa::Severity| findings.iter().filter(|f| f.severity == s).count();
+    (count(qa::Severity::Error), count(qa::Severity::Warning))
+}
+
+/// The index of the candidate to keep among `scores` (`(errors, warnings)` per candidate, in
+/// recording order: the first translation, then each revision): the fewest error findings,
+/// then the fewest warnings, and on a tie the latest. `None` for no candidate.
+///
+/// The rule of issue 12 ("the loop never makes a unit worse"): a revision replaces what came
+/// before only when deterministic QA finds it no worse; the tie goes to the latest because it
+/// answered the most feedback.
+pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
+    scores
+        .iter()
+        .enumerate()
+        .min_by_key(|(i, (e, w))| (*e, *w, std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
+}
+
 /// A short label for a call key without a unit (`glossary/b000` → `b000`).
 /// `(unit fingerprint or part id, round)` of a translation call key `translate/<key>/r<n>`.
 pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
@@ -848,4 +1011,39 @@ pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
 
 fn call_label(call: &str) -> String {
     call.split_once('/').map_or(call, |(_, r)| r).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::select_kept;
+
+    #[test]
+    fn select_kept_prefers_fewest_errors_over_being_latest() {
+        // The issue-12 case: a first translation with one error, a revision with five.
+        assert_eq!(select_kept(&[(1, 0), (5, 0)]), Some(0));
+        // A later revision that fixes everything wins over both.
+        assert_eq!(select_kept(&[(1, 0), (5, 0), (0, 3)]), Some(2));
+    }
+
+    #[test]
+    fn select_kept_tie_goes_to_the_latest() {
+        assert_eq!(select_kept(&[(0, 0), (0, 0)]), Some(1));
+        assert_eq!(select_kept(&[(2, 1), (2, 1), (2, 1)]), Some(2));
+        // Not the latest overall: the latest among the best.
+        assert_eq!(select_kept(&[(0, 1), (0, 1), (1, 0)]), Some(1));
+    }
+
+    #[test]
+    fn select_kept_fewer_warnings_decide_between_equal_errors() {
+        assert_eq!(select_kept(&[(1, 0), (1, 2)]), Some(0));
+        assert_eq!(select_kept(&[(1, 4), (1, 2)]), Some(1));
+        // Errors weigh more than any number of warnings.
+        assert_eq!(select_kept(&[(0, 9), (1, 0)]), Some(0));
+    }
+
+    #[test]
+    fn select_kept_of_nothing_is_none() {
+        assert_eq!(select_kept(&[]), None);
+        assert_eq!(select_kept(&[(3, 3)]), Some(0));
+    }
 }

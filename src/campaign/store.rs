@@ -131,6 +131,10 @@ pub enum Event {
         fp: String,
         file: String,
         sha256: String,
+        /// True when the edit came from an imported file (`booktr import` of an XLIFF) rather
+        /// than from a hand edit of an output chapter. Absent (false) in older journals.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        imported: bool,
     },
     OutputsWritten {
         files: Vec<(String, String)>,
@@ -653,12 +657,34 @@ impl Store {
         Ok((rel, crate::util::sha256_hex(&bytes)))
     }
 
-    /// Records a human edit of `unit`: writes its text and appends the journal line.
+    /// Records a human edit of `unit` (a hand edit of an output chapter): writes its text and
+    /// appends the journal line.
     pub fn record_human_edit(
         &mut self,
         unit: &str,
         fp: &str,
         text: &str,
+    ) -> anyhow::Result<Record> {
+        self.record_edit(unit, fp, text, false)
+    }
+
+    /// Records an edit of `unit` imported from a file (`booktr import` of an XLIFF): like
+    /// [`Store::record_human_edit`], with `imported: true` on the journal line.
+    pub fn record_imported_edit(
+        &mut self,
+        unit: &str,
+        fp: &str,
+        text: &str,
+    ) -> anyhow::Result<Record> {
+        self.record_edit(unit, fp, text, true)
+    }
+
+    fn record_edit(
+        &mut self,
+        unit: &str,
+        fp: &str,
+        text: &str,
+        imported: bool,
     ) -> anyhow::Result<Record> {
         let rel = format!("results/human/{}.{}.json", fp, self.next_seq);
         let file = HumanEditFile {
@@ -674,6 +700,7 @@ impl Store {
             fp: fp.to_string(),
             file: rel,
             sha256,
+            imported,
         })
     }
 

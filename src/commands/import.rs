@@ -193,6 +193,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         let mut v = summary;
         v["errors"] = errors.len().into();
         v["stage"] = serde_json::to_value(&stage)?;
+        // The campaign status the report shows (`needs_review` while errors remain anywhere).
+        v["status"] = serde_json::to_value(report.summary.status)?;
         println!("{}", serde_json::to_string(&v)?);
     }
     Ok(if errors.is_empty() {

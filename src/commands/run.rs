@@ -53,21 +53,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         &campaign.plan.report_dir,
         &crate::report::texts_of(&campaign, &result.state),
     )?;
-    let s = &result.summary;
+    // The report's summary: its status and counts come from the very findings the report
+    // lists. A finished campaign whose final texts still have error findings is
+    // `needs_review` and exits 1, like `booktr validate` (the README's exit codes).
+    let s = &report.summary;
+    let errors = s.findings.errors;
     if report.runaway.replies > 0 {
         eprintln!(
             "  runaway replies stopped: {} ({} completion tokens, not kept)",
             report.runaway.replies, report.runaway.completion_tokens
         );
     }
-    // The README's exit codes: a finished campaign whose report still has error findings
-    // (e.g. after hand edits, which are kept) exits 1, like `booktr validate`.
-    let errors = report.error_count();
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     eprintln!(
-        "{tag}{}: {:?} — {}/{} units translated, {} revised, {} failed; manager context peak {} tokens",
+        "{tag}{}: {} — {}/{} units translated, {} revised, {} failed; manager context peak {} tokens",
         s.campaign,
-        s.status,
+        s.status.headline(&s.findings, s.units.failed),
         s.units.translated,
         s.units.total - s.units.copied,
         s.units.revised,
@@ -99,11 +100,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("Some calls failed. Run the same command again to retry only those.");
             }
         }
-        Status::Complete if errors > 0 => eprintln!(
-            "{errors} error finding(s) remain (hand edits or imported edits are never overwritten): see {}, fix them and run `booktr validate {}`.",
-            campaign.plan.show(&written[2]),
-            campaign.plan.campaign_file.display()
-        ),
+        Status::NeedsReview => {
+            eprintln!(
+                "{errors} error finding(s) remain in {} unit(s): see {}, fix them and run `booktr validate {}`.",
+                s.findings.error_units,
+                campaign.plan.show(&written[2]),
+                campaign.plan.campaign_file.display()
+            );
+            if let Some(line) = edits_kept_line(&campaign, &result.state) {
+                eprintln!("  {line}");
+            }
+        }
         Status::Complete => {}
         Status::AwaitingApproval => {
             if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &s.stage {
@@ -127,10 +134,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string(s)?);
     }
     Ok(match s.status {
-        Status::Complete if errors > 0 => ExitCode::Failed,
         Status::Complete => ExitCode::Ok,
-        Status::Incomplete => ExitCode::Failed,
+        Status::NeedsReview | Status::Incomplete => ExitCode::Failed,
         Status::Interrupted => ExitCode::Interrupted,
         Status::AwaitingApproval => ExitCode::AwaitingApproval,
+    })
+}
+
+/// The sentence saying that edits by hand or imported ones are kept, with their count; `None`
+/// when the campaign has no such edit (then there is nothing to say).
+pub(crate) fn edits_kept_line(c: &Campaign, s: &crate::campaign::state::State) -> Option<String> {
+    let edited = c
+        .units
+        .iter()
+        .filter(|u| s.human_edit(&u.id).is_some())
+        .count();
+    (edited > 0).then(|| {
+        format!(
+            "{edited} unit(s) hold hand edits or imported edits: those are never overwritten (`booktr run --force` puts the model translations back)."
+        )
     })
 }

@@ -31,15 +31,17 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string(&s)?);
     } else {
         let t = state.total_usage();
+        // `needs_review: 12 errors in 3 units`: never "complete" while errors remain.
         println!(
-            "{}{} — {} (stage: {})",
+            "{}{} — {} ({})",
             if s.rehearsal { "REHEARSAL " } else { "" },
             s.campaign,
-            serde_json::to_value(s.status)?
-                .as_str()
-                .unwrap_or_default()
-                .replace('_', " "),
-            s.stage
+            s.status.headline(&s.findings, s.units.failed),
+            if stage == Stage::Complete {
+                "every stage done".to_string()
+            } else {
+                format!("stage: {}", s.stage)
+            }
         );
         println!(
             "  units: {}/{} translated, {} revised, {} failed, {} copied",
@@ -53,6 +55,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             "  tokens: {} prompt ({} cached), {} completion in {} calls",
             t.prompt_tokens, t.cached_tokens, t.completion_tokens, t.calls
         );
+        println!(
+            "  findings on the final texts: {} error(s) in {} unit(s), {} warning(s)",
+            s.findings.errors, s.findings.error_units, s.findings.warnings
+        );
+        if let Some(line) = super::run::edits_kept_line(&campaign, &state) {
+            println!("  {line}");
+        }
         println!(
             "  manager context peak: {} tokens",
             s.manager_context_peak_tokens

@@ -42,17 +42,23 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
                 "warnings": warnings,
                 "units": report.units.len(),
                 "qa_counts": report.qa_counts,
+                // The campaign status the report shows (`needs_review` while errors remain).
+                "campaign_status": report.summary.status,
                 "report_dir": report.summary.report_dir,
             })
         );
     }
     eprintln!(
-        "{}{}: {} error finding(s), {} warning(s) over {} unit(s). Report: {}",
+        "{}{}: {} error finding(s), {} warning(s) over {} unit(s); status {}. Report: {}",
         if report.rehearsal { "REHEARSAL " } else { "" },
         report.summary.campaign,
         errors,
         warnings,
         report.units.len(),
+        report
+            .summary
+            .status
+            .headline(&report.summary.findings, report.summary.units.failed),
         report.summary.report_dir
     );
     Ok(if errors == 0 {
@@ -191,6 +197,8 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 }],
                 error: None,
                 history: Vec::new(),
+                candidates: Vec::new(),
+                kept_round: None,
             });
             continue;
         };
@@ -233,6 +241,8 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 findings,
                 error: None,
                 history: Vec::new(),
+                candidates: Vec::new(),
+                kept_round: None,
             });
         }
     }

@@ -640,7 +640,7 @@ pub fn build(
     let orch_texts: BTreeMap<String, String> = c
         .prose_units()
         .filter(|u| {
-            orch.state.latest_translation(&u.id, u32::MAX).is_some()
+            orch.state.kept_translation(&u.id, u32::MAX).is_some()
                 || orch.state.human_edit(&u.id).is_some()
         })
         .map(|u| {

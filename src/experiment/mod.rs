@@ -143,7 +143,9 @@ pub async fn run(
                 ..interrupted
             });
         }
-        Status::Complete | Status::Incomplete => {}
+        // A finished arm is compared whether or not error findings remain (`needs_review`):
+        // the evidence records its status and the QA counts measure them.
+        Status::Complete | Status::Incomplete | Status::NeedsReview => {}
     }
     eprintln!("experiment 2/3: single-agent arm (one conversation)");
     let single = single_agent::run(c, provider, RunOptions::default()).await?;
@@ -151,11 +153,11 @@ pub async fn run(
         return Ok(interrupted);
     }
     // Units both arms translated, in book order (the orchestration text is what its output
-    // holds: a hand edit if any, else the newest translation).
+    // holds: a hand edit if any, else the kept translation).
     let pairs: Vec<judge::Pair> = c
         .prose_units()
         .filter(|u| {
-            orch.state.latest_translation(&u.id, u32::MAX).is_some()
+            orch.state.kept_translation(&u.id, u32::MAX).is_some()
                 || orch.state.human_edit(&u.id).is_some()
         })
         .filter_map(|u| Some((u, single.translations.get(&u.id)?.clone())))

@@ -207,8 +207,7 @@ pub fn chapter_rows(
     let mut rows = Vec::new();
     for u in c.units_of(chapter) {
         let prose = u.kind.needs_translation();
-        if prose && s.human_edit(&u.id).is_none() && s.latest_translation(&u.id, u32::MAX).is_none()
-        {
+        if prose && s.human_edit(&u.id).is_none() && s.kept_translation(&u.id, u32::MAX).is_none() {
             return None;
         }
         let target = crate::campaign::edits::final_text(c, s, u);

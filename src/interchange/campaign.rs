@@ -3,7 +3,7 @@
 //! Export reads the campaign's state only: the termbase (TBX, CSV/TSV) with each entry's origin,
 //! the chapters and units (XLIFF) with their final texts and QA findings, the unit pairs (TMX).
 //! Import goes through the same paths as the runner: an edited XLIFF target becomes a human
-//! edit ([`crate::campaign::store::Store::record_human_edit`], QA-checked when applied, never
+//! edit ([`crate::campaign::store::Store::record_imported_edit`], QA-checked when applied, never
 //! sent back to a model), a TMX memory hit becomes a first translation with zero usage
 //! ([`crate::campaign::memory`]).
 
@@ -43,7 +43,7 @@ pub fn xliff(c: &Campaign, s: &State) -> String {
                     let source = c.source_text(u).to_string();
                     let prose = u.kind.needs_translation();
                     let edited = s.human_edit(&u.id).is_some();
-                    let has_model = s.latest_translation(&u.id, u32::MAX).is_some();
+                    let has_model = s.kept_translation(&u.id, u32::MAX).is_some();
                     let target = (!prose || edited || has_model).then(|| final_text(c, s, u));
                     let state = match (prose, edited, target.is_some()) {
                         (false, _, _) | (_, true, _) => "final",
@@ -101,8 +101,10 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
         .filter_map(|u| {
             let origin = if s.human_edit(&u.id).is_some() {
                 "human"
-            } else if s.latest_translation(&u.id, u32::MAX).is_some() {
-                if crate::campaign::memory::is_memory_hit(s, &u.id) && s.rounds_of(&u.id) == [0] {
+            } else if s.kept_translation(&u.id, u32::MAX).is_some() {
+                if crate::campaign::memory::is_memory_hit(s, &u.id)
+                    && s.kept_round(&u.id, u32::MAX) == Some(0)
+                {
                     "memory"
                 } else {
                     "model"
@@ -185,7 +187,7 @@ pub fn apply_xliff(
                 c.plan.campaign_file.display()
             ))
         })?;
-        let rec = store.record_human_edit(&u.id, &fp, &text)?;
+        let rec = store.record_imported_edit(&u.id, &fp, &text)?;
         state.apply(c, &store.dir, &rec, None)?;
         out.edited.push(u.id.clone());
     }

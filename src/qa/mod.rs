@@ -165,6 +165,46 @@ pub fn check_unit(
     out
 }
 
+/// Every check name, ordered by how badly a finding of it breaks the book: first lost or
+/// added content (a chapter or unit missing, text left untranslated, a truncated or padded
+/// translation, injected or echoed text), then broken structure (code, headings, tables,
+/// links, images, footnotes, reference definitions, math, HTML), then changed facts
+/// (numbers), then terminology and style (glossary, drift, review markers), then notes about
+/// how a comparison was made (pairing). Reports list findings by severity, then by this
+/// order ([`check_rank`]); it is the project's own ranking, chosen so that an editor fixes
+/// what makes the book wrong or unbuildable before what makes it inconsistent.
+pub const CHECK_ORDER: &[&str] = &[
+    completeness::CHECK,
+    "untranslated",
+    length::CHECK,
+    "injected_text",
+    context::CHECK,
+    "code_blocks",
+    "inline_code",
+    "headings",
+    "tables",
+    "links",
+    "images",
+    "footnotes",
+    "reference_definitions",
+    "math",
+    "html",
+    "numbers",
+    glossary::CHECK,
+    drift::CHECK,
+    markers::CHECK,
+    "pairing",
+];
+
+/// The position of `check` in [`CHECK_ORDER`]; a check missing from the table ranks after
+/// every listed one.
+pub fn check_rank(check: &str) -> usize {
+    CHECK_ORDER
+        .iter()
+        .position(|c| *c == check)
+        .unwrap_or(CHECK_ORDER.len())
+}
+
 /// Whether any finding is an error.
 pub fn has_error(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
@@ -525,5 +565,37 @@ Because a sent message cannot be recalled.
         let limit = if cfg!(debug_assertions) { 60.0 } else { 5.0 };
         assert!(took.as_secs_f64() < limit, "{units} units in {took:?}");
         assert!(units > 400, "{units}");
+    }
+
+    #[test]
+    fn every_check_a_damaged_translation_triggers_has_a_rank() {
+        // Drop the table, the code block and the link; add a heading and a number: many
+        // checks fire, and each must be in the ordering table the reports use.
+        let broken = ZH_UNIT
+            .replace("| `send_email` | 发送消息 | 有：需要批准 |\n", "")
+            .replace("```json", "```python")
+            .replace(
+                "(https://platform.openai.com/docs/guides/function-calling)",
+                "",
+            )
+            .replace("300 页", "301 页")
+            + "\n## 新增标题\n";
+        let findings = check_unit(&ctx(), "u", "c", EN_UNIT, &broken);
+        let checks: std::collections::BTreeSet<&str> =
+            findings.iter().map(|f| f.check.as_str()).collect();
+        assert!(checks.len() >= 4, "{checks:?}");
+        for c in &checks {
+            assert!(
+                check_rank(c) < CHECK_ORDER.len(),
+                "{c} is not in CHECK_ORDER"
+            );
+        }
+        let unique: std::collections::BTreeSet<&&str> = CHECK_ORDER.iter().collect();
+        assert_eq!(unique.len(), CHECK_ORDER.len(), "no check listed twice");
+        // Lost content and broken structure before terminology and style.
+        assert!(check_rank("completeness") < check_rank("code_blocks"));
+        assert!(check_rank("code_blocks") < check_rank("glossary"));
+        assert!(check_rank("headings") < check_rank("term_drift"));
+        assert_eq!(check_rank("no_such_check"), CHECK_ORDER.len());
     }
 }

@@ -26,6 +26,8 @@ pub struct UnitView {
     pub errors: usize,
     pub warnings: usize,
     pub history: Vec<super::RoundHistory>,
+    /// The unit's candidates (see [`super::UnitReport::candidates`]).
+    pub candidates: Vec<super::CandidateReport>,
 }
 
 #[derive(Serialize)]
@@ -112,6 +114,7 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
                     .count(),
                 findings: u.findings.clone(),
                 history: u.history.clone(),
+                candidates: u.candidates.clone(),
             }
         })
         .collect();
@@ -177,6 +180,8 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         chapters => Value::from(Serde(&chapters)),
         findings => Value::from(Serde(&findings)),
         errors => r.error_count(),
+        headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
+        edited => r.units.iter().filter(|u| u.outcome == "edited").count(),
         usage => usage,
         adherence => Value::from(Serde(adherence_rows(r))),
         bilingual => Value::from(Serde(&bilingual)),

@@ -1,11 +1,13 @@
-//! `report.md`: the editor's two-minute summary. Worst problems first: failures, QA errors,
-//! reviewer findings, then decisions, glossary and usage.
+//! `report.md`: the editor's two-minute summary. Worst problems first: failures, QA errors
+//! (by severity, then by how badly the check breaks the book, [`crate::qa::CHECK_ORDER`]),
+//! the candidates each unit had and which one is kept, reviewer findings, then decisions,
+//! glossary and usage.
 
 use std::fmt::Write;
 
 use super::Report;
 use crate::agents::Agent;
-use crate::qa::Severity;
+use crate::qa::{Finding, Severity};
 use crate::termbase::Origin;
 
 /// Escapes text for a Markdown table cell (pipes and line breaks).
@@ -25,8 +27,8 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "# Translation report: {}\n", s.campaign);
     let _ = writeln!(
         o,
-        "**Status: {:?}** · {} → {} · provider `{}` · model `{}` · fingerprint `{}`\n",
-        s.status,
+        "**Status: {}** · {} → {} · provider `{}` · model `{}` · fingerprint `{}`\n",
+        s.status.headline(&s.findings, s.units.failed),
         r.source_lang,
         r.target_lang,
         r.provider,
@@ -43,6 +45,13 @@ pub fn render(r: &Report) -> String {
         s.units.copied,
         s.manager_context_peak_tokens
     );
+    let edited = r.units.iter().filter(|u| u.outcome == "edited").count();
+    if edited > 0 {
+        let _ = writeln!(
+            o,
+            "{edited} unit(s) hold hand edits or imported edits: those are never overwritten by a model translation.\n"
+        );
+    }
     if s.units.memory_hits > 0 {
         let _ = writeln!(
             o,
@@ -97,13 +106,14 @@ pub fn render(r: &Report) -> String {
         .iter()
         .filter_map(|u| {
             let first = u.history.first()?;
-            let last = u.history.last()?;
-            (u.history.len() > 1 && !first.errors.is_empty() && last.errors.is_empty()).then(|| {
+            // The kept text, not the newest: a rejected revision fixed nothing.
+            let kept = u.candidates.iter().find(|k| k.kept)?;
+            (u.history.len() > 1 && !first.errors.is_empty() && kept.errors == 0).then(|| {
                 format!(
                     "{} ({} fixed in round {})",
                     u.id,
                     first.errors.join(", "),
-                    last.round.map_or("edit".into(), |r| r.to_string())
+                    kept.round.map_or("edit".into(), |r| r.to_string())
                 )
             })
         })
@@ -148,26 +158,66 @@ pub fn render(r: &Report) -> String {
     if findings.is_empty() {
         let _ = writeln!(o, "No deterministic check found a problem.\n");
     } else {
+        // Counts per check first: the whole picture, whatever the table below leaves out.
+        let _ = writeln!(
+            o,
+            "| severity | check | findings | units |\n|---|---|---|---|"
+        );
+        for (sev, check, n, units) in per_check(&findings) {
+            let _ = writeln!(o, "| {} | {check} | {n} | {units} |", severity_cell(sev));
+        }
+        o.push('\n');
+        let rows = table_rows(&findings, MAX_FINDING_ROWS);
         let _ = writeln!(
             o,
             "| severity | check | unit | message |\n|---|---|---|---|"
         );
-        for f in findings.iter().take(50) {
-            let sev = match f.severity {
-                Severity::Error => "**error**",
-                Severity::Warning => "warning",
-                Severity::Info => "info",
-            };
+        for f in &rows {
             let _ = writeln!(
                 o,
-                "| {sev} | {} | {} | {} |",
+                "| {} | {} | {} | {} |",
+                severity_cell(f.severity),
                 f.check,
                 f.unit,
                 cell(&f.message)
             );
         }
-        if findings.len() > 50 {
-            let _ = writeln!(o, "\n…and {} more in report.json.", findings.len() - 50);
+        if findings.len() > rows.len() {
+            let _ = writeln!(
+                o,
+                "\n…and {} more in report.json (every check above has at least one row here).",
+                findings.len() - rows.len()
+            );
+        }
+        o.push('\n');
+    }
+
+    let choices: Vec<&super::UnitReport> = r
+        .units
+        .iter()
+        .filter(|u| u.candidates.len() > 1 || u.candidates.iter().any(|k| k.rejected))
+        .collect();
+    if !choices.is_empty() {
+        let rejected: usize = r
+            .units
+            .iter()
+            .map(|u| u.candidates.iter().filter(|k| k.rejected).count())
+            .sum();
+        let _ = writeln!(o, "## Candidates\n");
+        let _ = writeln!(
+            o,
+            "Each unit keeps the candidate with the fewest error findings, then the fewest warnings (the latest on a tie); an editor's text always wins. {} unit(s) had more than one candidate; {rejected} revision(s) were rejected for adding errors.\n",
+            choices.len()
+        );
+        for u in choices.iter().take(MAX_FINDING_ROWS) {
+            let _ = writeln!(o, "- {}: {}", u.id, candidates_line(u));
+        }
+        if choices.len() > MAX_FINDING_ROWS {
+            let _ = writeln!(
+                o,
+                "\n…and {} more units in report.json.",
+                choices.len() - MAX_FINDING_ROWS
+            );
         }
         o.push('\n');
     }
@@ -406,4 +456,208 @@ pub fn render(r: &Report) -> String {
         );
     }
     o
+}
+
+/// Most rows of the findings table (and of the candidates list) in report.md.
+pub const MAX_FINDING_ROWS: usize = 50;
+
+fn severity_cell(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "**error**",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+/// `(severity, check, findings, distinct units)` per check, in the order of `findings`
+/// (severity, then [`crate::qa::CHECK_ORDER`]).
+fn per_check<'a>(findings: &[&'a Finding]) -> Vec<(Severity, &'a str, usize, usize)> {
+    let mut out: Vec<(Severity, &str, usize, std::collections::BTreeSet<&str>)> = Vec::new();
+    for f in findings {
+        match out
+            .iter_mut()
+            .find(|(s, c, _, _)| *s == f.severity && *c == f.check)
+        {
+            Some((_, _, n, units)) => {
+                *n += 1;
+                units.insert(&f.unit);
+            }
+            None => out.push((f.severity, &f.check, 1, [f.unit.as_str()].into())),
+        }
+    }
+    out.into_iter()
+        .map(|(s, c, n, u)| (s, c, n, u.len()))
+        .collect()
+}
+
+/// At most `max` of `findings` (already in report order) for the table, such that every
+/// (severity, check) class keeps at least one row even when rows are cut: first the first
+/// finding of each class, then the others in order, shown in report order.
+fn table_rows<'a>(findings: &[&'a Finding], max: usize) -> Vec<&'a Finding> {
+    if findings.len() <= max {
+        return findings.to_vec();
+    }
+    let mut chosen = vec![false; findings.len()];
+    let mut seen: Vec<(Severity, &str)> = Vec::new();
+    let mut n = 0;
+    for (i, f) in findings.iter().enumerate() {
+        if !seen.contains(&(f.severity, f.check.as_str())) {
+            seen.push((f.severity, &f.check));
+            chosen[i] = true;
+            n += 1;
+        }
+    }
+    for c in chosen.iter_mut() {
+        if n >= max {
+            break;
+        }
+        if !*c {
+            *c = true;
+            n += 1;
+        }
+    }
+    findings
+        .iter()
+        .zip(chosen)
+        .filter(|(_, c)| *c)
+        .map(|(f, _)| *f)
+        .collect()
+}
+
+/// One unit's candidates on a line: `round 0 translation: 1 error, 0 warnings (kept) · round 1
+/// revision: 5 errors, 0 warnings (rejected)`.
+fn candidates_line(u: &super::UnitReport) -> String {
+    u.candidates
+        .iter()
+        .map(|k| {
+            let name = match k.round {
+                Some(r) => format!("round {r}"),
+                None => "editor".to_string(),
+            };
+            let origin = serde_json::to_value(k.origin)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            let mark = if k.kept {
+                " **(kept)**"
+            } else if k.rejected {
+                " (rejected)"
+            } else {
+                ""
+            };
+            format!(
+                "{name} {origin}: {} error(s), {} warning(s){mark}",
+                k.errors, k.warnings
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::qa::{self, QaContext};
+    use crate::report::{UnitReport, build_standalone};
+
+    fn finding(check: &str, severity: Severity, unit: &str) -> Finding {
+        Finding {
+            unit: unit.into(),
+            chapter: "c".into(),
+            ..Finding::new(check, severity, format!("{check} in {unit}"), "", "")
+        }
+    }
+
+    fn unit(id: &str, findings: Vec<Finding>) -> UnitReport {
+        UnitReport {
+            id: id.into(),
+            chapter: "c".into(),
+            kind: crate::book::UnitKind::Prose,
+            chars: 10,
+            outcome: "translated",
+            rounds: vec![0],
+            usage: Default::default(),
+            attempts: 1,
+            findings,
+            error: None,
+            history: Vec::new(),
+            candidates: Vec::new(),
+            kept_round: None,
+        }
+    }
+
+    /// 60 units with a `code_blocks` error, one with a `glossary` error (it sorts after them)
+    /// and one with a `numbers` warning.
+    fn crowded() -> Report {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Default::default());
+        let mut units: Vec<UnitReport> = (0..60)
+            .map(|i| {
+                let id = format!("c-{i:03}");
+                unit(&id, vec![finding("code_blocks", Severity::Error, &id)])
+            })
+            .collect();
+        // Listed first, reported after every code error: the order is the check's, not the
+        // unit's.
+        units.insert(
+            0,
+            unit(
+                "b-000",
+                vec![
+                    finding("numbers", Severity::Warning, "b-000"),
+                    finding("glossary", Severity::Error, "b-000"),
+                ],
+            ),
+        );
+        build_standalone(
+            "t",
+            "en",
+            "zh",
+            units,
+            Vec::new(),
+            "r",
+            qa::check_campaign(&ctx, &[], &[]),
+        )
+    }
+
+    #[test]
+    fn report_md_lists_findings_by_severity_then_check_order() {
+        let md = render(&crowded());
+        let code = md
+            .find("| **error** | code_blocks | c-000 |")
+            .expect("code row");
+        let glossary = md
+            .find("| **error** | glossary | b-000 |")
+            .expect("glossary row");
+        let numbers = md
+            .find("| warning | numbers | b-000 |")
+            .expect("numbers row");
+        assert!(code < glossary, "structure before terminology");
+        assert!(glossary < numbers, "errors before warnings");
+        // The per-check counts, in the same order.
+        let c1 = md
+            .find("| **error** | code_blocks | 60 | 60 |")
+            .expect("count");
+        let c2 = md.find("| **error** | glossary | 1 | 1 |").expect("count");
+        let c3 = md.find("| warning | numbers | 1 | 1 |").expect("count");
+        assert!(c1 < c2 && c2 < c3 && c3 < code, "{md}");
+        assert!(
+            md.contains("**Status: needs_review: 61 errors in 61 units**"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn truncated_findings_table_hides_no_check() {
+        let md = render(&crowded());
+        let rows = md
+            .lines()
+            .filter(|l| l.starts_with("| **error** | code_blocks | c-"))
+            .count();
+        // 50 rows in all: 48 code rows leave room for the glossary and numbers ones.
+        assert_eq!(rows, MAX_FINDING_ROWS - 2, "{md}");
+        assert!(md.contains("| **error** | glossary | b-000 |"), "{md}");
+        assert!(md.contains("| warning | numbers | b-000 |"), "{md}");
+        assert!(md.contains("…and 12 more in report.json"), "{md}");
+    }
 }

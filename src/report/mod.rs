@@ -15,7 +15,7 @@ use crate::agents::manager::RevisionOrder;
 use crate::agents::proofreading::Issue;
 use crate::campaign::Campaign;
 use crate::campaign::manager::{Manager, translate_key};
-use crate::campaign::runner::{Status, Summary, summarize};
+use crate::campaign::runner::{Status, Summary, summarize_with};
 use crate::campaign::state::State;
 use crate::campaign::store::Output;
 use crate::llm::Usage;
@@ -47,6 +47,53 @@ pub struct UnitReport {
     pub error: Option<String>,
     /// One entry per translation round: what QA found and why the unit was sent back.
     pub history: Vec<RoundHistory>,
+    /// Every candidate text of the unit, oldest first (each round, then a human or imported
+    /// edit), with its QA counts; the kept one marked, rejected revisions marked and carrying
+    /// their findings. Empty for copied units and files made elsewhere.
+    pub candidates: Vec<CandidateReport>,
+    /// The round of the kept candidate (the text in the output); `null` for a human or
+    /// imported edit, a copied unit or one with no translation.
+    pub kept_round: Option<u32>,
+}
+
+/// One candidate text of a unit (see [`crate::campaign::state::State::candidates`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct CandidateReport {
+    /// Translation round; `null` for a human or imported edit.
+    pub round: Option<u32>,
+    /// `translation`, `revision`, `memory`, `joined`, `human` or `imported`.
+    pub origin: crate::campaign::state::CandidateOrigin,
+    /// Error findings of the per-unit QA checks on this text.
+    pub errors: usize,
+    /// Warning findings of the per-unit QA checks on this text.
+    pub warnings: usize,
+    /// A revision with more error findings than the best earlier candidate: never used.
+    pub rejected: bool,
+    /// The candidate in the output.
+    pub kept: bool,
+    /// The per-unit QA findings of a rejected candidate (the kept one's are the unit's
+    /// `findings`); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+}
+
+/// The report lines of unit `id`'s candidates in state `s`.
+pub fn candidates_of(s: &State, id: &str) -> Vec<CandidateReport> {
+    s.candidates(id)
+        .into_iter()
+        .map(|k| CandidateReport {
+            findings: match (k.rejected, k.round) {
+                (true, Some(r)) => s.findings_at(id, r).to_vec(),
+                _ => Vec::new(),
+            },
+            round: k.round,
+            origin: k.origin,
+            errors: k.errors,
+            warnings: k.warnings,
+            rejected: k.rejected,
+            kept: k.kept,
+        })
+        .collect()
 }
 
 /// What happened to a unit in one round.
@@ -201,75 +248,13 @@ pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
 
 /// Builds the report of a campaign state.
 pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[String]) -> Report {
-    let summary = summarize(c, m, s, status);
     let mut units = Vec::new();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
-    // Campaign-level QA over the final texts and the output files as they are on disk.
-    let finals: Vec<String> = c
-        .units
-        .iter()
-        .map(|u| crate::campaign::edits::final_text(c, s, u))
-        .collect();
-    let outputs: Vec<(String, Option<String>)> = c
-        .chapters
-        .iter()
-        .map(|ch| {
-            (
-                ch.key.clone(),
-                std::fs::read_to_string(c.plan.out_dir.join(&ch.file_name)).ok(),
-            )
-        })
-        .collect();
-    let unit_texts: Vec<qa::UnitText> = c
-        .units
-        .iter()
-        .zip(&finals)
-        // Every unit: copied ones (front matter, code) are part of the chapters too.
-        .map(|(u, t)| {
-            let translated = !u.kind.needs_translation()
-                || s.human_edit(&u.id).is_some()
-                || s.latest_translation(&u.id, u32::MAX).is_some();
-            qa::UnitText {
-                unit: &u.id,
-                chapter: &u.chapter,
-                source: c.source_text(u),
-                target: translated.then_some(t.as_str()),
-            }
-        })
-        .collect();
-    let chapter_texts: Vec<qa::ChapterText> = outputs
-        .iter()
-        .map(|(k, o)| qa::ChapterText {
-            chapter: k,
-            output: o.as_deref(),
-        })
-        .collect();
-    let ctx = s
-        .qa_ctx
-        .clone()
-        .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
-    // The translation checks see the units the Manager checks (translated or edited, not the
-    // copied code and front matter), so the result of its last round is reused from the cache.
-    let translated: Vec<qa::UnitText> = c
-        .units
-        .iter()
-        .zip(&unit_texts)
-        .filter(|(u, t)| {
-            t.target.is_some() && (s.human_edit(&u.id).is_some() || u.kind.needs_translation())
-        })
-        .map(|(_, t)| *t)
-        .collect();
-    let mut campaign_qa = (*qa::check_translations(&ctx, &translated)).clone();
-    let completeness = qa::completeness::check(&unit_texts, &chapter_texts);
-    campaign_qa.findings.splice(0..0, completeness);
-    let mut campaign_findings: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
-    for f in &campaign_qa.findings {
-        campaign_findings
-            .entry(f.unit.as_str())
-            .or_default()
-            .push(f.clone());
-    }
-    for u in &c.units {
+    // Every finding on the final texts: what the summary counts and the units list.
+    let verdict = crate::campaign::verdict::final_qa(c, s);
+    let summary = summarize_with(c, m, s, status, verdict.counts());
+    let campaign_qa = &verdict.campaign;
+    for (u, final_findings) in c.units.iter().zip(&verdict.units) {
         let rounds: Vec<u32> = s.rounds_of(&u.id);
         let mut usage = Usage::default();
         let mut attempts = 0;
@@ -282,14 +267,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 attempts += f.attempts;
             }
         }
-        let mut findings: Vec<Finding> = s.final_findings(&u.id).to_vec();
-        findings.extend(
-            campaign_findings
-                .get(u.id.as_str())
-                .into_iter()
-                .flatten()
-                .cloned(),
-        );
+        let findings: Vec<Finding> = final_findings.clone();
         for f in &findings {
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
@@ -356,6 +334,16 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             findings,
             error,
             history,
+            candidates: if u.kind.needs_translation() {
+                candidates_of(s, &u.id)
+            } else {
+                Vec::new()
+            },
+            kept_round: if s.human_edit(&u.id).is_some() || !u.kind.needs_translation() {
+                None
+            } else {
+                s.kept_round(&u.id, u32::MAX - 1)
+            },
         });
     }
     let mut glossary_parse = ParseStats::default();
@@ -431,7 +419,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             Output::Translation { .. } | Output::Brief { .. } | Output::Judgment(_) => {}
         }
     }
-    for f in campaign_findings.get("").into_iter().flatten() {
+    for f in &verdict.chapter {
         *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
     }
     Report {
@@ -459,7 +447,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         review_terms: campaign_qa.review_terms.clone(),
         adherence: campaign_qa.adherence.clone(),
         norms: Some(campaign_qa.norms.clone()),
-        chapter_findings: campaign_findings.get("").cloned().unwrap_or_default(),
+        chapter_findings: verdict.chapter.clone(),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
         brief: s.brief.as_ref().map(|b| BriefReport {
@@ -511,7 +499,9 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
 }
 
 impl Report {
-    /// Findings of the final translations, errors first.
+    /// Findings of the final translations: by severity (errors first), then by how badly the
+    /// check breaks the book ([`qa::check_rank`]: lost content and structure before
+    /// terminology and style), then by unit.
     pub fn findings(&self) -> Vec<&Finding> {
         let mut f: Vec<&Finding> = self
             .units
@@ -519,7 +509,7 @@ impl Report {
             .flat_map(|u| u.findings.iter())
             .chain(&self.chapter_findings)
             .collect();
-        f.sort_by_key(|f| (f.severity, f.unit.clone()));
+        f.sort_by_key(|f| (f.severity, qa::check_rank(&f.check), f.unit.clone()));
         f
     }
 
@@ -555,7 +545,7 @@ impl Report {
 
 /// A report for translations made elsewhere (`booktr validate --source … --target …`): no
 /// campaign, no model calls; `units` carry their findings. Status is `complete` when every unit
-/// has a target.
+/// has a target and no error finding remains, `needs_review` when errors remain.
 pub fn build_standalone(
     name: &str,
     source_lang: &str,
@@ -567,6 +557,18 @@ pub fn build_standalone(
 ) -> Report {
     use crate::campaign::runner::UnitCounts;
     let missing = units.iter().filter(|u| u.outcome == "pending").count();
+    let chapter_findings: Vec<Finding> = campaign_qa
+        .findings
+        .iter()
+        .filter(|f| f.unit.is_empty())
+        .cloned()
+        .collect();
+    let findings = crate::campaign::verdict::FindingCounts::of(
+        units
+            .iter()
+            .flat_map(|u| &u.findings)
+            .chain(&chapter_findings),
+    );
     let summary = Summary {
         awaiting: None,
         campaign: name.to_string(),
@@ -575,7 +577,8 @@ pub fn build_standalone(
             Status::Complete
         } else {
             Status::Incomplete
-        },
+        }
+        .with_findings(&findings),
         rehearsal: false,
         stage: crate::campaign::manager::Stage::Complete,
         units: UnitCounts {
@@ -597,16 +600,11 @@ pub fn build_standalone(
             .collect(),
         cost: None,
         last_error: None,
+        findings,
         runaway_replies: 0,
         stopped: None,
         resume: None,
     };
-    let chapter_findings: Vec<Finding> = campaign_qa
-        .findings
-        .iter()
-        .filter(|f| f.unit.is_empty())
-        .cloned()
-        .collect();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     for f in units
         .iter()
