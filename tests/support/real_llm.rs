@@ -42,9 +42,16 @@ pub fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-llm")
 }
 
-/// The fixture file of campaign `name`.
+/// Overrides the fixture file the replay tests read and a recording writes (default
+/// `tests/fixtures/real-llm/<campaign>.jsonl`), e.g. to record a second model aside.
+pub const FIXTURE_VAR: &str = "BOOKTR_REAL_LLM_FIXTURE";
+
+/// The fixture file of campaign `name` (or [`FIXTURE_VAR`] when set).
 pub fn fixture_file(name: &str) -> PathBuf {
-    fixture_dir().join(format!("{name}.jsonl"))
+    match std::env::var(FIXTURE_VAR) {
+        Ok(p) if !p.trim().is_empty() => PathBuf::from(p.trim()),
+        _ => fixture_dir().join(format!("{name}.jsonl")),
+    }
 }
 
 fn flag(var: &str) -> bool {
