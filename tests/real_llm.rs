@@ -62,7 +62,13 @@ fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
             exchanges.len(),
             file.display()
         );
-        print_facts(&run);
+        let f = facts(&run);
+        std::fs::write(
+            facts_file(&file),
+            serde_json::to_string_pretty(&f).unwrap() + "\n",
+        )
+        .unwrap();
+        eprintln!("recorded facts: {f}");
     }
     let misses = fake.misses();
     assert!(
@@ -75,19 +81,11 @@ fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
     Some((run, recording.is_some()))
 }
 
-/// The facts a recording run shows, to be copied into the replay tests.
-fn print_facts(run: &CampaignRun) {
-    eprintln!("FACTS status = {}", run.summary["status"]);
-    eprintln!("FACTS exit = {}", run.code());
-    eprintln!("FACTS units = {}", run.summary["units"]);
-    eprintln!("FACTS round0_errors = {:?}", real_llm::round0_errors(run));
-    for agent in ["glossary", "translation", "proofreading", "manager"] {
-        eprintln!(
-            "FACTS calls {agent} = {} requests = {}",
-            run.calls(agent),
-            run.summary["usage"][agent]["requests"]
-        );
-    }
+/// The exact facts of a run that the replay must reproduce: per unit the round-0 error checks
+/// and the final error checks, the calls each agent finished, the units the reviewer flagged
+/// and the Manager chose per round, and the unit counts. (The status is left out: its truth is
+/// checked by `replay_tiny_campaign_status_tells_the_truth`.)
+fn facts(run: &CampaignRun) -> serde_json::Value {
     let finals: BTreeMap<String, Vec<String>> = run
         .units()
         .into_iter()
@@ -102,8 +100,45 @@ fn print_facts(run: &CampaignRun) {
             (id, checks)
         })
         .collect();
-    eprintln!("FACTS final_errors = {finals:?}");
-    eprintln!("FACTS decisions = {}", run.report["decisions"]);
+    let calls: BTreeMap<&str, u64> = ["glossary", "translation", "proofreading", "manager"]
+        .into_iter()
+        .map(|a| (a, run.calls(a)))
+        .collect();
+    let flagged: Vec<serde_json::Value> = run.report["proofreading"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|b| serde_json::json!({"round": b["round"], "units_need_revision": b["units_need_revision"]}))
+        .collect();
+    let decisions: Vec<serde_json::Value> = run.report["decisions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            let revise: Vec<&serde_json::Value> = d["revise"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|o| &o["unit"])
+                .collect();
+            serde_json::json!({"round": d["round"], "forced": d["forced"], "revise": revise})
+        })
+        .collect();
+    let units = &run.summary["units"];
+    serde_json::json!({
+        "round0_errors": real_llm::round0_errors(run),
+        "final_errors": finals,
+        "calls": calls,
+        "proofreading": flagged,
+        "decisions": decisions,
+        "units": {"total": units["total"], "translated": units["translated"],
+                  "revised": units["revised"], "failed": units["failed"]},
+    })
+}
+
+/// `tests/fixtures/real-llm/<campaign>.facts.json` (beside the fixture file).
+fn facts_file(fixture: &std::path::Path) -> std::path::PathBuf {
+    fixture.with_extension("facts.json")
 }
 
 #[test]
@@ -119,6 +154,37 @@ fn replay_tiny_campaign_runs_every_agent() {
         real_llm::TINY_MAX_UNIT_CHARS,
     );
     real_llm::assert_kept_never_worse(&run.report);
+}
+
+/// The replay reproduces the recorded run exactly: the same round-0 and final findings per
+/// unit, calls per agent, flagged and chosen units (see [`facts`]), as written by the
+/// recording run into `tiny.facts.json`.
+#[test]
+fn replay_tiny_campaign_matches_the_recorded_facts() {
+    let Some((run, _)) = replayed_tiny(false) else {
+        return;
+    };
+    let file = facts_file(&real_llm::fixture_file(real_llm::TINY));
+    let got = facts(&run);
+    if std::env::var("BOOKTR_REAL_LLM_WRITE_FACTS").is_ok_and(|v| v == "1") {
+        // Writes the facts of the replayed run (after recording with an older build).
+        std::fs::write(&file, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        eprintln!("wrote {}", file.display());
+    }
+    let want: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display())),
+    )
+    .unwrap();
+    assert!(
+        !got["round0_errors"].as_object().unwrap().is_empty(),
+        "no unit history in the replayed report"
+    );
+    assert_eq!(
+        got,
+        want,
+        "the replayed run differs from the recorded facts in {}",
+        file.display()
+    );
 }
 
 #[test]
