@@ -28,6 +28,10 @@
 #[allow(dead_code)]
 #[path = "../tests/support/fake_llm.rs"]
 mod fake_llm;
+// The fake server's record/replay mode (`super::recorded` inside fake_llm.rs).
+#[allow(dead_code)]
+#[path = "../tests/support/recorded.rs"]
+mod recorded;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

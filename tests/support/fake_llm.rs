@@ -36,6 +36,8 @@ use booktr::lang::Lang;
 use booktr::llm::pseudo::Pseudo;
 use booktr::llm::{Message, Request};
 
+use super::recorded::{Exchange, Fixtures, preview, request_key, sse_payloads};
+
 /// One request as received.
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -190,6 +192,20 @@ struct Shared {
     max_in_flight: AtomicUsize,
     /// Content chunks of [`Reply::Stream`] answers handed to connections.
     streamed: Arc<AtomicUsize>,
+    /// Replay of recorded answers, or proxying to a real server (see [`FakeServer::replay`]).
+    recording: Mutex<Option<Recording>>,
+    /// Answers recorded in proxy mode, in the order they finished.
+    exchanges: Mutex<Vec<Exchange>>,
+    /// Replay misses: one line per request without a recorded answer.
+    misses: Mutex<Vec<String>>,
+}
+
+/// How a server in record/replay mode answers (see [`FakeServer::replay`] and
+/// [`FakeServer::proxy`]); the script is not consulted then.
+#[derive(Clone)]
+enum Recording {
+    Replay(Arc<Fixtures>),
+    Proxy { upstream: String },
 }
 
 /// A running fake server. Dropping it stops it.
@@ -250,6 +266,9 @@ impl FakeServer {
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             streamed: Arc::new(AtomicUsize::new(0)),
+            recording: Mutex::new(None),
+            exchanges: Mutex::new(Vec::new()),
+            misses: Mutex::new(Vec::new()),
         });
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -389,6 +408,36 @@ impl FakeServer {
     /// The most requests in flight at once so far (refused 429s included).
     pub fn max_in_flight(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Replay mode: every request is answered from `fixtures` by its
+    /// [`super::recorded::request_key`] (the SSE chunks as recorded, usage chunk included, or
+    /// the recorded HTTP error). A request without a recorded answer gets HTTP 500 with a body
+    /// naming its key, and is listed in [`FakeServer::misses`]. The script is not used.
+    pub fn replay(&self, fixtures: Fixtures) {
+        *self.shared.recording.lock().unwrap() = Some(Recording::Replay(Arc::new(fixtures)));
+    }
+
+    /// Proxy (record) mode: every request body is forwarded unchanged, with its
+    /// `Authorization` header, to `upstream` (a base URL ending in `/v1`; `/chat/completions`
+    /// is appended), and the answer is streamed back to the client as it arrives. Each finished
+    /// answer (a whole stream, or an HTTP error) is kept as an [`Exchange`]
+    /// ([`FakeServer::exchanges`]); a stream cut short is not kept. The script is not used.
+    pub fn proxy(&self, upstream: &str) {
+        *self.shared.recording.lock().unwrap() = Some(Recording::Proxy {
+            upstream: upstream.trim_end_matches('/').to_string(),
+        });
+    }
+
+    /// The answers recorded in proxy mode so far, in the order they finished.
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.shared.exchanges.lock().unwrap().clone()
+    }
+
+    /// Requests replay mode had no recorded answer for: `key (agent: start of the last
+    /// message)`, one per request, in arrival order.
+    pub fn misses(&self) -> Vec<String> {
+        self.shared.misses.lock().unwrap().clone()
     }
 }
 
@@ -600,6 +649,14 @@ async fn answer(
     };
     flight.n = rec.n;
     flight.agent = agent;
+    let recording = shared.recording.lock().unwrap().clone();
+    match recording {
+        Some(Recording::Replay(fixtures)) => return replay_answer(shared, flight, &rec, &fixtures),
+        Some(Recording::Proxy { upstream }) => {
+            return proxy_answer(shared, flight, &rec, &upstream).await;
+        }
+        None => {}
+    }
     let script = shared.script.lock().unwrap().clone();
     let reply = script(&rec);
     let (base, per_token) = *shared.latency.lock().unwrap();
@@ -766,6 +823,147 @@ fn sse_inner(
                     }
                     Some(Step::Hang) => std::future::pending::<()>().await,
                 }
+            }
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
+
+/// Usage (prompt, completion, cached tokens) from a `usage` object.
+fn usage_triple(u: &Value) -> (u64, u64, u64) {
+    (
+        u["prompt_tokens"].as_u64().unwrap_or(0),
+        u["completion_tokens"].as_u64().unwrap_or(0),
+        u["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0),
+    )
+}
+
+/// Replay mode: the recorded answer of `rec`, or HTTP 500 naming the missing key.
+fn replay_answer(
+    shared: &Arc<Shared>,
+    mut flight: Flight,
+    rec: &Recorded,
+    fixtures: &Fixtures,
+) -> Response {
+    let key = request_key(&rec.body);
+    let Some(ex) = fixtures.get(&key) else {
+        let line = format!(
+            "{key} ({})",
+            preview(&format!("{:?}", rec.agent), &rec.body)
+        );
+        shared.misses.lock().unwrap().push(line.clone());
+        flight.answered(500);
+        let body = json!({"error": {"message": format!(
+            "fake server (replay): no recorded answer for request {line}; re-record the fixtures with a real model (BOOKTR_RECORD_REAL_LLM=1, see tests/real_llm.rs)"),
+            "type": "fixture_miss", "code": "fixture_miss"}});
+        return (StatusCode::INTERNAL_SERVER_ERROR, body.to_string()).into_response();
+    };
+    if ex.status != 200 {
+        flight.answered(ex.status);
+        return (
+            StatusCode::from_u16(ex.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            ex.error_body.clone(),
+        )
+            .into_response();
+    }
+    if let Some(u) = ex.usage() {
+        flight.usage = usage_triple(&u);
+    }
+    let steps = ex
+        .events
+        .iter()
+        .map(|e| Step::Data(format!("data: {e}\n\n")))
+        .collect();
+    sse(steps, flight, true)
+}
+
+/// Proxy mode: forwards `rec` to `upstream`, streams the answer through as it arrives, and
+/// keeps the finished answer as an [`Exchange`].
+async fn proxy_answer(
+    shared: &Arc<Shared>,
+    flight: Flight,
+    rec: &Recorded,
+    upstream: &str,
+) -> Response {
+    let key = request_key(&rec.body);
+    let pv = preview(&format!("{:?}", rec.agent), &rec.body);
+    let mut req = reqwest::Client::new()
+        .post(format!("{upstream}/chat/completions"))
+        .json(&rec.body);
+    if let Some(a) = &rec.authorization {
+        req = req.header("authorization", a);
+    }
+    let resp = match req.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            flight.answered(502);
+            return (
+                StatusCode::BAD_GATEWAY,
+                format!("fake server (proxy): {upstream} unreachable: {e}"),
+            )
+                .into_response();
+        }
+    };
+    let status = resp.status().as_u16();
+    let n = rec.n;
+    if status != 200 {
+        let body = resp.text().await.unwrap_or_default();
+        shared.exchanges.lock().unwrap().push(Exchange {
+            key,
+            n,
+            preview: pv,
+            status,
+            error_body: body.clone(),
+            events: Vec::new(),
+        });
+        flight.answered(status);
+        return (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+            body,
+        )
+            .into_response();
+    }
+    let upstream_stream = resp.bytes_stream();
+    let shared = shared.clone();
+    let state = (
+        Box::pin(upstream_stream),
+        Vec::<u8>::new(),
+        Some((flight, shared, key, pv, n)),
+    );
+    let stream = futures_util::stream::unfold(state, |(mut up, mut buf, done)| async move {
+        use futures_util::StreamExt;
+        done.as_ref()?;
+        match up.next().await {
+            Some(Ok(bytes)) => {
+                buf.extend_from_slice(&bytes);
+                Some((Ok::<Bytes, std::io::Error>(bytes), (up, buf, done)))
+            }
+            Some(Err(e)) => Some((
+                Err(std::io::Error::other(format!("upstream stream: {e}"))),
+                (up, buf, None),
+            )),
+            None => {
+                let (mut flight, shared, key, preview, n) = done.expect("checked above");
+                let ex = Exchange {
+                    key,
+                    n,
+                    preview,
+                    status: 200,
+                    error_body: String::new(),
+                    events: sse_payloads(&buf),
+                };
+                if let Some(u) = ex.usage() {
+                    flight.usage = usage_triple(&u);
+                }
+                shared.exchanges.lock().unwrap().push(ex);
+                flight.answered(200);
+                None
             }
         }
     });

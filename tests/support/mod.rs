@@ -6,6 +6,8 @@
 pub mod fake_anthropic;
 pub mod fake_batch;
 pub mod fake_llm;
+pub mod real_llm;
+pub mod recorded;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
