@@ -246,7 +246,7 @@ fn fixture_lines_give_back_every_recorded_chunk() {
     assert_eq!(ex.usage().unwrap()["prompt_tokens"], 34);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("f.jsonl");
-    Fixtures::save(&file, &[ex.clone()]).unwrap();
+    Fixtures::save(&file, std::slice::from_ref(&ex)).unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(
         text.matches("m.gguf").count(),
