@@ -96,6 +96,12 @@ pub struct ReconciliationReport {
     /// The rendering that entered the termbase (origin `reconciled`).
     pub chosen: Option<String>,
     pub note: String,
+    /// True when the answer was rejected (a rendering never observed, such as `ok`): it
+    /// entered no termbase and sent no revision.
+    pub rejected: bool,
+    /// Why, naming the answer (only when rejected).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The book brief in force.
@@ -157,6 +163,10 @@ pub struct Report {
     /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
     #[serde(skip)]
     pub bilingual: bool,
+    /// Glossary-agent entries left out of the termbase because a deterministic check failed
+    /// (`{source, target, reason, action}`, `action` `dropped` or `review`; see
+    /// [`crate::termbase::vet`]), in termbase order.
+    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -392,14 +402,27 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 term,
                 renderings,
                 choice,
+                rejected,
                 ..
-            } => reconciliations.push(ReconciliationReport {
-                round: *round,
-                term: term.clone(),
-                renderings: renderings.clone(),
-                chosen: choice.as_ref().map(|c| c.rendering.clone()),
-                note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
-            }),
+            } => {
+                // Verified again: an older result file may hold an unobserved choice.
+                let refused = choice
+                    .as_ref()
+                    .and_then(|c| crate::agents::reconcile::verify(c, term, renderings).err());
+                let rejected = rejected.clone().or(refused);
+                reconciliations.push(ReconciliationReport {
+                    round: *round,
+                    term: term.clone(),
+                    renderings: renderings.clone(),
+                    chosen: choice
+                        .as_ref()
+                        .filter(|_| rejected.is_none())
+                        .map(|c| c.rendering.clone()),
+                    note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
+                    rejected: rejected.is_some(),
+                    reason: rejected.map(|r| r.reason),
+                })
+            }
             Output::Translation { .. } | Output::Brief { .. } | Output::Judgment(_) => {}
         }
     }
@@ -478,6 +501,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         },
         comparison: None,
         bilingual: c.plan.bilingual,
+        glossary_rejections: s.glossary_rejections.clone(),
     }
 }
 
@@ -614,5 +638,6 @@ pub fn build_standalone(
         approvals: Vec::new(),
         comparison: None,
         bilingual: false,
+        glossary_rejections: Vec::new(),
     }
 }

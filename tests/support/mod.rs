@@ -6,6 +6,7 @@
 pub mod fake_anthropic;
 pub mod fake_batch;
 pub mod fake_llm;
+pub mod word_for_word;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
