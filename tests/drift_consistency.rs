@@ -251,3 +251,20 @@ fn consistent_run_sends_no_revision_and_reports_no_drift() {
     );
     assert_eq!(report["summary"]["units"]["failed"], 0, "{s}");
 }
+
+/// The pseudo provider's rehearsal translation is consistent too (one pseudo-word per source
+/// word): no drift on the sample book or the corpus' first two chapters.
+#[test]
+fn consistent_pseudo_translation_has_no_drift() {
+    let zh = Lang::parse("zh");
+    let pseudo = |_: usize, s: &str| booktr::llm::pseudo::pseudo_translate(s, &zh, &[]);
+    let mut books = vec![units(&sample_chapters(), 300)];
+    if let Some(ch) = corpus_chapters() {
+        books.push(units(&ch, 2000));
+    }
+    for u in books {
+        let (rows, findings) = drift(&u, pseudo);
+        assert!(rows.is_empty(), "{} drifting: {rows:#?}", rows.len());
+        assert!(findings.is_empty(), "{findings:#?}");
+    }
+}

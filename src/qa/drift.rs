@@ -25,6 +25,25 @@
 //!
 //! - `(unidentified)`: none of the above.
 //!
+//! What is **not** evidence of a kept term: the term inside a URL the translation copies
+//! (`。https://…/physical-time-agent`), and a word the source itself writes in capitals
+//! (`USER:`) for a term it otherwise writes in lower case (a literal label).
+//!
+//! Statistical renderings (d) are weaker evidence, so before they make a drift:
+//! - one that contains another rendering of the term is that rendering cut wider (Chinese has
+//!   no spaces to cut at: 来才道笔 is 来才 with the next word); the group takes the label of
+//!   its most used member;
+//! - one credited in fewer than [`MIN_STATISTICAL_UNITS`] units counts for no competing
+//!   rendering;
+//! - when every rendering of a term is statistical and a piece of one of them (2 characters
+//!   or more) is written in every unit credited with one, the units share that piece and the
+//!   n-grams only differ in the neighbours they took in: one rendering, no drift.
+//!
+//! These are the causes found for word-for-word consistent translations reported as drifting
+//! (a dictionary-style translation of the corpus' first two chapters gave 18 drifting terms,
+//! now none; see `tests/drift_consistency.rs`, and `benches/drift.rs` for precision and
+//! recall on planted drifts).
+//!
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
 //! kept in some units and rendered in others, or rendered two or more ways; `(unidentified)`
 //! alone does not make a drift (a pronoun or a paraphrase is no competing rendering). One
@@ -40,6 +59,9 @@
 //! unit with most of the book's vocabulary. `A` is the set of segments whose source has the
 //! term, leaving out the units that only keep it (there the rendering is absent by
 //! construction, which makes them contrast); `B` the segments whose translation has the n-gram.
+//! Segments where the term occurs only inside a longer tracked term (`assistant` in
+//! `assistant message`) are left out of both and of the contrast: their translations carry
+//! the term's rendering too, and counting them outside `A` hid it behind neighbouring words.
 //! An n-gram is accepted when:
 //! - Dice ≥ [`MIN_DICE`] and the term and n-gram co-occur in at least [`MIN_JOINT`] segments;
 //! - it is at least [`MIN_LIFT`] times as frequent (per segment) inside `A` as outside it;
