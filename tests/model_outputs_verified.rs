@@ -1,6 +1,6 @@
 //! Nothing a model made is enforced unverified, end to end against the fake server:
-//! - a half-untranslated Glossary-agent entry (`Working memory → working记忆`) and an empty one
-//!   leave the termbase, are listed in report.json's `glossary_rejections` (and report.md),
+//! - a half-untranslated Glossary-agent entry (`Working memory → working记忆`) and one with no
+//!   Chinese at all leave the termbase, are listed in report.json's `glossary_rejections` (and report.md),
 //!   and are flagged in the glossary review CSV; the translation that writes 工作记忆 gets no
 //!   glossary finding and no revision;
 //! - a reconciliation answered `ok` is rejected: recorded in report.json's reconciliation
@@ -34,8 +34,8 @@ fn campaign(name: &str, extra: &str) -> TestCampaign {
     c
 }
 
-/// The fake: the Glossary agent proposes `working记忆` for "working memory" and an empty
-/// rendering for "tool call"; translations (pseudo) render "working memory" as 工作记忆.
+/// The fake: the Glossary agent proposes `working记忆` for "working memory" and `nextstep` (no
+/// Chinese at all) for "next step"; translations (pseudo) render "working memory" as 工作记忆.
 fn script(fake: &FakeServer) {
     let zh = Lang::parse("zh");
     fake.script(move |r| {
@@ -45,7 +45,7 @@ fn script(fake: &FakeServer) {
             && !text.contains("was rendered in different ways")
         {
             return Reply::Content(
-                r#"{"entries": [{"source": "working memory", "target": "working记忆", "note": ""}, {"source": "tool call", "target": " ", "note": ""}]}"#.into(),
+                r#"{"entries": [{"source": "working memory", "target": "working记忆", "note": ""}, {"source": "next step", "target": "nextstep", "note": ""}]}"#.into(),
             );
         }
         if r.agent == Agent::Translation && !r.is_revision() {
@@ -85,7 +85,7 @@ fn half_untranslated_glossary_entry_is_not_enforced_in_a_run() {
             .unwrap()
             .contains("leaves the source word `working` untranslated")
     );
-    assert_eq!(by("tool call")["action"], "dropped");
+    assert_eq!(by("next step")["action"], "dropped");
     // Neither entered the termbase, so nothing was enforced against 工作记忆.
     let glossary = report["glossary"].as_array().unwrap();
     assert!(
@@ -129,14 +129,44 @@ fn rejected_glossary_entries_are_flagged_at_the_glossary_gate() {
         .unwrap_or_else(|| panic!("no review row: {csv}"));
     assert!(line.contains("rejected (review)"), "{line}");
     assert!(
-        !csv.contains("tool call,"),
+        !csv.contains("nextstep"),
         "a dropped entry is no row: {csv}"
     );
     let md = c.read("g/validation/glossary-review.md");
     assert!(
-        md.contains("## Proposals dropped by a check") && md.contains("tool call"),
-        "{md}"
+        md.contains("## Proposals dropped by a check") && md.contains("nextstep"),
+        "{md}\n{csv}"
     );
+}
+
+/// The chapter of `tests/repair_loop.rs`: eight sections, each with one "tool call".
+fn sections() -> String {
+    let lead = [
+        "Every",
+        "Each",
+        "A slow",
+        "The first",
+        "One more",
+        "Any",
+        "This",
+        "That",
+    ];
+    let tail = [
+        "is logged",
+        "costs tokens",
+        "may fail",
+        "returns text",
+        "needs a schema",
+        "can time out",
+        "is checked",
+        "ends a step",
+    ];
+    (1..=8)
+        .map(|i| {
+            let (l, t) = (lead[i - 1], tail[8 - i]);
+            format!("## Section {i}\n\nIn section {i} we look at agents at work. {l} tool call {t}, and the model reads what comes back before it decides on the next step of the task.\n\n")
+        })
+        .collect()
 }
 
 #[test]
@@ -155,9 +185,9 @@ fn reconciliation_answer_ok_is_rejected_in_a_run() {
         if r.agent != Agent::Translation || r.is_revision() {
             return Reply::Default;
         }
-        // Parts 2 and 5 keep "tool call" in English; the others render it 工具调用.
+        // Sections 2 and 5 keep "tool call" in English; the others render it 工具调用.
         let unit = r.unit_text().unwrap_or("");
-        let keep = unit.contains("Part 2\n") || unit.contains("Part 5\n");
+        let keep = unit.contains("Section 2\n") || unit.contains("Section 5\n");
         let mut messages: Vec<Message> = r.messages.clone();
         let line = if keep {
             "- tool call → tool call\n"
@@ -168,6 +198,7 @@ fn reconciliation_answer_ok_is_rejected_in_a_run() {
         Reply::Content(default_content(&zh, Agent::Translation, &messages))
     });
     let c = campaign("r", "");
+    c.write("a.md", &sections());
     let out = c
         .cmd("run", &["--base-url", &fake.base_url, "--json"])
         .env("OPENAI_API_KEY", KEY)
