@@ -175,6 +175,44 @@ pub fn parse(value: &Value, term: &str, renderings: &[Rendering]) -> (Option<Cho
     )
 }
 
+/// A reconciliation answer that was not kept: what the model answered and why it was
+/// rejected (recorded in the result file and shown in the report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejected {
+    /// The rendering the model chose.
+    pub rendering: String,
+    pub reason: String,
+}
+
+/// Verifies a parsed choice against the evidence: the chosen rendering must be one of the
+/// renderings QA observed for the term (compared trimmed, ASCII case ignored), or the source
+/// term itself (keep it as is). Anything else — `ok`, an invented
+/// rendering — is rejected with a reason naming the answer and the allowed renderings: a model
+/// answer is data to verify, and enforcing an unobserved rendering would send every unit of
+/// the term to a paid revision on the model's word alone.
+pub fn verify(choice: &Choice, term: &str, renderings: &[Rendering]) -> Result<(), Rejected> {
+    let chosen = choice.rendering.trim();
+    let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
+    let observed = renderings
+        .iter()
+        .any(|r| r.rendering != "(kept)" && same(&r.rendering, chosen));
+    if observed || same(chosen, term) {
+        return Ok(());
+    }
+    let allowed: Vec<&str> = renderings
+        .iter()
+        .map(|r| r.rendering.as_str())
+        .filter(|r| *r != "(kept)")
+        .collect();
+    Err(Rejected {
+        rendering: choice.rendering.clone(),
+        reason: format!(
+            "`{chosen}` is neither an observed rendering of `{term}` ({}) nor the term kept as is; nothing entered the termbase",
+            allowed.join(", ")
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +269,26 @@ mod tests {
         assert_eq!(c.unwrap().rendering, "代理", "majority fallback");
         let (c, _) = parse(&Value::Null, "Agent", &rs());
         assert!(c.is_none());
+    }
+
+    #[test]
+    fn reconciliation_answer_ok_is_rejected() {
+        let (c, _) = parse(&json!({"rendering": "ok", "note": ""}), "Agent", &rs());
+        let c = c.expect("parsed");
+        let r = verify(&c, "Agent", &rs()).unwrap_err();
+        assert_eq!(r.rendering, "ok");
+        assert_eq!(
+            r.reason,
+            "`ok` is neither an observed rendering of `Agent` (代理, 智能体) nor the term kept as is; nothing entered the termbase"
+        );
+        // An invented rendering is rejected too; observed ones and the term itself pass.
+        let choice = |r: &str| Choice {
+            term: "Agent".into(),
+            rendering: r.into(),
+            note: String::new(),
+        };
+        assert!(verify(&choice("代理人"), "Agent", &rs()).is_err());
+        assert!(verify(&choice(" 智能体 "), "Agent", &rs()).is_ok());
+        assert!(verify(&choice("agent"), "Agent", &rs()).is_ok());
     }
 }

@@ -164,7 +164,19 @@ pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
             }
         }
     }
-    entries
+    // Agent entries left out of the termbase for review (see `crate::termbase::vet`): shown
+    // at the end, flagged, so the editor decides; approving the row keeps it as it stands.
+    let review: Vec<&crate::termbase::vet::Rejection> = s
+        .glossary_rejections
+        .iter()
+        .filter(|r| r.action == crate::termbase::vet::Action::Review)
+        .filter(|r| {
+            !entries
+                .iter()
+                .any(|e| term_key(&e.source) == term_key(&r.source))
+        })
+        .collect();
+    let mut rows: Vec<ReviewRow> = entries
         .into_iter()
         .zip(freq)
         .map(|(e, occurrences)| {
@@ -208,8 +220,35 @@ pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
                 flags,
             }
         })
-        .collect()
+        .collect();
+    for r in review {
+        let entry = r.entry();
+        let occurrences = {
+            let m = crate::termbase::Matcher::new(&Termbase {
+                entries: vec![entry.clone()],
+            });
+            c.chapters
+                .iter()
+                .map(|ch| {
+                    crate::book::markdown::prose_ranges(&ch.text)
+                        .into_iter()
+                        .map(|pr| m.find_all(&ch.text[pr]).len())
+                        .sum::<usize>()
+                })
+                .sum()
+        };
+        rows.push(ReviewRow {
+            entry,
+            occurrences,
+            flags: vec!["new".into(), format!("{REJECTED_FLAG}: {}", r.reason)],
+        });
+    }
+    rows
 }
+
+/// Flag of the review rows the deterministic glossary checks rejected (not in the termbase
+/// until an editor approves them): `rejected (review): <reason>`.
+pub const REJECTED_FLAG: &str = "rejected (review)";
 
 /// A CSV cell safe to open in a spreadsheet: a value starting with `=`, `+`, `-`, `@`, tab or
 /// carriage return gets a leading `'`, so it is shown as text and never evaluated as a formula
@@ -307,8 +346,43 @@ pub fn review_summary(c: &Campaign, rows: &[ReviewRow]) -> String {
         }
         o.push('\n');
     };
+    let rejected: Vec<&ReviewRow> = rows
+        .iter()
+        .filter(|r| r.flags.iter().any(|f| f.starts_with(REJECTED_FLAG)))
+        .collect();
     section("Conflicts with house style", &conflicts);
     section("Low-confidence entries", &low);
+    section(
+        "Proposals that failed a check (not in the termbase; approving the row keeps it as it stands: fix the target or delete the row)",
+        &rejected,
+    );
+    o
+}
+
+/// The glossary-review section listing the agent entries a deterministic check dropped (they
+/// are not rows of the review CSV; add a row to keep a corrected version). Empty when none.
+pub fn dropped_summary(s: &State) -> String {
+    let dropped: Vec<&crate::termbase::vet::Rejection> = s
+        .glossary_rejections
+        .iter()
+        .filter(|r| r.action == crate::termbase::vet::Action::Dropped)
+        .collect();
+    if dropped.is_empty() {
+        return String::new();
+    }
+    let mut o = format!(
+        "## Proposals dropped by a check\n\nNot in `{GLOSSARY_CSV}`; add a row with a corrected target to keep the term.\n\n| source | target | why |\n|---|---|---|\n"
+    );
+    for r in dropped {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            md_cell(&r.source),
+            md_cell(&r.target),
+            md_cell(&r.reason)
+        );
+    }
+    o.push('\n');
     o
 }
 
@@ -340,7 +414,9 @@ pub fn write(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Resu
         let csv = review_csv(&rows)?;
         let p = path(c, GLOSSARY_CSV);
         crate::util::write_atomic(&p, &csv)?;
-        crate::util::write_atomic(&path(c, GLOSSARY_MD), review_summary(c, &rows).as_bytes())?;
+        let mut md = review_summary(c, &rows);
+        md.push_str(&dropped_summary(state));
+        crate::util::write_atomic(&path(c, GLOSSARY_MD), md.as_bytes())?;
         let rec = store.append(Event::GlossaryReviewWritten {
             csv: c.plan.rel(&p),
             csv_sha256: crate::util::sha256_hex(&csv),

@@ -681,12 +681,21 @@ pub async fn finish_noting(
                 } => {
                     let (choice, s) = reconcile::parse(&value, term, renderings);
                     merge_stats(&mut stats, s);
+                    // Verify, don't trust: only an observed rendering (or the term) is kept.
+                    let (choice, rejected) = match choice {
+                        Some(ch) => match reconcile::verify(&ch, term, renderings) {
+                            Ok(()) => (Some(ch), None),
+                            Err(r) => (None, Some(r)),
+                        },
+                        None => (None, None),
+                    };
                     Output::Reconciliation {
                         round: *round,
                         term: term.clone(),
                         renderings: renderings.clone(),
                         choice,
                         stats,
+                        rejected,
                     }
                 }
                 JobKind::Translation { .. } | JobKind::Brief => unreachable!(),

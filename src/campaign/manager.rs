@@ -387,10 +387,20 @@ impl<'a> Manager<'a> {
     /// [`MAX_RECONCILIATIONS_PER_ROUND`], the most widespread first.
     pub fn conflicts(&self, s: &State, round: u32) -> Vec<Conflict> {
         let qa = self.campaign_qa(s, round);
+        // Reconciled terms, and terms whose reconciliation answer was rejected (an unobserved
+        // rendering): asking again would pay for the same doubt; the drift stays reported.
         let done: BTreeSet<String> = s
             .reconciled
             .iter()
             .map(|e| crate::termbase::term_key(&e.source))
+            .chain(s.finished.values().filter_map(|r| match &r.output {
+                crate::campaign::store::Output::Reconciliation {
+                    term,
+                    rejected: Some(_),
+                    ..
+                } => Some(crate::termbase::term_key(term)),
+                _ => None,
+            }))
             .collect();
         let mut out: Vec<Conflict> = Vec::new();
         for row in qa.drift.iter().filter(|r| r.drifting && !r.in_glossary) {

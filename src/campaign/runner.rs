@@ -886,6 +886,8 @@ fn merge_glossary(
         })
         .collect();
     let (tb, dropped) = Termbase::merge(&c.house, &proposed);
+    // Nothing a model proposed is enforced unverified: agent entries failing a check leave.
+    let (tb, rejected) = crate::termbase::vet::vet(&tb, &c.plan.target_lang);
     let mut bytes = serde_json::to_vec_pretty(&tb)?;
     bytes.push(b'\n');
     // A new file per merge: a recorded termbase is never rewritten.
@@ -897,6 +899,7 @@ fn merge_glossary(
         entries: tb.len(),
         dropped_by_house: dropped,
         inputs: m.glossary_inputs.clone(),
+        rejected,
     })?;
     state.apply(c, &store.dir, &rec, None)?;
     Ok(())

@@ -187,6 +187,9 @@ pub struct RunawayRecord {
     pub usage: Usage,
     pub temperature: Option<f64>,
     pub retry_temperature: Option<f64>,
+    /// Agent entries the newest glossary merge left out because they failed a deterministic
+    /// check (see [`crate::termbase::vet`]), in termbase order.
+    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 impl State {
@@ -372,15 +375,22 @@ impl State {
                     }
                 }
                 let reconciled = match &result.output {
+                    // Checked again on replay: a result file recorded before the check existed
+                    // must not enforce an unobserved rendering either.
                     Output::Reconciliation {
-                        choice: Some(ch), ..
-                    } => Some(crate::termbase::Entry {
-                        source: ch.term.clone(),
-                        target: ch.rendering.clone(),
-                        note: ch.note.clone(),
-                        origin: crate::termbase::Origin::Reconciled,
-                        forbidden: Vec::new(),
-                    }),
+                        choice: Some(ch),
+                        term,
+                        renderings,
+                        ..
+                    } if crate::agents::reconcile::verify(ch, term, renderings).is_ok() => {
+                        Some(crate::termbase::Entry {
+                            source: ch.term.clone(),
+                            target: ch.rendering.clone(),
+                            note: ch.note.clone(),
+                            origin: crate::termbase::Origin::Reconciled,
+                            forbidden: Vec::new(),
+                        })
+                    }
                     _ => None,
                 };
                 // The editor's version of the brief stays in force over a newer agent brief.
@@ -428,9 +438,11 @@ impl State {
                 sha256,
                 dropped_by_house,
                 inputs,
+                rejected,
                 ..
             } => {
                 self.glossary_inputs = Some(inputs.clone());
+                self.glossary_rejections = rejected.clone();
                 let bytes = std::fs::read(dir.join(file))?;
                 anyhow::ensure!(
                     crate::util::sha256_hex(&bytes) == *sha256,
@@ -641,7 +653,10 @@ impl State {
             .map(|t| t.1.clone())
             .unwrap_or_default();
         self.effective = Termbase::merge(&base, &self.reconciled).0;
-        self.qa_ctx = Some(c.qa_context(&self.effective));
+        let mut ctx = c.qa_context(&self.effective);
+        // Agent entries are enforced (errors) only once an editor approved them.
+        ctx.agent_entries_approved = self.glossary_approved();
+        self.qa_ctx = Some(ctx);
         let mut todo: Vec<(String, u32, String)> = Vec::new();
         for (fp, rounds) in &self.translations {
             for (round, call) in rounds {

@@ -101,6 +101,10 @@ pub enum Event {
         /// sha256 over the candidate terms and house-style entries it was merged from.
         #[serde(default)]
         inputs: String,
+        /// Agent entries that failed a deterministic check ([`crate::termbase::vet`]) and were
+        /// left out of the termbase (dropped, or shown for review at the glossary gate).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rejected: Vec<crate::termbase::vet::Rejection>,
     },
     /// A unit (or part) the model could not translate in one answer was cut in two at a block
     /// boundary; `parts` are byte ranges within the unit's text. Joining them is lossless.
@@ -316,9 +320,14 @@ pub enum Output {
         term: String,
         /// The competing renderings offered, with unit counts.
         renderings: Vec<crate::agents::reconcile::Rendering>,
-        /// The rendering chosen (`None` when the answer held no usable choice).
+        /// The rendering chosen (`None` when the answer held no usable choice, or it was
+        /// rejected).
         choice: Option<crate::agents::reconcile::Choice>,
         stats: ParseStats,
+        /// The answer rejected by [`crate::agents::reconcile::verify`] (a rendering never
+        /// observed, such as `ok`): it entered no termbase and sent no revision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rejected: Option<crate::agents::reconcile::Rejected>,
     },
     /// The book brief (Markdown).
     Brief { text: String },

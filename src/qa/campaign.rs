@@ -168,6 +168,7 @@ pub fn check_translations(ctx: &QaContext, units: &[UnitText]) -> std::sync::Arc
         &ctx.target_lang,
         &ctx.termbase,
         &ctx.review_marker,
+        ctx.agent_entries_approved,
     ))
     .expect("qa context serialises")
     .hash(&mut h);

@@ -25,6 +25,25 @@
 //!
 //! - `(unidentified)`: none of the above.
 //!
+//! What is **not** evidence of a kept term: the term inside a URL the translation copies
+//! (`。https://…/physical-time-agent`), and a word the source itself writes in capitals
+//! (`USER:`) for a term it otherwise writes in lower case (a literal label).
+//!
+//! Statistical renderings (d) are weaker evidence, so before they make a drift:
+//! - one that contains another rendering of the term is that rendering cut wider (Chinese has
+//!   no spaces to cut at: 来才道笔 is 来才 with the next word); the group takes the label of
+//!   its most used member;
+//! - one credited in fewer than [`MIN_STATISTICAL_UNITS`] units counts for no competing
+//!   rendering;
+//! - when every rendering of a term is statistical and a piece of one of them (2 characters
+//!   or more) is written in every unit credited with one, the units share that piece and the
+//!   n-grams only differ in the neighbours they took in: one rendering, no drift.
+//!
+//! These are the causes found for word-for-word consistent translations reported as drifting
+//! (a dictionary-style translation of the corpus' first two chapters gave 18 drifting terms,
+//! now none; see `tests/drift_consistency.rs`, and `benches/drift.rs` for precision and
+//! recall on planted drifts).
+//!
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
 //! kept in some units and rendered in others, or rendered two or more ways; `(unidentified)`
 //! alone does not make a drift (a pronoun or a paraphrase is no competing rendering). One
@@ -40,6 +59,9 @@
 //! unit with most of the book's vocabulary. `A` is the set of segments whose source has the
 //! term, leaving out the units that only keep it (there the rendering is absent by
 //! construction, which makes them contrast); `B` the segments whose translation has the n-gram.
+//! Segments where the term occurs only inside a longer tracked term (`assistant` in
+//! `assistant message`) are left out of both and of the contrast: their translations carry
+//! the term's rendering too, and counting them outside `A` hid it behind neighbouring words.
 //! An n-gram is accepted when:
 //! - Dice ≥ [`MIN_DICE`] and the term and n-gram co-occur in at least [`MIN_JOINT`] segments;
 //! - it is at least [`MIN_LIFT`] times as frequent (per segment) inside `A` as outside it;
@@ -86,6 +108,9 @@ pub const REL_DICE: f64 = 0.5;
 pub const EXTEND_SHARE: f64 = 0.9;
 /// Longest statistical rendering, in characters.
 pub const MAX_RENDERING_CHARS: usize = 8;
+/// Fewest units a rendering found only by the statistical association must be credited in to
+/// count as a competing rendering (one unit's best n-gram is as likely a neighbouring word).
+pub const MIN_STATISTICAL_UNITS: usize = 2;
 
 /// One tracked term's renderings across units.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -260,6 +285,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
     for (k, terms) in src_terms.iter().enumerate() {
         let w = work[k];
         let mut src_lower: Option<String> = None;
+        let mut urls: Option<Vec<std::ops::Range<usize>>> = None;
         let spans: Vec<(usize, usize, usize)> = terms
             .iter()
             .filter_map(|&t| renderings[t].as_ref().map(|r| (t, r)))
@@ -277,6 +303,22 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             }
             for &(_, s, e) in occurrences(k, t) {
                 if spans.iter().any(|&(o, a, b)| o != t && a <= s && e <= b) {
+                    continue;
+                }
+                // A URL is copied as is: a term inside it is not kept by the translator.
+                let urls = urls.get_or_insert_with(|| url_spans(w));
+                if urls.iter().any(|u| u.start <= s && e <= u.end) {
+                    continue;
+                }
+                // A word the source writes in capitals (`USER:`, `ASSISTANT:`) for a term it
+                // otherwise writes in lower case is a literal label, copied as is.
+                let surface = &w[s..e];
+                if !fold
+                    && surface.chars().any(char::is_alphabetic)
+                    && !surface.chars().any(char::is_lowercase)
+                    && tracked[t].term.chars().any(char::is_lowercase)
+                    && tu[k].0.src_prose.contains(surface)
+                {
                     continue;
                 }
                 let glossed = gloss::enclosing_paren(w, s, e, &ctx.source_lang).and_then(|p| {
@@ -340,6 +382,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         known[t] = k;
     }
     // Pass 2: (c) known renderings, then (d) Dice, for units with no evidence yet.
+    let nested = nested_terms(&tracked);
     let mut index: Option<NgramIndex> = None;
     // Renderings found only by the statistical association (step d), per term.
     let mut statistical: Vec<HashSet<String>> = vec![HashSet::new(); tracked.len()];
@@ -371,9 +414,13 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         if still.is_empty() {
             continue;
         }
-        let idx = index
-            .get_or_insert_with(|| NgramIndex::build(&tu, &work, &matcher, &ctx.target_lang, fold));
-        // A: the segments whose source has the term, in units that do not only keep it.
+        let idx = index.get_or_insert_with(|| {
+            NgramIndex::build(&tu, &work, &matcher, &ctx.target_lang, fold, &nested)
+        });
+        // A: the segments whose source has the term, in units that do not only keep it;
+        // segments where the term occurs only inside a longer tracked term (`assistant` in
+        // `assistant message`) are left out of the contrast: their translations hold the
+        // term's rendering too, so counting them outside A would hide it.
         let a: Vec<bool> = (0..idx.seg_unit.len())
             .map(|s| {
                 idx.seg_terms[s].binary_search(&t).is_ok()
@@ -382,29 +429,38 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
                         .is_some_and(|c| !c.kept || !c.rendered.is_empty())
             })
             .collect();
+        let excl: Vec<bool> = (0..idx.seg_unit.len())
+            .map(|s| !a[s] && idx.seg_nested[s].binary_search(&t).is_ok())
+            .collect();
         let na = a.iter().filter(|&&x| x).count();
-        if na == 0 || a.len() - na < MIN_CONTRAST {
+        let n_excl = excl.iter().filter(|&&x| x).count();
+        if na == 0 || a.len() - na - n_excl < MIN_CONTRAST {
             continue;
         }
+        let a = Contrast {
+            a: &a,
+            excl: &excl,
+            n_excl,
+        };
         let term_lower = tracked[t].term.to_lowercase();
         let mut memo: HashMap<u32, Option<f64>> = HashMap::new();
         // The best association of any rendering of the term, for the relative threshold.
         let mut d_star = known[t]
             .iter()
             .filter_map(|r| idx.ids.get(r.as_str()))
-            .map(|&g| idx.dice(g, &a, na))
+            .map(|&g| idx.dice(g, a, na))
             .fold(0.0f64, f64::max);
         let mut chosen: Vec<(usize, f64, u32)> = Vec::new();
         for k in still {
             let mut best: Option<(f64, usize, u32)> = None;
-            let segs = idx.unit_segs[k].clone().filter(|&s| a[s]);
+            let segs = idx.unit_segs[k].clone().filter(|&s| a.a[s]);
             for &g in segs.flat_map(|s| &idx.seg_ngrams[s]) {
                 let score = *memo.entry(g).or_insert_with(|| {
                     let s = idx.strings[g as usize].as_str();
                     if other_renderings.contains(s) || s == term_lower {
                         return None;
                     }
-                    idx.association(g, &a, na)
+                    idx.association(g, a, na)
                 });
                 let Some(d) = score else { continue };
                 let len = idx.strings[g as usize].chars().count();
@@ -432,7 +488,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             if d >= REL_DICE * d_star {
                 let r = extended
                     .entry(g)
-                    .or_insert_with(|| idx.extend(g, &a, &ctx.target_lang))
+                    .or_insert_with(|| idx.extend(g, a.a, &ctx.target_lang))
                     .clone();
                 if !known[t].contains(&r) {
                     statistical[t].insert(r.clone());
@@ -449,32 +505,48 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         }
         let mut by_unit: Vec<(&usize, &Cell)> = cells[t].iter().collect();
         by_unit.sort_by_key(|(k, _)| **k);
-        let mut row_cells: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (&k, c) in by_unit {
-            let id = tu[k].0.unit.to_string();
-            if c.kept {
-                row_cells.entry(KEPT.into()).or_default().push(id.clone());
-            }
-            for r in &c.rendered {
-                let label = if term_key(r) == term_key(&tr.term) {
-                    KEPT
-                } else {
-                    r.as_str()
-                };
-                let v = row_cells.entry(label.to_string()).or_default();
-                if v.last() != Some(&id) {
-                    v.push(id.clone());
+        // A statistical rendering that contains another rendering of the term is that
+        // rendering cut wider (Chinese has no spaces to cut at): 来才道笔 is 来才 with the next
+        // word, not a competing rendering.
+        let all_rendered: HashSet<&str> = by_unit
+            .iter()
+            .flat_map(|(_, c)| c.rendered.iter().map(String::as_str))
+            .collect();
+        // When every rendering of the term is statistical and a piece of one of them (2
+        // characters or more) is written in every unit credited with one, the units share
+        // that rendering and the n-grams only cut it with different neighbours (`API level`:
+        // 小比普头, 形在普头 and 语硬 in units that all write 普头): one rendering, no drift.
+        let shared = {
+            let distinct: Vec<&str> = {
+                let mut v: Vec<&str> = all_rendered.iter().copied().collect();
+                v.sort_unstable();
+                v
+            };
+            let all_statistical = distinct.iter().all(|r| statistical[t].contains(*r));
+            let credited: Vec<usize> = by_unit
+                .iter()
+                .filter(|(_, c)| !c.rendered.is_empty())
+                .map(|(k, _)| **k)
+                .collect();
+            if all_statistical && distinct.len() >= 2 {
+                let mut pieces: Vec<String> = Vec::new();
+                for r in &distinct {
+                    let chars: Vec<char> = r.chars().collect();
+                    for n in 2..=chars.len() {
+                        for w in chars.windows(n) {
+                            pieces.push(w.iter().collect());
+                        }
+                    }
                 }
+                pieces.sort_by(|a, b| b.chars().count().cmp(&a.chars().count()).then(a.cmp(b)));
+                pieces.dedup();
+                pieces
+                    .into_iter()
+                    .find(|p| credited.iter().all(|&k| work[k].contains(p.as_str())))
+            } else {
+                None
             }
-            if !c.kept && c.rendered.is_empty() {
-                row_cells.entry(UNIDENTIFIED.into()).or_default().push(id);
-            }
-        }
-        let kept = row_cells.contains_key(KEPT);
-        let rendered = row_cells
-            .keys()
-            .filter(|k| *k != KEPT && *k != UNIDENTIFIED)
-            .count();
+        };
         // An acronym glossed on first use and kept afterwards (大语言模型（LLM）… LLM) follows
         // the usual convention: for acronyms only competing renderings are drift.
         let acronym = tr
@@ -483,7 +555,88 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             .filter(|c| c.is_alphabetic())
             .all(|c| c.is_uppercase())
             && tr.term.chars().count() <= 8;
-        let drifting = (kept && rendered >= 1 && !acronym) || rendered >= 2;
+        // Units crediting each rendering.
+        let mut uses: HashMap<&str, usize> = HashMap::new();
+        for (_, c) in &by_unit {
+            for r in &c.rendered {
+                *uses.entry(r.as_str()).or_insert(0) += 1;
+            }
+        }
+        // First without the shared piece; if the term then drifts on statistical renderings
+        // alone, again with every rendering relabelled to the shared piece.
+        let mut attempt = 0;
+        let (row_cells, drifting) = loop {
+            let relabel = if attempt == 0 {
+                None
+            } else {
+                shared.as_deref()
+            };
+            if let Some(p) = relabel {
+                statistical[t].insert(p.to_string());
+            }
+            let stat = &statistical[t];
+            let core = |r: &str| -> String {
+                if !stat.contains(r) {
+                    return r.to_string();
+                }
+                if let Some(p) = relabel {
+                    return p.to_string();
+                }
+                let root = |r: &str| -> String {
+                    all_rendered
+                        .iter()
+                        .filter(|o| **o != r && r.contains(**o))
+                        .min_by_key(|o| (o.chars().count(), **o))
+                        .map_or_else(|| r.to_string(), |o| o.to_string())
+                };
+                // The group of renderings sharing this root is labelled by its most used
+                // member (上下文窗口 over a 窗口 cut short in one unit).
+                let mine = root(r);
+                all_rendered
+                    .iter()
+                    .filter(|o| **o == mine || (stat.contains(**o) && root(o) == mine))
+                    .max_by_key(|o| (uses.get(**o).copied().unwrap_or(0), std::cmp::Reverse(**o)))
+                    .map_or(mine.clone(), |o| o.to_string())
+            };
+            let mut row_cells: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for &(&k, c) in &by_unit {
+                let id = tu[k].0.unit.to_string();
+                if c.kept {
+                    row_cells.entry(KEPT.into()).or_default().push(id.clone());
+                }
+                for r in &c.rendered {
+                    let r = core(r);
+                    let label = if term_key(&r) == term_key(&tr.term) {
+                        KEPT
+                    } else {
+                        r.as_str()
+                    };
+                    let v = row_cells.entry(label.to_string()).or_default();
+                    if v.last() != Some(&id) {
+                        v.push(id.clone());
+                    }
+                }
+                if !c.kept && c.rendered.is_empty() {
+                    row_cells.entry(UNIDENTIFIED.into()).or_default().push(id);
+                }
+            }
+            let kept = row_cells.contains_key(KEPT);
+            // A statistical rendering seen in fewer than MIN_STATISTICAL_UNITS units is too
+            // weak to claim a competing rendering.
+            let rendered = row_cells
+                .iter()
+                .filter(|(k, v)| {
+                    *k != KEPT
+                        && *k != UNIDENTIFIED
+                        && (!stat.contains(k.as_str()) || v.len() >= MIN_STATISTICAL_UNITS)
+                })
+                .count();
+            let drifting = (kept && rendered >= 1 && !acronym) || rendered >= 2;
+            if !drifting || kept || shared.is_none() || attempt == 1 {
+                break (row_cells, drifting);
+            }
+            attempt += 1;
+        };
         let entry = tr.entry.map(|i| &ctx.termbase.entries[i]);
         let suggested = match entry {
             Some(e) => Some(e.target.trim().to_string()),
@@ -598,6 +751,80 @@ fn finding(r: &DriftRow) -> Finding {
     )
 }
 
+/// The segments of the association for one term: `a` marks the segments whose source has the
+/// term (set `A`), `excl` those left out of the contrast (the term only nested inside a longer
+/// tracked term), `n_excl` how many.
+#[derive(Clone, Copy)]
+struct Contrast<'a> {
+    a: &'a [bool],
+    excl: &'a [bool],
+    n_excl: usize,
+}
+
+/// Words of a term for nesting: lower case, split at non-alphanumerics, a final `s` dropped
+/// (the matcher folds simple plurals).
+fn term_words(term: &str) -> Vec<String> {
+    term.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let w = w.to_lowercase();
+            match w.strip_suffix('s') {
+                Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_string(),
+                _ => w,
+            }
+        })
+        .collect()
+}
+
+/// Per tracked term: the other tracked terms whose words it contains as a contiguous run
+/// (`assistant` inside `assistant message`), sorted.
+fn nested_terms(tracked: &[Tracked]) -> Vec<Vec<usize>> {
+    let words: Vec<Vec<String>> = tracked.iter().map(|t| term_words(&t.term)).collect();
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, long)| {
+            (0..words.len())
+                .filter(|&j| {
+                    let short = &words[j];
+                    j != i
+                        && !short.is_empty()
+                        && short.len() < long.len()
+                        && long.windows(short.len()).any(|w| w == &short[..])
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Byte ranges of the URLs in `text`: `scheme://…` or `www.…` up to the next whitespace or
+/// non-ASCII character, wherever they start (a Chinese translation writes `。https://…`
+/// with no space, which [`crate::book::markdown::protected_spans`] does not take for a URL).
+fn url_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let end_of = |from: usize| {
+        text[from..]
+            .find(|c: char| c.is_whitespace() || !c.is_ascii() || c == '<' || c == '>')
+            .map_or(text.len(), |e| from + e)
+    };
+    for (i, _) in text.match_indices("://") {
+        let mut start = i;
+        while start > 0 && b[start - 1].is_ascii_alphabetic() {
+            start -= 1;
+        }
+        if start < i {
+            out.push(start..end_of(i));
+        }
+    }
+    for (i, _) in text.match_indices("www.") {
+        if !out.iter().any(|r| r.contains(&i)) {
+            out.push(i..end_of(i));
+        }
+    }
+    out
+}
+
 /// The paragraphs (blank-line separated) of a text.
 fn paragraphs(text: &str) -> Vec<&str> {
     text.split("\n\n")
@@ -615,6 +842,9 @@ struct NgramIndex {
     seg_unit: Vec<u32>,
     /// Per segment: the tracked terms of its source, sorted.
     seg_terms: Vec<Vec<usize>>,
+    /// Per segment: the tracked terms found only inside a longer tracked term of its source
+    /// (see [`nested_terms`]), sorted.
+    seg_nested: Vec<Vec<usize>>,
     /// Per segment: its distinct n-grams that occur in at least [`MIN_JOINT`] segments.
     seg_ngrams: Vec<Vec<u32>>,
     /// Per translated unit: its segments.
@@ -635,12 +865,14 @@ impl NgramIndex {
         matcher: &Matcher,
         target: &crate::lang::Lang,
         fold: bool,
+        nested: &[Vec<usize>],
     ) -> NgramIndex {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut strings = Vec::new();
         let mut postings: Vec<Vec<u32>> = Vec::new();
         let mut seg_unit = Vec::new();
         let mut seg_terms = Vec::new();
+        let mut seg_nested = Vec::new();
         let mut seg_ngrams = Vec::new();
         let mut unit_segs = Vec::with_capacity(tu.len());
         let mut seg_text = Vec::new();
@@ -670,6 +902,12 @@ impl NgramIndex {
                 let mut terms: Vec<usize> = matcher.find_all(a).iter().map(|o| o.entry).collect();
                 terms.sort_unstable();
                 terms.dedup();
+                let mut inner: Vec<usize> = terms
+                    .iter()
+                    .flat_map(|&t| nested[t].iter().copied())
+                    .collect();
+                inner.sort_unstable();
+                inner.dedup();
                 let mut mine = Vec::new();
                 for g in gloss::script_ngrams(&b, target) {
                     let id = match ids.get(&g) {
@@ -687,6 +925,7 @@ impl NgramIndex {
                 }
                 seg_unit.push(k as u32);
                 seg_terms.push(terms);
+                seg_nested.push(inner);
                 seg_ngrams.push(mine);
                 seg_text.push(b);
             }
@@ -700,6 +939,7 @@ impl NgramIndex {
             strings,
             seg_unit,
             seg_terms,
+            seg_nested,
             seg_ngrams,
             unit_segs,
             postings,
@@ -767,21 +1007,29 @@ impl NgramIndex {
             .count()
     }
 
-    /// Dice coefficient of n-gram `g` with the segment set `a` of size `na`.
-    fn dice(&self, g: u32, a: &[bool], na: usize) -> f64 {
-        2.0 * self.joint(g, a) as f64 / (na + self.postings[g as usize].len()) as f64
+    /// Segments holding n-gram `g`, leaving out the excluded ones.
+    fn count(&self, g: u32, c: Contrast) -> usize {
+        self.postings[g as usize]
+            .iter()
+            .filter(|&&k| !c.excl[k as usize])
+            .count()
     }
 
-    /// Dice of n-gram `g` with the segment set `a` (of size `na`), if it passes the guards of the
-    /// module docs (all but the relative one).
-    fn association(&self, g: u32, a: &[bool], na: usize) -> Option<f64> {
-        let nb = self.postings[g as usize].len();
-        let joint = self.joint(g, a);
+    /// Dice coefficient of n-gram `g` with the segment set `c.a` of size `na`.
+    fn dice(&self, g: u32, c: Contrast, na: usize) -> f64 {
+        2.0 * self.joint(g, c.a) as f64 / (na + self.count(g, c)) as f64
+    }
+
+    /// Dice of n-gram `g` with the segment set `c.a` (of size `na`), if it passes the guards of
+    /// the module docs (all but the relative one).
+    fn association(&self, g: u32, c: Contrast, na: usize) -> Option<f64> {
+        let nb = self.count(g, c);
+        let joint = self.joint(g, c.a);
         if joint < MIN_JOINT {
             return None;
         }
         let dice = 2.0 * joint as f64 / (na + nb) as f64;
-        let outside = a.len() - na;
+        let outside = c.a.len() - na - c.n_excl;
         let p_in = joint as f64 / na as f64;
         let p_out = (nb - joint) as f64 / outside as f64;
         (dice >= MIN_DICE && p_in >= MIN_LIFT * p_out).then_some(dice)

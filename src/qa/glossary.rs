@@ -9,7 +9,10 @@
 //! ignored, and with full Unicode case folding when the target language is written in Latin
 //! script; for Chinese and Japanese targets a space between Han and Latin (`子 Agent`) is optional.
 //!
-//! One `error` finding per entry and unit, naming every piece of evidence:
+//! One finding per entry and unit, naming every piece of evidence. It is an `error`, except
+//! for an entry proposed by the Glossary agent (origin `agent`) that no editor has approved
+//! at the glossary gate ([`QaContext::agent_entries_approved`]): a model's proposal is advice
+//! until verified, so deviating from it is a `warning` and sends no paid revision.
 //! - a **forbidden** rendering (`Entry::forbidden`) in the translation;
 //! - the source term **kept** in the translation (`Agent` left in a Chinese text), except inside
 //!   a parenthetical gloss right after the required rendering (`智能体（Agent）`,
@@ -303,6 +306,29 @@ impl Searchers {
 }
 
 impl Glossary<'_> {
+    /// The severity of a deviation from entry `i`: `warning` for an agent entry no editor has
+    /// approved yet ([`QaContext::agent_entries_approved`]), `error` otherwise.
+    fn severity(&self, i: usize) -> Severity {
+        if self.unapproved(i) {
+            Severity::Warning
+        } else {
+            Severity::Error
+        }
+    }
+
+    fn unapproved(&self, i: usize) -> bool {
+        self.ctx.termbase.entries[i].origin == Origin::Agent && !self.ctx.agent_entries_approved
+    }
+
+    /// The message suffix of a finding against an unapproved agent entry.
+    fn unapproved_note(&self, i: usize) -> &'static str {
+        if self.unapproved(i) {
+            " (a warning: the entry was proposed by the Glossary agent and no editor has approved it)"
+        } else {
+            ""
+        }
+    }
+
     /// Evaluates every entry whose term occurs in `src_prose` against `tgt_prose` (both clean
     /// prose), in termbase order.
     pub(crate) fn evaluate(&self, src_prose: &str, tgt_prose: &str) -> Vec<EntryResult> {
@@ -344,10 +370,10 @@ impl Glossary<'_> {
                 let finding = (n == 0).then(|| {
                     Finding::new(
                         CHECK,
-                        Severity::Error,
+                        self.severity(i),
                         format!(
-                            "glossary violation: \"{}\" ({}× in the source) must be kept as \"{}\", but it does not appear in the translation; keep the term as is",
-                            e.source, src_count[i], e.target.trim()
+                            "glossary violation: \"{}\" ({}× in the source) must be kept as \"{}\", but it does not appear in the translation; keep the term as is{}",
+                            e.source, src_count[i], e.target.trim(), self.unapproved_note(i)
                         ),
                         &src_excerpt,
                         tgt_prose,
@@ -430,11 +456,12 @@ impl Glossary<'_> {
                 .unwrap_or(0);
             let at = floor_char_boundary(tgt_prose, at);
             let message = format!(
-                "glossary violation: \"{}\" ({}× in the source) must be rendered {target}; the translation {}; use {target} (a gloss {target}（{}） is allowed)",
+                "glossary violation: \"{}\" ({}× in the source) must be rendered {target}; the translation {}; use {target} (a gloss {target}（{}） is allowed){}",
                 e.source.trim(),
                 src_count[i],
                 parts.join(", "),
                 e.source.trim(),
+                self.unapproved_note(i),
             );
             out.push(EntryResult {
                 entry: i,
@@ -442,7 +469,7 @@ impl Glossary<'_> {
                 target_occurrences: required_n,
                 finding: Some(Finding::new(
                     CHECK,
-                    Severity::Error,
+                    self.severity(i),
                     message,
                     &src_excerpt,
                     &gloss::context(tgt_prose, at, at, 160),
@@ -601,6 +628,44 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn agent_entry_deviation_is_a_warning_until_approved() {
+        let mut agent = entry("Working memory", "工作记忆", &[]);
+        agent.origin = Origin::Agent;
+        let mut c = ctx(vec![agent, entry("Agent", "智能体", &[])]);
+        let src = "An Agent keeps a working memory.";
+        let tgt = "代理保留短期记忆。";
+        let f = run(&c, src, tgt);
+        let sev = |f: &[Finding], term: &str| {
+            f.iter()
+                .find(|f| f.message.contains(term))
+                .map(|f| f.severity)
+        };
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(sev(&f, "\"Working memory\""), Some(Severity::Warning));
+        assert_eq!(
+            sev(&f, "\"Agent\""),
+            Some(Severity::Error),
+            "house style stays an error"
+        );
+        assert!(
+            f.iter()
+                .any(|f| f.message.contains("no editor has approved it")),
+            "{f:?}"
+        );
+        // Once the editor approved the termbase, the agent entry is enforced.
+        c.agent_entries_approved = true;
+        let f = run(&c, src, tgt);
+        assert_eq!(sev(&f, "\"Working memory\""), Some(Severity::Error));
+        // Reconciled and editor entries are errors from the start.
+        for origin in [Origin::Reconciled, Origin::Editor] {
+            let mut e = entry("Working memory", "工作记忆", &[]);
+            e.origin = origin;
+            let f = run(&ctx(vec![e]), src, tgt);
+            assert_eq!(f[0].severity, Severity::Error, "{origin:?}");
+        }
     }
 
     #[test]

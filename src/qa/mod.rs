@@ -102,6 +102,11 @@ pub struct QaContext {
     pub termbase: Termbase,
     /// The marker translators put after a rendering they coined (default `[待审]` for Chinese).
     pub review_marker: String,
+    /// Whether an editor approved the termbase's agent entries at the glossary gate. Until
+    /// then a deviation from an agent entry (origin `agent`) is a `warning`, not an `error`:
+    /// a model's proposal is advice until verified (house-style, reconciled and editor
+    /// entries are always errors). `false` from [`QaContext::new`].
+    pub agent_entries_approved: bool,
 }
 
 impl QaContext {
@@ -111,6 +116,7 @@ impl QaContext {
             target_lang: target_lang.clone(),
             termbase: termbase.clone(),
             review_marker: default_review_marker(target_lang).to_string(),
+            agent_entries_approved: false,
         }
     }
 }

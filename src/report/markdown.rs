@@ -311,14 +311,48 @@ pub fn render(r: &Report) -> String {
                 .iter()
                 .map(|r| format!("{} ({})", r.rendering, r.units))
                 .collect();
+            match &x.reason {
+                Some(reason) => {
+                    let _ = writeln!(
+                        o,
+                        "- round {} · **{}**: {} → answer **rejected**: {}",
+                        x.round,
+                        x.term,
+                        offered.join(", "),
+                        cell(reason)
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        o,
+                        "- round {} · **{}**: {} → chosen **{}**. {}",
+                        x.round,
+                        x.term,
+                        offered.join(", "),
+                        x.chosen.as_deref().unwrap_or("(none)"),
+                        cell(&x.note)
+                    );
+                }
+            }
+        }
+        o.push('\n');
+    }
+    if !r.glossary_rejections.is_empty() {
+        let _ = writeln!(
+            o,
+            "## Glossary proposals not enforced\n\nEntries the Glossary agent proposed that failed a deterministic check: `dropped` ones were discarded, `review` ones wait for an editor at the glossary gate. Neither is in the termbase.\n\n| source | target | action | reason |\n|---|---|---|---|"
+        );
+        for g in &r.glossary_rejections {
+            let action = match g.action {
+                crate::termbase::vet::Action::Dropped => "dropped",
+                crate::termbase::vet::Action::Review => "review",
+            };
             let _ = writeln!(
                 o,
-                "- round {} · **{}**: {} → chosen **{}**. {}",
-                x.round,
-                x.term,
-                offered.join(", "),
-                x.chosen.as_deref().unwrap_or("(none)"),
-                cell(&x.note)
+                "| {} | {} | {action} | {} |",
+                cell(&g.source),
+                cell(&g.target),
+                cell(&g.reason)
             );
         }
         o.push('\n');

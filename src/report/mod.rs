@@ -143,6 +143,12 @@ pub struct ReconciliationReport {
     /// The rendering that entered the termbase (origin `reconciled`).
     pub chosen: Option<String>,
     pub note: String,
+    /// True when the answer was rejected (a rendering never observed, such as `ok`): it
+    /// entered no termbase and sent no revision.
+    pub rejected: bool,
+    /// Why, naming the answer (only when rejected).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The book brief in force.
@@ -232,6 +238,10 @@ impl RunawayReport {
             calls: s.runaways.clone(),
         }
     }
+    /// Glossary-agent entries left out of the termbase because a deterministic check failed
+    /// (`{source, target, reason, action}`, `action` `dropped` or `review`; see
+    /// [`crate::termbase::vet`]), in termbase order.
+    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
@@ -408,14 +418,27 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 term,
                 renderings,
                 choice,
+                rejected,
                 ..
-            } => reconciliations.push(ReconciliationReport {
-                round: *round,
-                term: term.clone(),
-                renderings: renderings.clone(),
-                chosen: choice.as_ref().map(|c| c.rendering.clone()),
-                note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
-            }),
+            } => {
+                // Verified again: an older result file may hold an unobserved choice.
+                let refused = choice
+                    .as_ref()
+                    .and_then(|c| crate::agents::reconcile::verify(c, term, renderings).err());
+                let rejected = rejected.clone().or(refused);
+                reconciliations.push(ReconciliationReport {
+                    round: *round,
+                    term: term.clone(),
+                    renderings: renderings.clone(),
+                    chosen: choice
+                        .as_ref()
+                        .filter(|_| rejected.is_none())
+                        .map(|c| c.rendering.clone()),
+                    note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
+                    rejected: rejected.is_some(),
+                    reason: rejected.map(|r| r.reason),
+                })
+            }
             Output::Translation { .. } | Output::Brief { .. } | Output::Judgment(_) => {}
         }
     }
@@ -495,6 +518,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         comparison: None,
         bilingual: c.plan.bilingual,
         runaway: RunawayReport::of(s),
+        glossary_rejections: s.glossary_rejections.clone(),
     }
 }
 
@@ -645,5 +669,6 @@ pub fn build_standalone(
         comparison: None,
         bilingual: false,
         runaway: RunawayReport::default(),
+        glossary_rejections: Vec::new(),
     }
 }

@@ -6,6 +6,7 @@
 //! entry already covers.
 
 mod matcher;
+pub mod vet;
 
 use serde::{Deserialize, Serialize};
 

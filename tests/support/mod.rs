@@ -8,6 +8,7 @@ pub mod fake_batch;
 pub mod fake_llm;
 pub mod real_llm;
 pub mod recorded;
+pub mod word_for_word;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
