@@ -24,6 +24,7 @@ pub mod links;
 pub mod markers;
 pub mod math_html;
 pub mod numbers;
+pub mod structure;
 pub mod tables;
 pub mod untranslated;
 
@@ -141,6 +142,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     math_html::check,
     numbers::check,
     glossary::check,
+    structure::check,
 ];
 
 /// Runs every per-unit check on `source` and its translation `target`, filling in unit and
