@@ -24,6 +24,7 @@ pub mod links;
 pub mod markers;
 pub mod math_html;
 pub mod numbers;
+pub mod sentences;
 pub mod structure;
 pub mod tables;
 pub mod untranslated;
@@ -143,6 +144,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     numbers::check,
     glossary::check,
     structure::check,
+    sentences::check,
 ];
 
 /// Runs every per-unit check on `source` and its translation `target`, filling in unit and

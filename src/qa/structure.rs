@@ -28,7 +28,7 @@
 //!   those of [`TRANSLATED_KEYS`]. A translation that opens its body with `---` the source does
 //!   not have is named as such.
 //!
-//! Thresholds: the alignment costs ([`COST_EDIT`], [`COST_GAP`]) are chosen so that any edit is
+//! Thresholds: the alignment costs ([`COST_EDIT`], [`COST_MERGE`], [`COST_GAP`], [`COST_INNER`]) are chosen so that any edit is
 //! dearer than the worst length mismatch of a 1–1 match between faithful paragraphs measured on
 //! the labelled set (`tests/fixtures/qa-labelled/`); see `benches/qa_labelled.rs`.
 
@@ -42,12 +42,19 @@ const CHECK: &str = "structure";
 /// ([`super::sentences`]).
 pub const TRUNCATION: &str = "truncation";
 
-/// Cost of a merge, split or attribute change in the alignment, in units of the length cost
-/// (absolute log ratio of smoothed prose lengths).
+/// Cost of an attribute change in the alignment, in units of the length cost (absolute log
+/// ratio of smoothed prose lengths).
 pub const COST_EDIT: f64 = 1.2;
+/// Cost of a merge or a split: dearer than a block added or dropped, so that a lead-in before a
+/// paragraph is not read as that paragraph split in two.
+pub const COST_MERGE: f64 = 1.6;
 /// Cost of a source block without counterpart, or of a target block without one (plus its
 /// length as a share of the source's prose).
 pub const COST_GAP: f64 = 1.2;
+
+/// Extra cost of a block added or dropped between two translated blocks rather than at the
+/// start or the end.
+pub const COST_INNER: f64 = 0.3;
 
 /// Front matter keys whose values are translated; every other value is kept byte-identical.
 pub const TRANSLATED_KEYS: &[&str] = &[
@@ -467,17 +474,30 @@ fn align_with(src: &[Block], tgt: &[Block], ratio: f64) -> Vec<(Step, usize, usi
             }
             if i + 1 < n && j < m && para(&src[i]) && para(&src[i + 1]) && para(&tgt[j]) {
                 let c = len_cost(s[i] + s[i + 1], t[j]);
-                relax(i + 2, j + 1, c + COST_EDIT, Step::Merge);
+                relax(i + 2, j + 1, c + COST_MERGE, Step::Merge);
             }
             if i < n && j + 1 < m && para(&src[i]) && para(&tgt[j]) && para(&tgt[j + 1]) {
                 let c = len_cost(s[i], t[j] + t[j + 1]);
-                relax(i + 1, j + 2, c + COST_EDIT, Step::Split);
+                relax(i + 1, j + 2, c + COST_MERGE, Step::Split);
             }
+            // Models add text before or after a translation and stop early; a block lost or
+            // added between two translated blocks is rarer.
+            let inner = |at_end: bool| if at_end { 0.0 } else { COST_INNER };
             if i < n {
-                relax(i + 1, j, COST_GAP + s[i] / total, Step::Drop);
+                relax(
+                    i + 1,
+                    j,
+                    COST_GAP + s[i] / total + inner(j == m),
+                    Step::Drop,
+                );
             }
             if j < m {
-                relax(i, j + 1, COST_GAP + t[j] / total, Step::Add);
+                relax(
+                    i,
+                    j + 1,
+                    COST_GAP + t[j] / total + inner(i == 0 || i == n),
+                    Step::Add,
+                );
             }
         }
     }
@@ -493,7 +513,7 @@ fn align_with(src: &[Block], tgt: &[Block], ratio: f64) -> Vec<(Step, usize, usi
 }
 
 /// Ordinal of block `i` among the blocks of its kind (1-based), e.g. "paragraph 3".
-fn name(bs: &[Block], i: usize) -> String {
+pub(crate) fn name(bs: &[Block], i: usize) -> String {
     let k = bs[i].kind();
     let n = bs[..=i].iter().filter(|b| b.kind() == k).count();
     format!("{} {n}", k.noun())
@@ -638,6 +658,15 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str)
         }
     }
     out
+}
+
+/// Source and target blocks the alignment pairs one to one (same kind), in order.
+pub fn pairs(src: &Doc, tgt: &Doc) -> Vec<(usize, usize)> {
+    align(&src.blocks, &tgt.blocks)
+        .into_iter()
+        .filter(|(st, _, _)| matches!(st, Step::Match | Step::Change))
+        .map(|(_, i, j)| (i, j))
+        .collect()
 }
 
 /// Target blocks before the first or after the last block that has a source counterpart,
