@@ -9,8 +9,9 @@
 //!   Translators merge and split sentences, but in every pair of the labelled set
 //!   (`tests/fixtures/qa-labelled/`) and in the zh and en editions of the reference corpus a
 //!   faithful paragraph keeps more than a third of its source's sentence count.
-//! - **A last sentence cut off**: the source's last paragraph ends with sentence punctuation
-//!   and its counterpart ends with a letter or digit (a stream cut mid-sentence).
+//! - **A last sentence cut off**: the source's last paragraph (list items often end without
+//!   punctuation in one language and with it in another) ends with sentence punctuation and its
+//!   counterpart ends with a letter or digit (a stream cut mid-sentence).
 //!
 //! Sentences end at `.`, `!`, `?` or `…` followed by whitespace or the end of the block, and at
 //! the CJK full stops `。！？` (also `।`, `؟`, `۔`), whatever the language.
@@ -82,7 +83,10 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
             ));
         }
     }
-    let last_prose = src.blocks.iter().rposition(prose);
+    let last_prose = src
+        .blocks
+        .iter()
+        .rposition(|b| b.kind == Some(Kind::Paragraph));
     if let Some(&(i, j)) = pairs.last()
         && Some(i) == last_prose
         && ends_sentence(&src.blocks[i].text)

@@ -395,22 +395,13 @@ enum Step {
     Add,
 }
 
+/// Whether two blocks of one kind have the same attributes. Table alignments are compared only
+/// between tables with as many columns (`tables` reports a lost or added column).
 fn same_attrs(a: &Block, b: &Block) -> bool {
-    (
-        a.quote_depth,
-        a.list_depth,
-        a.ordered,
-        a.paras,
-        a.callout,
-        &a.align,
-    ) == (
-        b.quote_depth,
-        b.list_depth,
-        b.ordered,
-        b.paras,
-        b.callout,
-        &b.align,
-    )
+    let align = a.align.len() != b.align.len() || a.align == b.align;
+    align
+        && (a.quote_depth, a.list_depth, a.ordered, a.paras, a.callout)
+            == (b.quote_depth, b.list_depth, b.ordered, b.paras, b.callout)
 }
 
 /// Length cost of matching a source length `s` with a target length `t` (both in
