@@ -24,6 +24,7 @@ pub mod links;
 pub mod markers;
 pub mod math_html;
 pub mod numbers;
+pub mod prompt_usage;
 pub mod sentences;
 pub mod structure;
 pub mod tables;
