@@ -951,6 +951,52 @@ mod tests {
     const TGT: &str = "记忆是 Agent 跨会话保存事实的方式。\n\n下一步是让它自己写记忆。\n";
 
     #[test]
+    fn phrases_in_ten_languages_inside_a_translated_block() {
+        // Each preface shares its paragraph with the translation (a soft line break), so only
+        // the phrase lists can tell: one finding each, and none when the source has the phrase.
+        for (preface, translation) in [
+            ("Voici la traduction :", "La mémoire garde les faits."),
+            (
+                "Hier ist die Übersetzung:",
+                "Das Gedächtnis bewahrt Fakten.",
+            ),
+            ("Aquí está la traducción:", "La memoria guarda hechos."),
+            ("Ecco la traduzione:", "La memoria conserva i fatti."),
+            ("Aqui está a tradução:", "A memória guarda fatos."),
+            ("Вот перевод:", "Память хранит факты."),
+            ("以下は翻訳です：", "記憶は事実を保持します。"),
+            ("다음은 번역입니다:", "메모리는 사실을 보관합니다."),
+            ("以下是译文：", "记忆保存事实。"),
+        ] {
+            let f = run(
+                "Memory keeps facts.\n",
+                &format!("{preface}\n{translation}\n"),
+            );
+            assert_eq!(f.len(), 1, "{preface}: {f:#?}");
+            assert!(f[0].message.contains("starts with a preface"), "{f:#?}");
+        }
+        for meta in [
+            "Please provide the text you want translated.",
+            "Veuillez fournir le texte à traduire.",
+            "Bitte geben Sie den Text an.",
+            "Proporcione el texto, por favor.",
+            "Пожалуйста, предоставьте текст.",
+            "翻訳するテキストを提供してください。",
+            "번역할 텍스트를 보내 주세요.",
+            "请提供需要翻译的文本。",
+        ] {
+            let f = run("Memory keeps facts.\n", &format!("{meta}\n"));
+            assert!(
+                f.iter().any(|f| f.message.contains("asking for the text")),
+                "{meta}: {f:#?}"
+            );
+        }
+        // A book about prompts may quote the request in its source.
+        let src = "A bad reply says \"Please provide the text to translate.\"\n";
+        assert_eq!(run(src, "糟糕的回复会说“请提供要翻译的文本。”\n"), vec![]);
+    }
+
+    #[test]
     fn clean_translation_passes() {
         assert_eq!(run(SRC, TGT), vec![]);
         // Running text about parts, and labels the source has, are not injections.

@@ -173,7 +173,8 @@ impl OutlineBuilder {
                 }
             }
             Event::End(TagEnd::Paragraph) => {
-                if self.in_item_para.pop() == Some(false) {
+                let own_block = self.in_item_para.pop() == Some(false);
+                if own_block {
                     self.open.pop();
                 }
             }
