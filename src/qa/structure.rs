@@ -52,6 +52,11 @@ pub const COST_MERGE: f64 = 1.6;
 /// length as a share of the source's prose).
 pub const COST_GAP: f64 = 1.2;
 
+/// Most cells of the alignment table (source blocks + 1 times target blocks + 1): about
+/// 8 MB. Units are segmented well below this (a 12,000-character unit has at most a few hundred
+/// blocks); a larger pair is compared block by block in order instead.
+pub const MAX_CELLS: usize = 250_000;
+
 /// Extra cost of a block added or dropped between two translated blocks rather than at the
 /// start or the end.
 pub const COST_INNER: f64 = 0.3;
@@ -420,6 +425,24 @@ pub const SMOOTHING: f64 = 20.0;
 /// longer inflates the ratio). Returns the steps with the source and target index each starts
 /// at.
 fn align(src: &[Block], tgt: &[Block]) -> Vec<(Step, usize, usize)> {
+    if (src.len() + 1) * (tgt.len() + 1) > MAX_CELLS {
+        // Too large to align in bounded memory: blocks are paired in order where their kinds
+        // agree, and nothing is reported as added, dropped, merged or split.
+        return src
+            .iter()
+            .zip(tgt)
+            .enumerate()
+            .filter(|(_, (a, b))| a.kind() == b.kind())
+            .map(|(i, (a, b))| {
+                let step = if same_attrs(a, b) {
+                    Step::Match
+                } else {
+                    Step::Change
+                };
+                (step, i, i)
+            })
+            .collect();
+    }
     let total = |bs: &[Block]| bs.iter().map(Block::chars).sum::<usize>().max(1) as f64;
     let first = align_with(src, tgt, total(tgt) / total(src));
     let (mut a, mut b) = (0usize, 0usize);
@@ -856,6 +879,26 @@ mod tests {
         assert_eq!(f.len(), 2, "{f:#?}");
         assert!(f[0].message.contains("depth 2") && f[0].message.contains("depth 1"));
         assert!(f[1].message.contains("blockquote of depth 1"));
+    }
+
+    #[test]
+    fn huge_units_are_paired_in_order() {
+        let src: String = (0..600)
+            .map(|i| format!("Paragraph {i} of many.\n\n"))
+            .collect();
+        let tgt: String = (0..600)
+            .map(|i| format!("Absatz {i} von vielen.\n\n"))
+            .collect();
+        assert!(Doc::parse(&src).blocks.len() * Doc::parse(&tgt).blocks.len() > MAX_CELLS);
+        assert_eq!(run(&src, &tgt), vec![]);
+        let quoted = tgt.replacen("Absatz 7 ", "> Absatz 7 ", 1);
+        let f = run(&src, &quoted);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.starts_with("paragraph 8 of the source"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]
