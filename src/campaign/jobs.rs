@@ -563,6 +563,20 @@ pub async fn finish_noting(
     let mut usage = answer.usage;
     let mut attempts = answer.attempts;
     let mut requests = answer.attempts;
+    if let Some(error) = crate::qa::prompt_usage::truncated(
+        job.request.prompt_tokens_estimate(),
+        answer.usage.prompt_tokens,
+    ) {
+        // A smaller unit may fit the server's context: a Translation is split like one cut
+        // at its output limit.
+        return Err(JobFailure {
+            error,
+            attempts,
+            fatal: false,
+            truncated: matches!(job.kind, JobKind::Translation { .. }),
+            usage,
+        });
+    }
     let output = match &job.kind {
         JobKind::Translation { round, source } => {
             let mut answer = answer.clone();

@@ -89,6 +89,9 @@ pub struct Doc {
     pub html: Vec<String>,
     /// Prose text: text events outside code, HTML, front matter and autolinks, one per line.
     pub prose: String,
+    /// The block outline (paragraphs, list items, headings, …) compared by
+    /// [`super::structure`].
+    pub blocks: Vec<super::structure::Block>,
 }
 
 impl Doc {
@@ -112,7 +115,9 @@ impl Doc {
         let mut table: Option<TableShape> = None;
         let parser = markdown::parser(text);
         let mut iter = parser.into_offset_iter();
+        let mut outline = super::structure::OutlineBuilder::default();
         for (ev, range) in iter.by_ref() {
+            outline.event(&ev);
             match ev {
                 Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
                     fence = Some(Fence {
@@ -219,6 +224,7 @@ impl Doc {
             .collect();
         defs.sort();
         d.ref_defs = defs;
+        d.blocks = outline.finish();
         d
     }
 

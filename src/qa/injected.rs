@@ -23,6 +23,16 @@
 //!   professional technical translator", "Reply with the translated Markdown only", "Translation
 //!   guide:", "Glossary (use these renderings)", "A review found problems in your translation",
 //!   the default guide's lines, and a "Rules:" line followed by numbered rules.
+//! - **Meta replies**: a reply asking for the text instead of translating it ("Please provide
+//!   the text to translate", "Veuillez fournir le texte", "请提供需要翻译的…"), anywhere.
+//! - **Blocks with no source counterpart** before the first or after the last translated block
+//!   ([`super::structure::extra_ends`]), in any language: the structural form of a lead-in,
+//!   echoed instruction, meta reply or trailing note, reported unless a phrase above already
+//!   names the block. A source paragraph that starts with "Note:" has its counterpart, so its
+//!   translation ("Remarque :") raises no alarm.
+//!
+//! The phrase lists cover en, zh, ja, ko, de, fr, es, it, pt and ru; a phrase is not flagged
+//! when the source has any phrase of the same list.
 //!
 //! No numeric thresholds; the line windows (3 first, 5 last) cover a preface separated by a
 //! blank line and a closing note after a `---` rule.
@@ -58,6 +68,31 @@ const PREFACE_STARTS: &[&str] = &[
     "好的，这是",
     "这是翻译",
     "这是译文",
+    // de, fr, es, it, pt, ru
+    "hier ist die übersetzung",
+    "hier ist meine übersetzung",
+    "hier ist der übersetzte",
+    "gerne, hier ist",
+    "natürlich, hier ist",
+    "voici la traduction",
+    "voici ma traduction",
+    "voici le texte traduit",
+    "bien sûr, voici",
+    "certainement, voici",
+    "aquí está la traducción",
+    "aquí tienes la traducción",
+    "claro, aquí",
+    "por supuesto, aquí",
+    "ecco la traduzione",
+    "ecco il testo tradotto",
+    "certo, ecco",
+    "aqui está a tradução",
+    "segue a tradução",
+    "claro, aqui está",
+    "вот перевод",
+    "ниже приведён перевод",
+    "ниже приведен перевод",
+    "конечно, вот",
 ];
 
 /// Label lines a model puts before its translation ("Translation:", "译文："): flagged when
@@ -72,6 +107,16 @@ const PREFACE_LABELS: &[&str] = &[
     "翻译",
     "中文翻译",
     "中文译文",
+    "übersetzung",
+    "traduction",
+    "traducción",
+    "traduzione",
+    "tradução",
+    "перевод",
+    "翻訳",
+    "訳文",
+    "번역",
+    "번역문",
 ];
 
 /// Phrases of a preface found anywhere in one of the first lines (Chinese prefaces often
@@ -89,6 +134,16 @@ const PREFACE_CONTAINS: &[&str] = &[
     "翻译如下",
     "翻译后的内容",
     "翻译后的文本",
+    // ja, ko
+    "以下は翻訳",
+    "以下が翻訳",
+    "以下は日本語訳",
+    "以下が日本語訳",
+    "翻訳は以下",
+    "翻訳文は以下",
+    "다음은 번역",
+    "번역은 다음과",
+    "번역문은 다음",
 ];
 
 /// Phrases of a closing note, found anywhere in one of the last lines.
@@ -107,6 +162,33 @@ const CLOSING_CONTAINS: &[&str] = &[
     "翻译说明",
     "译者注",
     "译注：",
+    "ich hoffe, das hilft",
+    "hoffe, das hilft",
+    "anmerkung des übersetzers",
+    "lassen sie mich wissen",
+    "j'espère que cela",
+    "n'hésitez pas",
+    "note du traducteur",
+    "note de traduction",
+    "espero que esto",
+    "no dudes en",
+    "nota del traductor",
+    "nota de traducción",
+    "spero che questo",
+    "non esitare",
+    "nota del traduttore",
+    "espero que isso",
+    "não hesite",
+    "nota do tradutor",
+    "надеюсь, это",
+    "примечание переводчика",
+    "не стесняйтесь",
+    "お役に立てれば",
+    "訳注：",
+    "翻訳メモ",
+    "도움이 되었으면",
+    "도움이 되길",
+    "역자 주",
 ];
 
 /// Phrases that start a closing note line.
@@ -119,6 +201,59 @@ const CLOSING_STARTS: &[&str] = &[
     "注：以上",
     "注：本译文",
     "注：我",
+    "remarque : j",
+    "remarque : la traduction",
+    "remarque : cette traduction",
+    "remarque: j",
+    "hinweis: ich",
+    "anmerkung: ich",
+    "hinweis: die übersetzung",
+    "nota: he ",
+    "nota: la traducción",
+    "nota: ho ",
+    "nota: a tradução",
+    "примечание: я ",
+    "примечание: перевод",
+    "注：翻訳",
+    "참고: 번역",
+];
+
+/// Replies that ask for the text instead of translating it ("Please provide the text to
+/// translate"), found anywhere in the translation, in en, zh, ja, ko, de, fr, es, it, pt and ru.
+const META_REPLIES: &[&str] = &[
+    "please provide the text",
+    "please provide the markdown",
+    "provide the text you would like",
+    "provide the text you want",
+    "there is no text to translate",
+    "you haven't provided",
+    "you have not provided",
+    "请提供需要翻译的",
+    "请提供要翻译的",
+    "请提供您要翻译的",
+    "请提供你要翻译的",
+    "没有提供需要翻译",
+    "翻訳するテキストを",
+    "翻訳したいテキストを",
+    "翻訳対象のテキストを",
+    "번역할 텍스트를",
+    "번역할 내용을",
+    "bitte geben sie den text",
+    "bitte gib den text",
+    "bitte stellen sie den text",
+    "bitte senden sie den text",
+    "veuillez fournir le texte",
+    "merci de fournir le texte",
+    "pouvez-vous fournir le texte",
+    "aucun texte à traduire",
+    "proporciona el texto",
+    "proporcione el texto",
+    "no hay texto para traducir",
+    "fornisci il testo",
+    "fornire il testo",
+    "forneça o texto",
+    "предоставьте текст",
+    "пришлите текст",
 ];
 
 /// Phrases that say the same thing in English and Chinese: a phrase of the translation is not
@@ -181,11 +316,21 @@ const EQUIVALENTS: &[&[&str]] = &[
         "好的，这是",
     ],
     &["note: i ", "note: i'", "注：我"],
+    META_REPLIES,
 ];
 
 /// Whether the source (lower-cased) has `pattern` or an equivalent phrase.
 fn in_source(src_lower: &str, pattern: &str) -> bool {
     src_lower.contains(pattern)
+        || [
+            PREFACE_STARTS,
+            PREFACE_CONTAINS,
+            CLOSING_CONTAINS,
+            META_REPLIES,
+        ]
+        .iter()
+        .filter(|list| list.contains(&pattern))
+        .any(|list| list.iter().any(|e| src_lower.contains(e)))
         || EQUIVALENTS
             .iter()
             .filter(|g| g.contains(&pattern))
@@ -193,7 +338,7 @@ fn in_source(src_lower: &str, pattern: &str) -> bool {
 }
 
 /// Runs the check (see the module docs).
-pub fn check(_ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let src_lower = source.to_lowercase();
     let tgt_lower = target.to_lowercase();
     let mut out = Vec::new();
@@ -201,7 +346,79 @@ pub fn check(_ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &st
     think(&mut out, &src_lower, &tgt_lower, target);
     prompt_text(&mut out, &src_lower, &tgt_lower, target);
     labels(&mut out, source, target);
+    meta_replies(&mut out, &src_lower, &tgt_lower, target);
+    extra_blocks(&mut out, src, tgt);
     out
+}
+
+fn meta_replies(out: &mut Vec<Finding>, src_lower: &str, tgt_lower: &str, target: &str) {
+    if let Some(p) = META_REPLIES
+        .iter()
+        .find(|p| tgt_lower.contains(**p) && !in_source(src_lower, p))
+    {
+        out.push(Finding::new(
+            CHECK,
+            Severity::Error,
+            format!(
+                "the translation is a reply asking for the text (\"{}\"), not a translation; translate the source text",
+                crate::util::excerpt(line_containing(target, tgt_lower, p), 60)
+            ),
+            "",
+            line_containing(target, tgt_lower, p),
+        ));
+    }
+}
+
+/// Leading and trailing blocks with no source counterpart ([`super::structure::extra_ends`]),
+/// unless a finding above already names their text.
+fn extra_blocks(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
+    let squash = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect::<String>()
+    };
+    let named: Vec<String> = out
+        .iter()
+        .map(|f| squash(&f.target_excerpt).chars().take(24).collect())
+        .filter(|s: &String| !s.is_empty())
+        .collect();
+    let ends = super::structure::extra_ends(src, tgt);
+    // One finding per side: a run of added blocks is one injected text.
+    for side in [true, false] {
+        let run: Vec<_> = ends
+            .iter()
+            .filter(|(_, l)| *l == side)
+            .map(|(b, _)| *b)
+            .collect();
+        let Some(b) = run.first() else { continue };
+        let is_named = |b: &&super::structure::Block| {
+            let text = squash(&b.text);
+            named
+                .iter()
+                .any(|n| text.contains(n.as_str()) || n.contains(&text))
+        };
+        if run.iter().any(is_named) {
+            continue;
+        }
+        out.push(Finding::new(
+            CHECK,
+            Severity::Error,
+            format!(
+                "{} of the translation ({} block{}) has no counterpart in the source (\"{}\"): {}; remove it and reply with the translation only",
+                if side { "the start" } else { "the end" },
+                run.len(),
+                if run.len() == 1 { "" } else { "s" },
+                crate::util::excerpt(b.text.trim(), 60),
+                if side {
+                    "a lead-in or an echoed instruction?"
+                } else {
+                    "a note or a question of the model?"
+                }
+            ),
+            "",
+            b.text.trim(),
+        ));
+    }
 }
 
 /// A line lower-cased, without Markdown decoration and with whitespace collapsed.
@@ -732,6 +949,52 @@ mod tests {
 
     const SRC: &str = "Memory is how an Agent keeps facts across sessions.\n\nThe next step is to let it write its own memories.\n";
     const TGT: &str = "记忆是 Agent 跨会话保存事实的方式。\n\n下一步是让它自己写记忆。\n";
+
+    #[test]
+    fn phrases_in_ten_languages_inside_a_translated_block() {
+        // Each preface shares its paragraph with the translation (a soft line break), so only
+        // the phrase lists can tell: one finding each, and none when the source has the phrase.
+        for (preface, translation) in [
+            ("Voici la traduction :", "La mémoire garde les faits."),
+            (
+                "Hier ist die Übersetzung:",
+                "Das Gedächtnis bewahrt Fakten.",
+            ),
+            ("Aquí está la traducción:", "La memoria guarda hechos."),
+            ("Ecco la traduzione:", "La memoria conserva i fatti."),
+            ("Aqui está a tradução:", "A memória guarda fatos."),
+            ("Вот перевод:", "Память хранит факты."),
+            ("以下は翻訳です：", "記憶は事実を保持します。"),
+            ("다음은 번역입니다:", "메모리는 사실을 보관합니다."),
+            ("以下是译文：", "记忆保存事实。"),
+        ] {
+            let f = run(
+                "Memory keeps facts.\n",
+                &format!("{preface}\n{translation}\n"),
+            );
+            assert_eq!(f.len(), 1, "{preface}: {f:#?}");
+            assert!(f[0].message.contains("starts with a preface"), "{f:#?}");
+        }
+        for meta in [
+            "Please provide the text you want translated.",
+            "Veuillez fournir le texte à traduire.",
+            "Bitte geben Sie den Text an.",
+            "Proporcione el texto, por favor.",
+            "Пожалуйста, предоставьте текст.",
+            "翻訳するテキストを提供してください。",
+            "번역할 텍스트를 보내 주세요.",
+            "请提供需要翻译的文本。",
+        ] {
+            let f = run("Memory keeps facts.\n", &format!("{meta}\n"));
+            assert!(
+                f.iter().any(|f| f.message.contains("asking for the text")),
+                "{meta}: {f:#?}"
+            );
+        }
+        // A book about prompts may quote the request in its source.
+        let src = "A bad reply says \"Please provide the text to translate.\"\n";
+        assert_eq!(run(src, "糟糕的回复会说“请提供要翻译的文本。”\n"), vec![]);
+    }
 
     #[test]
     fn clean_translation_passes() {

@@ -24,6 +24,9 @@ pub mod links;
 pub mod markers;
 pub mod math_html;
 pub mod numbers;
+pub mod prompt_usage;
+pub mod sentences;
+pub mod structure;
 pub mod tables;
 pub mod untranslated;
 
@@ -147,6 +150,8 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     math_html::check,
     numbers::check,
     glossary::check,
+    structure::check,
+    sentences::check,
 ];
 
 /// Runs every per-unit check on `source` and its translation `target`, filling in unit and

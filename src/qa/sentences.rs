@@ -1,0 +1,122 @@
+//! `truncation` (error): a translation that stops early. Found without calibrating any
+//! language pair, by aligning what the translation must keep one for one:
+//!
+//! - **Blocks**: the last source block must have a counterpart ([`super::structure`] reports a
+//!   trailing source block without one as `truncation`).
+//! - **Sentences**: in each paragraph or list item matched one to one with its counterpart
+//!   ([`super::structure::pairs`]), a source with at least [`MIN_SENTENCES`] sentences whose
+//!   translation has fewer than one in [`MAX_SHRINK`] of them lost the rest ("2 of 12 sentences").
+//!   Translators merge and split sentences, but in every pair of the labelled set
+//!   (`tests/fixtures/qa-labelled/`) and in the zh and en editions of the reference corpus a
+//!   faithful paragraph keeps more than a third of its source's sentence count.
+//! - **A last sentence cut off**: the source's last paragraph (list items often end without
+//!   punctuation in one language and with it in another) ends with sentence punctuation and its
+//!   counterpart ends with a letter or digit (a stream cut mid-sentence).
+//!
+//! Sentences end at `.`, `!`, `?` or `…` followed by whitespace or the end of the block, and at
+//! the CJK full stops `。！？` (also `।`, `؟`, `۔`), whatever the language.
+
+use super::doc::Doc;
+use super::structure::{self, Block, Kind};
+use super::{Finding, QaContext, Severity};
+
+/// Fewest source sentences in a block for the sentence count to be compared.
+pub const MIN_SENTENCES: usize = 6;
+/// A translation with fewer than `source / MAX_SHRINK` sentences is truncated.
+pub const MAX_SHRINK: usize = 3;
+
+/// Sentences in `text` (see the module docs); a text with letters and no final punctuation
+/// counts its last sentence too.
+pub fn count(text: &str) -> usize {
+    let chars: Vec<char> = text.trim().chars().collect();
+    let mut n = 0;
+    let mut open = false;
+    for (i, &c) in chars.iter().enumerate() {
+        let next_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+        let ends = match c {
+            '。' | '！' | '？' | '।' | '؟' | '۔' => true,
+            '.' | '!' | '?' | '…' => next_space,
+            _ => false,
+        };
+        if ends {
+            if open {
+                n += 1;
+            }
+            open = false;
+        } else if c.is_alphanumeric() {
+            open = true;
+        }
+    }
+    n + usize::from(open)
+}
+
+fn ends_sentence(text: &str) -> bool {
+    let t = text
+        .trim_end()
+        .trim_end_matches(['"', '\'', ')', '”', '’', '»', '」', '）', '*', '_']);
+    t.ends_with([
+        '.', '!', '?', '…', '。', '！', '？', '।', '؟', '۔', ':', '：', ';', '；',
+    ])
+}
+
+/// Runs the check (see the module docs).
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let prose = |b: &Block| matches!(b.kind, Some(Kind::Paragraph | Kind::ListItem));
+    let pairs = structure::pairs(src, tgt);
+    for &(i, j) in &pairs {
+        let (a, b) = (&src.blocks[i], &tgt.blocks[j]);
+        if !prose(a) {
+            continue;
+        }
+        let (s, t) = (count(&a.text), count(&b.text));
+        if s >= MIN_SENTENCES && t * MAX_SHRINK < s {
+            out.push(Finding::new(
+                structure::TRUNCATION,
+                Severity::Error,
+                format!(
+                    "{} has {s} sentences in the source but {t} in the translation: truncated or shortened? Translate every sentence",
+                    structure::name(&src.blocks, i)
+                ),
+                &a.text,
+                &b.text,
+            ));
+        }
+    }
+    let last_prose = src
+        .blocks
+        .iter()
+        .rposition(|b| b.kind == Some(Kind::Paragraph));
+    if let Some(&(i, j)) = pairs.last()
+        && Some(i) == last_prose
+        && ends_sentence(&src.blocks[i].text)
+    {
+        let t = tgt.blocks[j].text.trim_end();
+        if t.chars().last().is_some_and(char::is_alphanumeric) && out.is_empty() {
+            out.push(Finding::new(
+                structure::TRUNCATION,
+                Severity::Error,
+                format!(
+                    "{} of the translation ends mid-sentence where the source's ends with a full stop: cut off? Finish the translation",
+                    structure::name(&tgt.blocks, j)
+                ),
+                &src.blocks[i].text,
+                t,
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_sentences_in_any_script() {
+        assert_eq!(count("One. Two! Three? Version 3.5 is out"), 4);
+        assert_eq!(count("一。二！三？"), 3);
+        assert_eq!(count("Раз. Два."), 2);
+        assert_eq!(count(""), 0);
+    }
+}
