@@ -174,6 +174,9 @@ pub struct State {
     pub runaways: Vec<RunawayRecord>,
     /// Why the newest run stopped early (an account problem: quota, billing, key), if it did.
     pub stopped: Option<String>,
+    /// Agent entries the newest glossary merge left out because they failed a deterministic
+    /// check (see [`crate::termbase::vet`]), in termbase order.
+    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 /// One runaway reply as journaled ([`Event::RunawayReply`]).
@@ -187,9 +190,6 @@ pub struct RunawayRecord {
     pub usage: Usage,
     pub temperature: Option<f64>,
     pub retry_temperature: Option<f64>,
-    /// Agent entries the newest glossary merge left out because they failed a deterministic
-    /// check (see [`crate::termbase::vet`]), in termbase order.
-    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 impl State {

@@ -37,7 +37,7 @@ use pulldown_cmark::{Alignment, BlockQuoteKind, Event, Tag, TagEnd};
 use super::doc::Doc;
 use super::{Finding, QaContext, Severity, quote};
 
-const CHECK: &str = "structure";
+pub const CHECK: &str = "structure";
 /// Check name of a trailing source block without counterpart, and of sentence omissions
 /// ([`super::sentences`]).
 pub const TRUNCATION: &str = "truncation";

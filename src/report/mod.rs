@@ -213,6 +213,10 @@ pub struct Report {
     /// Replies the stream reader stopped as runaways (repeating, or over their bound) and what
     /// they cost. Their tokens are billed, so they are also in `summary.usage`.
     pub runaway: RunawayReport,
+    /// Glossary-agent entries left out of the termbase because a deterministic check failed
+    /// (`{source, target, reason, action}`, `action` `dropped` or `review`; see
+    /// [`crate::termbase::vet`]), in termbase order.
+    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 /// The runaway replies of a campaign (all runs).
@@ -238,10 +242,6 @@ impl RunawayReport {
             calls: s.runaways.clone(),
         }
     }
-    /// Glossary-agent entries left out of the termbase because a deterministic check failed
-    /// (`{source, target, reason, action}`, `action` `dropped` or `review`; see
-    /// [`crate::termbase::vet`]), in termbase order.
-    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
 /// The (source, target) texts of every unit of a campaign state, for the HTML report.
