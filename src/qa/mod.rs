@@ -11,6 +11,7 @@
 
 pub mod campaign;
 pub mod code;
+pub mod comments;
 pub mod completeness;
 pub mod context;
 pub mod doc;
@@ -102,6 +103,9 @@ pub struct QaContext {
     pub termbase: Termbase,
     /// The marker translators put after a rendering they coined (default `[待审]` for Chinese).
     pub review_marker: String,
+    /// Whether comments in code blocks may be translated (campaign key `code_comments`,
+    /// default [`comments::CodeComments::Keep`]).
+    pub code_comments: comments::CodeComments,
 }
 
 impl QaContext {
@@ -111,6 +115,7 @@ impl QaContext {
             target_lang: target_lang.clone(),
             termbase: termbase.clone(),
             review_marker: default_review_marker(target_lang).to_string(),
+            code_comments: comments::CodeComments::Keep,
         }
     }
 }
