@@ -230,6 +230,7 @@ impl Campaign {
             guide: self.guide.clone(),
             review_marker: self.plan.review_marker.clone(),
             brief,
+            code_comments: self.plan.code_comments,
         }
     }
 

@@ -341,6 +341,7 @@ impl State {
                         note: ch.note.clone(),
                         origin: crate::termbase::Origin::Reconciled,
                         forbidden: Vec::new(),
+                        variants: Vec::new(),
                     }),
                     _ => None,
                 };

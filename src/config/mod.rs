@@ -366,7 +366,10 @@ impl Plan {
             provider,
             code_comments: match raw.code_comments.as_deref() {
                 None => Default::default(),
-                Some(v) => v.trim().parse().map_err(|m: String| err("code_comments", m))?,
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map_err(|m: String| err("code_comments", m))?,
             },
         })
     }

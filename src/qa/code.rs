@@ -274,8 +274,7 @@ mod tests {
 
     #[test]
     fn translated_code_comments_pass_under_translate() {
-        let mut ctx =
-            QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
         ctx.code_comments = CodeComments::Translate;
         let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
         let tgt = "调用 `run()` 和 `stop()`。\n\n```python\n# 启动循环\n# （第二行注释）\nrun()\n```\n\n    $ agent --help\n";
