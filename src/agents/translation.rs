@@ -5,7 +5,8 @@
 //! 1. `system`: instructions and the translation guide, byte-identical for every unit of a
 //!    campaign;
 //! 2. `user`: the glossary entries whose source terms occur in this unit;
-//! 3. `user`: the unit's source text, exactly, and nothing else.
+//! 3. `user`: the unit's source text, exactly, and nothing else (HTML comments masked as
+//!    placeholders by [`super::mask`], restored in the answer by the caller).
 //!
 //! A revision appends `assistant` (the previous translation) and `user` (the findings to fix).
 //! The agent never sees another unit or its translation. The prompt never mentions parts, unit
