@@ -168,9 +168,9 @@ fn strip(syn: &Syntax, body: &str) -> String {
     'outer: while i < b.len() {
         let rest = &body[i..];
         for (open, close) in syn.block {
-            if rest.starts_with(open) {
+            if let Some(inner) = rest.strip_prefix(open) {
                 out.push_str(&body[run..i]);
-                let end = rest[open.len()..]
+                let end = inner
                     .find(close)
                     .map_or(body.len(), |e| i + open.len() + e + close.len());
                 out.extend(body[i..end].chars().filter(|&c| c == '\n'));
