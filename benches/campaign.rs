@@ -1220,6 +1220,7 @@ fn throughput(ctx: &Ctx) -> Option<Report> {
         max_unit_chars: max,
         report_dir: Some(report_dir.path().to_path_buf()),
         json: false,
+        code_comments: None,
     };
     let started = Instant::now();
     let _ = booktr::commands::validate::run(&args);

@@ -40,6 +40,7 @@ fn main() {
         max_unit_chars: booktr::book::segment::DEFAULT_MAX_UNIT_CHARS,
         report_dir: Some(report_dir.path().to_path_buf()),
         json: false,
+        code_comments: None,
     };
     // Build the tokenizer-free parts once before timing (nothing to warm: validate uses no model).
     let started = Instant::now();

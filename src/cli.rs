@@ -245,6 +245,10 @@ pub struct ValidateArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// With --source/--target: `keep` (default: code blocks byte for byte) or `translate`
+    /// (only comments in code blocks may differ), as the campaign key `code_comments`.
+    #[arg(long, value_name = "keep|translate")]
+    pub code_comments: Option<String>,
 }
 
 #[derive(Debug, Args)]

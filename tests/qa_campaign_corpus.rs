@@ -75,6 +75,7 @@ fn whole_english_book_against_itself_is_fast() {
         note: String::new(),
         origin: Origin::HouseStyle,
         forbidden: vec!["代理".into()],
+        variants: Vec::new(),
     }]);
     for target in ["zh", "en"] {
         let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse(target), &tb);
@@ -166,6 +167,7 @@ fn human_translation_sections() {
         note: String::new(),
         origin: Origin::HouseStyle,
         forbidden: Vec::new(),
+        variants: Vec::new(),
     };
     let tb = Termbase::from_entries([
         e("Agent", "Agent"),

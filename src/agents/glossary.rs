@@ -705,6 +705,7 @@ pub fn parse(value: &Value, asked: &[String]) -> (Vec<Entry>, ParseStats) {
             note,
             origin: Origin::Agent,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         });
     }
     (out, stats)
@@ -765,6 +766,7 @@ mod tests {
             note: String::new(),
             origin: Origin::HouseStyle,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         }]);
         let c = candidates(&[BOOK], &known, 50);
         assert!(c.iter().all(|c| c.term != "LLM"));

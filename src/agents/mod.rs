@@ -11,6 +11,7 @@ pub mod brief;
 pub mod glossary;
 pub mod json;
 pub mod manager;
+pub mod mask;
 pub mod proofreading;
 pub mod reconcile;
 pub mod translation;

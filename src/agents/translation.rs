@@ -5,7 +5,8 @@
 //! 1. `system`: instructions and the translation guide, byte-identical for every unit of a
 //!    campaign;
 //! 2. `user`: the glossary entries whose source terms occur in this unit;
-//! 3. `user`: the unit's source text, exactly, and nothing else.
+//! 3. `user`: the unit's source text, exactly, and nothing else (HTML comments masked as
+//!    placeholders by [`super::mask`], restored in the answer by the caller).
 //!
 //! A revision appends `assistant` (the previous translation) and `user` (the findings to fix).
 //! The agent never sees another unit or its translation. The prompt never mentions parts, unit
@@ -30,6 +31,8 @@ pub struct Setup {
     pub review_marker: String,
     /// The book brief (audience, register, conventions, synopses); empty before it exists.
     pub brief: String,
+    /// Whether comments in code blocks are translated (campaign key `code_comments`).
+    pub code_comments: crate::qa::comments::CodeComments,
 }
 
 /// A revision of an earlier translation.
@@ -64,9 +67,9 @@ pub fn system_prompt(setup: &Setup) -> String {
          Rules:\n\
          1. Reply with the translated Markdown only. Do not add any preface, explanation, note, title, heading, label or code fence of your own.\n\
          2. Keep the Markdown structure exactly: the same headings (same levels), paragraphs, lists, tables (same rows and columns), block quotes, footnote labels and definitions, and blank lines.\n\
-         3. Copy without any change: fenced and indented code blocks, inline code, URLs and link or image targets, HTML tags and comments, math between $ or $$, heading anchors such as {{#id}}, and footnote labels such as [^1].\n\
+         3. Copy without any change: fenced and indented code blocks{code_comments}, inline code, URLs and link or image targets, HTML tags and comments, math between $ or $$, heading anchors such as {{#id}}, and footnote labels such as [^1].\n\
          4. Translate prose, headings, list items, table cells, link text and image alt text.\n\
-         5. For every term listed in the glossary message, use exactly the given {tgt} rendering.\n\
+         5. For every term listed in the glossary message, use {term_rule}.\n\
          6. If a technical term that is not in the glossary needs a rendering you coin, write its first occurrence in this text as `rendering（Source Term）{marker}` so an editor can review it, and use the same rendering everywhere else.\n\
          7. If the text is already in {tgt} or contains nothing to translate, return it unchanged.\n\
          \n\
@@ -75,12 +78,33 @@ pub fn system_prompt(setup: &Setup) -> String {
         tgt = setup.target.name,
         guide = setup.guide.trim_end(),
         marker = setup.review_marker,
+        code_comments = match setup.code_comments {
+            crate::qa::comments::CodeComments::Keep => "",
+            crate::qa::comments::CodeComments::Translate => {
+                " (except the comments inside them, which you translate; every other character of the code stays identical)"
+            }
+        },
+        term_rule = term_rule(&setup.target),
         brief = if setup.brief.trim().is_empty() {
             String::new()
         } else {
             format!("\n\nBook brief:\n{}", setup.brief.trim_end())
         },
     )
+}
+
+/// Rule 5 of the system prompt: the exact rendering, or, for a target language that inflects
+/// ([`crate::termbase::inflect::inflection`]), the rendering in the grammatically right form
+/// (QA accepts inflected forms there).
+fn term_rule(target: &Lang) -> String {
+    if crate::termbase::inflect::inflection(&target.primary()).is_some() {
+        format!(
+            "the given {tgt} rendering, in the grammatically right form for the sentence (inflect it for case, number and gender as {tgt} grammar requires; do not replace it with a synonym)",
+            tgt = target.name
+        )
+    } else {
+        format!("exactly the given {} rendering", target.name)
+    }
 }
 
 /// Longest glossary note put in a prompt, in characters.
@@ -303,7 +327,33 @@ mod tests {
             guide: default_guide(&Lang::parse("zh")),
             review_marker: "[待审]".into(),
             brief: String::new(),
+            code_comments: Default::default(),
         }
+    }
+
+    #[test]
+    fn prompt_asks_for_the_grammatically_right_form_in_inflected_languages() {
+        let zh = system_prompt(&setup());
+        assert!(
+            zh.contains("use exactly the given Simplified Chinese rendering."),
+            "{zh}"
+        );
+        let ru = Setup {
+            target: Lang::parse("ru"),
+            ..setup()
+        };
+        let p = system_prompt(&ru);
+        assert!(!p.contains("exactly the given"), "{p}");
+        assert!(
+            p.contains("in the grammatically right form for the sentence"),
+            "{p}"
+        );
+        let t = Setup {
+            code_comments: crate::qa::comments::CodeComments::Translate,
+            ..setup()
+        };
+        assert!(system_prompt(&t).contains("except the comments inside them, which you translate"));
+        assert!(!zh.contains("except the comments"));
     }
 
     #[test]
@@ -314,6 +364,7 @@ mod tests {
             note: "core".into(),
             origin: Origin::HouseStyle,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         };
         let a = build_request(&setup(), &[&e], "An Agent acts.\n", None);
         let b = build_request(&setup(), &[], "Other text.\n", None);

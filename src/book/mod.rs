@@ -2,6 +2,8 @@
 //!
 //! - [`markdown`] owns the one set of pulldown-cmark options every parser in booktr uses.
 //! - [`chapter`] loads chapter files (UTF-8 checked, BOM and CRLF kept byte for byte).
+//! - [`sentences`] finds sentence boundaries inside one block, to split a block too large for
+//!   the model.
 //! - [`segment`] cuts a chapter into [`segment::Unit`]s at top-level block boundaries, such that
 //!   joining the units gives back the chapter byte for byte.
 //!
@@ -11,6 +13,7 @@ pub mod align;
 pub mod chapter;
 pub mod markdown;
 pub mod segment;
+pub mod sentences;
 
 pub use chapter::Chapter;
 pub use segment::{Unit, UnitKind, segment};

@@ -808,6 +808,7 @@ mod tests {
             note: String::new(),
             origin: Origin::Agent,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         };
         let proposed = vec![e("agent", "代理"), e("token", "词元"), e("prompt", "提示")];
         let approved = Termbase::from_entries([

@@ -149,6 +149,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
                 note: GUESSED_NOTE.into(),
                 origin: Origin::Agent,
                 forbidden: Vec::new(),
+                variants: Vec::new(),
             })
             .collect();
         assumed = Termbase::merge(&c.house, &guessed).0;

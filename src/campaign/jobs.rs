@@ -30,7 +30,10 @@ use crate::llm::{Answer, CallOptions, LlmError, Provider, Request, Usage};
 pub enum JobKind {
     Translation {
         round: u32,
+        /// The source as sent, HTML comments masked.
         source: String,
+        /// The masked originals, restored in the answer ([`crate::agents::mask`]).
+        mask: crate::agents::mask::Masked,
     },
     Glossary {
         asked: Vec<Candidate>,
@@ -133,33 +136,40 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         },
         Action::Translate { unit, round, .. } => {
             let u = &c.units[*unit];
-            let source = c.source_text(u).to_string();
-            let entries = c.prompt_entries(termbase, &source);
+            let entries = c.prompt_entries(termbase, c.source_text(u));
+            // HTML comments never reach the model as text (see agents::mask).
+            let mask = crate::agents::mask::mask(c.source_text(u));
+            let source = mask.text.clone();
             let revision = (*round > 0).then(|| {
                 let previous = s
                     .kept_translation(&u.id, round - 1)
-                    .map(|(_, t)| t.to_string())
+                    .map(|(_, t)| mask.apply(t))
                     .unwrap_or_default();
                 translation::Revision {
                     previous,
                     feedback: feedback_for(m, s, &u.id, round - 1),
                 }
             });
+            let mut request = translation::build_request_with_context(
+                &c.translation_setup_with(s.brief_text().to_string()),
+                &entries,
+                &source,
+                revision.as_ref(),
+                c.context_for(u)
+                    .map(|ctx| crate::agents::mask::strip_comments(&ctx))
+                    .as_deref(),
+            );
+            mask.instruct(&mut request);
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
-                request: translation::build_request_with_context(
-                    &c.translation_setup_with(s.brief_text().to_string()),
-                    &entries,
-                    &source,
-                    revision.as_ref(),
-                    c.context_for(u).as_deref(),
-                ),
+                request,
                 kind: JobKind::Translation {
                     round: *round,
                     source,
+                    mask,
                 },
             }
         }
@@ -221,20 +231,27 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         }
         Action::TranslatePart { unit, part, range } => {
             let u = &c.units[*unit];
-            let source = c.source_text(u)[range.clone()].to_string();
-            let entries = c.prompt_entries(termbase, &source);
+            let entries = c.prompt_entries(termbase, &c.source_text(u)[range.clone()]);
+            let mask = crate::agents::mask::mask(&c.source_text(u)[range.clone()]);
+            let source = mask.text.clone();
+            let mut request = translation::build_request(
+                &c.translation_setup_with(s.brief_text().to_string()),
+                &entries,
+                &source,
+                None,
+            );
+            mask.instruct(&mut request);
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
                 agent: Agent::Translation,
                 unit: Some(part.clone()),
-                request: translation::build_request(
-                    &c.translation_setup_with(s.brief_text().to_string()),
-                    &entries,
-                    &source,
-                    None,
-                ),
-                kind: JobKind::Translation { round: 0, source },
+                request,
+                kind: JobKind::Translation {
+                    round: 0,
+                    source,
+                    mask,
+                },
             }
         }
         Action::Reconcile {
@@ -578,7 +595,11 @@ pub async fn finish_noting(
         });
     }
     let output = match &job.kind {
-        JobKind::Translation { round, source } => {
+        JobKind::Translation {
+            round,
+            source,
+            mask,
+        } => {
             let mut answer = answer.clone();
             if answer.finish_reason.as_deref() == Some("length") {
                 let asked = job.request.max_tokens;
@@ -612,6 +633,14 @@ pub async fn finish_noting(
                 });
             }
             let (text, cleanup) = translation::postprocess(source, &answer.content);
+            // Every masked comment must come back exactly once: otherwise the attempt fails.
+            let text = mask.restore(&text).map_err(|e| JobFailure {
+                error: e.to_string(),
+                attempts,
+                fatal: false,
+                truncated: false,
+                usage,
+            })?;
             if text.trim().is_empty() && !source.trim().is_empty() {
                 return Err(JobFailure {
                     error: "the translation was empty after clean-up".into(),

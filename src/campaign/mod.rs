@@ -274,6 +274,7 @@ impl Campaign {
             guide: self.guide.clone(),
             review_marker: self.plan.review_marker.clone(),
             brief,
+            code_comments: self.plan.code_comments,
         }
     }
 
@@ -281,6 +282,7 @@ impl Campaign {
     pub fn qa_context(&self, tb: &Termbase) -> crate::qa::QaContext {
         let mut ctx = crate::qa::QaContext::new(&self.plan.source_lang, &self.plan.target_lang, tb);
         ctx.review_marker = self.plan.review_marker.clone();
+        ctx.code_comments = self.plan.code_comments;
         ctx
     }
 

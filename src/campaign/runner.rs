@@ -770,7 +770,8 @@ fn action_unit(c: &Campaign, action: &Action) -> Option<String> {
 }
 
 /// Records a failed call. A first translation that did not fit the model's limits is split in
-/// two at a block boundary instead (recorded as `unit_split`), when it has more than one block.
+/// two instead (recorded as `unit_split`): at a block boundary when it has more than one block,
+/// else at a sentence boundary of its one block ([`crate::book::sentences`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn record_failure(
     c: &Campaign,
@@ -793,7 +794,13 @@ pub(super) fn record_failure(
         && let Some((id, unit, range)) = splittable.clone()
     {
         let text = &c.source_text(&c.units[unit])[range.clone()];
-        if let Some(cut) = crate::book::segment::split_in_two(text) {
+        // Between blocks when there are several, else between sentences of the one block.
+        let cut = crate::book::segment::split_in_two(text)
+            .map(|c| (c, "a block boundary"))
+            .or_else(|| {
+                crate::book::sentences::split_at_sentence(text).map(|c| (c, "a sentence boundary"))
+            });
+        if let Some((cut, at)) = cut {
             let mid = range.start + cut;
             let rec = store.append(Event::UnitSplit {
                 unit: c.units[unit].id.clone(),
@@ -804,16 +811,13 @@ pub(super) fn record_failure(
                 requests: f.attempts,
             })?;
             state.apply(c, &store.dir, &rec, None)?;
-            progress.println(&format!(
-                "split {id} in two at a block boundary: {}",
-                f.error
-            ));
+            progress.println(&format!("split {id} in two at {at}: {}", f.error));
             return Ok(());
         }
     }
     let error = if f.truncated && splittable.is_some() {
         format!(
-            "{}; the text is a single block that cannot be split, so raise max_tokens/max_output_tokens for this model or translate it by hand",
+            "{}; the text is a single block with a single sentence, so it cannot be split; raise max_tokens/max_output_tokens for this model or translate it by hand",
             f.error
         )
     } else {

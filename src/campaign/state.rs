@@ -389,6 +389,7 @@ impl State {
                             note: ch.note.clone(),
                             origin: crate::termbase::Origin::Reconciled,
                             forbidden: Vec::new(),
+                            variants: Vec::new(),
                         })
                     }
                     _ => None,

@@ -153,7 +153,13 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         }));
     }
     let tb = Termbase::from_entries(entries);
-    let ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
+    let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
+    if let Some(v) = &args.code_comments {
+        ctx.code_comments = v
+            .trim()
+            .parse()
+            .map_err(|m: String| UsageError::new(format!("--code-comments: {m}")))?;
+    }
     let sources = chapter_files(src)?;
     let target_dir_mode = tgt.is_dir();
     let mut units: Vec<UnitReport> = Vec::new();

@@ -150,6 +150,9 @@ pub struct Plan {
     /// A human translation of the book (chapter files named as the sources), for
     /// `booktr experiment`'s chrF; `None` when the campaign names none.
     pub reference_dir: Option<PathBuf>,
+    /// Whether comments in code blocks may be translated (campaign key `code_comments`,
+    /// default `keep`).
+    pub code_comments: crate::qa::comments::CodeComments,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -361,6 +364,13 @@ impl Plan {
                     crate::qa::default_review_marker(&Lang::parse(&raw.target_lang)).to_string()
                 }),
             provider,
+            code_comments: match raw.code_comments.as_deref() {
+                None => Default::default(),
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map_err(|m: String| err("code_comments", m))?,
+            },
         })
     }
 

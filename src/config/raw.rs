@@ -62,6 +62,9 @@ pub struct RawCampaign {
     pub provider: Option<RawProvider>,
     /// Prices for cost estimates and reports.
     pub pricing: Option<Pricing>,
+    /// Comments in code blocks: `keep` (default: copied byte for byte) or `translate` (only
+    /// comments may change; every code token stays identical). See [`crate::qa::comments`].
+    pub code_comments: Option<String>,
 }
 
 /// `[pricing]`: prices per million tokens, in `currency`. The same table serves `plan`

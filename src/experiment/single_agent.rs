@@ -516,6 +516,7 @@ mod tests {
             guide: translation::default_guide(&Lang::parse("zh")),
             review_marker: "[待审]".into(),
             brief: String::new(),
+            code_comments: Default::default(),
         };
         let house = Termbase::from_entries([Entry {
             source: "context window".into(),
@@ -523,6 +524,7 @@ mod tests {
             note: String::new(),
             origin: Origin::HouseStyle,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         }]);
         let req = Request {
             agent: Agent::Translation,

@@ -11,7 +11,8 @@
 //! 3. **no header**, as DeepL glossaries are written: `source,target`, or
 //!    `source,target,source_lang,target_lang` where rows of another language pair are skipped.
 //!
-//! Export writes a named header `source,target,note,forbidden,origin`. A spreadsheet would run a
+//! Export writes a named header `source,target,note,forbidden,origin` (plus `,variants` when an
+//! entry has variants). A spreadsheet would run a
 //! cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return as a formula (CSV
 //! injection, OWASP), so such cells are written with a leading `'` ([`neutralize`]); reading
 //! removes it again ([`restore`]), so export → import → export is stable.
@@ -77,6 +78,8 @@ struct Columns {
     note: Option<usize>,
     forbidden: Option<usize>,
     origin: Option<usize>,
+    /// The `allowed`/`variants` column: accepted other renderings (inflected forms).
+    variants: Option<usize>,
     /// Header-less DeepL rows with language columns: (source lang column, target lang column).
     langs: Option<(usize, usize)>,
     has_header: bool,
@@ -94,6 +97,9 @@ fn named(h: &str) -> Option<&'static str> {
         "note" | "notes" | "comment" | "comments" | "description" | "definition" => Some("note"),
         "forbidden" | "do not use" | "deprecated" => Some("forbidden"),
         "origin" => Some("origin"),
+        "variants" | "variant" | "allowed" | "allowed forms" | "inflections" | "forms" => {
+            Some("variants")
+        }
         _ => None,
     }
 }
@@ -120,6 +126,7 @@ fn layout(
         c.note = find("note");
         c.forbidden = find("forbidden");
         c.origin = find("origin");
+        c.variants = find("variants");
     };
     if s.is_some() || t.is_some() {
         let (Some(s), Some(t)) = (s, t) else {
@@ -276,6 +283,12 @@ pub fn read(
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect(),
+            variants: get(cols.variants)
+                .split([';', '|'])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
         });
     }
     // A header with no row under it is an empty glossary (a house style not written yet, or a
@@ -300,37 +313,47 @@ pub fn write(entries: &[Entry], delimiter: u8) -> Vec<u8> {
     write_marked(entries, delimiter, false)
 }
 
-/// [`write`], with the rehearsal mark when `rehearsal` is true: a sixth column
+/// [`write`], with the rehearsal mark when `rehearsal` is true: a last column
 /// [`super::rehearsal::CSV_COLUMN`] (`rehearsal`) holding `true` in every row. Readers take
 /// the columns they know by name and ignore the others, so the file still reads as a glossary.
 pub fn write_marked(entries: &[Entry], delimiter: u8, rehearsal: bool) -> Vec<u8> {
     let mut w = csv::WriterBuilder::new()
         .delimiter(delimiter)
         .from_writer(Vec::new());
-    let row = |w: &mut csv::Writer<Vec<u8>>, cells: [&str; 5], mark: &str| {
+    let row = |w: &mut csv::Writer<Vec<u8>>, cells: &[&str], mark: &str| {
         let mut cells: Vec<String> = cells.iter().map(|c| neutralize(c).into_owned()).collect();
         if rehearsal {
             cells.push(mark.to_string());
         }
         w.write_record(cells).expect("writing to memory");
     };
+    // The `variants` column is written only when an entry has variants, so termbases without
+    // any keep the five-column layout other tools already read.
+    let with_variants = entries.iter().any(|e| !e.variants.is_empty());
+    let header = [
+        "source",
+        "target",
+        "note",
+        "forbidden",
+        "origin",
+        "variants",
+    ];
     row(
         &mut w,
-        ["source", "target", "note", "forbidden", "origin"],
+        &header[..5 + usize::from(with_variants)],
         super::rehearsal::CSV_COLUMN,
     );
     for e in entries {
-        row(
-            &mut w,
-            [
-                &e.source,
-                &e.target,
-                &e.note,
-                &e.forbidden.join("; "),
-                origin_name(e.origin),
-            ],
-            "true",
-        );
+        let variants = e.variants.join("; ");
+        let cells = [
+            e.source.as_str(),
+            &e.target,
+            &e.note,
+            &e.forbidden.join("; "),
+            origin_name(e.origin),
+            &variants,
+        ];
+        row(&mut w, &cells[..5 + usize::from(with_variants)], "true");
     }
     w.into_inner().expect("writing to memory")
 }
@@ -348,6 +371,34 @@ mod tests {
     }
     fn rd(text: &str) -> Result<Vec<Entry>, FileError> {
         read(text.as_bytes(), "g.csv", b',', &en(), &zh())
+    }
+
+    #[test]
+    fn variants_column_is_read_and_written() {
+        let ru = Lang::parse("ru");
+        let text = "source,target,allowed,forbidden\nstonekeeper,камнехранитель,камнехранителям; камнехранителей,камнеед\n";
+        let e = read(text.as_bytes(), "g.csv", b',', &en(), &ru).unwrap();
+        assert_eq!(e[0].variants, vec!["камнехранителям", "камнехранителей"]);
+        assert_eq!(e[0].forbidden, vec!["камнеед"]);
+        let out = String::from_utf8(write(&e, b',')).unwrap();
+        assert!(
+            out.starts_with("source,target,note,forbidden,origin,variants\n"),
+            "{out}"
+        );
+        assert_eq!(read(out.as_bytes(), "g.csv", b',', &en(), &ru).unwrap(), e);
+        // Without variants the export keeps its five columns.
+        let plain = write(
+            &[Entry {
+                variants: Vec::new(),
+                ..e[0].clone()
+            }],
+            b',',
+        );
+        assert!(
+            String::from_utf8(plain)
+                .unwrap()
+                .starts_with("source,target,note,forbidden,origin\n")
+        );
     }
 
     #[test]
@@ -450,6 +501,7 @@ mod tests {
             note: "-2+3".into(),
             origin: Origin::Agent,
             forbidden: vec!["+x".into()],
+            variants: Vec::new(),
         };
         let text = String::from_utf8(write(std::slice::from_ref(&e), b',')).unwrap();
         for line in text.lines().skip(1) {
@@ -491,6 +543,7 @@ mod tests {
                     note: n,
                     origin: [Origin::HouseStyle, Origin::Agent, Origin::Reconciled][o as usize],
                     forbidden: f.iter().map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
+                    variants: Vec::new(),
                 })
                 .collect();
             for delim in [b',', b'\t'] {

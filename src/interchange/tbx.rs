@@ -11,13 +11,14 @@
 //! see [`super::best_match`]). The target term is the first marked preferred, else the first
 //! not deprecated; terms whose administrative status (`termNote type="administrativeStatus"`,
 //! the DCT element `administrativeStatus`, or TBX v2 `normativeAuthorization`) is deprecated or
-//! superseded become the entry's `forbidden` renderings. Concept-level `note`s and
+//! superseded become the entry's `forbidden` renderings; terms marked admitted
+//! (`admittedTerm-admn-sts`, `admitted`) become its accepted `variants`. Concept-level `note`s and
 //! `descrip type="definition"` become the entry's note. An `admin type="source"` written by
 //! booktr (`booktr:agent`) gives the origin.
 //!
 //! Writing produces TBX-Basic in the 2008 `martif` form, which every CAT tool (and the
 //! `translate-toolkit` parser CI checks it with) reads: one `termEntry` per entry, forbidden
-//! renderings as deprecated terms.
+//! renderings as deprecated terms, variants as admitted terms.
 
 use super::xml::{self, Node};
 use super::{FileError, best_match, check_terms, delimited};
@@ -36,6 +37,12 @@ struct Term {
 fn is_forbidden(status: &str) -> bool {
     let s = status.to_ascii_lowercase();
     s.starts_with("deprecated") || s.starts_with("superseded") || s.starts_with("forbidden")
+}
+
+/// Whether an administrative status admits a term beside the preferred one (its text becomes
+/// one of the entry's `variants`).
+fn is_admitted(status: &str) -> bool {
+    status.to_ascii_lowercase().starts_with("admitted")
 }
 
 fn is_preferred(status: &str) -> bool {
@@ -214,6 +221,12 @@ pub fn read(
                     .filter(|t| is_forbidden(&t.status))
                     .map(|t| t.text.clone())
                     .collect(),
+                variants: tgt_terms
+                    .into_iter()
+                    .flatten()
+                    .filter(|o| is_admitted(&o.status) && o.text != t.text)
+                    .map(|o| o.text.clone())
+                    .collect(),
             });
         }
         i = end;
@@ -296,7 +309,12 @@ pub fn write_marked(
         let target_terms = std::iter::once((e.target.as_str(), "preferredTerm-admn-sts")).chain(
             e.forbidden
                 .iter()
-                .map(|f| (f.as_str(), "deprecatedTerm-admn-sts")),
+                .map(|f| (f.as_str(), "deprecatedTerm-admn-sts"))
+                .chain(
+                    e.variants
+                        .iter()
+                        .map(|v| (v.as_str(), "admittedTerm-admn-sts")),
+                ),
         );
         for (term, status) in target_terms {
             xml::open(&mut w, "tig", &[]);
@@ -381,6 +399,22 @@ mod tests {
     }
 
     #[test]
+    fn admitted_terms_are_variants_and_round_trip() {
+        let e = vec![Entry {
+            source: "tree".into(),
+            target: "Baum".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+            forbidden: vec!["Gehölz".into()],
+            variants: vec!["Bäume".into()],
+        }];
+        let de = Lang::parse("de");
+        let doc = write(&e, &en(), &de, "t");
+        assert!(doc.contains("admittedTerm-admn-sts"), "{doc}");
+        assert_eq!(read(&doc, "g.tbx", &en(), &de).unwrap(), e);
+    }
+
+    #[test]
     fn reads_tbx_2019_dct() {
         let e = read(V3_DCT, "g.tbx", &en(), &zh()).unwrap();
         assert_eq!(e.len(), 1);
@@ -432,6 +466,7 @@ mod tests {
                     note: xml::sanitize(n.trim()),
                     origin: [Origin::HouseStyle, Origin::Agent, Origin::Reconciled][o as usize],
                     forbidden: f,
+                    variants: Vec::new(),
                 })
                 .collect();
             let once = write(&entries, &en(), &zh(), "t");

@@ -164,6 +164,7 @@ pub fn pseudo_translate(text: &str, target: &Lang, glossary: &[(String, String)]
         note: String::new(),
         origin: Origin::HouseStyle,
         forbidden: Vec::new(),
+        variants: Vec::new(),
     }));
     let matcher = Matcher::cached(&tb);
     let ranges = markdown::prose_ranges(text);
@@ -421,6 +422,7 @@ mod tests {
                 guide: String::new(),
                 review_marker: "[待审]".into(),
                 brief: String::new(),
+                code_comments: Default::default(),
             },
             &[],
             "Some text.\n",

@@ -5,7 +5,11 @@
 //!   block is compared with the block at the same position and every differing one is reported
 //!   with its first differing line (a translated comment is the usual cause). With another
 //!   number of blocks, the count is reported, then each source block without an identical
-//!   block in the translation and each translation block that is not in the source.
+//!   block in the translation and each translation block that is not in the source. Under the
+//!   campaign key `code_comments = "translate"` ([`QaContext::code_comments`]), bodies are
+//!   compared with their comments removed per the fence's language
+//!   ([`super::comments::code_without_comments`]): only comments (and the blank lines around
+//!   them) may differ, every other code token stays identical.
 //! - `inline_code`: inline code spans form the same multiset (their order may change with
 //!   sentence order). A span entirely missing from the translation is an error: code was lost
 //!   or altered (a translated `search("Tesla service")` shows up this way). A span the
@@ -18,27 +22,44 @@
 //! Line endings are normalised by [`Doc::parse`], so CRLF never counts as a change. No
 //! thresholds: code is either identical or not.
 
+use super::comments::{CodeComments, code_without_comments};
 use super::doc::Doc;
 use super::{Finding, QaContext, SeqDiff, Severity, quote};
 
 /// Runs `code_blocks` and `inline_code` (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
+    let comments = ctx.code_comments;
     let fence = |f: &super::doc::Fence| (f.info.clone(), f.body.clone());
     let s: Vec<(String, String)> = src.fences.iter().map(fence).collect();
     let t: Vec<(String, String)> = tgt.fences.iter().map(fence).collect();
-    blocks(&mut out, "fenced", &s, &t);
+    blocks(&mut out, "fenced", &s, &t, comments);
     let plain = |b: &String| (String::new(), b.clone());
     let s: Vec<(String, String)> = src.indented.iter().map(plain).collect();
     let t: Vec<(String, String)> = tgt.indented.iter().map(plain).collect();
-    blocks(&mut out, "indented", &s, &t);
+    blocks(&mut out, "indented", &s, &t, comments);
     inline(&mut out, src, tgt);
     out
 }
 
 /// Compares code blocks given as `(info, body)` pairs; `kind` is `fenced` or `indented`.
-fn blocks(out: &mut Vec<Finding>, kind: &str, src: &[(String, String)], tgt: &[(String, String)]) {
+fn blocks(
+    out: &mut Vec<Finding>,
+    kind: &str,
+    src: &[(String, String)],
+    tgt: &[(String, String)],
+    comments: CodeComments,
+) {
     const CHECK: &str = "code_blocks";
+    let translate = comments == CodeComments::Translate;
+    // The body as compared: whole, or without comments under `translate`.
+    let code = |b: &(String, String)| -> String {
+        if translate {
+            code_without_comments(&b.0, &b.1)
+        } else {
+            b.1.clone()
+        }
+    };
     let name = |i: usize, b: &(String, String)| {
         if b.0.is_empty() {
             format!("{kind} code block {}", i + 1)
@@ -62,7 +83,22 @@ fn blocks(out: &mut Vec<Finding>, kind: &str, src: &[(String, String)], tgt: &[(
                     &b.0,
                 ));
             }
-            if a.1 != b.1 {
+            if a.1 != b.1 && translate {
+                let (ca, cb) = (code(a), code(b));
+                if ca != cb {
+                    let (line, sa, sb) = first_difference(&ca, &cb);
+                    out.push(Finding::new(
+                        CHECK,
+                        Severity::Error,
+                        format!(
+                            "{} differs from the source outside comments at code line {line} (comments and blank lines not counted); only comments may be translated, copy the code byte for byte",
+                            name(i, a)
+                        ),
+                        sa,
+                        sb,
+                    ));
+                }
+            } else if a.1 != b.1 {
                 let (line, sa, sb) = first_difference(&a.1, &b.1);
                 out.push(Finding::new(
                     CHECK,
@@ -90,7 +126,7 @@ fn blocks(out: &mut Vec<Finding>, kind: &str, src: &[(String, String)], tgt: &[(
         tgt.first().map_or("", |b| b.1.as_str()),
     ));
     // Blocks of one side without an identical block on the other (multiset difference).
-    let key = |b: &(String, String)| format!("{}\n{}", b.0, b.1);
+    let key = |b: &(String, String)| format!("{}\n{}", b.0, code(b));
     let sk: Vec<String> = src.iter().map(key).collect();
     let tk: Vec<String> = tgt.iter().map(key).collect();
     let sr: Vec<&str> = sk.iter().map(String::as_str).collect();
@@ -234,6 +270,30 @@ mod tests {
         );
         assert_eq!(f[0].source_excerpt, "# start the loop\nrun()\n");
         assert_eq!(f[0].target_excerpt, "# 启动循环\nrun()\n");
+    }
+
+    #[test]
+    fn translated_code_comments_pass_under_translate() {
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        ctx.code_comments = CodeComments::Translate;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        let tgt = "调用 `run()` 和 `stop()`。\n\n```python\n# 启动循环\n# （第二行注释）\nrun()\n```\n\n    $ agent --help\n";
+        assert_eq!(run(SRC, tgt), vec![]);
+        // A changed code token is still an error, named as such.
+        let tgt = "调用 `run()` 和 `stop()`。\n\n```python\n# 启动循环\nrun(1)\n```\n\n    $ agent --help\n";
+        let f = run(SRC, tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            f[0].message,
+            "fenced code block 1 (python) differs from the source outside comments at code line 1 (comments and blank lines not counted); only comments may be translated, copy the code byte for byte"
+        );
+        assert_eq!(
+            (f[0].source_excerpt.as_str(), f[0].target_excerpt.as_str()),
+            ("run()\n", "run(1)\n")
+        );
+        // Under the default `keep`, the translated comment is an error.
+        let tgt = "调用 `run()` 和 `stop()`。\n\n```python\n# 启动循环\nrun()\n```\n\n    $ agent --help\n";
+        assert_eq!(super::tests::run(SRC, tgt).len(), 1);
     }
 
     #[test]

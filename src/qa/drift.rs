@@ -218,6 +218,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
                 note: String::new(),
                 origin: Origin::Agent,
                 forbidden: Vec::new(),
+                variants: Vec::new(),
             })
             .collect(),
     });

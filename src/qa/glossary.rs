@@ -22,6 +22,12 @@
 //! Keep-as-is entries (target equal to source, ignoring case) instead require the source term
 //! itself in the translation.
 //!
+//! An entry's `variants` (the glossary's `allowed`/`variants` column, admitted TBX terms) are
+//! accepted wherever its target is required. For inflected target languages (Russian, Polish,
+//! Czech, German, Finnish… see [`crate::termbase::inflect`]), any inflected form of the
+//! target or a variant counts as the rendering (камнехранителям for камнехранитель), compared
+//! with full Unicode case folding; a forbidden rendering is an error in any of its forms.
+//!
 //! [`adherence`] sums the same evaluation over the campaign for the report.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
@@ -31,6 +37,7 @@ use super::campaign::{Parsed, UnitText};
 use super::gloss;
 use super::{Doc, Finding, QaContext, Severity};
 use crate::lang::Script;
+use crate::termbase::inflect::{self, Inflection};
 use crate::termbase::{Matcher, Origin, term_key};
 
 /// Check name of the findings.
@@ -139,6 +146,12 @@ pub(crate) struct Searchers {
     /// Per entry: searcher for its forbidden renderings.
     forbidden: Vec<Option<AhoCorasick>>,
     keep_as_is: Vec<bool>,
+    /// The target language's inflection rule, when it inflects.
+    inflection: Option<Inflection>,
+    /// Per entry, lower-cased: the required renderings (target and variants; none for
+    /// keep-as-is entries) and the forbidden ones, for inflected matching.
+    required_forms: Vec<Vec<String>>,
+    forbidden_forms: Vec<Vec<String>>,
 }
 
 impl std::ops::Deref for Glossary<'_> {
@@ -230,7 +243,7 @@ impl<'a> Glossary<'a> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ctx.target_lang.code.hash(&mut h);
         for e in &ctx.termbase.entries {
-            (&e.source, &e.target, &e.forbidden).hash(&mut h);
+            (&e.source, &e.target, &e.forbidden, &e.variants).hash(&mut h);
         }
         let key = h.finish();
         let cache = CACHE.get_or_init(Default::default);
@@ -253,7 +266,8 @@ impl<'a> Glossary<'a> {
 
 impl Searchers {
     fn build(ctx: &QaContext) -> Searchers {
-        let fold = ctx.target_lang.script == Script::Latin;
+        let inflection = inflect::inflection(&ctx.target_lang.primary());
+        let fold = ctx.target_lang.script == Script::Latin || inflection.is_some();
         let unspaced = gloss::unspaced(&ctx.target_lang);
         let variants = |r: &str| -> Vec<String> {
             let r = r.trim();
@@ -279,9 +293,47 @@ impl Searchers {
                 .entries
                 .iter()
                 .zip(&keep_as_is)
-                .map(|(e, &k)| if k { Vec::new() } else { variants(&e.target) })
+                .map(|(e, &k)| {
+                    if k {
+                        Vec::new()
+                    } else {
+                        std::iter::once(&e.target)
+                            .chain(&e.variants)
+                            .flat_map(|r| variants(r))
+                            .collect()
+                    }
+                })
                 .collect::<Vec<_>>(),
         );
+        let lower = |r: &String| r.trim().to_lowercase();
+        let required_forms = ctx
+            .termbase
+            .entries
+            .iter()
+            .zip(&keep_as_is)
+            .map(|(e, &k)| {
+                if k || inflection.is_none() {
+                    Vec::new()
+                } else {
+                    std::iter::once(&e.target)
+                        .chain(&e.variants)
+                        .map(lower)
+                        .collect()
+                }
+            })
+            .collect();
+        let forbidden_forms = ctx
+            .termbase
+            .entries
+            .iter()
+            .map(|e| {
+                if inflection.is_none() {
+                    Vec::new()
+                } else {
+                    e.forbidden.iter().map(lower).collect()
+                }
+            })
+            .collect();
         let forbidden = ctx
             .termbase
             .entries
@@ -301,6 +353,9 @@ impl Searchers {
             required,
             forbidden,
             keep_as_is,
+            inflection,
+            required_forms,
+            forbidden_forms,
         }
     }
 }
@@ -353,9 +408,30 @@ impl Glossary<'_> {
             tgt_prose
         };
         // Spans of every relevant entry's required rendering.
-        let spans = self
+        let mut spans = self
             .required
             .spans(work, entries.len(), |i| src_count[i] > 0);
+        // Inflected forms of the required renderings count as the rendering.
+        // A word that is a form of a forbidden rendering stays forbidden, even when a required
+        // rendering is part of it (агентура contains агент).
+        if let Some(inf) = self.inflection {
+            for &i in &relevant {
+                let forbidden: Vec<(usize, usize)> = self.forbidden_forms[i]
+                    .iter()
+                    .flat_map(|f| inflect::find_forms(work, f, inf))
+                    .collect();
+                let free = |a: usize, b: usize| !forbidden.iter().any(|&(s, t)| a < t && s < b);
+                spans[i].retain(|&(a, b)| free(a, b));
+                for form in &self.required_forms[i] {
+                    for (a, b) in inflect::find_forms(work, form, inf) {
+                        if free(a, b) && !spans[i].iter().any(|&(s, t)| a < t && s < b) {
+                            spans[i].push((a, b));
+                        }
+                    }
+                }
+                spans[i].sort_unstable();
+            }
+        }
         // Source terms written in the translation, for the relevant entries only.
         let mut kept: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
         for o in self.matcher.find_among(work, |i| src_count[i] > 0) {
@@ -404,18 +480,36 @@ impl Glossary<'_> {
                     })
                 })
                 .collect();
-            // Forbidden renderings outside the required rendering.
-            let mut forbidden_hits: Vec<(String, usize, usize)> = Vec::new(); // (form, count, first)
+            // Forbidden renderings outside the required rendering: in an inflected language
+            // any form of one (a whole-word match, reported as written), else the exact text.
+            let mut raw_hits: Vec<(usize, usize)> = Vec::new();
+            if let Some(inf) = self.inflection {
+                for form in &self.forbidden_forms[i] {
+                    for (a, b) in inflect::find_forms(work, form, inf) {
+                        if !raw_hits.iter().any(|&(s, t)| a < t && s < b) {
+                            raw_hits.push((a, b));
+                        }
+                    }
+                }
+            }
             if let Some(ac) = &self.forbidden[i] {
                 for m in ac.find_iter(work) {
-                    if spans[i].iter().any(|&(a, b)| m.start() < b && a < m.end()) {
-                        continue;
+                    let (a, b) = (m.start(), m.end());
+                    if !raw_hits.iter().any(|&(s, t)| a < t && s < b) {
+                        raw_hits.push((a, b));
                     }
-                    let form = work[m.start()..m.end()].to_string();
-                    match forbidden_hits.iter_mut().find(|h| h.0 == form) {
-                        Some(h) => h.1 += 1,
-                        None => forbidden_hits.push((form, 1, m.start())),
-                    }
+                }
+            }
+            raw_hits.sort_unstable();
+            let mut forbidden_hits: Vec<(String, usize, usize)> = Vec::new(); // (form, count, first)
+            for (a, b) in raw_hits {
+                if spans[i].iter().any(|&(s, t)| a < t && s < b) {
+                    continue;
+                }
+                let form = work[a..b].to_string();
+                match forbidden_hits.iter_mut().find(|h| h.0 == form) {
+                    Some(h) => h.1 += 1,
+                    None => forbidden_hits.push((form, 1, a)),
                 }
             }
             let missing = required_n == 0;
@@ -498,6 +592,7 @@ pub(crate) fn entry(source: &str, target: &str, forbidden: &[&str]) -> crate::te
         note: String::new(),
         origin: Origin::HouseStyle,
         forbidden: forbidden.iter().map(|s| s.to_string()).collect(),
+        variants: Vec::new(),
     }
 }
 
@@ -628,6 +723,106 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    fn ru(entries: Vec<Entry>) -> QaContext {
+        QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("ru"),
+            &Termbase::from_entries(entries),
+        )
+    }
+
+    #[test]
+    fn inflected_russian_glossary_term_is_not_an_error() {
+        let c = ru(vec![entry("stonekeeper", "камнехранитель", &[])]);
+        assert_eq!(
+            run(
+                &c,
+                "Give it to the stonekeepers.",
+                "Отдайте это камнехранителям."
+            ),
+            vec![]
+        );
+        // Sentence-initial capital, instrumental plural.
+        assert_eq!(
+            run(
+                &c,
+                "Stonekeepers guard it.",
+                "Камнехранителями он охраняется."
+            ),
+            vec![]
+        );
+        // A multi-word rendering, both words inflected.
+        let c2 = ru(vec![entry("language model", "языковая модель", &[])]);
+        assert_eq!(
+            run(&c2, "Ask the language model.", "Спросите языковую модель."),
+            vec![]
+        );
+        // A different word is still a violation.
+        let f = run(
+            &c,
+            "Give it to the stonekeepers.",
+            "Отдайте это хранителям.",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("never uses камнехранитель"),
+            "{}",
+            f[0].message
+        );
+        // Chinese is still compared exactly: no inflection rule.
+        assert_eq!(inflect::inflection("zh"), None);
+    }
+
+    #[test]
+    fn forbidden_rendering_is_an_error_in_any_form() {
+        let c = ru(vec![entry("agent", "агент", &["посредник"])]);
+        let f = run(&c, "Ask the agents.", "Спросите посредников.");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message
+                .contains("forbidden rendering посредников (1×)")
+                && f[0].message.contains("never uses агент"),
+            "{}",
+            f[0].message
+        );
+        // Even next to a correct rendering.
+        let f = run(&c, "Ask the agents.", "Спросите агентов, а не посредникам.");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message
+                .contains("forbidden rendering посредникам (1×)")
+        );
+        // A forbidden rendering that is itself a form of the required one stays forbidden.
+        let c = ru(vec![entry("agency", "агент", &["агентура"])]);
+        let f = run(&c, "The agency.", "Агентуры.");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("forbidden rendering агентуры"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn variants_are_accepted_renderings() {
+        let mut e = entry("tree", "Baum", &[]);
+        e.variants = vec!["Bäume".into()];
+        let c = QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("de"),
+            &Termbase::from_entries([e]),
+        );
+        // Umlaut plural: not a stem form, accepted through the variant (and its inflection).
+        assert_eq!(run(&c, "Trees grow.", "Bäume wachsen."), vec![]);
+        assert_eq!(run(&c, "On trees.", "Auf Bäumen."), vec![]);
+        // German inflection: Baum → Baumes.
+        assert_eq!(
+            run(&c, "The tree's root.", "Die Wurzel des Baumes."),
+            vec![]
+        );
+        assert_eq!(run(&c, "A tree.", "Ein Strauch.").len(), 1);
     }
 
     #[test]

@@ -539,6 +539,7 @@ fn prompt_fragments() -> &'static [String] {
             guide: translation::default_guide(&Lang::parse("zh")),
             review_marker: "\u{1}".into(),
             brief: String::new(),
+            code_comments: Default::default(),
         };
         let entry = Entry {
             source: "\u{1}".into(),
@@ -546,6 +547,7 @@ fn prompt_fragments() -> &'static [String] {
             note: String::new(),
             origin: Origin::HouseStyle,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         };
         let revision = Revision {
             previous: String::new(),

@@ -7,7 +7,10 @@
 //!   (`<!-- … -->`) identical and in the same order. Only tags and comments are compared,
 //!   extracted from the Doc's inline HTML and HTML blocks, so the visible text of an HTML block
 //!   (`<summary>Why?</summary>`) may be translated while its tags and comments may not.
-//!   Attribute values are part of a tag and so are compared too.
+//!   Attribute values are part of a tag and so are compared too, except the values of `alt`
+//!   and `title` (any case, quoted or not): those are text shown to the reader and may be
+//!   translated. Tags are compared with those two values blanked ([`blank_translatable_attrs`]),
+//!   so every other attribute, and the attribute names themselves, stay byte-identical.
 //!
 //! No thresholds: markup is either identical or not.
 
@@ -32,7 +35,15 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
             &t,
         ));
     }
-    let (s, t) = (html_markup(src), html_markup(tgt));
+    let blank = |d: &Doc| -> Vec<String> {
+        html_markup(d)
+            .into_iter()
+            .map(|m| blank_translatable_attrs(m).into_owned())
+            .collect()
+    };
+    let (s, t) = (blank(src), blank(tgt));
+    let s: Vec<&str> = s.iter().map(String::as_str).collect();
+    let t: Vec<&str> = t.iter().map(String::as_str).collect();
     out.extend(SeqDiff::new(&s, &t).findings(
         "html",
         Severity::Error,
@@ -42,6 +53,79 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
         &t,
     ));
     out
+}
+
+/// HTML attributes whose values are reader-facing text and may be translated.
+pub const TRANSLATABLE_ATTRS: [&str; 2] = ["alt", "title"];
+
+/// `tag` (one HTML tag such as `<img src="a.png" alt="A cat">`) with the values of its
+/// [`TRANSLATABLE_ATTRS`] replaced by `…` (`<img src="a.png" alt="…">`); quotes are kept, an
+/// unquoted value is replaced up to the next space or `>`. Comments and tags without such an
+/// attribute are returned unchanged (borrowed).
+pub fn blank_translatable_attrs(tag: &str) -> std::borrow::Cow<'_, str> {
+    if tag.starts_with("<!--") || !tag.starts_with('<') {
+        return tag.into();
+    }
+    let b = tag.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    // Skip the tag name.
+    let mut i = 1;
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
+        i += 1;
+    }
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() || b[i] == b'/' {
+            i += 1;
+            continue;
+        }
+        if b[i] == b'>' {
+            break;
+        }
+        let name_start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = &tag[name_start..i];
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'=' {
+            continue; // an attribute without a value
+        }
+        j += 1;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let (value_start, value_end, next) = match b.get(j) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let end = tag[j + 1..].find(q as char).map_or(b.len(), |e| j + 1 + e);
+                (j + 1, end, (end + 1).min(b.len()))
+            }
+            _ => {
+                let mut e = j;
+                while e < b.len() && !b[e].is_ascii_whitespace() && b[e] != b'>' {
+                    e += 1;
+                }
+                (j, e, e)
+            }
+        };
+        if TRANSLATABLE_ATTRS
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(name))
+        {
+            out.push_str(&tag[copied..value_start]);
+            out.push('…');
+            copied = value_end;
+        }
+        i = next;
+    }
+    if copied == 0 {
+        return tag.into();
+    }
+    out.push_str(&tag[copied..]);
+    out.into()
 }
 
 /// The tags and comments of every HTML string of `doc`, in order.
@@ -144,6 +228,26 @@ mod tests {
             ]
         );
         assert_eq!(f[1].source_excerpt, "<!-- Editors: keep this comment. -->");
+    }
+
+    #[test]
+    fn translated_img_alt_is_not_an_error() {
+        let s = "See <img src=\"cat.png\" alt=\"A cat\" title='Our cat' width=300> here.\n";
+        let t = "见 <img src=\"cat.png\" alt=\"一只猫\" title='我们的猫' width=300> 这里。\n";
+        assert_eq!(run(s, t), vec![]);
+        assert_eq!(
+            blank_translatable_attrs("<img src=\"cat.png\" ALT=\"A cat\" title=x>"),
+            "<img src=\"cat.png\" ALT=\"…\" title=…>"
+        );
+        // Any other attribute still has to be identical.
+        let t2 = "见 <img src=\"dog.png\" alt=\"一只猫\" title='我们的猫' width=300> 这里。\n";
+        let f = run(s, t2);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].check, "html");
+        assert!(f[0].message.contains("src=\"cat.png\""), "{}", f[0].message);
+        // A removed alt attribute is a change too.
+        let t3 = "见 <img src=\"cat.png\" title='我们的猫' width=300> 这里。\n";
+        assert_eq!(run(s, t3).len(), 1);
     }
 
     #[test]

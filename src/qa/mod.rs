@@ -11,6 +11,7 @@
 
 pub mod campaign;
 pub mod code;
+pub mod comments;
 pub mod completeness;
 pub mod context;
 pub mod doc;
@@ -110,6 +111,9 @@ pub struct QaContext {
     /// a model's proposal is advice until verified (house-style, reconciled and editor
     /// entries are always errors). `false` from [`QaContext::new`].
     pub agent_entries_approved: bool,
+    /// Whether comments in code blocks may be translated (campaign key `code_comments`,
+    /// default [`comments::CodeComments::Keep`]).
+    pub code_comments: comments::CodeComments,
 }
 
 impl QaContext {
@@ -120,6 +124,7 @@ impl QaContext {
             termbase: termbase.clone(),
             review_marker: default_review_marker(target_lang).to_string(),
             agent_entries_approved: false,
+            code_comments: comments::CodeComments::Keep,
         }
     }
 }

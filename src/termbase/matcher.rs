@@ -224,6 +224,7 @@ mod tests {
             note: String::new(),
             origin: Origin::HouseStyle,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         }))
     }
 

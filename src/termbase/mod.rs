@@ -5,6 +5,7 @@
 //! the Glossary agent: [`Termbase::merge`] drops any agent entry whose source term a house-style
 //! entry already covers.
 
+pub mod inflect;
 mod matcher;
 pub mod vet;
 
@@ -40,6 +41,12 @@ pub struct Entry {
     /// Renderings QA must flag as errors (e.g. 代理 for "Agent" when the house style says 智能体).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forbidden: Vec<String>,
+    /// Other accepted renderings besides `target` (the `allowed`/`variants` column of a CSV,
+    /// admitted terms of a TBX): inflected forms such as камнехранителям, or accepted
+    /// synonyms. QA accepts any of them where `target` is required; prompts still name
+    /// `target`. Absent in older state files (serde default: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
 }
 
 /// An ordered, de-duplicated set of entries (one per source term, compared case-insensitively).
@@ -149,6 +156,7 @@ mod tests {
             note: String::new(),
             origin: o,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         }
     }
 

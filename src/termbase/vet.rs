@@ -53,6 +53,7 @@ impl Rejection {
             note: self.note.clone(),
             origin: Origin::Agent,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         }
     }
 }
@@ -269,6 +270,7 @@ mod tests {
             note: String::new(),
             origin: Origin::Agent,
             forbidden: Vec::new(),
+            variants: Vec::new(),
         }
     }
 

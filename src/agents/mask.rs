@@ -1,0 +1,286 @@
+//! Masking of markup that is not prose before a unit is sent to the Translation agent: HTML
+//! comments (`<!-- … -->`) outside code are replaced by placeholders, so the model never reads
+//! them as text to translate, and restored byte for byte in its answer.
+//!
+//! A placeholder is `⟦` n times, a decimal index, `⟧` n times (`⟦1⟧`), where n is one more
+//! than the longest run of `⟦` in the text, so a placeholder never collides with the text's
+//! own characters: mask → restore is lossless for any text (property-tested). The answer
+//! must carry every placeholder exactly once and no other; a missing, duplicated or unknown
+//! placeholder is a [`MaskError`] (the attempt fails, it is never silently repaired).
+//! Comments inside fenced code blocks and inline code are code, left as they are.
+
+/// A masked text and the original bytes of each placeholder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Masked {
+    /// The text with placeholders.
+    pub text: String,
+    /// `originals[i]` is what placeholder `i + 1` stands for.
+    pub originals: Vec<String>,
+    /// Brackets per side of each placeholder (n in the module docs).
+    pub width: usize,
+}
+
+/// Why an answer's placeholders do not match the masked source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MaskError {
+    #[error(
+        "the translation lost the placeholder {0} that stands for an HTML comment of the source; the answer was not accepted"
+    )]
+    Missing(String),
+    #[error(
+        "the translation has the placeholder {0} {1} times instead of once; the answer was not accepted"
+    )]
+    Duplicated(String, usize),
+    #[error(
+        "the translation has a placeholder {0} that is not in the source; the answer was not accepted"
+    )]
+    Unknown(String),
+}
+
+impl Masked {
+    /// The placeholder for index `i` (1-based).
+    pub fn placeholder(&self, i: usize) -> String {
+        format!("{}{i}{}", "⟦".repeat(self.width), "⟧".repeat(self.width))
+    }
+
+    /// A line for the request's glossary message telling the model to copy the placeholders,
+    /// or `None` when nothing was masked (then the request is what it was before masking).
+    pub fn instruction(&self) -> Option<String> {
+        (!self.is_empty()).then(|| {
+            format!(
+                "\nThe text contains placeholders such as {} that stand for markup: copy each of them exactly once, unchanged, where it belongs in the translation.\n",
+                self.placeholder(1)
+            )
+        })
+    }
+
+    /// Appends [`Masked::instruction`] to the glossary message (the second message) of a
+    /// Translation request built from this masked text.
+    pub fn instruct(&self, req: &mut crate::llm::Request) {
+        if let (Some(line), Some(m)) = (self.instruction(), req.messages.get_mut(1)) {
+            m.content.push_str(&line);
+        }
+    }
+
+    /// Whether anything was masked.
+    pub fn is_empty(&self) -> bool {
+        self.originals.is_empty()
+    }
+
+    /// `other` (for example an earlier translation of the same unit) with the same originals
+    /// replaced by their placeholders, searched in order; originals not found are left alone.
+    pub fn apply(&self, other: &str) -> String {
+        let mut out = String::with_capacity(other.len());
+        let mut rest = other;
+        for (i, o) in self.originals.iter().enumerate() {
+            if let Some(at) = rest.find(o.as_str()) {
+                out.push_str(&rest[..at]);
+                out.push_str(&self.placeholder(i + 1));
+                rest = &rest[at + o.len()..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// `answer` with every placeholder replaced by its original bytes. Errors: a placeholder
+    /// missing, present more than once, or not issued by [`mask`].
+    pub fn restore(&self, answer: &str) -> Result<String, MaskError> {
+        if self.is_empty() {
+            return Ok(answer.to_string());
+        }
+        let (open, close) = ("⟦".repeat(self.width), "⟧".repeat(self.width));
+        let mut counts = vec![0usize; self.originals.len()];
+        let mut out = String::with_capacity(answer.len());
+        let mut rest = answer;
+        while let Some(at) = rest.find(&open) {
+            let after = &rest[at + open.len()..];
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 || !after[digits..].starts_with(&close) {
+                // Not a placeholder here: move on by one bracket (a placeholder may start
+                // right after a bracket of the text).
+                let step = at + '⟦'.len_utf8();
+                out.push_str(&rest[..step]);
+                rest = &rest[step..];
+                continue;
+            }
+            let tag = &rest[at..at + open.len() + digits + close.len()];
+            let i: usize = after[..digits].parse().unwrap_or(0);
+            if i == 0 || i > self.originals.len() {
+                return Err(MaskError::Unknown(tag.to_string()));
+            }
+            counts[i - 1] += 1;
+            out.push_str(&rest[..at]);
+            out.push_str(&self.originals[i - 1]);
+            rest = &after[digits + close.len()..];
+        }
+        out.push_str(rest);
+        for (i, n) in counts.iter().enumerate() {
+            match n {
+                0 => return Err(MaskError::Missing(self.placeholder(i + 1))),
+                1 => {}
+                n => return Err(MaskError::Duplicated(self.placeholder(i + 1), *n)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `text` with its HTML comments outside code replaced by placeholders (see the module docs).
+pub fn mask(text: &str) -> Masked {
+    let width = 1 + longest_run(text, '⟦');
+    let mut m = Masked {
+        width,
+        ..Default::default()
+    };
+    let code = code_ranges(text);
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(rel) = text[i..].find("<!--") {
+        let at = i + rel;
+        if code.iter().any(|r| r.contains(&at)) {
+            out.push_str(&text[i..at + 4]);
+            i = at + 4;
+            continue;
+        }
+        let Some(end_rel) = text[at + 4..].find("-->") else {
+            break;
+        };
+        let end = at + 4 + end_rel + 3;
+        out.push_str(&text[i..at]);
+        m.originals.push(text[at..end].to_string());
+        out.push_str(&m.placeholder(m.originals.len()));
+        i = end;
+    }
+    out.push_str(&text[i..]);
+    m.text = out;
+    m
+}
+
+/// `text` with its HTML comments outside code removed (for read-only context, where a
+/// placeholder would mean nothing).
+pub fn strip_comments(text: &str) -> String {
+    let m = mask(text);
+    let mut out = m.text.clone();
+    for i in (1..=m.originals.len()).rev() {
+        out = out.replacen(&m.placeholder(i), "", 1);
+    }
+    out
+}
+
+/// Byte ranges of fenced code blocks (whole lines) and inline code spans (single backticks
+/// within a line) of `text`.
+fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let mut fence: Option<(char, usize, usize)> = None; // (char, run, start)
+    for line in text.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let t = line.trim_start();
+        let lead = t.chars().next().unwrap_or(' ');
+        let run = t.chars().take_while(|&c| c == lead).count();
+        match fence {
+            Some((c, n, s)) => {
+                if lead == c && run >= n && t[run * c.len_utf8()..].trim().is_empty() {
+                    out.push(s..pos);
+                    fence = None;
+                }
+            }
+            None if (lead == '`' || lead == '~') && run >= 3 => fence = Some((lead, run, start)),
+            None => {
+                // Inline code spans of this line.
+                let mut open: Option<usize> = None;
+                for (j, ch) in line.char_indices() {
+                    if ch == '`' {
+                        match open {
+                            None => open = Some(start + j),
+                            Some(o) => {
+                                out.push(o..start + j + 1);
+                                open = None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some((_, _, s)) = fence {
+        out.push(s..text.len());
+    }
+    out
+}
+
+fn longest_run(text: &str, c: char) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for ch in text.chars() {
+        if ch == c {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn comments_are_masked_outside_code_and_restored() {
+        let src = "Intro.\n\n<!-- Editors: keep this. -->\n\nText <!-- inline --> here and `<!-- code -->`.\n\n```html\n<!-- in code -->\n```\n";
+        let m = mask(src);
+        assert_eq!(
+            m.text,
+            "Intro.\n\n⟦1⟧\n\nText ⟦2⟧ here and `<!-- code -->`.\n\n```html\n<!-- in code -->\n```\n"
+        );
+        assert_eq!(
+            m.originals,
+            vec!["<!-- Editors: keep this. -->", "<!-- inline -->"]
+        );
+        let answer =
+            "引言。\n\n⟦1⟧\n\n文本 ⟦2⟧ 在此，`<!-- code -->`。\n\n```html\n<!-- in code -->\n```\n";
+        assert_eq!(
+            m.restore(answer).unwrap(),
+            "引言。\n\n<!-- Editors: keep this. -->\n\n文本 <!-- inline --> 在此，`<!-- code -->`。\n\n```html\n<!-- in code -->\n```\n"
+        );
+        assert_eq!(m.apply(src), m.text);
+    }
+
+    #[test]
+    fn a_lost_or_duplicated_placeholder_is_an_error() {
+        let m = mask("A <!-- x --> b <!-- y -->.\n");
+        assert_eq!(
+            m.restore("A b ⟦2⟧.\n"),
+            Err(MaskError::Missing("⟦1⟧".into()))
+        );
+        assert_eq!(
+            m.restore("A ⟦1⟧ ⟦1⟧ b ⟦2⟧.\n"),
+            Err(MaskError::Duplicated("⟦1⟧".into(), 2))
+        );
+        assert_eq!(
+            m.restore("A ⟦1⟧ b ⟦2⟧ ⟦3⟧.\n"),
+            Err(MaskError::Unknown("⟦3⟧".into()))
+        );
+    }
+
+    #[test]
+    fn text_with_brackets_gets_wider_placeholders() {
+        let src = "Math ⟦1⟧ and <!-- c -->.\n";
+        let m = mask(src);
+        assert_eq!(m.text, "Math ⟦1⟧ and ⟦⟦1⟧⟧.\n");
+        assert_eq!(m.restore(&m.text).unwrap(), src);
+    }
+
+    proptest! {
+        #[test]
+        fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|[a-z0-9 ]|\n){0,40}") {
+            let m = mask(&s);
+            prop_assert_eq!(m.restore(&m.text).unwrap(), s.clone());
+            prop_assert!(m.originals.iter().all(|o| o.starts_with("<!--") && o.ends_with("-->")));
+        }
+    }
+}
