@@ -1,5 +1,6 @@
 //! Masking of markup that is not prose before a unit is sent to the Translation agent: HTML
-//! comments (`<!-- … -->`) outside code are replaced by placeholders, so the model never reads
+//! comments (`<!-- … -->`) outside code, and lines that hold nothing but HTML tags
+//! (`<div align="center">`, `</div>`), are replaced by placeholders, so the model never reads
 //! them as text to translate, and restored byte for byte in its answer.
 //!
 //! A placeholder is `⟦` n times, a decimal index, `⟧` n times (`⟦1⟧`), where n is one more
@@ -24,7 +25,7 @@ pub struct Masked {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MaskError {
     #[error(
-        "the translation lost the placeholder {0} that stands for an HTML comment of the source; the answer was not accepted"
+        "the translation lost the placeholder {0} that stands for an HTML comment or tag of the source; the answer was not accepted"
     )]
     Missing(String),
     #[error(
@@ -126,7 +127,8 @@ impl Masked {
     }
 }
 
-/// `text` with its HTML comments outside code replaced by placeholders (see the module docs).
+/// `text` with its HTML comments outside code, and its lines of HTML tags only, replaced by
+/// placeholders (see the module docs).
 pub fn mask(text: &str) -> Masked {
     let width = 1 + longest_run(text, '⟦');
     let mut m = Masked {
@@ -134,12 +136,30 @@ pub fn mask(text: &str) -> Masked {
         ..Default::default()
     };
     let code = code_ranges(text);
+    let mut spans = comment_spans(text, &code);
+    spans.extend(tag_line_spans(text, &code, &spans));
+    spans.sort_by_key(|r| r.start);
     let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    for r in spans {
+        out.push_str(&text[i..r.start]);
+        m.originals.push(text[r.clone()].to_string());
+        out.push_str(&m.placeholder(m.originals.len()));
+        i = r.end;
+    }
+    out.push_str(&text[i..]);
+    m.text = out;
+    m
+}
+
+/// Byte ranges of the HTML comments of `text` that start outside `code`; an unclosed
+/// comment ends the search (it is left as text).
+fn comment_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
     let mut i = 0;
     while let Some(rel) = text[i..].find("<!--") {
         let at = i + rel;
         if code.iter().any(|r| r.contains(&at)) {
-            out.push_str(&text[i..at + 4]);
             i = at + 4;
             continue;
         }
@@ -147,14 +167,70 @@ pub fn mask(text: &str) -> Masked {
             break;
         };
         let end = at + 4 + end_rel + 3;
-        out.push_str(&text[i..at]);
-        m.originals.push(text[at..end].to_string());
-        out.push_str(&m.placeholder(m.originals.len()));
+        out.push(at..end);
         i = end;
     }
-    out.push_str(&text[i..]);
-    m.text = out;
-    m
+    out
+}
+
+/// Byte ranges (indentation and line break excluded) of the lines of `text` outside `code` and
+/// outside `taken` that hold nothing but HTML tags, such as `<div align="center">`, `</div>`
+/// or `<a id="x"></a>`: markup with no prose, which must reach the output unchanged. A tag
+/// with an `alt` or `title` attribute is left as text, since those values may be translated.
+fn tag_line_spans(
+    text: &str,
+    code: &[std::ops::Range<usize>],
+    taken: &[std::ops::Range<usize>],
+) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let body = line.trim_end_matches(['\n', '\r']).trim_end();
+        let lead = body.len() - body.trim_start().len();
+        let span = start + lead..start + body.len();
+        if span.is_empty()
+            || code.iter().any(|r| r.contains(&span.start))
+            || taken
+                .iter()
+                .any(|r| r.start < span.end && span.start < r.end)
+        {
+            continue;
+        }
+        if only_tags(&text[span.clone()]) {
+            out.push(span);
+        }
+    }
+    out
+}
+
+/// Whether `s` is one or more HTML tags (`<name …>`, `</name>`, `<name …/>`) with only
+/// whitespace between them, none with an `alt` or `title` attribute. Hand-written (a small
+/// scanner rather than an HTML parser): it only has to recognise whole lines of tags, and
+/// anything it does not recognise stays text for the model and for the `html` QA check.
+fn only_tags(s: &str) -> bool {
+    let mut rest = s.trim();
+    let mut tags = 0;
+    while !rest.is_empty() {
+        let Some(after) = rest.strip_prefix('<') else {
+            return false;
+        };
+        let name = after.strip_prefix('/').unwrap_or(after);
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return false;
+        }
+        let Some(end) = after.find('>') else {
+            return false;
+        };
+        let inner = after[..end].to_ascii_lowercase();
+        if inner.contains('<') || inner.contains(" alt=") || inner.contains(" title=") {
+            return false;
+        }
+        tags += 1;
+        rest = after[end + 1..].trim_start();
+    }
+    tags > 0
 }
 
 /// `text` with its HTML comments outside code removed (for read-only context, where a
@@ -268,6 +344,24 @@ mod tests {
     }
 
     #[test]
+    fn lines_of_html_tags_only_are_masked() {
+        let src = "<div align=\"center\">\n  <a id=\"top\"></a>\n\nSee <b>this</b>.\n\n<p><img src=\"a.png\" alt=\"Logo\"></p>\n</div>\n\n```html\n<div>\n```\n";
+        let m = mask(src);
+        assert_eq!(
+            m.text,
+            "⟦1⟧\n  ⟦2⟧\n\nSee <b>this</b>.\n\n<p><img src=\"a.png\" alt=\"Logo\"></p>\n⟦3⟧\n\n```html\n<div>\n```\n"
+        );
+        assert_eq!(
+            m.originals,
+            vec!["<div align=\"center\">", "<a id=\"top\"></a>", "</div>"]
+        );
+        assert_eq!(m.restore(&m.text).unwrap(), src);
+        assert!(!only_tags("<b>bold</b>"));
+        assert!(!only_tags("a < b > c"));
+        assert!(!only_tags("<img src=x title=\"Hi\">"));
+    }
+
+    #[test]
     fn text_with_brackets_gets_wider_placeholders() {
         let src = "Math ⟦1⟧ and <!-- c -->.\n";
         let m = mask(src);
@@ -277,10 +371,10 @@ mod tests {
 
     proptest! {
         #[test]
-        fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|[a-z0-9 ]|\n){0,40}") {
+        fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|<div>|</div>|<a id=x>|<b>|[a-z0-9 ]|\n){0,40}") {
             let m = mask(&s);
             prop_assert_eq!(m.restore(&m.text).unwrap(), s.clone());
-            prop_assert!(m.originals.iter().all(|o| o.starts_with("<!--") && o.ends_with("-->")));
+            prop_assert!(m.originals.iter().all(|o| (o.starts_with("<!--") && o.ends_with("-->")) || only_tags(o)));
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use booktr::lang::Lang;
 use booktr::qa::{self, Finding, QaContext, Severity};
-use booktr::termbase::Termbase;
+use booktr::termbase::{Entry, Origin, Termbase};
 
 /// One labelled pair.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -20,6 +20,13 @@ pub struct Pair {
     pub target: String,
     /// The check that must report an error, or `None` for a faithful pair.
     pub expected_check: Option<String>,
+    /// House-style glossary entries in force for this pair: `[source, target, forbidden…]`
+    /// (none when absent).
+    #[serde(default)]
+    pub glossary: Vec<Vec<String>>,
+    /// The campaign's `code_comments` for this pair (`keep` when absent).
+    #[serde(default)]
+    pub code_comments: Option<String>,
 }
 
 /// Every pair of the set.
@@ -38,11 +45,18 @@ pub fn pairs() -> Vec<Pair> {
 
 /// The error findings of every per-unit check on one pair (English source).
 pub fn errors(p: &Pair) -> Vec<Finding> {
-    let ctx = QaContext::new(
-        &Lang::parse("en"),
-        &Lang::parse(&p.lang),
-        &Termbase::default(),
-    );
+    let termbase = Termbase::from_entries(p.glossary.iter().map(|row| Entry {
+        source: row[0].clone(),
+        target: row[1].clone(),
+        note: String::new(),
+        origin: Origin::HouseStyle,
+        forbidden: row[2..].to_vec(),
+        variants: Vec::new(),
+    }));
+    let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse(&p.lang), &termbase);
+    if let Some(mode) = &p.code_comments {
+        ctx.code_comments = mode.parse().unwrap_or_else(|e| panic!("{}: {e}", p.id));
+    }
     qa::check_unit(&ctx, &p.id, "labelled", &p.source, &p.target)
         .into_iter()
         .filter(|f| f.severity == Severity::Error)
