@@ -9,9 +9,10 @@
 //!   `tests/fixtures/real-llm/tiny.jsonl` by the hash of its messages; a request with no
 //!   recorded answer is a failure that lists the missing hashes.
 //!
-//! The committed fixtures were recorded with the 0.5b model: on the shared, loaded 2-core
-//! machine the 1.5b model could not finish the campaign in time. Re-record the fixtures (after a
-//! prompt changed), preferably with the 1.5b model:
+//! The committed fixtures were recorded with the 1.5b model (Qwen2.5-Coder-1.5B-Instruct,
+//! Q4_K_M, llama.cpp via xllamacpp) after the kept-candidate, runaway-bound, glossary-vetting
+//! and structural-QA changes; CI's live test runs the 0.5b model. Re-record the fixtures after
+//! a prompt changed:
 //!
 //! ```sh
 //! eval "$(bash ../shared/real-llm/start.sh 1.5b 8090 | tail -n 2)"; export BOOKTR_REAL_LLM_URL
@@ -296,4 +297,62 @@ fn a_replay_miss_is_http_500_naming_the_hash() {
     let misses = fake.misses();
     assert_eq!(misses.len(), 1);
     assert!(misses[0].starts_with(&key), "{misses:?}");
+}
+
+/// Regression: the proxy recorded an exchange only when the upstream stream ended, so a reply
+/// that booktr abandoned (its runaway guard drops a repeating stream) was never recorded and
+/// the replay missed that request. Now what the client read is recorded, whole events only.
+#[test]
+fn proxy_records_a_reply_the_client_abandoned() {
+    let upstream = FakeServer::start();
+    upstream.script(|_| support::fake_llm::Reply::Stream {
+        parts: (0..2000).map(|i| format!("loop {i} ")).collect(),
+        delay: std::time::Duration::from_millis(2),
+    });
+    let proxy = FakeServer::start();
+    proxy.proxy(&upstream.base_url);
+    let body = serde_json::json!({"model": "m", "stream": true,
+        "messages": [{"role": "system", "content": "You are a translator."}, {"role": "user", "content": "Hello"}]});
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let read = rt.block_on(async {
+        use futures_util::StreamExt;
+        let r = reqwest::Client::new()
+            .post(format!("{}/chat/completions", proxy.base_url))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let mut stream = r.bytes_stream();
+        let mut read = Vec::new();
+        while read.len() < 2000 {
+            read.extend_from_slice(&stream.next().await.unwrap().unwrap());
+        }
+        read
+        // the stream is dropped here, long before the 2,000 parts end
+    });
+    // The connection's task lives on this runtime: dropping it closes the socket, and the
+    // proxy notices on its next write.
+    drop(rt);
+    let mut exchanges = Vec::new();
+    for _ in 0..200 {
+        exchanges = proxy.exchanges();
+        if !exchanges.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(exchanges.len(), 1, "the abandoned reply was not recorded");
+    let ex = &exchanges[0];
+    assert_eq!(ex.key, support::recorded::request_key(&body));
+    assert!(ex.events.len() >= 10, "{} events", ex.events.len());
+    assert!(ex.events.len() < 2000, "{} events", ex.events.len());
+    assert!(!ex.events.iter().any(|e| e == "[DONE]"));
+    // Every recorded event is a whole JSON chunk (none cut in the middle).
+    for e in &ex.events {
+        serde_json::from_str::<serde_json::Value>(e).unwrap_or_else(|err| panic!("{err}: {e}"));
+    }
+    assert!(read.len() >= 2000);
 }

@@ -844,6 +844,48 @@ fn usage_triple(u: &Value) -> (u64, u64, u64) {
     )
 }
 
+/// What a proxied stream has passed on so far, recorded as an [`Exchange`] when the stream
+/// ends or is dropped (see [`proxy_answer`]).
+struct Tap {
+    buf: Vec<u8>,
+    done: Option<(Flight, Arc<Shared>, String, String, usize)>,
+}
+
+impl Tap {
+    /// Records the exchange once (later calls do nothing).
+    fn record(&mut self) {
+        let Some((mut flight, shared, key, preview, n)) = self.done.take() else {
+            return;
+        };
+        // An abandoned stream may stop inside an event: keep whole events only.
+        let whole = self
+            .buf
+            .windows(2)
+            .rposition(|w| w == b"\n\n")
+            .map_or(0, |i| i + 2);
+        self.buf.truncate(whole);
+        let ex = Exchange {
+            key,
+            n,
+            preview,
+            status: 200,
+            error_body: String::new(),
+            events: sse_payloads(&self.buf),
+        };
+        if let Some(u) = ex.usage() {
+            flight.usage = usage_triple(&u);
+        }
+        shared.exchanges.lock().unwrap().push(ex);
+        flight.answered(200);
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        self.record();
+    }
+}
+
 /// Replay mode: the recorded answer of `rec`, or HTTP 500 naming the missing key.
 fn replay_answer(
     shared: &Arc<Shared>,
@@ -930,43 +972,38 @@ async fn proxy_answer(
             .into_response();
     }
     let upstream_stream = resp.bytes_stream();
-    let shared = shared.clone();
-    let state = (
-        Box::pin(upstream_stream),
-        Vec::<u8>::new(),
-        Some((flight, shared, key, pv, n)),
-    );
-    let stream = futures_util::stream::unfold(state, |(mut up, mut buf, done)| async move {
-        use futures_util::StreamExt;
-        done.as_ref()?;
-        match up.next().await {
-            Some(Ok(bytes)) => {
-                buf.extend_from_slice(&bytes);
-                Some((Ok::<Bytes, std::io::Error>(bytes), (up, buf, done)))
-            }
-            Some(Err(e)) => Some((
-                Err(std::io::Error::other(format!("upstream stream: {e}"))),
-                (up, buf, None),
-            )),
-            None => {
-                let (mut flight, shared, key, preview, n) = done.expect("checked above");
-                let ex = Exchange {
-                    key,
-                    n,
-                    preview,
-                    status: 200,
-                    error_body: String::new(),
-                    events: sse_payloads(&buf),
-                };
-                if let Some(u) = ex.usage() {
-                    flight.usage = usage_triple(&u);
+    // The exchange is recorded when the upstream stream ends, or when booktr drops the
+    // connection first (its runaway guard aborts a repeating reply): then what booktr read
+    // so far is recorded, so a replay feeds it the same prefix and it aborts at the same point
+    // (regression: `proxy_records_a_reply_the_client_abandoned`).
+    let tap = Tap {
+        buf: Vec::new(),
+        done: Some((flight, shared.clone(), key, pv, n)),
+    };
+    let stream = futures_util::stream::unfold(
+        (Box::pin(upstream_stream), tap),
+        |(mut up, mut tap)| async move {
+            use futures_util::StreamExt;
+            tap.done.as_ref()?;
+            match up.next().await {
+                Some(Ok(bytes)) => {
+                    tap.buf.extend_from_slice(&bytes);
+                    Some((Ok::<Bytes, std::io::Error>(bytes), (up, tap)))
                 }
-                shared.exchanges.lock().unwrap().push(ex);
-                flight.answered(200);
-                None
+                Some(Err(e)) => {
+                    tap.done = None;
+                    Some((
+                        Err(std::io::Error::other(format!("upstream stream: {e}"))),
+                        (up, tap),
+                    ))
+                }
+                None => {
+                    tap.record();
+                    None
+                }
             }
-        }
-    });
+        },
+    );
     Response::builder()
         .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
