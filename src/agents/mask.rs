@@ -1,6 +1,7 @@
 //! Masking of markup that is not prose before a unit is sent to the Translation agent: HTML
-//! comments (`<!-- … -->`) outside code, and lines that hold nothing but HTML tags
-//! (`<div align="center">`, `</div>`), are replaced by placeholders, so the model never reads
+//! comments (`<!-- … -->`) outside code, lines that hold nothing but HTML tags
+//! (`<div align="center">`, `</div>`) and inline elements that hold no text (`<br/>`,
+//! `<a id="x"></a>`, an `<img>` without `alt`/`title`) are replaced by placeholders, so the model never reads
 //! them as text to translate, and restored byte for byte in its answer.
 //!
 //! A placeholder is `⟦` n times, a decimal index, `⟧` n times (`⟦1⟧`), where n is one more
@@ -138,6 +139,7 @@ pub fn mask(text: &str) -> Masked {
     let code = code_ranges(text);
     let mut spans = comment_spans(text, &code);
     spans.extend(tag_line_spans(text, &code, &spans));
+    spans.extend(empty_element_spans(text, &code, &spans));
     spans.sort_by_key(|r| r.start);
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -203,6 +205,84 @@ fn tag_line_spans(
         }
     }
     out
+}
+
+/// HTML elements with no content of their own (WHATWG HTML, "void elements"), masked wherever
+/// they stand in prose.
+const VOID_ELEMENTS: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
+
+/// Byte ranges, in prose outside `code` and `taken`, of inline elements that hold no text:
+/// void elements (`<br>`, `<br/>`, `<img src=…>` without `alt`/`title`) and an opening tag
+/// directly followed by its closing tag (`<a id="x"></a>`, `<span class="anchor"></span>`).
+/// Elements that wrap text (`<kbd>Ctrl</kbd>`) are left as text: their content is prose, and
+/// the `html` QA check guards their tags.
+fn empty_element_spans(
+    text: &str,
+    code: &[std::ops::Range<usize>],
+    taken: &[std::ops::Range<usize>],
+) -> Vec<std::ops::Range<usize>> {
+    let free = |r: &std::ops::Range<usize>| {
+        !code.iter().any(|c| c.contains(&r.start))
+            && !taken.iter().any(|t| t.start < r.end && r.start < t.end)
+    };
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = text[i..].find('<') {
+        let at = i + rel;
+        i = at + 1;
+        let Some((name, end)) = open_tag(text, at) else {
+            continue;
+        };
+        let tag = &text[at..end];
+        let lower = tag.to_ascii_lowercase();
+        if lower.contains(" alt=") || lower.contains(" title=") {
+            continue;
+        }
+        let span = if VOID_ELEMENTS.contains(&name.as_str()) {
+            at..end
+        } else {
+            let close = format!("</{name}>");
+            if text[end..]
+                .get(..close.len())
+                .is_some_and(|t| t.eq_ignore_ascii_case(&close))
+            {
+                at..end + close.len()
+            } else {
+                continue;
+            }
+        };
+        if free(&span) {
+            i = span.end;
+            out.push(span);
+        }
+    }
+    out
+}
+
+/// The lower-cased element name and the end (exclusive, bytes) of an opening or self-closing
+/// HTML tag starting at `at` (`<name`, then whitespace, `/` or `>`, ending at the first `>` on
+/// the same line), or `None`.
+fn open_tag(text: &str, at: usize) -> Option<(String, usize)> {
+    let after = &text[at + 1..];
+    let n = after
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        .count();
+    if n == 0 || !after.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    if !after[n..].starts_with([' ', '\t', '/', '>']) {
+        return None;
+    }
+    let close = after.find('>')?;
+    let inner = &after[..close];
+    if inner.contains(['<', '\n']) {
+        return None;
+    }
+    Some((after[..n].to_ascii_lowercase(), at + 1 + close + 1))
 }
 
 /// Whether `s` is one or more HTML tags (`<name …>`, `</name>`, `<name …/>`) with only
@@ -362,6 +442,30 @@ mod tests {
     }
 
     #[test]
+    fn empty_inline_elements_are_masked_in_prose() {
+        let src = "Line one<br/>line two <a id=\"x\"></a>and <img src=\"a.png\"> but <img src=\"b.png\" alt=\"B\"> and <kbd>Ctrl</kbd>, a<b, `<br>`.\n";
+        let m = mask(src);
+        assert_eq!(
+            m.text,
+            "Line one⟦1⟧line two ⟦2⟧and ⟦3⟧ but <img src=\"b.png\" alt=\"B\"> and <kbd>Ctrl</kbd>, a<b, `<br>`.\n"
+        );
+        assert_eq!(
+            m.originals,
+            vec!["<br/>", "<a id=\"x\"></a>", "<img src=\"a.png\">"]
+        );
+        assert_eq!(m.restore(&m.text).unwrap(), src);
+    }
+
+    /// Regression (found by `mask_then_restore_is_lossless`): looking for `</div>` after an
+    /// opening tag sliced the text inside a multi-byte character and panicked.
+    #[test]
+    fn closing_tag_lookup_at_a_multibyte_char_does_not_panic() {
+        let src = "<div>a⟧⟧ and <a id=x>⟦</a>\n";
+        let m = mask(src);
+        assert_eq!(m.restore(&m.text).unwrap(), src);
+    }
+
+    #[test]
     fn text_with_brackets_gets_wider_placeholders() {
         let src = "Math ⟦1⟧ and <!-- c -->.\n";
         let m = mask(src);
@@ -371,7 +475,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|<div>|</div>|<a id=x>|<b>|[a-z0-9 ]|\n){0,40}") {
+        fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|<div>|</div>|<a id=x>|</a>|<br>|<b>|<|>|[a-z0-9 ]|\n){0,40}") {
             let m = mask(&s);
             prop_assert_eq!(m.restore(&m.text).unwrap(), s.clone());
             prop_assert!(m.originals.iter().all(|o| (o.starts_with("<!--") && o.ends_with("-->")) || only_tags(o)));
