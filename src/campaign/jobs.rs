@@ -8,7 +8,7 @@
 //! failed attempt, never an answer: it is retried once at a lower temperature
 //! ([`crate::llm::runaway::retry_temperature`]); if that runs away too (or the temperature
 //! cannot be lowered), the call fails as `truncated`, so a first translation is split in two
-//! like one that did not fit. Each runaway is returned as a [`RunawayNote`] for the journal.
+//! like one that did not fit. Each runaway is returned as a [`RunawayRecord`] for the journal.
 
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::fingerprint::STATE_SCHEMA_VERSION;
 use super::manager::{Action, Manager};
-use super::state::State;
+use super::state::{RunawayRecord, State};
 use super::store::{Output, ResultFile};
 use crate::agents::glossary::{self, Candidate};
 use crate::agents::json::{self, ParseStats};
@@ -90,21 +90,6 @@ pub struct JobFailure {
     pub truncated: bool,
     /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
     pub usage: Usage,
-}
-
-/// A runaway reply of a call (see the module docs), for the journal's `runaway_reply`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunawayNote {
-    pub call: String,
-    pub agent: Agent,
-    pub unit: Option<String>,
-    pub reason: String,
-    /// What it cost until the stream was dropped (also part of the call's usage).
-    pub usage: Usage,
-    /// Temperature it was sampled at (`None`: the provider's default).
-    pub temperature: Option<f64>,
-    /// Temperature of the one retry, when one was made.
-    pub retry_temperature: Option<f64>,
 }
 
 /// Builds the job for `action` from the current state.
@@ -473,7 +458,7 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
 pub async fn execute_noting(
     provider: &Provider,
     job: Job,
-) -> (Result<ResultFile, JobFailure>, Vec<RunawayNote>) {
+) -> (Result<ResultFile, JobFailure>, Vec<RunawayRecord>) {
     let started = Instant::now();
     let mut notes = Vec::new();
     let result = match complete_bounded(provider, &job, &job.request, &mut notes).await {
@@ -490,7 +475,7 @@ async fn complete_bounded(
     provider: &Provider,
     job: &Job,
     req: &Request,
-    notes: &mut Vec<RunawayNote>,
+    notes: &mut Vec<RunawayRecord>,
 ) -> Result<Answer, JobFailure> {
     let (reason, spent) = match provider.complete(req).await {
         Ok(a) => return Ok(a),
@@ -499,7 +484,7 @@ async fn complete_bounded(
     };
     let configured = provider.temperature();
     let lower = crate::llm::runaway::retry_temperature(configured);
-    notes.push(RunawayNote {
+    notes.push(RunawayRecord {
         call: job.call.clone(),
         agent: job.agent,
         unit: job.unit.clone(),
@@ -535,7 +520,7 @@ async fn complete_bounded(
             Ok(a)
         }
         Err(LlmError::Runaway { reason, usage }) => {
-            notes.push(RunawayNote {
+            notes.push(RunawayRecord {
                 call: job.call.clone(),
                 agent: job.agent,
                 unit: job.unit.clone(),
@@ -575,7 +560,7 @@ pub async fn finish_noting(
     job: Job,
     answer: Answer,
     started: Instant,
-    notes: &mut Vec<RunawayNote>,
+    notes: &mut Vec<RunawayRecord>,
 ) -> Result<ResultFile, JobFailure> {
     let mut usage = answer.usage;
     let mut attempts = answer.attempts;
@@ -782,7 +767,7 @@ async fn structured(
     job: &Job,
     req: &Request,
     answer: &Answer,
-    notes: &mut Vec<RunawayNote>,
+    notes: &mut Vec<RunawayRecord>,
 ) -> (Value, ParseStats, Option<Answer>) {
     let mut stats = ParseStats::default();
     match json::extract(&answer.content) {

@@ -431,7 +431,7 @@ pub async fn run<'a>(
         String,
         Action,
         Result<ResultFile, JobFailure>,
-        Vec<jobs::RunawayNote>,
+        Vec<super::state::RunawayRecord>,
     )> = JoinSet::new();
     let mut in_flight: BTreeSet<String> = BTreeSet::new();
     let mut fatal: Option<String> = None;
@@ -679,7 +679,7 @@ pub(super) fn record_runaways(
     c: &Campaign,
     store: &mut Store,
     state: &mut State,
-    notes: &[jobs::RunawayNote],
+    notes: &[super::state::RunawayRecord],
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     for n in notes {

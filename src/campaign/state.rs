@@ -179,16 +179,20 @@ pub struct State {
     pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
 }
 
-/// One runaway reply as journaled ([`Event::RunawayReply`]).
+/// One runaway reply of a call (see [`crate::llm::runaway`]): returned by the call's job,
+/// journaled as [`Event::RunawayReply`] and listed in the report.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunawayRecord {
     pub call: String,
     pub agent: Agent,
     pub unit: Option<String>,
     pub reason: String,
-    /// Tokens it cost (prompt and completion until the stream was dropped).
+    /// What it cost until the stream was dropped (prompt and completion tokens; also part of
+    /// the call's usage, since it is billed).
     pub usage: Usage,
+    /// Temperature it was sampled at (`None`: the provider's default).
     pub temperature: Option<f64>,
+    /// Temperature of the one retry, when one was made.
     pub retry_temperature: Option<f64>,
 }
 

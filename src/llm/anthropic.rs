@@ -327,15 +327,7 @@ impl AnthropicClient {
             };
             if let Some(r) = runaway {
                 drop(events);
-                tracing::warn!(agent = ?req.agent, "{r}");
-                return Err(LlmError::Runaway {
-                    reason: r.to_string(),
-                    usage: Usage {
-                        prompt_tokens: req.prompt_tokens_estimate() as u64,
-                        completion_tokens: r.completion_tokens,
-                        ..Default::default()
-                    },
-                });
+                return Err(r.into_error(&req.agent, req.prompt_tokens_estimate()));
             }
             acc.push(ev)
                 .map_err(|t| LlmError::in_stream(t, &self.url))?;

@@ -22,7 +22,7 @@ use super::error::LlmError;
 use super::presets::{JsonMode, Quirks};
 use super::runaway::{Channel, Guard};
 use super::stream::{Accumulator, Chunk};
-use super::types::{Answer, CallOptions, Request, Usage};
+use super::types::{Answer, CallOptions, Request};
 use crate::config::ProviderPlan;
 
 pub use super::call::ApiKey;
@@ -242,15 +242,7 @@ impl OpenAiClient {
             })?;
             if let Some(r) = watch(&mut guard, &chunk) {
                 drop(events);
-                tracing::warn!(agent = ?req.agent, "{r}");
-                return Err(LlmError::Runaway {
-                    reason: r.to_string(),
-                    usage: Usage {
-                        prompt_tokens: req.prompt_tokens_estimate() as u64,
-                        completion_tokens: r.completion_tokens,
-                        ..Default::default()
-                    },
-                });
+                return Err(r.into_error(&req.agent, req.prompt_tokens_estimate()));
             }
             acc.push(chunk)
                 .map_err(|t| LlmError::in_stream(t, &self.url))?;

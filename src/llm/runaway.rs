@@ -89,6 +89,23 @@ pub struct Runaway {
     pub completion_tokens: u64,
 }
 
+impl Runaway {
+    /// The failed attempt this stopped reply is, for a request whose prompt is about
+    /// `prompt_tokens` long (local o200k_base estimate): [`super::LlmError::Runaway`] with the
+    /// reason and the tokens it cost. Logs a warning for `agent`.
+    pub fn into_error(self, agent: &impl fmt::Debug, prompt_tokens: usize) -> super::LlmError {
+        tracing::warn!(?agent, "{self}");
+        super::LlmError::Runaway {
+            reason: self.to_string(),
+            usage: super::Usage {
+                prompt_tokens: prompt_tokens as u64,
+                completion_tokens: self.completion_tokens,
+                ..Default::default()
+            },
+        }
+    }
+}
+
 impl fmt::Display for Runaway {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
