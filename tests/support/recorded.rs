@@ -117,6 +117,11 @@ impl Exchange {
                 }
             }
         }
+        // llama.cpp names the model by its file path; keep only the file name, so no path of
+        // the recording machine (a home folder) is committed.
+        if let Some(Value::String(m)) = envelope.get_mut("model") {
+            *m = m.rsplit('/').next().unwrap_or_default().to_string();
+        }
         let chunks: Vec<Value> = self
             .events
             .iter()
