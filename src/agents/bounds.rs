@@ -15,8 +15,8 @@
 //!   bounds for a reconciliation ([`RECONCILE_MAX_TOKENS`]), a judgment ([`JUDGE_MAX_TOKENS`])
 //!   and the brief ([`crate::agents::brief::BRIEF_TOKENS`]).
 //! - The campaign's `max_tokens` caps every bound ([`capped`]); its `max_output_tokens` (the
-//!   model's limit) is what a truncated translation is retried with (see
-//!   [`crate::campaign::jobs`]).
+//!   model's limit) is what the campaign's job runner retries a
+//!   truncated translation with.
 //!
 //! All figures are tokens. Pure functions, no I/O.
 

@@ -30,7 +30,8 @@ pub enum Agent {
     Translation,
     Proofreading,
     Manager,
-    /// The blinded pairwise judge of `booktr experiment` (see [`crate::experiment::judge`]).
+    /// The blinded pairwise judge of `booktr experiment` (its prompts and parsing live with the
+    /// experiment).
     /// Not a role of the team: it is not in [`Agent::ALL`] and never part of a campaign run.
     Judge,
 }

@@ -32,7 +32,7 @@ pub struct Setup {
     /// The book brief (audience, register, conventions, synopses); empty before it exists.
     pub brief: String,
     /// Whether comments in code blocks are translated (campaign key `code_comments`).
-    pub code_comments: crate::qa::comments::CodeComments,
+    pub code_comments: crate::config::CodeComments,
 }
 
 /// A revision of an earlier translation.
@@ -79,8 +79,8 @@ pub fn system_prompt(setup: &Setup) -> String {
         guide = setup.guide.trim_end(),
         marker = setup.review_marker,
         code_comments = match setup.code_comments {
-            crate::qa::comments::CodeComments::Keep => "",
-            crate::qa::comments::CodeComments::Translate => {
+            crate::config::CodeComments::Keep => "",
+            crate::config::CodeComments::Translate => {
                 " (except the comments inside them, which you translate; every other character of the code stays identical)"
             }
         },
@@ -349,7 +349,7 @@ mod tests {
             "{p}"
         );
         let t = Setup {
-            code_comments: crate::qa::comments::CodeComments::Translate,
+            code_comments: crate::config::CodeComments::Translate,
             ..setup()
         };
         assert!(system_prompt(&t).contains("except the comments inside them, which you translate"));

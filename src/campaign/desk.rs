@@ -154,9 +154,7 @@ pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
     // Occurrences of every entry's term (and plurals) in the book's prose, counted as the
     // glossary QA check finds them (longest match first, on word boundaries).
     let mut freq = vec![0usize; entries.len()];
-    let matcher = crate::termbase::Matcher::new(&crate::termbase::Termbase {
-        entries: entries.clone(),
-    });
+    let matcher = crate::termbase::Matcher::new(&crate::termbase::Termbase::new(entries.clone()));
     for ch in &c.chapters {
         for r in crate::book::markdown::prose_ranges(&ch.text) {
             for o in matcher.find_all(&ch.text[r]) {
@@ -224,9 +222,7 @@ pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
     for r in review {
         let entry = r.entry();
         let occurrences = {
-            let m = crate::termbase::Matcher::new(&Termbase {
-                entries: vec![entry.clone()],
-            });
+            let m = crate::termbase::Matcher::new(&Termbase::new(vec![entry.clone()]));
             c.chapters
                 .iter()
                 .map(|ch| {

@@ -57,8 +57,11 @@ pub struct Campaign {
     pub config: ConfigPrint,
     chapter_index: HashMap<String, usize>,
     /// Term candidates of the whole book (computed once, on first use).
-    candidates: std::sync::OnceLock<Vec<crate::agents::glossary::Candidate>>,
+    candidates: std::sync::OnceLock<Vec<crate::termbase::candidates::Candidate>>,
     unit_index: HashMap<String, usize>,
+    /// The memo of every QA context this campaign builds ([`Campaign::qa_context`]), so the
+    /// Manager's rounds, the verdict and the report reuse one another's QA work.
+    qa_cache: crate::qa::QaCache,
 }
 
 impl Campaign {
@@ -209,22 +212,23 @@ impl Campaign {
             chapter_index,
             candidates: Default::default(),
             unit_index,
+            qa_cache: Default::default(),
         })
     }
 
     /// Term candidates for the Glossary agent over the whole book, best first: the book's top
     /// candidates by C-value, plus the best few of every chapter so that each chapter's own
-    /// terms are covered (see [`crate::agents::glossary::candidates`]). How many scales with
+    /// terms are covered (see [`crate::termbase::candidates::candidates`]). How many scales with
     /// the book: 4 per unit to translate, between 60 and 400.
-    pub fn candidates(&self) -> &[crate::agents::glossary::Candidate] {
+    pub fn candidates(&self) -> &[crate::termbase::candidates::Candidate] {
         self.candidates.get_or_init(|| {
-            use crate::agents::glossary;
+            use crate::termbase::candidates;
             let max = (self.prose_units().count() * 4).clamp(60, 400);
             let texts: Vec<&str> = self.chapters.iter().map(|c| c.text.as_str()).collect();
-            let mut all = glossary::candidates(&texts, &self.house, max);
+            let mut all = candidates::candidates(&texts, &self.house, max);
             let per_chapter = 8;
             for ch in &self.chapters {
-                for cand in glossary::candidates(&[ch.text.as_str()], &self.house, per_chapter) {
+                for cand in candidates::candidates(&[ch.text.as_str()], &self.house, per_chapter) {
                     if !all.iter().any(|c| {
                         crate::termbase::term_key(&c.term) == crate::termbase::term_key(&cand.term)
                     }) {
@@ -280,7 +284,8 @@ impl Campaign {
 
     /// The QA context for this campaign with termbase `tb`.
     pub fn qa_context(&self, tb: &Termbase) -> crate::qa::QaContext {
-        let mut ctx = crate::qa::QaContext::new(&self.plan.source_lang, &self.plan.target_lang, tb);
+        let mut ctx = crate::qa::QaContext::new(&self.plan.source_lang, &self.plan.target_lang, tb)
+            .with_cache(self.qa_cache.clone());
         ctx.review_marker = self.plan.review_marker.clone();
         ctx.code_comments = self.plan.code_comments;
         ctx

@@ -10,10 +10,12 @@
 //! provider; secrets are never part of a plan (only the *name* of the key's variable is).
 
 mod raw;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
 pub use raw::{Pricing, RawCampaign, RawProvider};
+pub use settings::{CodeComments, default_review_marker};
 
 use crate::book::segment::DEFAULT_MAX_UNIT_CHARS;
 use crate::exit::UsageError;
@@ -139,7 +141,7 @@ pub struct Plan {
     pub gates: Gates,
     /// Review budget of the Proofreading agent as a share of translation prompt tokens.
     pub proofread_share: f64,
-    /// Marker for renderings the translator coins (see [`crate::qa::default_review_marker`]).
+    /// Marker for renderings the translator coins (see [`default_review_marker`]).
     pub review_marker: String,
     pub out_dir: PathBuf,
     pub state_dir: PathBuf,
@@ -152,7 +154,7 @@ pub struct Plan {
     pub reference_dir: Option<PathBuf>,
     /// Whether comments in code blocks may be translated (campaign key `code_comments`,
     /// default `keep`).
-    pub code_comments: crate::qa::comments::CodeComments,
+    pub code_comments: CodeComments,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -361,7 +363,7 @@ impl Plan {
                 .clone()
                 .filter(|m| !m.trim().is_empty())
                 .unwrap_or_else(|| {
-                    crate::qa::default_review_marker(&Lang::parse(&raw.target_lang)).to_string()
+                    default_review_marker(&Lang::parse(&raw.target_lang)).to_string()
                 }),
             provider,
             code_comments: match raw.code_comments.as_deref() {

@@ -63,7 +63,7 @@ pub struct RawCampaign {
     /// Prices for cost estimates and reports.
     pub pricing: Option<Pricing>,
     /// Comments in code blocks: `keep` (default: copied byte for byte) or `translate` (only
-    /// comments may change; every code token stays identical). See [`crate::qa::comments`].
+    /// comments may change; every code token stays identical). See [`super::CodeComments`].
     pub code_comments: Option<String>,
 }
 

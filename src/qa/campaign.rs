@@ -152,16 +152,13 @@ pub fn check_campaign(ctx: &QaContext, units: &[UnitText], chapters: &[ChapterTe
 }
 
 /// The campaign-level checks that compare translations: [`check_campaign`] without
-/// `completeness`. Units without a target are ignored. The result is remembered for the last
-/// context and units seen: a campaign runs the
+/// `completeness`. Units without a target are ignored. The result is remembered, in the
+/// context's [`super::QaCache`], for the last context and units seen: a campaign runs the
 /// campaign-level checks after every round and again for its report, usually on the very same
 /// texts, and on a whole book they cost more than the rest of the run's local work. The key is
 /// a hash of the context and of every unit's ids and texts (SipHash, std's `DefaultHasher`).
 pub fn check_translations(ctx: &QaContext, units: &[UnitText]) -> std::sync::Arc<CampaignQa> {
     use std::hash::{Hash, Hasher};
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Cached = Option<(u64, Arc<CampaignQa>)>;
-    static LAST: OnceLock<Mutex<Cached>> = OnceLock::new();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     serde_json::to_vec(&(
         &ctx.source_lang,
@@ -175,16 +172,8 @@ pub fn check_translations(ctx: &QaContext, units: &[UnitText]) -> std::sync::Arc
     for u in units {
         (u.unit, u.chapter, u.source, u.target).hash(&mut h);
     }
-    let key = h.finish();
-    let last = LAST.get_or_init(Default::default);
-    if let Some((k, q)) = last.lock().unwrap().as_ref()
-        && *k == key
-    {
-        return q.clone();
-    }
-    let q = Arc::new(translation_checks(ctx, units));
-    *last.lock().unwrap() = Some((key, q.clone()));
-    q
+    ctx.cache()
+        .translations(h.finish(), || translation_checks(ctx, units))
 }
 
 /// The campaign-level checks that compare translations (everything but `completeness`, which

@@ -13,41 +13,7 @@
 //! after whitespace (so `$#`, `${#x}` and `http://` stay code). Not a full lexer: a comment
 //! marker this misses is compared as code, which errs towards reporting.
 
-use serde::{Deserialize, Serialize};
-
-/// What may change in code blocks (campaign key `code_comments`, default `keep`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CodeComments {
-    /// Code blocks are copied byte for byte, comments included.
-    #[default]
-    Keep,
-    /// Only comments may change (be translated); every code token stays identical.
-    Translate,
-}
-
-impl std::str::FromStr for CodeComments {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "keep" => Ok(CodeComments::Keep),
-            "translate" => Ok(CodeComments::Translate),
-            other => Err(format!(
-                "unknown code_comments value `{other}`; use `keep` (code blocks copied byte for byte) or `translate` (only comments in code blocks may be translated)"
-            )),
-        }
-    }
-}
-
-impl CodeComments {
-    /// The name used in campaign files and flags.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CodeComments::Keep => "keep",
-            CodeComments::Translate => "translate",
-        }
-    }
-}
+pub use crate::config::CodeComments;
 
 /// The comment syntax of one language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

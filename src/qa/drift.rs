@@ -3,7 +3,7 @@
 //! term × unit table ([`DriftRow`]) for the report.
 //!
 //! **Tracked terms**: every termbase entry, plus the frequent source terms outside it:
-//! [`crate::agents::glossary::candidates`] over the translated units' sources (at most
+//! [`crate::termbase::candidates::candidates`] over the translated units' sources (at most
 //! [`MAX_CANDIDATES`]), keeping Latin-script terms found in at least 2 units. Terms are found in
 //! clean prose with [`crate::termbase::Matcher`] (case-insensitive, word boundaries, simple
 //! plurals; the longest term wins where terms overlap).
@@ -136,30 +136,17 @@ struct Tracked {
     entry: Option<usize>,
 }
 
-/// Term candidates of `sources` (see [`crate::agents::glossary::candidates`]), cached for the
-/// last set of sources seen: a campaign checks the same book after every round, and the
-/// candidate pass over a whole book costs more than the rest of the check.
-fn cached_candidates(sources: &[&str]) -> std::sync::Arc<Vec<crate::agents::glossary::Candidate>> {
-    use std::hash::{Hash, Hasher};
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Cached = Option<(u64, Arc<Vec<crate::agents::glossary::Candidate>>)>;
-    static LAST: OnceLock<Mutex<Cached>> = OnceLock::new();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    sources.hash(&mut h);
-    let key = h.finish();
-    let last = LAST.get_or_init(Default::default);
-    if let Some((k, c)) = last.lock().unwrap().as_ref()
-        && *k == key
-    {
-        return c.clone();
-    }
-    let c = Arc::new(crate::agents::glossary::candidates(
-        sources,
-        &Termbase::default(),
-        MAX_CANDIDATES,
-    ));
-    *last.lock().unwrap() = Some((key, c.clone()));
-    c
+/// Term candidates of `sources` (see [`crate::termbase::candidates::candidates`]), kept in the
+/// context's [`super::QaCache`] for the last set of sources seen: a campaign checks the same
+/// book after every round, and the candidate pass over a whole book costs more than the rest of
+/// the check.
+fn cached_candidates(
+    ctx: &QaContext,
+    sources: &[&str],
+) -> std::sync::Arc<Vec<crate::termbase::candidates::Candidate>> {
+    ctx.cache().candidates(super::cache::key_of(sources), || {
+        crate::termbase::candidates::candidates(sources, &Termbase::default(), MAX_CANDIDATES)
+    })
 }
 
 /// Runs the check over the campaign's parsed units.
@@ -196,7 +183,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
     let n_entries = tracked.len();
     let sources: Vec<&str> = tu.iter().map(|(u, _)| u.source).collect();
     let mut seen: HashSet<String> = tracked.iter().map(|t| term_key(&t.term)).collect();
-    for c in cached_candidates(&sources).iter() {
+    for c in cached_candidates(ctx, &sources).iter() {
         let latin = c
             .term
             .chars()
@@ -209,8 +196,8 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
             });
         }
     }
-    let matcher = Matcher::new(&Termbase {
-        entries: tracked
+    let matcher = Matcher::new(&Termbase::new(
+        tracked
             .iter()
             .map(|t| Entry {
                 source: t.term.clone(),
@@ -221,7 +208,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
                 variants: Vec::new(),
             })
             .collect(),
-    });
+    ));
     // Per translated unit: the tracked terms of its source.
     let src_terms: Vec<Vec<usize>> = tu
         .iter()

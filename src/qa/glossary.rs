@@ -233,33 +233,16 @@ fn searcher(patterns: &[String]) -> Option<AhoCorasick> {
 
 impl<'a> Glossary<'a> {
     /// The glossary check for `ctx`. Its automata are built once per termbase and target
-    /// language and kept in a small process-wide cache: the check runs for every unit, and
-    /// building hundreds of automata per unit would dominate the campaign's CPU time.
+    /// language and kept in the context's [`super::QaCache`]: the check runs for every unit,
+    /// and building hundreds of automata per unit would dominate the campaign's CPU time.
     pub(crate) fn new(ctx: &'a QaContext) -> Glossary<'a> {
-        use std::collections::HashMap;
         use std::hash::{Hash, Hasher};
-        use std::sync::{Arc, Mutex, OnceLock};
-        static CACHE: OnceLock<Mutex<HashMap<u64, Arc<Searchers>>>> = OnceLock::new();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ctx.target_lang.code.hash(&mut h);
         for e in &ctx.termbase.entries {
             (&e.source, &e.target, &e.forbidden, &e.variants).hash(&mut h);
         }
-        let key = h.finish();
-        let cache = CACHE.get_or_init(Default::default);
-        let cached = cache.lock().unwrap().get(&key).cloned();
-        let s = match cached {
-            Some(s) => s,
-            None => {
-                let s = Arc::new(Searchers::build(ctx));
-                let mut c = cache.lock().unwrap();
-                if c.len() >= 16 {
-                    c.clear();
-                }
-                c.insert(key, s.clone());
-                s
-            }
-        };
+        let s = ctx.cache().searchers(h.finish(), || Searchers::build(ctx));
         Glossary { ctx, s }
     }
 }
@@ -348,7 +331,7 @@ impl Searchers {
             })
             .collect();
         Searchers {
-            matcher: Matcher::cached(&ctx.termbase),
+            matcher: ctx.termbase.matcher(),
             fold,
             required,
             forbidden,

@@ -9,6 +9,7 @@
 //!   translations across units (norms, length ratio, terminology drift, review markers,
 //!   completeness).
 
+pub mod cache;
 pub mod campaign;
 pub mod code;
 pub mod comments;
@@ -33,9 +34,11 @@ pub mod untranslated;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::default_review_marker;
 use crate::lang::Lang;
 use crate::termbase::Termbase;
 
+pub use cache::QaCache;
 pub use campaign::{
     CampaignQa, ChapterText, Norms, Parsed, UnitText, check_campaign, check_translations,
 };
@@ -114,6 +117,9 @@ pub struct QaContext {
     /// Whether comments in code blocks may be translated (campaign key `code_comments`,
     /// default [`comments::CodeComments::Keep`]).
     pub code_comments: comments::CodeComments,
+    /// What the checks remember between calls ([`QaCache`]): a fresh cache from
+    /// [`QaContext::new`], the campaign's own from [`QaContext::with_cache`]; clones share it.
+    cache: QaCache,
 }
 
 impl QaContext {
@@ -125,18 +131,20 @@ impl QaContext {
             review_marker: default_review_marker(target_lang).to_string(),
             agent_entries_approved: false,
             code_comments: comments::CodeComments::Keep,
+            cache: QaCache::default(),
         }
     }
-}
 
-/// The default review marker for a target language: `[待审]` for Chinese, `[要確認]` for
-/// Japanese, `[검토]` for Korean, `[review]` otherwise.
-pub fn default_review_marker(target: &Lang) -> &'static str {
-    match target.primary().as_str() {
-        "zh" => "[待审]",
-        "ja" => "[要確認]",
-        "ko" => "[검토]",
-        _ => "[review]",
+    /// This context with `cache` as its memo (a campaign passes its own, so every context it
+    /// builds shares one).
+    pub fn with_cache(mut self, cache: QaCache) -> QaContext {
+        self.cache = cache;
+        self
+    }
+
+    /// The memo the checks use.
+    pub fn cache(&self) -> &QaCache {
+        &self.cache
     }
 }
 

@@ -84,33 +84,63 @@ fn on_boundaries(bytes: &[u8], s: usize, e: usize) -> bool {
     left_ok && right_ok
 }
 
-impl Matcher {
-    /// The matcher for `tb`, built once per distinct list of source terms and shared: building
-    /// an automaton for hundreds of terms costs far more than a search, and prompts, QA and the
-    /// pseudo provider ask for the same termbase again and again.
-    pub fn cached(tb: &Termbase) -> std::sync::Arc<Matcher> {
-        use std::collections::HashMap;
+/// The matcher a [`Termbase`] keeps for itself ([`Termbase::matcher`]): the last one built,
+/// with the key of the source terms it was built from, so an entry list changed after the
+/// build is noticed. Building an automaton for hundreds of terms costs far more than a search,
+/// and prompts and QA ask the same termbase again and again. Clones share the matcher; it is
+/// no part of the termbase's value (always equal, never serialised, not shown by `Debug`).
+#[derive(Default)]
+pub(crate) struct MatcherSlot(std::sync::Mutex<Option<(u64, std::sync::Arc<Matcher>)>>);
+
+impl MatcherSlot {
+    /// The matcher for `tb` (whose slot this is): the kept one when it was built from the same
+    /// source terms (a SipHash of them, std's `DefaultHasher`), else a new one, kept.
+    pub(crate) fn get(&self, tb: &Termbase) -> std::sync::Arc<Matcher> {
         use std::hash::{Hash, Hasher};
-        use std::sync::{Arc, Mutex, OnceLock};
-        static CACHE: OnceLock<Mutex<HashMap<u64, Arc<Matcher>>>> = OnceLock::new();
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for e in &tb.entries {
             e.source.hash(&mut h);
         }
         let key = h.finish();
-        let cache = CACHE.get_or_init(Default::default);
-        if let Some(m) = cache.lock().unwrap().get(&key) {
+        if let Some((k, m)) = self.0.lock().unwrap().as_ref()
+            && *k == key
+        {
             return m.clone();
         }
-        let m = Arc::new(Matcher::new(tb));
-        let mut c = cache.lock().unwrap();
-        if c.len() >= 32 {
-            c.clear();
-        }
-        c.insert(key, m.clone());
+        let m = std::sync::Arc::new(Matcher::new(tb));
+        *self.0.lock().unwrap() = Some((key, m.clone()));
         m
     }
+}
 
+impl Clone for MatcherSlot {
+    fn clone(&self) -> MatcherSlot {
+        MatcherSlot(std::sync::Mutex::new(self.0.lock().unwrap().clone()))
+    }
+}
+
+impl PartialEq for MatcherSlot {
+    fn eq(&self, _: &MatcherSlot) -> bool {
+        true
+    }
+}
+
+impl Eq for MatcherSlot {}
+
+impl std::fmt::Debug for MatcherSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MatcherSlot")
+    }
+}
+
+impl Matcher {
+    /// The matcher for `tb`, kept by `tb` itself (see [`Termbase::matcher`]): built once per
+    /// termbase and list of source terms, and shared by the termbase's clones.
+    pub fn cached(tb: &Termbase) -> std::sync::Arc<Matcher> {
+        tb.matcher()
+    }
+
+    /// A matcher over the source terms of `tb` (and their simple plurals), built now.
     pub fn new(tb: &Termbase) -> Matcher {
         let mut patterns = Vec::new();
         let mut pattern_entry = Vec::new();
@@ -289,9 +319,7 @@ mod tests {
             let m = Matcher::new(&full);
             let keep = |i: usize| mask[i % mask.len()];
             let kept: Vec<usize> = (0..full.entries.len()).filter(|&i| keep(i)).collect();
-            let sub = Termbase {
-                entries: kept.iter().map(|&i| full.entries[i].clone()).collect(),
-            };
+            let sub = Termbase::new(kept.iter().map(|&i| full.entries[i].clone()).collect());
             let want: Vec<Occurrence> = Matcher::new(&sub)
                 .find_all(&text)
                 .into_iter()

@@ -1,10 +1,12 @@
 //! The termbase: glossary entries with their origin, and matching of entries against a text.
-//! Glossary files (CSV, TSV, TBX) are read by [`crate::interchange`].
+//! Glossary files (CSV, TSV, TBX) are read by the interchange layer; term candidates for a new
+//! termbase are found by [`candidates`].
 //!
 //! House-style entries (from the campaign's `glossaries`) always win over entries proposed by
 //! the Glossary agent: [`Termbase::merge`] drops any agent entry whose source term a house-style
 //! entry already covers.
 
+pub mod candidates;
 pub mod inflect;
 mod matcher;
 pub mod vet;
@@ -50,9 +52,21 @@ pub struct Entry {
 }
 
 /// An ordered, de-duplicated set of entries (one per source term, compared case-insensitively).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Serialised as `{"entries": [...]}`; equality and `Debug` look at the entries only.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Termbase {
     pub entries: Vec<Entry>,
+    /// The matcher over the entries' source terms, built on first use ([`Termbase::matcher`]).
+    #[serde(skip)]
+    matcher: matcher::MatcherSlot,
+}
+
+impl std::fmt::Debug for Termbase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Termbase")
+            .field("entries", &self.entries)
+            .finish()
+    }
 }
 
 /// The key two entries are the same term under: trimmed, ASCII-lower-cased source.
@@ -61,6 +75,23 @@ pub fn term_key(source: &str) -> String {
 }
 
 impl Termbase {
+    /// A termbase of exactly `entries`, in their order (no de-duplication: see
+    /// [`Termbase::from_entries`] for that).
+    pub fn new(entries: Vec<Entry>) -> Termbase {
+        Termbase {
+            entries,
+            matcher: Default::default(),
+        }
+    }
+
+    /// The [`Matcher`] over this termbase's source terms. It is built on first use and kept by
+    /// the termbase (clones share it); when `entries` changed since, a new one is built and
+    /// kept. The same termbase is matched against every unit's prompt and QA, and building the
+    /// automaton costs far more than a search.
+    pub fn matcher(&self) -> std::sync::Arc<Matcher> {
+        self.matcher.get(self)
+    }
+
     /// Builds a termbase from entries, keeping the first entry for each source term.
     pub fn from_entries(entries: impl IntoIterator<Item = Entry>) -> Termbase {
         let mut tb = Termbase::default();
@@ -82,7 +113,7 @@ impl Termbase {
     /// them.
     pub fn merge(house: &Termbase, proposed: &[Entry]) -> (Termbase, usize) {
         let before = house.entries.len() + proposed.len();
-        let m = Matcher::cached(house);
+        let m = house.matcher();
         let agrees = |e: &Entry| {
             let target = e.target.to_lowercase();
             m.entries_in(&e.source, house.entries.len())
@@ -124,7 +155,7 @@ impl Termbase {
     /// for "agent", so a longer (possibly agent-proposed) entry never hides a house-style one
     /// from the translator.
     pub fn relevant_to(&self, text: &str) -> Vec<&Entry> {
-        let hit = Matcher::cached(self).entries_in(text, self.entries.len());
+        let hit = self.matcher().entries_in(text, self.entries.len());
         let mut out: Vec<&Entry> = self
             .entries
             .iter()

@@ -256,7 +256,7 @@ pub fn vet(tb: &Termbase, target: &Lang) -> (Termbase, Vec<Rejection>) {
             }),
         }
     }
-    (Termbase { entries: kept }, rejected)
+    (Termbase::new(kept), rejected)
 }
 
 #[cfg(test)]
