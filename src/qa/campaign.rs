@@ -610,4 +610,86 @@ mod tests {
             got[2].2
         );
     }
+
+    fn translated_units() -> Vec<UnitText<'static>> {
+        UNITS
+            .iter()
+            .map(|(id, ch, src, tgt)| UnitText {
+                unit: id,
+                chapter: ch,
+                source: src,
+                target: Some(tgt),
+            })
+            .collect()
+    }
+
+    /// Regression (issue 13, "caches are process-wide statics"): the campaign-level checks,
+    /// the drift candidates and the glossary automata were remembered in statics shared by
+    /// every context of the process. Now a context built with `QaContext::new` has its own
+    /// memo, and a context given a cache shares it (as a campaign's contexts do).
+    #[test]
+    fn process_wide_qa_caches_are_owned_by_the_qa_context() {
+        let units = translated_units();
+        let a = ctx();
+        let first = check_translations(&a, &units);
+        // The same context (and its clones) reuse the result.
+        assert!(std::sync::Arc::ptr_eq(
+            &first,
+            &check_translations(&a, &units)
+        ));
+        assert!(std::sync::Arc::ptr_eq(
+            &first,
+            &check_translations(&a.clone(), &units)
+        ));
+        // Another context computes its own, equal result: nothing is shared between owners.
+        let b = ctx();
+        assert!(!b.cache().same(a.cache()));
+        let other = check_translations(&b, &units);
+        assert!(!std::sync::Arc::ptr_eq(&first, &other));
+        assert_eq!(*first, *other);
+        assert!(
+            first.drift.iter().any(|r| r.term == "context window"),
+            "{:?}",
+            first.drift
+        );
+        // A context given `a`'s cache (a campaign hands out its own) shares it.
+        let c = ctx().with_cache(a.cache().clone());
+        assert!(c.cache().same(a.cache()));
+        assert!(std::sync::Arc::ptr_eq(
+            &first,
+            &check_translations(&c, &units)
+        ));
+    }
+
+    #[test]
+    fn a_shared_qa_cache_never_serves_a_changed_context_a_stale_result() {
+        let units = translated_units();
+        let a = ctx();
+        let before = check_translations(&a, &units);
+        assert!(before.adherence.iter().all(|x| x.source != "guardrail"));
+        // The same cache, a termbase with one more entry: a new result, equal to a fresh
+        // context's.
+        let mut b = ctx().with_cache(a.cache().clone());
+        b.termbase.entries.push(entry("guardrail", "护栏", &[]));
+        let after = check_translations(&b, &units);
+        assert!(!std::sync::Arc::ptr_eq(&before, &after));
+        let mut fresh = ctx();
+        fresh.termbase.entries.push(entry("guardrail", "护栏", &[]));
+        assert_eq!(*after, *check_translations(&fresh, &units));
+        assert!(after.adherence.iter().any(|x| x.source == "guardrail"));
+        // Per-unit glossary automata follow the termbase too: a forbidden rendering added
+        // later is found.
+        let mut d = ctx().with_cache(a.cache().clone());
+        let u = &UNITS[4];
+        assert!(crate::qa::check_unit(&d, u.0, u.1, u.2, u.3).is_empty());
+        d.termbase
+            .entries
+            .push(entry("guardrail", "防护栏", &["护栏"]));
+        let f = crate::qa::check_unit(&d, u.0, u.1, u.2, u.3);
+        assert!(
+            f.iter()
+                .any(|f| f.check == "glossary" && f.severity == Severity::Error),
+            "{f:#?}"
+        );
+    }
 }

@@ -265,4 +265,42 @@ mod tests {
         );
         assert_eq!(tb.get("agent").unwrap().target, "智能体");
     }
+
+    /// Regression (issue 13, "caches are process-wide statics"): matchers were kept in a
+    /// process-wide map keyed by a hash of the terms. Now each termbase keeps its own: built
+    /// once, shared by clones, rebuilt when the entries change, and not part of the
+    /// termbase's value (equality, JSON and `Debug` are as before).
+    #[test]
+    fn process_wide_matcher_cache_is_owned_by_the_termbase() {
+        let tb = Termbase::from_entries([e("Agent", "智能体", Origin::HouseStyle)]);
+        let m = tb.matcher();
+        assert!(std::sync::Arc::ptr_eq(&m, &tb.matcher()));
+        assert!(std::sync::Arc::ptr_eq(&m, &tb.clone().matcher()));
+        let other = Termbase::from_entries([e("Agent", "智能体", Origin::HouseStyle)]);
+        assert!(!std::sync::Arc::ptr_eq(&m, &other.matcher()));
+        assert_eq!(tb, other);
+        // Changed entries: a new matcher that finds the new term.
+        let mut grown = tb.clone();
+        grown.entries.push(e("tool", "工具", Origin::Agent));
+        assert_eq!(
+            grown
+                .relevant_to("An agent calls a tool.")
+                .iter()
+                .map(|e| e.source.as_str())
+                .collect::<Vec<_>>(),
+            vec!["Agent", "tool"]
+        );
+        assert!(!std::sync::Arc::ptr_eq(&m, &grown.matcher()));
+        assert_eq!(tb.relevant_to("An agent calls a tool.").len(), 1);
+        assert_eq!(
+            serde_json::to_string(&tb).unwrap(),
+            r#"{"entries":[{"source":"Agent","target":"智能体","note":"","origin":"house_style"}]}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Termbase>(&serde_json::to_string(&grown).unwrap()).unwrap(),
+            grown
+        );
+        assert!(format!("{tb:?}").starts_with("Termbase { entries: [Entry { source: \"Agent\""));
+        assert!(!format!("{tb:?}").contains("matcher"));
+    }
 }
