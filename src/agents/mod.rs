@@ -18,6 +18,8 @@ pub mod translation;
 
 use serde::{Deserialize, Serialize};
 
+use crate::llm::Task;
+
 /// Version of all prompt templates. Part of the campaign fingerprint: changing a prompt makes
 /// a new campaign state rather than mixing answers to two different prompts.
 pub const PROMPT_VERSION: &str = "2026-11-29.2";
@@ -30,7 +32,7 @@ pub enum Agent {
     Translation,
     Proofreading,
     Manager,
-    /// The blinded pairwise judge of `booktr experiment` (see [`crate::experiment::judge`]).
+    /// The blinded pairwise judge of `booktr experiment` (its prompt is built by the experiment).
     /// Not a role of the team: it is not in [`Agent::ALL`] and never part of a campaign run.
     Judge,
 }
@@ -51,6 +53,22 @@ impl Agent {
             Agent::Manager => "manager",
             Agent::Judge => "judge",
         }
+    }
+
+    /// The agent a request's task tag names (the inverse of `Task::from(agent)`); `None` for
+    /// a tag that is no agent's.
+    pub fn of_task(task: Task) -> Option<Agent> {
+        [Agent::Judge]
+            .into_iter()
+            .chain(Agent::ALL)
+            .find(|a| a.as_str() == task.name())
+    }
+}
+
+/// Every request an agent builds is tagged with the agent's name ([`Agent::as_str`]).
+impl From<Agent> for Task {
+    fn from(a: Agent) -> Task {
+        Task::new(a.as_str())
     }
 }
 

@@ -1,5 +1,5 @@
 //! The termbase: glossary entries with their origin, and matching of entries against a text.
-//! Glossary files (CSV, TSV, TBX) are read by [`crate::interchange`].
+//! Glossary files (CSV, TSV, TBX) are read by the interchange formats, a layer above this one.
 //!
 //! House-style entries (from the campaign's `glossaries`) always win over entries proposed by
 //! the Glossary agent: [`Termbase::merge`] drops any agent entry whose source term a house-style
