@@ -77,3 +77,19 @@ impl std::fmt::Display for Agent {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_round_trips_through_its_task_tag() {
+        for a in Agent::ALL.into_iter().chain([Agent::Judge]) {
+            let t = Task::from(a);
+            assert_eq!(t.name(), a.as_str());
+            assert_eq!(Agent::of_task(t), Some(a));
+        }
+        assert_eq!(Task::from(Agent::Translation).to_string(), "translation");
+        assert_eq!(Agent::of_task(Task::new("summarise")), None);
+    }
+}
