@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::ProviderKind;
 use crate::exit::EXIT_CODES_HELP;
+use crate::llm::ProviderKind;
 
 /// Translate whole Markdown books with LLMs: a Manager with Glossary, Translation and
 /// Proofreading agents, checkpoints that resume without paying twice, and reports editors can

@@ -195,7 +195,7 @@ fn consistent_run_sends_no_revision_and_reports_no_drift() {
             && r.all_text().contains(booktr::agents::glossary::CANDIDATES_HEADER)
         {
             let req = booktr::llm::Request {
-                agent: r.agent,
+                task: r.agent.into(),
                 messages: r.messages.clone(),
                 json_schema: None,
                 max_tokens: None,

@@ -237,7 +237,7 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
         if !r.is_judge_repair() {
             assert_eq!(r.messages.len(), 2);
             let req = booktr::llm::Request {
-                agent: Agent::Judge,
+                task: Agent::Judge.into(),
                 messages: r.messages.clone(),
                 json_schema: None,
                 max_tokens: None,

@@ -7,7 +7,7 @@ mod support;
 use booktr::agents::Agent;
 use booktr::config::{Overrides, Plan, ProviderKind};
 use booktr::llm::presets::{self, JsonMode};
-use booktr::llm::{JsonSchema, Message, Provider, Request};
+use booktr::llm::{JsonSchema, Message, Request};
 use support::fake_llm::{FakeServer, Reply};
 use support::{TestCampaign, assert_code};
 
@@ -162,7 +162,7 @@ fn unknown_presets_and_json_modes_are_usage_errors_naming_file_key_and_choices()
 
 fn glossary_request() -> Request {
     Request {
-        agent: Agent::Glossary,
+        task: Agent::Glossary.into(),
         messages: vec![
             Message::system("You are a terminologist."),
             Message::user("Terms: agent"),
@@ -208,7 +208,7 @@ fn preset_quirks_change_what_is_sent() {
             ..Default::default()
         };
         let plan = plan_of(&format!("{provider_toml}model = \"m\"\n"), &o).unwrap();
-        let p = Provider::from_plan(&plan.provider, &zh).unwrap();
+        let p = booktr::commands::rehearsal::provider(&plan.provider, &zh).unwrap();
         let a = rt.block_on(p.complete(&glossary_request())).unwrap();
         assert_eq!(a.content, "{\"entries\": []}");
         let reqs = fake.requests();

@@ -45,7 +45,7 @@ fn provider(fake: &FakeAnthropic) -> Provider {
         std::env::set_var("BOOKTR_RETRY_BASE_MS", "10");
         std::env::set_var("BOOKTR_TEST_ANTHROPIC_KEY", KEY);
     }
-    Provider::from_plan(
+    booktr::commands::rehearsal::provider(
         &plan(&fake.base_url(), "BOOKTR_TEST_ANTHROPIC_KEY"),
         &booktr::lang::Lang::parse("zh"),
     )
@@ -55,7 +55,7 @@ fn provider(fake: &FakeAnthropic) -> Provider {
 /// A Translation-like request whose system prompt is long enough to be worth caching.
 fn request(schema: bool) -> Request {
     Request {
-        agent: Agent::Translation,
+        task: Agent::Translation.into(),
         messages: vec![
             Message::system(format!(
                 "You are a professional technical translator. {}",
@@ -323,7 +323,7 @@ fn final_errors_are_not_retried_and_never_show_the_key() {
 
 #[test]
 fn a_missing_key_names_the_variable_and_nothing_else() {
-    let e = Provider::from_plan(
+    let e = booktr::commands::rehearsal::provider(
         &plan(
             "https://api.anthropic.com",
             "BOOKTR_TEST_UNSET_ANTHROPIC_KEY",

@@ -35,12 +35,13 @@ fn plan(base_url: &str) -> ProviderPlan {
 fn provider(fake: &FakeServer) -> Provider {
     // SAFETY: tests in this file set only this variable, to the same value.
     unsafe { std::env::set_var("BOOKTR_RETRY_BASE_MS", "10") };
-    Provider::from_plan(&plan(&fake.base_url), &booktr::lang::Lang::parse("zh")).unwrap()
+    booktr::commands::rehearsal::provider(&plan(&fake.base_url), &booktr::lang::Lang::parse("zh"))
+        .unwrap()
 }
 
 fn request(agent: Agent, schema: bool) -> Request {
     Request {
-        agent,
+        task: agent.into(),
         messages: vec![
             Message::system("You are a professional technical translator."),
             Message::user("Glossary: none"),
@@ -250,7 +251,8 @@ fn connection_refused_is_retried_and_reported() {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     drop(listener);
     unsafe { std::env::set_var("BOOKTR_RETRY_BASE_MS", "10") };
-    let p = Provider::from_plan(&plan(&url), &booktr::lang::Lang::parse("zh")).unwrap();
+    let p = booktr::commands::rehearsal::provider(&plan(&url), &booktr::lang::Lang::parse("zh"))
+        .unwrap();
     let e = rt()
         .block_on(p.complete(&request(Agent::Translation, false)))
         .unwrap_err();
@@ -313,7 +315,7 @@ fn the_overall_request_timeout_aborts_and_retries() {
     plan.request_timeout_s = 1;
     plan.stream_idle_timeout_s = 30;
     unsafe { std::env::set_var("BOOKTR_RETRY_BASE_MS", "10") };
-    let p = Provider::from_plan(&plan, &booktr::lang::Lang::parse("zh")).unwrap();
+    let p = booktr::commands::rehearsal::provider(&plan, &booktr::lang::Lang::parse("zh")).unwrap();
     let started = Instant::now();
     let a = rt()
         .block_on(p.complete(&request(Agent::Translation, false)))

@@ -511,7 +511,7 @@ fn a_real_chapter_has_no_runaway_reply() {
 fn anthropic_runaway_and_billing_errors_are_typed() {
     use booktr::config::{ProviderKind, ProviderPlan};
     use booktr::llm::error::AccountProblem;
-    use booktr::llm::{CallOptions, LlmError, Message, Provider, Request};
+    use booktr::llm::{CallOptions, LlmError, Message, Request};
     use support::fake_anthropic::FakeAnthropic;
 
     let fake = FakeAnthropic::start();
@@ -536,9 +536,9 @@ fn anthropic_runaway_and_billing_errors_are_typed() {
         quirks: Default::default(),
         batch_poll_ms: 20,
     };
-    let p = Provider::from_plan(&plan, &booktr::lang::Lang::parse("zh")).unwrap();
+    let p = booktr::commands::rehearsal::provider(&plan, &booktr::lang::Lang::parse("zh")).unwrap();
     let req = Request {
-        agent: Agent::Translation,
+        task: Agent::Translation.into(),
         messages: vec![
             Message::system("You are a professional technical translator."),
             Message::user("Glossary: none"),

@@ -86,7 +86,7 @@ pub fn system_prompt(source: &Lang, target: &Lang) -> String {
 /// The request, for an outline already cut to the budget.
 pub fn build_request(source: &Lang, target: &Lang, outline: &str) -> Request {
     Request {
-        agent: Agent::Glossary,
+        task: Agent::Glossary.into(),
         messages: vec![
             Message::system(system_prompt(source, target)),
             Message::user(format!("Book outline:\n\n{outline}")),

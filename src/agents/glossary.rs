@@ -67,7 +67,7 @@ pub fn build_request(
         user.push_str(&format!("- {} | {}\n", c.term, c.snippet));
     }
     Request {
-        agent: Agent::Glossary,
+        task: Agent::Glossary.into(),
         messages: vec![
             Message::system(system_prompt(source, target)),
             Message::user(user),

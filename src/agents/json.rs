@@ -144,7 +144,7 @@ pub fn repair_request(original: &Request, invalid_answer: &str, problem: &str) -
         "Your previous answer could not be used: {problem}. Reply again with only the JSON value described in the instructions, with the same content, and nothing else: no prose, no code fence."
     )));
     Request {
-        agent: original.agent,
+        task: original.task,
         messages,
         json_schema: original.json_schema.clone(),
         max_tokens: original.max_tokens,

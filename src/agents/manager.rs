@@ -51,7 +51,7 @@ Answer with one JSON object: {\"revise\": [{\"unit\": \"<unit id>\", \"reason\":
 /// The request: the Manager context (as JSON) and the findings summary (as JSON).
 pub fn build_request(context_json: &str, findings_json: &str) -> Request {
     Request {
-        agent: Agent::Manager,
+        task: Agent::Manager.into(),
         messages: vec![
             Message::system(SYSTEM_PROMPT),
             Message::user(format!(

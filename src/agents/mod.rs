@@ -18,6 +18,8 @@ pub mod translation;
 
 use serde::{Deserialize, Serialize};
 
+use crate::llm::Task;
+
 /// Version of all prompt templates. Part of the campaign fingerprint: changing a prompt makes
 /// a new campaign state rather than mixing answers to two different prompts.
 pub const PROMPT_VERSION: &str = "2026-11-29.2";
@@ -53,10 +55,42 @@ impl Agent {
             Agent::Judge => "judge",
         }
     }
+
+    /// The agent a request's task tag names (the inverse of `Task::from(agent)`); `None` for
+    /// a tag that is no agent's.
+    pub fn of_task(task: Task) -> Option<Agent> {
+        [Agent::Judge]
+            .into_iter()
+            .chain(Agent::ALL)
+            .find(|a| a.as_str() == task.name())
+    }
+}
+
+/// Every request an agent builds is tagged with the agent's name ([`Agent::as_str`]).
+impl From<Agent> for Task {
+    fn from(a: Agent) -> Task {
+        Task::new(a.as_str())
+    }
 }
 
 impl std::fmt::Display for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_round_trips_through_its_task_tag() {
+        for a in Agent::ALL.into_iter().chain([Agent::Judge]) {
+            let t = Task::from(a);
+            assert_eq!(t.name(), a.as_str());
+            assert_eq!(Agent::of_task(t), Some(a));
+        }
+        assert_eq!(Task::from(Agent::Translation).to_string(), "translation");
+        assert_eq!(Agent::of_task(Task::new("summarise")), None);
     }
 }

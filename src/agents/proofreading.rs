@@ -144,7 +144,7 @@ pub fn build_request(
         user.push_str(&render_item(it));
     }
     Request {
-        agent: Agent::Proofreading,
+        task: Agent::Proofreading.into(),
         messages: vec![
             Message::system(system_prompt(source, target)),
             Message::user(user),

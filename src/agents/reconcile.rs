@@ -80,7 +80,7 @@ pub fn build_request(
         }
     }
     Request {
-        agent: Agent::Glossary,
+        task: Agent::Glossary.into(),
         messages: vec![
             Message::system(system_prompt(source, target)),
             Message::user(user),

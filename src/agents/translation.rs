@@ -193,7 +193,7 @@ pub fn build_request_with_context(
         messages.push(Message::user(fb));
     }
     Request {
-        agent: Agent::Translation,
+        task: Agent::Translation.into(),
         messages,
         json_schema: None,
         max_tokens: None,

@@ -8,7 +8,6 @@ use crate::cli::{ExperimentArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 use crate::experiment::single_agent::{self, Status};
 use crate::experiment::{self, Outcome};
-use crate::llm::Provider;
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
@@ -22,7 +21,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 pub fn run_single(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = super::plan(&args.campaign, args.concurrency)?;
     let campaign = Campaign::load(plan)?;
-    let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
+    let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let result = runtime()?.block_on(single_agent::run(
         &campaign,
@@ -91,7 +90,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let campaign = Campaign::load(plan)?;
-    let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
+    let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let judge_model = args
         .judge_model
@@ -101,7 +100,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         model: judge_model.clone(),
         ..campaign.plan.provider.clone()
     };
-    let judge = Provider::from_plan(&judge_plan, &campaign.plan.target_lang)
+    let judge = super::rehearsal::provider(&judge_plan, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let result = runtime()?.block_on(experiment::run(
         &campaign,

@@ -6,7 +6,6 @@ use crate::campaign::Campaign;
 use crate::campaign::runner::{self, Status};
 use crate::cli::RunArgs;
 use crate::exit::{ExitCode, UsageError};
-use crate::llm::Provider;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.mode == crate::cli::Mode::SingleAgent {
@@ -21,7 +20,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut plan = super::plan(&args.campaign, args.concurrency)?;
     plan.bilingual |= args.bilingual;
     let campaign = Campaign::load(plan)?;
-    let provider = Provider::from_plan(&campaign.plan.provider, &campaign.plan.target_lang)
+    let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

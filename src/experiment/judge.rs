@@ -274,7 +274,7 @@ pub fn system_prompt(source: &Lang, target: &Lang) -> String {
 pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Request {
     let (x, y) = pair.texts();
     Request {
-        agent: Agent::Judge,
+        task: Agent::Judge.into(),
         messages: vec![
             Message::system(system_prompt(source_lang, target_lang)),
             Message::user(format!(
@@ -295,7 +295,7 @@ pub fn repair_request(invalid_answer: &str, problems: &[String]) -> Request {
         list.push_str(&format!("- {p}\n"));
     }
     Request {
-        agent: Agent::Judge,
+        task: Agent::Judge.into(),
         messages: vec![
             Message::system(format!(
                 "You {REPAIR_MARKER} of translations so that it matches a JSON schema. Do not judge again and do not change any judgment: keep every score, evidence quote and the preference exactly as the previous answer gives them, and only fix the format (keys, nesting, types). Reply with one JSON object only, no prose and no code fence."

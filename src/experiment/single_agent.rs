@@ -296,7 +296,7 @@ pub async fn run(
         let mut request_messages = messages.clone();
         request_messages.push(Message::user(source));
         let req = Request {
-            agent: Agent::Translation,
+            task: Agent::Translation.into(),
             messages: request_messages,
             json_schema: None,
             max_tokens: Some(crate::agents::bounds::capped(
@@ -527,7 +527,7 @@ mod tests {
             variants: Vec::new(),
         }]);
         let req = Request {
-            agent: Agent::Translation,
+            task: Agent::Translation.into(),
             messages: vec![
                 Message::system(system_prompt(&setup, &house)),
                 Message::user("The context window."),

@@ -39,12 +39,12 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::ProviderPlan;
 use super::call::{self, ApiKey};
 use super::error::LlmError;
 use super::presets::JsonMode;
 use super::runaway::{Channel, Guard};
 use super::types::{Answer, CallOptions, Request, Role, ToolCall, Usage};
-use crate::config::ProviderPlan;
 
 /// The `anthropic-version` header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -327,7 +327,7 @@ impl AnthropicClient {
             };
             if let Some(r) = runaway {
                 drop(events);
-                return Err(r.into_error(&req.agent, req.prompt_tokens_estimate()));
+                return Err(r.into_error(&req.task, req.prompt_tokens_estimate()));
             }
             acc.push(ev)
                 .map_err(|t| LlmError::in_stream(t, &self.url))?;
@@ -703,8 +703,7 @@ pub fn answer_from_message(v: &Value, json_tool: bool) -> Result<Answer, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::Agent;
-    use crate::llm::{JsonSchema, Message};
+    use crate::llm::{JsonSchema, Message, Task};
 
     fn ev(j: &str) -> StreamEvent {
         serde_json::from_str(j).unwrap()
@@ -836,7 +835,7 @@ mod tests {
 
     fn plan() -> ProviderPlan {
         ProviderPlan {
-            kind: crate::config::ProviderKind::Anthropic,
+            kind: crate::llm::ProviderKind::Anthropic,
             model: "claude-test".into(),
             base_url: "http://127.0.0.1:9".into(),
             api_key_env: "BOOKTR_UNSET_ANTHROPIC_KEY".into(),
@@ -858,7 +857,7 @@ mod tests {
     fn body_has_cached_system_merged_turns_and_forced_tool() {
         let c = AnthropicClient::new(&plan()).unwrap();
         let req = Request {
-            agent: Agent::Glossary,
+            task: Task::new("glossary"),
             messages: vec![
                 Message::system("You are a terminologist."),
                 Message::user("Glossary: none"),

@@ -98,7 +98,7 @@ impl Provider {
         match self {
             Provider::Openai(c) => openai_submit(c, items).await,
             Provider::Anthropic(c) => anthropic_submit(c, items).await,
-            Provider::Pseudo(_) => Err(no_batch()),
+            Provider::Local(_) => Err(no_batch()),
         }
     }
 
@@ -107,7 +107,7 @@ impl Provider {
         match self {
             Provider::Openai(c) => openai_poll(c, id).await,
             Provider::Anthropic(c) => anthropic_poll(c, id).await,
-            Provider::Pseudo(_) => Err(no_batch()),
+            Provider::Local(_) => Err(no_batch()),
         }
     }
 
@@ -129,7 +129,7 @@ impl Provider {
                     })
                     .await?
                 }
-                Provider::Pseudo(_) => return Err(no_batch()),
+                Provider::Local(_) => return Err(no_batch()),
             };
             let text = String::from_utf8_lossy(&bytes);
             for line in text.lines().filter(|l| !l.trim().is_empty()) {

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use backon::Retryable;
 
+use super::ProviderPlan;
 use super::error::LlmError;
 use super::limits::Limits;
 use super::retry;
 use super::types::{Answer, Request};
-use crate::config::ProviderPlan;
 
 /// An API key. Its `Debug` output is redacted so it never reaches a log or a panic message.
 #[derive(Clone)]
@@ -150,7 +150,7 @@ where
         .when(LlmError::is_retryable)
         .adjust(retry::adjust)
         .notify(|e, wait| {
-            tracing::warn!(agent = ?req.agent, "provider call failed, retrying in {:.1} s: {e}", wait.as_secs_f64())
+            tracing::warn!(task = %req.task, "provider call failed, retrying in {:.1} s: {e}", wait.as_secs_f64())
         })
         .await
 }
@@ -186,7 +186,7 @@ where
                     .or_else(|| waits.next())
                     .unwrap_or(retry::MAX_RETRY_AFTER)
                     .min(retry::MAX_RETRY_AFTER);
-                tracing::warn!(agent = ?req.agent, "rate limited (429), waiting {:.1} s ({n}/{})", wait.as_secs_f64(), retry::MAX_RATE_LIMIT_WAITS);
+                tracing::warn!(task = %req.task, "rate limited (429), waiting {:.1} s ({n}/{})", wait.as_secs_f64(), retry::MAX_RATE_LIMIT_WAITS);
                 tokio::time::sleep(wait).await;
             }
             other => return other,

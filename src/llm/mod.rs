@@ -1,7 +1,10 @@
 //! Providers: one [`Provider`] enum over the OpenAI-compatible and Anthropic streaming clients
-//! and the offline pseudo provider, with the request/answer types they share.
+//! and local [`Responder`]s (the offline rehearsal is one, supplied by the commands layer), with
+//! the request/answer types and provider settings they share. Nothing here knows which agent
+//! asks: a [`Request`] carries only a [`Task`] tag.
 //!
-//! - [`types`]: wire-independent [`Request`], [`Answer`], [`Usage`].
+//! - [`types`]: wire-independent [`Request`], [`Answer`], [`Usage`], [`Task`].
+//! - [`settings`]: [`ProviderKind`] and the resolved [`ProviderPlan`].
 //! - [`stream`]: OpenAI chat-completion chunks and their accumulation (pure, no I/O).
 //! - [`openai`]: HTTP + SSE client with retries ([`retry`]) and timeouts.
 //! - [`anthropic`]: the Anthropic Messages API client (SSE events, prompt caching, JSON by
@@ -9,7 +12,8 @@
 //! - [`call`]: what the HTTP clients share (key, transport errors, the retry driver).
 //! - [`presets`]: known services (base URL, key variable, quirks).
 //! - [`batch`]: the OpenAI-compatible and Anthropic batch APIs (`run --batch`).
-//! - [`pseudo`]: deterministic offline "translator" for rehearsals and tests.
+//! - [`pseudo`]: deterministic pseudo-translation of Markdown text (no prompt reading), which
+//!   the rehearsal responder uses.
 //! - [`error`]: [`LlmError`], classified for retry decisions (and account problems that stop
 //!   a campaign).
 //! - [`runaway`]: the stream guard that stops a reply repeating itself or outgrowing its
@@ -27,32 +31,61 @@ pub mod presets;
 pub mod pseudo;
 pub mod retry;
 pub mod runaway;
+pub mod settings;
 pub mod stream;
 pub mod types;
 
 pub use error::LlmError;
-pub use types::{Answer, CallOptions, JsonSchema, Message, Request, Role, Usage};
+pub use settings::{ProviderKind, ProviderPlan};
+pub use types::{Answer, CallOptions, JsonSchema, Message, Request, Role, Task, Usage};
 
-use crate::config::{ProviderKind, ProviderPlan};
+use std::sync::Arc;
 
-/// A configured provider. An enum rather than a trait object: the set is closed and known, and
-/// it keeps `async fn` dispatch simple.
+/// A provider that answers on this machine without a network call: the seam through which a
+/// higher layer plugs in a deterministic answerer (the offline rehearsal of
+/// `provider = "pseudo"`, a test double). It reads the request's [`Task`] tag and messages as
+/// its author defines; `llm` only forwards the call.
+pub trait Responder: Send + Sync {
+    /// Answers `req`. Per-call overrides ([`CallOptions`]) are not passed: a local responder
+    /// has no sampling to adjust.
+    ///
+    /// # Errors
+    /// Whatever the responder cannot answer, as an [`LlmError`] (classified like a provider's).
+    fn answer(&self, req: &Request) -> Result<Answer, LlmError>;
+
+    /// Whether its answers are rehearsals (placeholder text that says REHEARSAL), not
+    /// translations.
+    fn is_rehearsal(&self) -> bool;
+}
+
+/// A configured provider. An enum rather than a trait object for the network clients: the set
+/// is closed and known, and it keeps `async fn` dispatch simple. Local answerers come in through
+/// [`Responder`].
 pub enum Provider {
     Openai(Box<openai::OpenAiClient>),
     Anthropic(Box<anthropic::AnthropicClient>),
-    Pseudo(pseudo::Pseudo),
+    /// A local, synchronous answerer (e.g. the offline rehearsal for `provider = "pseudo"`).
+    Local(Arc<dyn Responder>),
 }
 
 impl Provider {
-    /// Builds the provider of `plan`. For `openai` and `anthropic` the key is read from the
-    /// environment variable named by `plan.api_key_env`; a missing key is an error unless the endpoint is on this
-    /// machine (Ollama, vLLM and llama.cpp servers usually need none).
-    pub fn from_plan(
-        plan: &ProviderPlan,
-        target_lang: &crate::lang::Lang,
-    ) -> Result<Provider, LlmError> {
+    /// Builds the network client of `plan` (`openai` or `anthropic`). The key is read from the
+    /// environment variable named by `plan.api_key_env`; a missing key is an error unless the
+    /// endpoint is on this machine (Ollama, vLLM and llama.cpp servers usually need none).
+    ///
+    /// # Errors
+    /// [`LlmError::MissingKey`] as above, [`LlmError::Connect`] when the HTTP client cannot be
+    /// built, and [`LlmError::Connect`] for `kind = pseudo`, which has no network client: it is
+    /// answered by a [`Responder`] that the caller wraps in [`Provider::Local`] (the commands
+    /// layer does so).
+    pub fn connect(plan: &ProviderPlan) -> Result<Provider, LlmError> {
         Ok(match plan.kind {
-            ProviderKind::Pseudo => Provider::Pseudo(pseudo::Pseudo::new(target_lang.clone())),
+            ProviderKind::Pseudo => {
+                return Err(LlmError::Connect {
+                    url: plan.base_url.clone(),
+                    message: "the pseudo provider has no network client; it is answered by a local responder (Provider::Local)".into(),
+                });
+            }
             ProviderKind::Openai => Provider::Openai(Box::new(openai::OpenAiClient::new(plan)?)),
             ProviderKind::Anthropic => {
                 Provider::Anthropic(Box::new(anthropic::AnthropicClient::new(plan)?))
@@ -65,12 +98,12 @@ impl Provider {
         match self {
             Provider::Openai(c) => c.complete(req).await,
             Provider::Anthropic(c) => c.complete(req).await,
-            Provider::Pseudo(p) => Ok(p.complete(req)),
+            Provider::Local(r) => r.answer(req),
         }
     }
 
     /// [`Provider::complete`] with per-call overrides (a deliberate retry's lower temperature).
-    /// The pseudo provider ignores them.
+    /// A local responder ignores them.
     pub async fn complete_with(
         &self,
         req: &Request,
@@ -79,17 +112,17 @@ impl Provider {
         match self {
             Provider::Openai(c) => c.complete_with(req, opts).await,
             Provider::Anthropic(c) => c.complete_with(req, opts).await,
-            Provider::Pseudo(p) => Ok(p.complete(req)),
+            Provider::Local(r) => r.answer(req),
         }
     }
 
-    /// The campaign's sampling temperature (`None`: the provider's default; also for the
-    /// pseudo provider).
+    /// The campaign's sampling temperature (`None`: the provider's default; also for a local
+    /// responder).
     pub fn temperature(&self) -> Option<f64> {
         match self {
             Provider::Openai(c) => c.temperature(),
             Provider::Anthropic(c) => c.temperature(),
-            Provider::Pseudo(_) => None,
+            Provider::Local(_) => None,
         }
     }
 
@@ -99,12 +132,16 @@ impl Provider {
         match self {
             Provider::Openai(c) => c.limits.congestion_events(),
             Provider::Anthropic(c) => c.limits.congestion_events(),
-            Provider::Pseudo(_) => 0,
+            Provider::Local(_) => 0,
         }
     }
 
-    /// True for the pseudo provider: outputs are rehearsals, not translations.
+    /// True for a rehearsal responder (the pseudo provider): outputs are rehearsals, not
+    /// translations.
     pub fn is_rehearsal(&self) -> bool {
-        matches!(self, Provider::Pseudo(_))
+        match self {
+            Provider::Local(r) => r.is_rehearsal(),
+            _ => false,
+        }
     }
 }

@@ -17,13 +17,13 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use super::ProviderPlan;
 use super::call;
 use super::error::LlmError;
 use super::presets::{JsonMode, Quirks};
 use super::runaway::{Channel, Guard};
 use super::stream::{Accumulator, Chunk};
 use super::types::{Answer, CallOptions, Request};
-use crate::config::ProviderPlan;
 
 pub use super::call::ApiKey;
 
@@ -242,7 +242,7 @@ impl OpenAiClient {
             })?;
             if let Some(r) = watch(&mut guard, &chunk) {
                 drop(events);
-                return Err(r.into_error(&req.agent, req.prompt_tokens_estimate()));
+                return Err(r.into_error(&req.task, req.prompt_tokens_estimate()));
             }
             acc.push(chunk)
                 .map_err(|t| LlmError::in_stream(t, &self.url))?;

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ProviderKind;
+use super::ProviderKind;
 
 /// How structured output (the Glossary, Proofreading, Manager and reconciliation agents' JSON)
 /// is requested.

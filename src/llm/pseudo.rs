@@ -1,159 +1,21 @@
-//! The offline `pseudo` provider, for rehearsals, demos and tests. It reads its prompt the way
-//! a model would (the unit is the last user message, glossary lines come before it) and
-//! answers deterministically:
+//! Pseudo-translation of Markdown text, for rehearsals, demos and tests: prose words are
+//! replaced by pseudo-words written in the target script (for Chinese, syllables drawn only
+//! from 伪译演练样文, "pseudo translation rehearsal sample text", so no reader can mistake it for
+//! a translation; Latin targets get accented pseudo-localisation). Glossary terms get their
+//! glossary targets. Code, inline code, URLs, link and image targets, HTML, math, numbers and
+//! acronyms stay byte-identical, and so does all Markdown syntax, because only the byte ranges
+//! of prose text events are rewritten.
 //!
-//! - **Translation**: prose words are replaced by pseudo-words written in the target script
-//!   (for Chinese, syllables drawn only from 伪译演练样文, "pseudo translation rehearsal sample
-//!   text", so no reader can mistake it for a translation; Latin targets get accented
-//!   pseudo-localisation). Glossary terms get their glossary targets. Code, inline code, URLs,
-//!   link and image targets, HTML, math, numbers and acronyms stay byte-identical, and so does
-//!   all Markdown syntax, because only the byte ranges of prose text events are rewritten.
-//! - **Glossary**: one entry per candidate (acronyms kept, other terms pseudo-translated);
-//!   a terminology reconciliation takes the first listed rendering.
-//! - **Proofreading** and **Manager**: valid JSON that reports nothing, saying REHEARSAL.
-//! - **Judge** (`booktr experiment`): valid verdicts, see
-//!   [`crate::experiment::judge::pseudo_answer`]; the single-agent conversation is translated
-//!   like a unit (its last user message, with the house glossary of its system prompt).
-//!
-//! Usage is computed with `o200k_base`: prompt tokens as [`Request::prompt_tokens_estimate`],
-//! completion tokens of the answer text.
+//! This module reads no prompt: it transforms the text it is given. The offline rehearsal
+//! responder (`provider = "pseudo"`), which reads each agent's prompt and answers it, lives in
+//! the commands layer and uses [`pseudo_translate`]; the rehearsal marks of the interchange
+//! formats recognise [`syllables`].
 
 use sha2::{Digest, Sha256};
 
-use super::types::{Answer, Request, Usage};
-use crate::agents::{Agent, glossary, translation};
 use crate::book::markdown;
 use crate::lang::{Lang, Script};
 use crate::termbase::{Entry, Matcher, Origin, Termbase};
-
-/// The pseudo provider for one target language.
-#[derive(Debug, Clone)]
-pub struct Pseudo {
-    target: Lang,
-}
-
-/// Model name reported by the pseudo provider.
-pub const PSEUDO_MODEL: &str = "pseudo";
-
-impl Pseudo {
-    pub fn new(target: Lang) -> Self {
-        Pseudo { target }
-    }
-
-    /// Answers `req` (never fails).
-    pub fn complete(&self, req: &Request) -> Answer {
-        let content = match req.agent {
-            // The single-agent baseline: the unit is the last user message, the house-style
-            // glossary sits in the system prompt.
-            Agent::Translation if crate::experiment::single_agent::is_conversation(req) => {
-                let glossary = crate::experiment::single_agent::glossary_of(req);
-                let source = req
-                    .messages
-                    .last()
-                    .filter(|m| m.role == crate::llm::Role::User)
-                    .map_or("", |m| m.content.as_str());
-                pseudo_translate(source, &self.target, &glossary)
-            }
-            Agent::Judge => crate::experiment::judge::pseudo_answer(req),
-            Agent::Translation => {
-                let glossary = req
-                    .messages
-                    .get(1)
-                    .map(|m| translation::parse_glossary_message(&m.content))
-                    .unwrap_or_default();
-                let source = translation::source_of(req).unwrap_or("");
-                pseudo_translate(source, &self.target, &glossary)
-            }
-            Agent::Glossary if crate::agents::brief::is_brief(req) => pseudo_brief(req),
-            Agent::Glossary if crate::agents::reconcile::is_reconciliation(req) => {
-                let (term, renderings) = crate::agents::reconcile::term_of(req).unwrap_or_default();
-                let choice = renderings
-                    .iter()
-                    .find(|r| *r != "(kept)")
-                    .cloned()
-                    .unwrap_or(term);
-                serde_json::json!({"rendering": choice, "note": "REHEARSAL: pseudo reconciliation takes the first listed rendering"}).to_string()
-            }
-            Agent::Glossary => {
-                let entries: Vec<serde_json::Value> = glossary::candidates_in(req)
-                    .into_iter()
-                    .map(|term| {
-                        let target = if term.chars().any(|c| c.is_ascii_lowercase()) {
-                            pseudo_translate(&term, &self.target, &[])
-                        } else {
-                            term.clone()
-                        };
-                        serde_json::json!({"source": term, "target": target, "note": "REHEARSAL: pseudo entry"})
-                    })
-                    .collect();
-                serde_json::json!({ "entries": entries }).to_string()
-            }
-            Agent::Proofreading => {
-                let units = req.messages.last().map_or(0, |m| {
-                    m.content
-                        .matches(crate::agents::proofreading::UNIT_OPEN)
-                        .count()
-                });
-                serde_json::json!({
-                    "issues": [],
-                    "units_need_revision": [],
-                    "summary": format!("REHEARSAL: the pseudo provider does not review translations ({units} units passed through).")
-                })
-                .to_string()
-            }
-            Agent::Manager => serde_json::json!({
-                "revise": [],
-                "summary": "REHEARSAL: the pseudo manager orders no advisory revisions."
-            })
-            .to_string(),
-        };
-        let usage = Usage {
-            prompt_tokens: req.prompt_tokens_estimate() as u64,
-            completion_tokens: crate::tokens::count(&content) as u64,
-            cached_tokens: 0,
-            reasoning_tokens: 0,
-            cache_creation_tokens: 0,
-        };
-        Answer {
-            content,
-            reasoning: String::new(),
-            tool_calls: Vec::new(),
-            usage,
-            finish_reason: Some("stop".into()),
-            model: Some(PSEUDO_MODEL.into()),
-            attempts: 1,
-        }
-    }
-}
-
-/// A rehearsal brief: fixed sections, and one synopsis line per chapter of the outline (its
-/// first heading).
-fn pseudo_brief(req: &Request) -> String {
-    let outline = req.messages.last().map_or("", |m| m.content.as_str());
-    let mut synopses = Vec::new();
-    let mut lines = outline.lines().peekable();
-    while let Some(line) = lines.next() {
-        if let Some(key) = line
-            .strip_prefix("Chapter `")
-            .and_then(|r| r.strip_suffix("`:"))
-        {
-            let title = lines
-                .peek()
-                .and_then(|l| l.strip_prefix('#'))
-                .map(|l| l.trim_start_matches('#').trim().to_string())
-                .unwrap_or_default();
-            // As long as a real synopsis (about 40 tokens), so rehearsal costs are realistic.
-            synopses.push(format!("- `{key}`: {title}. REHEARSAL synopsis: the pseudo provider does not read the book; a real brief sums up this chapter here in one or two sentences."));
-        }
-    }
-    format!(
-        "## Audience\nREHEARSAL brief from the offline pseudo provider: software engineers and technical readers who know the basics of programming and want working knowledge of the subject.\n\n\
-         ## Register and tone\nNeutral, precise and instructional; address the reader directly; no marketing language; keep the author's examples and humour where they carry meaning.\n\n\
-         ## Conventions\n- Keep the English term in parentheses on its first use in each chapter.\n- Use Arabic numerals and SI units; keep the source's number formats in code.\n- Use the target language's quotation marks in prose, straight quotes in code.\n- Keep code, commands, identifiers, file names and URLs unchanged.\n\n\
-         ## Chapter synopses\n{}\n",
-        synopses.join("\n")
-    )
-}
 
 /// Pseudo-translates Markdown `text` into `target`'s script, keeping everything that is not
 /// prose byte-identical and applying `glossary` (source, target) pairs.
@@ -282,8 +144,8 @@ fn map_words(s: &str, target: &Lang, cjk: bool, mut prev_mapped: bool) -> (Strin
 
 /// The syllables pseudo-words are drawn from in a CJK script (Han: 伪译演练样文, "pseudo
 /// translation rehearsal sample text"; Japanese: ギジホンヤク; Hangul: 가짜번역연습), `None`
-/// for scripts whose pseudo-words map letter by letter. Shared with
-/// [`crate::interchange::rehearsal::looks_pseudo`], which recognises them.
+/// for scripts whose pseudo-words map letter by letter. Shared with the interchange formats'
+/// rehearsal check, which recognises them.
 pub fn syllables(script: Script) -> Option<&'static [char]> {
     match script {
         Script::Han => Some(&['伪', '译', '演', '练', '样', '文']),
@@ -357,7 +219,6 @@ fn greek(c: char) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Message;
 
     fn zh() -> Lang {
         Lang::parse("zh")
@@ -410,34 +271,5 @@ mod tests {
     fn latin_targets_get_accents() {
         let out = pseudo_translate("Simple text.\n", &Lang::parse("de"), &[]);
         assert_eq!(out, "Símplé téxt.\n");
-    }
-
-    #[test]
-    fn answers_each_agent_with_usage() {
-        let p = Pseudo::new(zh());
-        let req = translation::build_request(
-            &translation::Setup {
-                source: Lang::parse("en"),
-                target: zh(),
-                guide: String::new(),
-                review_marker: "[待审]".into(),
-                brief: String::new(),
-                code_comments: Default::default(),
-            },
-            &[],
-            "Some text.\n",
-            None,
-        );
-        let a = p.complete(&req);
-        assert!(a.usage.prompt_tokens > 10 && a.usage.completion_tokens > 0);
-        assert!(!a.content.contains("Some"));
-        let mreq = Request {
-            agent: Agent::Manager,
-            messages: vec![Message::user("x")],
-            json_schema: None,
-            max_tokens: None,
-        };
-        let v: serde_json::Value = serde_json::from_str(&p.complete(&mreq).content).unwrap();
-        assert!(v["summary"].as_str().unwrap().contains("REHEARSAL"));
     }
 }

@@ -92,9 +92,9 @@ pub struct Runaway {
 impl Runaway {
     /// The failed attempt this stopped reply is, for a request whose prompt is about
     /// `prompt_tokens` long (local o200k_base estimate): [`super::LlmError::Runaway`] with the
-    /// reason and the tokens it cost. Logs a warning for `agent`.
-    pub fn into_error(self, agent: &impl fmt::Debug, prompt_tokens: usize) -> super::LlmError {
-        tracing::warn!(?agent, "{self}");
+    /// reason and the tokens it cost. Logs a warning labelled with `task` (the request's tag).
+    pub fn into_error(self, task: &impl fmt::Debug, prompt_tokens: usize) -> super::LlmError {
+        tracing::warn!(?task, "{self}");
         super::LlmError::Runaway {
             reason: self.to_string(),
             usage: super::Usage {

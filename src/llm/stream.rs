@@ -173,8 +173,8 @@ impl Accumulator {
     }
 
     /// The answer so far. The content is kept as sent: `<think>` blocks in it are removed by
-    /// the agent that reads it ([`crate::agents::translation::postprocess`],
-    /// [`crate::agents::json::extract`]), which knows whether the source mentions such tags.
+    /// the caller that reads it (the translation agent's post-processing, the agents' lenient
+    /// JSON extraction), which knows whether the source mentions such tags.
     /// `usage` is zero when the server sent none (some local servers ignore `include_usage`).
     pub fn finish(self, attempts: u32) -> Answer {
         Answer {

@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::Agent;
-
 /// Chat roles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,11 +48,50 @@ pub struct JsonSchema {
     pub schema: serde_json::Value,
 }
 
-/// A request to a chat model, built by an agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a request is for: a stable lower-case name (`translation`, `glossary`, …) chosen by the
+/// layer that builds requests, which also maps it back to its own role type (the agents do so
+/// for their roles). `llm` reads it only to label log lines; it is never sent to a provider.
+///
+/// Two tags are equal when their names are; `Display` and `Debug` print the name.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Task(&'static str);
+
+impl Task {
+    /// A tag named `name` (lower-case ASCII by convention, e.g. `translation`).
+    pub const fn new(name: &'static str) -> Task {
+        Task(name)
+    }
+
+    /// The tag's name, as given to [`Task::new`].
+    pub const fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::fmt::Display for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for Task {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+/// A request to a chat model, built by an agent. Serialisable for inspection; never read back
+/// (the task tag is a `&'static str`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Request {
-    /// Which agent sends it (for the pseudo provider, logs and usage accounting; never sent).
-    pub agent: Agent,
+    /// What the request is for (for local responders, logs and usage accounting; never sent).
+    pub task: Task,
     pub messages: Vec<Message>,
     /// Structured output wanted, if any.
     pub json_schema: Option<JsonSchema>,

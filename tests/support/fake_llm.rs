@@ -32,8 +32,8 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use booktr::agents::Agent;
+use booktr::commands::rehearsal::Rehearsal;
 use booktr::lang::Lang;
-use booktr::llm::pseudo::Pseudo;
 use booktr::llm::{Message, Request};
 
 use super::recorded::{Exchange, Fixtures, preview, request_key, sse_payloads};
@@ -574,15 +574,19 @@ fn admit(shared: &Shared, now: Instant) -> Result<Vec<(&'static str, String)>, B
     })
 }
 
-/// The default answer content: booktr's pseudo provider run on the received request.
+/// The default answer content: booktr's pseudo provider (the rehearsal responder) run on the
+/// received request.
 pub fn default_content(target: &Lang, agent: Agent, messages: &[Message]) -> String {
     let req = Request {
-        agent,
+        task: agent.into(),
         messages: messages.to_vec(),
         json_schema: None,
         max_tokens: None,
     };
-    Pseudo::new(target.clone()).complete(&req).content
+    Rehearsal::new(target.clone())
+        .complete(&req)
+        .expect("every agent's request is answered")
+        .content
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> String {
