@@ -26,11 +26,11 @@
 //! under that command (for profiling; the CPU and RSS figures are then the wrapper's).
 
 #[allow(dead_code)]
-#[path = "../tests/support/fake_llm.rs"]
+#[path = "../tests/it/support/fake_llm.rs"]
 mod fake_llm;
 // The fake server's record/replay mode (`super::recorded` inside fake_llm.rs).
 #[allow(dead_code)]
-#[path = "../tests/support/recorded.rs"]
+#[path = "../tests/it/support/recorded.rs"]
 mod recorded;
 
 use std::collections::BTreeMap;
