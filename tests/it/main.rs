@@ -26,6 +26,7 @@ mod hostile_input;
 mod incremental;
 mod interchange;
 mod kept_candidate;
+mod layers;
 mod masking;
 mod model_outputs_verified;
 mod neighbour_context;
