@@ -1,5 +1,5 @@
 //! `booktr run --batch` through the binary against the in-repo fake batch APIs over real HTTP
-//! (`tests/support/fake_batch.rs`): the Translation requests of a stage go out as one batch
+//! (`tests/it/support/fake_batch.rs`): the Translation requests of a stage go out as one batch
 //! (OpenAI-compatible `/files` + `/batches`, Anthropic Message Batches), the answers are
 //! recorded like streamed ones, failed items fall back to normal streamed calls, and a run
 //! killed after the submission polls the same batch when run again instead of submitting a

@@ -4,7 +4,7 @@
 //! lost, and no finished call sent twice (only calls in flight at a kill may be repeated).
 //!
 //! `kill_test_short` runs in CI (6 kills); `kill_test_long` (20 kills) is `#[ignore]`d:
-//! `cargo test --release --test crash_safety -- --ignored --nocapture`.
+//! `cargo test --release --test it crash_safety:: -- --ignored --nocapture`.
 
 use crate::support;
 

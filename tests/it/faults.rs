@@ -1,7 +1,7 @@
 //! Provider faults at campaign level, scripted in the fake server over HTTP: truncated answers
 //! (`finish_reason: length`) are retried with a higher `max_tokens` when the model allows it,
 //! else the unit is split losslessly at a block boundary (a single block at a sentence boundary,
-//! see tests/sentence_split.rs); a single block of one sentence
+//! see tests/it/sentence_split.rs); a single block of one sentence
 //! fails clearly; final errors (401) stop the campaign early; a unit that keeps failing is
 //! reported failed while the others complete, and a re-run retries only it.
 

@@ -243,21 +243,21 @@ fn arrows(text: &str) -> Vec<Arrow> {
             .or_else(|| ct.strip_prefix("pub(crate) "))
             .or_else(|| ct.strip_prefix("pub(super) "))
             .unwrap_or(ct);
-        if let Some(item) = body.strip_prefix("use ") {
-            if item.trim_start().starts_with("crate::") {
-                if item.contains(';') {
-                    for module in modules_after_crate(item) {
-                        out.push(Arrow {
-                            line,
-                            module,
-                            kind: Kind::Use,
-                        });
-                    }
-                } else {
-                    pending_use = Some((line, item.to_string()));
+        if let Some(item) = body.strip_prefix("use ")
+            && item.trim_start().starts_with("crate::")
+        {
+            if item.contains(';') {
+                for module in modules_after_crate(item) {
+                    out.push(Arrow {
+                        line,
+                        module,
+                        kind: Kind::Use,
+                    });
                 }
-                continue;
+            } else {
+                pending_use = Some((line, item.to_string()));
             }
+            continue;
         }
         for module in modules_after_crate(&code) {
             out.push(Arrow {

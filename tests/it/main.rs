@@ -29,6 +29,7 @@ mod kept_candidate;
 mod layers;
 mod masking;
 mod model_outputs_verified;
+mod needs;
 mod neighbour_context;
 mod plan;
 mod presets;

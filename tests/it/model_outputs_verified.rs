@@ -139,7 +139,7 @@ fn rejected_glossary_entries_are_flagged_at_the_glossary_gate() {
     );
 }
 
-/// The chapter of `tests/repair_loop.rs`: eight sections, each with one "tool call".
+/// The chapter of `tests/it/repair_loop.rs`: eight sections, each with one "tool call".
 fn sections() -> String {
     let lead = [
         "Every",

@@ -1,4 +1,4 @@
-//! The Anthropic Messages client against the in-repo fake (`tests/support/fake_anthropic.rs`)
+//! The Anthropic Messages client against the in-repo fake (`tests/it/support/fake_anthropic.rs`)
 //! over real HTTP and SSE: streamed events accumulated with reasoning and usage (input, output,
 //! cache creation and cache reads), `cache_control` on the stable prefix (the system block)
 //! only, the key and version headers, JSON answers by a forced tool, the same retry rules as

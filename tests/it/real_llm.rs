@@ -16,7 +16,7 @@
 //!
 //! ```sh
 //! eval "$(bash ../shared/real-llm/start.sh 1.5b 8090 | tail -n 2)"; export BOOKTR_REAL_LLM_URL
-//! BOOKTR_RECORD_REAL_LLM=1 cargo test --test real_llm replay_tiny_campaign_runs_every_agent -- --nocapture
+//! BOOKTR_RECORD_REAL_LLM=1 cargo test --test it real_llm::replay_tiny_campaign_runs_every_agent -- --nocapture
 //! kill "$BOOKTR_REAL_LLM_PID"
 //! ```
 //!
@@ -76,7 +76,7 @@ fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
     let misses = fake.misses();
     assert!(
         misses.is_empty(),
-        "{} request(s) had no recorded answer in {} (a prompt changed? re-record, see the top of tests/real_llm.rs):\n{}",
+        "{} request(s) had no recorded answer in {} (a prompt changed? re-record, see the top of tests/it/real_llm.rs):\n{}",
         misses.len(),
         file.display(),
         misses.join("\n")

@@ -15,7 +15,7 @@
 //! The fixed-input tests at the end pin bugs these properties found in `segment.rs` (stray
 //! `$$`/`<div>` miscounted by the heuristics, cuts after a block's indentation), each with its
 //! minimal input. Set `PROPTEST_CASES` for a longer hunt, e.g.
-//! `PROPTEST_CASES=200000 cargo test --release --test segment_props`.
+//! `PROPTEST_CASES=200000 cargo test --release --test it segment_props::`.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

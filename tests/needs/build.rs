@@ -31,7 +31,12 @@ fn flag(var: &str) -> bool {
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    for cfg in ["has_corpus", "has_chromium", "has_translate_toolkit", "has_real_llm"] {
+    for cfg in [
+        "has_corpus",
+        "has_chromium",
+        "has_translate_toolkit",
+        "has_real_llm",
+    ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     let here = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");

@@ -1,5 +1,5 @@
 //! The labelled set of translation pairs (`tests/fixtures/qa-labelled/pairs.jsonl`, written by
-//! `make.py` beside it) and the per-check scoring shared by `tests/qa_labelled.rs` and
+//! `make.py` beside it) and the per-check scoring shared by `tests/it/qa_labelled.rs` and
 //! `benches/qa_labelled.rs`.
 
 #![allow(dead_code)]

@@ -902,7 +902,7 @@ fn replay_answer(
         shared.misses.lock().unwrap().push(line.clone());
         flight.answered(500);
         let body = json!({"error": {"message": format!(
-            "fake server (replay): no recorded answer for request {line}; re-record the fixtures with a real model (BOOKTR_RECORD_REAL_LLM=1, see tests/real_llm.rs)"),
+            "fake server (replay): no recorded answer for request {line}; re-record the fixtures with a real model (BOOKTR_RECORD_REAL_LLM=1, see tests/it/real_llm.rs)"),
             "type": "fixture_miss", "code": "fixture_miss"}});
         return (StatusCode::INTERNAL_SERVER_ERROR, body.to_string()).into_response();
     };

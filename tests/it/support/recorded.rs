@@ -203,7 +203,7 @@ impl Fixtures {
     pub fn load(path: &Path) -> Result<Fixtures, String> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             format!(
-                "{}: {e}; record it with a real model (see tests/real_llm.rs)",
+                "{}: {e}; record it with a real model (see tests/it/real_llm.rs)",
                 path.display()
             )
         })?;

@@ -60,3 +60,17 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     item
 }
+
+/// `present!(corpus)`: `true` or `false`, whether the resource was present (or required) when
+/// the tests were built, the value `#[needs(...)]` decided on. An unknown name is a compile
+/// error. Lets a test check that the build's view is not stale.
+#[proc_macro]
+pub fn present(input: TokenStream) -> TokenStream {
+    let name = input.to_string();
+    match resource(name.trim()) {
+        Some((present, _)) => present.to_string().parse().unwrap(),
+        None => format!("compile_error!(\"present!({name}): unknown resource\")")
+            .parse()
+            .unwrap(),
+    }
+}
