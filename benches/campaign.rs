@@ -1,6 +1,6 @@
 //! Campaign benchmarks for issue #5 ("The whole book in one campaign"): whole runs of the
 //! `booktr` binary over the shared corpus (`../shared/corpus/ai-agent-book/en`, 11 files,
-//! 1.2 MB) against the in-repo fake OpenAI-compatible server (`tests/support/fake_llm.rs`, real
+//! 1.2 MB) against the in-repo fake OpenAI-compatible server (`tests/it/support/fake_llm.rs`, real
 //! HTTP and SSE) or the offline pseudo provider. Five benchmarks:
 //!
 //! - `wall_time`: latency 1 s + completion tokens / 50 per second, run 25× faster by default
@@ -26,11 +26,11 @@
 //! under that command (for profiling; the CPU and RSS figures are then the wrapper's).
 
 #[allow(dead_code)]
-#[path = "../tests/support/fake_llm.rs"]
+#[path = "../tests/it/support/fake_llm.rs"]
 mod fake_llm;
 // The fake server's record/replay mode (`super::recorded` inside fake_llm.rs).
 #[allow(dead_code)]
-#[path = "../tests/support/recorded.rs"]
+#[path = "../tests/it/support/recorded.rs"]
 mod recorded;
 
 use std::collections::BTreeMap;

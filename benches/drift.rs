@@ -12,7 +12,7 @@
 //!
 //! Run: `cargo bench --bench drift`.
 
-#[path = "../tests/support/word_for_word.rs"]
+#[path = "../tests/it/support/word_for_word.rs"]
 mod word_for_word;
 
 use std::time::Instant;

@@ -8,7 +8,7 @@
 //!
 //! Run: `cargo bench --bench qa_labelled` (or, unoptimised, `cargo test --bench qa_labelled`).
 
-#[path = "../tests/labelled/mod.rs"]
+#[path = "../tests/it/labelled/mod.rs"]
 mod labelled;
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Command-line interface (clap derive). One subcommand, one function in [`crate::commands`].
+//! Command-line interface (clap derive). One subcommand, one function in the commands module.
 
 use std::path::PathBuf;
 

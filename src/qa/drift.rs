@@ -41,7 +41,7 @@
 //!
 //! These are the causes found for word-for-word consistent translations reported as drifting
 //! (a dictionary-style translation of the corpus' first two chapters gave 18 drifting terms,
-//! now none; see `tests/drift_consistency.rs`, and `benches/drift.rs` for precision and
+//! now none; see `tests/it/drift_consistency.rs`, and `benches/drift.rs` for precision and
 //! recall on planted drifts).
 //!
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is

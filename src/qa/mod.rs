@@ -379,7 +379,14 @@ fn distinct<'a>(items: &[&'a str]) -> Vec<(&'a str, usize)> {
 #[cfg(test)]
 pub(crate) fn test_corpus() -> Option<std::path::PathBuf> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
-    p.join("en").is_dir().then_some(p)
+    let present = p.join("en").is_dir();
+    // `BOOKTR_REQUIRE_CORPUS=1` (set by `.ci/run`) turns the skip into a failure.
+    assert!(
+        present || !std::env::var("BOOKTR_REQUIRE_CORPUS").is_ok_and(|v| v == "1"),
+        "BOOKTR_REQUIRE_CORPUS=1 but the corpus is not at {} (put the ai-agent-book there)",
+        p.display()
+    );
+    present.then_some(p)
 }
 
 /// An item for a message: backquoted and shortened to one line of at most 80 characters.

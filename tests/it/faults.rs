@@ -1,0 +1,283 @@
+//! Provider faults at campaign level, scripted in the fake server over HTTP: truncated answers
+//! (`finish_reason: length`) are retried with a higher `max_tokens` when the model allows it,
+//! else the unit is split losslessly at a block boundary (a single block at a sentence boundary,
+//! see tests/it/sentence_split.rs); a single block of one sentence
+//! fails clearly; final errors (401) stop the campaign early; a unit that keeps failing is
+//! reported failed while the others complete, and a re-run retries only it.
+
+use crate::support;
+
+use booktr::agents::Agent;
+use support::fake_llm::{FakeServer, Reply};
+use support::{TestCampaign, assert_code, json_summary};
+
+const KEY: &str = "sk-booktr-faults-KEY-77aa";
+
+const LONG_UNIT: &str = "# Long\n\nFirst paragraph about the Agent and its tools.\n\nSecond paragraph about memory and retrieval.\n\n```python\nprint('keep me')\n```\n\nThird paragraph about evaluation.\n\nFourth paragraph about deployment.\n";
+
+fn campaign(name: &str, extra_provider: &str) -> TestCampaign {
+    let c = TestCampaign::with_chapters(
+        name,
+        &["a.md"],
+        &format!(
+            "max_unit_chars = 4000\n[provider]\nkind = \"openai\"\nmodel = \"m\"\nmax_attempts = 2\n{extra_provider}"
+        ),
+    );
+    c.write("a.md", LONG_UNIT);
+    c
+}
+
+fn run(c: &TestCampaign, fake: &FakeServer) -> std::process::Output {
+    c.cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+}
+
+fn journal(c: &TestCampaign, name: &str) -> Vec<serde_json::Value> {
+    let mut v = Vec::new();
+    for d in std::fs::read_dir(c.path(&format!("{name}/state")))
+        .unwrap()
+        .flatten()
+    {
+        if let Ok(t) = std::fs::read_to_string(d.path().join("journal.jsonl")) {
+            v.extend(t.lines().filter_map(|l| serde_json::from_str(l).ok()));
+        }
+    }
+    v
+}
+
+fn truncated() -> Reply {
+    Reply::Full {
+        reasoning: String::new(),
+        content: "截断的".into(),
+        finish: "length".into(),
+    }
+}
+
+#[test]
+fn truncation_is_retried_with_a_higher_max_tokens_when_the_model_allows_it() {
+    let fake = FakeServer::start();
+    fake.script(|r| {
+        // (Every request now carries a derived max_tokens; the first one is below the model's
+        // limit of 8192.)
+        if r.agent == Agent::Translation && r.body["max_tokens"].as_u64().unwrap_or(0) < 8192 {
+            truncated()
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("t", "max_output_tokens = 8192\n");
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let tr: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .collect();
+    assert_eq!(tr.len(), 2, "one truncated answer, one retry");
+    assert_eq!(tr[1].body["max_tokens"], 8192);
+    assert!(!c.read("t/out/a.md").contains("截断"));
+}
+
+#[test]
+fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
+    let fake = FakeServer::start();
+    let reference = campaign("s", "");
+    assert_code(&run(&reference, &fake), 0);
+    fake.clear();
+    // Any translation request carrying the whole unit is truncated; halves are fine.
+    fake.script(|r| {
+        if r.agent == Agent::Translation && r.unit_text() == Some(LONG_UNIT) {
+            truncated()
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("s", "");
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["status"], "complete");
+    let j = journal(&c, "s");
+    let split = j
+        .iter()
+        .find(|e| e["event"] == "unit_split")
+        .expect("the unit was split");
+    assert_eq!(split["unit"], "a-000");
+    let mut halves: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.agent == Agent::Translation && r.unit_text() != Some(LONG_UNIT))
+        .map(|r| r.unit_text().unwrap().to_string())
+        .collect();
+    assert_eq!(halves.len(), 2);
+    // The halves are sent concurrently: put them in book order before joining.
+    halves.sort_by_key(|h| LONG_UNIT.find(h.as_str()));
+    assert_eq!(
+        halves.concat(),
+        LONG_UNIT,
+        "the halves join back to the unit"
+    );
+    assert_eq!(
+        c.read("s/out/a.md"),
+        reference.read("s/out/a.md"),
+        "reassembly is exact"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("s/validation/report.json")).unwrap();
+    let usage = &report["summary"]["usage"]["translation"];
+    assert_eq!(usage["calls"], 2, "two parts translated");
+    assert_eq!(
+        usage["requests"], 3,
+        "and the truncated attempt is paid for and counted"
+    );
+}
+
+#[test]
+fn a_single_block_that_cannot_be_split_fails_clearly() {
+    let fake = FakeServer::start();
+    fake.script(|r| {
+        if r.agent == Agent::Translation {
+            truncated()
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "b",
+        &["a.md"],
+        "[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write(
+        "a.md",
+        "One single paragraph that the model keeps cutting short.\n",
+    );
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete");
+    assert_eq!(s["units"]["failed"], 1);
+    assert!(
+        s["last_error"].as_str().unwrap().contains("single block"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_rejected_key_stops_the_campaign_early_with_one_clear_message() {
+    let fake = FakeServer::start();
+    fake.script(|_| Reply::Status {
+        code: 401,
+        body: "{\"error\":{\"message\":\"Incorrect API key provided\"}}".into(),
+        retry_after: None,
+    });
+    let c = TestCampaign::with_chapters(
+        "k",
+        &["a.md"],
+        "max_unit_chars = 200\nconcurrency = 1\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write(
+        "a.md",
+        &"A paragraph about agents and tools.\n\n".repeat(30),
+    );
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "no retry and no further call after a 401"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("401") && err.contains("stopping"), "{err}");
+    assert!(!err.contains(KEY));
+}
+
+#[test]
+fn a_unit_that_keeps_failing_is_reported_and_retried_alone_on_the_next_run() {
+    let fake = FakeServer::start();
+    let para = |i: usize| {
+        format!(
+            "Paragraph number {i} about agents, which read their context window, call tools, observe the results and write notes for the next step.\n\n"
+        )
+    };
+    let bad: &'static str = Box::leak(para(3).into_boxed_str());
+    fake.script(move |r| {
+        if r.unit_text() == Some(bad) {
+            Reply::Status {
+                code: 503,
+                body: "overloaded".into(),
+                retry_after: None,
+            }
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "f",
+        &["a.md"],
+        "max_unit_chars = 200\n[provider]\nkind = \"openai\"\nmodel = \"m\"\nmax_attempts = 3\n",
+    );
+    let text: String = (1..=6).map(para).collect();
+    c.write("a.md", &text);
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(
+        (
+            s["units"]["translated"].as_u64(),
+            s["units"]["failed"].as_u64()
+        ),
+        (Some(5), Some(1))
+    );
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.unit_text() == Some(bad))
+            .count(),
+        3,
+        "bounded by max_attempts"
+    );
+    assert!(
+        !c.path("f/out/a.md").exists(),
+        "an incomplete chapter is not written"
+    );
+
+    fake.clear();
+    fake.script(|_| Reply::Default);
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let tr: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .collect();
+    assert_eq!(tr.len(), 1);
+    assert_eq!(tr[0].unit_text(), Some(bad));
+}
+
+#[test]
+fn a_context_length_error_splits_the_unit() {
+    let fake = FakeServer::start();
+    fake.script(|r| {
+        if r.agent == Agent::Translation && r.unit_text() == Some(LONG_UNIT) {
+            Reply::Status { code: 400, body: "{\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"This model's maximum context length is 8192 tokens\"}}".into(), retry_after: None }
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("c", "");
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    assert!(
+        journal(&c, "c").iter().any(|e| e["event"] == "unit_split"
+            && e["reason"].as_str().unwrap().contains("context window"))
+    );
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.unit_text() == Some(LONG_UNIT))
+            .count(),
+        1,
+        "a context-length error is not retried as is"
+    );
+}

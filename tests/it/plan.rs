@@ -1,0 +1,105 @@
+//! `booktr plan` works offline (no key, no request) and its estimate of prompt tokens is within
+//! 10 % of what the pseudo provider then measures; on a campaign with state it shows what is done
+//! and what a resume would send.
+
+use crate::support;
+
+use support::{TestCampaign, assert_code, corpus_dir, json_summary};
+
+fn total_prompt(v: &serde_json::Value) -> f64 {
+    v.as_object()
+        .unwrap()
+        .values()
+        .map(|a| a["prompt_tokens"].as_f64().unwrap())
+        .sum()
+}
+
+fn check(c: &TestCampaign) {
+    // Offline even for an OpenAI campaign with no key set: plan builds no provider.
+    let out = c
+        .cmd(
+            "plan",
+            &["--json", "--provider", "openai", "--model", "some-model"],
+        )
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let openai_plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(openai_plan["provider"], "openai");
+
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let estimated = total_prompt(&plan["estimate"]["total"]);
+    assert!(
+        plan["chapters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["units"].as_u64().unwrap() > 0)
+    );
+    assert!(plan["agent_graph"].as_array().unwrap().len() >= 5);
+
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let measured = total_prompt(&json_summary(&out)["usage"]);
+    let error = (estimated - measured).abs() / measured;
+    println!(
+        "estimated {estimated} prompt tokens, measured {measured} ({:.1} % off)",
+        error * 100.0
+    );
+    assert!(
+        error <= 0.10,
+        "estimate {estimated} vs measured {measured}: {:.1} % off",
+        error * 100.0
+    );
+
+    // With state: everything is done, a resume sends nothing for translation.
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    let after: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let e = &after["estimate"];
+    assert_eq!(e["units_done"], e["units_to_translate"]);
+    assert_eq!(e["remaining"]["translation"]["calls"], 0);
+    assert_eq!(e["remaining"]["glossary"]["calls"], 0);
+}
+
+#[test]
+fn plan_estimates_the_sample_book_within_ten_percent() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let chapters: Vec<String> = ["01-agents.md", "02-tools.md", "03-memory.md"]
+        .iter()
+        .map(|f| {
+            root.join("books/sample")
+                .join(f)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
+    let glossary = root.join("glossaries/house-style.en-zh.csv");
+    let c = TestCampaign::with_chapters(
+        "p",
+        &refs,
+        &format!(
+            "max_unit_chars = 800\nglossaries = [{:?}]\n",
+            glossary.to_string_lossy()
+        ),
+    );
+    check(&c);
+}
+
+#[booktr_test_needs::needs(corpus)]
+#[test]
+fn plan_estimates_two_corpus_chapters_within_ten_percent() {
+    let Some(corpus) = corpus_dir() else { return };
+    let chapters: Vec<String> = ["chapter01.md", "chapter02.md"]
+        .iter()
+        .map(|f| corpus.join("en").join(f).to_string_lossy().into_owned())
+        .collect();
+    let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
+    let c = TestCampaign::with_chapters("p", &refs, "");
+    check(&c);
+}

@@ -1,0 +1,162 @@
+//! The repair loop against the fake server: a campaign scripted so that one unit comes back
+//! untranslated (the model echoes the English) and one term drifts (kept in Latin in some units,
+//! rendered in others) ends with both repaired: the echoed unit is revised because deterministic
+//! QA found it untranslated, the term is reconciled into the termbase and the units that kept
+//! it are revised. The report shows the history.
+
+use crate::support;
+
+use booktr::agents::Agent;
+use booktr::lang::Lang;
+use booktr::llm::Message;
+use support::fake_llm::{FakeServer, Reply, default_content};
+use support::{TestCampaign, assert_code, json_summary};
+
+const KEY: &str = "sk-booktr-repair-KEY-11aa";
+
+fn chapter() -> String {
+    let lead = [
+        "Every",
+        "Each",
+        "A slow",
+        "The first",
+        "One more",
+        "Any",
+        "This",
+        "That",
+    ];
+    let tail = [
+        "is logged",
+        "costs tokens",
+        "may fail",
+        "returns text",
+        "needs a schema",
+        "can time out",
+        "is checked",
+        "ends a step",
+    ];
+    (1..=8)
+        .map(|i| {
+            let (l, t) = (lead[i - 1], tail[8 - i]);
+            format!("## Section {i}\n\nIn section {i} we look at agents at work. {l} tool call {t}, and the model reads what comes back before it decides on the next step of the task.\n\n")
+        })
+        .collect()
+}
+
+#[test]
+fn an_untranslated_unit_and_a_drifting_term_are_repaired_by_the_loop() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        // The Glossary agent proposes nothing, so "tool call" is outside the termbase.
+        if r.agent == Agent::Glossary && !r.all_text().contains("was rendered in different ways") {
+            return Reply::Content("{\"entries\": []}".into());
+        }
+        if r.agent != Agent::Translation || r.is_revision() {
+            return Reply::Default;
+        }
+        let text = r.unit_text().unwrap_or("");
+        if text.contains("Section 3\n") {
+            // The model echoes the English.
+            return Reply::Content(text.to_string());
+        }
+        // Units 2 and 5 keep "tool call" in English; the others render it as 工具调用.
+        let keep = text.contains("Section 2\n") || text.contains("Section 5\n");
+        let mut messages: Vec<Message> = r.messages.clone();
+        let line = if keep {
+            "- tool call → tool call\n"
+        } else {
+            "- tool call → 工具调用\n"
+        };
+        messages[1].content = format!("{line}{}", messages[1].content);
+        Reply::Content(default_content(&zh, Agent::Translation, &messages))
+    });
+    let c = TestCampaign::with_chapters(
+        "r",
+        &["a.md"],
+        "max_unit_chars = 300\nrevision_rounds = 1\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", &chapter());
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete");
+    assert!(s["units"]["revised"].as_u64().unwrap() >= 3, "{s}");
+
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("r/validation/report.json")).unwrap();
+    // The drifting term was reconciled to 工具调用 and entered the termbase.
+    let rec = report["reconciliations"].as_array().unwrap();
+    assert!(
+        rec.iter().any(|x| x["term"]
+            .as_str()
+            .unwrap()
+            .eq_ignore_ascii_case("tool call")
+            && x["chosen"] == "工具调用"),
+        "{rec:?}"
+    );
+    assert!(
+        report["glossary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["target"] == "工具调用" && e["origin"] == "reconciled")
+    );
+    // The reconciliation call ran in its own small context.
+    let reconcile_requests: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.all_text().contains("was rendered in different ways"))
+        .collect();
+    assert_eq!(reconcile_requests.len(), 1);
+    assert!(reconcile_requests[0].all_text().len() < 3000);
+    // Every unit is fine in the end: no error, no drift, nothing kept in English.
+    assert_eq!(report["summary"]["units"]["failed"], 0);
+    let errors: Vec<_> = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["findings"].as_array().unwrap().iter())
+        .filter(|f| f["severity"] == "error")
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        report["drift"].as_array().unwrap().is_empty(),
+        "{}",
+        report["drift"]
+    );
+    let out_text = c.read("r/out/a.md");
+    assert!(
+        !out_text.contains("tool call") && !out_text.contains("In section 3"),
+        "{out_text}"
+    );
+    // History: the echoed unit was untranslated in round 0, sent back, clean in round 1.
+    let unit3 = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["id"] == "a-002")
+        .unwrap();
+    let h = unit3["history"].as_array().unwrap();
+    assert_eq!(h.len(), 2, "{unit3}");
+    assert!(
+        h[0]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e == "untranslated"),
+        "{h:?}"
+    );
+    assert!(h[0]["sent_back_because"].as_str().is_some());
+    assert!(h[1]["errors"].as_array().unwrap().is_empty());
+    let md = c.read("r/validation/report.md");
+    assert!(
+        md.contains("Fixed by revision") && md.contains("a-002 (untranslated"),
+        "{md}"
+    );
+    assert!(md.contains("## Terminology reconciliation"));
+}

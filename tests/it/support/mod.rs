@@ -1,0 +1,138 @@
+//! Test support shared by the integration tests: an in-repo fake OpenAI-compatible server
+//! ([`fake_llm`]) speaking real HTTP and SSE, and helpers to build campaigns in temporary
+//! folders and run the `booktr` binary.
+#![allow(dead_code)]
+
+pub mod fake_anthropic;
+pub mod fake_batch;
+pub mod fake_llm;
+pub mod real_llm;
+pub mod recorded;
+pub mod word_for_word;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The switch that turns a missing corpus from a skip into a failure (`.ci/run` sets it to `1`).
+pub const REQUIRE_CORPUS_VAR: &str = "BOOKTR_REQUIRE_CORPUS";
+
+/// Panics, naming `p` and the remedy, when [`REQUIRE_CORPUS_VAR`] is `1`; a test whose corpus is
+/// absent calls it before it skips, so CI cannot silently lose the test.
+pub fn corpus_missing(p: &Path) {
+    if std::env::var(REQUIRE_CORPUS_VAR).is_ok_and(|v| v == "1") {
+        panic!(
+            "{REQUIRE_CORPUS_VAR}=1 but the corpus is not at {} (expected its en/ and zh/ \
+             chapters; put the ai-agent-book beside the checkout as ../shared/corpus/ai-agent-book)",
+            p.display()
+        );
+    }
+}
+
+/// The shared corpus (a real Apache-2.0 book), or `None` with a printed reason when absent.
+/// Panics instead when `BOOKTR_REQUIRE_CORPUS=1` ([`corpus_missing`]).
+pub fn corpus_dir() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
+    if p.join("en").is_dir() {
+        Some(p.canonicalize().unwrap())
+    } else {
+        corpus_missing(&p);
+        eprintln!(
+            "skipped: the corpus is not at {} (tests that need the real book are skipped)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// A temporary campaign folder with a campaign file.
+pub struct TestCampaign {
+    pub dir: tempfile::TempDir,
+    pub file: PathBuf,
+}
+
+impl TestCampaign {
+    /// Writes `campaign.toml` with `body` into a new temporary folder. Chapters named in `body`
+    /// must be written with [`TestCampaign::write`] or be absolute paths.
+    pub fn new(body: &str) -> TestCampaign {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("campaign.toml");
+        std::fs::write(&file, body).unwrap();
+        TestCampaign { dir, file }
+    }
+
+    /// A campaign over `chapters` (absolute paths or names of files written later), en → zh.
+    pub fn with_chapters(name: &str, chapters: &[&str], extra: &str) -> TestCampaign {
+        let list: Vec<String> = chapters.iter().map(|c| format!("{c:?}")).collect();
+        TestCampaign::new(&format!(
+            "name = \"{name}\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [{}]\n{extra}\n",
+            list.join(", ")
+        ))
+    }
+
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
+    }
+
+    /// `booktr <args…>` with the campaign file appended after the subcommand.
+    pub fn cmd(&self, sub: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_booktr"));
+        c.arg(sub).arg(&self.file).args(args);
+        c.env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env("BOOKTR_RETRY_BASE_MS", "20");
+        c
+    }
+
+    /// Every file under the campaign folder, recursively.
+    pub fn all_files(&self) -> Vec<PathBuf> {
+        fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+            for e in std::fs::read_dir(p).unwrap().flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+        let mut v = Vec::new();
+        walk(self.dir.path(), &mut v);
+        v.sort();
+        v
+    }
+}
+
+/// Parses the last line of stdout as JSON (the `--json` summary).
+pub fn json_summary(out: &Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_else(|| {
+        panic!(
+            "no stdout; stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("last stdout line is not JSON ({e}): {last}"))
+}
+
+/// Asserts the exit code, printing stderr on mismatch.
+pub fn assert_code(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "exit code; stderr:\n{}\nstdout:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

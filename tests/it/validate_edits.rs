@@ -1,0 +1,162 @@
+//! `booktr validate` on a campaign records editors' hand edits; a later `run` keeps them and
+//! `run --force` overwrites them; `validate --source/--target` checks files made elsewhere.
+
+use crate::support;
+
+use support::{TestCampaign, assert_code, json_summary};
+
+const CHAPTER: &str = "# Tools\n\nA tool is a function the Agent may call.\n\n## Describing a tool\n\nEach tool has a name and a schema.\n\n```json\n{\"name\": \"read_file\"}\n```\n\nTools cost tokens.\n";
+
+fn journal(c: &TestCampaign, name: &str) -> Vec<serde_json::Value> {
+    let mut v = Vec::new();
+    for d in std::fs::read_dir(c.path(&format!("{name}/state")))
+        .unwrap()
+        .flatten()
+    {
+        if let Ok(t) = std::fs::read_to_string(d.path().join("journal.jsonl")) {
+            v.extend(t.lines().filter_map(|l| serde_json::from_str(l).ok()));
+        }
+    }
+    v
+}
+
+#[test]
+fn hand_edits_are_recorded_by_validate_and_kept_by_run_unless_forced() {
+    let c = TestCampaign::with_chapters("e", &["ch.md"], "max_unit_chars = 200\n");
+    c.write("ch.md", CHAPTER);
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let original = c.read("e/out/ch.md");
+    // The editor rewrites the second section's paragraph.
+    let lines: Vec<&str> = original.lines().collect();
+    let h2 = lines.iter().position(|l| l.starts_with("## ")).unwrap();
+    let para = lines[h2 + 2].to_string(); // the paragraph under the second heading
+    let edited = original.replacen(&para, "每个工具都有名称和参数模式（编辑改写）。", 1);
+    std::fs::write(c.path("e/out/ch.md"), &edited).unwrap();
+
+    let out = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let edits: Vec<_> = journal(&c, "e")
+        .into_iter()
+        .filter(|e| e["event"] == "human_edit")
+        .collect();
+    assert_eq!(edits.len(), 1, "exactly the edited unit is recorded");
+    assert!(c.read("e/validation/report.md").contains("0 revised"));
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("e/validation/report.json")).unwrap();
+    assert_eq!(
+        report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["outcome"] == "edited")
+            .count(),
+        1
+    );
+
+    // A later run keeps the edit and records nothing new.
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["status"], "complete");
+    assert_eq!(c.read("e/out/ch.md"), edited);
+
+    // An edit made without validate is also kept by run (and recorded then).
+    let edited2 = edited.replacen("# ", "# 【改】", 1);
+    std::fs::write(c.path("e/out/ch.md"), &edited2).unwrap();
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_eq!(c.read("e/out/ch.md"), edited2);
+    assert_eq!(
+        journal(&c, "e")
+            .iter()
+            .filter(|e| e["event"] == "human_edit")
+            .count(),
+        2
+    );
+
+    // A deleted output chapter is written again, hand edits included.
+    std::fs::remove_file(c.path("e/out/ch.md")).unwrap();
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_eq!(c.read("e/out/ch.md"), edited2);
+
+    // An edit that breaks the book (the code block dropped) is kept, and run says so: exit 1.
+    let fence = edited2.find("```json").unwrap();
+    let fence_end = edited2[fence..].find("```\n\n").unwrap() + fence + 5;
+    let broken = format!("{}{}", &edited2[..fence], &edited2[fence_end..]);
+    std::fs::write(c.path("e/out/ch.md"), &broken).unwrap();
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error finding(s) remain"), "{err}");
+    assert_eq!(c.read("e/out/ch.md"), broken);
+
+    // --force puts the model translations back.
+    assert_code(&c.cmd("run", &["--force"]).output().unwrap(), 0);
+    assert_eq!(c.read("e/out/ch.md"), original);
+    assert_eq!(
+        journal(&c, "e")
+            .iter()
+            .filter(|e| e["event"] == "human_edits_discarded")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn validate_without_state_is_a_usage_error() {
+    let c = TestCampaign::with_chapters("n", &["ch.md"], "");
+    c.write("ch.md", CHAPTER);
+    let out = c.cmd("validate", &[]).output().unwrap();
+    assert_code(&out, 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("booktr run"));
+}
+
+#[test]
+fn validate_files_made_elsewhere_pairs_chapters_by_name() {
+    let c = TestCampaign::new("");
+    c.write("src/a.md", CHAPTER);
+    c.write("src/b.md", "# B\n\nText.\n");
+    c.write(
+        "tgt/a.md",
+        &CHAPTER.replace(
+            "A tool is a function the Agent may call.",
+            "工具是智能体可以调用的函数。",
+        ),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args(["validate", "--source"])
+        .arg(c.path("src"))
+        .arg("--target")
+        .arg(c.path("tgt"))
+        .args(["--source-lang", "en", "--target-lang", "zh", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "fail");
+    assert!(
+        s["qa_counts"]["completeness"].as_u64().unwrap() == 1,
+        "b.md has no translation: {s}"
+    );
+    assert!(c.path("tgt/validation/report.html").exists());
+}
+
+#[test]
+fn validate_files_with_a_missing_target_is_a_usage_error() {
+    let c = TestCampaign::new("");
+    c.write("src/a.md", CHAPTER);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(c.path(""))
+        .args(["validate", "--source", "src", "--target", "no-such-folder"])
+        .args(["--source-lang", "en", "--target-lang", "zh"])
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no-such-folder") && err.contains("--target"),
+        "{err}"
+    );
+    assert!(
+        !c.path("validation").exists(),
+        "no report for a missing target"
+    );
+}

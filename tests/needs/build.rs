@@ -1,0 +1,77 @@
+//! Build script of `booktr-test-needs`: finds which optional resources of booktr's integration
+//! tests are present and tells the proc macro through `cfg` flags (`has_corpus`, `has_chromium`,
+//! `has_translate_toolkit`, `has_real_llm`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
+//! is found, so the test runs and fails with its own clear message when the resource is missing.
+//!
+//! Rebuilds: this script lives in a separate crate (a dev-dependency), so when it reruns only the
+//! integration tests and benches recompile, never the `booktr` library or binary. It reruns when
+//! this file changes, when one of the variables below changes, or when a resource found present
+//! changes (the corpus directory, the Chromium binary). An absent resource is not watched: Cargo
+//! reruns a script that watches a missing path on every build, which would recompile the tests
+//! each time. After installing one, `touch tests/needs/build.rs` (or set its `BOOKTR_REQUIRE_*`
+//! switch) so the next build sees it.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Chromium binaries tried by `tests/it/report_html.rs`, in order.
+const CHROMIUM: &[&str] = &[
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+];
+
+/// The shared book, relative to the booktr checkout (this crate is `tests/needs/` in it).
+const CORPUS: &str = "../../../shared/corpus/ai-agent-book";
+
+fn flag(var: &str) -> bool {
+    println!("cargo::rerun-if-env-changed={var}");
+    std::env::var(var).is_ok_and(|v| v == "1")
+}
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    for cfg in [
+        "has_corpus",
+        "has_chromium",
+        "has_translate_toolkit",
+        "has_real_llm",
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
+    let here = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+
+    let corpus = Path::new(&here).join(CORPUS);
+    let has_corpus = corpus.join("en").is_dir();
+    if has_corpus {
+        println!("cargo::rerun-if-changed={}", corpus.display());
+    }
+    if flag("BOOKTR_REQUIRE_CORPUS") || has_corpus {
+        println!("cargo::rustc-cfg=has_corpus");
+    }
+
+    let chromium = CHROMIUM.iter().find(|c| Path::new(c).exists());
+    if let Some(c) = chromium {
+        println!("cargo::rerun-if-changed={c}");
+    }
+    if flag("BOOKTR_REQUIRE_CHROMIUM") || chromium.is_some() {
+        println!("cargo::rustc-cfg=has_chromium");
+    }
+
+    let tt = Command::new("python3")
+        .args([
+            "-c",
+            "import translate.storage.xliff2, translate.storage.tmx, translate.storage.tbx",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_TRANSLATE_TOOLKIT") || tt {
+        println!("cargo::rustc-cfg=has_translate_toolkit");
+    }
+
+    println!("cargo::rerun-if-env-changed=BOOKTR_REAL_LLM_URL");
+    let url = std::env::var("BOOKTR_REAL_LLM_URL").is_ok_and(|u| !u.trim().is_empty());
+    if flag("BOOKTR_REQUIRE_REAL_LLM") || url {
+        println!("cargo::rustc-cfg=has_real_llm");
+    }
+}

@@ -1,0 +1,76 @@
+//! `#[needs(resource)]`, the skip marker of booktr's integration tests (`tests/it/`). libtest has
+//! no skip at run time, so a test that needs an optional resource is marked `#[ignore = reason]`
+//! at build time when the resource was absent (see `build.rs` for how each one is found). The
+//! summary then counts it in `N ignored`, and `cargo test` prints `test x ... ignored, <reason>`.
+//! The tests keep their own run-time check as well, printing why they return early, for a binary
+//! built while the resource was there but run after it went away.
+//!
+//! Resources: `corpus` (`../shared/corpus/ai-agent-book`), `chromium` (Debian's `chromium`),
+//! `translate_toolkit` (python3 with translate-toolkit) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
+//! Each has a `BOOKTR_REQUIRE_*=1` switch that makes the test run (and fail) instead.
+
+use proc_macro::TokenStream;
+
+/// Whether the resource was present at build time (or required), and the ignore reason.
+fn resource(name: &str) -> Option<(bool, &'static str)> {
+    Some(match name {
+        "corpus" => (
+            cfg!(has_corpus),
+            "needs ../shared/corpus/ai-agent-book (absent when the tests were built); \
+             BOOKTR_REQUIRE_CORPUS=1 makes this a failure",
+        ),
+        "chromium" => (
+            cfg!(has_chromium),
+            "needs Debian's chromium (absent when the tests were built); \
+             BOOKTR_REQUIRE_CHROMIUM=1 makes this a failure",
+        ),
+        "translate_toolkit" => (
+            cfg!(has_translate_toolkit),
+            "needs python3 with translate-toolkit (absent when the tests were built; \
+             pip install translate-toolkit); BOOKTR_REQUIRE_TRANSLATE_TOOLKIT=1 makes this a failure",
+        ),
+        "real_llm" => (
+            cfg!(has_real_llm),
+            "needs a real model at BOOKTR_REAL_LLM_URL (unset when the tests were built; \
+             bash ../shared/real-llm/start.sh 0.5b); BOOKTR_REQUIRE_REAL_LLM=1 makes this a failure",
+        ),
+        _ => return None,
+    })
+}
+
+/// `#[needs(corpus)]` above `#[test]`: adds `#[ignore = "<reason>"]` to the test when the named
+/// resource was absent at build time, and leaves it unchanged otherwise. Several resources may
+/// be listed (`#[needs(corpus, chromium)]`); the first absent one gives the reason. An unknown
+/// name is a compile error listing the known ones.
+#[proc_macro_attribute]
+pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let names = attr.to_string();
+    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let Some((present, reason)) = resource(name) else {
+            let msg = format!(
+                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, real_llm"
+            );
+            return format!("compile_error!({msg:?});").parse().unwrap();
+        };
+        if !present {
+            let mut out: TokenStream = format!("#[ignore = {reason:?}]").parse().unwrap();
+            out.extend(item);
+            return out;
+        }
+    }
+    item
+}
+
+/// `present!(corpus)`: `true` or `false`, whether the resource was present (or required) when
+/// the tests were built, the value `#[needs(...)]` decided on. An unknown name is a compile
+/// error. Lets a test check that the build's view is not stale.
+#[proc_macro]
+pub fn present(input: TokenStream) -> TokenStream {
+    let name = input.to_string();
+    match resource(name.trim()) {
+        Some((present, _)) => present.to_string().parse().unwrap(),
+        None => format!("compile_error!(\"present!({name}): unknown resource\")")
+            .parse()
+            .unwrap(),
+    }
+}
