@@ -405,8 +405,8 @@ fn duplicate_code(
         let mut i = 0;
         let mut drop = Vec::new();
         let mut ok = true;
-        for j in 0..t.len() {
-            if i < s.len() && same(s[i], t[j]) {
+        for (j, tj) in t.iter().enumerate() {
+            if i < s.len() && same(s[i], tj) {
                 i += 1;
             } else if dup(j) {
                 drop.push(j);

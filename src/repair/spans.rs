@@ -144,10 +144,8 @@ impl Spans {
                         outline_push(&mut open, false);
                     }
                 }
-                Event::End(TagEnd::Paragraph) => {
-                    if item_para.pop() == Some(false) {
-                        open.pop();
-                    }
+                Event::End(TagEnd::Paragraph) if item_para.pop() == Some(false) => {
+                    open.pop();
                 }
                 Event::Start(Tag::Item) => outline_push(&mut open, true),
                 Event::Start(
