@@ -185,3 +185,22 @@ proptest! {
         prop_assert!(out.repairs.is_empty() && out.skipped.is_empty(), "{:#?}", out);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Model output can be anything: repair never panics, never changes a text it makes no
+    /// repair to, and a repaired text needs no second repair.
+    #[test]
+    fn arbitrary_text_never_panics_and_is_idempotent(
+        source in "(# |## |```|`|\\$|\\[\\^|\\]|<!--|-->|<b>|\\[a\\]\\(|\\)|> \\[!NOTE\\]|---\n|\n|x|文| ){0,40}",
+        target in "(# |### |```|`|\\$|\\[\\^|\\]|<!--|-->|<i>|\\[a\\]\\(|\\)|> \\[!TIP\\]|---\n|\n|y|字| ){0,40}",
+    ) {
+        let out = repair(&source, &target, &Options::default());
+        if out.repairs.is_empty() {
+            prop_assert_eq!(&out.text, &target);
+        }
+        let again = repair(&source, &out.text, &Options::default());
+        prop_assert_eq!(&again.text, &out.text, "{:#?}\n{:#?}", out, again);
+    }
+}

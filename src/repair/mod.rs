@@ -591,7 +591,18 @@ fn code_blocks(
             {
                 continue;
             }
-            let with = source[a.range.clone()].to_string();
+            // The source block's bytes, ending like the target block (with or without its
+            // final line break), so the text after the block is not touched.
+            let mut with = source[a.range.clone()].to_string();
+            let ends_nl = |x: &str| x.ends_with('\n');
+            if ends_nl(&with) && !ends_nl(&text[b.range.clone()]) {
+                with.pop();
+                if with.ends_with('\r') {
+                    with.pop();
+                }
+            } else if !ends_nl(&with) && ends_nl(&text[b.range.clone()]) {
+                with.push('\n');
+            }
             // The source block's bytes must sit in the same container prefix: compare the
             // line prefixes before each block.
             let prefix = |t: &str, r: &Range<usize>| {

@@ -506,3 +506,50 @@ fn mechanical_checks() {
         .collect();
     assert_eq!(mech.len(), 2, "{structure:#?}");
 }
+
+/// The unit `loop-001` of `tests/fixtures/real-llm/book/loop.md` and the 1.5B model's recorded
+/// answer (`tests/fixtures/real-llm/tiny.jsonl`): heading demoted from level 1 to 2, code
+/// identifiers translated, no final newline.
+#[test]
+fn real_model_demoted_heading_and_translated_code_identifiers() {
+    let s = "# The Agent Loop\n\nAn Agent is a program that uses a large language model to choose its next step. It calls a tool, reads the result and updates its plan. This cycle is the **control loop**.\n\n```python\nfor step in range(max_steps):\n    action = llm.decide(context)\n```\n";
+    let t = "## The Agent Loop\n\n智能体是一个使用大型语言模型来决定下一步的程序。它调用工具，读取结果并更新计划。这个循环是**控制循环**。\n\n```python\nfor 步骤 in range(最大步骤):\n    动作 = llm.decide(上下文)\n```";
+    let out = repair(s, t, &Options::default());
+    assert_eq!(
+        out.text,
+        "# The Agent Loop\n\n智能体是一个使用大型语言模型来决定下一步的程序。它调用工具，读取结果并更新计划。这个循环是**控制循环**。\n\n```python\nfor step in range(max_steps):\n    action = llm.decide(context)\n```"
+    );
+    let classes: Vec<Class> = out.repairs.iter().map(|r| r.class).collect();
+    assert_eq!(classes, vec![Class::Heading, Class::CodeBlock]);
+    for check in ["headings", "code_blocks"] {
+        assert!(
+            errors(s, &out.text, check, CodeComments::Keep).is_empty(),
+            "{check}"
+        );
+    }
+}
+
+/// The unit `loop-002` and the model's revision: a stray opening fence after the last
+/// paragraph (an empty code block the source does not have), and a dropped link, which has
+/// nowhere to go back to and is skipped.
+#[test]
+fn real_model_stray_fence_after_last_paragraph() {
+    let s = "## Memory\n\nThe context window limits what the Agent can remember. A summary keeps the share of important facts:\n\n$$\ns = \\frac{k}{n}\n$$\n\nLong tasks therefore need memory, as the [next chapter](memory.md) explains.\n";
+    let t = "## 记忆\n\n上下文窗口限制了智能体可以记住的内容。摘要保留了重要事实的分享比例：\n\n$$\ns = \\frac{k}{n}\n$$\n\n长任务因此需要记忆，因为下一章将解释。\n```";
+    let out = repair(s, t, &Options::default());
+    assert_eq!(
+        out.text,
+        "## 记忆\n\n上下文窗口限制了智能体可以记住的内容。摘要保留了重要事实的分享比例：\n\n$$\ns = \\frac{k}{n}\n$$\n\n长任务因此需要记忆，因为下一章将解释。\n",
+        "{out:#?}"
+    );
+    assert_eq!(out.repairs.len(), 1);
+    assert_eq!(out.repairs[0].class, Class::InjectedBlock);
+    assert!(errors(s, &out.text, "code_blocks", CodeComments::Keep).is_empty());
+    assert!(
+        out.skipped
+            .iter()
+            .any(|k| k.class == Class::Url && k.why.contains("memory.md")),
+        "{:#?}",
+        out.skipped
+    );
+}
