@@ -225,30 +225,87 @@ pub fn repair(source: &str, target: &str, opts: &Options) -> Outcome {
         skipped: Vec::new(),
     };
     let src = Spans::parse(source);
+    // A repair can make another one possible (a restored callout marker lets the alignment
+    // see an added block): rounds run until one makes no repair, so the result is a fixpoint.
+    for _ in 0..MAX_ROUNDS {
+        let made = out.repairs.len();
+        out.skipped.clear();
+        round(source, &src, &mut out, opts);
+        if out.repairs.len() == made {
+            break;
+        }
+    }
+    out
+}
+
+/// Most rounds of [`repair`]; each round that changes anything repairs at least one span,
+/// and in practice the second round finds nothing left.
+pub const MAX_ROUNDS: usize = 4;
+
+/// One round: removals of duplicated blocks, then of injected blocks, then restorations.
+fn round(source: &str, src: &Spans, out: &mut Outcome, opts: &Options) {
     if opts.enabled(Class::DuplicateBlock) {
         let t = Spans::parse(&out.text);
-        let edits = duplicate_code(&src, &t, &out.text, opts, &mut out.skipped);
-        commit(&mut out, edits);
+        let edits = duplicate_code(src, &t, &out.text, opts, &mut out.skipped);
+        commit(out, edits);
     }
     if opts.enabled(Class::DuplicateBlock) {
         let t = Spans::parse(&out.text);
-        let edits = repeated_blocks(source, &src, &t, &out.text);
-        commit(&mut out, edits);
+        let edits = repeated_blocks(source, src, &t, &out.text);
+        commit(out, edits);
     }
     if opts.enabled(Class::InjectedBlock) {
         let t = Spans::parse(&out.text);
-        let edits = extra_blocks(source, &src, &t, &out.text, &mut out.skipped);
-        commit(&mut out, edits);
+        let edits = extra_blocks(source, src, &t, &out.text, &mut out.skipped);
+        commit(out, edits);
     }
-    let t = Spans::parse(&out.text);
+    let edits = span_edits(source, src, &out.text, opts, &mut out.skipped);
+    if edits.is_empty() {
+        return;
+    }
+    // A restored span must not change how the text around it parses (a backtick or `$` run
+    // pairing with another one): the result must keep its block kinds and need no further
+    // restoring, or none of these restorations is made.
+    let mut trial = out.clone();
+    commit(&mut trial, edits.clone());
+    let mut ignored = Vec::new();
+    let stable = kinds(&Spans::parse(&trial.text)) == kinds(&Spans::parse(&out.text))
+        && span_edits(source, src, &trial.text, opts, &mut ignored)
+            .iter()
+            .all(|e| trial.text[e.range.clone()] == e.with);
+    if stable {
+        *out = trial;
+        return;
+    }
+    let mut classes: Vec<Class> = edits.iter().map(|e| e.class).collect();
+    classes.sort();
+    classes.dedup();
+    for class in classes {
+        out.skipped.push(Skip {
+            class,
+            why: format!(
+                "restoring the {} spans would change how the text around them parses; left as it is",
+                class.as_str()
+            ),
+        });
+    }
+}
+
+/// The restorations of spans paired in order or as multisets (everything but removals).
+fn span_edits(
+    source: &str,
+    src: &Spans,
+    tgt: &str,
+    opts: &Options,
+    skipped: &mut Vec<Skip>,
+) -> Vec<Edit> {
+    let t = Spans::parse(tgt);
     let mut edits = Vec::new();
-    let tgt = out.text.as_str();
-    let skipped = &mut out.skipped;
     if opts.enabled(Class::CodeBlock) {
-        code_blocks(source, &src, tgt, &t, opts, &mut edits, skipped);
+        code_blocks(source, src, tgt, &t, opts, &mut edits, skipped);
     }
     if opts.enabled(Class::Heading) || opts.enabled(Class::Anchor) {
-        headings(source, &src, tgt, &t, opts, &mut edits, skipped);
+        headings(source, src, tgt, &t, opts, &mut edits, skipped);
     }
     if opts.enabled(Class::Math) {
         in_order(
@@ -263,14 +320,13 @@ pub fn repair(source: &str, target: &str, opts: &Options) -> Outcome {
         );
     }
     if opts.enabled(Class::Callout) {
-        callouts(source, &src, tgt, &t, &mut edits, skipped);
+        callouts(source, src, tgt, &t, &mut edits, skipped);
     }
     if opts.enabled(Class::FrontMatter) {
         front_matter_entries(source, tgt, &mut edits, skipped);
     }
-    inline_spans(source, &src, tgt, &t, opts, &mut edits, skipped);
-    commit(&mut out, edits);
-    out
+    inline_spans(source, src, tgt, &t, opts, &mut edits, skipped);
+    edits
 }
 
 /// Applies non-overlapping `edits` to `out.text` (an edit overlapping an earlier one is
