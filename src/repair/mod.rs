@@ -18,7 +18,9 @@
 //!   otherwise): the spans of the target not in the source (foreign) against the spans of the
 //!   source not in the target (missing). One foreign and one missing span in a scope are
 //!   replaced; for footnote labels, which are names, equally many foreign and missing labels
-//!   are replaced in their relative order. Anything else is skipped;
+//!   are replaced in their relative order. One missing inline code or math span with no foreign
+//!   one gets its delimiters back when its content occurs exactly once as a bare token in the
+//!   scope's prose and the source's scope has no such bare token. Anything else is skipped;
 //! - a code block duplicated by the model (the target has more, one is byte-identical to
 //!   another, and without it the sequence matches the source's), a top-level block
 //!   byte-identical to the block before it (the source has no such repeat), and leading or
@@ -1040,6 +1042,26 @@ fn inline_spans(
         } else {
             "the unit (its block structure differs from the source's)".to_string()
         };
+        // Delimiters dropped: the span's content written once as bare text in the scope.
+        if missing.len() == 1
+            && foreign.is_empty()
+            && matches!(kind, InlineKind::Code | InlineKind::Math)
+        {
+            let block = |sp: &Spans, t: &str| match sp.top.get(sc) {
+                Some(b) if same_blocks => b.range.clone(),
+                _ => 0..t.len(),
+            };
+            let a = missing[0];
+            if let Some(at) = bare_once(source, block(src, source), text, block(tgt, text), &a.key)
+            {
+                edits.push(Edit {
+                    class,
+                    range: at,
+                    with: source[a.range.clone()].to_string(),
+                });
+                continue;
+            }
+        }
         let pairwise = kind == InlineKind::Footnote
             && missing.len() == foreign.len()
             && consistent(&missing, &foreign);
@@ -1083,6 +1105,55 @@ fn inline_spans(
             ),
         };
         skipped.push(Skip { class, why });
+    }
+}
+
+/// Where the content of `span` (inline code or math, delimiters stripped) occurs exactly once
+/// as a whole token in the prose of `text[scope]`, while the prose of `source[src_scope]` has
+/// it nowhere as bare text (so that occurrence can only be the span with its delimiters lost).
+fn bare_once(
+    source: &str,
+    src_scope: Range<usize>,
+    text: &str,
+    scope: Range<usize>,
+    span: &str,
+) -> Option<Range<usize>> {
+    let inner = span.trim_matches('`').trim_matches('$');
+    let inner = if span.starts_with('`') {
+        inner.trim_matches(' ')
+    } else {
+        inner
+    };
+    if inner.trim().is_empty() {
+        return None;
+    }
+    let tokens = |t: &str, within: &Range<usize>| -> Vec<usize> {
+        let mut at = Vec::new();
+        for r in crate::book::markdown::prose_ranges(t) {
+            if r.start < within.start || r.end > within.end {
+                continue;
+            }
+            let slice = &t[r.clone()];
+            let mut from = 0;
+            while let Some(i) = slice[from..].find(inner).map(|i| i + from) {
+                let before = slice[..i].chars().next_back();
+                let after = slice[i + inner.len()..].chars().next();
+                let word =
+                    |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !word(before) && !word(after) {
+                    at.push(r.start + i);
+                }
+                from = i + inner.len().max(1);
+            }
+        }
+        at
+    };
+    if !tokens(source, &src_scope).is_empty() {
+        return None;
+    }
+    match tokens(text, &scope).as_slice() {
+        [one] => Some(*one..*one + inner.len()),
+        _ => None,
     }
 }
 

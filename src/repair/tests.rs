@@ -184,6 +184,36 @@ fn inline_math_dropped_is_skipped() {
 }
 
 #[test]
+fn inline_math_delimiters_dropped() {
+    let s = "A run of $n$ steps of $t$ tokens each costs $n \\times t$ tokens.\n";
+    let t = "运行 $n$ 步、每步 $t$ 个词元，共花费 n \\times t 个词元。\n";
+    fixed(
+        s,
+        t,
+        "运行 $n$ 步、每步 $t$ 个词元，共花费 $n \\times t$ 个词元。\n",
+        Class::Math,
+        "math",
+    );
+    // Bare text the source also has as bare text is not taken for the span.
+    let s = "Call `run` to run the run loop.\n";
+    let t = "调用 run 来执行 run 循环。\n";
+    left_alone(s, t, Class::InlineCode, "missing");
+}
+
+#[test]
+fn inline_code_backticks_dropped() {
+    let s = "The agent calls `read_file` first.\n";
+    let t = "智能体先调用 read_file。\n";
+    fixed(
+        s,
+        t,
+        "智能体先调用 `read_file`。\n",
+        Class::InlineCode,
+        "inline_code",
+    );
+}
+
+#[test]
 fn display_math_altered() {
     let s = "Energy:\n\n$$E = mc^2$$\n";
     let t = "能量：\n\n$$E = m c^{2}$$\n";
