@@ -121,6 +121,7 @@ impl Class {
 /// [`EXCERPT_CHARS`] characters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repair {
+    /// What kind of span was restored or removed.
     pub class: Class,
     /// Byte range in [`Outcome::text`].
     pub range: Range<usize>,
@@ -138,7 +139,10 @@ pub const EXCERPT_CHARS: usize = 200;
 /// source does not hold the bytes: the class and why, in one sentence naming the spans.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skip {
+    /// The class of the fault left alone.
     pub class: Class,
+    /// Why, naming the spans (cut to 40 characters each) and the scope (top-level block
+    /// number, 1-based, or the whole unit).
     pub why: String,
 }
 
@@ -173,8 +177,11 @@ impl Options {
 /// when `repairs` is empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
+    /// The repaired target.
     pub text: String,
+    /// Every repair made, ordered by position in `text`.
     pub repairs: Vec<Repair>,
+    /// Faults of a mechanical class left alone (from the last round), in the order found.
     pub skipped: Vec<Skip>,
 }
 
@@ -837,7 +844,7 @@ fn in_order(
         return;
     }
     for (a, b) in s.iter().zip(t) {
-        if source[a.clone()] != text[b.clone()] {
+        if spans::lf(&source[a.clone()]) != spans::lf(&text[b.clone()]) {
             edits.push(Edit {
                 class,
                 range: b.clone(),

@@ -181,7 +181,10 @@ impl Spans {
                         c.body.push_str(&t);
                     }
                 }
-                Event::End(TagEnd::CodeBlock) => s.code.extend(code.take()),
+                Event::End(TagEnd::CodeBlock) => s.code.extend(code.take().map(|mut c| {
+                    c.body = lf(&c.body);
+                    c
+                })),
                 Event::Start(Tag::HtmlBlock) => {
                     in_html_block = true;
                     s.push_markup(text, r, block);
@@ -287,7 +290,7 @@ impl Spans {
     fn push(&mut self, kind: InlineKind, text: &str, range: Range<usize>, block: usize) {
         self.inline.push(Inline {
             kind,
-            key: text[range.clone()].to_string(),
+            key: lf(&text[range.clone()]),
             range,
             block,
         });
@@ -299,11 +302,11 @@ impl Spans {
             let r = range.start + r.start..range.start + r.end;
             let raw = &text[r.clone()];
             let (kind, key) = if raw.starts_with("<!--") {
-                (InlineKind::Comment, raw.to_string())
+                (InlineKind::Comment, lf(raw))
             } else {
                 (
                     InlineKind::Tag,
-                    crate::qa::math_html::blank_translatable_attrs(raw).into_owned(),
+                    lf(&crate::qa::math_html::blank_translatable_attrs(raw)),
                 )
             };
             self.inline.push(Inline {
@@ -314,6 +317,11 @@ impl Spans {
             });
         }
     }
+}
+
+/// `s` with CRLF line endings as LF: QA parses texts so, and a line ending is never a fault.
+pub(crate) fn lf(s: &str) -> String {
+    s.replace("\r\n", "\n")
 }
 
 /// The byte range of a link's or image's destination inside `text`, when it is written there

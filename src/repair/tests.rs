@@ -583,3 +583,12 @@ fn real_model_stray_fence_after_last_paragraph() {
         out.skipped
     );
 }
+
+#[test]
+fn crlf_translation_is_not_a_fault() {
+    let s = "# T {#t}\n\nSee `x` and $y$.\n\n```sh\nls\n-l\n```\n\n$$\na\n$$\n\n<!-- a\nb -->\n";
+    let t = "# 题 {#t}\r\n\r\n见 `x` 和 $y$。\r\n\r\n```sh\r\nls\r\n-l\r\n```\r\n\r\n$$\r\na\r\n$$\r\n\r\n<!-- a\r\nb -->\r\n";
+    let out = repair(s, t, &Options::default());
+    assert!(out.repairs.is_empty(), "{:#?}", out.repairs);
+    assert_eq!(out.text, t);
+}
