@@ -4,7 +4,8 @@
 //! word rendered in another language, every mechanical span copied), and that translation with
 //! exactly one mechanical fault injected (a span of one class altered), repair restores exactly
 //! the source's bytes for that span and leaves every other byte of the translation unchanged;
-//! the faithful translation needs no repair; and repairing twice changes nothing more. Over
+//! the faithful translation needs no repair; and repairing twice changes nothing more. With one
+//! fault in each of several blocks, all are restored. Over
 //! arbitrary Markdown-ish text, repair never panics and is idempotent. Set `PROPTEST_CASES` for
 //! a longer hunt.
 
@@ -80,11 +81,11 @@ fn word(i: usize, zh: bool) -> &'static str {
     if zh { ZH[i] } else { EN[i] }
 }
 
-/// Renders the unit, prose in English or Chinese, with the span at `fault` altered.
-fn render(blocks: &[Block], zh: bool, fault: Option<Site>) -> String {
+/// Renders the unit, prose in English or Chinese, with the spans at `faults` altered.
+fn render(blocks: &[Block], zh: bool, faults: &[Site]) -> String {
     let mut out = Vec::new();
     for (i, b) in blocks.iter().enumerate() {
-        let at = |j: usize| fault == Some((i, j));
+        let at = |j: usize| faults.contains(&(i, j));
         let text = match b {
             Block::Heading(level, words, anchor) => {
                 let level = if at(0) { level % 3 + 4 } else { *level };
@@ -166,8 +167,8 @@ proptest! {
         blocks in prop::collection::vec(block(), 1..7),
         pick in any::<prop::sample::Index>(),
     ) {
-        let source = render(&blocks, false, None);
-        let faithful = render(&blocks, true, None);
+        let source = render(&blocks, false, &[]);
+        let faithful = render(&blocks, true, &[]);
         let opts = Options::default();
         let clean = repair(&source, &faithful, &opts);
         prop_assert_eq!(&clean.text, &faithful);
@@ -175,7 +176,7 @@ proptest! {
         let sites = sites(&blocks);
         prop_assume!(!sites.is_empty());
         let site = sites[pick.index(sites.len())];
-        let faulty = render(&blocks, true, Some(site));
+        let faulty = render(&blocks, true, &[site]);
         prop_assert_ne!(&faulty, &faithful);
         let out = repair(&source, &faulty, &opts);
         prop_assert_eq!(&out.text, &faithful, "source:\n{}\nfaulty:\n{}\n{:#?}", source, faulty, out);
@@ -189,10 +190,37 @@ proptest! {
 
     #[test]
     fn repairing_the_source_itself_changes_nothing(blocks in prop::collection::vec(block(), 1..7)) {
-        let source = render(&blocks, false, None);
+        let source = render(&blocks, false, &[]);
         let out = repair(&source, &source, &Options::default());
         prop_assert_eq!(&out.text, &source);
         prop_assert!(out.repairs.is_empty() && out.skipped.is_empty(), "{:#?}", out);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
+    /// One fault in each of several blocks: every block is its own scope, so all are restored.
+    #[test]
+    fn one_fault_per_block_are_all_restored(
+        blocks in prop::collection::vec(block(), 2..8),
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 8),
+    ) {
+        let source = render(&blocks, false, &[]);
+        let faithful = render(&blocks, true, &[]);
+        let all = sites(&blocks);
+        let mut faults: Vec<Site> = Vec::new();
+        for (i, pick) in (0..blocks.len()).zip(&picks) {
+            let here: Vec<Site> = all.iter().copied().filter(|s| s.0 == i).collect();
+            if !here.is_empty() {
+                faults.push(here[pick.index(here.len())]);
+            }
+        }
+        prop_assume!(faults.len() >= 2);
+        let faulty = render(&blocks, true, &faults);
+        let out = repair(&source, &faulty, &Options::default());
+        prop_assert_eq!(&out.text, &faithful, "source:\n{}\nfaulty:\n{}\n{:#?}", source, faulty, out);
+        prop_assert!(out.repairs.len() >= faults.len());
     }
 }
 

@@ -191,7 +191,8 @@ pub struct Outcome {
 /// check mixes mechanical findings (markers, front matter) with ones that need language
 /// (merged, split or dropped paragraphs): use [`is_mechanical_finding`] for those. What is not
 /// mechanical (meaning, omission, terminology, untranslated text, numbers, tables, reference
-/// definition labels) goes to a revision request.
+/// definition labels) goes to a revision request; so does a mechanical finding still present
+/// after repair (its fault was skipped as ambiguous), quoted as it is.
 pub fn is_mechanical(check: &str) -> bool {
     matches!(
         check,
