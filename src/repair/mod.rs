@@ -315,7 +315,7 @@ fn span_edits(
         code_blocks(source, src, tgt, &t, opts, &mut edits, skipped);
     }
     if opts.enabled(Class::Heading) || opts.enabled(Class::Anchor) {
-        headings(source, src, tgt, &t, opts, &mut edits, skipped);
+        headings(src, tgt, &t, opts, &mut edits, skipped);
     }
     if opts.enabled(Class::Math) {
         in_order(
@@ -698,7 +698,6 @@ fn code_blocks(
 
 /// Headings paired in order when counts agree: the ATX `#` count and the `{#id}` anchor.
 fn headings(
-    source: &str,
     src: &Spans,
     text: &str,
     tgt: &Spans,
@@ -706,7 +705,6 @@ fn headings(
     edits: &mut Vec<Edit>,
     skipped: &mut Vec<Skip>,
 ) {
-    let _ = source;
     let differs = src
         .headings
         .iter()
