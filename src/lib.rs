@@ -29,6 +29,7 @@ pub mod interchange;
 pub mod lang;
 pub mod llm;
 pub mod qa;
+pub mod repair;
 pub mod report;
 pub mod termbase;
 pub mod tokens;

@@ -1,0 +1,462 @@
+//! One parse of a text into the spans [`super::repair`] compares and restores, each with its
+//! byte range in the text (BOM included): top-level blocks, inline code, math, link and image
+//! destinations, footnote labels, HTML tags and comments, headings, code blocks, callout and
+//! admonition markers. Offsets come from pulldown-cmark's `into_offset_iter()` with booktr's
+//! parser options ([`crate::book::markdown::parser`]), so a span here is the same span QA's
+//! [`crate::qa::Doc`] sees; this module only adds where it sits.
+//!
+//! It does not decide anything: pairing and restoring live in the parent module.
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Tag, TagEnd};
+
+use crate::book::markdown;
+
+/// A top-level block: its kind (a short name such as `paragraph`, `heading`, `code`) and its
+/// byte range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TopBlock {
+    pub kind: &'static str,
+    pub range: Range<usize>,
+}
+
+/// What kind of inline span (compared as multisets per scope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum InlineKind {
+    Code,
+    Math,
+    Url,
+    Footnote,
+    Tag,
+    Comment,
+}
+
+/// One inline span: the bytes at `range` are what is replaced; `key` is what is compared
+/// (equal to those bytes except for HTML tags, compared with their translatable attribute
+/// values blanked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Inline {
+    pub kind: InlineKind,
+    pub range: Range<usize>,
+    pub key: String,
+    /// Index of the top-level block the span starts in; `usize::MAX` outside any (link
+    /// reference definitions).
+    pub block: usize,
+}
+
+/// A heading: level, `{#id}`, byte range, and whether it is written ATX-style (`#`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HeadingSpan {
+    pub level: u8,
+    pub id: Option<String>,
+    pub range: Range<usize>,
+    pub atx: bool,
+}
+
+/// A code block: fenced or indented, info string, body (the concatenated text events) and
+/// byte range of the whole block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CodeSpan {
+    pub fenced: bool,
+    pub info: String,
+    pub body: String,
+    pub range: Range<usize>,
+}
+
+/// Everything of one text, in document order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Spans {
+    pub top: Vec<TopBlock>,
+    pub inline: Vec<Inline>,
+    pub headings: Vec<HeadingSpan>,
+    pub code: Vec<CodeSpan>,
+    /// Display math (`$$…$$`), raw bytes at each range.
+    pub display_math: Vec<Range<usize>>,
+    /// Callout and admonition markers: the marker as QA's `structure::markers` names it, and
+    /// the range of its bytes.
+    pub markers: Vec<(String, Range<usize>)>,
+    /// For each block of QA's outline (`qa::Doc::blocks`, same order), the index of the
+    /// top-level block it sits in (mirrors the outline builder's rules for what is a block).
+    pub outline_top: Vec<usize>,
+}
+
+fn top_kind(tag: &Tag<'_>) -> &'static str {
+    match tag {
+        Tag::Paragraph => "paragraph",
+        Tag::Heading { .. } => "heading",
+        Tag::BlockQuote(_) => "blockquote",
+        Tag::CodeBlock(_) => "code",
+        Tag::HtmlBlock => "html",
+        Tag::List(Some(_)) => "ordered_list",
+        Tag::List(None) => "list",
+        Tag::FootnoteDefinition(_) => "footnote_definition",
+        Tag::Table(_) => "table",
+        Tag::MetadataBlock(_) => "front_matter",
+        Tag::DefinitionList => "definition_list",
+        _ => "other",
+    }
+}
+
+impl Spans {
+    /// Parses `text`.
+    pub(crate) fn parse(text: &str) -> Spans {
+        let (bom, _) = markdown::split_bom(text);
+        let mut s = Spans::default();
+        let mut depth = 0usize;
+        let mut code: Option<CodeSpan> = None;
+        let mut in_html_block = false;
+        // Mirror of QA's outline builder: open outline blocks (`true` for a list item) and
+        // paragraphs swallowed by an item.
+        let mut open: Vec<bool> = Vec::new();
+        let mut item_para: Vec<bool> = Vec::new();
+        let mut iter = markdown::parser(text).into_offset_iter();
+        for (ev, r) in iter.by_ref() {
+            let r = r.start + bom..r.end + bom;
+            match &ev {
+                Event::Start(tag) => {
+                    if depth == 0 {
+                        s.top.push(TopBlock {
+                            kind: top_kind(tag),
+                            range: r.clone(),
+                        });
+                    }
+                    depth += 1;
+                }
+                Event::End(_) => depth = depth.saturating_sub(1),
+                Event::Rule if depth == 0 => s.top.push(TopBlock {
+                    kind: "rule",
+                    range: r.clone(),
+                }),
+                _ => {}
+            }
+            let block = s.top.len().saturating_sub(1);
+            let mut outline_push = |open: &mut Vec<bool>, item: bool| {
+                open.push(item);
+                s.outline_top.push(block);
+            };
+            match &ev {
+                Event::Start(Tag::Paragraph) => {
+                    if open.last() == Some(&true) {
+                        item_para.push(true);
+                    } else {
+                        item_para.push(false);
+                        outline_push(&mut open, false);
+                    }
+                }
+                Event::End(TagEnd::Paragraph) if item_para.pop() == Some(false) => {
+                    open.pop();
+                }
+                Event::Start(Tag::Item) => outline_push(&mut open, true),
+                Event::Start(
+                    Tag::Heading { .. } | Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::Table(_),
+                ) => outline_push(&mut open, false),
+                Event::End(
+                    TagEnd::Item
+                    | TagEnd::Heading(_)
+                    | TagEnd::CodeBlock
+                    | TagEnd::HtmlBlock
+                    | TagEnd::Table,
+                ) => {
+                    open.pop();
+                }
+                Event::Rule => s.outline_top.push(block),
+                _ => {}
+            }
+            match ev {
+                Event::Start(Tag::CodeBlock(kind)) => {
+                    let (fenced, info) = match kind {
+                        CodeBlockKind::Fenced(i) => (true, i.to_string()),
+                        CodeBlockKind::Indented => (false, String::new()),
+                    };
+                    code = Some(CodeSpan {
+                        fenced,
+                        info,
+                        body: String::new(),
+                        range: r,
+                    });
+                }
+                Event::Text(t) if code.is_some() => {
+                    if let Some(c) = code.as_mut() {
+                        c.body.push_str(&t);
+                    }
+                }
+                Event::End(TagEnd::CodeBlock) => s.code.extend(code.take().map(|mut c| {
+                    c.body = lf(&c.body);
+                    c
+                })),
+                Event::Start(Tag::HtmlBlock) => {
+                    in_html_block = true;
+                    s.push_markup(text, r, block);
+                }
+                Event::End(TagEnd::HtmlBlock) => in_html_block = false,
+                Event::Html(_) | Event::InlineHtml(_) if !in_html_block => {
+                    s.push_markup(text, r, block)
+                }
+                Event::Code(_) => s.push(InlineKind::Code, text, r, block),
+                Event::InlineMath(_) => s.push(InlineKind::Math, text, r, block),
+                Event::DisplayMath(_) => s.display_math.push(r),
+                Event::FootnoteReference(label) => {
+                    let at = r.start + 2;
+                    if text.get(r.start..at) == Some("[^")
+                        && text.get(at..at + label.len()) == Some(&*label)
+                    {
+                        s.push(InlineKind::Footnote, text, at..at + label.len(), block);
+                    }
+                }
+                Event::Start(Tag::FootnoteDefinition(label)) => {
+                    let at = r.start + 2;
+                    if text.get(r.start..at) == Some("[^")
+                        && text.get(at..at + label.len()) == Some(&*label)
+                    {
+                        s.push(InlineKind::Footnote, text, at..at + label.len(), block);
+                    }
+                }
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url,
+                    ..
+                })
+                | Event::Start(Tag::Image {
+                    link_type,
+                    dest_url,
+                    ..
+                }) => {
+                    if let Some(d) = dest_range(text, &r, link_type, &dest_url) {
+                        s.push(InlineKind::Url, text, d, block);
+                    }
+                }
+                Event::Start(Tag::Heading { level, id, .. }) => {
+                    let atx = text[r.clone()].trim_start_matches(' ').starts_with('#');
+                    s.headings.push(HeadingSpan {
+                        level: level as u8,
+                        id: id.map(|i| i.to_string()),
+                        range: r,
+                        atx,
+                    });
+                }
+                _ => {}
+            }
+        }
+        for (_, def) in iter.reference_definitions().iter() {
+            let span = def.span.start + bom..def.span.end + bom;
+            let raw = &text[span.clone()];
+            if let Some(colon) = raw.find("]:") {
+                let after = colon + 2;
+                let ws = raw[after..].len() - raw[after..].trim_start().len();
+                let mut at = after + ws;
+                if raw[at..].starts_with('<') {
+                    at += 1;
+                }
+                if raw[at..].starts_with(&*def.dest) {
+                    let start = span.start + at;
+                    s.push(
+                        InlineKind::Url,
+                        text,
+                        start..start + def.dest.len(),
+                        usize::MAX,
+                    );
+                }
+            }
+        }
+        // Footnote references whose definition sits in another unit stay text.
+        for pr in markdown::prose_ranges(text) {
+            let slice = &text[pr.clone()];
+            let mut from = 0;
+            while let Some(i) = slice[from..].find("[^").map(|i| i + from) {
+                from = i + 2;
+                let rest = &slice[i + 2..];
+                let end = rest.find(|c: char| c == ']' || c == '[' || c.is_whitespace());
+                let Some(e) = end.filter(|&e| e > 0 && rest[e..].starts_with(']')) else {
+                    continue;
+                };
+                if rest[e + 1..].starts_with([':', '：']) {
+                    continue;
+                }
+                let start = pr.start + i + 2;
+                let block = s
+                    .top
+                    .iter()
+                    .rposition(|b| b.range.start <= start)
+                    .unwrap_or(0);
+                s.push(InlineKind::Footnote, text, start..start + e, block);
+            }
+        }
+        s.inline.sort_by_key(|i| i.range.start);
+        s.markers = markers(text);
+        s
+    }
+
+    fn push(&mut self, kind: InlineKind, text: &str, range: Range<usize>, block: usize) {
+        self.inline.push(Inline {
+            kind,
+            key: lf(&text[range.clone()]),
+            range,
+            block,
+        });
+    }
+
+    /// Adds the tags and comments inside `range` (an HTML block or one inline HTML event).
+    fn push_markup(&mut self, text: &str, range: Range<usize>, block: usize) {
+        for r in markup(&text[range.clone()]) {
+            let r = range.start + r.start..range.start + r.end;
+            let raw = &text[r.clone()];
+            let (kind, key) = if raw.starts_with("<!--") {
+                (InlineKind::Comment, lf(raw))
+            } else {
+                (
+                    InlineKind::Tag,
+                    lf(&crate::qa::math_html::blank_translatable_attrs(raw)),
+                )
+            };
+            self.inline.push(Inline {
+                kind,
+                range: r,
+                key,
+                block,
+            });
+        }
+    }
+}
+
+/// `s` with CRLF line endings as LF: QA parses texts so, and a line ending is never a fault.
+pub(crate) fn lf(s: &str) -> String {
+    s.replace("\r\n", "\n")
+}
+
+/// The byte range of a link's or image's destination inside `text`, when it is written there
+/// (inline links and autolinks) and its bytes equal the parsed destination; `None` for
+/// reference links (their destination sits in the definition) and escaped destinations.
+fn dest_range(text: &str, r: &Range<usize>, lt: LinkType, dest: &str) -> Option<Range<usize>> {
+    let raw = &text[r.clone()];
+    match lt {
+        LinkType::Autolink | LinkType::Email => {
+            let inner = raw.strip_prefix('<')?.strip_suffix('>')?;
+            (inner == dest).then(|| r.start + 1..r.end - 1)
+        }
+        LinkType::Inline => {
+            // The destination follows the last `](` whose tail starts with it.
+            let mut search = raw.len();
+            while let Some(p) = raw[..search].rfind("](") {
+                let after = p + 2;
+                let ws = raw[after..].len() - raw[after..].trim_start().len();
+                let mut at = after + ws;
+                if raw[at..].starts_with('<') {
+                    at += 1;
+                }
+                if raw[at..].starts_with(dest) {
+                    return Some(r.start + at..r.start + at + dest.len());
+                }
+                search = p;
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Ranges of the tags and comments in an HTML string (the same scan as QA's `html` check).
+pub(crate) fn markup(h: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let b = h.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        if let Some(comment) = h[i..].strip_prefix("<!--") {
+            let end = comment.find("-->").map_or(h.len(), |e| i + 4 + e + 3);
+            out.push(i..end);
+            i = end;
+            continue;
+        }
+        let starts_tag = b
+            .get(i + 1)
+            .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
+        if !starts_tag {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        let mut quote: Option<u8> = None;
+        while j < b.len() {
+            match (quote, b[j]) {
+                (None, b'"' | b'\'') => quote = Some(b[j]),
+                (Some(q), c) if c == q => quote = None,
+                (None, b'>') => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        let end = (j + 1).min(b.len());
+        out.push(i..end);
+        i = end;
+    }
+    out
+}
+
+/// Callout and admonition markers with their byte ranges, mirroring QA's
+/// `structure::markers` line by line (the parent module checks that both name the same
+/// markers before restoring any).
+pub(crate) fn markers(text: &str) -> Vec<(String, Range<usize>)> {
+    let mut out = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut at = 0;
+    for full in text.split_inclusive('\n') {
+        let line_start = at;
+        at += full.len();
+        let line = full.strip_suffix('\n').unwrap_or(full);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let t = line.trim_start();
+        let t_at = line_start + (line.len() - t.len());
+        let run = |c: char| t.chars().take_while(|x| *x == c).count();
+        if let Some((c, n)) = fence {
+            if run(c) >= n && t.trim_end().chars().all(|x| x == c) {
+                fence = None;
+            }
+            continue;
+        }
+        for c in ['`', '~'] {
+            if run(c) >= 3 {
+                fence = Some((c, run(c)));
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let q = t.trim_start_matches(['>', ' ']);
+        let q_at = t_at + (t.len() - q.len());
+        if q.len() < t.len() || t.starts_with("[!") {
+            if let Some(rest) = q.strip_prefix("[!")
+                && let Some(end) = rest.find(']')
+            {
+                out.push((format!("[!{}]", &rest[..end]), q_at..q_at + 2 + end + 1));
+                continue;
+            }
+            if q.starts_with("\\[!") {
+                let head = q.split(']').next().unwrap_or(q);
+                let m = head.to_string() + "]";
+                let len = (head.len() + 1).min(q.len());
+                out.push((m, q_at..q_at + len));
+            }
+            continue;
+        }
+        for p in ["!!!", "???+", "???"] {
+            if let Some(rest) = t.strip_prefix(p)
+                && rest.starts_with(' ')
+            {
+                let kind = rest.split_whitespace().next().unwrap_or("");
+                let kind_at = rest.find(kind).unwrap_or(1);
+                let end = t_at + p.len() + kind_at + kind.len();
+                out.push((format!("{p} {kind}"), t_at..end));
+                break;
+            }
+        }
+        if run(':') >= 3 {
+            let head = t.split_whitespace().next().unwrap_or(t);
+            out.push((head.to_string(), t_at..t_at + head.len()));
+        }
+    }
+    out
+}
