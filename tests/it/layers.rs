@@ -7,9 +7,10 @@
 //! 3 config interchange
 //! 4 agents
 //! 5 qa
-//! 6 campaign
-//! 7 report experiment   (report does not import experiment; experiment may import report)
-//! 8 commands cli
+//! 6 repair              (mechanical repair of translations: reads QA's alignment)
+//! 7 campaign
+//! 8 report experiment   (report does not import experiment; experiment may import report)
+//! 9 commands cli
 //! ```
 //!
 //! "Imports" counts three kinds of arrows, all read from the text (no compiler, no
@@ -38,11 +39,12 @@ const LAYERS: &[(&str, u8)] = &[
     ("interchange", 3),
     ("agents", 4),
     ("qa", 5),
-    ("campaign", 6),
-    ("report", 7),
-    ("experiment", 7),
-    ("commands", 8),
-    ("cli", 8),
+    ("repair", 6),
+    ("campaign", 7),
+    ("report", 8),
+    ("experiment", 8),
+    ("commands", 9),
+    ("cli", 9),
 ];
 
 /// Same-layer arrows the issue forbids explicitly.

@@ -39,6 +39,7 @@ mod qa_campaign_corpus;
 mod qa_labelled;
 mod real_llm;
 mod repair_loop;
+mod repair_props;
 mod report_html;
 mod runaway;
 mod scale;
