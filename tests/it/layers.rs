@@ -454,16 +454,16 @@ fn layer_check_names_file_line_and_the_upward_import() {
     assert_eq!(
         violations(src),
         vec![
-            "src/cli.rs:2: cli (layer 8) imports commands of its own layer in a `use crate::` \
+            "src/cli.rs:2: cli (layer 9) imports commands of its own layer in a `use crate::` \
              item, and commands imports cli (a circle)",
-            "src/commands/mod.rs:2: commands (layer 8) imports cli of its own layer in a `use \
+            "src/commands/mod.rs:2: commands (layer 9) imports cli of its own layer in a `use \
              crate::` item, and cli imports commands (a circle)",
             "src/config/mod.rs:3: config (layer 3) imports interchange of its own layer in a \
              `crate::` path in code, and interchange imports config (a circle)",
             "src/interchange/mod.rs:2: interchange (layer 3) imports config of its own layer in \
              a `use crate::` item, and config imports interchange (a circle)",
             "src/llm/types.rs:3: llm (layer 2) imports agents (layer 4) in a `use crate::` item",
-            "src/report/mod.rs:1: report (layer 7) imports experiment (layer 7) in an intra-doc \
+            "src/report/mod.rs:1: report (layer 8) imports experiment (layer 8) in an intra-doc \
              link",
         ]
     );
