@@ -746,13 +746,24 @@ impl<'a> Manager<'a> {
         out
     }
 
-    /// The stage and the actions that can run now, excluding `in_flight` call keys.
+    /// The stage and the actions that can run now in the run `s` was loaded for
+    /// ([`State::run`]), excluding `in_flight` call keys: [`Manager::step`] with that run.
     pub fn next_step(&self, s: &State, in_flight: &BTreeSet<String>) -> Step {
+        self.step(s, &s.run, in_flight)
+    }
+
+    /// The stage and the actions that can run now in run `run`, excluding `in_flight` call
+    /// keys. A pure function of the recorded state and these two inputs: the same journal, run
+    /// id and in-flight set always give the same [`Step`]. A call that failed in `run` is not
+    /// tried again (the stage it blocks is [`Stage::Blocked`]); one that failed in an earlier
+    /// run is retried.
+    pub fn step(&self, s: &State, run: &str, in_flight: &BTreeSet<String>) -> Step {
         let c = self.campaign;
         let key = |a: &Action| a.call_key(c);
+        let settled = |k: &str| s.is_settled_in(k, run);
         let open = |a: Action| -> Option<Action> {
             let k = key(&a);
-            (!s.is_settled(&k) && !in_flight.contains(&k)).then_some(a)
+            (!settled(&k) && !in_flight.contains(&k)).then_some(a)
         };
         // 1. Glossary.
         let batches: Vec<Action> = self
@@ -770,10 +781,7 @@ impl<'a> Manager<'a> {
             key: self.brief.0.clone(),
         });
         if batches.iter().any(|a| !s.is_done(&key(a))) {
-            if batches
-                .iter()
-                .any(|a| s.failed_this_run.contains_key(&key(a)))
-            {
+            if batches.iter().any(|a| s.failed_in_run(&key(a), run)) {
                 return Step {
                     stage: Stage::Blocked,
                     actions: Vec::new(),
@@ -878,7 +886,7 @@ impl<'a> Manager<'a> {
                         units: b.units,
                         key: b.key,
                     })
-                    .filter(|a| !s.is_settled(&key(a)))
+                    .filter(|a| !settled(&key(a)))
                     .collect();
                 if !pending.is_empty() {
                     let actions = pending
@@ -907,7 +915,7 @@ impl<'a> Manager<'a> {
                         conflict,
                     }
                 })
-                .filter(|a| !s.is_settled(&key(a)))
+                .filter(|a| !settled(&key(a)))
                 .collect();
             if !reconciles.is_empty() {
                 let actions = reconciles
@@ -923,7 +931,7 @@ impl<'a> Manager<'a> {
                 round,
                 key: self.decide_key(s, round),
             };
-            if !s.is_settled(&key(&decide)) {
+            if !settled(&key(&decide)) {
                 let actions = open(decide).into_iter().collect();
                 return Step {
                     stage: Stage::Decide(round),
@@ -956,7 +964,7 @@ impl<'a> Manager<'a> {
                         round: round + 1,
                     })
                 })
-                .filter(|a| !s.is_settled(&key(a)))
+                .filter(|a| !settled(&key(a)))
                 .collect();
             if !pending.is_empty() {
                 let actions = pending
