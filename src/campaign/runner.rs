@@ -838,7 +838,7 @@ pub(super) fn record_failure(
 }
 
 /// Joins the translated parts of a split unit into its round-0 translation (no model call).
-fn join_parts(
+pub(super) fn join_parts(
     c: &Campaign,
     m: &Manager,
     store: &mut Store,
@@ -871,7 +871,7 @@ fn join_parts(
 
 /// Merges the house-style entries with every glossary batch's entries (in batch order) and
 /// records the termbase file.
-fn merge_glossary(
+pub(super) fn merge_glossary(
     c: &Campaign,
     m: &Manager,
     store: &mut Store,

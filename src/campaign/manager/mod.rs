@@ -26,11 +26,14 @@
 //! [`Gate`], [`Step`]) and the [`Manager`] itself; `steps.rs` derives the stage and the
 //! runnable actions ([`Manager::step`]); `review.rs` holds the review policy (what is
 //! proofread, what conflicts are reconciled, what is revised); `context.rs` builds the
-//! Manager's compact context view.
+//! Manager's compact context view; `tests.rs` holds the table tests (journal → stage and
+//! actions, replayed from a loaded state).
 
 mod context;
 mod review;
 mod steps;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
