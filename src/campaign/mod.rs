@@ -12,6 +12,7 @@
 //! - [`progress`]: the terminal progress display (stderr only).
 
 pub mod batch;
+pub mod call_key;
 pub mod desk;
 pub mod edits;
 pub mod estimate;
@@ -35,6 +36,7 @@ use crate::config::Plan;
 use crate::exit::UsageError;
 use crate::termbase::{self, Termbase};
 
+pub use call_key::CallKey;
 pub use fingerprint::{ConfigPrint, Manifest};
 
 /// One house-style glossary file as read: its path relative to the campaign file, the sha256

@@ -249,8 +249,11 @@ pub fn summarize_with(
         .filter(|u| {
             s.translation_at(&u.id, 0).is_none()
                 && s.fp(&u.id).is_some_and(|fp| {
-                    let prefix = format!("translate/{fp}");
-                    s.open_failures.keys().any(|k| k.starts_with(&prefix))
+                    s.open_failures.keys().any(|k| {
+                        super::CallKey::parse(k)
+                            .translation()
+                            .is_some_and(|(key, _)| key.starts_with(fp))
+                    })
                 })
         })
         .count();

@@ -725,7 +725,7 @@ impl State {
         let mut calls: Vec<&String> = self
             .finished
             .keys()
-            .filter(|k| k.starts_with("glossary/"))
+            .filter(|k| super::CallKey::parse(k).is_glossary())
             .collect();
         calls.sort_by_key(|k| self.files.get(*k).cloned());
         let mut out = HashMap::new();
@@ -1036,9 +1036,10 @@ pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
 /// A short label for a call key without a unit (`glossary/b000` → `b000`).
 /// `(unit fingerprint or part id, round)` of a translation call key `translate/<key>/r<n>`.
 pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
-    let rest = call.strip_prefix("translate/")?;
-    let (key, round) = rest.rsplit_once("/r")?;
-    Some((key, round.parse().ok()?))
+    let parsed = super::CallKey::parse(call);
+    let (key, round) = parsed.translation()?;
+    let start = "translate/".len();
+    Some((&call[start..start + key.len()], round))
 }
 
 fn call_label(call: &str) -> String {

@@ -41,6 +41,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::Campaign;
+use super::call_key::CallKey;
 use super::state::State;
 use crate::agents::Agent;
 use crate::agents::glossary::{self, Candidate};
@@ -57,12 +58,12 @@ pub const CANDIDATES_PER_BATCH: usize = 120;
 pub enum Action {
     /// Glossary call over candidate batch `n` of [`Manager::glossary_batches`], whose call key
     /// is `key`.
-    GlossaryBatch { n: usize, key: String },
+    GlossaryBatch { n: usize, key: CallKey },
     /// Local: merge house style and agent entries into the campaign termbase.
     MergeGlossary,
     /// The book brief call (audience, register, conventions, chapter synopses); `key` covers
     /// its request.
-    Brief { key: String },
+    Brief { key: CallKey },
     /// Local: put the files an editor reads and may edit on the desk (`report_dir`): the
     /// brief, and with the glossary gate on the termbase for review.
     WriteDesk,
@@ -83,36 +84,41 @@ pub enum Action {
         round: u32,
         chapter: String,
         units: Vec<String>,
-        key: String,
+        key: CallKey,
     },
     /// Terminology reconciliation of one drifting term after `round`.
     Reconcile {
         round: u32,
         conflict: Conflict,
-        key: String,
+        key: CallKey,
     },
     /// The Manager's decision call for `round`; `key` covers its inputs.
-    Decide { round: u32, key: String },
+    Decide { round: u32, key: CallKey },
     /// Local: write the translated chapters.
     WriteOutputs,
 }
 
 impl Action {
-    /// The call key: names the result file and the journal records of this action.
+    /// The call key as journaled: names the result file and the journal records of this
+    /// action (the text of [`Action::key`]).
     pub fn call_key(&self, c: &Campaign) -> String {
+        self.key(c).to_string()
+    }
+
+    /// The call key of this action (`c` names the unit of a join).
+    pub fn key(&self, c: &Campaign) -> CallKey {
         match self {
             Action::GlossaryBatch { key, .. }
             | Action::Proofread { key, .. }
             | Action::Decide { key, .. }
             | Action::Reconcile { key, .. }
             | Action::Brief { key } => key.clone(),
-            Action::MergeGlossary => "local/merge-glossary".into(),
-            Action::WriteDesk => "local/write-desk".into(),
-            Action::Translate { fp, round, .. } => translate_key(fp, *round),
-            Action::TranslatePart { part, .. } => translate_key(part, 0),
-            Action::JoinParts { unit } => format!("local/join/{}", c.units[*unit].id),
-
-            Action::WriteOutputs => "local/write-outputs".into(),
+            Action::MergeGlossary => CallKey::MergeGlossary,
+            Action::WriteDesk => CallKey::WriteDesk,
+            Action::Translate { fp, round, .. } => CallKey::translate(fp, *round),
+            Action::TranslatePart { part, .. } => CallKey::translate(part, 0),
+            Action::JoinParts { unit } => CallKey::join_parts(&c.units[*unit].id),
+            Action::WriteOutputs => CallKey::WriteOutputs,
         }
     }
 
@@ -141,9 +147,10 @@ impl Action {
     }
 }
 
-/// Call key of a translation of the unit (or part) with fingerprint (or part id) `key`.
+/// Call key (as journaled) of a translation of the unit (or part) with fingerprint (or part
+/// id) `key`: the text of [`CallKey::translate`].
 pub fn translate_key(key: &str, round: u32) -> String {
-    format!("translate/{key}/r{round}")
+    CallKey::translate(key, round).to_string()
 }
 
 /// Where the campaign is.
@@ -222,12 +229,12 @@ pub struct Manager<'a> {
     pub candidates: Vec<Candidate>,
     /// Batches of the candidates no earlier Glossary call has answered (so a changed book only
     /// sends its new terms), with their call keys.
-    pub glossary_batches: Vec<(String, Vec<Candidate>)>,
+    pub glossary_batches: Vec<(CallKey, Vec<Candidate>)>,
     /// sha256 over the candidate terms and house-style entries: the merged termbase is redone
     /// when it changes.
     pub glossary_inputs: String,
     /// The book brief request and its call key (`brief/<hash of the request>`).
-    pub brief: (String, crate::llm::Request),
+    pub brief: (CallKey, crate::llm::Request),
     proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
     campaign_qa: Mutex<BTreeMap<(u32, usize), std::sync::Arc<qa::CampaignQa>>>,
 }
@@ -258,8 +265,7 @@ impl<'a> Manager<'a> {
             .into_iter()
             .map(|b| {
                 let terms: Vec<&str> = b.iter().map(|c| c.term.as_str()).collect();
-                let hash = crate::util::sha256_hex(serde_json::to_vec(&terms).expect("json"));
-                (format!("glossary/{}", &hash[..16]), b)
+                (CallKey::glossary(&terms), b)
             })
             .collect()
         };
@@ -274,11 +280,7 @@ impl<'a> Manager<'a> {
                 crate::agents::brief::outline_budget(p.max_context_tokens),
             ),
         );
-        let brief_key = format!(
-            "brief/{}",
-            &crate::util::sha256_hex(serde_json::to_vec(&brief_request.messages).expect("json"))
-                [..16]
-        );
+        let brief_key = CallKey::brief(&brief_request.messages);
         Manager {
             campaign,
             candidates,

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Manager, translate_key};
 use crate::agents::proofreading::{self, ReviewItem};
 use crate::agents::reconcile::Rendering;
+use crate::campaign::call_key::{CallKey, short_hash};
 use crate::campaign::state::State;
 use crate::campaign::store::Output;
 use crate::qa;
@@ -32,7 +33,7 @@ pub struct ProofBatchPlan {
     pub units: Vec<String>,
     /// Call key: `proofread/r<round>/<chapter>/<hash>`, the hash over the units' fingerprints
     /// and translations, so a batch is reviewed again only when one of its texts changed.
-    pub key: String,
+    pub key: CallKey,
 }
 
 impl Manager<'_> {
@@ -295,10 +296,12 @@ impl Manager<'_> {
     ) -> Vec<&'s crate::agents::proofreading::ProofReport> {
         self.proofread_batches(s, round)
             .iter()
-            .filter_map(|b| match s.finished.get(&b.key).map(|r| &r.output) {
-                Some(Output::Proofread { report, .. }) => Some(report),
-                _ => None,
-            })
+            .filter_map(
+                |b| match s.finished.get(&b.key.to_string()).map(|r| &r.output) {
+                    Some(Output::Proofread { report, .. }) => Some(report),
+                    _ => None,
+                },
+            )
             .collect()
     }
 
@@ -306,10 +309,15 @@ impl Manager<'_> {
     /// round's proofreading batch keys and the units forced by QA errors, so a decision is
     /// taken again only when what it decides on changed.
     pub fn decide_key(&self, s: &State, round: u32) -> String {
+        self.decide_call_key(s, round).to_string()
+    }
+
+    /// [`Manager::decide_key`] as a [`CallKey`].
+    pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
         let batches: Vec<String> = self
             .proofread_batches(s, round)
             .into_iter()
-            .map(|b| b.key)
+            .map(|b| b.key.to_string())
             .collect();
         let forced: Vec<(String, Option<String>)> = self
             .forced(s, round)
@@ -319,8 +327,10 @@ impl Manager<'_> {
                 (u, fp)
             })
             .collect();
-        let hash = crate::util::sha256_hex(serde_json::to_vec(&(&batches, &forced)).expect("json"));
-        format!("decide/r{round}/{}", &hash[..16])
+        CallKey::decide(
+            round,
+            short_hash(serde_json::to_vec(&(&batches, &forced)).expect("json")),
+        )
     }
 
     /// The units the Proofreading agent reviews after `round`, chosen within the review budget:
@@ -466,8 +476,11 @@ impl Manager<'_> {
                     .iter()
                     .map(|i| (i.unit, s.fp(i.unit), crate::util::sha256_hex(i.target)))
                     .collect();
-                let hash = crate::util::sha256_hex(serde_json::to_vec(&fingerprint).expect("json"));
-                let key = format!("proofread/r{round}/{}/{}", ch.key, &hash[..16]);
+                let key = CallKey::proofread(
+                    round,
+                    &ch.key,
+                    short_hash(serde_json::to_vec(&fingerprint).expect("json")),
+                );
                 out.push(ProofBatchPlan {
                     chapter: ch.key.clone(),
                     units,

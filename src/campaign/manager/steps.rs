@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::{Action, Gate, Manager, Stage, Step, translate_key};
+use crate::campaign::call_key::{CallKey, short_hash};
 use crate::campaign::state::State;
 
 impl Manager<'_> {
@@ -167,15 +168,16 @@ impl Manager<'_> {
             let reconciles: Vec<Action> = self
                 .conflicts(s, round)
                 .into_iter()
-                .map(|conflict| {
-                    let hash = crate::util::sha256_hex(
-                        serde_json::to_vec(&(&conflict.term, &conflict.renderings)).expect("json"),
-                    );
-                    Action::Reconcile {
+                .map(|conflict| Action::Reconcile {
+                    round,
+                    key: CallKey::reconcile(
                         round,
-                        key: format!("reconcile/r{round}/{}", &hash[..16]),
-                        conflict,
-                    }
+                        short_hash(
+                            serde_json::to_vec(&(&conflict.term, &conflict.renderings))
+                                .expect("json"),
+                        ),
+                    ),
+                    conflict,
                 })
                 .filter(|a| !settled(&key(a)))
                 .collect();
@@ -191,7 +193,7 @@ impl Manager<'_> {
             }
             let decide = Action::Decide {
                 round,
-                key: self.decide_key(s, round),
+                key: self.decide_call_key(s, round),
             };
             if !settled(&key(&decide)) {
                 let actions = open(decide).into_iter().collect();
