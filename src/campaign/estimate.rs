@@ -98,7 +98,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             &p.target_lang,
             &c.house,
             &m.candidates,
-            p.max_context_tokens / 2,
+            c.shares().glossary_batch,
             crate::campaign::manager::CANDIDATES_PER_BATCH,
         )
     };

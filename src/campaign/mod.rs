@@ -378,6 +378,12 @@ impl Campaign {
         ctx
     }
 
+    /// The shares of this campaign's `max_context_tokens` each kind of request may fill (see
+    /// [`crate::agents::shares`]).
+    pub fn shares(&self) -> crate::agents::shares::ContextShares {
+        crate::agents::shares::ContextShares::of(self.plan.max_context_tokens)
+    }
+
     /// The state directory of this campaign's configuration: `<state_dir>/<config key>`.
     pub fn state_path(&self) -> std::path::PathBuf {
         self.plan.state_dir.join(self.config.key())
@@ -400,7 +406,8 @@ impl Campaign {
     /// context never costs more than about 15 % extra prompt tokens), starting at a line start
     /// when possible. `None` for the first unit of a chapter or with `context_chars = 0`.
     pub fn context_for(&self, u: &Unit) -> Option<String> {
-        let limit = self.plan.context_chars.min(u.chars / 4);
+        let limit =
+            crate::agents::shares::ContextShares::neighbour_chars(self.plan.context_chars, u.chars);
         if limit == 0 || u.range.start == 0 {
             return None;
         }

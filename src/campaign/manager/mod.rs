@@ -259,7 +259,7 @@ impl<'a> Manager<'a> {
                 &p.target_lang,
                 &campaign.house,
                 &pending,
-                p.max_context_tokens / 2,
+                campaign.shares().glossary_batch,
                 CANDIDATES_PER_BATCH,
             )
             .into_iter()
@@ -275,10 +275,7 @@ impl<'a> Manager<'a> {
         let brief_request = crate::agents::brief::build_request(
             &p.source_lang,
             &p.target_lang,
-            &crate::agents::brief::outline(
-                &campaign.chapters,
-                crate::agents::brief::outline_budget(p.max_context_tokens),
-            ),
+            &crate::agents::brief::outline(&campaign.chapters, campaign.shares().brief_outline),
         );
         let brief_key = CallKey::brief(&brief_request.messages);
         Manager {

@@ -464,7 +464,7 @@ impl Manager<'_> {
                 &c.plan.target_lang,
                 &items,
                 entries_tokens,
-                c.plan.max_context_tokens * 3 / 4,
+                c.shares().proofread_batch,
             );
             for r in ranges {
                 let units: Vec<String> = items[r.clone()]
