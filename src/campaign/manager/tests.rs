@@ -101,6 +101,9 @@ struct Answers {
     untranslated: Vec<String>,
     /// Units the reviewer flags (and the decision then chooses).
     flagged: Vec<String>,
+    /// Units whose first translation coins a rendering of "context window", flagged with the
+    /// review marker: (unit id, rendering).
+    coined: Vec<(String, String)>,
 }
 
 /// A journal being written, with the state it built.
@@ -259,7 +262,16 @@ impl Answers {
                 let text = match range {
                     Some(r) => good_translation(&source[r]),
                     None if *round == 0 && self.untranslated.contains(&u.id) => source.to_string(),
-                    None => good_translation(source),
+                    None => {
+                        let mut t = good_translation(source);
+                        if *round == 0
+                            && let Some((_, r)) = self.coined.iter().find(|(id, _)| *id == u.id)
+                        {
+                            let at = t.rfind('。').unwrap();
+                            t.insert_str(at, &format!("，{r}（context window）[待审]"));
+                        }
+                        t
+                    }
                 };
                 Output::Translation {
                     round: *round,
@@ -454,6 +466,7 @@ fn journal_to_stage_table_qa_errors_and_flags_go_to_a_revision_round() {
     let answers = Answers {
         untranslated: vec!["ch1-001".into()],
         flagged: vec!["ch2-001".into()],
+        ..Default::default()
     };
     let mut j = Journal::start(&c, "run-1", answers);
     let m = Manager::new(&c, &j.state);
@@ -508,8 +521,8 @@ fn journal_to_stage_table_revisions_gate_waits_then_revises_what_was_approved() 
     let dir = TempDir::new("gate-revisions");
     let c = campaign(&dir.0, "review = [\"revisions\"]\n");
     let answers = Answers {
-        untranslated: Vec::new(),
         flagged: vec!["ch1-001".into(), "ch2-001".into()],
+        ..Default::default()
     };
     let mut j = Journal::start(&c, "run-1", answers);
     let m = Manager::new(&c, &j.state);
@@ -701,7 +714,7 @@ fn journal_to_stage_table_errors_left_after_the_last_round_end_needs_review() {
     let c = campaign(&dir.0, "revision_rounds = 0\n");
     let answers = Answers {
         untranslated: vec!["ch2-000".into()],
-        flagged: Vec::new(),
+        ..Default::default()
     };
     let mut j = Journal::start(&c, "run-1", answers);
     let m = Manager::new(&c, &j.state);
@@ -743,4 +756,47 @@ fn in_memory_campaign_is_the_campaign_load_reads_from_the_same_files() {
     assert_eq!(mem.units, loaded.units);
     assert_eq!(mem.guide, loaded.guide);
     assert_eq!(mem.units.len(), 4);
+}
+
+#[test]
+fn journal_to_stage_table_conflicting_coined_renderings_are_reconciled_before_the_decision() {
+    let dir = TempDir::new("reconcile");
+    let c = campaign(&dir.0, "");
+    let answers = Answers {
+        coined: vec![
+            ("ch1-000".into(), "上下文窗口".into()),
+            ("ch2-000".into(), "语境窗".into()),
+        ],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    let conflicts = m.conflicts(&j.state, 0);
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert_eq!(conflicts[0].term, "context window");
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Reconcile(0), &["reconcile r0"]),
+            // The answer chose nothing: the term stays unreconciled, the call is not repeated.
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
 }
