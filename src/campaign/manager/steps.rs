@@ -1,6 +1,13 @@
 //! Stage derivation: [`Manager::step`] reads the recorded state (and the run id and the
 //! calls in flight, both explicit inputs) and returns the stage the campaign is in and the
 //! actions that can run now. It records nothing.
+//!
+//! What it reads is recorded: results, failures with the run that recorded them
+//! ([`State::failure_runs`]), approvals, merges and outputs. The Manager's two memos (the
+//! proofreading batches of a round, the campaign-level QA of a round per termbase version) and
+//! the glossary batches fixed by [`Manager::new`] are values of that same recorded state, so a
+//! fresh Manager over a state loaded back from the journal gives the same step (the table
+//! tests check every row both ways).
 
 use std::collections::BTreeSet;
 
