@@ -24,7 +24,7 @@ pub const BRIEF_TOKENS: u32 = 1200;
 /// Tokens of book outline the brief request carries: 6,000, or less when the campaign's input
 /// budget (`max_context_tokens`) is smaller (a quarter of it is left for the instructions).
 pub fn outline_budget(max_context_tokens: usize) -> usize {
-    6000.min(max_context_tokens * 3 / 4)
+    super::shares::ContextShares::of(max_context_tokens).brief_outline
 }
 
 /// Marker in the system prompt (used by the pseudo provider and test servers to recognise the

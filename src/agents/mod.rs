@@ -14,6 +14,7 @@ pub mod manager;
 pub mod mask;
 pub mod proofreading;
 pub mod reconcile;
+pub mod shares;
 pub mod translation;
 
 use serde::{Deserialize, Serialize};

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::CallKey;
 use super::Campaign;
 use super::manager::{Manager, translate_key};
 use super::state::State;
@@ -97,7 +98,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             &p.target_lang,
             &c.house,
             &m.candidates,
-            p.max_context_tokens / 2,
+            c.shares().glossary_batch,
             crate::campaign::manager::CANDIDATES_PER_BATCH,
         )
     };
@@ -117,7 +118,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .get_mut(&Agent::Glossary)
         .unwrap()
         .add(1, brief_prompt, brief_completion);
-    if !s.is_done(&m.brief.0) {
+    if !s.is_done(&m.brief.0.to_string()) {
         remaining
             .get_mut(&Agent::Glossary)
             .unwrap()
@@ -215,7 +216,12 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .get_mut(&Agent::Proofreading)
         .unwrap()
         .add(batches, proof_prompt, batches * 40);
-    if todo > 0 || !s.finished.keys().any(|k| k.starts_with("proofread/")) {
+    if todo > 0
+        || !s
+            .finished
+            .keys()
+            .any(|k| matches!(CallKey::parse(k), CallKey::Proofread { .. }))
+    {
         remaining
             .get_mut(&Agent::Proofreading)
             .unwrap()
@@ -232,7 +238,11 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .get_mut(&Agent::Manager)
         .unwrap()
         .add(rounds, rounds * decision, rounds * 40);
-    if !s.finished.keys().any(|k| k.starts_with("decide/")) {
+    if !s
+        .finished
+        .keys()
+        .any(|k| matches!(CallKey::parse(k), CallKey::Decide { .. }))
+    {
         remaining
             .get_mut(&Agent::Manager)
             .unwrap()

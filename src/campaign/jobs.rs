@@ -307,11 +307,9 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         job.max_output_tokens = p.provider.max_output_tokens.or(p.provider.max_tokens);
     }
     let tokens = job.request.prompt_tokens_estimate();
-    if tokens > p.max_context_tokens {
-        return Err(PrepareError::OverBudget {
-            tokens,
-            budget: p.max_context_tokens,
-        });
+    let budget = c.shares().request;
+    if tokens > budget {
+        return Err(PrepareError::OverBudget { tokens, budget });
     }
     Ok(job)
 }

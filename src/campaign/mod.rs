@@ -12,6 +12,7 @@
 //! - [`progress`]: the terminal progress display (stderr only).
 
 pub mod batch;
+pub mod call_key;
 pub mod desk;
 pub mod edits;
 pub mod estimate;
@@ -35,7 +36,30 @@ use crate::config::Plan;
 use crate::exit::UsageError;
 use crate::termbase::{self, Termbase};
 
+pub use call_key::CallKey;
 pub use fingerprint::{ConfigPrint, Manifest};
+
+/// One house-style glossary file as read: its path relative to the campaign file, the sha256
+/// of its bytes (hex) and its entries (any origin; they become house style).
+#[derive(Debug, Clone)]
+pub struct SourceGlossary {
+    pub rel: String,
+    pub sha256: String,
+    pub entries: Vec<termbase::Entry>,
+}
+
+/// A campaign's inputs once read, before segmentation (see [`Campaign::from_sources`]).
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// The chapters in book order.
+    pub chapters: Vec<Chapter>,
+    /// House-style glossaries, in the campaign file's order.
+    pub glossaries: Vec<SourceGlossary>,
+    /// The translation guide text (the campaign's or the built-in default).
+    pub guide: String,
+    /// The translation memory (empty without).
+    pub memory: crate::interchange::memory::Memory,
+}
 
 /// A campaign's inputs, loaded and segmented once.
 #[derive(Debug, Clone)]
@@ -79,10 +103,7 @@ impl Campaign {
                 .map_err(|e| UsageError::new(e.to_string()))?;
             chapters.push(ch);
         }
-        let mut house_entries = Vec::new();
-        let mut house_targets: std::collections::HashMap<String, (String, String)> =
-            std::collections::HashMap::new();
-        let mut glossary_hashes = Vec::new();
+        let mut glossaries = Vec::new();
         for rel in &plan.glossaries {
             let path = plan.campaign_dir.join(rel);
             // CSV, TSV or TBX, by extension or content; every entry is house style.
@@ -107,32 +128,11 @@ impl Campaign {
                 ))
                 .into());
             }
-            glossary_hashes.push((rel.clone(), crate::util::sha256_hex(&bytes)));
-            // A house-style term has one rendering: two different ones (in one file or two)
-            // would make the glossary QA check fail whatever the translator does.
-            for e in &entries {
-                let key = termbase::term_key(&e.source);
-                match house_targets.get(&key) {
-                    Some((target, file))
-                        if termbase::term_key(target) != termbase::term_key(&e.target) =>
-                    {
-                        return Err(UsageError::new(format!(
-                            "glossary {rel}: `{}` is rendered `{}` here but `{target}` in {file}; a house-style term takes one rendering: keep one row (list the other rendering in the `forbidden` column if QA should flag it)",
-                            e.source.trim(),
-                            e.target.trim()
-                        ))
-                        .into());
-                    }
-                    Some(_) => {}
-                    None => {
-                        house_targets.insert(key, (e.target.clone(), rel.clone()));
-                    }
-                }
-            }
-            house_entries.extend(entries.into_iter().map(|e| termbase::Entry {
-                origin: termbase::Origin::HouseStyle,
-                ..e
-            }));
+            glossaries.push(SourceGlossary {
+                rel: rel.clone(),
+                sha256: crate::util::sha256_hex(&bytes),
+                entries,
+            });
         }
         let memory_files: Vec<(std::path::PathBuf, &str)> = plan
             .memory
@@ -172,7 +172,6 @@ impl Campaign {
                 );
             }
         }
-        let house = Termbase::from_entries(house_entries);
         let guide = match &plan.guide {
             Some(rel) => std::fs::read_to_string(plan.campaign_dir.join(rel)).map_err(|e| {
                 UsageError::new(format!(
@@ -182,6 +181,99 @@ impl Campaign {
             })?,
             None => crate::agents::translation::default_guide(&plan.target_lang),
         };
+        Campaign::from_sources(
+            plan,
+            Sources {
+                chapters,
+                glossaries,
+                guide,
+                memory,
+            },
+        )
+    }
+
+    /// A campaign built from `chapters` (path relative to the campaign file, Markdown text)
+    /// without touching the disk: no house style, no memory, the built-in guide. The plan's
+    /// `chapters` list is set to the given paths. Used by tests of the Manager; it shares
+    /// [`Campaign::from_sources`] with [`Campaign::load`].
+    ///
+    /// Errors ([`UsageError`]): a chapter text with a NUL byte.
+    pub fn in_memory(mut plan: Plan, chapters: Vec<(String, String)>) -> anyhow::Result<Campaign> {
+        plan.chapters = chapters.iter().map(|(rel, _)| rel.clone()).collect();
+        plan.glossaries.clear();
+        plan.memory.clear();
+        plan.guide = None;
+        let chapters = chapters
+            .into_iter()
+            .map(|(rel, text)| {
+                Chapter::from_bytes(&rel, text.into_bytes())
+                    .map_err(|e| UsageError::new(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let guide = crate::agents::translation::default_guide(&plan.target_lang);
+        Campaign::from_sources(
+            plan,
+            Sources {
+                chapters,
+                glossaries: Vec::new(),
+                guide,
+                memory: Default::default(),
+            },
+        )
+    }
+
+    /// Builds the campaign from inputs already read ([`Sources`]): checks house style (one
+    /// rendering per term), segments the chapters with `plan.max_unit_chars`, and computes
+    /// the manifest, fingerprint and indexes. The one path after the files are read, shared
+    /// by [`Campaign::load`] and [`Campaign::in_memory`].
+    ///
+    /// Errors ([`UsageError`], exit 2): a house-style term given two different renderings, in
+    /// one glossary file or two, naming both files and the remedy.
+    pub fn from_sources(plan: Plan, sources: Sources) -> anyhow::Result<Campaign> {
+        let Sources {
+            chapters,
+            glossaries,
+            guide,
+            memory,
+        } = sources;
+        let mut house_entries = Vec::new();
+        let mut house_targets: std::collections::HashMap<String, (String, String)> =
+            std::collections::HashMap::new();
+        let mut glossary_hashes = Vec::new();
+        for SourceGlossary {
+            rel,
+            sha256,
+            entries,
+        } in glossaries
+        {
+            glossary_hashes.push((rel.clone(), sha256));
+            // A house-style term has one rendering: two different ones (in one file or two)
+            // would make the glossary QA check fail whatever the translator does.
+            for e in &entries {
+                let key = termbase::term_key(&e.source);
+                match house_targets.get(&key) {
+                    Some((target, file))
+                        if termbase::term_key(target) != termbase::term_key(&e.target) =>
+                    {
+                        return Err(UsageError::new(format!(
+                            "glossary {rel}: `{}` is rendered `{}` here but `{target}` in {file}; a house-style term takes one rendering: keep one row (list the other rendering in the `forbidden` column if QA should flag it)",
+                            e.source.trim(),
+                            e.target.trim()
+                        ))
+                        .into());
+                    }
+                    Some(_) => {}
+                    None => {
+                        house_targets.insert(key, (e.target.clone(), rel.clone()));
+                    }
+                }
+            }
+            house_entries.extend(entries.into_iter().map(|e| termbase::Entry {
+                origin: termbase::Origin::HouseStyle,
+                ..e
+            }));
+        }
+        let house = Termbase::from_entries(house_entries);
         let mut units = Vec::new();
         for ch in &chapters {
             units.extend(segment(&ch.key, &ch.text, plan.max_unit_chars));
@@ -291,6 +383,12 @@ impl Campaign {
         ctx
     }
 
+    /// The shares of this campaign's `max_context_tokens` each kind of request may fill (see
+    /// [`crate::agents::shares`]).
+    pub fn shares(&self) -> crate::agents::shares::ContextShares {
+        crate::agents::shares::ContextShares::of(self.plan.max_context_tokens)
+    }
+
     /// The state directory of this campaign's configuration: `<state_dir>/<config key>`.
     pub fn state_path(&self) -> std::path::PathBuf {
         self.plan.state_dir.join(self.config.key())
@@ -313,7 +411,8 @@ impl Campaign {
     /// context never costs more than about 15 % extra prompt tokens), starting at a line start
     /// when possible. `None` for the first unit of a chapter or with `context_chars = 0`.
     pub fn context_for(&self, u: &Unit) -> Option<String> {
-        let limit = self.plan.context_chars.min(u.chars / 4);
+        let limit =
+            crate::agents::shares::ContextShares::neighbour_chars(self.plan.context_chars, u.chars);
         if limit == 0 || u.range.start == 0 {
             return None;
         }

@@ -249,8 +249,11 @@ pub fn summarize_with(
         .filter(|u| {
             s.translation_at(&u.id, 0).is_none()
                 && s.fp(&u.id).is_some_and(|fp| {
-                    let prefix = format!("translate/{fp}");
-                    s.open_failures.keys().any(|k| k.starts_with(&prefix))
+                    s.open_failures.keys().any(|k| {
+                        super::CallKey::parse(k)
+                            .translation()
+                            .is_some_and(|(key, _)| key.starts_with(fp))
+                    })
                 })
         })
         .count();
@@ -838,7 +841,7 @@ pub(super) fn record_failure(
 }
 
 /// Joins the translated parts of a split unit into its round-0 translation (no model call).
-fn join_parts(
+pub(super) fn join_parts(
     c: &Campaign,
     m: &Manager,
     store: &mut Store,
@@ -871,7 +874,7 @@ fn join_parts(
 
 /// Merges the house-style entries with every glossary batch's entries (in batch order) and
 /// records the termbase file.
-fn merge_glossary(
+pub(super) fn merge_glossary(
     c: &Campaign,
     m: &Manager,
     store: &mut Store,

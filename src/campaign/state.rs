@@ -93,8 +93,6 @@ pub struct State {
     pub finished: HashMap<String, ResultFile>,
     /// Result file (relative path) of each finished call.
     pub files: HashMap<String, String>,
-    /// Calls that failed in the current run, with their last error.
-    pub failed_this_run: HashMap<String, String>,
     /// Calls that failed at some point and have not finished since, with their last error.
     pub open_failures: BTreeMap<String, String>,
     pub last_error: Option<String>,
@@ -177,6 +175,10 @@ pub struct State {
     /// Agent entries the newest glossary merge left out because they failed a deterministic
     /// check (see [`crate::termbase::vet`]), in termbase order.
     pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
+    /// Call key → id of the run whose `call_failed` record is the call's newest failure, for
+    /// the calls of [`State::open_failures`] (a recorded fact, whatever run loads the state:
+    /// see [`State::failed_in_run`]).
+    pub failure_runs: HashMap<String, String>,
 }
 
 /// One runaway reply of a call (see [`crate::llm::runaway`]): returned by the call's job,
@@ -360,7 +362,7 @@ impl State {
                 );
                 self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
                 self.open_failures.remove(call);
-                self.failed_this_run.remove(call);
+                self.failure_runs.remove(call);
                 if let (Output::Translation { round, text, .. }, Some((key, _))) =
                     (&result.output, parse_translate_key(call))
                 {
@@ -434,9 +436,7 @@ impl State {
                 );
                 self.last_error = Some(format!("{call}: {error}"));
                 self.open_failures.insert(call.clone(), error.clone());
-                if *run == self.run {
-                    self.failed_this_run.insert(call.clone(), error.clone());
-                }
+                self.failure_runs.insert(call.clone(), run.clone());
             }
             Event::GlossaryMerged {
                 file,
@@ -725,7 +725,7 @@ impl State {
         let mut calls: Vec<&String> = self
             .finished
             .keys()
-            .filter(|k| k.starts_with("glossary/"))
+            .filter(|k| super::CallKey::parse(k).is_glossary())
             .collect();
         calls.sort_by_key(|k| self.files.get(*k).cloned());
         let mut out = HashMap::new();
@@ -817,9 +817,21 @@ impl State {
         self.finished.contains_key(call)
     }
 
-    /// Whether `call` has finished or failed in this run (either way, nothing more to do now).
+    /// Whether `call` has finished or failed in the run `s` was loaded for ([`State::run`]);
+    /// see [`State::is_settled_in`].
     pub fn is_settled(&self, call: &str) -> bool {
-        self.is_done(call) || self.failed_this_run.contains_key(call)
+        self.is_settled_in(call, &self.run)
+    }
+
+    /// Whether `call` has finished, or failed in run `run` and not finished since (either
+    /// way, nothing more to do in that run: a failure is retried by a later run only).
+    pub fn is_settled_in(&self, call: &str, run: &str) -> bool {
+        self.is_done(call) || self.failed_in_run(call, run)
+    }
+
+    /// Whether `call`'s newest unresolved failure was recorded by run `run`.
+    pub fn failed_in_run(&self, call: &str, run: &str) -> bool {
+        self.failure_runs.get(call).is_some_and(|r| r == run)
     }
 
     /// The translation of unit `unit` (id) at round `round` exactly.
@@ -1024,9 +1036,10 @@ pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
 /// A short label for a call key without a unit (`glossary/b000` → `b000`).
 /// `(unit fingerprint or part id, round)` of a translation call key `translate/<key>/r<n>`.
 pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
-    let rest = call.strip_prefix("translate/")?;
-    let (key, round) = rest.rsplit_once("/r")?;
-    Some((key, round.parse().ok()?))
+    let parsed = super::CallKey::parse(call);
+    let (key, round) = parsed.translation()?;
+    let start = "translate/".len();
+    Some((&call[start..start + key.len()], round))
 }
 
 fn call_label(call: &str) -> String {

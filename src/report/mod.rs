@@ -13,6 +13,7 @@ use crate::agents::Agent;
 use crate::agents::json::ParseStats;
 use crate::agents::manager::RevisionOrder;
 use crate::agents::proofreading::Issue;
+use crate::campaign::CallKey;
 use crate::campaign::Campaign;
 use crate::campaign::manager::{Manager, translate_key};
 use crate::campaign::runner::{Status, Summary, summarize_with};
@@ -284,7 +285,11 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         let error = s
             .open_failures
             .iter()
-            .find(|(k, _)| k.starts_with(&format!("translate/{}/", u.id)))
+            .find(|(k, _)| {
+                CallKey::parse(k)
+                    .translation()
+                    .is_some_and(|(key, _)| key == u.id)
+            })
             .map(|(k, e)| format!("{k}: {e}"));
         let outcome = if s.human_edit(&u.id).is_some() {
             "edited"
@@ -364,14 +369,21 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     // state as history).
     let mut current: std::collections::HashSet<String> = Default::default();
     for round in 0..=c.plan.revision_rounds {
-        current.extend(m.proofread_batches(s, round).into_iter().map(|b| b.key));
+        current.extend(
+            m.proofread_batches(s, round)
+                .into_iter()
+                .map(|b| b.key.to_string()),
+        );
         current.insert(m.decide_key(s, round));
     }
     let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
         .finished
         .iter()
         .filter(|(k, _)| {
-            k.starts_with("glossary/") || k.starts_with("reconcile/") || current.contains(*k)
+            matches!(
+                CallKey::parse(k),
+                CallKey::Glossary { .. } | CallKey::Reconcile { .. }
+            ) || current.contains(*k)
         })
         .collect();
     calls.sort_by(|a, b| a.0.cmp(b.0));

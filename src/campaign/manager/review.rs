@@ -1,0 +1,497 @@
+//! The Manager's review policy: which units each round covers, which have deterministic QA
+//! errors (forced revisions), which the Proofreading agent reads within its budget and in
+//! which batches, which drifting terms are reconciled, and which units are revised (the
+//! decision, under the revisions gate only what the editor approved).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Manager, translate_key};
+use crate::agents::proofreading::{self, ReviewItem};
+use crate::agents::reconcile::Rendering;
+use crate::campaign::call_key::{CallKey, short_hash};
+use crate::campaign::state::State;
+use crate::campaign::store::Output;
+use crate::qa;
+
+/// Most terms reconciled per round (each is one small call).
+pub const MAX_RECONCILIATIONS_PER_ROUND: usize = 8;
+
+/// A term whose renderings disagree across units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    pub term: String,
+    pub renderings: Vec<Rendering>,
+    /// Up to three units showing different renderings (for the call's contexts).
+    pub examples: Vec<String>,
+}
+
+/// A planned proofreading batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProofBatchPlan {
+    pub chapter: String,
+    /// Unit ids, in book order.
+    pub units: Vec<String>,
+    /// Call key: `proofread/r<round>/<chapter>/<hash>`, the hash over the units' fingerprints
+    /// and translations, so a batch is reviewed again only when one of its texts changed.
+    pub key: CallKey,
+}
+
+impl Manager<'_> {
+    /// Units (ids) translated in `round`: all prose units for round 0, else the revision set
+    /// of the previous round.
+    pub fn units_in_round(&self, s: &State, round: u32) -> Vec<String> {
+        if round == 0 {
+            self.campaign.prose_units().map(|u| u.id.clone()).collect()
+        } else {
+            self.revision_set(s, round - 1)
+                .into_iter()
+                .map(|(u, _)| u)
+                .collect()
+        }
+    }
+
+    /// Units of `round` whose kept translation ([`State::kept_round`]) has deterministic QA
+    /// errors: a rejected revision leaves the errors of the text it failed to improve.
+    ///
+    /// Errors come from the per-unit checks and from the campaign-level checks (a unit far
+    /// below the campaign's script-share norm, a truncated length ratio), and, once a term is
+    /// reconciled, from the glossary check of every unit that renders it otherwise.
+    pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
+        let qa = self.campaign_qa(s, round);
+        let campaign_errors: BTreeSet<&str> = qa
+            .findings
+            .iter()
+            .filter(|f| f.severity == qa::Severity::Error)
+            .map(|f| f.unit.as_str())
+            .collect();
+        self.units_in_round(s, round)
+            .into_iter()
+            .filter(|u| {
+                s.human_edit(u).is_none()
+                    && (qa::has_error(s.kept_findings(u, round))
+                        || campaign_errors.contains(u.as_str()))
+            })
+            .collect()
+    }
+
+    /// The campaign-level QA of the texts as they stand after `round` (see
+    /// [`qa::check_campaign`]), computed once per round and termbase version.
+    pub fn campaign_qa(&self, s: &State, round: u32) -> std::sync::Arc<qa::CampaignQa> {
+        let key = (round, s.reconciled.len());
+        if let Some(q) = self.campaign_qa.lock().unwrap().get(&key) {
+            return q.clone();
+        }
+        let c = self.campaign;
+        let texts: Vec<(usize, String)> = c
+            .units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| {
+                let t = if let Some(h) = s.human_edit(&u.id) {
+                    h.to_string()
+                } else if u.kind.needs_translation() {
+                    s.kept_translation(&u.id, round)?.1.to_string()
+                } else {
+                    return None;
+                };
+                Some((i, t))
+            })
+            .collect();
+        let units: Vec<qa::UnitText> = texts
+            .iter()
+            .map(|(i, t)| {
+                let u = &c.units[*i];
+                qa::UnitText {
+                    unit: &u.id,
+                    chapter: &u.chapter,
+                    source: c.source_text(u),
+                    target: Some(t.as_str()),
+                }
+            })
+            .collect();
+        let ctx = s
+            .qa_ctx
+            .clone()
+            .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
+        let q = std::sync::Arc::new(qa::check_campaign(&ctx, &units, &[]));
+        self.campaign_qa.lock().unwrap().insert(key, q.clone());
+        q
+    }
+
+    /// Terms to reconcile after `round`: terms outside the termbase that QA found kept in some
+    /// units and rendered in others, or rendered several ways (drift), or marked as new with
+    /// conflicting renderings; not those already reconciled. At most
+    /// [`MAX_RECONCILIATIONS_PER_ROUND`], the most widespread first.
+    pub fn conflicts(&self, s: &State, round: u32) -> Vec<Conflict> {
+        let qa = self.campaign_qa(s, round);
+        // Reconciled terms, and terms whose reconciliation answer was rejected (an unobserved
+        // rendering): asking again would pay for the same doubt; the drift stays reported.
+        let done: BTreeSet<String> = s
+            .reconciled
+            .iter()
+            .map(|e| crate::termbase::term_key(&e.source))
+            .chain(s.finished.values().filter_map(|r| match &r.output {
+                crate::campaign::store::Output::Reconciliation {
+                    term,
+                    rejected: Some(_),
+                    ..
+                } => Some(crate::termbase::term_key(term)),
+                _ => None,
+            }))
+            .collect();
+        let mut out: Vec<Conflict> = Vec::new();
+        for row in qa.drift.iter().filter(|r| r.drifting && !r.in_glossary) {
+            if done.contains(&crate::termbase::term_key(&row.term)) {
+                continue;
+            }
+            let renderings: Vec<Rendering> = row
+                .cells
+                .iter()
+                .filter(|(r, _)| r.as_str() != crate::qa::drift::UNIDENTIFIED)
+                .map(|(r, units)| Rendering {
+                    rendering: r.clone(),
+                    units: units.len(),
+                })
+                .collect();
+            if renderings.len() < 2 {
+                continue;
+            }
+            // Act on solid evidence only: a term kept in some units and rendered in others, or
+            // at least two renderings each backed by a gloss, a marker or the termbase (not
+            // only by the statistical association).
+            let kept = row.cells.contains_key(crate::qa::drift::KEPT);
+            let solid = renderings
+                .iter()
+                .filter(|r| {
+                    r.rendering != crate::qa::drift::KEPT && !row.statistical.contains(&r.rendering)
+                })
+                .count();
+            if !(kept || solid >= 2) {
+                continue;
+            }
+            let examples: Vec<String> = row
+                .cells
+                .values()
+                .filter_map(|u| u.first().cloned())
+                .take(3)
+                .collect();
+            out.push(Conflict {
+                term: row.term.clone(),
+                renderings,
+                examples,
+            });
+        }
+        // Marked renderings that disagree.
+        let mut marked: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        for t in qa.review_terms.iter().filter(|t| t.marked) {
+            if let Some(term) = &t.term {
+                marked
+                    .entry(term.clone())
+                    .or_default()
+                    .entry(t.rendering.clone())
+                    .or_default()
+                    .push(t.unit.clone());
+            }
+        }
+        for (term, by) in marked {
+            let key = crate::termbase::term_key(&term);
+            if by.len() < 2
+                || done.contains(&key)
+                || out
+                    .iter()
+                    .any(|c| crate::termbase::term_key(&c.term) == key)
+                || s.effective_termbase().get(&term).is_some()
+            {
+                continue;
+            }
+            let examples = by
+                .values()
+                .filter_map(|u| u.first().cloned())
+                .take(3)
+                .collect();
+            out.push(Conflict {
+                term,
+                renderings: by
+                    .iter()
+                    .map(|(r, u)| Rendering {
+                        rendering: r.clone(),
+                        units: u.len(),
+                    })
+                    .collect(),
+                examples,
+            });
+        }
+        out.sort_by_key(|c| std::cmp::Reverse(c.renderings.iter().map(|r| r.units).sum::<usize>()));
+        out.truncate(MAX_RECONCILIATIONS_PER_ROUND);
+        out
+    }
+
+    /// The units to translate again after `round`, with the reason for each: the recorded
+    /// decision if there is one, else the forced units alone. In book order, without units an
+    /// editor has edited by hand.
+    pub fn revision_set(&self, s: &State, round: u32) -> Vec<(String, String)> {
+        let proposed = self.proposed_revisions(s, round);
+        if !self.campaign.plan.gates.revisions || proposed.is_empty() {
+            return proposed;
+        }
+        // Under the revisions gate only what the editor approved goes back (nothing before
+        // the approval is recorded).
+        match s.revision_approvals.get(&self.decide_key(s, round)) {
+            Some(approval) => proposed
+                .into_iter()
+                .filter(|(u, _)| approval.approved.contains(u))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The units the Manager proposes to revise after `round` (ids in book order, each with
+    /// its reason), before any editor's approval: every unit with deterministic QA errors and
+    /// the reviewer-flagged units the decision chose. Units edited by hand are never proposed.
+    pub fn proposed_revisions(&self, s: &State, round: u32) -> Vec<(String, String)> {
+        if round >= self.campaign.plan.revision_rounds {
+            return Vec::new();
+        }
+        let mut set: BTreeMap<usize, (String, String)> = BTreeMap::new();
+        let order = |id: &str| {
+            self.campaign
+                .units
+                .iter()
+                .position(|u| u.id == id)
+                .unwrap_or(usize::MAX)
+        };
+        match s
+            .finished
+            .get(&self.decide_key(s, round))
+            .map(|r| &r.output)
+        {
+            Some(Output::Decision {
+                forced, decision, ..
+            }) => {
+                for u in forced {
+                    set.insert(order(u), (u.clone(), "deterministic QA errors".into()));
+                }
+                for o in &decision.revise {
+                    set.entry(order(&o.unit))
+                        .or_insert_with(|| (o.unit.clone(), o.reason.clone()));
+                }
+            }
+            _ => {
+                for u in self.forced(s, round) {
+                    set.insert(order(&u), (u, "deterministic QA errors".into()));
+                }
+            }
+        }
+        // An editor's hand edit is final: it is never sent back to a model.
+        set.into_values()
+            .filter(|(u, _)| s.human_edit(u).is_none())
+            .collect()
+    }
+
+    /// The proofreading reports of the current batches of `round` that have finished.
+    pub fn proof_reports<'s>(
+        &self,
+        s: &'s State,
+        round: u32,
+    ) -> Vec<&'s crate::agents::proofreading::ProofReport> {
+        self.proofread_batches(s, round)
+            .iter()
+            .filter_map(
+                |b| match s.finished.get(&b.key.to_string()).map(|r| &r.output) {
+                    Some(Output::Proofread { report, .. }) => Some(report),
+                    _ => None,
+                },
+            )
+            .collect()
+    }
+
+    /// The call key of the decision of `round`: `decide/r<round>/<hash>`, the hash over the
+    /// round's proofreading batch keys and the units forced by QA errors, so a decision is
+    /// taken again only when what it decides on changed.
+    pub fn decide_key(&self, s: &State, round: u32) -> String {
+        self.decide_call_key(s, round).to_string()
+    }
+
+    /// [`Manager::decide_key`] as a [`CallKey`].
+    pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
+        let batches: Vec<String> = self
+            .proofread_batches(s, round)
+            .into_iter()
+            .map(|b| b.key.to_string())
+            .collect();
+        let forced: Vec<(String, Option<String>)> = self
+            .forced(s, round)
+            .into_iter()
+            .map(|u| {
+                let fp = s.fp(&u).map(String::from);
+                (u, fp)
+            })
+            .collect();
+        CallKey::decide(
+            round,
+            short_hash(serde_json::to_vec(&(&batches, &forced)).expect("json")),
+        )
+    }
+
+    /// The units the Proofreading agent reviews after `round`, chosen within the review budget:
+    /// `proofread_share` × the prompt tokens the round's translations cost (as the provider
+    /// reported them). Deterministic QA checks every unit; the model reviewer reads the riskiest
+    /// ones: units with QA warnings first, then those with coined renderings or many glossary
+    /// terms, then the longest, with at least one unit per chapter while the budget lasts. A
+    /// share of 1.0 or more reviews every unit.
+    pub fn select_for_review(&self, s: &State, round: u32) -> Vec<String> {
+        let c = self.campaign;
+        let candidates: Vec<&crate::book::Unit> = {
+            let ids: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+            c.units.iter().filter(|u| ids.contains(&u.id)).collect()
+        };
+        let share = c.plan.proofread_share;
+        // A unit's review costs about its source and its translation: the translation call's
+        // prompt minus the instructions shared by every unit, plus its completion.
+        let shared_prefix = crate::tokens::count(&crate::agents::translation::system_prompt(
+            &c.translation_setup_with(s.brief_text().to_string()),
+        )) as u64;
+        let cost = |u: &crate::book::Unit| -> usize {
+            match s
+                .fp(&u.id)
+                .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+            {
+                Some(r) => {
+                    (r.usage.prompt_tokens.saturating_sub(shared_prefix)
+                        + r.usage.completion_tokens
+                        + 20) as usize
+                }
+                None => u.chars / 2,
+            }
+        };
+        if share >= 1.0 {
+            return candidates.iter().map(|u| u.id.clone()).collect();
+        }
+        let spent_on_translation: u64 = candidates
+            .iter()
+            .filter_map(|u| {
+                s.fp(&u.id)
+                    .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+            })
+            .map(|r| r.usage.prompt_tokens)
+            .sum();
+        let budget = (spent_on_translation as f64 * share) as usize;
+        let marker = &c.plan.review_marker;
+        let glossary = s.effective_termbase();
+        let mut scored: Vec<(i64, usize, &crate::book::Unit)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                let findings = s.kept_findings(&u.id, round);
+                let warnings = findings
+                    .iter()
+                    .filter(|f| f.severity != qa::Severity::Info)
+                    .count() as i64;
+                let target = s.kept_translation(&u.id, round).map_or("", |t| t.1);
+                let coined = target.matches(marker.as_str()).count() as i64;
+                let terms = glossary.relevant_to(c.source_text(u)).len() as i64;
+                let score = warnings * 1000 + coined * 100 + terms * 10 + (u.chars / 1000) as i64;
+                (score, i, *u)
+            })
+            .collect();
+        scored.sort_by_key(|(score, i, _)| (std::cmp::Reverse(*score), *i));
+        let mut chosen: BTreeSet<String> = BTreeSet::new();
+        let mut spent = 0usize;
+        // First the best unit of each chapter, then the rest by score.
+        let mut seen_chapters: BTreeSet<&str> = BTreeSet::new();
+        let firsts: Vec<&crate::book::Unit> = scored
+            .iter()
+            .filter(|(_, _, u)| seen_chapters.insert(u.chapter.as_str()))
+            .map(|(_, _, u)| *u)
+            .collect();
+        for u in firsts.into_iter().chain(scored.iter().map(|(_, _, u)| *u)) {
+            if chosen.contains(&u.id) {
+                continue;
+            }
+            let c = cost(u);
+            if spent + c > budget {
+                continue;
+            }
+            spent += c;
+            chosen.insert(u.id.clone());
+        }
+        candidates
+            .iter()
+            .filter(|u| chosen.contains(&u.id))
+            .map(|u| u.id.clone())
+            .collect()
+    }
+
+    /// Proofreading batches of `round`: per chapter, consecutive units within the budget.
+    /// Computed once per round (the translations they cover are final by then).
+    pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<ProofBatchPlan> {
+        if let Some(b) = self.proofread_batches.lock().unwrap().get(&round) {
+            return b.clone();
+        }
+        let c = self.campaign;
+        let units: BTreeSet<String> = self.select_for_review(s, round).into_iter().collect();
+        let termbase = s.termbase.as_ref().map(|t| &t.1);
+        let mut out = Vec::new();
+        for ch in &c.chapters {
+            let mine: Vec<&crate::book::Unit> = c
+                .units_of(&ch.key)
+                .filter(|u| units.contains(&u.id))
+                .collect();
+            let items: Vec<ReviewItem> = mine
+                .iter()
+                .filter_map(|u| {
+                    let (_, target) = s.kept_translation(&u.id, round)?;
+                    Some(ReviewItem {
+                        unit: &u.id,
+                        source: c.source_text(u),
+                        target,
+                        findings: Vec::new(),
+                    })
+                })
+                .collect();
+            if items.is_empty() {
+                continue;
+            }
+            let entries_tokens = termbase.map_or(0, |tb| {
+                let joined: String = items.iter().map(|i| i.source).collect();
+                tb.relevant_to(&joined)
+                    .iter()
+                    .map(|e| crate::tokens::count(&format!("- {} → {}\n", e.source, e.target)))
+                    .sum()
+            });
+            let ranges = proofreading::batch_ranges(
+                &c.plan.source_lang,
+                &c.plan.target_lang,
+                &items,
+                entries_tokens,
+                c.shares().proofread_batch,
+            );
+            for r in ranges {
+                let units: Vec<String> = items[r.clone()]
+                    .iter()
+                    .map(|i| i.unit.to_string())
+                    .collect();
+                // Unit ids are part of the key: the answer names units by id.
+                let fingerprint: Vec<(&str, Option<&str>, String)> = items[r]
+                    .iter()
+                    .map(|i| (i.unit, s.fp(i.unit), crate::util::sha256_hex(i.target)))
+                    .collect();
+                let key = CallKey::proofread(
+                    round,
+                    &ch.key,
+                    short_hash(serde_json::to_vec(&fingerprint).expect("json")),
+                );
+                out.push(ProofBatchPlan {
+                    chapter: ch.key.clone(),
+                    units,
+                    key,
+                });
+            }
+        }
+        self.proofread_batches
+            .lock()
+            .unwrap()
+            .insert(round, out.clone());
+        out
+    }
+}

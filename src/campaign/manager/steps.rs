@@ -1,0 +1,269 @@
+//! Stage derivation: [`Manager::step`] reads the recorded state (and the run id and the
+//! calls in flight, both explicit inputs) and returns the stage the campaign is in and the
+//! actions that can run now. It records nothing.
+//!
+//! What it reads is recorded: results, failures with the run that recorded them
+//! ([`State::failure_runs`]), approvals, merges and outputs. The Manager's two memos (the
+//! proofreading batches of a round, the campaign-level QA of a round per termbase version) and
+//! the glossary batches fixed by [`Manager::new`] are values of that same recorded state, so a
+//! fresh Manager over a state loaded back from the journal gives the same step (the table
+//! tests check every row both ways).
+
+use std::collections::BTreeSet;
+
+use super::{Action, Gate, Manager, Stage, Step, translate_key};
+use crate::campaign::call_key::{CallKey, short_hash};
+use crate::campaign::state::State;
+
+impl Manager<'_> {
+    /// The stage and the actions that can run now in the run `s` was loaded for
+    /// ([`State::run`]), excluding `in_flight` call keys: [`Manager::step`] with that run.
+    pub fn next_step(&self, s: &State, in_flight: &BTreeSet<String>) -> Step {
+        self.step(s, &s.run, in_flight)
+    }
+
+    /// The stage and the actions that can run now in run `run`, excluding `in_flight` call
+    /// keys. A pure function of the recorded state and these two inputs: the same journal, run
+    /// id and in-flight set always give the same [`Step`]. A call that failed in `run` is not
+    /// tried again (the stage it blocks is [`Stage::Blocked`]); one that failed in an earlier
+    /// run is retried.
+    pub fn step(&self, s: &State, run: &str, in_flight: &BTreeSet<String>) -> Step {
+        let c = self.campaign;
+        let key = |a: &Action| a.call_key(c);
+        let settled = |k: &str| s.is_settled_in(k, run);
+        let open = |a: Action| -> Option<Action> {
+            let k = key(&a);
+            (!settled(&k) && !in_flight.contains(&k)).then_some(a)
+        };
+        // 1. Glossary.
+        let batches: Vec<Action> = self
+            .glossary_batches
+            .iter()
+            .enumerate()
+            .map(|(n, (key, _))| Action::GlossaryBatch {
+                n,
+                key: key.clone(),
+            })
+            .collect();
+        let mut batches = batches;
+        // The brief is part of every unit's fingerprint: nothing is translated before it.
+        batches.push(Action::Brief {
+            key: self.brief.0.clone(),
+        });
+        if batches.iter().any(|a| !s.is_done(&key(a))) {
+            if batches.iter().any(|a| s.failed_in_run(&key(a), run)) {
+                return Step {
+                    stage: Stage::Blocked,
+                    actions: Vec::new(),
+                };
+            }
+            return Step {
+                stage: Stage::Glossary,
+                actions: batches.into_iter().filter_map(open).collect(),
+            };
+        }
+        if s.glossary_inputs.as_deref() != Some(self.glossary_inputs.as_str()) {
+            let actions = if in_flight.contains(&key(&Action::MergeGlossary)) {
+                vec![]
+            } else {
+                vec![Action::MergeGlossary]
+            };
+            return Step {
+                stage: Stage::Glossary,
+                actions,
+            };
+        }
+        // The desk: the brief (and the termbase under review) where the editor can read them.
+        let gates = c.plan.gates;
+        let desk_stale = s.brief_on_desk.as_deref() != s.brief.as_ref().map(|b| b.sha256.as_str())
+            || (gates.glossary
+                && !s.glossary_approved()
+                && s.glossary_review_of.as_deref() != s.merged_sha256.as_deref());
+        if desk_stale {
+            let actions = if in_flight.contains(&key(&Action::WriteDesk)) {
+                vec![]
+            } else {
+                vec![Action::WriteDesk]
+            };
+            return Step {
+                stage: Stage::Glossary,
+                actions,
+            };
+        }
+        if gates.glossary && !s.glossary_approved() {
+            return Step {
+                stage: Stage::AwaitingApproval(Gate::Glossary),
+                actions: Vec::new(),
+            };
+        }
+        // 2. First translation (split units: their parts, then a local join).
+        let mut first: Vec<Action> = Vec::new();
+        for (i, u) in c.units.iter().enumerate() {
+            let Some(fp) = s.fp(&u.id).map(String::from) else {
+                continue;
+            };
+            if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
+                continue;
+            }
+            if !s.splits.contains_key(&fp) {
+                first.push(Action::Translate {
+                    unit: i,
+                    fp,
+                    round: 0,
+                });
+                continue;
+            }
+            let leaves = s.leaf_parts(&fp);
+            let missing: Vec<Action> = leaves
+                .into_iter()
+                .filter(|(part, _)| !s.part_translations.contains_key(part))
+                .map(|(part, range)| Action::TranslatePart {
+                    unit: i,
+                    part,
+                    range,
+                })
+                .collect();
+            if missing.is_empty() {
+                first.push(Action::JoinParts { unit: i });
+            } else {
+                first.extend(missing);
+            }
+        }
+        if !first.is_empty() {
+            let runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
+            if runnable.is_empty() && in_flight.is_empty() {
+                return Step {
+                    stage: Stage::Blocked,
+                    actions: Vec::new(),
+                };
+            }
+            return Step {
+                stage: Stage::Translate,
+                actions: runnable,
+            };
+        }
+        // 3–5. Review rounds.
+        let rounds = c.plan.revision_rounds;
+        let mut round = 0;
+        loop {
+            if round == 0 || round < rounds {
+                let pending: Vec<Action> = self
+                    .proofread_batches(s, round)
+                    .into_iter()
+                    .map(|b| Action::Proofread {
+                        round,
+                        chapter: b.chapter,
+                        units: b.units,
+                        key: b.key,
+                    })
+                    .filter(|a| !settled(&key(a)))
+                    .collect();
+                if !pending.is_empty() {
+                    let actions = pending
+                        .into_iter()
+                        .filter(|a| !in_flight.contains(&key(a)))
+                        .collect();
+                    return Step {
+                        stage: Stage::Proofread(round),
+                        actions,
+                    };
+                }
+            }
+            if round >= rounds {
+                break;
+            }
+            let reconciles: Vec<Action> = self
+                .conflicts(s, round)
+                .into_iter()
+                .map(|conflict| Action::Reconcile {
+                    round,
+                    key: CallKey::reconcile(
+                        round,
+                        short_hash(
+                            serde_json::to_vec(&(&conflict.term, &conflict.renderings))
+                                .expect("json"),
+                        ),
+                    ),
+                    conflict,
+                })
+                .filter(|a| !settled(&key(a)))
+                .collect();
+            if !reconciles.is_empty() {
+                let actions = reconciles
+                    .into_iter()
+                    .filter(|a| !in_flight.contains(&key(a)))
+                    .collect();
+                return Step {
+                    stage: Stage::Reconcile(round),
+                    actions,
+                };
+            }
+            let decide = Action::Decide {
+                round,
+                key: self.decide_call_key(s, round),
+            };
+            if !settled(&key(&decide)) {
+                let actions = open(decide).into_iter().collect();
+                return Step {
+                    stage: Stage::Decide(round),
+                    actions,
+                };
+            }
+            if gates.revisions
+                && !self.proposed_revisions(s, round).is_empty()
+                && !s
+                    .revision_approvals
+                    .contains_key(&self.decide_key(s, round))
+            {
+                return Step {
+                    stage: Stage::AwaitingApproval(Gate::Revisions { round }),
+                    actions: Vec::new(),
+                };
+            }
+            let revise = self.revision_set(s, round);
+            if revise.is_empty() {
+                break;
+            }
+            let pending: Vec<Action> = revise
+                .iter()
+                .filter_map(|(id, _)| c.units.iter().position(|u| &u.id == id))
+                .filter_map(|i| {
+                    let fp = s.fp(&c.units[i].id)?.to_string();
+                    Some(Action::Translate {
+                        unit: i,
+                        fp,
+                        round: round + 1,
+                    })
+                })
+                .filter(|a| !settled(&key(a)))
+                .collect();
+            if !pending.is_empty() {
+                let actions = pending
+                    .into_iter()
+                    .filter(|a| !in_flight.contains(&key(a)))
+                    .collect();
+                return Step {
+                    stage: Stage::Revise(round + 1),
+                    actions,
+                };
+            }
+            round += 1;
+        }
+        // 6. Outputs.
+        if !s.outputs_current {
+            let actions = if in_flight.contains(&key(&Action::WriteOutputs)) {
+                vec![]
+            } else {
+                vec![Action::WriteOutputs]
+            };
+            return Step {
+                stage: Stage::Write,
+                actions,
+            };
+        }
+        Step {
+            stage: Stage::Complete,
+            actions: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,802 @@
+//! Table tests of the Manager alone: an in-memory [`Campaign`] (no chapter, glossary or guide
+//! file), a journal built record by record with answers made up here (no provider, no prompt
+//! sniffing), and after each record the expected stage and actions of [`Manager::step`].
+//! Every row is checked twice: on the live state the records were applied to, and on a state
+//! loaded back from the state directory by a fresh Manager (resume), which must give the same
+//! step.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::{Action, Gate, Manager, Stage, Step};
+use crate::agents::json::ParseStats;
+use crate::agents::manager::{Decision, RevisionOrder};
+use crate::agents::proofreading::ProofReport;
+use crate::campaign::Campaign;
+use crate::campaign::jobs::{self, JobKind};
+use crate::campaign::runner::{self, Status};
+use crate::campaign::state::State;
+use crate::campaign::store::{Event, Existing, Output, ResultFile, Store};
+use crate::config::{Overrides, Plan, RawCampaign};
+
+/// A directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "booktr-manager-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const CH1: &str = "# Agents and tools\n\nAn agent reads the plan, keeps the context window small and makes a tool call when the language model asks for one.\n\nEvery tool call returns a result; the agent adds it to the context window before the next tool call.\n\nThe language model sees the context window only, never the whole tool call log.\n";
+const CH2: &str = "# Memory\n\nThe memory store keeps the facts of a session outside the context window, so a tool call can read them later.\n\nA language model with a memory store answers long sessions without a larger context window.\n";
+
+/// A made-up Chinese translation of `source`, block by block: headings keep their level, and
+/// each paragraph becomes Chinese text of about a third of its length (what QA expects of a
+/// translation into Chinese), ending as the source ends.
+fn good_translation(source: &str) -> String {
+    let mut out = Vec::new();
+    for block in source.split("\n\n") {
+        let t = block.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix('#') {
+            let level = 1 + rest.chars().take_while(|c| *c == '#').count();
+            out.push(format!("{} 智能体与工具", "#".repeat(level)));
+        } else {
+            let n = (t.chars().count() / 3).max(4);
+            let mut p: String = "智能体读取计划并调用工具，把结果写入上下文窗口"
+                .chars()
+                .cycle()
+                .take(n)
+                .collect();
+            p.push('。');
+            out.push(p);
+        }
+    }
+    let mut text = out.join("\n\n");
+    let trailing = &source[source.trim_end().len()..];
+    text.push_str(trailing);
+    text
+}
+
+/// An in-memory campaign over [`CH1`] and [`CH2`] with `extra` campaign keys; its state, desk
+/// and output folders live under `dir`.
+fn campaign(dir: &Path, extra: &str) -> Campaign {
+    let toml_text = format!(
+        "name = \"demo\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [\"book/ch1.md\", \"book/ch2.md\"]\nproofread_share = 1.0\nmax_unit_chars = 200\n{extra}"
+    );
+    let raw: RawCampaign = toml::from_str(&toml_text).unwrap();
+    let plan = Plan::resolve(&dir.join("demo.toml"), raw, &Overrides::default()).unwrap();
+    Campaign::in_memory(
+        plan,
+        vec![
+            ("book/ch1.md".into(), CH1.into()),
+            ("book/ch2.md".into(), CH2.into()),
+        ],
+    )
+    .unwrap()
+}
+
+/// How the made-up answers go.
+#[derive(Default, Clone)]
+struct Answers {
+    /// Units (ids) whose first translation is left in English (a QA error).
+    untranslated: Vec<String>,
+    /// Units the reviewer flags (and the decision then chooses).
+    flagged: Vec<String>,
+    /// Units whose first translation coins a rendering of "context window", flagged with the
+    /// review marker: (unit id, rendering).
+    coined: Vec<(String, String)>,
+}
+
+/// A journal being written, with the state it built.
+struct Journal<'c> {
+    c: &'c Campaign,
+    store: Store,
+    state: State,
+    run: String,
+    answers: Answers,
+}
+
+impl<'c> Journal<'c> {
+    /// Opens the state directory and records the start of run `run`.
+    fn start(c: &'c Campaign, run: &str, answers: Answers) -> Journal<'c> {
+        let store = Store::open_for_run(c, Existing::Refuse).unwrap();
+        let state = State::load(c, &store.dir, run).unwrap();
+        let mut j = Journal {
+            c,
+            store,
+            state,
+            run: run.to_string(),
+            answers,
+        };
+        j.record_run_started();
+        j
+    }
+
+    fn record_run_started(&mut self) {
+        let rec = self
+            .store
+            .append(Event::RunStarted {
+                run: self.run.clone(),
+                pid: 1,
+                provider: "pseudo".into(),
+                model: "pseudo".into(),
+                fingerprint: self.c.fingerprint.clone(),
+            })
+            .unwrap();
+        self.state
+            .apply(self.c, &self.store.dir, &rec, None)
+            .unwrap();
+    }
+
+    /// A new run `run` of the same campaign: the state is loaded back from the journal.
+    fn new_run(&mut self, run: &str) {
+        self.run = run.to_string();
+        self.state = State::load(self.c, &self.store.dir, run).unwrap();
+        self.record_run_started();
+    }
+
+    /// The step now, checked to be the same for a state loaded back from disk by a fresh
+    /// Manager (a resumed run with the same id).
+    fn step(&self, m: &Manager) -> Step {
+        let live = m.step(&self.state, &self.run, &BTreeSet::new());
+        let loaded = State::load(self.c, &self.store.dir, &self.run).unwrap();
+        let fresh = Manager::new(self.c, &loaded);
+        let resumed = fresh.step(&loaded, &self.run, &BTreeSet::new());
+        assert_eq!(live.stage, resumed.stage, "resumed stage differs");
+        assert_eq!(live.actions, resumed.actions, "resumed actions differ");
+        live
+    }
+
+    /// Performs `a`: a local action as the runner does it, a model call with a made-up
+    /// answer recorded as the runner records it.
+    fn perform(&mut self, m: &Manager, a: &Action) {
+        let c = self.c;
+        let (store, state) = (&mut self.store, &mut self.state);
+        match a {
+            Action::MergeGlossary => runner::merge_glossary(c, m, store, state).unwrap(),
+            Action::WriteDesk => crate::campaign::desk::write(c, store, state).unwrap(),
+            Action::JoinParts { unit } => runner::join_parts(c, m, store, state, *unit).unwrap(),
+            Action::WriteOutputs => {
+                let written = crate::campaign::outputs::write_all(c, state).unwrap();
+                let rec = store
+                    .append(Event::OutputsWritten {
+                        files: written.files,
+                    })
+                    .unwrap();
+                state.apply(c, &store.dir, &rec, None).unwrap();
+            }
+            _ => {
+                let job = jobs::prepare(m, state, a).unwrap();
+                let output = self.answers.output(c, a, &job.kind);
+                let result = ResultFile {
+                    schema_version: crate::campaign::fingerprint::STATE_SCHEMA_VERSION,
+                    call: job.call.clone(),
+                    agent: job.agent,
+                    unit: job.unit.clone(),
+                    request_sha256: "0".repeat(64),
+                    usage: crate::llm::Usage {
+                        prompt_tokens: 100,
+                        completion_tokens: 20,
+                        ..Default::default()
+                    },
+                    attempts: 1,
+                    requests: 1,
+                    model: Some("table".into()),
+                    finish_reason: Some("stop".into()),
+                    elapsed_ms: 1,
+                    output_sha256: ResultFile::output_hash(&output),
+                    output,
+                    origin: None,
+                };
+                runner::record_finished(c, m, store, state, result).unwrap();
+            }
+        }
+    }
+
+    /// Performs every action of `step`.
+    fn perform_all(&mut self, m: &Manager, step: &Step) {
+        for a in &step.actions {
+            self.perform(m, a);
+        }
+    }
+
+    /// Records that model call `a` failed in the current run.
+    fn fail(&mut self, a: &Action) {
+        let rec = self
+            .store
+            .append(Event::CallFailed {
+                call: a.call_key(self.c),
+                agent: a.agent().unwrap(),
+                unit: None,
+                run: self.run.clone(),
+                error: "HTTP 500 from the table".into(),
+                attempts: 3,
+                usage: Default::default(),
+            })
+            .unwrap();
+        self.state
+            .apply(self.c, &self.store.dir, &rec, None)
+            .unwrap();
+    }
+}
+
+impl Answers {
+    fn output(&self, c: &Campaign, a: &Action, kind: &JobKind) -> Output {
+        let stats = ParseStats::default();
+        match kind {
+            JobKind::Glossary { asked } => Output::GlossaryBatch {
+                asked: asked.clone(),
+                entries: Vec::new(),
+                stats,
+            },
+            JobKind::Brief => Output::Brief {
+                text: "Audience: engineers. Register: plain.\n".into(),
+            },
+            JobKind::Translation { round, .. } => {
+                let (unit, range) = match a {
+                    Action::Translate { unit, .. } => (*unit, None),
+                    Action::TranslatePart { unit, range, .. } => (*unit, Some(range.clone())),
+                    _ => unreachable!(),
+                };
+                let u = &c.units[unit];
+                let source = c.source_text(u);
+                let text = match range {
+                    Some(r) => good_translation(&source[r]),
+                    None if *round == 0 && self.untranslated.contains(&u.id) => source.to_string(),
+                    None => {
+                        let mut t = good_translation(source);
+                        if *round == 0
+                            && let Some((_, r)) = self.coined.iter().find(|(id, _)| *id == u.id)
+                        {
+                            let at = t.rfind('。').unwrap();
+                            t.insert_str(at, &format!("，{r}（context window）[待审]"));
+                        }
+                        t
+                    }
+                };
+                Output::Translation {
+                    round: *round,
+                    text,
+                    cleanup: Default::default(),
+                    reasoning_chars: 0,
+                    joined_from: Vec::new(),
+                }
+            }
+            JobKind::Proofread { round, units } => Output::Proofread {
+                round: *round,
+                units: units.clone(),
+                report: ProofReport {
+                    issues: Vec::new(),
+                    units_need_revision: units
+                        .iter()
+                        .filter(|u| self.flagged.contains(u))
+                        .cloned()
+                        .collect(),
+                    summary: "read".into(),
+                },
+                stats,
+            },
+            JobKind::Decide {
+                round,
+                forced,
+                candidates,
+            } => Output::Decision {
+                round: *round,
+                forced: forced.clone(),
+                candidates: candidates.clone(),
+                decision: Decision {
+                    revise: candidates
+                        .iter()
+                        .map(|u| RevisionOrder {
+                            unit: u.clone(),
+                            reason: "flagged by the reviewer".into(),
+                        })
+                        .collect(),
+                    summary: "decided".into(),
+                },
+                stats,
+            },
+            JobKind::Reconcile {
+                round,
+                term,
+                renderings,
+            } => Output::Reconciliation {
+                round: *round,
+                term: term.clone(),
+                renderings: renderings.clone(),
+                choice: None,
+                stats,
+                rejected: None,
+            },
+        }
+    }
+}
+
+/// The shape of an action, for table rows: its kind and, for translations, the unit id and
+/// round.
+fn shape(c: &Campaign, a: &Action) -> String {
+    match a {
+        Action::GlossaryBatch { .. } => "glossary".into(),
+        Action::MergeGlossary => "merge".into(),
+        Action::Brief { .. } => "brief".into(),
+        Action::WriteDesk => "desk".into(),
+        Action::Translate { unit, round, .. } => {
+            format!("translate {} r{round}", c.units[*unit].id)
+        }
+        Action::TranslatePart { part, .. } => format!("part {}", &part[part.len() - 3..]),
+        Action::JoinParts { unit } => format!("join {}", c.units[*unit].id),
+        Action::Proofread { round, chapter, .. } => format!("proofread r{round} {chapter}"),
+        Action::Reconcile { round, .. } => format!("reconcile r{round}"),
+        Action::Decide { round, .. } => format!("decide r{round}"),
+        Action::WriteOutputs => "outputs".into(),
+    }
+}
+
+fn shapes(c: &Campaign, step: &Step) -> Vec<String> {
+    step.actions.iter().map(|a| shape(c, a)).collect()
+}
+
+/// One table row: the stage expected now and the actions (by [`shape`]).
+type Row<'a> = (Stage, &'a [&'a str]);
+
+/// Plays the campaign to its end, performing every step's actions, and checks each step
+/// against `table` (and its replay from the loaded state). Returns the journal.
+fn play<'c>(j: &mut Journal<'c>, m: &Manager, table: &[Row]) {
+    for (i, (stage, actions)) in table.iter().enumerate() {
+        let step = j.step(m);
+        assert_eq!(&step.stage, stage, "row {i}: stage");
+        assert_eq!(shapes(j.c, &step), *actions, "row {i}: actions");
+        j.perform_all(m, &step);
+    }
+}
+
+const ALL_FIRST: &[&str] = &[
+    "translate ch1-000 r0",
+    "translate ch1-001 r0",
+    "translate ch2-000 r0",
+    "translate ch2-001 r0",
+];
+
+#[test]
+fn journal_to_stage_table_without_gates_runs_to_complete() {
+    let dir = TempDir::new("plain");
+    let c = campaign(&dir.0, "");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    assert_eq!(
+        c.prose_units().map(|u| u.id.as_str()).collect::<Vec<_>>(),
+        ["ch1-000", "ch1-001", "ch2-000", "ch2-001"]
+    );
+    let terms: Vec<&str> = c.candidates().iter().map(|c| c.term.as_str()).collect();
+    assert_eq!(terms, ["context window", "tool call", "language model"]);
+    assert_eq!(m.glossary_batches.len(), 1);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert_eq!(
+        Status::of_stage(&j.step(&m).stage).as_str(),
+        "complete",
+        "a finished campaign without errors"
+    );
+    // A new run over the finished journal has nothing to do.
+    j.new_run("run-2");
+    let m2 = Manager::new(&c, &j.state);
+    assert_eq!(j.step(&m2).stage, Stage::Complete);
+    assert!(j.step(&m2).actions.is_empty());
+}
+
+#[test]
+fn journal_to_stage_table_glossary_gate_waits_for_approval() {
+    let dir = TempDir::new("gate-glossary");
+    let c = campaign(&dir.0, "review = [\"glossary\"]\n");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::AwaitingApproval(Gate::Glossary), &[]),
+        ],
+    );
+    assert_eq!(
+        Status::of_stage(&j.step(&m).stage).as_str(),
+        "awaiting_approval"
+    );
+    // Still waiting in a new run: the gate is a recorded fact, not a session one.
+    j.new_run("run-2");
+    let m = Manager::new(&c, &j.state);
+    assert_eq!(j.step(&m).stage, Stage::AwaitingApproval(Gate::Glossary));
+    crate::campaign::desk::approve_glossary(&c, &mut j.store, &mut j.state).unwrap();
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+}
+
+#[test]
+fn journal_to_stage_table_qa_errors_and_flags_go_to_a_revision_round() {
+    let dir = TempDir::new("revise");
+    let c = campaign(&dir.0, "revision_rounds = 2\n");
+    let answers = Answers {
+        untranslated: vec!["ch1-001".into()],
+        flagged: vec!["ch2-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    // The untranslated unit has a deterministic QA error: forced, whatever the decision says.
+    assert_eq!(m.forced(&j.state, 0), ["ch1-001"]);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Decide(0), &["decide r0"]),
+            (
+                Stage::Revise(1),
+                &["translate ch1-001 r1", "translate ch2-001 r1"],
+            ),
+            // Round 1 (< revision_rounds) reviews the revised units only.
+            (
+                Stage::Proofread(1),
+                &["proofread r1 ch1", "proofread r1 ch2"],
+            ),
+            (Stage::Decide(1), &["decide r1"]),
+            (Stage::Revise(2), &["translate ch2-001 r2"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert_eq!(
+        m.revision_set(&j.state, 0)
+            .into_iter()
+            .map(|(u, _)| u)
+            .collect::<Vec<_>>(),
+        ["ch1-001", "ch2-001"]
+    );
+    assert!(m.forced(&j.state, 1).is_empty(), "the revision fixed it");
+}
+
+#[test]
+fn journal_to_stage_table_revisions_gate_waits_then_revises_what_was_approved() {
+    let dir = TempDir::new("gate-revisions");
+    let c = campaign(&dir.0, "review = [\"revisions\"]\n");
+    let answers = Answers {
+        flagged: vec!["ch1-001".into(), "ch2-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::AwaitingApproval(Gate::Revisions { round: 0 }), &[]),
+        ],
+    );
+    crate::campaign::desk::approve_revisions(
+        &c,
+        &m,
+        &mut j.store,
+        &mut j.state,
+        &[],
+        &["ch1-001".to_string()],
+    )
+    .unwrap();
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Revise(1), &["translate ch2-001 r1"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+}
+
+#[test]
+fn journal_to_stage_table_failed_calls_block_this_run_and_are_retried_by_the_next() {
+    let dir = TempDir::new("failures");
+    let c = campaign(&dir.0, "");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    // A glossary batch failing in this run blocks everything after it.
+    let step = j.step(&m);
+    assert_eq!(shapes(&c, &step), ["glossary", "brief"]);
+    j.fail(&step.actions[0]);
+    j.perform(&m, &step.actions[1]);
+    let blocked = j.step(&m);
+    assert_eq!(blocked.stage, Stage::Blocked);
+    assert!(blocked.actions.is_empty());
+    // The same journal seen from a later run: the failure is retried.
+    assert_eq!(
+        shapes(&c, &m.step(&j.state, "run-2", &BTreeSet::new())),
+        ["glossary"]
+    );
+    assert_eq!(
+        m.step(&j.state, "run-2", &BTreeSet::new()).stage,
+        Stage::Glossary
+    );
+    j.new_run("run-2");
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+        ],
+    );
+    // A first translation failing in this run: the others run, then the stage is blocked.
+    let step = j.step(&m);
+    assert_eq!(shapes(&c, &step), ALL_FIRST);
+    j.fail(&step.actions[2]);
+    for a in step.actions.iter().filter(|a| *a != &step.actions[2]) {
+        j.perform(&m, a);
+    }
+    assert_eq!(j.step(&m).stage, Stage::Blocked);
+    assert_eq!(
+        Status::of_stage(&j.step(&m).stage).as_str(),
+        "incomplete",
+        "a blocked run is incomplete"
+    );
+    j.new_run("run-3");
+    let m = Manager::new(&c, &j.state);
+    play(&mut j, &m, &[(Stage::Translate, &["translate ch2-000 r0"])]);
+    // A failed review does not block: the unit keeps its translation, the decision goes on.
+    let step = j.step(&m);
+    assert_eq!(shapes(&c, &step), ["proofread r0 ch1", "proofread r0 ch2"]);
+    j.fail(&step.actions[0]);
+    j.perform(&m, &step.actions[1]);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    // The next run reviews the failed batch again; the decision stands (its key covers the
+    // batches and the forced units, which did not change), so the outputs are written again.
+    j.new_run("run-4");
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Proofread(0), &["proofread r0 ch1"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+}
+
+#[test]
+fn journal_to_stage_table_split_unit_translates_its_parts_then_joins_them() {
+    let dir = TempDir::new("split");
+    let c = campaign(&dir.0, "");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+        ],
+    );
+    // Record the split of ch1-001 at its block boundary, as the runner does after a
+    // truncated answer.
+    let u = c.unit("ch1-001").unwrap();
+    let fp = j.state.fp(&u.id).unwrap().to_string();
+    let text = c.source_text(u);
+    let cut = text.find("\n\n").unwrap() + 2;
+    let rec = j
+        .store
+        .append(Event::UnitSplit {
+            unit: u.id.clone(),
+            key: fp.clone(),
+            parts: vec![(0, cut), (cut, text.len())],
+            reason: "truncated".into(),
+            usage: Default::default(),
+            requests: 1,
+        })
+        .unwrap();
+    j.state.apply(&c, &j.store.dir, &rec, None).unwrap();
+    let step = j.step(&m);
+    assert_eq!(step.stage, Stage::Translate);
+    assert_eq!(
+        shapes(&c, &step),
+        [
+            "translate ch1-000 r0",
+            "part .p1",
+            "part .p2",
+            "translate ch2-000 r0",
+            "translate ch2-001 r0"
+        ]
+    );
+    j.perform_all(&m, &step);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Translate, &["join ch1-001"]),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert_eq!(
+        j.state.translation_at("ch1-001", 0),
+        Some(good_translation(text).as_str()),
+        "the joined parts are the unit's first translation"
+    );
+}
+
+#[test]
+fn journal_to_stage_table_errors_left_after_the_last_round_end_needs_review() {
+    let dir = TempDir::new("needs-review");
+    let c = campaign(&dir.0, "revision_rounds = 0\n");
+    let answers = Answers {
+        untranslated: vec!["ch2-000".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            // No revision round: round 0 is still reviewed (advisory), nothing is decided.
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    let summary = runner::summarize(&c, &m, &j.state, Status::of_stage(&Stage::Complete));
+    assert_eq!(
+        summary.status.as_str(),
+        "needs_review",
+        "the untranslated unit's QA error is left for an editor"
+    );
+}
+
+#[test]
+fn in_memory_campaign_is_the_campaign_load_reads_from_the_same_files() {
+    let dir = TempDir::new("load");
+    std::fs::create_dir_all(dir.0.join("book")).unwrap();
+    std::fs::write(dir.0.join("book/ch1.md"), CH1).unwrap();
+    std::fs::write(dir.0.join("book/ch2.md"), CH2).unwrap();
+    let mem = campaign(&dir.0, "");
+    let loaded = Campaign::load(mem.plan.clone()).unwrap();
+    assert_eq!(mem.fingerprint, loaded.fingerprint);
+    assert_eq!(mem.config.key(), loaded.config.key());
+    assert_eq!(mem.units, loaded.units);
+    assert_eq!(mem.guide, loaded.guide);
+    assert_eq!(mem.units.len(), 4);
+}
+
+#[test]
+fn journal_to_stage_table_conflicting_coined_renderings_are_reconciled_before_the_decision() {
+    let dir = TempDir::new("reconcile");
+    let c = campaign(&dir.0, "");
+    let answers = Answers {
+        coined: vec![
+            ("ch1-000".into(), "上下文窗口".into()),
+            ("ch2-000".into(), "语境窗".into()),
+        ],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    let conflicts = m.conflicts(&j.state, 0);
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert_eq!(conflicts[0].term, "context window");
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Reconcile(0), &["reconcile r0"]),
+            // The answer chose nothing: the term stays unreconciled, the call is not repeated.
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+}
