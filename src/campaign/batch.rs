@@ -12,7 +12,7 @@
 //! 2. **Poll** every `batch_poll_ms` until the batch ends; Ctrl-C or SIGTERM stops polling and
 //!    the run ends interrupted, the batch still open in the journal.
 //! 3. **Record**: each answer goes through [`jobs::finish`], like a streamed one, and is
-//!    recorded with the same result file and usage (runner's `record_finished`); a truncated
+//!    recorded with the same result file and usage ([`super::commit::record_result`]); a truncated
 //!    answer splits its unit as usual. An answer is used only for the request it was asked
 //!    for: its call must still be pending and its request fingerprint unchanged.
 //! 4. **End**: `batch_ended` is journaled; the items without a usable answer (HTTP errors,
@@ -239,7 +239,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         runner::record_runaways(c, store, state, &notes, progress)?;
         match finished {
             Ok(result) => {
-                runner::record_finished(c, m, store, state, result)?;
+                super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
                 progress.finish(&item.call, unit_done);
                 succeeded += 1;
             }

@@ -351,8 +351,7 @@ pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyho
         let Some(fp) = state.fp(&e.unit).map(String::from) else {
             continue;
         };
-        let rec = store.record_human_edit(&e.unit, &fp, &e.text)?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_edit(c, store, state, &e.unit, &fp, &e.text, false)?;
     }
     Ok(edited.len())
 }
@@ -705,7 +704,8 @@ pub(super) fn record_runaways(
     Ok(())
 }
 
-/// Writes the result file, applies it, measures the Manager context and journals it.
+/// Records a finished call through the write protocol ([`super::commit::record_result`]),
+/// with the Manager context measured on the state that holds it.
 pub(super) fn record_finished(
     c: &Campaign,
     m: &Manager,
@@ -713,30 +713,7 @@ pub(super) fn record_finished(
     state: &mut State,
     result: ResultFile,
 ) -> anyhow::Result<()> {
-    let (file, sha256) = store.write_result(&result)?;
-    let mut event = Event::CallFinished {
-        call: result.call.clone(),
-        agent: result.agent,
-        unit: result.unit.clone(),
-        file,
-        sha256,
-        usage: result.usage,
-        requests: result.requests,
-        ctx_tokens: 0,
-        adopted: false,
-    };
-    let provisional = super::store::Record {
-        seq: store.next_seq(),
-        at_ms: now_ms(),
-        event: event.clone(),
-    };
-    state.apply(c, &store.dir, &provisional, Some(result))?;
-    let tokens = m.context(state).tokens();
-    state.ctx_peak = state.ctx_peak.max(tokens);
-    if let Event::CallFinished { ctx_tokens, .. } = &mut event {
-        *ctx_tokens = tokens;
-    }
-    store.append(event)?;
+    super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
     Ok(())
 }
 
@@ -909,25 +886,7 @@ fn merge_glossary(
     Ok(())
 }
 
-/// Journals the result files [`State::load`] adopted (found without their journal line, e.g.
-/// after a kill between writing a result and appending its line), so they are never lost.
-pub(crate) fn journal_adopted(store: &mut Store, state: &mut State) -> anyhow::Result<()> {
-    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
-        let r = &state.finished[&call];
-        store.append(Event::CallFinished {
-            call: call.clone(),
-            agent: r.agent,
-            unit: r.unit.clone(),
-            file,
-            sha256,
-            usage: r.usage,
-            requests: r.requests,
-            ctx_tokens: 0,
-            adopted: true,
-        })?;
-    }
-    Ok(())
-}
+pub(crate) use super::commit::journal_adopted;
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
 pub async fn shutdown_signal() {

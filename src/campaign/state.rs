@@ -965,6 +965,20 @@ impl State {
     }
 }
 
+/// Bookkeeping of the write protocol ([`super::commit`]), which owns when these run.
+impl State {
+    /// Raises the largest context measured (`ctx_peak`, tokens) to `tokens` when larger.
+    pub(super) fn note_ctx_tokens(&mut self, tokens: usize) {
+        self.ctx_peak = self.ctx_peak.max(tokens);
+    }
+
+    /// Takes the result files adopted by [`State::load`] (call key, relative path, sha256) to
+    /// be journaled; afterwards none are pending.
+    pub(super) fn take_adopted(&mut self) -> Vec<(String, String, String)> {
+        std::mem::take(&mut self.adopted)
+    }
+}
+
 /// Where a candidate text of a unit came from (`origin` in report.json, snake_case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

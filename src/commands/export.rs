@@ -5,10 +5,11 @@
 use std::io::Write;
 
 use crate::campaign::Campaign;
+use crate::campaign::exports as ic;
 use crate::campaign::state::State;
 use crate::cli::ExportArgs;
 use crate::exit::{ExitCode, UsageError};
-use crate::interchange::{Format, campaign as ic, delimited, tbx};
+use crate::interchange::{Format, delimited, tbx};
 
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let plan = super::plan(&args.campaign, None)?;

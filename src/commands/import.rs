@@ -13,7 +13,7 @@ use crate::campaign::store::{Existing, Store};
 use crate::cli::ImportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::interchange::memory::Memory;
-use crate::interchange::{Format, campaign as ic, tmx, xliff};
+use crate::interchange::{Format, tmx, xliff};
 use crate::qa::Severity;
 
 pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
@@ -114,7 +114,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     }
     let (touched, summary) = match input {
         Input::Xliff(units) => {
-            let r = ic::apply_xliff(&campaign, &mut store, &mut state, &units)?;
+            let r =
+                crate::campaign::imports::apply_xliff(&campaign, &mut store, &mut state, &units)?;
             eprintln!(
                 "{display}: {} unit(s) edited (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without target",
                 r.edited.len(),
@@ -138,7 +139,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
             (r.edited.clone(), serde_json::to_value(&r)?)
         }
         Input::Tmx(m) => {
-            let filled = ic::apply_memory(&campaign, &mut store, &mut state, &m)?;
+            let filled =
+                crate::campaign::memory::apply_memory(&campaign, &mut store, &mut state, &m)?;
             eprintln!(
                 "{display}: {} distinct source(s); {} unit(s) not yet translated took their translation from it (no model call)",
                 m.len(),
@@ -151,7 +153,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if !touched.is_empty() || hand > 0 || !state.outputs_current {
-        let skipped = ic::write_outputs(&campaign, &mut store, &mut state)?;
+        let skipped = crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
         if !skipped.is_empty() {
             eprintln!(
                 "  chapters not written (units still untranslated): {}; `booktr run` translates them",

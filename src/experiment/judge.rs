@@ -34,6 +34,7 @@ use serde_json::{Value, json};
 use super::Arm;
 use crate::agents::Agent;
 use crate::campaign::Campaign;
+use crate::campaign::commit;
 use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
 use crate::campaign::state::State;
 use crate::campaign::store::{Event, Existing, Output, ResultFile, Store, now_ms};
@@ -866,7 +867,7 @@ pub async fn run(
     for w in std::mem::take(&mut state.warnings) {
         eprintln!("warning: {w}");
     }
-    super::journal_adopted(&mut store, &mut state)?;
+    commit::journal_adopted(&mut store, &mut state)?;
     let rec = store.append(Event::RunStarted {
         run: run_id.clone(),
         pid: std::process::id(),
@@ -1010,7 +1011,7 @@ fn record(
                 output_sha256: ResultFile::output_hash(&output),
                 output,
             };
-            super::record_result(jc, store, state, result, 0)?;
+            commit::record_result(jc, store, state, result, |_| 0)?;
             Ok(Some(judgment))
         }
         Err(error) => {

@@ -30,6 +30,7 @@ use serde::Serialize;
 use crate::agents::Agent;
 use crate::agents::translation::{self, Setup};
 use crate::campaign::Campaign;
+use crate::campaign::commit;
 use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
 use crate::campaign::runner::RunOptions;
 use crate::campaign::state::{AgentUsage, State};
@@ -212,7 +213,7 @@ pub async fn run(
     for w in std::mem::take(&mut state.warnings) {
         eprintln!("warning: {w}");
     }
-    super::journal_adopted(&mut store, &mut state)?;
+    commit::journal_adopted(&mut store, &mut state)?;
     if provider.is_rehearsal() {
         eprintln!(
             "REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations."
@@ -382,7 +383,7 @@ pub async fn run(
             output_sha256: ResultFile::output_hash(&output),
             output,
         };
-        super::record_result(&sc, &mut store, &mut state, result, prompt_tokens)?;
+        commit::record_result(&sc, &mut store, &mut state, result, |_| prompt_tokens)?;
         tokens = prompt_tokens + message_tokens(&text);
         messages.push(Message::user(source));
         messages.push(Message::assistant(text.clone()));
