@@ -21,6 +21,7 @@ pub mod exports;
 pub mod fingerprint;
 pub mod imports;
 pub mod jobs;
+pub mod judgment;
 pub mod manager;
 pub mod memory;
 pub mod outputs;

@@ -335,7 +335,7 @@ impl State {
             | Event::RunFinished { .. }
             | Event::RunInterrupted { .. } => {}
             // Experiment facts (single-agent context exhaustion, judge receipts) are read from
-            // the journal by `crate::experiment`; they change nothing here.
+            // the journal by the experiment (`booktr experiment`); they change nothing here.
             Event::ContextExhausted { .. } | Event::Receipt { .. } => {}
             Event::CallFinished {
                 call,
