@@ -199,21 +199,9 @@ pub struct Evidence {
     pub table: String,
 }
 
-/// The comparison section of `report.html`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    /// The evidence file, relative to the report directory.
-    pub evidence: String,
-    pub generated_at: String,
-    pub rehearsal: bool,
-    pub provider: String,
-    pub model: String,
-    pub judge_model: String,
-    /// `[metric, orchestration, single agent]`.
-    pub rows: Vec<[String; 3]>,
-    pub gates: Vec<Gate>,
-    pub all_gates_pass: bool,
-}
+/// The comparison section of the report, filled by [`Evidence::comparison`] (the model is the
+/// report's).
+pub use crate::report::Comparison;
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |x| format!("{:.1} %", x * 100.0))
@@ -347,7 +335,15 @@ impl Evidence {
             model: self.model.clone(),
             judge_model: self.judge_model.clone(),
             rows: self.rows(),
-            gates: self.gates.clone(),
+            gates: self
+                .gates
+                .iter()
+                .map(|g| crate::report::ComparisonGate {
+                    name: g.name.to_string(),
+                    pass: g.pass,
+                    reason: g.reason.clone(),
+                })
+                .collect(),
             all_gates_pass: self.all_gates_pass,
         }
     }

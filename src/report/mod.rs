@@ -2,6 +2,7 @@
 //! `report.json` (machine-readable evidence) and `report.md` (a summary read in two minutes,
 //! worst problems first). Both say REHEARSAL when the pseudo provider produced the outputs.
 
+mod comparison;
 pub mod html;
 mod markdown;
 
@@ -21,6 +22,8 @@ use crate::campaign::store::Output;
 use crate::llm::Usage;
 use crate::qa::{self, Finding, Severity};
 use crate::termbase::Entry;
+
+pub use comparison::{Comparison, ComparisonGate};
 
 /// Version of the report JSON layout.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -206,7 +209,7 @@ pub struct Report {
     /// The orchestration / single-agent comparison of the newest `booktr experiment` (absent
     /// after a plain `run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<crate::experiment::evidence::Comparison>,
+    pub comparison: Option<Comparison>,
     /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
     #[serde(skip)]
     pub bilingual: bool,
