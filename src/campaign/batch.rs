@@ -90,7 +90,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         .filter(|a| is_batchable(a))
         .map(|a| (a.call_key(c), a))
         .collect();
-    let (batch, items) = match state.open_batches.first() {
+    let (batch, items) = match state.open_batches().first() {
         Some((b, items)) => {
             progress.println(&format!(
                 "polling batch {b} ({} requests) submitted earlier",
@@ -103,7 +103,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
             let mut items = Vec::new();
             let mut calls: Vec<&String> = by_call
                 .keys()
-                .filter(|k| !state.batch_tried.contains(*k) && !state.is_done(k))
+                .filter(|k| !state.batch_tried().contains(*k) && !state.is_done(k))
                 .collect();
             calls.sort();
             for call in calls {
@@ -253,7 +253,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                     state,
                     action,
                     &item.call,
-                    &state.run.clone(),
+                    &state.run().clone(),
                     &f,
                     progress,
                 )?;
@@ -264,7 +264,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
     failed += items.len().saturating_sub(answered.len());
     let rec = store.append(Event::BatchEnded {
         batch: batch.clone(),
-        run: state.run.clone(),
+        run: state.run().clone(),
         status: status.clone(),
         succeeded,
         failed,

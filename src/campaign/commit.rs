@@ -117,7 +117,7 @@ pub fn record_edit(
 /// Errors: I/O while appending.
 pub fn journal_adopted(store: &mut Store, state: &mut State) -> anyhow::Result<()> {
     for (call, file, sha256) in state.take_adopted() {
-        let r = &state.finished[&call];
+        let r = &state.finished()[&call];
         store.append(Event::CallFinished {
             call: call.clone(),
             agent: r.agent,
@@ -201,7 +201,7 @@ mod tests {
         let seq = store.next_seq();
         let rec = record_result(&c, &mut store, &mut state, result("brief/x"), |s| {
             // The measurement sees the result already applied.
-            assert!(s.finished.contains_key("brief/x"));
+            assert!(s.finished().contains_key("brief/x"));
             4321
         })
         .unwrap();
@@ -218,15 +218,15 @@ mod tests {
         };
         assert_eq!((ctx_tokens, requests, adopted), (4321, 1, false));
         assert_eq!(file, "results/brief/x.json");
-        assert_eq!(state.ctx_peak, 4321);
+        assert_eq!(state.ctx_peak(), 4321);
         assert_eq!(finished_lines(&store.dir), vec![rec]);
         drop(store);
         // A reload sees exactly the same: no adoption, same peak and usage.
         let dir = c.state_path();
         let again = State::load(&c, &dir, "run-2").unwrap();
-        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
-        assert_eq!(again.ctx_peak, 4321);
-        assert_eq!(again.usage[&Agent::Manager].prompt_tokens, 120);
+        assert!(again.warnings().is_empty(), "{:?}", again.warnings());
+        assert_eq!(again.ctx_peak(), 4321);
+        assert_eq!(again.usage()[&Agent::Manager].prompt_tokens, 120);
         assert_eq!(again.brief_text(), "Audience: engineers.\n");
     }
 
@@ -272,11 +272,14 @@ mod tests {
             };
             let mut store = Store::open_for_run(&c, Existing::Refuse).unwrap();
             let mut state = State::load(&c, &dir, "run-2").unwrap();
-            assert!(state.finished.contains_key("brief/x"), "{crash}");
+            assert!(state.finished().contains_key("brief/x"), "{crash}");
             assert!(
-                state.warnings.iter().any(|w| w.contains("adopted result")),
+                state
+                    .warnings()
+                    .iter()
+                    .any(|w| w.contains("adopted result")),
                 "{crash}: {:?}",
-                state.warnings
+                state.warnings()
             );
             journal_adopted(&mut store, &mut state).unwrap();
             journal_adopted(&mut store, &mut state).unwrap();
@@ -297,11 +300,11 @@ mod tests {
             drop(store);
             let again = State::load(&c, &dir, "run-3").unwrap();
             assert!(
-                !again.warnings.iter().any(|w| w.contains("adopted")),
+                !again.warnings().iter().any(|w| w.contains("adopted")),
                 "{crash}: {:?}",
-                again.warnings
+                again.warnings()
             );
-            assert!(again.finished.contains_key("brief/x"), "{crash}");
+            assert!(again.finished().contains_key("brief/x"), "{crash}");
         }
     }
 
@@ -321,7 +324,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(read_journal(&store.dir).unwrap().0, vec![rec]);
-        assert_eq!(state.stopped.as_deref(), Some("quota"));
+        assert_eq!(state.stopped().as_deref(), Some("quota"));
         // Refused by a read-only journal: nothing is applied.
         let mut ro = Store::open_dir(&store.dir).unwrap();
         let mut fresh = State::load(&c, &ro.dir, "run-2").unwrap();
@@ -337,6 +340,6 @@ mod tests {
             )
             .is_err()
         );
-        assert_eq!(fresh.stopped.as_deref(), Some("quota"));
+        assert_eq!(fresh.stopped().as_deref(), Some("quota"));
     }
 }

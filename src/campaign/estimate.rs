@@ -135,8 +135,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
 
     // Translation, with the merged termbase once known, else house style plus every candidate.
     let assumed: Termbase;
-    let termbase: &Termbase = if s.termbase.is_some()
-        && s.glossary_inputs.as_deref() == Some(m.glossary_inputs.as_str())
+    let termbase: &Termbase = if s.termbase().is_some()
+        && s.glossary_inputs().as_deref() == Some(m.glossary_inputs.as_str())
     {
         s.effective_termbase()
     } else {
@@ -156,7 +156,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         &assumed
     };
     // The brief is in every translation prompt; before it exists, assume the usual length.
-    let setup = c.translation_setup_with(match &s.brief {
+    let setup = c.translation_setup_with(match &s.brief() {
         Some(b) => b.text.clone(),
         None => crate::agents::brief::placeholder(c.chapters.len()),
     });
@@ -215,7 +215,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .get_mut(&Agent::Proofreading)
         .unwrap()
         .add(batches, proof_prompt, batches * 40);
-    if todo > 0 || !s.finished.keys().any(|k| k.starts_with("proofread/")) {
+    if todo > 0 || !s.finished().keys().any(|k| k.starts_with("proofread/")) {
         remaining
             .get_mut(&Agent::Proofreading)
             .unwrap()
@@ -232,7 +232,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .get_mut(&Agent::Manager)
         .unwrap()
         .add(rounds, rounds * decision, rounds * 40);
-    if !s.finished.keys().any(|k| k.starts_with("decide/")) {
+    if !s.finished().keys().any(|k| k.starts_with("decide/")) {
         remaining
             .get_mut(&Agent::Manager)
             .unwrap()

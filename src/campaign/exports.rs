@@ -14,7 +14,7 @@ use crate::termbase::Entry;
 /// has one, else the house-style entries alone.
 pub fn termbase_entries(c: &Campaign, s: Option<&State>) -> Vec<Entry> {
     match s {
-        Some(s) if s.termbase.is_some() => s.effective_termbase().entries.clone(),
+        Some(s) if s.termbase().is_some() => s.effective_termbase().entries.clone(),
         _ => c.house.entries.clone(),
     }
 }

@@ -340,7 +340,7 @@ impl<'a> Manager<'a> {
     /// The campaign-level QA of the texts as they stand after `round` (see
     /// [`qa::check_campaign`]), computed once per round and termbase version.
     pub fn campaign_qa(&self, s: &State, round: u32) -> std::sync::Arc<qa::CampaignQa> {
-        let key = (round, s.reconciled.len());
+        let key = (round, s.reconciled().len());
         if let Some(q) = self.campaign_qa.lock().unwrap().get(&key) {
             return q.clone();
         }
@@ -373,7 +373,7 @@ impl<'a> Manager<'a> {
             })
             .collect();
         let ctx = s
-            .qa_ctx
+            .qa_ctx()
             .clone()
             .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
         let q = std::sync::Arc::new(qa::check_campaign(&ctx, &units, &[]));
@@ -390,10 +390,10 @@ impl<'a> Manager<'a> {
         // Reconciled terms, and terms whose reconciliation answer was rejected (an unobserved
         // rendering): asking again would pay for the same doubt; the drift stays reported.
         let done: BTreeSet<String> = s
-            .reconciled
+            .reconciled()
             .iter()
             .map(|e| crate::termbase::term_key(&e.source))
-            .chain(s.finished.values().filter_map(|r| match &r.output {
+            .chain(s.finished().values().filter_map(|r| match &r.output {
                 crate::campaign::store::Output::Reconciliation {
                     term,
                     rejected: Some(_),
@@ -499,7 +499,7 @@ impl<'a> Manager<'a> {
         }
         // Under the revisions gate only what the editor approved goes back (nothing before
         // the approval is recorded).
-        match s.revision_approvals.get(&self.decide_key(s, round)) {
+        match s.revision_approvals().get(&self.decide_key(s, round)) {
             Some(approval) => proposed
                 .into_iter()
                 .filter(|(u, _)| approval.approved.contains(u))
@@ -524,7 +524,7 @@ impl<'a> Manager<'a> {
                 .unwrap_or(usize::MAX)
         };
         match s
-            .finished
+            .finished()
             .get(&self.decide_key(s, round))
             .map(|r| &r.output)
         {
@@ -559,7 +559,7 @@ impl<'a> Manager<'a> {
     ) -> Vec<&'s crate::agents::proofreading::ProofReport> {
         self.proofread_batches(s, round)
             .iter()
-            .filter_map(|b| match s.finished.get(&b.key).map(|r| &r.output) {
+            .filter_map(|b| match s.finished().get(&b.key).map(|r| &r.output) {
                 Some(Output::Proofread { report, .. }) => Some(report),
                 _ => None,
             })
@@ -608,7 +608,7 @@ impl<'a> Manager<'a> {
         let cost = |u: &crate::book::Unit| -> usize {
             match s
                 .fp(&u.id)
-                .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+                .and_then(|fp| s.finished().get(&translate_key(fp, round)))
             {
                 Some(r) => {
                     (r.usage.prompt_tokens.saturating_sub(shared_prefix)
@@ -625,7 +625,7 @@ impl<'a> Manager<'a> {
             .iter()
             .filter_map(|u| {
                 s.fp(&u.id)
-                    .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+                    .and_then(|fp| s.finished().get(&translate_key(fp, round)))
             })
             .map(|r| r.usage.prompt_tokens)
             .sum();
@@ -684,7 +684,7 @@ impl<'a> Manager<'a> {
         }
         let c = self.campaign;
         let units: BTreeSet<String> = self.select_for_review(s, round).into_iter().collect();
-        let termbase = s.termbase.as_ref().map(|t| &t.1);
+        let termbase = s.termbase().as_ref().map(|t| &t.1);
         let mut out = Vec::new();
         for ch in &c.chapters {
             let mine: Vec<&crate::book::Unit> = c
@@ -772,7 +772,7 @@ impl<'a> Manager<'a> {
         if batches.iter().any(|a| !s.is_done(&key(a))) {
             if batches
                 .iter()
-                .any(|a| s.failed_this_run.contains_key(&key(a)))
+                .any(|a| s.failed_this_run().contains_key(&key(a)))
             {
                 return Step {
                     stage: Stage::Blocked,
@@ -784,7 +784,7 @@ impl<'a> Manager<'a> {
                 actions: batches.into_iter().filter_map(open).collect(),
             };
         }
-        if s.glossary_inputs.as_deref() != Some(self.glossary_inputs.as_str()) {
+        if s.glossary_inputs().as_deref() != Some(self.glossary_inputs.as_str()) {
             let actions = if in_flight.contains(&key(&Action::MergeGlossary)) {
                 vec![]
             } else {
@@ -797,10 +797,11 @@ impl<'a> Manager<'a> {
         }
         // The desk: the brief (and the termbase under review) where the editor can read them.
         let gates = c.plan.gates;
-        let desk_stale = s.brief_on_desk.as_deref() != s.brief.as_ref().map(|b| b.sha256.as_str())
+        let desk_stale = s.brief_on_desk().as_deref()
+            != s.brief().as_ref().map(|b| b.sha256.as_str())
             || (gates.glossary
                 && !s.glossary_approved()
-                && s.glossary_review_of.as_deref() != s.merged_sha256.as_deref());
+                && s.glossary_review_of().as_deref() != s.merged_sha256().as_deref());
         if desk_stale {
             let actions = if in_flight.contains(&key(&Action::WriteDesk)) {
                 vec![]
@@ -827,7 +828,7 @@ impl<'a> Manager<'a> {
             if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
                 continue;
             }
-            if !s.splits.contains_key(&fp) {
+            if !s.splits().contains_key(&fp) {
                 first.push(Action::Translate {
                     unit: i,
                     fp,
@@ -838,7 +839,7 @@ impl<'a> Manager<'a> {
             let leaves = s.leaf_parts(&fp);
             let missing: Vec<Action> = leaves
                 .into_iter()
-                .filter(|(part, _)| !s.part_translations.contains_key(part))
+                .filter(|(part, _)| !s.part_translations().contains_key(part))
                 .map(|(part, range)| Action::TranslatePart {
                     unit: i,
                     part,
@@ -933,7 +934,7 @@ impl<'a> Manager<'a> {
             if gates.revisions
                 && !self.proposed_revisions(s, round).is_empty()
                 && !s
-                    .revision_approvals
+                    .revision_approvals()
                     .contains_key(&self.decide_key(s, round))
             {
                 return Step {
@@ -971,7 +972,7 @@ impl<'a> Manager<'a> {
             round += 1;
         }
         // 6. Outputs.
-        if !s.outputs_current {
+        if !s.outputs_current() {
             let actions = if in_flight.contains(&key(&Action::WriteOutputs)) {
                 vec![]
             } else {
@@ -1006,7 +1007,7 @@ impl<'a> Manager<'a> {
             .filter(|u| s.translation_at(&u.id, 0).is_none())
             .map(|u| u.id.as_str())
             .collect();
-        let failed: Vec<&String> = s.open_failures.keys().collect();
+        let failed: Vec<&String> = s.open_failures().keys().collect();
         let stage = self.next_step(s, &BTreeSet::new()).stage;
         ManagerContext {
             task: format!(
@@ -1053,8 +1054,8 @@ impl<'a> Manager<'a> {
                 pending_more: pending.len().saturating_sub(5),
                 failed_calls: failed.iter().take(5).map(|s| s.to_string()).collect(),
             },
-            usage: s.usage.clone(),
-            call_log: s.recent.iter().cloned().collect(),
+            usage: s.usage().clone(),
+            call_log: s.recent().iter().cloned().collect(),
             file_index: FileIndex {
                 campaign: p
                     .campaign_file
@@ -1096,7 +1097,7 @@ impl<'a> Manager<'a> {
                 },
                 out_dir: p.rel(&p.out_dir),
                 state: p.rel(&c.state_path()),
-                glossary: s.termbase.as_ref().map(|t| t.0.clone()),
+                glossary: s.termbase().as_ref().map(|t| t.0.clone()),
                 results: "results/<agent>/<call>.json".into(),
             },
         }

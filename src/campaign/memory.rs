@@ -51,7 +51,7 @@ pub fn result(c: &Campaign, u: &crate::book::Unit, fp: &str, hit: &Hit) -> Resul
 /// Whether unit `id`'s first translation came from a translation memory.
 pub fn is_memory_hit(s: &State, id: &str) -> bool {
     s.fp(id)
-        .and_then(|fp| s.finished.get(&translate_key(fp, 0)))
+        .and_then(|fp| s.finished().get(&translate_key(fp, 0)))
         .is_some_and(|r| matches!(r.origin, Some(ResultOrigin::Memory { .. })))
 }
 
@@ -73,7 +73,7 @@ pub fn apply_memory(
         };
         if state.translation_at(&u.id, 0).is_some()
             || state.human_edit(&u.id).is_some()
-            || state.splits.contains_key(&fp)
+            || state.splits().contains_key(&fp)
         {
             continue;
         }

@@ -250,11 +250,11 @@ pub fn summarize_with(
             s.translation_at(&u.id, 0).is_none()
                 && s.fp(&u.id).is_some_and(|fp| {
                     let prefix = format!("translate/{fp}");
-                    s.open_failures.keys().any(|k| k.starts_with(&prefix))
+                    s.open_failures().keys().any(|k| k.starts_with(&prefix))
                 })
         })
         .count();
-    let mut usage = s.usage.clone();
+    let mut usage = s.usage().clone();
     for a in Agent::ALL {
         usage.entry(a).or_default();
     }
@@ -290,7 +290,7 @@ pub fn summarize_with(
                 .filter(|u| {
                     s.translation_at(&u.id, 0).is_some()
                         && s.fp(&u.id)
-                            .is_some_and(|fp| !s.translated_this_run.contains(fp))
+                            .is_some_and(|fp| !s.translated_this_run().contains(fp))
                 })
                 .count(),
             failed,
@@ -303,15 +303,15 @@ pub fn summarize_with(
         out_dir: c.plan.rel(&c.plan.out_dir),
         state_dir: c.plan.rel(&c.state_path()),
         report_dir: c.plan.rel(&c.plan.report_dir),
-        manager_context_peak_tokens: s.ctx_peak,
+        manager_context_peak_tokens: s.ctx_peak(),
         usage,
         cost,
-        last_error: s.last_error.clone(),
+        last_error: s.last_error().clone(),
         findings,
-        runaway_replies: s.runaways.len(),
-        stopped: s.stopped.clone(),
+        runaway_replies: s.runaways().len(),
+        stopped: s.stopped().clone(),
         resume: s
-            .stopped
+            .stopped()
             .as_ref()
             .map(|_| format!("booktr run {}", c.plan.campaign_file.display())),
     }
@@ -384,19 +384,19 @@ pub async fn run<'a>(
     if rehearsal {
         progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
     }
-    for w in std::mem::take(&mut state.warnings) {
+    for w in state.take_warnings() {
         progress.println(&format!("warning: {w}"));
     }
     journal_adopted(&mut store, &mut state)?;
     if opts.force {
-        let mut fps: Vec<String> = state.human_edits.keys().cloned().collect();
+        let mut fps: Vec<String> = state.human_edits().keys().cloned().collect();
         fps.sort();
         if !fps.is_empty() {
             let rec = store.append(Event::HumanEditsDiscarded { fps })?;
             state.apply(c, &store.dir, &rec, None)?;
         }
         // Rewrite the outputs even if nothing else changed.
-        state.outputs_current = false;
+        state.require_outputs_rewrite();
     } else {
         let n = import_edits(c, &mut store, &mut state)?;
         if n > 0 {
@@ -404,13 +404,13 @@ pub async fn run<'a>(
         }
         // An output chapter deleted since the last write is written again (from the recorded
         // translations and human edits, so nothing is lost).
-        if state.outputs_current
+        if state.outputs_current()
             && c.chapters
                 .iter()
                 .any(|ch| !c.plan.out_dir.join(&ch.file_name).exists())
         {
             progress.println("rewriting output chapters that are missing");
-            state.outputs_current = false;
+            state.require_outputs_rewrite();
         }
     }
     if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
@@ -463,7 +463,7 @@ pub async fn run<'a>(
         }
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
-        if (batch_mode || !state.open_batches.is_empty())
+        if (batch_mode || !state.open_batches().is_empty())
             && fatal.is_none()
             && in_flight.is_empty()
             && matches!(step.stage, Stage::Translate | Stage::Revise(_))
@@ -830,7 +830,7 @@ fn join_parts(
     let leaves = state.leaf_parts(&fp);
     let mut text = String::new();
     for (part, _) in &leaves {
-        text.push_str(&state.part_translations[part]);
+        text.push_str(&state.part_translations()[part]);
     }
     let output = Output::Translation {
         round: 0,

@@ -57,7 +57,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
 
 fn write_termbase(c: &Campaign, s: Option<&State>, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let entries = ic::termbase_entries(c, s);
-    if s.is_none_or(|s| s.termbase.is_none()) {
+    if s.is_none_or(|s| s.termbase().is_none()) {
         eprintln!(
             "note: the campaign has no merged termbase yet; exporting its {} house-style entries",
             entries.len()

@@ -104,7 +104,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     }
     let mut store = Store::open_for_run(&campaign, Existing::Refuse)?;
     let mut state = State::load(&campaign, &store.dir, "import")?;
-    if state.termbase.is_none() {
+    if state.termbase().is_none() {
         return Err(run_first().into());
     }
     // Hand edits of the output files first, so that rewriting them loses nothing.
@@ -152,7 +152,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
-    if !touched.is_empty() || hand > 0 || !state.outputs_current {
+    if !touched.is_empty() || hand > 0 || !state.outputs_current() {
         let skipped = crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
         if !skipped.is_empty() {
             eprintln!(

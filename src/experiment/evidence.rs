@@ -503,7 +503,7 @@ pub fn judge_aggregates(judged: &JudgeRun, pairs: &[Pair], model: &str) -> Judge
         quotes,
         usage: judged
             .state
-            .usage
+            .usage()
             .get(&Agent::Judge)
             .copied()
             .unwrap_or_default(),
@@ -778,13 +778,13 @@ fn gates(
     // 1. All four roles executed.
     let calls: Vec<String> = Agent::ALL
         .iter()
-        .map(|a| format!("{a} {}", orch.state.usage.get(a).map_or(0, |u| u.calls)))
+        .map(|a| format!("{a} {}", orch.state.usage().get(a).map_or(0, |u| u.calls)))
         .collect();
     gates.push(Gate {
         name: "all_four_roles_executed",
         pass: Agent::ALL
             .iter()
-            .all(|a| orch.state.usage.get(a).is_some_and(|u| u.calls > 0)),
+            .all(|a| orch.state.usage().get(a).is_some_and(|u| u.calls > 0)),
         reason: format!(
             "finished calls in the orchestration arm: {}",
             calls.join(", ")
@@ -870,9 +870,9 @@ fn gates(
     }
     let reported: BTreeSet<String> = orch
         .state
-        .finished
+        .finished()
         .values()
-        .chain(single.state.finished.values())
+        .chain(single.state.finished().values())
         .filter(|r| r.agent == Agent::Translation && r.requests > 0)
         .filter_map(|r| r.model.clone())
         .collect();
@@ -898,7 +898,7 @@ fn gates(
         &mut strings,
     );
     let (mut bodies, mut lines, mut leaked) = (0, 0, Vec::new());
-    for r in orch.state.finished.values() {
+    for r in orch.state.finished().values() {
         if let Output::Translation { text, .. } = &r.output {
             bodies += 1;
             for l in text.lines().map(str::trim) {

@@ -865,7 +865,7 @@ pub async fn run(
     let mut store = Store::open_for_run(&jc, Existing::KeepBeside)?;
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     let mut state = State::load(&jc, &store.dir, &run_id)?;
-    for w in std::mem::take(&mut state.warnings) {
+    for w in state.take_warnings() {
         eprintln!("warning: {w}");
     }
     commit::journal_adopted(&mut store, &mut state)?;
@@ -880,7 +880,7 @@ pub async fn run(
     let mut judgments = BTreeMap::new();
     let mut todo = Vec::new();
     for p in pairs {
-        match state.finished.get(&p.call_key()).map(|r| &r.output) {
+        match state.finished().get(&p.call_key()).map(|r| &r.output) {
             Some(Output::Judgment(j)) => match j.to::<Judgment>() {
                 Ok(j) => {
                     judgments.insert(p.unit.clone(), j);

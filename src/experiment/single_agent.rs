@@ -210,7 +210,7 @@ pub async fn run(
     let mut store = Store::open_for_run(&sc, existing)?;
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     let mut state = State::load(&sc, &store.dir, &run_id)?;
-    for w in std::mem::take(&mut state.warnings) {
+    for w in state.take_warnings() {
         eprintln!("warning: {w}");
     }
     commit::journal_adopted(&mut store, &mut state)?;
@@ -240,7 +240,7 @@ pub async fn run(
     for u in &units {
         let source = sc.source_text(u);
         let key = format!("single/{}-{}", u.id, &link(&chain, source)[..16]);
-        let Some(Output::Translation { text, .. }) = state.finished.get(&key).map(|r| &r.output)
+        let Some(Output::Translation { text, .. }) = state.finished().get(&key).map(|r| &r.output)
         else {
             break;
         };
@@ -254,7 +254,7 @@ pub async fn run(
     }
     let reused = next;
     let unused = state
-        .finished
+        .finished()
         .keys()
         .filter(|k| k.starts_with("single/") && !used_keys.contains(*k))
         .count();
@@ -425,7 +425,7 @@ pub async fn run(
     usage.insert(
         Agent::Translation,
         state
-            .usage
+            .usage()
             .get(&Agent::Translation)
             .copied()
             .unwrap_or_default(),
@@ -443,11 +443,11 @@ pub async fn run(
             copied: sc.units.len() - units.len(),
         },
         exhausted,
-        main_context_peak_tokens: state.ctx_peak,
+        main_context_peak_tokens: state.ctx_peak(),
         usage,
         out_dir: sc.plan.rel(&sc.plan.out_dir),
         state_dir: sc.plan.rel(&store.dir),
-        last_error: state.last_error.clone(),
+        last_error: state.last_error().clone(),
     };
     Ok(SingleRun {
         summary,

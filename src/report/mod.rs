@@ -239,10 +239,10 @@ impl RunawayReport {
     /// The runaway replies recorded in `s`.
     pub fn of(s: &State) -> RunawayReport {
         RunawayReport {
-            replies: s.runaways.len(),
-            completion_tokens: s.runaways.iter().map(|r| r.usage.completion_tokens).sum(),
-            prompt_tokens: s.runaways.iter().map(|r| r.usage.prompt_tokens).sum(),
-            calls: s.runaways.clone(),
+            replies: s.runaways().len(),
+            completion_tokens: s.runaways().iter().map(|r| r.usage.completion_tokens).sum(),
+            prompt_tokens: s.runaways().iter().map(|r| r.usage.prompt_tokens).sum(),
+            calls: s.runaways().clone(),
         }
     }
 }
@@ -274,7 +274,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         for r in &rounds {
             if let Some(f) = s
                 .fp(&u.id)
-                .and_then(|fp| s.finished.get(&translate_key(fp, *r)))
+                .and_then(|fp| s.finished().get(&translate_key(fp, *r)))
             {
                 usage.add(&f.usage);
                 attempts += f.attempts;
@@ -285,7 +285,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
         let error = s
-            .open_failures
+            .open_failures()
             .iter()
             .find(|(k, _)| k.starts_with(&format!("translate/{}/", u.id)))
             .map(|(k, e)| format!("{k}: {e}"));
@@ -371,7 +371,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         current.insert(m.decide_key(s, round));
     }
     let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
-        .finished
+        .finished()
         .iter()
         .filter(|(k, _)| {
             k.starts_with("glossary/") || k.starts_with("reconcile/") || current.contains(*k)
@@ -459,7 +459,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         model: c.plan.provider.model.clone(),
         units,
         glossary: s.effective_termbase().entries.clone(),
-        glossary_dropped_by_house: s.glossary_dropped_by_house,
+        glossary_dropped_by_house: s.glossary_dropped_by_house(),
         glossary_parse,
         proofreading,
         decisions,
@@ -476,7 +476,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         chapter_findings: verdict.chapter.clone(),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
-        brief: s.brief.as_ref().map(|b| BriefReport {
+        brief: s.brief().as_ref().map(|b| BriefReport {
             file: c.plan.rel(&crate::campaign::desk::path(
                 c,
                 crate::campaign::desk::BRIEF_FILE,
@@ -487,7 +487,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         }),
         approvals: {
             let mut v: Vec<String> = Vec::new();
-            if let Some(a) = &s.glossary_approval {
+            if let Some(a) = &s.glossary_approval() {
                 v.push(format!(
                     "glossary approved with {} change(s) against the proposal{}",
                     a.changes.len(),
@@ -498,7 +498,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                     }
                 ));
             }
-            let mut revs: Vec<_> = s.revision_approvals.values().collect();
+            let mut revs: Vec<_> = s.revision_approvals().values().collect();
             revs.sort_by_key(|r| r.round);
             for r in revs {
                 v.push(format!(
@@ -521,7 +521,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         comparison: None,
         bilingual: c.plan.bilingual,
         runaway: RunawayReport::of(s),
-        glossary_rejections: s.glossary_rejections.clone(),
+        glossary_rejections: s.glossary_rejections().clone(),
     }
 }
 
