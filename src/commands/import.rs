@@ -107,6 +107,11 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     if state.termbase().is_none() {
         return Err(run_first().into());
     }
+    // Like `run`: say what loading found, and journal the result files it adopted.
+    for w in state.take_warnings() {
+        eprintln!("warning: {w}");
+    }
+    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
     // Hand edits of the output files first, so that rewriting them loses nothing.
     let hand = import_edits(&campaign, &mut store, &mut state)?;
     if hand > 0 {
