@@ -19,8 +19,9 @@ pub fn termbase_entries(c: &Campaign, s: Option<&State>) -> Vec<Entry> {
     }
 }
 
-/// The XLIFF 2.0 document of the campaign's current state (see [`xliff`] for the layout),
-/// marked as a rehearsal when the campaign is one ([`crate::interchange::rehearsal`]).
+/// The XLIFF 2.0 document of the campaign's current state (see [`crate::interchange::xliff`]
+/// for the layout), marked as a rehearsal when the campaign is one
+/// ([`crate::interchange::rehearsal`]).
 /// Prose units without a translation have no `<target>` (state `initial`); hand-edited ones
 /// are `final`; units copied unchanged are `translate="no"` with their source as target.
 pub fn xliff(c: &Campaign, s: &State) -> String {
