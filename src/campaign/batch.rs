@@ -142,12 +142,16 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                 }
                 Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
             };
-            let rec = store.append(Event::BatchSubmitted {
-                batch: submitted.id.clone(),
-                input_file: submitted.input_file,
-                items: items.clone(),
-            })?;
-            state.apply(c, &store.dir, &rec, None)?;
+            super::commit::record_event(
+                c,
+                store,
+                state,
+                Event::BatchSubmitted {
+                    batch: submitted.id.clone(),
+                    input_file: submitted.input_file,
+                    items: items.clone(),
+                },
+            )?;
             progress.println(&format!(
                 "submitted batch {} with {} translation requests; polling every {:.1} s (Ctrl-C stops; a re-run resumes polling)",
                 submitted.id,
@@ -262,14 +266,18 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         }
     }
     failed += items.len().saturating_sub(answered.len());
-    let rec = store.append(Event::BatchEnded {
-        batch: batch.clone(),
-        run: state.run().clone(),
-        status: status.clone(),
-        succeeded,
-        failed,
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::BatchEnded {
+            batch: batch.clone(),
+            run: state.run().clone(),
+            status: status.clone(),
+            succeeded,
+            failed,
+        },
+    )?;
     progress.println(&format!(
         "batch {batch} {status}: {succeeded} recorded, {failed} without an answer (sent as normal calls)"
     ));

@@ -399,11 +399,15 @@ pub fn write(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Resu
     {
         let p = path(c, BRIEF_FILE);
         crate::util::write_atomic(&p, b.text.as_bytes())?;
-        let rec = store.append(Event::BriefWritten {
-            file: c.plan.rel(&p),
-            sha256: b.sha256,
-        })?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_event(
+            c,
+            store,
+            state,
+            Event::BriefWritten {
+                file: c.plan.rel(&p),
+                sha256: b.sha256,
+            },
+        )?;
     }
     if c.plan.gates.glossary
         && !state.glossary_approved()
@@ -417,12 +421,16 @@ pub fn write(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Resu
         let mut md = review_summary(c, &rows);
         md.push_str(&dropped_summary(state));
         crate::util::write_atomic(&path(c, GLOSSARY_MD), md.as_bytes())?;
-        let rec = store.append(Event::GlossaryReviewWritten {
-            csv: c.plan.rel(&p),
-            csv_sha256: crate::util::sha256_hex(&csv),
-            merged_sha256,
-        })?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_event(
+            c,
+            store,
+            state,
+            Event::GlossaryReviewWritten {
+                csv: c.plan.rel(&p),
+                csv_sha256: crate::util::sha256_hex(&csv),
+                merged_sha256,
+            },
+        )?;
     }
     Ok(())
 }
@@ -643,15 +651,19 @@ pub fn approve_glossary(
         store.next_seq()
     );
     let sha256 = store.write_file(&rel, &json)?;
-    let rec = store.append(Event::GlossaryApproved {
-        merged_sha256,
-        csv_sha256,
-        file: rel,
-        sha256,
-        brief_sha256,
-        changes: changes.clone(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::GlossaryApproved {
+            merged_sha256,
+            csv_sha256,
+            file: rel,
+            sha256,
+            brief_sha256,
+            changes: changes.clone(),
+        },
+    )?;
     Ok(GlossaryApprovalReport {
         entries: tb.len(),
         changes,
@@ -764,13 +776,17 @@ pub fn approve_revisions(
         .filter(|u| !approved.iter().any(|a| a == *u))
         .map(|u| u.to_string())
         .collect();
-    let rec = store.append(Event::RevisionsApproved {
-        round,
-        decision,
-        approved: approved.clone(),
-        rejected: rejected.clone(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::RevisionsApproved {
+            round,
+            decision,
+            approved: approved.clone(),
+            rejected: rejected.clone(),
+        },
+    )?;
     Ok(RevisionApproval {
         round,
         approved,

@@ -392,8 +392,12 @@ pub async fn run<'a>(
         let mut fps: Vec<String> = state.human_edits().keys().cloned().collect();
         fps.sort();
         if !fps.is_empty() {
-            let rec = store.append(Event::HumanEditsDiscarded { fps })?;
-            state.apply(c, &store.dir, &rec, None)?;
+            super::commit::record_event(
+                c,
+                &mut store,
+                &mut state,
+                Event::HumanEditsDiscarded { fps },
+            )?;
         }
         // Rewrite the outputs even if nothing else changed.
         state.require_outputs_rewrite();
@@ -416,14 +420,18 @@ pub async fn run<'a>(
     if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
         progress.println(&note);
     }
-    let rec = store.append(Event::RunStarted {
-        run: run_id.clone(),
-        pid: std::process::id(),
-        provider: c.plan.provider.kind.as_str().into(),
-        model: c.plan.provider.model.clone(),
-        fingerprint: c.fingerprint.clone(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        &mut store,
+        &mut state,
+        Event::RunStarted {
+            run: run_id.clone(),
+            pid: std::process::id(),
+            provider: c.plan.provider.kind.as_str().into(),
+            model: c.plan.provider.model.clone(),
+            fingerprint: c.fingerprint.clone(),
+        },
+    )?;
 
     #[allow(clippy::type_complexity)]
     let mut tasks: JoinSet<(
@@ -514,10 +522,14 @@ pub async fn run<'a>(
                     Action::WriteOutputs => {
                         let written = outputs::write_all(c, &state)?;
                         skipped_chapters = written.skipped;
-                        let rec = store.append(Event::OutputsWritten {
-                            files: written.files,
-                        })?;
-                        state.apply(c, &store.dir, &rec, None)?;
+                        super::commit::record_event(
+                            c,
+                            &mut store,
+                            &mut state,
+                            Event::OutputsWritten {
+                                files: written.files,
+                            },
+                        )?;
                     }
                     _ => {}
                 }
@@ -661,11 +673,15 @@ pub(super) fn stop(
     error: &str,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    let rec = store.append(Event::RunStopped {
-        run: run_id.to_string(),
-        error: error.to_string(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::RunStopped {
+            run: run_id.to_string(),
+            error: error.to_string(),
+        },
+    )?;
     progress.println(&format!(
         "stopping: {error}\n  no further calls are sent (this error affects every call); finished work is saved. Fix it, then resume with `booktr run {}`",
         c.plan.campaign_file.display()
@@ -682,16 +698,20 @@ pub(super) fn record_runaways(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     for n in notes {
-        let rec = store.append(Event::RunawayReply {
-            call: n.call.clone(),
-            agent: n.agent,
-            unit: n.unit.clone(),
-            reason: n.reason.clone(),
-            usage: n.usage,
-            temperature: n.temperature,
-            retry_temperature: n.retry_temperature,
-        })?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_event(
+            c,
+            store,
+            state,
+            Event::RunawayReply {
+                call: n.call.clone(),
+                agent: n.agent,
+                unit: n.unit.clone(),
+                reason: n.reason.clone(),
+                usage: n.usage,
+                temperature: n.temperature,
+                retry_temperature: n.retry_temperature,
+            },
+        )?;
         let then = match n.retry_temperature {
             Some(t) => format!("retrying once at temperature {t}"),
             None => "not kept".to_string(),
@@ -779,15 +799,19 @@ pub(super) fn record_failure(
             });
         if let Some((cut, at)) = cut {
             let mid = range.start + cut;
-            let rec = store.append(Event::UnitSplit {
-                unit: c.units[unit].id.clone(),
-                key: id.clone(),
-                parts: vec![(range.start, mid), (mid, range.end)],
-                reason: f.error.clone(),
-                usage: f.usage,
-                requests: f.attempts,
-            })?;
-            state.apply(c, &store.dir, &rec, None)?;
+            super::commit::record_event(
+                c,
+                store,
+                state,
+                Event::UnitSplit {
+                    unit: c.units[unit].id.clone(),
+                    key: id.clone(),
+                    parts: vec![(range.start, mid), (mid, range.end)],
+                    reason: f.error.clone(),
+                    usage: f.usage,
+                    requests: f.attempts,
+                },
+            )?;
             progress.println(&format!("split {id} in two at {at}: {}", f.error));
             return Ok(());
         }
@@ -800,16 +824,20 @@ pub(super) fn record_failure(
     } else {
         f.error.clone()
     };
-    let rec = store.append(Event::CallFailed {
-        call: call.to_string(),
-        agent: action.agent().expect("model call"),
-        unit: action_unit(c, action),
-        run: run_id.to_string(),
-        error: error.clone(),
-        attempts: f.attempts,
-        usage: f.usage,
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::CallFailed {
+            call: call.to_string(),
+            agent: action.agent().expect("model call"),
+            unit: action_unit(c, action),
+            run: run_id.to_string(),
+            error: error.clone(),
+            attempts: f.attempts,
+            usage: f.usage,
+        },
+    )?;
     progress.println(&format!("failed {call}: {error}"));
     Ok(())
 }
@@ -874,15 +902,19 @@ fn merge_glossary(
     // A new file per merge: a recorded termbase is never rewritten.
     let rel = format!("results/glossary/termbase.{}.json", store.next_seq());
     let sha256 = store.write_file(&rel, &bytes)?;
-    let rec = store.append(Event::GlossaryMerged {
-        file: rel,
-        sha256,
-        entries: tb.len(),
-        dropped_by_house: dropped,
-        inputs: m.glossary_inputs.clone(),
-        rejected,
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::GlossaryMerged {
+            file: rel,
+            sha256,
+            entries: tb.len(),
+            dropped_by_house: dropped,
+            inputs: m.glossary_inputs.clone(),
+            rejected,
+        },
+    )?;
     Ok(())
 }
 

@@ -869,14 +869,18 @@ pub async fn run(
         eprintln!("warning: {w}");
     }
     commit::journal_adopted(&mut store, &mut state)?;
-    let rec = store.append(Event::RunStarted {
-        run: run_id.clone(),
-        pid: std::process::id(),
-        provider: jc.plan.provider.kind.as_str().into(),
-        model: judge_model.to_string(),
-        fingerprint: jc.fingerprint.clone(),
-    })?;
-    state.apply(&jc, &store.dir, &rec, None)?;
+    commit::record_event(
+        &jc,
+        &mut store,
+        &mut state,
+        Event::RunStarted {
+            run: run_id.clone(),
+            pid: std::process::id(),
+            provider: jc.plan.provider.kind.as_str().into(),
+            model: judge_model.to_string(),
+            fingerprint: jc.fingerprint.clone(),
+        },
+    )?;
     let mut judgments = BTreeMap::new();
     let mut todo = Vec::new();
     for p in pairs {
@@ -976,13 +980,17 @@ fn record(
     for d in &out.drafts {
         let rel = format!("receipts/{safe}.{}.{}.json", store.next_seq(), d.kind);
         let sha256 = store.write_file(&rel, &d.bytes)?;
-        let rec = store.append(Event::Receipt {
-            call: out.call.clone(),
-            kind: d.kind.to_string(),
-            file: rel.clone(),
-            sha256: sha256.clone(),
-        })?;
-        state.apply(jc, &store.dir, &rec, None)?;
+        commit::record_event(
+            jc,
+            store,
+            state,
+            Event::Receipt {
+                call: out.call.clone(),
+                kind: d.kind.to_string(),
+                file: rel.clone(),
+                sha256: sha256.clone(),
+            },
+        )?;
         receipts.push(ReceiptRef {
             kind: d.kind.to_string(),
             file: rel,
@@ -1028,16 +1036,20 @@ fn record(
         }
         Err(error) => {
             eprintln!("judge failed for {}: {error}", out.pair.unit);
-            let rec = store.append(Event::CallFailed {
-                call: out.call.clone(),
-                agent: Agent::Judge,
-                unit: Some(out.pair.unit.clone()),
-                run: run_id.to_string(),
-                error: error.clone(),
-                attempts: out.attempts,
-                usage: out.usage,
-            })?;
-            state.apply(jc, &store.dir, &rec, None)?;
+            commit::record_event(
+                jc,
+                store,
+                state,
+                Event::CallFailed {
+                    call: out.call.clone(),
+                    agent: Agent::Judge,
+                    unit: Some(out.pair.unit.clone()),
+                    run: run_id.to_string(),
+                    error: error.clone(),
+                    attempts: out.attempts,
+                    usage: out.usage,
+                },
+            )?;
             failed.insert(out.pair.unit, error);
             Ok(None)
         }

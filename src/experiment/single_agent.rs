@@ -219,14 +219,18 @@ pub async fn run(
             "REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations."
         );
     }
-    let rec = store.append(Event::RunStarted {
-        run: run_id.clone(),
-        pid: std::process::id(),
-        provider: sc.plan.provider.kind.as_str().into(),
-        model: sc.plan.provider.model.clone(),
-        fingerprint: sc.fingerprint.clone(),
-    })?;
-    state.apply(&sc, &store.dir, &rec, None)?;
+    commit::record_event(
+        &sc,
+        &mut store,
+        &mut state,
+        Event::RunStarted {
+            run: run_id.clone(),
+            pid: std::process::id(),
+            provider: sc.plan.provider.kind.as_str().into(),
+            model: sc.plan.provider.model.clone(),
+            fingerprint: sc.fingerprint.clone(),
+        },
+    )?;
 
     let units: Vec<&crate::book::Unit> = sc.prose_units().collect();
     let system = system_prompt(&sc.translation_setup(), &sc.house);
@@ -336,8 +340,12 @@ pub async fn run(
                 break;
             }
             Err(e) => {
-                let rec = store.append(failure(e.to_string(), 0, Default::default()))?;
-                state.apply(&sc, &store.dir, &rec, None)?;
+                commit::record_event(
+                    &sc,
+                    &mut store,
+                    &mut state,
+                    failure(e.to_string(), 0, Default::default()),
+                )?;
                 eprintln!("failed at unit {} ({}): {e}", i + 1, u.id);
                 status = Status::Incomplete;
                 break;
@@ -354,8 +362,12 @@ pub async fn run(
             None
         };
         if let Some(why) = rejected {
-            let rec = store.append(failure(why.into(), answer.attempts, answer.usage))?;
-            state.apply(&sc, &store.dir, &rec, None)?;
+            commit::record_event(
+                &sc,
+                &mut store,
+                &mut state,
+                failure(why.into(), answer.attempts, answer.usage),
+            )?;
             eprintln!("failed at unit {} ({}): {why}", i + 1, u.id);
             status = Status::Incomplete;
             break;
@@ -411,8 +423,7 @@ pub async fn run(
         })?;
     } else {
         let files = write_outputs(&sc, &translations)?;
-        let rec = store.append(Event::OutputsWritten { files })?;
-        state.apply(&sc, &store.dir, &rec, None)?;
+        commit::record_event(&sc, &mut store, &mut state, Event::OutputsWritten { files })?;
         store.append(Event::RunFinished {
             run: run_id.clone(),
             status: serde_json::to_value(status)?
