@@ -591,7 +591,7 @@ impl State {
 
     /// Sets the glossary termbase: recomputes every unit's fingerprint and the QA of every
     /// recorded translation (its glossary check depends on the termbase).
-    pub fn set_termbase(&mut self, c: &Campaign, file: &str, tb: Termbase) {
+    fn set_termbase(&mut self, c: &Campaign, file: &str, tb: Termbase) {
         self.termbase = Some((file.to_string(), tb));
         self.refresh_fps(c);
         self.refresh_qa(c);

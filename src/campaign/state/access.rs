@@ -227,7 +227,7 @@ impl State {
     /// Marks the outputs as not current, so that the Manager writes them again: a session's
     /// decision, not a recorded fact (`run --force`, or an output chapter deleted since it was
     /// written). The next load derives `outputs_current` from the journal again.
-    pub fn require_outputs_rewrite(&mut self) {
+    pub(crate) fn require_outputs_rewrite(&mut self) {
         self.outputs_current = false;
     }
 }
