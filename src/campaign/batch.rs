@@ -12,7 +12,7 @@
 //! 2. **Poll** every `batch_poll_ms` until the batch ends; Ctrl-C or SIGTERM stops polling and
 //!    the run ends interrupted, the batch still open in the journal.
 //! 3. **Record**: each answer goes through [`jobs::finish`], like a streamed one, and is
-//!    recorded with the same result file and usage (runner's `record_finished`); a truncated
+//!    recorded with the same result file and usage ([`super::commit::record_result`]); a truncated
 //!    answer splits its unit as usual. An answer is used only for the request it was asked
 //!    for: its call must still be pending and its request fingerprint unchanged.
 //! 4. **End**: `batch_ended` is journaled; the items without a usable answer (HTTP errors,
@@ -90,7 +90,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         .filter(|a| is_batchable(a))
         .map(|a| (a.call_key(c), a))
         .collect();
-    let (batch, items) = match state.open_batches.first() {
+    let (batch, items) = match state.open_batches().first() {
         Some((b, items)) => {
             progress.println(&format!(
                 "polling batch {b} ({} requests) submitted earlier",
@@ -103,7 +103,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
             let mut items = Vec::new();
             let mut calls: Vec<&String> = by_call
                 .keys()
-                .filter(|k| !state.batch_tried.contains(*k) && !state.is_done(k))
+                .filter(|k| !state.batch_tried().contains(*k) && !state.is_done(k))
                 .collect();
             calls.sort();
             for call in calls {
@@ -142,12 +142,16 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                 }
                 Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
             };
-            let rec = store.append(Event::BatchSubmitted {
-                batch: submitted.id.clone(),
-                input_file: submitted.input_file,
-                items: items.clone(),
-            })?;
-            state.apply(c, &store.dir, &rec, None)?;
+            super::commit::record_event(
+                c,
+                store,
+                state,
+                Event::BatchSubmitted {
+                    batch: submitted.id.clone(),
+                    input_file: submitted.input_file,
+                    items: items.clone(),
+                },
+            )?;
             progress.println(&format!(
                 "submitted batch {} with {} translation requests; polling every {:.1} s (Ctrl-C stops; a re-run resumes polling)",
                 submitted.id,
@@ -239,7 +243,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         runner::record_runaways(c, store, state, &notes, progress)?;
         match finished {
             Ok(result) => {
-                runner::record_finished(c, m, store, state, result)?;
+                super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
                 progress.finish(&item.call, unit_done);
                 succeeded += 1;
             }
@@ -253,7 +257,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                     state,
                     action,
                     &item.call,
-                    &state.run.clone(),
+                    &state.run().clone(),
                     &f,
                     progress,
                 )?;
@@ -262,14 +266,18 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         }
     }
     failed += items.len().saturating_sub(answered.len());
-    let rec = store.append(Event::BatchEnded {
-        batch: batch.clone(),
-        run: state.run.clone(),
-        status: status.clone(),
-        succeeded,
-        failed,
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::BatchEnded {
+            batch: batch.clone(),
+            run: state.run().clone(),
+            status: status.clone(),
+            succeeded,
+            failed,
+        },
+    )?;
     progress.println(&format!(
         "batch {batch} {status}: {succeeded} recorded, {failed} without an answer (sent as normal calls)"
     ));

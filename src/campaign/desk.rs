@@ -129,12 +129,12 @@ pub struct ReviewRow {
 /// in an earlier approval (origin `editor`) are carried over, so a re-review after the book
 /// changed keeps the editor's decisions.
 pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
-    let Some((_, merged)) = &s.termbase else {
+    let Some((_, merged)) = &s.termbase() else {
         return Vec::new();
     };
     let proposals = s.proposed_entries();
     let mut entries: Vec<Entry> = merged.entries.clone();
-    if let Some(previous) = &s.glossary_approval {
+    if let Some(previous) = &s.glossary_approval() {
         for e in previous
             .termbase
             .entries
@@ -165,7 +165,7 @@ pub fn review_rows(c: &Campaign, s: &State) -> Vec<ReviewRow> {
     // Agent entries left out of the termbase for review (see `crate::termbase::vet`): shown
     // at the end, flagged, so the editor decides; approving the row keeps it as it stands.
     let review: Vec<&crate::termbase::vet::Rejection> = s
-        .glossary_rejections
+        .glossary_rejections()
         .iter()
         .filter(|r| r.action == crate::termbase::vet::Action::Review)
         .filter(|r| {
@@ -359,7 +359,7 @@ pub fn review_summary(c: &Campaign, rows: &[ReviewRow]) -> String {
 /// are not rows of the review CSV; add a row to keep a corrected version). Empty when none.
 pub fn dropped_summary(s: &State) -> String {
     let dropped: Vec<&crate::termbase::vet::Rejection> = s
-        .glossary_rejections
+        .glossary_rejections()
         .iter()
         .filter(|r| r.action == crate::termbase::vet::Action::Dropped)
         .collect();
@@ -390,21 +390,25 @@ fn md_cell(s: &str) -> String {
 /// force is not on the desk, and with the glossary gate on the review files of the merged
 /// termbase; each write is journaled.
 pub fn write(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<()> {
-    if let Some(b) = state.brief.clone()
-        && state.brief_on_desk.as_deref() != Some(b.sha256.as_str())
+    if let Some(b) = state.brief().clone()
+        && state.brief_on_desk().as_deref() != Some(b.sha256.as_str())
     {
         let p = path(c, BRIEF_FILE);
         crate::util::write_atomic(&p, b.text.as_bytes())?;
-        let rec = store.append(Event::BriefWritten {
-            file: c.plan.rel(&p),
-            sha256: b.sha256,
-        })?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_event(
+            c,
+            store,
+            state,
+            Event::BriefWritten {
+                file: c.plan.rel(&p),
+                sha256: b.sha256,
+            },
+        )?;
     }
     if c.plan.gates.glossary
         && !state.glossary_approved()
-        && state.glossary_review_of != state.merged_sha256
-        && let Some(merged_sha256) = state.merged_sha256.clone()
+        && state.glossary_review_of() != state.merged_sha256()
+        && let Some(merged_sha256) = state.merged_sha256().clone()
     {
         let rows = review_rows(c, state);
         let csv = review_csv(&rows)?;
@@ -413,12 +417,16 @@ pub fn write(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Resu
         let mut md = review_summary(c, &rows);
         md.push_str(&dropped_summary(state));
         crate::util::write_atomic(&path(c, GLOSSARY_MD), md.as_bytes())?;
-        let rec = store.append(Event::GlossaryReviewWritten {
-            csv: c.plan.rel(&p),
-            csv_sha256: crate::util::sha256_hex(&csv),
-            merged_sha256,
-        })?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_event(
+            c,
+            store,
+            state,
+            Event::GlossaryReviewWritten {
+                csv: c.plan.rel(&p),
+                csv_sha256: crate::util::sha256_hex(&csv),
+                merged_sha256,
+            },
+        )?;
     }
     Ok(())
 }
@@ -446,7 +454,7 @@ pub fn check_at_start(
 ) -> anyhow::Result<Option<String>> {
     let gated = c.plan.gates.glossary;
     if gated && state.glossary_approved() {
-        let a = state.glossary_approval.clone().expect("approved");
+        let a = state.glossary_approval().clone().expect("approved");
         let when = httpdate::fmt_http_date(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(a.at_ms),
         );
@@ -468,7 +476,7 @@ pub fn check_at_start(
         // Waiting at the gate: edits are taken by `booktr approve`.
         return Ok(None);
     }
-    let Some(on_desk) = state.brief_on_desk.clone() else {
+    let Some(on_desk) = state.brief_on_desk().clone() else {
         return Ok(None);
     };
     let p = path(c, BRIEF_FILE);
@@ -533,13 +541,13 @@ pub fn approve_glossary(
         ))
         .into());
     }
-    let Some(merged_sha256) = state.merged_sha256.clone() else {
+    let Some(merged_sha256) = state.merged_sha256().clone() else {
         return Err(UsageError::new(format!(
             "nothing to approve yet: run `booktr run {campaign}` first; it stops at the glossary gate with the review files"
         ))
         .into());
     };
-    let stale = state.glossary_review_of.as_deref() != Some(merged_sha256.as_str())
+    let stale = state.glossary_review_of().as_deref() != Some(merged_sha256.as_str())
         && !state.glossary_approved();
     if stale {
         return Err(UsageError::new(format!(
@@ -568,7 +576,7 @@ pub fn approve_glossary(
     let brief_now = brief_text
         .as_deref()
         .map(|t| crate::util::sha256_hex(t.as_bytes()));
-    if let Some(a) = &state.glossary_approval
+    if let Some(a) = &state.glossary_approval()
         && a.merged_sha256 == merged_sha256
         && a.csv_sha256 == csv_sha256
         && brief_now.as_deref().is_none_or(|b| b == a.brief_sha256)
@@ -622,13 +630,13 @@ pub fn approve_glossary(
     let changes = diff(&proposed, &tb);
     let mut brief_edited = false;
     if let (Some(text), Some(sha)) = (&brief_text, &brief_now)
-        && state.brief.as_ref().is_none_or(|b| b.sha256 != *sha)
+        && state.brief().as_ref().is_none_or(|b| b.sha256 != *sha)
     {
         record_brief_edit(c, store, state, text)?;
         brief_edited = true;
     }
     let brief_sha256 = state
-        .brief
+        .brief()
         .as_ref()
         .map(|b| b.sha256.clone())
         .unwrap_or_default();
@@ -639,15 +647,19 @@ pub fn approve_glossary(
         store.next_seq()
     );
     let sha256 = store.write_file(&rel, &json)?;
-    let rec = store.append(Event::GlossaryApproved {
-        merged_sha256,
-        csv_sha256,
-        file: rel,
-        sha256,
-        brief_sha256,
-        changes: changes.clone(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::GlossaryApproved {
+            merged_sha256,
+            csv_sha256,
+            file: rel,
+            sha256,
+            brief_sha256,
+            changes: changes.clone(),
+        },
+    )?;
     Ok(GlossaryApprovalReport {
         entries: tb.len(),
         changes,
@@ -760,13 +772,17 @@ pub fn approve_revisions(
         .filter(|u| !approved.iter().any(|a| a == *u))
         .map(|u| u.to_string())
         .collect();
-    let rec = store.append(Event::RevisionsApproved {
-        round,
-        decision,
-        approved: approved.clone(),
-        rejected: rejected.clone(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::RevisionsApproved {
+            round,
+            decision,
+            approved: approved.clone(),
+            rejected: rejected.clone(),
+        },
+    )?;
     Ok(RevisionApproval {
         round,
         approved,

@@ -101,7 +101,7 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
     for ch in &c.chapters {
         let path = c.plan.out_dir.join(&ch.file_name);
         let rel = c.plan.rel(&path);
-        let Some((_, recorded)) = s.outputs.iter().find(|(p, _)| *p == rel) else {
+        let Some((_, recorded)) = s.outputs().iter().find(|(p, _)| *p == rel) else {
             continue;
         };
         let Ok(bytes) = std::fs::read(&path) else {

@@ -136,8 +136,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
 
     // Translation, with the merged termbase once known, else house style plus every candidate.
     let assumed: Termbase;
-    let termbase: &Termbase = if s.termbase.is_some()
-        && s.glossary_inputs.as_deref() == Some(m.glossary_inputs.as_str())
+    let termbase: &Termbase = if s.termbase().is_some()
+        && s.glossary_inputs().as_deref() == Some(m.glossary_inputs.as_str())
     {
         s.effective_termbase()
     } else {
@@ -157,7 +157,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         &assumed
     };
     // The brief is in every translation prompt; before it exists, assume the usual length.
-    let setup = c.translation_setup_with(match &s.brief {
+    let setup = c.translation_setup_with(match &s.brief() {
         Some(b) => b.text.clone(),
         None => crate::agents::brief::placeholder(c.chapters.len()),
     });
@@ -218,7 +218,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .add(batches, proof_prompt, batches * 40);
     if todo > 0
         || !s
-            .finished
+            .finished()
             .keys()
             .any(|k| matches!(CallKey::parse(k), CallKey::Proofread { .. }))
     {
@@ -239,7 +239,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .unwrap()
         .add(rounds, rounds * decision, rounds * 40);
     if !s
-        .finished
+        .finished()
         .keys()
         .any(|k| matches!(CallKey::parse(k), CallKey::Decide { .. }))
     {

@@ -46,7 +46,7 @@ pub struct ConfigPrint {
     #[serde(default)]
     pub prompt_layout: String,
     /// Empty for the main (orchestration) mode; `single-agent` or `judge` for the states of
-    /// `booktr experiment` (see [`crate::experiment`]). Not serialised when empty, so the keys
+    /// `booktr experiment` (its arms and judge). Not serialised when empty, so the keys
     /// and fingerprints of main-mode states do not change.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub mode: String,
@@ -162,7 +162,7 @@ pub struct Manifest {
     pub house_termbase_sha256: String,
     pub chapters: Vec<ChapterPrint>,
     /// Empty for the main (orchestration) mode; `single-agent` or `judge` for the states of
-    /// `booktr experiment` (see [`crate::experiment`]). Not serialised when empty, so the keys
+    /// `booktr experiment` (its arms and judge). Not serialised when empty, so the keys
     /// and fingerprints of main-mode states do not change.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub mode: String,

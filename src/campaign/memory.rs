@@ -7,7 +7,7 @@
 use super::Campaign;
 use super::manager::{Action, translate_key};
 use super::state::State;
-use super::store::{Output, ResultFile, ResultOrigin};
+use super::store::{Output, ResultFile, ResultOrigin, Store};
 use crate::interchange::memory::{Hit, Memory};
 
 /// The memory result for `action` when it is a first translation whose source the campaign's
@@ -51,6 +51,39 @@ pub fn result(c: &Campaign, u: &crate::book::Unit, fp: &str, hit: &Hit) -> Resul
 /// Whether unit `id`'s first translation came from a translation memory.
 pub fn is_memory_hit(s: &State, id: &str) -> bool {
     s.fp(id)
-        .and_then(|fp| s.finished.get(&translate_key(fp, 0)))
+        .and_then(|fp| s.finished().get(&translate_key(fp, 0)))
         .is_some_and(|r| matches!(r.origin, Some(ResultOrigin::Memory { .. })))
+}
+
+/// Gives every prose unit that has no first translation yet (and no hand edit, and was not
+/// split) the translation `memory` holds for its source, recorded as a memory result with zero
+/// usage. Returns the unit ids filled.
+///
+/// Errors: I/O while writing results or the journal.
+pub fn apply_memory(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    memory: &Memory,
+) -> anyhow::Result<Vec<String>> {
+    let mut filled = Vec::new();
+    for u in c.prose_units() {
+        let Some(fp) = state.fp(&u.id).map(String::from) else {
+            continue;
+        };
+        if state.translation_at(&u.id, 0).is_some()
+            || state.human_edit(&u.id).is_some()
+            || state.splits().contains_key(&fp)
+        {
+            continue;
+        }
+        let Some(hit) = memory.lookup(c.source_text(u)) else {
+            continue;
+        };
+        let result = result(c, u, &fp, hit);
+        // No Manager runs during an import: no context is measured (0, as always recorded).
+        super::commit::record_result(c, store, state, result, |_| 0)?;
+        filled.push(u.id.clone());
+    }
+    Ok(filled)
 }

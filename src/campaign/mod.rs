@@ -7,17 +7,22 @@
 //! - [`manager`]: the state machine (`next_actions`) and the Manager's compact context.
 //! - [`jobs`]: turning an action into a request and an answer into a recorded result.
 //! - [`runner`]: the loop that runs actions concurrently and records each result.
+//! - [`commit`]: the one write protocol (result file, journal line, state) every writer uses.
 //! - [`outputs`]: reassembling translated chapters.
 //! - [`edits`]: detecting and recording editors' hand edits of output chapters.
 //! - [`progress`]: the terminal progress display (stderr only).
 
 pub mod batch;
 pub mod call_key;
+pub mod commit;
 pub mod desk;
 pub mod edits;
 pub mod estimate;
+pub mod exports;
 pub mod fingerprint;
+pub mod imports;
 pub mod jobs;
+pub mod judgment;
 pub mod manager;
 pub mod memory;
 pub mod outputs;

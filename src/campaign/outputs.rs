@@ -4,6 +4,8 @@
 
 use super::Campaign;
 use super::state::State;
+use super::store::{Event, Store};
+use crate::interchange::bilingual;
 
 /// The final text of every unit of `chapter`, or `None` if some prose unit has no translation.
 pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
@@ -47,6 +49,64 @@ pub fn write_all(c: &Campaign, s: &State) -> anyhow::Result<Written> {
         files: written,
         skipped,
     })
+}
+
+/// Writes the output chapters (and the bilingual ones when the campaign asks for them) and
+/// journals `outputs_written`. Returns the keys of chapters not written for lack of a
+/// translation.
+pub fn record_outputs(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+) -> anyhow::Result<Vec<String>> {
+    let written = write_all(c, state)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::OutputsWritten {
+            files: written.files,
+        },
+    )?;
+    if c.plan.bilingual {
+        write_bilingual(c, state)?;
+    }
+    Ok(written.skipped)
+}
+
+/// The rows of chapter `chapter` of a campaign, from each unit's source and final text; `None`
+/// when a prose unit has no translation yet (the chapter is not written either).
+pub fn bilingual_rows(c: &Campaign, s: &State, chapter: &str) -> Option<Vec<bilingual::Row>> {
+    let mut rows = Vec::new();
+    for u in c.units_of(chapter) {
+        let prose = u.kind.needs_translation();
+        if prose && s.human_edit(&u.id).is_none() && s.kept_translation(&u.id, u32::MAX).is_none() {
+            return None;
+        }
+        let target = super::edits::final_text(c, s, u);
+        rows.extend(bilingual::pair_unit(c.source_text(u), Some(&target), prose));
+    }
+    Some(rows)
+}
+
+/// Writes `<out_dir>/bilingual/<chapter file name>` for every complete chapter, atomically.
+/// Returns the paths written. These files are a reading view: editors edit the normal output
+/// chapters, and edits of bilingual files are not recorded. A rehearsal's files carry the
+/// rehearsal mark ([`crate::interchange::rehearsal::mark_markdown`]).
+pub fn write_bilingual(c: &Campaign, s: &State) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let mut written = Vec::new();
+    for ch in &c.chapters {
+        if let Some(rows) = bilingual_rows(c, s, &ch.key) {
+            let path = c.plan.out_dir.join("bilingual").join(&ch.file_name);
+            let mut text = bilingual::markdown(&rows);
+            if c.plan.is_rehearsal() {
+                text = crate::interchange::rehearsal::mark_markdown(&text);
+            }
+            crate::util::write_atomic(&path, text.as_bytes())?;
+            written.push(path);
+        }
+    }
+    Ok(written)
 }
 
 /// Copies the local images the source chapters use (relative targets such as

@@ -249,7 +249,7 @@ pub fn summarize_with(
         .filter(|u| {
             s.translation_at(&u.id, 0).is_none()
                 && s.fp(&u.id).is_some_and(|fp| {
-                    s.open_failures.keys().any(|k| {
+                    s.open_failures().keys().any(|k| {
                         super::CallKey::parse(k)
                             .translation()
                             .is_some_and(|(key, _)| key.starts_with(fp))
@@ -257,7 +257,7 @@ pub fn summarize_with(
                 })
         })
         .count();
-    let mut usage = s.usage.clone();
+    let mut usage = s.usage().clone();
     for a in Agent::ALL {
         usage.entry(a).or_default();
     }
@@ -293,7 +293,7 @@ pub fn summarize_with(
                 .filter(|u| {
                     s.translation_at(&u.id, 0).is_some()
                         && s.fp(&u.id)
-                            .is_some_and(|fp| !s.translated_this_run.contains(fp))
+                            .is_some_and(|fp| !s.translated_this_run().contains(fp))
                 })
                 .count(),
             failed,
@@ -306,15 +306,15 @@ pub fn summarize_with(
         out_dir: c.plan.rel(&c.plan.out_dir),
         state_dir: c.plan.rel(&c.state_path()),
         report_dir: c.plan.rel(&c.plan.report_dir),
-        manager_context_peak_tokens: s.ctx_peak,
+        manager_context_peak_tokens: s.ctx_peak(),
         usage,
         cost,
-        last_error: s.last_error.clone(),
+        last_error: s.last_error().clone(),
         findings,
-        runaway_replies: s.runaways.len(),
-        stopped: s.stopped.clone(),
+        runaway_replies: s.runaways().len(),
+        stopped: s.stopped().clone(),
         resume: s
-            .stopped
+            .stopped()
             .as_ref()
             .map(|_| format!("booktr run {}", c.plan.campaign_file.display())),
     }
@@ -354,8 +354,7 @@ pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyho
         let Some(fp) = state.fp(&e.unit).map(String::from) else {
             continue;
         };
-        let rec = store.record_human_edit(&e.unit, &fp, &e.text)?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_edit(c, store, state, &e.unit, &fp, &e.text, false)?;
     }
     Ok(edited.len())
 }
@@ -388,19 +387,23 @@ pub async fn run<'a>(
     if rehearsal {
         progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
     }
-    for w in std::mem::take(&mut state.warnings) {
+    for w in state.take_warnings() {
         progress.println(&format!("warning: {w}"));
     }
     journal_adopted(&mut store, &mut state)?;
     if opts.force {
-        let mut fps: Vec<String> = state.human_edits.keys().cloned().collect();
+        let mut fps: Vec<String> = state.human_edits().keys().cloned().collect();
         fps.sort();
         if !fps.is_empty() {
-            let rec = store.append(Event::HumanEditsDiscarded { fps })?;
-            state.apply(c, &store.dir, &rec, None)?;
+            super::commit::record_event(
+                c,
+                &mut store,
+                &mut state,
+                Event::HumanEditsDiscarded { fps },
+            )?;
         }
         // Rewrite the outputs even if nothing else changed.
-        state.outputs_current = false;
+        state.require_outputs_rewrite();
     } else {
         let n = import_edits(c, &mut store, &mut state)?;
         if n > 0 {
@@ -408,26 +411,30 @@ pub async fn run<'a>(
         }
         // An output chapter deleted since the last write is written again (from the recorded
         // translations and human edits, so nothing is lost).
-        if state.outputs_current
+        if state.outputs_current()
             && c.chapters
                 .iter()
                 .any(|ch| !c.plan.out_dir.join(&ch.file_name).exists())
         {
             progress.println("rewriting output chapters that are missing");
-            state.outputs_current = false;
+            state.require_outputs_rewrite();
         }
     }
     if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
         progress.println(&note);
     }
-    let rec = store.append(Event::RunStarted {
-        run: run_id.clone(),
-        pid: std::process::id(),
-        provider: c.plan.provider.kind.as_str().into(),
-        model: c.plan.provider.model.clone(),
-        fingerprint: c.fingerprint.clone(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        &mut store,
+        &mut state,
+        Event::RunStarted {
+            run: run_id.clone(),
+            pid: std::process::id(),
+            provider: c.plan.provider.kind.as_str().into(),
+            model: c.plan.provider.model.clone(),
+            fingerprint: c.fingerprint.clone(),
+        },
+    )?;
 
     #[allow(clippy::type_complexity)]
     let mut tasks: JoinSet<(
@@ -467,7 +474,7 @@ pub async fn run<'a>(
         }
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
-        if (batch_mode || !state.open_batches.is_empty())
+        if (batch_mode || !state.open_batches().is_empty())
             && fatal.is_none()
             && in_flight.is_empty()
             && matches!(step.stage, Stage::Translate | Stage::Revise(_))
@@ -518,10 +525,14 @@ pub async fn run<'a>(
                     Action::WriteOutputs => {
                         let written = outputs::write_all(c, &state)?;
                         skipped_chapters = written.skipped;
-                        let rec = store.append(Event::OutputsWritten {
-                            files: written.files,
-                        })?;
-                        state.apply(c, &store.dir, &rec, None)?;
+                        super::commit::record_event(
+                            c,
+                            &mut store,
+                            &mut state,
+                            Event::OutputsWritten {
+                                files: written.files,
+                            },
+                        )?;
                     }
                     _ => {}
                 }
@@ -665,11 +676,15 @@ pub(super) fn stop(
     error: &str,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    let rec = store.append(Event::RunStopped {
-        run: run_id.to_string(),
-        error: error.to_string(),
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::RunStopped {
+            run: run_id.to_string(),
+            error: error.to_string(),
+        },
+    )?;
     progress.println(&format!(
         "stopping: {error}\n  no further calls are sent (this error affects every call); finished work is saved. Fix it, then resume with `booktr run {}`",
         c.plan.campaign_file.display()
@@ -686,16 +701,20 @@ pub(super) fn record_runaways(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     for n in notes {
-        let rec = store.append(Event::RunawayReply {
-            call: n.call.clone(),
-            agent: n.agent,
-            unit: n.unit.clone(),
-            reason: n.reason.clone(),
-            usage: n.usage,
-            temperature: n.temperature,
-            retry_temperature: n.retry_temperature,
-        })?;
-        state.apply(c, &store.dir, &rec, None)?;
+        super::commit::record_event(
+            c,
+            store,
+            state,
+            Event::RunawayReply {
+                call: n.call.clone(),
+                agent: n.agent,
+                unit: n.unit.clone(),
+                reason: n.reason.clone(),
+                usage: n.usage,
+                temperature: n.temperature,
+                retry_temperature: n.retry_temperature,
+            },
+        )?;
         let then = match n.retry_temperature {
             Some(t) => format!("retrying once at temperature {t}"),
             None => "not kept".to_string(),
@@ -708,7 +727,8 @@ pub(super) fn record_runaways(
     Ok(())
 }
 
-/// Writes the result file, applies it, measures the Manager context and journals it.
+/// Records a finished call through the write protocol ([`super::commit::record_result`]),
+/// with the Manager context measured on the state that holds it.
 pub(super) fn record_finished(
     c: &Campaign,
     m: &Manager,
@@ -716,30 +736,7 @@ pub(super) fn record_finished(
     state: &mut State,
     result: ResultFile,
 ) -> anyhow::Result<()> {
-    let (file, sha256) = store.write_result(&result)?;
-    let mut event = Event::CallFinished {
-        call: result.call.clone(),
-        agent: result.agent,
-        unit: result.unit.clone(),
-        file,
-        sha256,
-        usage: result.usage,
-        requests: result.requests,
-        ctx_tokens: 0,
-        adopted: false,
-    };
-    let provisional = super::store::Record {
-        seq: store.next_seq(),
-        at_ms: now_ms(),
-        event: event.clone(),
-    };
-    state.apply(c, &store.dir, &provisional, Some(result))?;
-    let tokens = m.context(state).tokens();
-    state.ctx_peak = state.ctx_peak.max(tokens);
-    if let Event::CallFinished { ctx_tokens, .. } = &mut event {
-        *ctx_tokens = tokens;
-    }
-    store.append(event)?;
+    super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
     Ok(())
 }
 
@@ -805,15 +802,19 @@ pub(super) fn record_failure(
             });
         if let Some((cut, at)) = cut {
             let mid = range.start + cut;
-            let rec = store.append(Event::UnitSplit {
-                unit: c.units[unit].id.clone(),
-                key: id.clone(),
-                parts: vec![(range.start, mid), (mid, range.end)],
-                reason: f.error.clone(),
-                usage: f.usage,
-                requests: f.attempts,
-            })?;
-            state.apply(c, &store.dir, &rec, None)?;
+            super::commit::record_event(
+                c,
+                store,
+                state,
+                Event::UnitSplit {
+                    unit: c.units[unit].id.clone(),
+                    key: id.clone(),
+                    parts: vec![(range.start, mid), (mid, range.end)],
+                    reason: f.error.clone(),
+                    usage: f.usage,
+                    requests: f.attempts,
+                },
+            )?;
             progress.println(&format!("split {id} in two at {at}: {}", f.error));
             return Ok(());
         }
@@ -826,16 +827,20 @@ pub(super) fn record_failure(
     } else {
         f.error.clone()
     };
-    let rec = store.append(Event::CallFailed {
-        call: call.to_string(),
-        agent: action.agent().expect("model call"),
-        unit: action_unit(c, action),
-        run: run_id.to_string(),
-        error: error.clone(),
-        attempts: f.attempts,
-        usage: f.usage,
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::CallFailed {
+            call: call.to_string(),
+            agent: action.agent().expect("model call"),
+            unit: action_unit(c, action),
+            run: run_id.to_string(),
+            error: error.clone(),
+            attempts: f.attempts,
+            usage: f.usage,
+        },
+    )?;
     progress.println(&format!("failed {call}: {error}"));
     Ok(())
 }
@@ -856,7 +861,7 @@ pub(super) fn join_parts(
     let leaves = state.leaf_parts(&fp);
     let mut text = String::new();
     for (part, _) in &leaves {
-        text.push_str(&state.part_translations[part]);
+        text.push_str(&state.part_translations()[part]);
     }
     let output = Output::Translation {
         round: 0,
@@ -900,37 +905,23 @@ pub(super) fn merge_glossary(
     // A new file per merge: a recorded termbase is never rewritten.
     let rel = format!("results/glossary/termbase.{}.json", store.next_seq());
     let sha256 = store.write_file(&rel, &bytes)?;
-    let rec = store.append(Event::GlossaryMerged {
-        file: rel,
-        sha256,
-        entries: tb.len(),
-        dropped_by_house: dropped,
-        inputs: m.glossary_inputs.clone(),
-        rejected,
-    })?;
-    state.apply(c, &store.dir, &rec, None)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::GlossaryMerged {
+            file: rel,
+            sha256,
+            entries: tb.len(),
+            dropped_by_house: dropped,
+            inputs: m.glossary_inputs.clone(),
+            rejected,
+        },
+    )?;
     Ok(())
 }
 
-/// Journals the result files [`State::load`] adopted (found without their journal line, e.g.
-/// after a kill between writing a result and appending its line), so they are never lost.
-pub(crate) fn journal_adopted(store: &mut Store, state: &mut State) -> anyhow::Result<()> {
-    for (call, file, sha256) in std::mem::take(&mut state.adopted) {
-        let r = &state.finished[&call];
-        store.append(Event::CallFinished {
-            call: call.clone(),
-            agent: r.agent,
-            unit: r.unit.clone(),
-            file,
-            sha256,
-            usage: r.usage,
-            requests: r.requests,
-            ctx_tokens: 0,
-            adopted: true,
-        })?;
-    }
-    Ok(())
-}
+pub(crate) use super::commit::journal_adopted;
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
 pub async fn shutdown_signal() {

@@ -17,6 +17,8 @@ use crate::llm::Usage;
 use crate::qa::{self, Finding};
 use crate::termbase::Termbase;
 
+mod access;
+
 /// Totals for one agent. Token figures are as reported by the provider.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct AgentUsage {
@@ -88,97 +90,97 @@ pub const RECENT_CALLS: usize = 6;
 #[derive(Debug, Default)]
 pub struct State {
     /// Id of the current run (failures of earlier runs are retried).
-    pub run: String,
+    run: String,
     /// Finished calls by call key.
-    pub finished: HashMap<String, ResultFile>,
+    finished: HashMap<String, ResultFile>,
     /// Result file (relative path) of each finished call.
-    pub files: HashMap<String, String>,
+    files: HashMap<String, String>,
     /// Calls that failed at some point and have not finished since, with their last error.
-    pub open_failures: BTreeMap<String, String>,
-    pub last_error: Option<String>,
+    open_failures: BTreeMap<String, String>,
+    last_error: Option<String>,
     /// The merged termbase once the Glossary stage is done, with its file (relative to the
     /// state directory).
-    pub termbase: Option<(String, Termbase)>,
-    pub glossary_dropped_by_house: usize,
+    termbase: Option<(String, Termbase)>,
+    glossary_dropped_by_house: usize,
     /// The inputs hash (candidate terms and house style) of the merged termbase.
-    pub glossary_inputs: Option<String>,
+    glossary_inputs: Option<String>,
     /// Unit id → its fingerprint under the current glossary termbase (empty until the
     /// Glossary stage has merged a termbase). Everything below is keyed by fingerprint, so a
     /// unit whose source or glossary entries changed starts afresh and an unchanged one keeps
     /// its history, wherever it now sits in the book.
-    pub fps: HashMap<String, String>,
+    fps: HashMap<String, String>,
     /// Fingerprint → index of the current unit with it.
-    pub unit_of_fp: HashMap<String, usize>,
+    unit_of_fp: HashMap<String, usize>,
     /// Unit fingerprint → the editor's text (newest edit). Wins over every model translation
     /// and is never revised.
-    pub human_edits: HashMap<String, String>,
+    human_edits: HashMap<String, String>,
     /// Unit fingerprint or part id → byte ranges (within the unit's text) of the parts it was
     /// split into because the model could not translate it in one answer.
-    pub splits: HashMap<String, Vec<std::ops::Range<usize>>>,
+    splits: HashMap<String, Vec<std::ops::Range<usize>>>,
     /// Part id (`<fp>.p1`, …) → its translation.
-    pub part_translations: HashMap<String, String>,
+    part_translations: HashMap<String, String>,
     /// Unit fingerprint → round → call key of its translations.
-    pub translations: HashMap<String, BTreeMap<u32, String>>,
+    translations: HashMap<String, BTreeMap<u32, String>>,
     /// QA findings of each (unit fingerprint, round) translation.
-    pub qa: HashMap<(String, u32), Vec<Finding>>,
+    qa: HashMap<(String, u32), Vec<Finding>>,
     /// Sequence number of this run's `run_started` record (0 before it).
-    pub run_started_seq: u64,
+    run_started_seq: u64,
     /// Unit fingerprints whose first translation was recorded by this run.
-    pub translated_this_run: HashSet<String>,
+    translated_this_run: HashSet<String>,
     /// Entries chosen by terminology reconciliation (origin `reconciled`), newest per term.
     /// They join the glossary termbase in revision prompts and QA, never in unit fingerprints,
     /// and never override house style.
-    pub reconciled: Vec<crate::termbase::Entry>,
+    reconciled: Vec<crate::termbase::Entry>,
     /// The glossary termbase plus reconciled entries (see [`State::effective_termbase`]).
     effective: Termbase,
     /// The QA context (languages, termbase, review marker) once the termbase is known.
-    pub qa_ctx: Option<qa::QaContext>,
+    qa_ctx: Option<qa::QaContext>,
     /// The book brief in force: the Brief agent's, or the editor's version.
-    pub brief: Option<BriefText>,
+    brief: Option<BriefText>,
     /// sha256 of the brief last put on the editor's desk (written there, or found edited).
-    pub brief_on_desk: Option<String>,
+    brief_on_desk: Option<String>,
     /// sha256 of the newest merged termbase file (what the Glossary stage proposed).
-    pub merged_sha256: Option<String>,
+    merged_sha256: Option<String>,
     /// The merged termbase sha256 the glossary review files on the desk show, and the review
     /// CSV (path relative to the campaign file, sha256 as written).
-    pub glossary_review_of: Option<String>,
-    pub glossary_review_csv: Option<(String, String)>,
+    glossary_review_of: Option<String>,
+    glossary_review_csv: Option<(String, String)>,
     /// The newest glossary approval.
-    pub glossary_approval: Option<GlossaryApproval>,
+    glossary_approval: Option<GlossaryApproval>,
     /// Decision call key → the editor's approval of its revision proposal.
-    pub revision_approvals: HashMap<String, RevisionApproval>,
+    revision_approvals: HashMap<String, RevisionApproval>,
     /// True when outputs were written after the last recorded result.
-    pub outputs_current: bool,
+    outputs_current: bool,
     /// (relative path, sha256) of the chapters written last.
-    pub outputs: Vec<(String, String)>,
-    pub usage: BTreeMap<Agent, AgentUsage>,
-    pub recent: VecDeque<LogLine>,
+    outputs: Vec<(String, String)>,
+    usage: BTreeMap<Agent, AgentUsage>,
+    recent: VecDeque<LogLine>,
     /// Largest Manager context measured, in tokens.
-    pub ctx_peak: usize,
-    pub runs: u32,
+    ctx_peak: usize,
+    runs: u32,
     /// Warnings from loading (torn journal line, adopted or damaged result files).
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
     /// Result files found without a journal line, adopted in memory; the runner journals them.
-    pub adopted: Vec<(String, String, String)>,
+    adopted: Vec<(String, String, String)>,
     /// Batches submitted and not yet ended, by batch id, in submission order (`run --batch`).
-    pub open_batches: Vec<(String, Vec<store::BatchItem>)>,
+    open_batches: Vec<(String, Vec<store::BatchItem>)>,
     /// Calls that were in a batch ended by this run: they are not batched again now, but sent
     /// as normal calls if still pending.
-    pub batch_tried: HashSet<String>,
+    batch_tried: HashSet<String>,
     /// Unit fingerprints whose newest human edit was imported from a file (XLIFF) rather than
     /// made by hand in an output chapter (see [`CandidateOrigin::Imported`]).
-    pub imported_edits: HashSet<String>,
+    imported_edits: HashSet<String>,
     /// Runaway replies stopped by the stream reader, in journal order (all runs).
-    pub runaways: Vec<RunawayRecord>,
+    runaways: Vec<RunawayRecord>,
     /// Why the newest run stopped early (an account problem: quota, billing, key), if it did.
-    pub stopped: Option<String>,
+    stopped: Option<String>,
     /// Agent entries the newest glossary merge left out because they failed a deterministic
     /// check (see [`crate::termbase::vet`]), in termbase order.
-    pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
+    glossary_rejections: Vec<crate::termbase::vet::Rejection>,
     /// Call key → id of the run whose `call_failed` record is the call's newest failure, for
     /// the calls of [`State::open_failures`] (a recorded fact, whatever run loads the state:
     /// see [`State::failed_in_run`]).
-    pub failure_runs: HashMap<String, String>,
+    failure_runs: HashMap<String, String>,
 }
 
 /// One runaway reply of a call (see [`crate::llm::runaway`]): returned by the call's job,
@@ -337,7 +339,7 @@ impl State {
             | Event::RunFinished { .. }
             | Event::RunInterrupted { .. } => {}
             // Experiment facts (single-agent context exhaustion, judge receipts) are read from
-            // the journal by `crate::experiment`; they change nothing here.
+            // the journal by the experiment (`booktr experiment`); they change nothing here.
             Event::ContextExhausted { .. } | Event::Receipt { .. } => {}
             Event::CallFinished {
                 call,
@@ -589,7 +591,7 @@ impl State {
 
     /// Sets the glossary termbase: recomputes every unit's fingerprint and the QA of every
     /// recorded translation (its glossary check depends on the termbase).
-    pub fn set_termbase(&mut self, c: &Campaign, file: &str, tb: Termbase) {
+    fn set_termbase(&mut self, c: &Campaign, file: &str, tb: Termbase) {
         self.termbase = Some((file.to_string(), tb));
         self.refresh_fps(c);
         self.refresh_qa(c);
@@ -974,6 +976,20 @@ impl State {
             t.cached_tokens += u.cached_tokens;
         }
         t
+    }
+}
+
+/// Bookkeeping of the write protocol ([`super::commit`]), which owns when these run.
+impl State {
+    /// Raises the largest context measured (`ctx_peak`, tokens) to `tokens` when larger.
+    pub(super) fn note_ctx_tokens(&mut self, tokens: usize) {
+        self.ctx_peak = self.ctx_peak.max(tokens);
+    }
+
+    /// Takes the result files adopted by [`State::load`] (call key, relative path, sha256) to
+    /// be journaled; afterwards none are pending.
+    pub(super) fn take_adopted(&mut self) -> Vec<(String, String, String)> {
+        std::mem::take(&mut self.adopted)
     }
 }
 

@@ -331,8 +331,9 @@ pub enum Output {
     },
     /// The book brief (Markdown).
     Brief { text: String },
-    /// A blinded pairwise judgment of one unit (`booktr experiment`).
-    Judgment(Box<crate::experiment::judge::Judgment>),
+    /// A blinded pairwise judgment of one unit (`booktr experiment`), as opaque JSON whose
+    /// fields follow `"kind": "judgment"` in the order written ([`super::judgment`]).
+    Judgment(Box<super::judgment::JudgmentRecord>),
 }
 
 /// A result file.

@@ -124,7 +124,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
         })
         .collect();
     let ctx = s
-        .qa_ctx
+        .qa_ctx()
         .clone()
         .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
     // The translation checks see the units the Manager checks (translated or edited, not the

@@ -27,6 +27,8 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     }
     let mut store = Store::open_for_run(&c, Existing::Refuse)?;
     let mut state = State::load(&c, &store.dir, "approve")?;
+    // Result files found without their journal line are journaled by every writer.
+    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
     let m = Manager::new(&c, &state);
     match args.stage {
         ApproveStage::Glossary => {

@@ -5,10 +5,11 @@
 use std::io::Write;
 
 use crate::campaign::Campaign;
+use crate::campaign::exports as ic;
 use crate::campaign::state::State;
 use crate::cli::ExportArgs;
 use crate::exit::{ExitCode, UsageError};
-use crate::interchange::{Format, campaign as ic, delimited, tbx};
+use crate::interchange::{Format, delimited, tbx};
 
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let plan = super::plan(&args.campaign, None)?;
@@ -56,7 +57,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
 
 fn write_termbase(c: &Campaign, s: Option<&State>, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let entries = ic::termbase_entries(c, s);
-    if s.is_none_or(|s| s.termbase.is_none()) {
+    if s.is_none_or(|s| s.termbase().is_none()) {
         eprintln!(
             "note: the campaign has no merged termbase yet; exporting its {} house-style entries",
             entries.len()

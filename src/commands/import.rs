@@ -13,7 +13,7 @@ use crate::campaign::store::{Existing, Store};
 use crate::cli::ImportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::interchange::memory::Memory;
-use crate::interchange::{Format, campaign as ic, tmx, xliff};
+use crate::interchange::{Format, tmx, xliff};
 use crate::qa::Severity;
 
 pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
@@ -104,9 +104,14 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     }
     let mut store = Store::open_for_run(&campaign, Existing::Refuse)?;
     let mut state = State::load(&campaign, &store.dir, "import")?;
-    if state.termbase.is_none() {
+    if state.termbase().is_none() {
         return Err(run_first().into());
     }
+    // Like `run`: say what loading found, and journal the result files it adopted.
+    for w in state.take_warnings() {
+        eprintln!("warning: {w}");
+    }
+    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
     // Hand edits of the output files first, so that rewriting them loses nothing.
     let hand = import_edits(&campaign, &mut store, &mut state)?;
     if hand > 0 {
@@ -114,7 +119,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     }
     let (touched, summary) = match input {
         Input::Xliff(units) => {
-            let r = ic::apply_xliff(&campaign, &mut store, &mut state, &units)?;
+            let r =
+                crate::campaign::imports::apply_xliff(&campaign, &mut store, &mut state, &units)?;
             eprintln!(
                 "{display}: {} unit(s) edited (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without target",
                 r.edited.len(),
@@ -138,7 +144,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
             (r.edited.clone(), serde_json::to_value(&r)?)
         }
         Input::Tmx(m) => {
-            let filled = ic::apply_memory(&campaign, &mut store, &mut state, &m)?;
+            let filled =
+                crate::campaign::memory::apply_memory(&campaign, &mut store, &mut state, &m)?;
             eprintln!(
                 "{display}: {} distinct source(s); {} unit(s) not yet translated took their translation from it (no model call)",
                 m.len(),
@@ -150,8 +157,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
-    if !touched.is_empty() || hand > 0 || !state.outputs_current {
-        let skipped = ic::write_outputs(&campaign, &mut store, &mut state)?;
+    if !touched.is_empty() || hand > 0 || !state.outputs_current() {
+        let skipped = crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
         if !skipped.is_empty() {
             eprintln!(
                 "  chapters not written (units still untranslated): {}; `booktr run` translates them",

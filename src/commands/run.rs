@@ -39,7 +39,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // figure is picked up even when no text changed).
     crate::campaign::outputs::copy_images(&campaign)?;
     if campaign.plan.bilingual {
-        crate::interchange::bilingual::write_all(&campaign, &result.state)?;
+        crate::campaign::outputs::write_bilingual(&campaign, &result.state)?;
     }
     let report = crate::report::build(
         &campaign,

@@ -80,7 +80,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             );
         }
         println!("  state: {}", campaign.plan.show(&dir));
-        for (batch, items) in &state.open_batches {
+        for (batch, items) in state.open_batches() {
             println!(
                 "  open batch: {batch} ({} translation requests, submitted with --batch); `booktr run {}` polls it and records its answers",
                 items.len(),

@@ -83,6 +83,8 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     }
     let mut store = Store::open_for_run(&campaign, crate::campaign::store::Existing::Refuse)?;
     let mut state = State::load(&campaign, &store.dir, "validate")?;
+    // Result files found without their journal line are journaled by every writer.
+    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
     let edited = import_edits(&campaign, &mut store, &mut state)?;
     if edited > 0 {
         eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");

@@ -199,21 +199,9 @@ pub struct Evidence {
     pub table: String,
 }
 
-/// The comparison section of `report.html`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    /// The evidence file, relative to the report directory.
-    pub evidence: String,
-    pub generated_at: String,
-    pub rehearsal: bool,
-    pub provider: String,
-    pub model: String,
-    pub judge_model: String,
-    /// `[metric, orchestration, single agent]`.
-    pub rows: Vec<[String; 3]>,
-    pub gates: Vec<Gate>,
-    pub all_gates_pass: bool,
-}
+/// The comparison section of the report, filled by [`Evidence::comparison`] (the model is the
+/// report's).
+pub use crate::report::Comparison;
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |x| format!("{:.1} %", x * 100.0))
@@ -347,7 +335,15 @@ impl Evidence {
             model: self.model.clone(),
             judge_model: self.judge_model.clone(),
             rows: self.rows(),
-            gates: self.gates.clone(),
+            gates: self
+                .gates
+                .iter()
+                .map(|g| crate::report::ComparisonGate {
+                    name: g.name.to_string(),
+                    pass: g.pass,
+                    reason: g.reason.clone(),
+                })
+                .collect(),
             all_gates_pass: self.all_gates_pass,
         }
     }
@@ -507,7 +503,7 @@ pub fn judge_aggregates(judged: &JudgeRun, pairs: &[Pair], model: &str) -> Judge
         quotes,
         usage: judged
             .state
-            .usage
+            .usage()
             .get(&Agent::Judge)
             .copied()
             .unwrap_or_default(),
@@ -782,13 +778,13 @@ fn gates(
     // 1. All four roles executed.
     let calls: Vec<String> = Agent::ALL
         .iter()
-        .map(|a| format!("{a} {}", orch.state.usage.get(a).map_or(0, |u| u.calls)))
+        .map(|a| format!("{a} {}", orch.state.usage().get(a).map_or(0, |u| u.calls)))
         .collect();
     gates.push(Gate {
         name: "all_four_roles_executed",
         pass: Agent::ALL
             .iter()
-            .all(|a| orch.state.usage.get(a).is_some_and(|u| u.calls > 0)),
+            .all(|a| orch.state.usage().get(a).is_some_and(|u| u.calls > 0)),
         reason: format!(
             "finished calls in the orchestration arm: {}",
             calls.join(", ")
@@ -874,9 +870,9 @@ fn gates(
     }
     let reported: BTreeSet<String> = orch
         .state
-        .finished
+        .finished()
         .values()
-        .chain(single.state.finished.values())
+        .chain(single.state.finished().values())
         .filter(|r| r.agent == Agent::Translation && r.requests > 0)
         .filter_map(|r| r.model.clone())
         .collect();
@@ -902,7 +898,7 @@ fn gates(
         &mut strings,
     );
     let (mut bodies, mut lines, mut leaked) = (0, 0, Vec::new());
-    for r in orch.state.finished.values() {
+    for r in orch.state.finished().values() {
         if let Output::Translation { text, .. } = &r.output {
             bodies += 1;
             for l in text.lines().map(str::trim) {

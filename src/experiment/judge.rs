@@ -34,7 +34,9 @@ use serde_json::{Value, json};
 use super::Arm;
 use crate::agents::Agent;
 use crate::campaign::Campaign;
+use crate::campaign::commit;
 use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
+use crate::campaign::judgment::JudgmentRecord;
 use crate::campaign::state::State;
 use crate::campaign::store::{Event, Existing, Output, ResultFile, Store, now_ms};
 use crate::lang::Lang;
@@ -863,25 +865,40 @@ pub async fn run(
     let mut store = Store::open_for_run(&jc, Existing::KeepBeside)?;
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     let mut state = State::load(&jc, &store.dir, &run_id)?;
-    for w in std::mem::take(&mut state.warnings) {
+    for w in state.take_warnings() {
         eprintln!("warning: {w}");
     }
-    super::journal_adopted(&mut store, &mut state)?;
-    let rec = store.append(Event::RunStarted {
-        run: run_id.clone(),
-        pid: std::process::id(),
-        provider: jc.plan.provider.kind.as_str().into(),
-        model: judge_model.to_string(),
-        fingerprint: jc.fingerprint.clone(),
-    })?;
-    state.apply(&jc, &store.dir, &rec, None)?;
+    commit::journal_adopted(&mut store, &mut state)?;
+    commit::record_event(
+        &jc,
+        &mut store,
+        &mut state,
+        Event::RunStarted {
+            run: run_id.clone(),
+            pid: std::process::id(),
+            provider: jc.plan.provider.kind.as_str().into(),
+            model: judge_model.to_string(),
+            fingerprint: jc.fingerprint.clone(),
+        },
+    )?;
     let mut judgments = BTreeMap::new();
     let mut todo = Vec::new();
     for p in pairs {
-        match state.finished.get(&p.call_key()).map(|r| &r.output) {
-            Some(Output::Judgment(j)) => {
-                judgments.insert(p.unit.clone(), (**j).clone());
-            }
+        match state.finished().get(&p.call_key()).map(|r| &r.output) {
+            Some(Output::Judgment(j)) => match j.to::<Judgment>() {
+                Ok(j) => {
+                    judgments.insert(p.unit.clone(), j);
+                }
+                // Not a judgment of this shape: judged again (as a result file that does not
+                // parse is).
+                Err(e) => {
+                    eprintln!(
+                        "warning: judgment {} is unreadable ({e:#}); judging it again",
+                        p.call_key()
+                    );
+                    todo.push(p);
+                }
+            },
             _ => todo.push(p),
         }
     }
@@ -963,13 +980,17 @@ fn record(
     for d in &out.drafts {
         let rel = format!("receipts/{safe}.{}.{}.json", store.next_seq(), d.kind);
         let sha256 = store.write_file(&rel, &d.bytes)?;
-        let rec = store.append(Event::Receipt {
-            call: out.call.clone(),
-            kind: d.kind.to_string(),
-            file: rel.clone(),
-            sha256: sha256.clone(),
-        })?;
-        state.apply(jc, &store.dir, &rec, None)?;
+        commit::record_event(
+            jc,
+            store,
+            state,
+            Event::Receipt {
+                call: out.call.clone(),
+                kind: d.kind.to_string(),
+                file: rel.clone(),
+                sha256: sha256.clone(),
+            },
+        )?;
         receipts.push(ReceiptRef {
             kind: d.kind.to_string(),
             file: rel,
@@ -993,7 +1014,7 @@ fn record(
                 receipts,
                 verified: Some(check.verified()),
             };
-            let output = Output::Judgment(Box::new(judgment.clone()));
+            let output = Output::Judgment(Box::new(JudgmentRecord::of(&judgment)?));
             let result = ResultFile {
                 schema_version: STATE_SCHEMA_VERSION,
                 origin: None,
@@ -1010,21 +1031,25 @@ fn record(
                 output_sha256: ResultFile::output_hash(&output),
                 output,
             };
-            super::record_result(jc, store, state, result, 0)?;
+            commit::record_result(jc, store, state, result, |_| 0)?;
             Ok(Some(judgment))
         }
         Err(error) => {
             eprintln!("judge failed for {}: {error}", out.pair.unit);
-            let rec = store.append(Event::CallFailed {
-                call: out.call.clone(),
-                agent: Agent::Judge,
-                unit: Some(out.pair.unit.clone()),
-                run: run_id.to_string(),
-                error: error.clone(),
-                attempts: out.attempts,
-                usage: out.usage,
-            })?;
-            state.apply(jc, &store.dir, &rec, None)?;
+            commit::record_event(
+                jc,
+                store,
+                state,
+                Event::CallFailed {
+                    call: out.call.clone(),
+                    agent: Agent::Judge,
+                    unit: Some(out.pair.unit.clone()),
+                    run: run_id.to_string(),
+                    error: error.clone(),
+                    attempts: out.attempts,
+                    usage: out.usage,
+                },
+            )?;
             failed.insert(out.pair.unit, error);
             Ok(None)
         }
@@ -1034,6 +1059,43 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A judge result file exactly as `booktr experiment` wrote it while the judgment was a
+    /// type of `experiment` inside the campaign's `Output` (2026-11): it still loads, checks out
+    /// (`output_sha256` over the same compact bytes) and is written back byte for byte.
+    const JUDGMENT_RESULT_2026_11: &str =
+        include_str!("../../tests/fixtures/state/judgment_result_2026-11.json");
+
+    #[test]
+    fn judgment_result_files_written_before_the_campaign_owned_the_judgment_still_load() {
+        let r: ResultFile = serde_json::from_str(JUDGMENT_RESULT_2026_11).unwrap();
+        assert!(r.is_intact(), "output_sha256 over the same bytes");
+        let mut back = serde_json::to_vec_pretty(&r).unwrap();
+        back.push(b'\n');
+        assert_eq!(String::from_utf8(back).unwrap(), JUDGMENT_RESULT_2026_11);
+        let Output::Judgment(rec) = &r.output else {
+            panic!("{:?}", r.output)
+        };
+        let j: Judgment = rec.to().unwrap();
+        assert_eq!(
+            (j.unit.as_str(), j.x, j.preferred_arm(), j.verified),
+            (
+                "ch01-002",
+                Arm::SingleAgent,
+                Some(Arm::Orchestration),
+                Some(true)
+            )
+        );
+        assert_eq!(
+            j.scores_of(Arm::Orchestration).terminology.evidence,
+            "Agent → 智能体"
+        );
+        assert_eq!((j.quotes_found, j.quotes, j.receipts.len()), (9, 9, 2));
+        // Recorded again from the typed judgment: the same output, the same hash.
+        let again = Output::Judgment(Box::new(JudgmentRecord::of(&j).unwrap()));
+        assert_eq!(again, r.output);
+        assert_eq!(ResultFile::output_hash(&again), r.output_sha256);
+    }
 
     fn pair(index: usize) -> Pair {
         Pair {

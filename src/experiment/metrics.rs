@@ -195,7 +195,7 @@ pub fn measure(c: &Campaign, a: &ArmInput) -> anyhow::Result<ArmMetrics> {
         (house.occurrences > 0).then(|| house.rendered as f64 / house.occurrences as f64);
     let largest_prompt_tokens = a
         .state
-        .finished
+        .finished()
         .values()
         .filter(|r| r.requests == 1)
         .map(|r| r.usage.prompt_tokens)
@@ -203,7 +203,7 @@ pub fn measure(c: &Campaign, a: &ArmInput) -> anyhow::Result<ArmMetrics> {
         .unwrap_or(0);
     let tokens_by_agent: BTreeMap<Agent, AgentUsage> = a
         .state
-        .usage
+        .usage()
         .iter()
         .filter(|(agent, _)| **agent != Agent::Judge)
         .map(|(k, v)| (*k, *v))

@@ -28,8 +28,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::campaign::Campaign;
 use crate::campaign::runner::{self, RunOptions, Status};
-use crate::campaign::state::State;
-use crate::campaign::store::{Event, Record, ResultFile, Store, now_ms};
 use crate::llm::Provider;
 
 /// The two arms of the experiment.
@@ -59,39 +57,6 @@ impl Arm {
             Arm::SingleAgent => "single_agent",
         }
     }
-}
-
-pub(crate) use crate::campaign::runner::journal_adopted;
-
-/// Writes a result file, applies it to the state and journals it with `ctx_tokens` (the main
-/// context size after it: for the single agent, the conversation's prompt).
-pub(crate) fn record_result(
-    c: &Campaign,
-    store: &mut Store,
-    state: &mut State,
-    result: ResultFile,
-    ctx_tokens: usize,
-) -> anyhow::Result<()> {
-    let (file, sha256) = store.write_result(&result)?;
-    let event = Event::CallFinished {
-        call: result.call.clone(),
-        agent: result.agent,
-        unit: result.unit.clone(),
-        file,
-        sha256,
-        usage: result.usage,
-        requests: result.requests,
-        ctx_tokens,
-        adopted: false,
-    };
-    let provisional = Record {
-        seq: store.next_seq(),
-        at_ms: now_ms(),
-        event: event.clone(),
-    };
-    state.apply(c, &store.dir, &provisional, Some(result))?;
-    store.append(event)?;
-    Ok(())
 }
 
 /// How an experiment ended.

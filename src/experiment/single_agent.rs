@@ -30,6 +30,7 @@ use serde::Serialize;
 use crate::agents::Agent;
 use crate::agents::translation::{self, Setup};
 use crate::campaign::Campaign;
+use crate::campaign::commit;
 use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
 use crate::campaign::runner::RunOptions;
 use crate::campaign::state::{AgentUsage, State};
@@ -209,23 +210,27 @@ pub async fn run(
     let mut store = Store::open_for_run(&sc, existing)?;
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     let mut state = State::load(&sc, &store.dir, &run_id)?;
-    for w in std::mem::take(&mut state.warnings) {
+    for w in state.take_warnings() {
         eprintln!("warning: {w}");
     }
-    super::journal_adopted(&mut store, &mut state)?;
+    commit::journal_adopted(&mut store, &mut state)?;
     if provider.is_rehearsal() {
         eprintln!(
             "REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations."
         );
     }
-    let rec = store.append(Event::RunStarted {
-        run: run_id.clone(),
-        pid: std::process::id(),
-        provider: sc.plan.provider.kind.as_str().into(),
-        model: sc.plan.provider.model.clone(),
-        fingerprint: sc.fingerprint.clone(),
-    })?;
-    state.apply(&sc, &store.dir, &rec, None)?;
+    commit::record_event(
+        &sc,
+        &mut store,
+        &mut state,
+        Event::RunStarted {
+            run: run_id.clone(),
+            pid: std::process::id(),
+            provider: sc.plan.provider.kind.as_str().into(),
+            model: sc.plan.provider.model.clone(),
+            fingerprint: sc.fingerprint.clone(),
+        },
+    )?;
 
     let units: Vec<&crate::book::Unit> = sc.prose_units().collect();
     let system = system_prompt(&sc.translation_setup(), &sc.house);
@@ -239,7 +244,7 @@ pub async fn run(
     for u in &units {
         let source = sc.source_text(u);
         let key = format!("single/{}-{}", u.id, &link(&chain, source)[..16]);
-        let Some(Output::Translation { text, .. }) = state.finished.get(&key).map(|r| &r.output)
+        let Some(Output::Translation { text, .. }) = state.finished().get(&key).map(|r| &r.output)
         else {
             break;
         };
@@ -253,7 +258,7 @@ pub async fn run(
     }
     let reused = next;
     let unused = state
-        .finished
+        .finished()
         .keys()
         .filter(|k| k.starts_with("single/") && !used_keys.contains(*k))
         .count();
@@ -335,8 +340,12 @@ pub async fn run(
                 break;
             }
             Err(e) => {
-                let rec = store.append(failure(e.to_string(), 0, Default::default()))?;
-                state.apply(&sc, &store.dir, &rec, None)?;
+                commit::record_event(
+                    &sc,
+                    &mut store,
+                    &mut state,
+                    failure(e.to_string(), 0, Default::default()),
+                )?;
                 eprintln!("failed at unit {} ({}): {e}", i + 1, u.id);
                 status = Status::Incomplete;
                 break;
@@ -353,8 +362,12 @@ pub async fn run(
             None
         };
         if let Some(why) = rejected {
-            let rec = store.append(failure(why.into(), answer.attempts, answer.usage))?;
-            state.apply(&sc, &store.dir, &rec, None)?;
+            commit::record_event(
+                &sc,
+                &mut store,
+                &mut state,
+                failure(why.into(), answer.attempts, answer.usage),
+            )?;
             eprintln!("failed at unit {} ({}): {why}", i + 1, u.id);
             status = Status::Incomplete;
             break;
@@ -382,7 +395,7 @@ pub async fn run(
             output_sha256: ResultFile::output_hash(&output),
             output,
         };
-        super::record_result(&sc, &mut store, &mut state, result, prompt_tokens)?;
+        commit::record_result(&sc, &mut store, &mut state, result, |_| prompt_tokens)?;
         tokens = prompt_tokens + message_tokens(&text);
         messages.push(Message::user(source));
         messages.push(Message::assistant(text.clone()));
@@ -410,8 +423,7 @@ pub async fn run(
         })?;
     } else {
         let files = write_outputs(&sc, &translations)?;
-        let rec = store.append(Event::OutputsWritten { files })?;
-        state.apply(&sc, &store.dir, &rec, None)?;
+        commit::record_event(&sc, &mut store, &mut state, Event::OutputsWritten { files })?;
         store.append(Event::RunFinished {
             run: run_id.clone(),
             status: serde_json::to_value(status)?
@@ -424,7 +436,7 @@ pub async fn run(
     usage.insert(
         Agent::Translation,
         state
-            .usage
+            .usage()
             .get(&Agent::Translation)
             .copied()
             .unwrap_or_default(),
@@ -442,11 +454,11 @@ pub async fn run(
             copied: sc.units.len() - units.len(),
         },
         exhausted,
-        main_context_peak_tokens: state.ctx_peak,
+        main_context_peak_tokens: state.ctx_peak(),
         usage,
         out_dir: sc.plan.rel(&sc.plan.out_dir),
         state_dir: sc.plan.rel(&store.dir),
-        last_error: state.last_error.clone(),
+        last_error: state.last_error().clone(),
     };
     Ok(SingleRun {
         summary,

@@ -197,48 +197,6 @@ pub fn markdown(rows: &[Row]) -> String {
     s
 }
 
-/// The rows of chapter `chapter` of a campaign, from each unit's source and final text; `None`
-/// when a prose unit has no translation yet (the chapter is not written either).
-pub fn chapter_rows(
-    c: &crate::campaign::Campaign,
-    s: &crate::campaign::state::State,
-    chapter: &str,
-) -> Option<Vec<Row>> {
-    let mut rows = Vec::new();
-    for u in c.units_of(chapter) {
-        let prose = u.kind.needs_translation();
-        if prose && s.human_edit(&u.id).is_none() && s.kept_translation(&u.id, u32::MAX).is_none() {
-            return None;
-        }
-        let target = crate::campaign::edits::final_text(c, s, u);
-        rows.extend(pair_unit(c.source_text(u), Some(&target), prose));
-    }
-    Some(rows)
-}
-
-/// Writes `<out_dir>/bilingual/<chapter file name>` for every complete chapter, atomically.
-/// Returns the paths written. These files are a reading view: editors edit the normal output
-/// chapters, and edits of bilingual files are not recorded. A rehearsal's files carry the
-/// rehearsal mark ([`super::rehearsal::mark_markdown`]).
-pub fn write_all(
-    c: &crate::campaign::Campaign,
-    s: &crate::campaign::state::State,
-) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let mut written = Vec::new();
-    for ch in &c.chapters {
-        if let Some(rows) = chapter_rows(c, s, &ch.key) {
-            let path = c.plan.out_dir.join("bilingual").join(&ch.file_name);
-            let mut text = markdown(&rows);
-            if c.plan.is_rehearsal() {
-                text = super::rehearsal::mark_markdown(&text);
-            }
-            crate::util::write_atomic(&path, text.as_bytes())?;
-            written.push(path);
-        }
-    }
-    Ok(written)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,11 +14,14 @@
 //! Exports of a rehearsal (pseudo provider) carry a mark in each format's metadata, and a real
 //! campaign refuses marked files ([`rehearsal`]).
 //!
+//! File formats only, over neutral types (entries, units, pairs): what a file does to a
+//! campaign (memory hits, imported edits, exports assembled from its state) lives with the
+//! campaign, above this layer.
+//!
 //! Language codes in files are matched leniently ([`crate::lang::Lang::match_score`]): `zh`,
 //! `zh-CN` and `zh-Hans` all name a Simplified Chinese target.
 
 pub mod bilingual;
-pub mod campaign;
 pub mod delimited;
 pub mod inline;
 pub mod memory;

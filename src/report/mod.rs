@@ -2,6 +2,7 @@
 //! `report.json` (machine-readable evidence) and `report.md` (a summary read in two minutes,
 //! worst problems first). Both say REHEARSAL when the pseudo provider produced the outputs.
 
+mod comparison;
 pub mod html;
 mod markdown;
 
@@ -22,6 +23,8 @@ use crate::campaign::store::Output;
 use crate::llm::Usage;
 use crate::qa::{self, Finding, Severity};
 use crate::termbase::Entry;
+
+pub use comparison::{Comparison, ComparisonGate};
 
 /// Version of the report JSON layout.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -207,7 +210,7 @@ pub struct Report {
     /// The orchestration / single-agent comparison of the newest `booktr experiment` (absent
     /// after a plain `run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<crate::experiment::evidence::Comparison>,
+    pub comparison: Option<Comparison>,
     /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
     #[serde(skip)]
     pub bilingual: bool,
@@ -237,10 +240,10 @@ impl RunawayReport {
     /// The runaway replies recorded in `s`.
     pub fn of(s: &State) -> RunawayReport {
         RunawayReport {
-            replies: s.runaways.len(),
-            completion_tokens: s.runaways.iter().map(|r| r.usage.completion_tokens).sum(),
-            prompt_tokens: s.runaways.iter().map(|r| r.usage.prompt_tokens).sum(),
-            calls: s.runaways.clone(),
+            replies: s.runaways().len(),
+            completion_tokens: s.runaways().iter().map(|r| r.usage.completion_tokens).sum(),
+            prompt_tokens: s.runaways().iter().map(|r| r.usage.prompt_tokens).sum(),
+            calls: s.runaways().clone(),
         }
     }
 }
@@ -272,7 +275,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         for r in &rounds {
             if let Some(f) = s
                 .fp(&u.id)
-                .and_then(|fp| s.finished.get(&translate_key(fp, *r)))
+                .and_then(|fp| s.finished().get(&translate_key(fp, *r)))
             {
                 usage.add(&f.usage);
                 attempts += f.attempts;
@@ -283,7 +286,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
         let error = s
-            .open_failures
+            .open_failures()
             .iter()
             .find(|(k, _)| {
                 CallKey::parse(k)
@@ -377,7 +380,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         current.insert(m.decide_key(s, round));
     }
     let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
-        .finished
+        .finished()
         .iter()
         .filter(|(k, _)| {
             matches!(
@@ -468,7 +471,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         model: c.plan.provider.model.clone(),
         units,
         glossary: s.effective_termbase().entries.clone(),
-        glossary_dropped_by_house: s.glossary_dropped_by_house,
+        glossary_dropped_by_house: s.glossary_dropped_by_house(),
         glossary_parse,
         proofreading,
         decisions,
@@ -485,7 +488,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         chapter_findings: verdict.chapter.clone(),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
-        brief: s.brief.as_ref().map(|b| BriefReport {
+        brief: s.brief().as_ref().map(|b| BriefReport {
             file: c.plan.rel(&crate::campaign::desk::path(
                 c,
                 crate::campaign::desk::BRIEF_FILE,
@@ -496,7 +499,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         }),
         approvals: {
             let mut v: Vec<String> = Vec::new();
-            if let Some(a) = &s.glossary_approval {
+            if let Some(a) = &s.glossary_approval() {
                 v.push(format!(
                     "glossary approved with {} change(s) against the proposal{}",
                     a.changes.len(),
@@ -507,7 +510,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                     }
                 ));
             }
-            let mut revs: Vec<_> = s.revision_approvals.values().collect();
+            let mut revs: Vec<_> = s.revision_approvals().values().collect();
             revs.sort_by_key(|r| r.round);
             for r in revs {
                 v.push(format!(
@@ -530,7 +533,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         comparison: None,
         bilingual: c.plan.bilingual,
         runaway: RunawayReport::of(s),
-        glossary_rejections: s.glossary_rejections.clone(),
+        glossary_rejections: s.glossary_rejections().clone(),
     }
 }
 

@@ -23,6 +23,7 @@ mod experiment;
 mod fake_server;
 mod faults;
 mod hostile_input;
+mod import_adopted;
 mod incremental;
 mod interchange;
 mod kept_candidate;

@@ -28,7 +28,7 @@ impl Manager<'_> {
             .filter(|u| s.translation_at(&u.id, 0).is_none())
             .map(|u| u.id.as_str())
             .collect();
-        let failed: Vec<&String> = s.open_failures.keys().collect();
+        let failed: Vec<&String> = s.open_failures().keys().collect();
         let stage = self.next_step(s, &BTreeSet::new()).stage;
         ManagerContext {
             task: format!(
@@ -75,8 +75,8 @@ impl Manager<'_> {
                 pending_more: pending.len().saturating_sub(5),
                 failed_calls: failed.iter().take(5).map(|s| s.to_string()).collect(),
             },
-            usage: s.usage.clone(),
-            call_log: s.recent.iter().cloned().collect(),
+            usage: s.usage().clone(),
+            call_log: s.recent().iter().cloned().collect(),
             file_index: FileIndex {
                 campaign: p
                     .campaign_file
@@ -118,7 +118,7 @@ impl Manager<'_> {
                 },
                 out_dir: p.rel(&p.out_dir),
                 state: p.rel(&c.state_path()),
-                glossary: s.termbase.as_ref().map(|t| t.0.clone()),
+                glossary: s.termbase().as_ref().map(|t| t.0.clone()),
                 results: "results/<agent>/<call>.json".into(),
             },
         }

@@ -77,7 +77,7 @@ impl Manager<'_> {
     /// The campaign-level QA of the texts as they stand after `round` (see
     /// [`qa::check_campaign`]), computed once per round and termbase version.
     pub fn campaign_qa(&self, s: &State, round: u32) -> std::sync::Arc<qa::CampaignQa> {
-        let key = (round, s.reconciled.len());
+        let key = (round, s.reconciled().len());
         if let Some(q) = self.campaign_qa.lock().unwrap().get(&key) {
             return q.clone();
         }
@@ -110,7 +110,7 @@ impl Manager<'_> {
             })
             .collect();
         let ctx = s
-            .qa_ctx
+            .qa_ctx()
             .clone()
             .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
         let q = std::sync::Arc::new(qa::check_campaign(&ctx, &units, &[]));
@@ -127,10 +127,10 @@ impl Manager<'_> {
         // Reconciled terms, and terms whose reconciliation answer was rejected (an unobserved
         // rendering): asking again would pay for the same doubt; the drift stays reported.
         let done: BTreeSet<String> = s
-            .reconciled
+            .reconciled()
             .iter()
             .map(|e| crate::termbase::term_key(&e.source))
-            .chain(s.finished.values().filter_map(|r| match &r.output {
+            .chain(s.finished().values().filter_map(|r| match &r.output {
                 crate::campaign::store::Output::Reconciliation {
                     term,
                     rejected: Some(_),
@@ -236,7 +236,7 @@ impl Manager<'_> {
         }
         // Under the revisions gate only what the editor approved goes back (nothing before
         // the approval is recorded).
-        match s.revision_approvals.get(&self.decide_key(s, round)) {
+        match s.revision_approvals().get(&self.decide_key(s, round)) {
             Some(approval) => proposed
                 .into_iter()
                 .filter(|(u, _)| approval.approved.contains(u))
@@ -261,7 +261,7 @@ impl Manager<'_> {
                 .unwrap_or(usize::MAX)
         };
         match s
-            .finished
+            .finished()
             .get(&self.decide_key(s, round))
             .map(|r| &r.output)
         {
@@ -297,7 +297,7 @@ impl Manager<'_> {
         self.proofread_batches(s, round)
             .iter()
             .filter_map(
-                |b| match s.finished.get(&b.key.to_string()).map(|r| &r.output) {
+                |b| match s.finished().get(&b.key.to_string()).map(|r| &r.output) {
                     Some(Output::Proofread { report, .. }) => Some(report),
                     _ => None,
                 },
@@ -354,7 +354,7 @@ impl Manager<'_> {
         let cost = |u: &crate::book::Unit| -> usize {
             match s
                 .fp(&u.id)
-                .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+                .and_then(|fp| s.finished().get(&translate_key(fp, round)))
             {
                 Some(r) => {
                     (r.usage.prompt_tokens.saturating_sub(shared_prefix)
@@ -371,7 +371,7 @@ impl Manager<'_> {
             .iter()
             .filter_map(|u| {
                 s.fp(&u.id)
-                    .and_then(|fp| s.finished.get(&translate_key(fp, round)))
+                    .and_then(|fp| s.finished().get(&translate_key(fp, round)))
             })
             .map(|r| r.usage.prompt_tokens)
             .sum();
@@ -430,7 +430,7 @@ impl Manager<'_> {
         }
         let c = self.campaign;
         let units: BTreeSet<String> = self.select_for_review(s, round).into_iter().collect();
-        let termbase = s.termbase.as_ref().map(|t| &t.1);
+        let termbase = s.termbase().as_ref().map(|t| &t.1);
         let mut out = Vec::new();
         for ch in &c.chapters {
             let mine: Vec<&crate::book::Unit> = c

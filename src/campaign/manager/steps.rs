@@ -19,7 +19,7 @@ impl Manager<'_> {
     /// The stage and the actions that can run now in the run `s` was loaded for
     /// ([`State::run`]), excluding `in_flight` call keys: [`Manager::step`] with that run.
     pub fn next_step(&self, s: &State, in_flight: &BTreeSet<String>) -> Step {
-        self.step(s, &s.run, in_flight)
+        self.step(s, &s.run(), in_flight)
     }
 
     /// The stage and the actions that can run now in run `run`, excluding `in_flight` call
@@ -62,7 +62,7 @@ impl Manager<'_> {
                 actions: batches.into_iter().filter_map(open).collect(),
             };
         }
-        if s.glossary_inputs.as_deref() != Some(self.glossary_inputs.as_str()) {
+        if s.glossary_inputs().as_deref() != Some(self.glossary_inputs.as_str()) {
             let actions = if in_flight.contains(&key(&Action::MergeGlossary)) {
                 vec![]
             } else {
@@ -75,10 +75,10 @@ impl Manager<'_> {
         }
         // The desk: the brief (and the termbase under review) where the editor can read them.
         let gates = c.plan.gates;
-        let desk_stale = s.brief_on_desk.as_deref() != s.brief.as_ref().map(|b| b.sha256.as_str())
+        let desk_stale = s.brief_on_desk().as_deref() != s.brief().as_ref().map(|b| b.sha256.as_str())
             || (gates.glossary
                 && !s.glossary_approved()
-                && s.glossary_review_of.as_deref() != s.merged_sha256.as_deref());
+                && s.glossary_review_of().as_deref() != s.merged_sha256().as_deref());
         if desk_stale {
             let actions = if in_flight.contains(&key(&Action::WriteDesk)) {
                 vec![]
@@ -105,7 +105,7 @@ impl Manager<'_> {
             if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
                 continue;
             }
-            if !s.splits.contains_key(&fp) {
+            if !s.splits().contains_key(&fp) {
                 first.push(Action::Translate {
                     unit: i,
                     fp,
@@ -116,7 +116,7 @@ impl Manager<'_> {
             let leaves = s.leaf_parts(&fp);
             let missing: Vec<Action> = leaves
                 .into_iter()
-                .filter(|(part, _)| !s.part_translations.contains_key(part))
+                .filter(|(part, _)| !s.part_translations().contains_key(part))
                 .map(|(part, range)| Action::TranslatePart {
                     unit: i,
                     part,
@@ -212,7 +212,7 @@ impl Manager<'_> {
             if gates.revisions
                 && !self.proposed_revisions(s, round).is_empty()
                 && !s
-                    .revision_approvals
+                    .revision_approvals()
                     .contains_key(&self.decide_key(s, round))
             {
                 return Step {
@@ -250,7 +250,7 @@ impl Manager<'_> {
             round += 1;
         }
         // 6. Outputs.
-        if !s.outputs_current {
+        if !s.outputs_current() {
             let actions = if in_flight.contains(&key(&Action::WriteOutputs)) {
                 vec![]
             } else {
