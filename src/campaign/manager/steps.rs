@@ -19,7 +19,7 @@ impl Manager<'_> {
     /// The stage and the actions that can run now in the run `s` was loaded for
     /// ([`State::run`]), excluding `in_flight` call keys: [`Manager::step`] with that run.
     pub fn next_step(&self, s: &State, in_flight: &BTreeSet<String>) -> Step {
-        self.step(s, &s.run(), in_flight)
+        self.step(s, s.run(), in_flight)
     }
 
     /// The stage and the actions that can run now in run `run`, excluding `in_flight` call
@@ -75,7 +75,8 @@ impl Manager<'_> {
         }
         // The desk: the brief (and the termbase under review) where the editor can read them.
         let gates = c.plan.gates;
-        let desk_stale = s.brief_on_desk().as_deref() != s.brief().as_ref().map(|b| b.sha256.as_str())
+        let desk_stale = s.brief_on_desk().as_deref()
+            != s.brief().as_ref().map(|b| b.sha256.as_str())
             || (gates.glossary
                 && !s.glossary_approved()
                 && s.glossary_review_of().as_deref() != s.merged_sha256().as_deref());
