@@ -13,40 +13,61 @@ fn bpe() -> &'static CoreBPE {
 }
 
 /// Number of `o200k_base` tokens in `text` (ordinary encoding: special tokens are counted as
-/// plain text, which is what a chat API does with user-supplied text).
-///
-/// Counts of texts of at least [`MEMO_MIN_BYTES`] bytes are remembered (up to [`MEMO_ENTRIES`]
-/// texts, keyed by length and SipHash): the same system prompt, brief and glossary are counted
-/// for the budget check of every request and again by the pseudo provider, and byte-pair
-/// encoding costs far more than hashing.
+/// plain text, which is what a chat API does with user-supplied text). Remembers nothing: a
+/// caller that counts the same long texts again and again (the stable prefix of every request)
+/// holds a [`Counter`].
 pub fn count(text: &str) -> usize {
-    if text.len() < MEMO_MIN_BYTES {
-        return bpe().encode_ordinary(text).len();
-    }
-    use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
-    use std::sync::{Mutex, OnceLock};
-    static MEMO: OnceLock<Mutex<HashMap<(usize, u64), usize>>> = OnceLock::new();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    let key = (text.len(), h.finish());
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(&n) = memo.lock().unwrap().get(&key) {
-        return n;
-    }
-    let n = bpe().encode_ordinary(text).len();
-    let mut m = memo.lock().unwrap();
-    if m.len() >= MEMO_ENTRIES {
-        m.clear();
-    }
-    m.insert(key, n);
-    n
+    bpe().encode_ordinary(text).len()
 }
 
-/// Shortest text (bytes) whose count [`count`] remembers.
+/// Shortest text (bytes) whose count a [`Counter`] remembers.
 pub const MEMO_MIN_BYTES: usize = 512;
-/// Most texts [`count`] remembers at once (the memo is emptied when full).
+/// Most texts a [`Counter`] remembers at once (its memo is emptied when full).
 pub const MEMO_ENTRIES: usize = 4096;
+
+/// A token counter with a memo, owned by whoever counts (a campaign holds one for the budget
+/// check of every request and for its plan estimate; issue 13: caches have an owner, not a
+/// process-wide static). Counts are those of [`count`]; texts of at least [`MEMO_MIN_BYTES`]
+/// bytes are remembered (up to [`MEMO_ENTRIES`], keyed by length and SipHash), since the same
+/// system prompt, brief and glossary are counted for every request and byte-pair encoding costs
+/// far more than hashing. Clones share one memo.
+#[derive(Debug, Clone, Default)]
+pub struct Counter {
+    memo: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<(usize, u64), usize>>>,
+}
+
+impl Counter {
+    /// Number of `o200k_base` tokens in `text`, as [`count`].
+    pub fn count(&self, text: &str) -> usize {
+        if text.len() < MEMO_MIN_BYTES {
+            return count(text);
+        }
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = (text.len(), h.finish());
+        if let Some(&n) = self.memo.lock().unwrap().get(&key) {
+            return n;
+        }
+        let n = count(text);
+        let mut m = self.memo.lock().unwrap();
+        if m.len() >= MEMO_ENTRIES {
+            m.clear();
+        }
+        m.insert(key, n);
+        n
+    }
+
+    /// [`count_messages`] with this counter's memo.
+    pub fn count_messages<'a>(&self, contents: impl IntoIterator<Item = &'a str>) -> usize {
+        messages_with(contents, |c| self.count(c))
+    }
+
+    /// How many texts the memo holds (for tests).
+    pub fn remembered(&self) -> usize {
+        self.memo.lock().unwrap().len()
+    }
+}
 
 /// Per-message overhead in tokens added by the chat format (role markers and separators).
 ///
@@ -60,6 +81,13 @@ pub const REPLY_PRIMING: usize = 3;
 /// Estimated prompt tokens of a chat request: the sum of the `o200k_base` counts of every
 /// message's content plus [`PER_MESSAGE_OVERHEAD`] per message and [`REPLY_PRIMING`].
 pub fn count_messages<'a>(contents: impl IntoIterator<Item = &'a str>) -> usize {
+    messages_with(contents, count)
+}
+
+fn messages_with<'a>(
+    contents: impl IntoIterator<Item = &'a str>,
+    mut count: impl FnMut(&str) -> usize,
+) -> usize {
     contents
         .into_iter()
         .map(|c| count(c) + PER_MESSAGE_OVERHEAD)
@@ -78,6 +106,26 @@ mod tests {
         // CJK text costs roughly one token per one or two characters.
         let zh = count("智能体是一个系统");
         assert!((3..=8).contains(&zh), "{zh}");
+    }
+
+    #[test]
+    fn process_wide_token_memo_is_owned_by_a_counter() {
+        // Issue 13: the memo was a process-wide static; a Counter owns it now, its clones share
+        // it, another counter does not see it, and the counts are those of `count`.
+        let long = "The agent keeps a small context. ".repeat(40);
+        let a = Counter::default();
+        let b = a.clone();
+        let other = Counter::default();
+        assert_eq!(a.count(&long), count(&long));
+        assert_eq!(b.remembered(), 1);
+        assert_eq!(other.remembered(), 0);
+        assert_eq!(
+            other.count_messages([long.as_str()]),
+            count_messages([long.as_str()])
+        );
+        // Short texts are not remembered.
+        a.count("hello world");
+        assert_eq!(a.remembered(), 1);
     }
 
     #[test]

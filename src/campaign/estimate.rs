@@ -104,7 +104,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     };
     for b in &all_batches {
         let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
-            .prompt_tokens_estimate() as u64;
+            .prompt_tokens_with(c.tokens()) as u64;
         total.get_mut(&Agent::Glossary).unwrap().add(
             1,
             t,
@@ -112,7 +112,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         );
     }
     // The book brief: one call (pending until its result is recorded).
-    let brief_prompt = m.brief.1.prompt_tokens_estimate() as u64;
+    let brief_prompt = m.brief.1.prompt_tokens_with(c.tokens()) as u64;
     let brief_completion = crate::agents::brief::expected_tokens(c.chapters.len()) as u64;
     total
         .get_mut(&Agent::Glossary)
@@ -126,7 +126,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     }
     for (_, b) in &m.glossary_batches {
         let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
-            .prompt_tokens_estimate() as u64;
+            .prompt_tokens_with(c.tokens()) as u64;
         remaining.get_mut(&Agent::Glossary).unwrap().add(
             1,
             t,
@@ -174,8 +174,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             None,
             c.context_for(u).as_deref(),
         );
-        let prompt = req.prompt_tokens_estimate() as u64;
-        let completion = (crate::tokens::count(text) as f64 * ratio) as u64;
+        let prompt = req.prompt_tokens_with(c.tokens()) as u64;
+        let completion = (c.tokens().count(text) as f64 * ratio) as u64;
         // A unit the translation memory holds costs no Translation call (it is still
         // proofread).
         let from_memory = c.memory.lookup(text).is_some() || super::memory::is_memory_hit(s, &u.id);

@@ -306,7 +306,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     if matches!(job.kind, JobKind::Translation { .. }) {
         job.max_output_tokens = p.provider.max_output_tokens.or(p.provider.max_tokens);
     }
-    let tokens = job.request.prompt_tokens_estimate();
+    let tokens = job.request.prompt_tokens_with(c.tokens());
     let budget = c.shares().request;
     if tokens > budget {
         return Err(PrepareError::OverBudget { tokens, budget });

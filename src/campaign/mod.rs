@@ -91,6 +91,8 @@ pub struct Campaign {
     /// The memo of every QA context this campaign builds ([`Campaign::qa_context`]), so the
     /// Manager's rounds, the verdict and the report reuse one another's QA work.
     qa_cache: crate::qa::QaCache,
+    /// Token counter with the memo of this campaign's counts (see [`crate::tokens::Counter`]).
+    tokens: crate::tokens::Counter,
 }
 
 impl Campaign {
@@ -310,6 +312,7 @@ impl Campaign {
             candidates: Default::default(),
             unit_index,
             qa_cache: Default::default(),
+            tokens: Default::default(),
         })
     }
 
@@ -377,6 +380,12 @@ impl Campaign {
             brief,
             code_comments: self.plan.code_comments,
         }
+    }
+
+    /// The campaign's token counter: its memo serves the budget check of every request and the
+    /// plan's estimate (counts in `o200k_base` tokens, see [`crate::tokens`]).
+    pub fn tokens(&self) -> &crate::tokens::Counter {
+        &self.tokens
     }
 
     /// The QA context for this campaign with termbase `tb`.

@@ -105,6 +105,12 @@ impl Request {
         crate::tokens::count_messages(self.messages.iter().map(|m| m.content.as_str()))
     }
 
+    /// [`Request::prompt_tokens_estimate`] counted with `counter`'s memo (the campaign's, for
+    /// the budget check of every request).
+    pub fn prompt_tokens_with(&self, counter: &crate::tokens::Counter) -> usize {
+        counter.count_messages(self.messages.iter().map(|m| m.content.as_str()))
+    }
+
     /// sha256 of the messages and schema: identifies what was asked, for result files.
     pub fn fingerprint(&self) -> String {
         crate::util::sha256_hex(
