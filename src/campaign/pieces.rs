@@ -24,15 +24,22 @@ pub fn pieces_key(fp: &str) -> String {
     format!("{fp}.pieces")
 }
 
-/// Whether `f` is an error of the kind smaller pieces can cure: a `structure` finding
-/// (merged, split or dropped paragraphs, markers), a truncation (a `length_ratio` error
-/// saying the text is likely truncated), or any other mechanical finding
-/// ([`crate::repair::is_mechanical_finding`]: `injected_text`, code, links, …).
+/// Whether `f` is an error of the kind smaller pieces can cure: a fault of the *shape* of the
+/// answer, which a model makes on a long request and not on a short one. That is a
+/// `structure` finding (merged, split or dropped paragraphs, lost markers or front matter), a
+/// truncation (a `length_ratio` error saying the text is likely truncated), or `injected_text`
+/// (text the source does not have).
+///
+/// The other mechanical classes ([`crate::repair::is_mechanical`]: code, links, images,
+/// footnotes, headings, math, HTML) are left out on purpose: they are restored by the
+/// deterministic repair of issue 18, and a model that rewrites a URL or a code span does so in
+/// a request of any size (a piece would only repeat the fault and, on a tie, displace the
+/// earlier candidate).
 pub fn is_stuck_finding(f: &Finding) -> bool {
     f.severity == qa::Severity::Error
         && (f.check == qa::structure::CHECK
-            || (f.check == qa::length::CHECK && f.message.contains("truncated"))
-            || crate::repair::is_mechanical_finding(f))
+            || f.check == "injected_text"
+            || (f.check == qa::length::CHECK && f.message.contains("truncated")))
 }
 
 /// Byte ranges of `text` (a unit's source) cut into pieces: groups of consecutive top-level

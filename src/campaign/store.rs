@@ -269,7 +269,7 @@ pub enum Event {
         error: String,
     },
     /// Issue 18, "smaller when stuck": a unit whose kept translation still had structural
-    /// (mechanical) error findings after its revision rounds is translated again as smaller
+    /// error findings after its revision rounds ([`crate::campaign::pieces::is_stuck_finding`]) is translated again as smaller
     /// pieces (`parts`, byte ranges within the unit's text, consecutive top-level blocks; see
     /// [`crate::campaign::pieces`]). The pieces are translated as parts `<fp>.pieces.p1`, …
     /// and joined into the unit's translation at `round`, a candidate of its own. Recorded
