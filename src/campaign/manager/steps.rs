@@ -287,7 +287,9 @@ impl Manager<'_> {
     /// that failed in `run` is left with its earlier candidates (a later run retries).
     ///
     /// Only with `revision_rounds` ≥ 1 (a campaign with no revision rounds asked for no second
-    /// attempt), never for a human edit, and only for a unit that cuts into two pieces or more.
+    /// attempt), never for a human edit or a unit whose revision the editor rejected at the
+    /// revisions gate (a new translation of it is not wanted), and only for a unit that cuts
+    /// into two pieces or more.
     /// The joined round is one after the newest recorded round and the round limit, so it is a
     /// candidate of its own.
     pub fn pieces_actions(&self, s: &State, run: &str) -> Vec<Action> {
@@ -330,6 +332,12 @@ impl Manager<'_> {
                 } else {
                     out.extend(missing);
                 }
+                continue;
+            }
+            if s.revision_approvals()
+                .values()
+                .any(|a| a.rejected.contains(&u.id))
+            {
                 continue;
             }
             let stuck: Vec<String> = s

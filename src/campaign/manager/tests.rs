@@ -915,3 +915,53 @@ fn journal_to_stage_table_unit_stuck_with_a_structure_error_is_translated_again_
     assert_eq!(j.step(&m2).stage, Stage::Complete);
     assert!(m2.pieces_actions(&j.state, "run-2").is_empty());
 }
+
+#[test]
+fn journal_to_stage_table_unit_whose_revision_the_editor_rejected_is_not_split_into_pieces() {
+    let dir = TempDir::new("pieces-rejected");
+    let c = campaign(&dir.0, "review = [\"revisions\"]\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        flagged: vec!["ch2-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::AwaitingApproval(Gate::Revisions { round: 0 }), &[]),
+        ],
+    );
+    crate::campaign::desk::approve_revisions(
+        &c,
+        &m,
+        &mut j.store,
+        &mut j.state,
+        &[],
+        &["ch1-001".to_string()],
+    )
+    .unwrap();
+    // ch1-001 keeps its structure error, but the editor declined a new translation of it.
+    assert!(crate::qa::has_error(j.state.final_findings("ch1-001")));
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Revise(1), &["translate ch2-001 r1"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert!(m.pieces_actions(&j.state, "run-1").is_empty());
+}
