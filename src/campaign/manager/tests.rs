@@ -965,3 +965,57 @@ fn journal_to_stage_table_unit_whose_revision_the_editor_rejected_is_not_split_i
     );
     assert!(m.pieces_actions(&j.state, "run-1").is_empty());
 }
+
+#[test]
+fn journal_to_stage_table_a_failed_piece_does_not_block_and_is_retried_by_the_next_run() {
+    let dir = TempDir::new("pieces-failed");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+            (Stage::Pieces, &["pieces ch1-001 r2 in 2"]),
+        ],
+    );
+    let step = j.step(&m);
+    assert_eq!(shapes(&c, &step), ["part .p1", "part .p2"]);
+    j.fail(&step.actions[0]);
+    j.perform(&m, &step.actions[1]);
+    // The unit keeps its earlier candidates for now; the campaign goes on to its outputs.
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+    assert_eq!(j.state.kept_round("ch1-001", u32::MAX - 1), Some(1));
+    // The next run translates the failed piece only, joins, and keeps the joined pieces.
+    j.new_run("run-2");
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Pieces, &["part .p1"]),
+            (Stage::Pieces, &["join pieces ch1-001 r2"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert_eq!(j.state.kept_round("ch1-001", u32::MAX - 1), Some(2));
+}
