@@ -283,6 +283,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         Action::MergeGlossary
         | Action::WriteOutputs
         | Action::JoinParts { .. }
+        | Action::SplitStuck { .. }
+        | Action::JoinPieces { .. }
         | Action::WriteDesk => {
             unreachable!("local actions have no job")
         }

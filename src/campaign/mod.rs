@@ -26,6 +26,7 @@ pub mod judgment;
 pub mod manager;
 pub mod memory;
 pub mod outputs;
+pub mod pieces;
 pub mod progress;
 pub mod runner;
 pub mod state;

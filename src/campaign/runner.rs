@@ -522,6 +522,46 @@ pub async fn run<'a>(
                         join_parts(c, &manager, &mut store, &mut state, *unit)?;
                         progress.finish("", true);
                     }
+                    Action::SplitStuck {
+                        unit,
+                        fp,
+                        round,
+                        parts,
+                        reason,
+                    } => {
+                        let id = c.units[*unit].id.clone();
+                        progress.println(&format!(
+                            "{id}: still wrong after its revision rounds ({reason}); translating it again in {} smaller pieces",
+                            parts.len()
+                        ));
+                        super::commit::record_event(
+                            c,
+                            &mut store,
+                            &mut state,
+                            Event::UnitPieces {
+                                unit: id,
+                                fp: fp.clone(),
+                                round: *round,
+                                parts: parts.iter().map(|r| (r.start, r.end)).collect(),
+                                reason: reason.clone(),
+                            },
+                        )?;
+                    }
+                    Action::JoinPieces { unit, fp, round } => {
+                        join_pieces(c, &manager, &mut store, &mut state, *unit, fp, *round)?;
+                        let id = &c.units[*unit].id;
+                        let candidates = state.candidates(id);
+                        if let (Some(this), Some(kept)) = (
+                            candidates.iter().find(|k| k.round == Some(*round)),
+                            candidates.iter().find(|k| k.kept),
+                        ) {
+                            progress.println(&format!(
+                                "{id}: pieces joined as round {round} ({} error finding(s)); {} is kept",
+                                this.errors,
+                                kept.round.map_or("the edit".to_string(), |r| format!("round {r}"))
+                            ));
+                        }
+                    }
                     Action::WriteOutputs => {
                         let written = outputs::write_all(c, &state)?;
                         skipped_chapters = written.skipped;
@@ -874,6 +914,43 @@ pub(super) fn join_parts(
             .collect(),
     };
     let result = ResultFile::local(super::manager::translate_key(&fp, 0), &u.id, output, None);
+    record_finished(c, m, store, state, result)
+}
+
+/// Joins the translated pieces of a stuck unit (issue 18, [`super::pieces`]) into its
+/// translation at `round` (no model call); QA checks it when it is recorded, and it competes
+/// with the unit's earlier candidates.
+pub(super) fn join_pieces(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    unit: usize,
+    fp: &str,
+    round: u32,
+) -> anyhow::Result<()> {
+    let u = &c.units[unit];
+    let leaves = state.leaf_parts(&super::pieces::pieces_key(fp));
+    let mut text = String::new();
+    for (part, _) in &leaves {
+        text.push_str(&state.part_translations()[part]);
+    }
+    let output = Output::Translation {
+        round,
+        text,
+        cleanup: Default::default(),
+        reasoning_chars: 0,
+        joined_from: leaves
+            .iter()
+            .map(|(p, _)| super::manager::translate_key(p, 0))
+            .collect(),
+    };
+    let result = ResultFile::local(
+        super::manager::translate_key(fp, round),
+        &u.id,
+        output,
+        None,
+    );
     record_finished(c, m, store, state, result)
 }
 

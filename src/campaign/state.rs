@@ -181,6 +181,10 @@ pub struct State {
     /// the calls of [`State::open_failures`] (a recorded fact, whatever run loads the state:
     /// see [`State::failed_in_run`]).
     failure_runs: HashMap<String, String>,
+    /// Unit fingerprint → the round its joined pieces are recorded at, for the units split
+    /// into smaller pieces when stuck ([`Event::UnitPieces`]; the pieces are the split
+    /// [`super::pieces::pieces_key`] in `splits`).
+    pieces: HashMap<String, u32>,
 }
 
 /// One runaway reply of a call (see [`crate::llm::runaway`]): returned by the call's job,
@@ -562,6 +566,15 @@ impl State {
                 self.splits
                     .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
             }
+            Event::UnitPieces {
+                fp, round, parts, ..
+            } => {
+                self.splits.insert(
+                    super::pieces::pieces_key(fp),
+                    parts.iter().map(|&(a, b)| a..b).collect(),
+                );
+                self.pieces.insert(fp.clone(), *round);
+            }
             Event::HumanEditsDiscarded { fps } => {
                 for fp in fps {
                     self.human_edits.remove(fp);
@@ -914,6 +927,10 @@ impl State {
                 .and_then(|fp| self.translations.get(fp)?.get(&round));
             let result = call.and_then(|c| self.finished.get(c));
             let origin = match result {
+                Some(ResultFile {
+                    output: Output::Translation { joined_from, .. },
+                    ..
+                }) if round > 0 && !joined_from.is_empty() => CandidateOrigin::Pieces,
                 _ if round > 0 => CandidateOrigin::Revision,
                 Some(r) if matches!(r.origin, Some(store::ResultOrigin::Memory { .. })) => {
                     CandidateOrigin::Memory
@@ -1009,6 +1026,11 @@ pub enum CandidateOrigin {
     Human,
     /// An edit imported from a file (`booktr import` of an XLIFF).
     Imported,
+    /// Issue 18, "smaller when stuck": the unit translated again as smaller pieces (groups
+    /// of consecutive top-level blocks) after its revision rounds left a structural error,
+    /// joined at a round of its own after the last revision round (see
+    /// [`super::pieces`]). Kept only when no worse than every earlier candidate.
+    Pieces,
 }
 
 /// One candidate text of a unit with its QA counts (see [`State::candidates`]).

@@ -268,6 +268,23 @@ pub enum Event {
         /// The error, with the provider's message (never the key).
         error: String,
     },
+    /// Issue 18, "smaller when stuck": a unit whose kept translation still had structural
+    /// error findings after its revision rounds ([`crate::campaign::pieces::is_stuck_finding`]) is translated again as smaller
+    /// pieces (`parts`, byte ranges within the unit's text, consecutive top-level blocks; see
+    /// [`crate::campaign::pieces`]). The pieces are translated as parts `<fp>.pieces.p1`, …
+    /// and joined into the unit's translation at `round`, a candidate of its own. Recorded
+    /// once per unit fingerprint: a resume never splits it again.
+    UnitPieces {
+        /// The unit's id (for people).
+        unit: String,
+        /// The unit's fingerprint.
+        fp: String,
+        /// The round the joined pieces are recorded at (after the last revision round).
+        round: u32,
+        parts: Vec<(usize, usize)>,
+        /// The findings that made the unit stuck (check: message), for people.
+        reason: String,
+    },
 }
 
 /// One request of a submitted batch.

@@ -32,6 +32,7 @@ mod masking;
 mod model_outputs_verified;
 mod needs;
 mod neighbour_context;
+mod pieces_when_stuck;
 mod plan;
 mod presets;
 mod provider_anthropic;

@@ -96,6 +96,18 @@ pub enum Action {
     Decide { round: u32, key: CallKey },
     /// Local: write the translated chapters.
     WriteOutputs,
+    /// Local (issue 18, "smaller when stuck"): record that unit `unit` (fingerprint `fp`),
+    /// still structurally wrong after its revision rounds, is translated again as the pieces
+    /// `parts` (byte ranges within its text), joined at `round` ([`crate::campaign::pieces`]).
+    SplitStuck {
+        unit: usize,
+        fp: String,
+        round: u32,
+        parts: Vec<std::ops::Range<usize>>,
+        reason: String,
+    },
+    /// Local: join the translated pieces of a stuck unit into its translation at `round`.
+    JoinPieces { unit: usize, fp: String, round: u32 },
 }
 
 impl Action {
@@ -119,6 +131,10 @@ impl Action {
             Action::TranslatePart { part, .. } => CallKey::translate(part, 0),
             Action::JoinParts { unit } => CallKey::join_parts(&c.units[*unit].id),
             Action::WriteOutputs => CallKey::WriteOutputs,
+            Action::SplitStuck { unit, .. } => {
+                CallKey::Other(format!("local/pieces/{}", c.units[*unit].id))
+            }
+            Action::JoinPieces { fp, round, .. } => CallKey::translate(fp, *round),
         }
     }
 
@@ -130,6 +146,8 @@ impl Action {
                 | Action::WriteOutputs
                 | Action::JoinParts { .. }
                 | Action::WriteDesk
+                | Action::SplitStuck { .. }
+                | Action::JoinPieces { .. }
         )
     }
 
@@ -165,6 +183,9 @@ pub enum Stage {
     Revise(u32),
     Write,
     Complete,
+    /// Issue 18: units still structurally wrong after their revision rounds are translated
+    /// again as smaller pieces (serde `pieces`); placed after the review rounds.
+    Pieces,
     /// Nothing can run until failed calls are retried by a new run.
     Blocked,
     /// Nothing runs until the editor approves (`booktr approve`); see [`Gate`].
@@ -184,6 +205,7 @@ impl std::fmt::Display for Stage {
             Stage::Revise(r) => write!(f, "revise (round {r})"),
             Stage::Write => write!(f, "write outputs"),
             Stage::Complete => write!(f, "complete"),
+            Stage::Pieces => write!(f, "translate stuck units in smaller pieces"),
             Stage::Blocked => write!(f, "blocked by failed calls (run again to retry them)"),
             Stage::AwaitingApproval(Gate::Glossary) => {
                 write!(f, "awaiting approval of the glossary")

@@ -250,6 +250,17 @@ impl Manager<'_> {
             }
             round += 1;
         }
+        // 5b. Smaller when stuck (issue 18).
+        let pieces = self.pieces_actions(s, run);
+        if !pieces.is_empty() {
+            let runnable: Vec<Action> = pieces.into_iter().filter_map(open).collect();
+            if !runnable.is_empty() || !in_flight.is_empty() {
+                return Step {
+                    stage: Stage::Pieces,
+                    actions: runnable,
+                };
+            }
+        }
         // 6. Outputs.
         if !s.outputs_current() {
             let actions = if in_flight.contains(&key(&Action::WriteOutputs)) {
@@ -266,5 +277,91 @@ impl Manager<'_> {
             stage: Stage::Complete,
             actions: Vec::new(),
         }
+    }
+
+    /// Issue 18, "smaller when stuck" (see [`crate::campaign::pieces`]): what remains to do,
+    /// once the review rounds are over, for units whose kept translation still has structural
+    /// error findings ([`crate::campaign::pieces::is_stuck_finding`]). A unit is split at most
+    /// once ([`State::pieces_round`] is recorded); then its pieces are translated
+    /// ([`Action::TranslatePart`]) and joined ([`Action::JoinPieces`]). A unit with a piece
+    /// that failed in `run` is left with its earlier candidates (a later run retries).
+    ///
+    /// Only with `revision_rounds` ≥ 1 (a campaign with no revision rounds asked for no second
+    /// attempt), never for a human edit or a unit whose revision the editor rejected at the
+    /// revisions gate (a new translation of it is not wanted), and only for a unit that cuts
+    /// into two pieces or more.
+    /// The joined round is one after the newest recorded round and the round limit, so it is a
+    /// candidate of its own.
+    pub fn pieces_actions(&self, s: &State, run: &str) -> Vec<Action> {
+        use crate::campaign::pieces;
+        let c = self.campaign;
+        let rounds = c.plan.revision_rounds;
+        if rounds == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, u) in c.units.iter().enumerate() {
+            let Some(fp) = s.fp(&u.id).map(String::from) else {
+                continue;
+            };
+            if !u.kind.needs_translation() || s.human_edit(&u.id).is_some() {
+                continue;
+            }
+            if let Some(round) = s.pieces_round(&fp) {
+                if s.is_done(&translate_key(&fp, round)) {
+                    continue;
+                }
+                let leaves = s.leaf_parts(&pieces::pieces_key(&fp));
+                if leaves
+                    .iter()
+                    .any(|(p, _)| s.failed_in_run(&translate_key(p, 0), run))
+                {
+                    continue;
+                }
+                let missing: Vec<Action> = leaves
+                    .into_iter()
+                    .filter(|(part, _)| !s.part_translations().contains_key(part))
+                    .map(|(part, range)| Action::TranslatePart {
+                        unit: i,
+                        part,
+                        range,
+                    })
+                    .collect();
+                if missing.is_empty() {
+                    out.push(Action::JoinPieces { unit: i, fp, round });
+                } else {
+                    out.extend(missing);
+                }
+                continue;
+            }
+            if s.revision_approvals()
+                .values()
+                .any(|a| a.rejected.contains(&u.id))
+            {
+                continue;
+            }
+            let stuck: Vec<String> = s
+                .kept_findings(&u.id, u32::MAX - 1)
+                .iter()
+                .filter(|f| pieces::is_stuck_finding(f))
+                .map(|f| format!("{}: {}", f.check, f.message))
+                .collect();
+            if stuck.is_empty() {
+                continue;
+            }
+            let parts = pieces::piece_ranges(c.source_text(u), c.shares().request);
+            if parts.is_empty() {
+                continue;
+            }
+            let newest = s.rounds_of(&u.id).last().copied().unwrap_or(0);
+            out.push(Action::SplitStuck {
+                unit: i,
+                fp,
+                round: newest.max(rounds) + 1,
+                parts,
+                reason: stuck.join("; "),
+            });
+        }
+        out
     }
 }

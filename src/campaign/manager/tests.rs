@@ -104,6 +104,9 @@ struct Answers {
     /// Units whose first translation coins a rendering of "context window", flagged with the
     /// review marker: (unit id, rendering).
     coined: Vec<(String, String)>,
+    /// Units whose every whole-unit translation (any round) merges its paragraphs into one
+    /// (a structure error); their parts are translated faithfully.
+    merged: Vec<String>,
 }
 
 /// A journal being written, with the state it built.
@@ -175,6 +178,27 @@ impl<'c> Journal<'c> {
             Action::MergeGlossary => runner::merge_glossary(c, m, store, state).unwrap(),
             Action::WriteDesk => crate::campaign::desk::write(c, store, state).unwrap(),
             Action::JoinParts { unit } => runner::join_parts(c, m, store, state, *unit).unwrap(),
+            Action::SplitStuck {
+                unit,
+                fp,
+                round,
+                parts,
+                reason,
+            } => {
+                let rec = store
+                    .append(Event::UnitPieces {
+                        unit: c.units[*unit].id.clone(),
+                        fp: fp.clone(),
+                        round: *round,
+                        parts: parts.iter().map(|r| (r.start, r.end)).collect(),
+                        reason: reason.clone(),
+                    })
+                    .unwrap();
+                state.apply(c, &store.dir, &rec, None).unwrap();
+            }
+            Action::JoinPieces { unit, fp, round } => {
+                runner::join_pieces(c, m, store, state, *unit, fp, *round).unwrap()
+            }
             Action::WriteOutputs => {
                 let written = crate::campaign::outputs::write_all(c, state).unwrap();
                 let rec = store
@@ -262,6 +286,9 @@ impl Answers {
                 let text = match range {
                     Some(r) => good_translation(&source[r]),
                     None if *round == 0 && self.untranslated.contains(&u.id) => source.to_string(),
+                    None if self.merged.contains(&u.id) => {
+                        good_translation(source).replace("\n\n", "")
+                    }
                     None => {
                         let mut t = good_translation(source);
                         if *round == 0
@@ -348,6 +375,12 @@ fn shape(c: &Campaign, a: &Action) -> String {
         Action::Reconcile { round, .. } => format!("reconcile r{round}"),
         Action::Decide { round, .. } => format!("decide r{round}"),
         Action::WriteOutputs => "outputs".into(),
+        Action::SplitStuck {
+            unit, round, parts, ..
+        } => format!("pieces {} r{round} in {}", c.units[*unit].id, parts.len()),
+        Action::JoinPieces { unit, round, .. } => {
+            format!("join pieces {} r{round}", c.units[*unit].id)
+        }
     }
 }
 
@@ -799,4 +832,190 @@ fn journal_to_stage_table_conflicting_coined_renderings_are_reconciled_before_th
             (Stage::Complete, &[]),
         ],
     );
+}
+
+#[test]
+fn journal_to_stage_table_unit_stuck_with_a_structure_error_is_translated_again_in_pieces() {
+    let dir = TempDir::new("pieces");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    // The merged paragraphs are a structure error: the unit is revised, and the revision
+    // merges them again.
+    assert_eq!(m.forced(&j.state, 0), ["ch1-001"]);
+    assert!(
+        j.state
+            .findings_at("ch1-001", 0)
+            .iter()
+            .any(|f| f.check == "structure" && f.message.contains("merged")),
+        "{:?}",
+        j.state.findings_at("ch1-001", 0)
+    );
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+            // After the last round the kept candidate still has the structure error: the
+            // unit is cut into its two paragraphs, each translated alone, then joined at
+            // round 2 (after the last revision round).
+            (Stage::Pieces, &["pieces ch1-001 r2 in 2"]),
+            (Stage::Pieces, &["part .p1", "part .p2"]),
+            (Stage::Pieces, &["join pieces ch1-001 r2"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    let u = c.unit("ch1-001").unwrap();
+    let fp = j.state.fp(&u.id).unwrap().to_string();
+    assert_eq!(j.state.pieces_round(&fp), Some(2));
+    assert_eq!(
+        j.state.translation_at("ch1-001", 2),
+        Some(good_translation(c.source_text(u)).as_str()),
+        "the joined pieces are the faithful translation"
+    );
+    assert_eq!(j.state.kept_round("ch1-001", u32::MAX - 1), Some(2));
+    assert!(!crate::qa::has_error(j.state.final_findings("ch1-001")));
+    let candidates = j.state.candidates("ch1-001");
+    let origins: Vec<_> = candidates
+        .iter()
+        .map(|k| (k.round, k.origin, k.kept))
+        .collect();
+    use crate::campaign::state::CandidateOrigin as O;
+    assert_eq!(
+        origins,
+        [
+            (Some(0), O::Translation, false),
+            (Some(1), O::Revision, false),
+            (Some(2), O::Pieces, true),
+        ]
+    );
+    // Only once per unit, and a new run has nothing to do.
+    j.new_run("run-2");
+    let m2 = Manager::new(&c, &j.state);
+    assert_eq!(j.step(&m2).stage, Stage::Complete);
+    assert!(m2.pieces_actions(&j.state, "run-2").is_empty());
+}
+
+#[test]
+fn journal_to_stage_table_unit_whose_revision_the_editor_rejected_is_not_split_into_pieces() {
+    let dir = TempDir::new("pieces-rejected");
+    let c = campaign(&dir.0, "review = [\"revisions\"]\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        flagged: vec!["ch2-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::AwaitingApproval(Gate::Revisions { round: 0 }), &[]),
+        ],
+    );
+    crate::campaign::desk::approve_revisions(
+        &c,
+        &m,
+        &mut j.store,
+        &mut j.state,
+        &[],
+        &["ch1-001".to_string()],
+    )
+    .unwrap();
+    // ch1-001 keeps its structure error, but the editor declined a new translation of it.
+    assert!(crate::qa::has_error(j.state.final_findings("ch1-001")));
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Revise(1), &["translate ch2-001 r1"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert!(m.pieces_actions(&j.state, "run-1").is_empty());
+}
+
+#[test]
+fn journal_to_stage_table_a_failed_piece_does_not_block_and_is_retried_by_the_next_run() {
+    let dir = TempDir::new("pieces-failed");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+            (Stage::Pieces, &["pieces ch1-001 r2 in 2"]),
+        ],
+    );
+    let step = j.step(&m);
+    assert_eq!(shapes(&c, &step), ["part .p1", "part .p2"]);
+    j.fail(&step.actions[0]);
+    j.perform(&m, &step.actions[1]);
+    // The unit keeps its earlier candidates for now; the campaign goes on to its outputs.
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+    assert_eq!(j.state.kept_round("ch1-001", u32::MAX - 1), Some(1));
+    // The next run translates the failed piece only, joins, and keeps the joined pieces.
+    j.new_run("run-2");
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Pieces, &["part .p1"]),
+            (Stage::Pieces, &["join pieces ch1-001 r2"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert_eq!(j.state.kept_round("ch1-001", u32::MAX - 1), Some(2));
 }

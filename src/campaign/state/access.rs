@@ -78,6 +78,12 @@ impl State {
         &self.part_translations
     }
 
+    /// The round of the joined pieces of the unit with fingerprint `fp`, when it was split
+    /// into smaller pieces because it was stuck ([`super::Event::UnitPieces`]).
+    pub fn pieces_round(&self, fp: &str) -> Option<u32> {
+        self.pieces.get(fp).copied()
+    }
+
     /// Unit fingerprint → round → call key of its translations.
     pub fn translations(&self) -> &HashMap<String, BTreeMap<u32, String>> {
         &self.translations

@@ -1,0 +1,177 @@
+//! Issue 18, "smaller when stuck", against the fake server: a model that merges two paragraphs
+//! whenever it sees the whole unit (first translation and revision alike) but translates each
+//! paragraph faithfully when it gets one at a time. After the last revision round the unit is
+//! translated again as pieces, joined and QA-checked: the joined pieces are kept, no
+//! structure error is left and the campaign is complete; a resume pays for nothing. When the
+//! pieces come out worse, the earlier candidate stays kept (never worse).
+
+use crate::support;
+
+use booktr::agents::Agent;
+use booktr::lang::Lang;
+use support::fake_llm::{FakeServer, Reply, default_content};
+use support::{TestCampaign, assert_code, json_summary};
+
+const KEY: &str = "sk-booktr-pieces-KEY-18pp";
+
+const CHAPTER: &str = "An agent calls a tool by writing a request, and the runtime executes it.\n\nThe model then reads the result before it decides on the next step of the task.\n";
+
+/// What a worse piece appends: code blocks and headings the source never had.
+const JUNK: &str = "\n\n```python\nrun()\n```\n\n## 发明的标题\n\n## 另一个发明的标题\n";
+
+/// A fake model that merges the paragraphs of every whole-unit answer; a one-paragraph request
+/// (a piece) is answered faithfully, or with [`JUNK`] appended when `worse_pieces`.
+fn merger(worse_pieces: bool) -> FakeServer {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if good.trim_end().contains("\n\n") {
+            Reply::Content(format!("{}\n", good.trim_end().replacen("\n\n", " ", 1)))
+        } else if worse_pieces {
+            Reply::Content(format!("{}{JUNK}", good.trim_end()))
+        } else {
+            Reply::Content(good)
+        }
+    });
+    fake
+}
+
+fn campaign() -> TestCampaign {
+    let c = TestCampaign::with_chapters(
+        "p",
+        &["a.md"],
+        "revision_rounds = 1\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", CHAPTER);
+    c
+}
+
+fn run(c: &TestCampaign, fake: &FakeServer) -> std::process::Output {
+    c.cmd("run", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+}
+
+/// The one unit of the report, with its candidates.
+fn unit(c: &TestCampaign) -> serde_json::Value {
+    let r: serde_json::Value = serde_json::from_str(&c.read("p/validation/report.json")).unwrap();
+    let units = r["units"].as_array().unwrap();
+    assert_eq!(units.len(), 1, "{units:?}");
+    units[0].clone()
+}
+
+fn translation_requests(fake: &FakeServer) -> usize {
+    fake.requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .count()
+}
+
+#[test]
+fn a_unit_stuck_with_merged_paragraphs_is_translated_again_in_pieces_and_kept() {
+    let fake = merger(false);
+    let c = campaign();
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+    assert_eq!(s["findings"]["errors"], 0, "{s}");
+    // First translation, one revision, then the two pieces.
+    assert_eq!(translation_requests(&fake), 4);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("still wrong after its revision rounds")
+            && err.contains("in 2 smaller pieces"),
+        "{err}"
+    );
+    let u = unit(&c);
+    assert_eq!(u["kept_round"], 2, "{u}");
+    let k = u["candidates"].as_array().unwrap();
+    let shape: Vec<(u64, &str, bool)> = k
+        .iter()
+        .map(|x| {
+            (
+                x["round"].as_u64().unwrap(),
+                x["origin"].as_str().unwrap(),
+                x["kept"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (0, "translation", false),
+            (1, "revision", false),
+            (2, "pieces", true)
+        ],
+        "{u}"
+    );
+    assert!(k[0]["errors"].as_u64().unwrap() >= 1, "{u}");
+    assert_eq!(k[2]["errors"], 0, "{u}");
+    assert!(
+        !u["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["check"] == "structure" && f["severity"] == "error"),
+        "{u}"
+    );
+    // The output keeps the two paragraphs apart.
+    let text = c.read("p/out/a.md");
+    assert_eq!(text.trim_end().matches("\n\n").count(), 1, "{text}");
+    // The decision is a journaled fact, once.
+    let journal = c.read(&format!(
+        "{}/journal.jsonl",
+        s["state_dir"].as_str().unwrap()
+    ));
+    assert_eq!(journal.matches("\"event\":\"unit_pieces\"").count(), 1);
+
+    // Resume: nothing is split again, nothing is paid twice.
+    let before = fake.requests().len();
+    let again = run(&c, &fake);
+    assert_code(&again, 0);
+    assert_eq!(fake.requests().len(), before, "a resume makes 0 requests");
+    assert_eq!(json_summary(&again)["status"], "complete");
+    assert_eq!(c.read("p/out/a.md"), text);
+    let journal = c.read(&format!(
+        "{}/journal.jsonl",
+        s["state_dir"].as_str().unwrap()
+    ));
+    assert_eq!(journal.matches("\"event\":\"unit_pieces\"").count(), 1);
+    assert_eq!(unit(&c)["candidates"], u["candidates"]);
+}
+
+#[test]
+fn pieces_that_come_out_worse_leave_the_earlier_candidate_kept() {
+    let fake = merger(true);
+    let c = campaign();
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    assert_eq!(json_summary(&out)["status"], "needs_review");
+    assert_eq!(translation_requests(&fake), 4);
+    let u = unit(&c);
+    let k = u["candidates"].as_array().unwrap();
+    assert_eq!(k.len(), 3, "{u}");
+    assert_eq!(k[2]["origin"], "pieces");
+    assert_eq!(k[2]["kept"], false, "{u}");
+    assert_eq!(k[2]["rejected"], true, "{u}");
+    assert!(
+        k[2]["errors"].as_u64().unwrap() > k[1]["errors"].as_u64().unwrap(),
+        "{u}"
+    );
+    assert_ne!(u["kept_round"], 2, "{u}");
+    let text = c.read("p/out/a.md");
+    assert!(
+        !text.contains("发明的标题") && !text.contains("```python"),
+        "{text}"
+    );
+    // Only once per unit: a resume neither splits again nor pays.
+    let before = fake.requests().len();
+    assert_code(&run(&c, &fake), 1);
+    assert_eq!(fake.requests().len(), before);
+}
