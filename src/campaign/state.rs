@@ -181,6 +181,21 @@ pub struct State {
     /// the calls of [`State::open_failures`] (a recorded fact, whatever run loads the state:
     /// see [`State::failed_in_run`]).
     failure_runs: HashMap<String, String>,
+    /// The repaired candidate of each (unit fingerprint, round) model translation whose QA
+    /// held an error of a mechanical class that [`crate::repair::repair`] fixed at least in
+    /// part (campaign key `repair`): derived from the recorded text in
+    /// [`State::check_translation`], never stored.
+    repaired: HashMap<(String, u32), RepairedText>,
+}
+
+/// A repaired candidate of one model translation round: the text after
+/// [`crate::repair::repair`], the repairs made (at least one) and the per-unit QA of the
+/// repaired text (the same checks as the model's text, context echo included).
+#[derive(Debug, Clone)]
+pub struct RepairedText {
+    pub text: String,
+    pub repairs: Vec<crate::repair::Repair>,
+    pub findings: Vec<Finding>,
 }
 
 /// One runaway reply of a call (see [`crate::llm::runaway`]): returned by the call's job,
@@ -692,19 +707,78 @@ impl State {
         let ctx = self
             .qa_ctx
             .get_or_insert_with(|| c.qa_context(&Termbase::default()));
-        let mut findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
-        // A model translation whose request carried neighbour context: check it did not
-        // translate the context too.
+        let check = |text: &str| {
+            let mut findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
+            // A model translation whose request carried neighbour context: check it did not
+            // translate the context too.
+            if round != HUMAN_ROUND
+                && let Some(context) = c.context_for(u)
+            {
+                for mut f in qa::context::check(ctx, c.source_text(u), &context, text) {
+                    f.unit = u.id.clone();
+                    f.chapter = u.chapter.clone();
+                    findings.push(f);
+                }
+            }
+            findings
+        };
+        let findings = check(text);
+        let key = (fp.to_string(), round);
+        self.repaired.remove(&key);
+        // Human edits are never repaired; a model text only when repair is on and QA found an
+        // error repair may fix.
         if round != HUMAN_ROUND
-            && let Some(context) = c.context_for(u)
+            && c.plan.repair
+            && findings.iter().any(|f| {
+                f.severity == qa::Severity::Error && crate::repair::is_mechanical_finding(f)
+            })
         {
-            for mut f in qa::context::check(ctx, c.source_text(u), &context, text) {
-                f.unit = u.id.clone();
-                f.chapter = u.chapter.clone();
-                findings.push(f);
+            let opts = crate::repair::Options {
+                code_comments: c.plan.code_comments,
+                ..Default::default()
+            };
+            let out = crate::repair::repair(c.source_text(u), text, &opts);
+            if !out.repairs.is_empty() {
+                let repaired_findings = check(&out.text);
+                self.repaired.insert(
+                    key.clone(),
+                    RepairedText {
+                        text: out.text,
+                        repairs: out.repairs,
+                        findings: repaired_findings,
+                    },
+                );
             }
         }
-        self.qa.insert((fp.to_string(), round), findings);
+        self.qa.insert(key, findings);
+    }
+
+    /// The repaired candidate of unit `unit`'s (id) model translation at `round`, if repair
+    /// made one (see [`RepairedText`]).
+    pub fn repaired_at(&self, unit: &str, round: u32) -> Option<&RepairedText> {
+        self.repaired.get(&(self.fp(unit)?.to_string(), round))
+    }
+
+    /// Whether round `round` of unit `unit` is represented by its repaired candidate: there is
+    /// one and QA finds it no worse than the model's text ([`select_kept`] on the two, the
+    /// repaired one being later).
+    pub fn uses_repaired(&self, unit: &str, round: u32) -> bool {
+        self.repaired_at(unit, round).is_some_and(|r| {
+            select_kept(&[score(self.findings_at(unit, round)), score(&r.findings)]) == Some(1)
+        })
+    }
+
+    /// The better of round `round`'s two candidates (the model's text, its repaired
+    /// candidate): text and findings. See [`State::uses_repaired`].
+    fn round_best(&self, unit: &str, round: u32) -> Option<(&str, &[Finding])> {
+        if self.uses_repaired(unit, round) {
+            let r = self.repaired_at(unit, round)?;
+            return Some((r.text.as_str(), r.findings.as_slice()));
+        }
+        Some((
+            self.translation_at(unit, round)?,
+            self.findings_at(unit, round),
+        ))
     }
 
     /// Term keys (see [`crate::termbase::term_key`]) of every candidate a finished Glossary call
@@ -877,7 +951,7 @@ impl State {
         let rounds: Vec<u32> = rounds.range(..=max_round).map(|(r, _)| *r).collect();
         let scores: Vec<(usize, usize)> = rounds
             .iter()
-            .map(|&r| score(self.findings_at(unit, r)))
+            .map(|&r| score(self.round_best(unit, r).map_or(&[], |b| b.1)))
             .collect();
         select_kept(&scores).map(|i| rounds[i])
     }
@@ -886,16 +960,18 @@ impl State {
     /// See [`State::kept_round`].
     pub fn kept_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {
         let round = self.kept_round(unit, max_round)?;
-        Some((round, self.translation_at(unit, round)?))
+        Some((round, self.round_best(unit, round)?.0))
     }
 
     /// QA findings of the kept translation of unit `unit` among rounds ≤ `max_round`.
     pub fn kept_findings(&self, unit: &str, max_round: u32) -> &[Finding] {
         self.kept_round(unit, max_round)
-            .map_or(&[], |r| self.findings_at(unit, r))
+            .and_then(|r| self.round_best(unit, r))
+            .map_or(&[], |b| b.1)
     }
 
-    /// Every candidate text of unit `unit`, oldest first: each recorded translation round,
+    /// Every candidate text of unit `unit`, oldest first: each recorded translation round
+    /// (followed by its repaired candidate when repair made one, see [`State::repaired_at`]),
     /// then the editor's text if there is one. Exactly one is `kept` when there is any: the
     /// human edit if there is one, else the kept model candidate ([`State::kept_round`]).
     pub fn candidates(&self, unit: &str) -> Vec<Candidate> {
@@ -924,15 +1000,28 @@ impl State {
                 }) if !joined_from.is_empty() => CandidateOrigin::Joined,
                 _ => CandidateOrigin::Translation,
             };
+            let repaired = self.uses_repaired(unit, round);
             out.push(Candidate {
                 round: Some(round),
                 origin,
                 errors,
                 warnings,
                 rejected: round > 0 && best.is_some_and(|b| errors > b),
-                kept: kept == Some(round),
+                kept: kept == Some(round) && !repaired,
             });
             best = Some(best.map_or(errors, |b| b.min(errors)));
+            if let Some(r) = self.repaired_at(unit, round) {
+                let (errors, warnings) = score(&r.findings);
+                out.push(Candidate {
+                    round: Some(round),
+                    origin: CandidateOrigin::Repaired,
+                    errors,
+                    warnings,
+                    rejected: best.is_some_and(|b| errors > b),
+                    kept: kept == Some(round) && repaired,
+                });
+                best = Some(best.map_or(errors, |b| b.min(errors)));
+            }
         }
         if human {
             let (errors, warnings) = score(self.findings_at(unit, HUMAN_ROUND));
@@ -1009,6 +1098,9 @@ pub enum CandidateOrigin {
     Human,
     /// An edit imported from a file (`booktr import` of an XLIFF).
     Imported,
+    /// A model translation (of the same round) after deterministic mechanical repair
+    /// ([`crate::repair`], campaign key `repair`); listed right after that round's text.
+    Repaired,
 }
 
 /// One candidate text of a unit with its QA counts (see [`State::candidates`]).

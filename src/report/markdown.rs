@@ -618,6 +618,7 @@ mod tests {
             history: Vec::new(),
             candidates: Vec::new(),
             kept_round: None,
+            repairs: Vec::new(),
         }
     }
 
