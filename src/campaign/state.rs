@@ -764,7 +764,7 @@ impl State {
     /// repaired one being later).
     pub fn uses_repaired(&self, unit: &str, round: u32) -> bool {
         self.repaired_at(unit, round).is_some_and(|r| {
-            select_kept(&[score(self.findings_at(unit, round)), score(&r.findings)]) == Some(1)
+            prefer_repaired(score(self.findings_at(unit, round)), score(&r.findings))
         })
     }
 
@@ -1141,6 +1141,13 @@ pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// Whether a repaired candidate scoring `repaired` (`(errors, warnings)`) replaces the model's
+/// text of the same round scoring `model`: [`select_kept`] on the two, the repaired one listed
+/// later, so it wins a tie and never replaces a better text (never-worse, issue 18).
+pub fn prefer_repaired(model: (usize, usize), repaired: (usize, usize)) -> bool {
+    select_kept(&[model, repaired]) == Some(1)
+}
+
 /// A short label for a call key without a unit (`glossary/b000` → `b000`).
 /// `(unit fingerprint or part id, round)` of a translation call key `translate/<key>/r<n>`.
 pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
@@ -1156,7 +1163,7 @@ fn call_label(call: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::select_kept;
+    use super::{prefer_repaired, select_kept};
 
     #[test]
     fn select_kept_prefers_fewest_errors_over_being_latest() {
@@ -1180,6 +1187,16 @@ mod tests {
         assert_eq!(select_kept(&[(1, 4), (1, 2)]), Some(1));
         // Errors weigh more than any number of warnings.
         assert_eq!(select_kept(&[(0, 9), (1, 0)]), Some(0));
+    }
+
+    #[test]
+    fn repaired_candidate_that_qa_finds_worse_is_not_kept() {
+        // More errors, or as many errors and more warnings: the model's text stays.
+        assert!(!prefer_repaired((1, 0), (2, 0)));
+        assert!(!prefer_repaired((1, 0), (1, 1)));
+        // Fewer errors even with more warnings, or a tie: the repaired text is kept.
+        assert!(prefer_repaired((2, 0), (0, 3)));
+        assert!(prefer_repaired((1, 1), (1, 1)));
     }
 
     #[test]

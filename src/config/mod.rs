@@ -86,7 +86,7 @@ pub struct Plan {
     /// default `keep`).
     pub code_comments: CodeComments,
     /// Whether mechanical faults of a translation are repaired deterministically (campaign
-    /// key `repair`: `mechanical`, the default, or `off`); see [`crate::repair`]. Never part
+    /// key `repair`: `mechanical`, the default, or `off`); see the `repair` module. Never part
     /// of a unit fingerprint.
     pub repair: bool,
 }

@@ -66,7 +66,7 @@ pub struct RawCampaign {
     /// comments may change; every code token stays identical). See [`super::CodeComments`].
     pub code_comments: Option<String>,
     /// Mechanical repair of translations: `mechanical` (default: faults the model should have
-    /// copied are restored from the source before any revision, see [`crate::repair`]) or
+    /// copied are restored from the source before any revision, see the `repair` module) or
     /// `off`. Not part of unit fingerprints: toggling it reuses every recorded answer.
     pub repair: Option<String>,
 }

@@ -108,7 +108,7 @@ pub fn repairs_of(s: &State, id: &str) -> Vec<RepairReport> {
 pub struct CandidateReport {
     /// Translation round; `null` for a human or imported edit.
     pub round: Option<u32>,
-    /// `translation`, `revision`, `memory`, `joined`, `human` or `imported`.
+    /// `translation`, `revision`, `memory`, `joined`, `human`, `imported` or `repaired`.
     pub origin: crate::campaign::state::CandidateOrigin,
     /// Error findings of the per-unit QA checks on this text.
     pub errors: usize,
