@@ -52,7 +52,16 @@ fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
                 "recording {} from {upstream} (this takes minutes)",
                 file.display()
             );
-            fake.proxy(upstream);
+            // BOOKTR_RECORD_REUSE=1: requests the committed fixtures hold keep their answers
+            // (same model only); the others go to the real server.
+            if std::env::var("BOOKTR_RECORD_REUSE").is_ok_and(|v| v == "1") {
+                fake.proxy_reusing(
+                    upstream,
+                    Fixtures::load(&file).unwrap_or_else(|e| panic!("{e}")),
+                );
+            } else {
+                fake.proxy(upstream);
+            }
         }
         None => fake.replay(Fixtures::load(&file).unwrap_or_else(|e| panic!("{e}"))),
     }
