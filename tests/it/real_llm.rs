@@ -22,6 +22,10 @@
 //!
 //! The recording run proxies every request to the real server, writes the fixture file and
 //! prints the exact facts the replay tests assert (update them in this file).
+//!
+//! With `BOOKTR_RECORD_REUSE=1` (same model only) requests the committed fixtures already hold
+//! keep their recorded answers and only the changed ones go to the real server (issue 18's
+//! re-recording: glossary, brief and first translations reused).
 
 use crate::support;
 
