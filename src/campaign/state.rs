@@ -185,6 +185,21 @@ pub struct State {
     /// into smaller pieces when stuck ([`Event::UnitPieces`]; the pieces are the split
     /// [`super::pieces::pieces_key`] in `splits`).
     pieces: HashMap<String, u32>,
+    /// The repaired candidate of each (unit fingerprint, round) model translation whose QA
+    /// held an error of a mechanical class that [`crate::repair::repair`] fixed at least in
+    /// part (campaign key `repair`): derived from the recorded text in
+    /// [`State::check_translation`], never stored.
+    repaired: HashMap<(String, u32), RepairedText>,
+}
+
+/// A repaired candidate of one model translation round: the text after
+/// [`crate::repair::repair`], the repairs made (at least one) and the per-unit QA of the
+/// repaired text (the same checks as the model's text, context echo included).
+#[derive(Debug, Clone)]
+pub struct RepairedText {
+    pub text: String,
+    pub repairs: Vec<crate::repair::Repair>,
+    pub findings: Vec<Finding>,
 }
 
 /// One runaway reply of a call (see [`crate::llm::runaway`]): returned by the call's job,
@@ -705,19 +720,78 @@ impl State {
         let ctx = self
             .qa_ctx
             .get_or_insert_with(|| c.qa_context(&Termbase::default()));
-        let mut findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
-        // A model translation whose request carried neighbour context: check it did not
-        // translate the context too.
+        let check = |text: &str| {
+            let mut findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
+            // A model translation whose request carried neighbour context: check it did not
+            // translate the context too.
+            if round != HUMAN_ROUND
+                && let Some(context) = c.context_for(u)
+            {
+                for mut f in qa::context::check(ctx, c.source_text(u), &context, text) {
+                    f.unit = u.id.clone();
+                    f.chapter = u.chapter.clone();
+                    findings.push(f);
+                }
+            }
+            findings
+        };
+        let findings = check(text);
+        let key = (fp.to_string(), round);
+        self.repaired.remove(&key);
+        // Human edits are never repaired; a model text only when repair is on and QA found an
+        // error repair may fix.
         if round != HUMAN_ROUND
-            && let Some(context) = c.context_for(u)
+            && c.plan.repair
+            && findings.iter().any(|f| {
+                f.severity == qa::Severity::Error && crate::repair::is_mechanical_finding(f)
+            })
         {
-            for mut f in qa::context::check(ctx, c.source_text(u), &context, text) {
-                f.unit = u.id.clone();
-                f.chapter = u.chapter.clone();
-                findings.push(f);
+            let opts = crate::repair::Options {
+                code_comments: c.plan.code_comments,
+                ..Default::default()
+            };
+            let out = crate::repair::repair(c.source_text(u), text, &opts);
+            if !out.repairs.is_empty() {
+                let repaired_findings = check(&out.text);
+                self.repaired.insert(
+                    key.clone(),
+                    RepairedText {
+                        text: out.text,
+                        repairs: out.repairs,
+                        findings: repaired_findings,
+                    },
+                );
             }
         }
-        self.qa.insert((fp.to_string(), round), findings);
+        self.qa.insert(key, findings);
+    }
+
+    /// The repaired candidate of unit `unit`'s (id) model translation at `round`, if repair
+    /// made one (see [`RepairedText`]).
+    pub fn repaired_at(&self, unit: &str, round: u32) -> Option<&RepairedText> {
+        self.repaired.get(&(self.fp(unit)?.to_string(), round))
+    }
+
+    /// Whether round `round` of unit `unit` is represented by its repaired candidate: there is
+    /// one and QA finds it no worse than the model's text ([`select_kept`] on the two, the
+    /// repaired one being later).
+    pub fn uses_repaired(&self, unit: &str, round: u32) -> bool {
+        self.repaired_at(unit, round).is_some_and(|r| {
+            prefer_repaired(score(self.findings_at(unit, round)), score(&r.findings))
+        })
+    }
+
+    /// The better of round `round`'s two candidates (the model's text, its repaired
+    /// candidate): text and findings. See [`State::uses_repaired`].
+    fn round_best(&self, unit: &str, round: u32) -> Option<(&str, &[Finding])> {
+        if self.uses_repaired(unit, round) {
+            let r = self.repaired_at(unit, round)?;
+            return Some((r.text.as_str(), r.findings.as_slice()));
+        }
+        Some((
+            self.translation_at(unit, round)?,
+            self.findings_at(unit, round),
+        ))
     }
 
     /// Term keys (see [`crate::termbase::term_key`]) of every candidate a finished Glossary call
@@ -890,7 +964,7 @@ impl State {
         let rounds: Vec<u32> = rounds.range(..=max_round).map(|(r, _)| *r).collect();
         let scores: Vec<(usize, usize)> = rounds
             .iter()
-            .map(|&r| score(self.findings_at(unit, r)))
+            .map(|&r| score(self.round_best(unit, r).map_or(&[], |b| b.1)))
             .collect();
         select_kept(&scores).map(|i| rounds[i])
     }
@@ -899,16 +973,18 @@ impl State {
     /// See [`State::kept_round`].
     pub fn kept_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {
         let round = self.kept_round(unit, max_round)?;
-        Some((round, self.translation_at(unit, round)?))
+        Some((round, self.round_best(unit, round)?.0))
     }
 
     /// QA findings of the kept translation of unit `unit` among rounds ≤ `max_round`.
     pub fn kept_findings(&self, unit: &str, max_round: u32) -> &[Finding] {
         self.kept_round(unit, max_round)
-            .map_or(&[], |r| self.findings_at(unit, r))
+            .and_then(|r| self.round_best(unit, r))
+            .map_or(&[], |b| b.1)
     }
 
-    /// Every candidate text of unit `unit`, oldest first: each recorded translation round,
+    /// Every candidate text of unit `unit`, oldest first: each recorded translation round
+    /// (followed by its repaired candidate when repair made one, see [`State::repaired_at`]),
     /// then the editor's text if there is one. Exactly one is `kept` when there is any: the
     /// human edit if there is one, else the kept model candidate ([`State::kept_round`]).
     pub fn candidates(&self, unit: &str) -> Vec<Candidate> {
@@ -941,15 +1017,28 @@ impl State {
                 }) if !joined_from.is_empty() => CandidateOrigin::Joined,
                 _ => CandidateOrigin::Translation,
             };
+            let repaired = self.uses_repaired(unit, round);
             out.push(Candidate {
                 round: Some(round),
                 origin,
                 errors,
                 warnings,
                 rejected: round > 0 && best.is_some_and(|b| errors > b),
-                kept: kept == Some(round),
+                kept: kept == Some(round) && !repaired,
             });
             best = Some(best.map_or(errors, |b| b.min(errors)));
+            if let Some(r) = self.repaired_at(unit, round) {
+                let (errors, warnings) = score(&r.findings);
+                out.push(Candidate {
+                    round: Some(round),
+                    origin: CandidateOrigin::Repaired,
+                    errors,
+                    warnings,
+                    rejected: best.is_some_and(|b| errors > b),
+                    kept: kept == Some(round) && repaired,
+                });
+                best = Some(best.map_or(errors, |b| b.min(errors)));
+            }
         }
         if human {
             let (errors, warnings) = score(self.findings_at(unit, HUMAN_ROUND));
@@ -1031,6 +1120,9 @@ pub enum CandidateOrigin {
     /// joined at a round of its own after the last revision round (see
     /// [`super::pieces`]). Kept only when no worse than every earlier candidate.
     Pieces,
+    /// A model translation (of the same round) after deterministic mechanical repair
+    /// ([`crate::repair`], campaign key `repair`); listed right after that round's text.
+    Repaired,
 }
 
 /// One candidate text of a unit with its QA counts (see [`State::candidates`]).
@@ -1071,6 +1163,13 @@ pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// Whether a repaired candidate scoring `repaired` (`(errors, warnings)`) replaces the model's
+/// text of the same round scoring `model`: [`select_kept`] on the two, the repaired one listed
+/// later, so it wins a tie and never replaces a better text (never-worse, issue 18).
+pub fn prefer_repaired(model: (usize, usize), repaired: (usize, usize)) -> bool {
+    select_kept(&[model, repaired]) == Some(1)
+}
+
 /// A short label for a call key without a unit (`glossary/b000` → `b000`).
 /// `(unit fingerprint or part id, round)` of a translation call key `translate/<key>/r<n>`.
 pub fn parse_translate_key(call: &str) -> Option<(&str, u32)> {
@@ -1086,7 +1185,7 @@ fn call_label(call: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::select_kept;
+    use super::{prefer_repaired, select_kept};
 
     #[test]
     fn select_kept_prefers_fewest_errors_over_being_latest() {
@@ -1110,6 +1209,16 @@ mod tests {
         assert_eq!(select_kept(&[(1, 4), (1, 2)]), Some(1));
         // Errors weigh more than any number of warnings.
         assert_eq!(select_kept(&[(0, 9), (1, 0)]), Some(0));
+    }
+
+    #[test]
+    fn repaired_candidate_that_qa_finds_worse_is_not_kept() {
+        // More errors, or as many errors and more warnings: the model's text stays.
+        assert!(!prefer_repaired((1, 0), (2, 0)));
+        assert!(!prefer_repaired((1, 0), (1, 1)));
+        // Fewer errors even with more warnings, or a tie: the repaired text is kept.
+        assert!(prefer_repaired((2, 0), (0, 3)));
+        assert!(prefer_repaired((1, 1), (1, 1)));
     }
 
     #[test]

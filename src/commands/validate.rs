@@ -207,6 +207,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 history: Vec::new(),
                 candidates: Vec::new(),
                 kept_round: None,
+                repairs: Vec::new(),
             });
             continue;
         };
@@ -251,6 +252,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 history: Vec::new(),
                 candidates: Vec::new(),
                 kept_round: None,
+                repairs: Vec::new(),
             });
         }
     }

@@ -85,6 +85,10 @@ pub struct Plan {
     /// Whether comments in code blocks may be translated (campaign key `code_comments`,
     /// default `keep`).
     pub code_comments: CodeComments,
+    /// Whether mechanical faults of a translation are repaired deterministically (campaign
+    /// key `repair`: `mechanical`, the default, or `off`); see the `repair` module. Never part
+    /// of a unit fingerprint.
+    pub repair: bool,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -302,6 +306,18 @@ impl Plan {
                     .trim()
                     .parse()
                     .map_err(|m: String| err("code_comments", m))?,
+            },
+            repair: match raw.repair.as_deref().map(str::trim) {
+                None | Some("mechanical") => true,
+                Some("off") => false,
+                Some(other) => {
+                    return Err(err(
+                        "repair",
+                        format!(
+                            "is `{other}`; use `mechanical` (restore what the model should have copied from the source) or `off`"
+                        ),
+                    ));
+                }
             },
         })
     }

@@ -65,6 +65,10 @@ pub struct RawCampaign {
     /// Comments in code blocks: `keep` (default: copied byte for byte) or `translate` (only
     /// comments may change; every code token stays identical). See [`super::CodeComments`].
     pub code_comments: Option<String>,
+    /// Mechanical repair of translations: `mechanical` (default: faults the model should have
+    /// copied are restored from the source before any revision, see the `repair` module) or
+    /// `off`. Not part of unit fingerprints: toggling it reuses every recorded answer.
+    pub repair: Option<String>,
 }
 
 /// `[pricing]`: prices per million tokens, in `currency`. The same table serves `plan`

@@ -132,7 +132,7 @@ pub fn render(r: &Report) -> String {
             format!("{} ({})", u.id, checks.join(", "))
         })
         .collect();
-    if !fixed.is_empty() || !open.is_empty() {
+    if !fixed.is_empty() || !open.is_empty() || r.repairs > 0 {
         let _ = writeln!(o, "## Repairs\n");
         let _ = writeln!(
             o,
@@ -152,6 +152,54 @@ pub fn render(r: &Report) -> String {
                 open.join("; ")
             }
         );
+    }
+
+    if r.repairs > 0 {
+        let by: Vec<String> = r
+            .repairs_by_class
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "### Repairs made from the source\n\n{} mechanical repair(s) ({}): what the model should have copied, restored byte for byte; no model call.\n\n| unit | round | class | before → after | kept |\n|---|---|---|---|---|",
+            r.repairs,
+            by.join(", ")
+        );
+        let rows: Vec<(&str, &super::RepairReport)> = r
+            .units
+            .iter()
+            .flat_map(|u| u.repairs.iter().map(move |x| (u.id.as_str(), x)))
+            .collect();
+        let cell = |t: &str| {
+            if t.is_empty() {
+                return "(removed)".to_string();
+            }
+            let t: String = t.chars().take(60).collect();
+            format!(
+                "`{}`",
+                t.replace('`', "'").replace('\n', "⏎").replace('|', "\\|")
+            )
+        };
+        for (id, x) in rows.iter().take(MAX_FINDING_ROWS) {
+            let _ = writeln!(
+                o,
+                "| {id} | {} | {} | {} → {} | {} |",
+                x.round,
+                x.class.as_str(),
+                cell(&x.before),
+                cell(&x.after),
+                if x.kept { "yes" } else { "no" }
+            );
+        }
+        if rows.len() > MAX_FINDING_ROWS {
+            let _ = writeln!(
+                o,
+                "\n…and {} more repairs in report.json.",
+                rows.len() - MAX_FINDING_ROWS
+            );
+        }
+        o.push('\n');
     }
 
     let _ = writeln!(o, "## QA findings on the final translations\n");
@@ -618,6 +666,7 @@ mod tests {
             history: Vec::new(),
             candidates: Vec::new(),
             kept_round: None,
+            repairs: Vec::new(),
         }
     }
 

@@ -58,6 +58,49 @@ pub struct UnitReport {
     /// The round of the kept candidate (the text in the output); `null` for a human or
     /// imported edit, a copied unit or one with no translation.
     pub kept_round: Option<u32>,
+    /// The repairs of each repaired candidate (origin `repaired`), in round order then
+    /// position: `{round, class, before, after}` (see [`crate::repair::Repair`]; excerpts cut
+    /// to [`crate::repair::EXCERPT_CHARS`] characters). Empty when nothing was repaired.
+    pub repairs: Vec<RepairReport>,
+}
+
+/// One mechanical repair of a unit's translation (see [`crate::repair::Repair`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct RepairReport {
+    /// The round of the model translation that was repaired.
+    pub round: u32,
+    /// The repair class (`code_block`, `footnote_label`, `heading`, …).
+    pub class: crate::repair::Class,
+    /// The model's bytes replaced or removed (excerpt).
+    pub before: String,
+    /// The source's bytes put in their place (excerpt; empty for a removal).
+    pub after: String,
+    /// Whether the repaired candidate of this round is the unit's kept text.
+    pub kept: bool,
+}
+
+/// The repairs of unit `id`'s repaired candidates in state `s` (see [`RepairReport`]).
+pub fn repairs_of(s: &State, id: &str) -> Vec<RepairReport> {
+    let kept = if s.human_edit(id).is_some() {
+        None
+    } else {
+        s.kept_round(id, u32::MAX - 1)
+    };
+    let mut out = Vec::new();
+    for round in s.rounds_of(id) {
+        let Some(r) = s.repaired_at(id, round) else {
+            continue;
+        };
+        let used = kept == Some(round) && s.uses_repaired(id, round);
+        out.extend(r.repairs.iter().map(|x| RepairReport {
+            round,
+            class: x.class,
+            before: x.before.clone(),
+            after: x.after.clone(),
+            kept: used,
+        }));
+    }
+    out
 }
 
 /// One candidate text of a unit (see [`crate::campaign::state::State::candidates`]).
@@ -65,7 +108,7 @@ pub struct UnitReport {
 pub struct CandidateReport {
     /// Translation round; `null` for a human or imported edit.
     pub round: Option<u32>,
-    /// `translation`, `revision`, `memory`, `joined`, `human` or `imported`.
+    /// `translation`, `revision`, `memory`, `joined`, `human`, `imported` or `repaired`.
     pub origin: crate::campaign::state::CandidateOrigin,
     /// Error findings of the per-unit QA checks on this text.
     pub errors: usize,
@@ -87,6 +130,13 @@ pub fn candidates_of(s: &State, id: &str) -> Vec<CandidateReport> {
         .into_iter()
         .map(|k| CandidateReport {
             findings: match (k.rejected, k.round) {
+                (true, Some(r))
+                    if k.origin == crate::campaign::state::CandidateOrigin::Repaired =>
+                {
+                    s.repaired_at(id, r)
+                        .map(|x| x.findings.clone())
+                        .unwrap_or_default()
+                }
                 (true, Some(r)) => s.findings_at(id, r).to_vec(),
                 _ => Vec::new(),
             },
@@ -221,6 +271,21 @@ pub struct Report {
     /// (`{source, target, reason, action}`, `action` `dropped` or `review`; see
     /// [`crate::termbase::vet`]), in termbase order.
     pub glossary_rejections: Vec<crate::termbase::vet::Rejection>,
+    /// Mechanical repairs listed in the units' `repairs`, per class (snake_case class name →
+    /// count); every repaired candidate counts, kept or not.
+    pub repairs_by_class: BTreeMap<String, usize>,
+    /// Total mechanical repairs (the sum of `repairs_by_class`).
+    pub repairs: usize,
+}
+
+/// `(repairs_by_class, repairs)` of the units' repair lists (see [`Report::repairs`]).
+pub fn repair_totals(units: &[UnitReport]) -> (BTreeMap<String, usize>, usize) {
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    for r in units.iter().flat_map(|u| &u.repairs) {
+        *by.entry(r.class.as_str().to_string()).or_insert(0) += 1;
+    }
+    let n = by.values().sum();
+    (by, n)
 }
 
 /// The runaway replies of a campaign (all runs).
@@ -362,6 +427,11 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             } else {
                 s.kept_round(&u.id, u32::MAX - 1)
             },
+            repairs: if u.kind.needs_translation() {
+                repairs_of(s, &u.id)
+            } else {
+                Vec::new()
+            },
         });
     }
     let mut glossary_parse = ParseStats::default();
@@ -460,6 +530,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     for f in &verdict.chapter {
         *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
     }
+    let (repairs_by_class, repairs) = repair_totals(&units);
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         generated_at_ms: crate::campaign::store::now_ms(),
@@ -534,6 +605,8 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         bilingual: c.plan.bilingual,
         runaway: RunawayReport::of(s),
         glossary_rejections: s.glossary_rejections().clone(),
+        repairs_by_class,
+        repairs,
     }
 }
 
@@ -652,6 +725,7 @@ pub fn build_standalone(
     {
         *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
     }
+    let (repairs_by_class, repairs) = repair_totals(&units);
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         generated_at_ms: crate::campaign::store::now_ms(),
@@ -685,5 +759,7 @@ pub fn build_standalone(
         bilingual: false,
         runaway: RunawayReport::default(),
         glossary_rejections: Vec::new(),
+        repairs_by_class,
+        repairs,
     }
 }

@@ -26,7 +26,8 @@ fn campaign() -> TestCampaign {
     let c = TestCampaign::with_chapters(
         "k",
         &["a.md"],
-        "revision_rounds = 1\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        // Mechanical repair (issue 18) would restore the link: these tests are about revisions.
+        "revision_rounds = 1\nrepair = \"off\"\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     c.write("a.md", CHAPTER);
     c
@@ -316,7 +317,8 @@ fn a_rejected_revision_is_not_the_base_of_the_next_one() {
     let c = TestCampaign::with_chapters(
         "k",
         &["a.md"],
-        "revision_rounds = 2\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        // Mechanical repair (issue 18) would restore the link: these tests are about revisions.
+        "revision_rounds = 2\nrepair = \"off\"\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     c.write("a.md", CHAPTER);
     let out = run(&c, &fake);

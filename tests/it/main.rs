@@ -29,6 +29,7 @@ mod interchange;
 mod kept_candidate;
 mod layers;
 mod masking;
+mod mechanical_repair;
 mod model_outputs_verified;
 mod needs;
 mod neighbour_context;

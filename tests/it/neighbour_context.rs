@@ -103,8 +103,8 @@ fn context_is_sent_read_only_and_costs_little() {
     assert!(extra > 0.0 && extra < 0.15, "+{:.1} %", extra * 100.0);
 }
 
-#[test]
-fn a_translation_that_includes_its_context_is_flagged() {
+/// A fake model that translates the neighbour context as well as the unit.
+fn echoing_server() -> FakeServer {
     let fake = FakeServer::start();
     let zh = booktr::lang::Lang::parse("zh");
     fake.script(move |r| {
@@ -128,7 +128,14 @@ fn a_translation_that_includes_its_context_is_flagged() {
         m[2].content = format!("{ctx}\n\n{}", m[2].content);
         Reply::Content(default_content(&zh, Agent::Translation, &m))
     });
-    let c = campaign("e", "revision_rounds = 0\n");
+    fake
+}
+
+#[test]
+fn a_translation_that_includes_its_context_is_flagged() {
+    let fake = echoing_server();
+    // Mechanical repair (issue 18) would remove the echoed block: this test is about QA.
+    let c = campaign("e", "revision_rounds = 0\nrepair = \"off\"\n");
     let out = c
         .cmd("run", &["--base-url", &fake.base_url])
         .env("OPENAI_API_KEY", KEY)
@@ -148,5 +155,35 @@ fn a_translation_that_includes_its_context_is_flagged() {
         report["qa_counts"]["injected_text"].as_u64().unwrap_or(0) >= 3,
         "{}",
         report["qa_counts"]
+    );
+}
+
+/// With repair on (the default, issue 18) the echoed context is a leading block with no source
+/// counterpart that repair removes: the output is clean, no revision is needed, and the
+/// removals are listed as `injected_block` repairs.
+#[test]
+fn an_echoed_context_is_removed_by_mechanical_repair() {
+    let fake = echoing_server();
+    let c = campaign("e", "revision_rounds = 0\n");
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("e/validation/report.json")).unwrap();
+    assert!(
+        report["qa_counts"].get("context_echo").is_none(),
+        "{}",
+        report["qa_counts"]
+    );
+    assert!(
+        report["repairs_by_class"]["injected_block"]
+            .as_u64()
+            .unwrap_or(0)
+            >= 3,
+        "{}",
+        report["repairs_by_class"]
     );
 }

@@ -205,7 +205,11 @@ struct Shared {
 #[derive(Clone)]
 enum Recording {
     Replay(Arc<Fixtures>),
-    Proxy { upstream: String },
+    Proxy {
+        upstream: String,
+        /// Answers reused for requests they hold (see [`FakeServer::proxy_reusing`]).
+        reuse: Option<Arc<Fixtures>>,
+    },
 }
 
 /// A running fake server. Dropping it stops it.
@@ -426,6 +430,19 @@ impl FakeServer {
     pub fn proxy(&self, upstream: &str) {
         *self.shared.recording.lock().unwrap() = Some(Recording::Proxy {
             upstream: upstream.trim_end_matches('/').to_string(),
+            reuse: None,
+        });
+    }
+
+    /// Proxy mode that answers a request `known` holds (same messages, by
+    /// [`super::recorded::request_key`]) from `known` instead of the upstream, keeping it as
+    /// an [`Exchange`] all the same: re-recording after a change that alters only some
+    /// requests asks the real model only those (the recorded answers came from the same
+    /// model at temperature 0).
+    pub fn proxy_reusing(&self, upstream: &str, known: Fixtures) {
+        *self.shared.recording.lock().unwrap() = Some(Recording::Proxy {
+            upstream: upstream.trim_end_matches('/').to_string(),
+            reuse: Some(Arc::new(known)),
         });
     }
 
@@ -656,7 +673,15 @@ async fn answer(
     let recording = shared.recording.lock().unwrap().clone();
     match recording {
         Some(Recording::Replay(fixtures)) => return replay_answer(shared, flight, &rec, &fixtures),
-        Some(Recording::Proxy { upstream }) => {
+        Some(Recording::Proxy { upstream, reuse }) => {
+            if let Some(known) = reuse.as_deref()
+                && let Some(ex) = known.get(&request_key(&rec.body))
+            {
+                let mut ex = ex.clone();
+                ex.n = rec.n;
+                shared.exchanges.lock().unwrap().push(ex);
+                return replay_answer(shared, flight, &rec, known);
+            }
             return proxy_answer(shared, flight, &rec, &upstream).await;
         }
         None => {}

@@ -349,7 +349,9 @@ pub fn assert_kept_never_worse(report: &Value) {
         {
             let kept = cands
                 .iter()
-                .find(|c| c["round"].as_u64() == Some(kept_round))
+                // The candidate marked kept: a round may have two (the model's text and its
+                // repaired candidate, issue 18).
+                .find(|c| c["round"].as_u64() == Some(kept_round) && c["kept"] == true)
                 .unwrap_or_else(|| {
                     panic!("unit {id}: kept_round {kept_round} is not among its candidates: {u}")
                 });
@@ -492,5 +494,21 @@ pub fn round0_errors(run: &CampaignRun) -> BTreeMap<String, Vec<String>> {
                 .collect();
             Some((id, errs))
         })
+        .collect()
+}
+
+/// The error findings of a mechanical class ([`booktr::repair::is_mechanical_finding`]) left
+/// on the final texts in report.json (`units[].findings`), as `unit: check: message` lines.
+pub fn mechanical_errors_left(report: &Value) -> Vec<String> {
+    report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|u| u["findings"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| serde_json::from_value::<booktr::qa::Finding>(f).ok())
+        .filter(|f| {
+            f.severity == booktr::qa::Severity::Error && booktr::repair::is_mechanical_finding(f)
+        })
+        .map(|f| format!("{}: {}: {}", f.unit, f.check, f.message))
         .collect()
 }
