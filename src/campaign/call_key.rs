@@ -47,6 +47,12 @@ pub enum CallKey {
     WriteOutputs,
     /// `local/join/<unit id>`.
     JoinParts { unit: String },
+    /// `local/pieces/<unit id>`: the decision to translate a stuck unit again in smaller
+    /// pieces (never journaled under this key; it names the action).
+    SplitStuck { unit: String },
+    /// `single/<unit id>-<link>`: one turn of `booktr experiment`'s single-agent baseline;
+    /// `link` is the first 16 hex digits of the conversation chain's hash after this unit.
+    SingleAgent { unit: String, link: String },
     /// Any other key, kept as written.
     Other(String),
 }
@@ -154,10 +160,25 @@ impl CallKey {
                 "merge-glossary" => CallKey::MergeGlossary,
                 "write-desk" => CallKey::WriteDesk,
                 "write-outputs" => CallKey::WriteOutputs,
-                _ => CallKey::JoinParts {
-                    unit: rest.strip_prefix("join/")?.into(),
-                },
+                _ => {
+                    if let Some(unit) = rest.strip_prefix("pieces/") {
+                        CallKey::SplitStuck { unit: unit.into() }
+                    } else {
+                        CallKey::JoinParts {
+                            unit: rest.strip_prefix("join/")?.into(),
+                        }
+                    }
+                }
             },
+            "single" => {
+                let (unit, link) = rest.rsplit_once('-')?;
+                let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+                (link.len() == 16 && link.bytes().all(hex)).then_some(())?;
+                CallKey::SingleAgent {
+                    unit: unit.into(),
+                    link: link.into(),
+                }
+            }
             _ => return None,
         };
         Some(key)
@@ -194,6 +215,8 @@ impl fmt::Display for CallKey {
             CallKey::WriteDesk => write!(f, "local/write-desk"),
             CallKey::WriteOutputs => write!(f, "local/write-outputs"),
             CallKey::JoinParts { unit } => write!(f, "local/join/{unit}"),
+            CallKey::SplitStuck { unit } => write!(f, "local/pieces/{unit}"),
+            CallKey::SingleAgent { unit, link } => write!(f, "single/{unit}-{link}"),
             CallKey::Other(s) => f.write_str(s),
         }
     }
@@ -238,6 +261,21 @@ mod tests {
             (CallKey::WriteOutputs, "local/write-outputs"),
             (CallKey::join_parts("ch1-003"), "local/join/ch1-003"),
             (CallKey::Other("single/ch1/x".into()), "single/ch1/x"),
+            (
+                CallKey::SplitStuck {
+                    unit: "ch1-003".into(),
+                },
+                "local/pieces/ch1-003",
+            ),
+            (
+                CallKey::SingleAgent {
+                    unit: "ch01-003".into(),
+                    link: "0123456789abcdef".into(),
+                },
+                "single/ch01-003-0123456789abcdef",
+            ),
+            // Not the canonical 16 hex digits: kept as written.
+            (CallKey::Other("single/ch01-xyz".into()), "single/ch01-xyz"),
         ];
         for (key, text) in cases {
             assert_eq!(key.to_string(), text);

@@ -243,7 +243,11 @@ pub async fn run(
     // Rebuild the conversation from the contiguous prefix of saved turns.
     for u in &units {
         let source = sc.source_text(u);
-        let key = format!("single/{}-{}", u.id, &link(&chain, source)[..16]);
+        let key = crate::campaign::CallKey::SingleAgent {
+            unit: u.id.clone(),
+            link: link(&chain, source)[..16].to_string(),
+        }
+        .to_string();
         let Some(Output::Translation { text, .. }) = state.finished().get(&key).map(|r| &r.output)
         else {
             break;
@@ -275,7 +279,11 @@ pub async fn run(
     let budget = sc.plan.max_context_tokens;
     for (i, u) in units.iter().enumerate().skip(next) {
         let source = sc.source_text(u);
-        let key = format!("single/{}-{}", u.id, &link(&chain, source)[..16]);
+        let key = crate::campaign::CallKey::SingleAgent {
+            unit: u.id.clone(),
+            link: link(&chain, source)[..16].to_string(),
+        }
+        .to_string();
         let prompt_tokens = tokens + message_tokens(source);
         let exhaust = |tokens: usize, reason: String| Exhaustion {
             unit: u.id.clone(),

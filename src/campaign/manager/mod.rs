@@ -131,9 +131,9 @@ impl Action {
             Action::TranslatePart { part, .. } => CallKey::translate(part, 0),
             Action::JoinParts { unit } => CallKey::join_parts(&c.units[*unit].id),
             Action::WriteOutputs => CallKey::WriteOutputs,
-            Action::SplitStuck { unit, .. } => {
-                CallKey::Other(format!("local/pieces/{}", c.units[*unit].id))
-            }
+            Action::SplitStuck { unit, .. } => CallKey::SplitStuck {
+                unit: c.units[*unit].id.clone(),
+            },
             Action::JoinPieces { fp, round, .. } => CallKey::translate(fp, *round),
         }
     }
