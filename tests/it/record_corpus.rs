@@ -32,14 +32,18 @@ use support::corpus_replay::{self, MAX_UNIT_CHARS, Record, Settings};
 
 /// The switch that makes [`record_corpus_answers`] record.
 const RECORD_VAR: &str = "BOOKTR_RECORD_CORPUS";
-/// How many units are recorded (about 15 minutes of the 1.5B model on the shared machine).
+/// How many units are recorded at most (about 15 minutes of the 1.5B model on an idle 2-core
+/// machine; see [`budget_s`] for a loaded one).
 const UNITS: usize = 12;
 /// Completion cap of the provider (`[provider] max_tokens`): a runaway answer costs at most
 /// this many tokens (about 2 minutes at 10 tokens/s).
 const MAX_TOKENS: u32 = 1_200;
 
-/// The Markdown features the subset must cover, each with a test on the unit's source.
-fn features() -> Vec<(&'static str, fn(&str) -> bool)> {
+/// A Markdown feature: its name and a test on a unit's source.
+type Feature = (&'static str, fn(&str) -> bool);
+
+/// The Markdown features the subset must cover.
+fn features() -> Vec<Feature> {
     vec![
         ("code block", |t| t.contains("```")),
         ("footnote", |t| t.contains("[^")),
@@ -58,8 +62,12 @@ fn features() -> Vec<(&'static str, fn(&str) -> bool)> {
     ]
 }
 
-/// The subset: round-robin over [`features`] and the two chapters, each time the first prose
-/// unit not yet taken that has the feature, until [`UNITS`] (deterministic for a given corpus).
+/// Shortest unit source considered, in characters (a lone heading teaches repair nothing).
+const MIN_CHARS: usize = 120;
+
+/// The subset: round-robin over [`features`] and the two chapters, each time the SHORTEST
+/// prose unit of at least [`MIN_CHARS`] not yet taken that has the feature (short answers keep
+/// the recording within the time budget), until [`UNITS`] (deterministic for a given corpus).
 fn subset(c: &Campaign) -> Vec<&Unit> {
     let mut picked: Vec<&Unit> = Vec::new();
     let chapters: Vec<String> = c.chapters.iter().map(|ch| ch.key.clone()).collect();
@@ -69,17 +77,31 @@ fn subset(c: &Campaign) -> Vec<&Unit> {
                 if picked.len() >= UNITS {
                     break 'outer;
                 }
-                if let Some(u) = c.prose_units().find(|u| {
-                    &u.chapter == ch
-                        && !picked.iter().any(|p| p.id == u.id)
-                        && has(c.source_text(u))
-                }) {
+                if let Some(u) = c
+                    .prose_units()
+                    .filter(|u| {
+                        &u.chapter == ch
+                            && u.chars >= MIN_CHARS
+                            && !picked.iter().any(|p| p.id == u.id)
+                            && has(c.source_text(u))
+                    })
+                    .min_by_key(|u| u.chars)
+                {
                     picked.push(u);
                 }
             }
         }
     }
     picked
+}
+
+/// Seconds after which no further unit is started (`BOOKTR_RECORD_BUDGET_S`, default 900): on
+/// a loaded machine the recording keeps the units it finished.
+fn budget_s() -> u64 {
+    std::env::var("BOOKTR_RECORD_BUDGET_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(900)
 }
 
 #[test]
@@ -116,7 +138,21 @@ fn record_corpus_answers() {
     let path = corpus_replay::fixture_file();
     let mut file = std::fs::File::create(&path).unwrap();
     let t0 = std::time::Instant::now();
+    let budget = budget_s();
+    eprintln!(
+        "recording {} units: {}",
+        units.len(),
+        units
+            .iter()
+            .map(|u| format!("{} ({} chars)", u.id, u.chars))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for u in units {
+        if t0.elapsed().as_secs() >= budget {
+            eprintln!("time budget of {budget} s spent: {} not recorded", u.id);
+            continue;
+        }
         let text = c.source_text(u);
         let entries = c.prompt_entries(&c.house, text);
         let masked = mask::mask(text);

@@ -52,7 +52,7 @@ pub fn corpus_en() -> Result<PathBuf, String> {
 /// Unit size of the recording, in characters (campaign key `max_unit_chars`): smaller than the
 /// campaign's default 12,000 so that a unit is one answer of a 1.5B model on a 2-core machine
 /// in well under a minute.
-pub const MAX_UNIT_CHARS: usize = 700;
+pub const MAX_UNIT_CHARS: usize = 400;
 
 /// The request settings of a recording (what besides the messages decides the answer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
