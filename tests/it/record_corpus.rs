@@ -64,6 +64,10 @@ fn features() -> Vec<Feature> {
 
 /// Shortest unit source considered, in characters (a lone heading teaches repair nothing).
 const MIN_CHARS: usize = 120;
+/// Longest unit source considered, in characters: a block longer than `max_unit_chars` (a long
+/// code block or formula) is one unit, and its answer would cost 10+ minutes on a loaded
+/// machine.
+const MAX_CHARS: usize = 450;
 
 /// The subset: round-robin over [`features`] and the two chapters, each time the SHORTEST
 /// prose unit of at least [`MIN_CHARS`] not yet taken that has the feature (short answers keep
@@ -81,7 +85,7 @@ fn subset(c: &Campaign) -> Vec<&Unit> {
                     .prose_units()
                     .filter(|u| {
                         &u.chapter == ch
-                            && u.chars >= MIN_CHARS
+                            && (MIN_CHARS..=MAX_CHARS).contains(&u.chars)
                             && !picked.iter().any(|p| p.id == u.id)
                             && has(c.source_text(u))
                     })
@@ -136,7 +140,21 @@ fn record_corpus_answers() {
     let units = subset(&c);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let path = corpus_replay::fixture_file();
+    // Resumable: units already in the fixture (same id and source sha256) are kept and not
+    // asked again; the file is rewritten without the others.
+    let kept: Vec<Record> = corpus_replay::load_records(&path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| {
+            units
+                .iter()
+                .any(|u| u.id == r.unit && u.sha256 == r.source_sha256)
+        })
+        .collect();
     let mut file = std::fs::File::create(&path).unwrap();
+    for r in &kept {
+        writeln!(file, "{}", serde_json::to_string(r).unwrap()).unwrap();
+    }
     let t0 = std::time::Instant::now();
     let budget = budget_s();
     eprintln!(
@@ -149,6 +167,10 @@ fn record_corpus_answers() {
             .join(", ")
     );
     for u in units {
+        if kept.iter().any(|r| r.unit == u.id) {
+            eprintln!("{}: already recorded", u.id);
+            continue;
+        }
         if t0.elapsed().as_secs() >= budget {
             eprintln!("time budget of {budget} s spent: {} not recorded", u.id);
             continue;
