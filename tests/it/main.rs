@@ -41,6 +41,8 @@ mod provider_openai;
 mod qa_campaign_corpus;
 mod qa_labelled;
 mod real_llm;
+mod record_corpus;
+mod repair_corpus;
 mod repair_loop;
 mod repair_props;
 mod report_html;

@@ -3,6 +3,7 @@
 //! folders and run the `booktr` binary.
 #![allow(dead_code)]
 
+pub mod corpus_replay;
 pub mod fake_anthropic;
 pub mod fake_batch;
 pub mod fake_llm;
