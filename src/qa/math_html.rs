@@ -63,13 +63,32 @@ pub const TRANSLATABLE_ATTRS: [&str; 2] = ["alt", "title"];
 /// unquoted value is replaced up to the next space or `>`. Comments and tags without such an
 /// attribute are returned unchanged (borrowed).
 pub fn blank_translatable_attrs(tag: &str) -> std::borrow::Cow<'_, str> {
-    if tag.starts_with("<!--") || !tag.starts_with('<') {
+    let values = translatable_values(tag);
+    if values.is_empty() {
         return tag.into();
     }
-    let b = tag.as_bytes();
     let mut out = String::new();
     let mut copied = 0;
-    // Skip the tag name.
+    for (_, r) in values {
+        out.push_str(&tag[copied..r.start]);
+        out.push('…');
+        copied = r.end;
+    }
+    out.push_str(&tag[copied..]);
+    out.into()
+}
+
+/// Byte ranges (within `tag`) of the values of the [`TRANSLATABLE_ATTRS`] of one HTML tag, in
+/// order, with the attribute names lower-cased; quotes are not part of a range, an unquoted
+/// value runs to the next space or `>`. Empty for comments and for text that is not a tag.
+/// Used by [`blank_translatable_attrs`] and by mechanical repair (which keeps the target's
+/// translated values when it restores a tag).
+pub fn translatable_values(tag: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    if tag.starts_with("<!--") || !tag.starts_with('<') {
+        return out;
+    }
+    let b = tag.as_bytes();
     let mut i = 1;
     while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
         i += 1;
@@ -92,13 +111,13 @@ pub fn blank_translatable_attrs(tag: &str) -> std::borrow::Cow<'_, str> {
             j += 1;
         }
         if j >= b.len() || b[j] != b'=' {
-            continue; // an attribute without a value
+            continue;
         }
         j += 1;
         while j < b.len() && b[j].is_ascii_whitespace() {
             j += 1;
         }
-        let (value_start, value_end, next) = match b.get(j) {
+        let (start, end, next) = match b.get(j) {
             Some(&q @ (b'"' | b'\'')) => {
                 let end = tag[j + 1..].find(q as char).map_or(b.len(), |e| j + 1 + e);
                 (j + 1, end, (end + 1).min(b.len()))
@@ -115,60 +134,60 @@ pub fn blank_translatable_attrs(tag: &str) -> std::borrow::Cow<'_, str> {
             .iter()
             .any(|a| a.eq_ignore_ascii_case(name))
         {
-            out.push_str(&tag[copied..value_start]);
-            out.push('…');
-            copied = value_end;
+            out.push((name.to_ascii_lowercase(), start..end));
         }
         i = next;
     }
-    if copied == 0 {
-        return tag.into();
-    }
-    out.push_str(&tag[copied..]);
-    out.into()
+    out
 }
 
-/// The tags and comments of every HTML string of `doc`, in order.
+/// The tags and comments of every HTML string of `doc`, in order (see [`markup_ranges`]).
 fn html_markup(doc: &Doc) -> Vec<&str> {
+    doc.html
+        .iter()
+        .flat_map(|h| markup_ranges(h).into_iter().map(move |r| &h[r]))
+        .collect()
+}
+
+/// Byte ranges of the tags and comments in one HTML string, in order: a comment runs to its
+/// `-->`, a tag to its closing `>` (quoted attribute values skipped). What the `html` check
+/// compares, and what mechanical repair restores.
+pub fn markup_ranges(h: &str) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
-    for h in &doc.html {
-        let b = h.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] != b'<' {
-                i += 1;
-                continue;
-            }
-            let rest = &h[i..];
-            if let Some(comment) = rest.strip_prefix("<!--") {
-                let end = comment.find("-->").map_or(h.len(), |e| i + 4 + e + 3);
-                out.push(&h[i..end]);
-                i = end;
-                continue;
-            }
-            let starts_tag = b
-                .get(i + 1)
-                .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
-            if !starts_tag {
-                i += 1;
-                continue;
-            }
-            // Up to the closing `>`, skipping quoted attribute values.
-            let mut j = i + 1;
-            let mut quote: Option<u8> = None;
-            while j < b.len() {
-                match (quote, b[j]) {
-                    (None, b'"' | b'\'') => quote = Some(b[j]),
-                    (Some(q), c) if c == q => quote = None,
-                    (None, b'>') => break,
-                    _ => {}
-                }
-                j += 1;
-            }
-            let end = (j + 1).min(b.len());
-            out.push(&h[i..end]);
-            i = end;
+    let b = h.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
         }
+        if let Some(comment) = h[i..].strip_prefix("<!--") {
+            let end = comment.find("-->").map_or(h.len(), |e| i + 4 + e + 3);
+            out.push(i..end);
+            i = end;
+            continue;
+        }
+        let starts_tag = b
+            .get(i + 1)
+            .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
+        if !starts_tag {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        let mut quote: Option<u8> = None;
+        while j < b.len() {
+            match (quote, b[j]) {
+                (None, b'"' | b'\'') => quote = Some(b[j]),
+                (Some(q), c) if c == q => quote = None,
+                (None, b'>') => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        let end = (j + 1).min(b.len());
+        out.push(i..end);
+        i = end;
     }
     out
 }

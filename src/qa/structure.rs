@@ -334,10 +334,21 @@ fn scalar_ok(v: &str) -> bool {
 /// `[!KIND]`, MkDocs `!!! kind` / `??? kind` / `???+ kind` (without the title), and `:::` fences
 /// with their directive (`:::{note}`, `:::tip`).
 pub fn markers(text: &str) -> Vec<String> {
+    marker_spans(text).into_iter().map(|(m, _)| m).collect()
+}
+
+/// [`markers`] with the byte range of each marker in `text` (what mechanical repair restores).
+pub fn marker_spans(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
     let mut out = Vec::new();
     let mut fence: Option<(char, usize)> = None;
-    for line in text.lines() {
+    let mut at = 0;
+    for full in text.split_inclusive('\n') {
+        let line_start = at;
+        at += full.len();
+        let line = full.strip_suffix('\n').unwrap_or(full);
+        let line = line.strip_suffix('\r').unwrap_or(line);
         let t = line.trim_start();
+        let t_at = line_start + (line.len() - t.len());
         let run = |c: char| t.chars().take_while(|x| *x == c).count();
         if let Some((c, n)) = fence {
             if run(c) >= n && t.trim_end().chars().all(|x| x == c) {
@@ -354,16 +365,19 @@ pub fn markers(text: &str) -> Vec<String> {
             continue;
         }
         let q = t.trim_start_matches(['>', ' ']);
+        let q_at = t_at + (t.len() - q.len());
         if q.len() < t.len() || t.starts_with("[!") {
             if let Some(rest) = q.strip_prefix("[!")
                 && let Some(end) = rest.find(']')
             {
-                out.push(format!("[!{}]", &rest[..end]));
+                out.push((format!("[!{}]", &rest[..end]), q_at..q_at + 2 + end + 1));
                 continue;
             }
-            // An escaped callout marker is the fault itself: keep it visible.
             if q.starts_with("\\[!") {
-                out.push(q.split(']').next().unwrap_or(q).to_string() + "]");
+                let head = q.split(']').next().unwrap_or(q);
+                let m = head.to_string() + "]";
+                let len = (head.len() + 1).min(q.len());
+                out.push((m, q_at..q_at + len));
             }
             continue;
         }
@@ -372,13 +386,15 @@ pub fn markers(text: &str) -> Vec<String> {
                 && rest.starts_with(' ')
             {
                 let kind = rest.split_whitespace().next().unwrap_or("");
-                out.push(format!("{p} {kind}"));
+                let kind_at = rest.find(kind).unwrap_or(1);
+                let end = t_at + p.len() + kind_at + kind.len();
+                out.push((format!("{p} {kind}"), t_at..end));
                 break;
             }
         }
         if run(':') >= 3 {
             let head = t.split_whitespace().next().unwrap_or(t);
-            out.push(head.to_string());
+            out.push((head.to_string(), t_at..t_at + head.len()));
         }
     }
     out

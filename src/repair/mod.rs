@@ -1178,70 +1178,11 @@ fn consistent(missing: &[&spans::Inline], foreign: &[&spans::Inline]) -> bool {
     true
 }
 
-/// Value ranges of the translatable attributes (QA's `TRANSLATABLE_ATTRS`) of an HTML tag, with
-/// the attribute names lower-cased; the same scan as QA's `blank_translatable_attrs`.
-fn translatable_values(tag: &str) -> Vec<(String, Range<usize>)> {
-    let mut out = Vec::new();
-    if tag.starts_with("<!--") || !tag.starts_with('<') {
-        return out;
-    }
-    let b = tag.as_bytes();
-    let mut i = 1;
-    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
-        i += 1;
-    }
-    while i < b.len() {
-        if b[i].is_ascii_whitespace() || b[i] == b'/' {
-            i += 1;
-            continue;
-        }
-        if b[i] == b'>' {
-            break;
-        }
-        let name_start = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
-            i += 1;
-        }
-        let name = &tag[name_start..i];
-        let mut j = i;
-        while j < b.len() && b[j].is_ascii_whitespace() {
-            j += 1;
-        }
-        if j >= b.len() || b[j] != b'=' {
-            continue;
-        }
-        j += 1;
-        while j < b.len() && b[j].is_ascii_whitespace() {
-            j += 1;
-        }
-        let (start, end, next) = match b.get(j) {
-            Some(&q @ (b'"' | b'\'')) => {
-                let end = tag[j + 1..].find(q as char).map_or(b.len(), |e| j + 1 + e);
-                (j + 1, end, (end + 1).min(b.len()))
-            }
-            _ => {
-                let mut e = j;
-                while e < b.len() && !b[e].is_ascii_whitespace() && b[e] != b'>' {
-                    e += 1;
-                }
-                (j, e, e)
-            }
-        };
-        if crate::qa::math_html::TRANSLATABLE_ATTRS
-            .iter()
-            .any(|a| a.eq_ignore_ascii_case(name))
-        {
-            out.push((name.to_ascii_lowercase(), start..end));
-        }
-        i = next;
-    }
-    out
-}
-
 /// The source tag `s` with the values of its translatable attributes taken from the target
 /// tag `t` when both have the same such attributes in the same order; `s` unchanged otherwise.
 fn transplant(s: &str, t: &str) -> String {
-    let (vs, vt) = (translatable_values(s), translatable_values(t));
+    let values = crate::qa::math_html::translatable_values;
+    let (vs, vt) = (values(s), values(t));
     if vs.is_empty() || vs.len() != vt.len() || vs.iter().zip(&vt).any(|(a, b)| a.0 != b.0) {
         return s.to_string();
     }

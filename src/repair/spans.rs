@@ -283,7 +283,7 @@ impl Spans {
             }
         }
         s.inline.sort_by_key(|i| i.range.start);
-        s.markers = markers(text);
+        s.markers = crate::qa::structure::marker_spans(text);
         s
     }
 
@@ -298,7 +298,7 @@ impl Spans {
 
     /// Adds the tags and comments inside `range` (an HTML block or one inline HTML event).
     fn push_markup(&mut self, text: &str, range: Range<usize>, block: usize) {
-        for r in markup(&text[range.clone()]) {
+        for r in crate::qa::math_html::markup_ranges(&text[range.clone()]) {
             let r = range.start + r.start..range.start + r.end;
             let raw = &text[r.clone()];
             let (kind, key) = if raw.starts_with("<!--") {
@@ -353,110 +353,4 @@ fn dest_range(text: &str, r: &Range<usize>, lt: LinkType, dest: &str) -> Option<
         }
         _ => None,
     }
-}
-
-/// Ranges of the tags and comments in an HTML string (the same scan as QA's `html` check).
-pub(crate) fn markup(h: &str) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let b = h.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'<' {
-            i += 1;
-            continue;
-        }
-        if let Some(comment) = h[i..].strip_prefix("<!--") {
-            let end = comment.find("-->").map_or(h.len(), |e| i + 4 + e + 3);
-            out.push(i..end);
-            i = end;
-            continue;
-        }
-        let starts_tag = b
-            .get(i + 1)
-            .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
-        if !starts_tag {
-            i += 1;
-            continue;
-        }
-        let mut j = i + 1;
-        let mut quote: Option<u8> = None;
-        while j < b.len() {
-            match (quote, b[j]) {
-                (None, b'"' | b'\'') => quote = Some(b[j]),
-                (Some(q), c) if c == q => quote = None,
-                (None, b'>') => break,
-                _ => {}
-            }
-            j += 1;
-        }
-        let end = (j + 1).min(b.len());
-        out.push(i..end);
-        i = end;
-    }
-    out
-}
-
-/// Callout and admonition markers with their byte ranges, mirroring QA's
-/// `structure::markers` line by line (the parent module checks that both name the same
-/// markers before restoring any).
-pub(crate) fn markers(text: &str) -> Vec<(String, Range<usize>)> {
-    let mut out = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    let mut at = 0;
-    for full in text.split_inclusive('\n') {
-        let line_start = at;
-        at += full.len();
-        let line = full.strip_suffix('\n').unwrap_or(full);
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let t = line.trim_start();
-        let t_at = line_start + (line.len() - t.len());
-        let run = |c: char| t.chars().take_while(|x| *x == c).count();
-        if let Some((c, n)) = fence {
-            if run(c) >= n && t.trim_end().chars().all(|x| x == c) {
-                fence = None;
-            }
-            continue;
-        }
-        for c in ['`', '~'] {
-            if run(c) >= 3 {
-                fence = Some((c, run(c)));
-            }
-        }
-        if fence.is_some() {
-            continue;
-        }
-        let q = t.trim_start_matches(['>', ' ']);
-        let q_at = t_at + (t.len() - q.len());
-        if q.len() < t.len() || t.starts_with("[!") {
-            if let Some(rest) = q.strip_prefix("[!")
-                && let Some(end) = rest.find(']')
-            {
-                out.push((format!("[!{}]", &rest[..end]), q_at..q_at + 2 + end + 1));
-                continue;
-            }
-            if q.starts_with("\\[!") {
-                let head = q.split(']').next().unwrap_or(q);
-                let m = head.to_string() + "]";
-                let len = (head.len() + 1).min(q.len());
-                out.push((m, q_at..q_at + len));
-            }
-            continue;
-        }
-        for p in ["!!!", "???+", "???"] {
-            if let Some(rest) = t.strip_prefix(p)
-                && rest.starts_with(' ')
-            {
-                let kind = rest.split_whitespace().next().unwrap_or("");
-                let kind_at = rest.find(kind).unwrap_or(1);
-                let end = t_at + p.len() + kind_at + kind.len();
-                out.push((format!("{p} {kind}"), t_at..end));
-                break;
-            }
-        }
-        if run(':') >= 3 {
-            let head = t.split_whitespace().next().unwrap_or(t);
-            out.push((head.to_string(), t_at..t_at + head.len()));
-        }
-    }
-    out
 }
