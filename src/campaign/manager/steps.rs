@@ -115,15 +115,7 @@ impl Manager<'_> {
                 continue;
             }
             let leaves = s.leaf_parts(&fp);
-            let missing: Vec<Action> = leaves
-                .into_iter()
-                .filter(|(part, _)| !s.part_translations().contains_key(part))
-                .map(|(part, range)| Action::TranslatePart {
-                    unit: i,
-                    part,
-                    range,
-                })
-                .collect();
+            let missing = untranslated_parts(s, i, leaves);
             if missing.is_empty() {
                 first.push(Action::JoinParts { unit: i });
             } else {
@@ -318,15 +310,7 @@ impl Manager<'_> {
                 {
                     continue;
                 }
-                let missing: Vec<Action> = leaves
-                    .into_iter()
-                    .filter(|(part, _)| !s.part_translations().contains_key(part))
-                    .map(|(part, range)| Action::TranslatePart {
-                        unit: i,
-                        part,
-                        range,
-                    })
-                    .collect();
+                let missing = untranslated_parts(s, i, leaves);
                 if missing.is_empty() {
                     out.push(Action::JoinPieces { unit: i, fp, round });
                 } else {
@@ -364,4 +348,18 @@ impl Manager<'_> {
         }
         out
     }
+}
+
+/// A `TranslatePart` action for each leaf part of unit `unit` (index) that has no translation
+/// recorded yet, in order (a split unit's parts and a stuck unit's pieces alike).
+fn untranslated_parts(
+    s: &State,
+    unit: usize,
+    leaves: Vec<(String, std::ops::Range<usize>)>,
+) -> Vec<Action> {
+    leaves
+        .into_iter()
+        .filter(|(part, _)| !s.part_translations().contains_key(part))
+        .map(|(part, range)| Action::TranslatePart { unit, part, range })
+        .collect()
 }
