@@ -64,8 +64,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
+    // A resume says what it did not pay for: translations reused from earlier runs.
+    let reused = if s.units.reused > 0 {
+        format!(
+            " ({} reused from earlier runs, not requested again)",
+            s.units.reused
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "{tag}{}: {} — {}/{} units translated, {} revised, {} failed; manager context peak {} tokens",
+        "{tag}{}: {} — {}/{} units translated{reused}, {} revised, {} failed; manager context peak {} tokens",
         s.campaign,
         s.status.headline(&s.findings, s.units.failed),
         s.units.translated,

@@ -89,6 +89,31 @@ fn editing_one_paragraph_resends_only_the_changed_unit() {
 }
 
 #[test]
+fn resume_line_did_not_say_it_paid_nothing() {
+    // A new user's report: a resume printed the same line as the first run, so it read as if
+    // everything had been paid again. The line now names the reused translations.
+    let fake = FakeServer::start();
+    let c = campaign("source,target\ncontext window,上下文窗口\n");
+    let first = run(&c, &fake, &[]);
+    assert_code(&first, 0);
+    let units = json_summary(&first)["units"]["translated"]
+        .as_u64()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&first.stderr).contains("reused"));
+    fake.clear();
+    let again = run(&c, &fake, &[]);
+    assert_code(&again, 0);
+    assert_eq!(fake.requests().len(), 0);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains(&format!(
+            "units translated ({units} reused from earlier runs, not requested again)"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
 fn adding_a_glossary_entry_retranslates_only_units_with_the_term() {
     let fake = FakeServer::start();
     let c = campaign("source,target\ncontext window,上下文窗口\n");
