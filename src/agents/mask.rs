@@ -131,16 +131,122 @@ impl Masked {
 /// `text` with its HTML comments outside code, and its lines of HTML tags only, replaced by
 /// placeholders (see the module docs).
 pub fn mask(text: &str) -> Masked {
-    let width = 1 + longest_run(text, '⟦');
-    let mut m = Masked {
-        width,
-        ..Default::default()
-    };
+    mask_spans(text, base_spans(text))
+}
+
+/// The spans [`mask`] replaces: HTML comments outside code, lines of HTML tags only and inline
+/// elements that hold no text, sorted and disjoint.
+fn base_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let code = code_ranges(text);
     let mut spans = comment_spans(text, &code);
     spans.extend(tag_line_spans(text, &code, &spans));
     spans.extend(empty_element_spans(text, &code, &spans));
     spans.sort_by_key(|r| r.start);
+    spans
+}
+
+/// Issue 18, "smaller when stuck": what [`mask`] masks, plus every inline span a model must
+/// copy byte for byte, for the pieces of a unit whose mechanical errors neither the revision
+/// rounds nor the deterministic repair cured (the repair does not guess where a dropped span
+/// belongs). Masked as a whole: inline code, inline and display math (`$…$`, `$$…$$`),
+/// footnote references (`[^x]`), autolinks (`<https://…>`) and inline HTML tags. Masked
+/// around their text, which stays translatable: links and images, as two placeholders, one
+/// for the opening bracket (`[` or `![`) and one for the rest (`](target "title")`, `][ref]`),
+/// and the label of a footnote definition (`[^x]:`). A link or image with no text is masked
+/// whole. Fenced code blocks are left to the repair (their comments may be translatable).
+///
+/// The model then only has to keep placeholders in order, which the recorded 1.5b answers did
+/// where they dropped the spans themselves; a lost placeholder fails the attempt
+/// ([`Masked::restore`]) and the unit keeps its earlier candidate. Lossless like [`mask`]:
+/// restoring the masked text gives `text` back (property-tested).
+pub fn mask_markup(text: &str) -> Masked {
+    let mut spans = base_spans(text);
+    let taken = spans.clone();
+    let overlaps = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
+        a.start < b.end && b.start < a.end
+    };
+    for r in inline_markup_spans(text) {
+        if r.is_empty() || taken.iter().any(|t| overlaps(t, &r)) {
+            continue;
+        }
+        spans.push(r);
+    }
+    spans.sort_by_key(|r| (r.start, r.end));
+    let mut disjoint: Vec<std::ops::Range<usize>> = Vec::with_capacity(spans.len());
+    for r in spans {
+        if disjoint.last().is_none_or(|l| l.end <= r.start) {
+            disjoint.push(r);
+        }
+    }
+    mask_spans(text, disjoint)
+}
+
+/// Byte ranges (in `text`) of the inline markup [`mask_markup`] masks, from pulldown-cmark's
+/// offsets (the parser options of [`crate::book::markdown::options`]); may overlap the base
+/// spans, which win.
+fn inline_markup_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    use pulldown_cmark::{Event, LinkType, Tag, TagEnd};
+    let (bom, _) = crate::book::markdown::split_bom(text);
+    let mut out = Vec::new();
+    // Open links and images: (whole range, first child start, last child end).
+    let mut open: Vec<(std::ops::Range<usize>, Option<usize>, usize)> = Vec::new();
+    for (ev, r) in crate::book::markdown::parser(text).into_offset_iter() {
+        let r = r.start + bom..r.end + bom;
+        let is_end = matches!(ev, Event::End(TagEnd::Link) | Event::End(TagEnd::Image));
+        if !is_end && let Some(top) = open.last_mut() {
+            top.1.get_or_insert(r.start);
+            top.2 = top.2.max(r.end);
+        }
+        match ev {
+            Event::Code(_)
+            | Event::InlineMath(_)
+            | Event::DisplayMath(_)
+            | Event::FootnoteReference(_)
+            | Event::InlineHtml(_) => out.push(r),
+            Event::Start(Tag::Link { link_type, .. })
+                if matches!(link_type, LinkType::Autolink | LinkType::Email) =>
+            {
+                out.push(r.clone());
+                open.push((r.clone(), Some(r.start), r.end));
+            }
+            Event::Start(Tag::Link { .. }) | Event::Start(Tag::Image { .. }) => {
+                open.push((r, None, 0));
+            }
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+                let Some((whole, first, last)) = open.pop() else {
+                    continue;
+                };
+                if let Some(top) = open.last_mut() {
+                    top.1.get_or_insert(whole.start);
+                    top.2 = top.2.max(whole.end);
+                }
+                match first {
+                    Some(f) if f == whole.start => {} // an autolink, pushed whole above
+                    Some(f) if f > whole.start && last < whole.end => {
+                        out.push(whole.start..f);
+                        out.push(last..whole.end);
+                    }
+                    _ => out.push(whole),
+                }
+            }
+            Event::Start(Tag::FootnoteDefinition(_)) => {
+                if let Some(end) = text[r.clone()].find("]:") {
+                    out.push(r.start..r.start + end + 2);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `text` with each of `spans` (sorted, disjoint byte ranges) replaced by a placeholder.
+fn mask_spans(text: &str, spans: Vec<std::ops::Range<usize>>) -> Masked {
+    let width = 1 + longest_run(text, '⟦');
+    let mut m = Masked {
+        width,
+        ..Default::default()
+    };
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     for r in spans {
@@ -473,7 +579,55 @@ mod tests {
         assert_eq!(m.restore(&m.text).unwrap(), src);
     }
 
+    #[test]
+    fn mask_markup_keeps_link_text_translatable_and_masks_the_rest() {
+        let src = "Each step costs $n \\times t$ tokens; call `run()`[^cost]. The [OpenAI guide](https://platform.openai.com/docs) and ![a loop](images/loop.svg \"Loop\") and <https://example.com> and <kbd>Ctrl</kbd>.\n\n[^cost]: Tokens cost money.\n";
+        let m = mask_markup(src);
+        assert_eq!(
+            m.text,
+            "Each step costs ⟦1⟧ tokens; call ⟦2⟧⟦3⟧. The ⟦4⟧OpenAI guide⟦5⟧ and ⟦6⟧a loop⟦7⟧ and ⟦8⟧ and ⟦9⟧Ctrl⟦10⟧.\n\n⟦11⟧ Tokens cost money.\n"
+        );
+        assert_eq!(
+            m.originals,
+            vec![
+                "$n \\times t$",
+                "`run()`",
+                "[^cost]",
+                "[",
+                "](https://platform.openai.com/docs)",
+                "![",
+                "](images/loop.svg \"Loop\")",
+                "<https://example.com>",
+                "<kbd>",
+                "</kbd>",
+                "[^cost]:",
+            ]
+        );
+        let answer = "每一步花费 ⟦1⟧ 个词元；调用 ⟦2⟧⟦3⟧。⟦4⟧OpenAI 指南⟦5⟧、⟦6⟧循环⟦7⟧、⟦8⟧ 和 ⟦9⟧Ctrl⟦10⟧。\n\n⟦11⟧ 词元要花钱。\n";
+        assert_eq!(
+            m.restore(answer).unwrap(),
+            "每一步花费 $n \\times t$ 个词元；调用 `run()`[^cost]。[OpenAI 指南](https://platform.openai.com/docs)、![循环](images/loop.svg \"Loop\")、<https://example.com> 和 <kbd>Ctrl</kbd>。\n\n[^cost]: 词元要花钱。\n"
+        );
+    }
+
+    #[test]
+    fn mask_markup_masks_an_empty_link_whole_and_keeps_comments_as_mask_does() {
+        let m = mask_markup("See [](memory.md) and <!-- note --> and [next chapter](memory.md).\n");
+        assert_eq!(
+            m.text,
+            "See ⟦1⟧ and ⟦2⟧ and ⟦3⟧next chapter⟦4⟧.\n"
+        );
+        assert_eq!(m.originals[0], "[](memory.md)");
+        assert_eq!(m.originals[1], "<!-- note -->");
+    }
+
     proptest! {
+        #[test]
+        fn mask_markup_then_restore_is_lossless(s in "(\\$|\\$\\$|`|\\[|\\]|\\(|\\)|!|\\^|:|<|>|https://x|<b>|</b>|<!--|-->|⟦|⟧|[a-z ]|\n){0,40}") {
+            let m = mask_markup(&s);
+            prop_assert_eq!(m.restore(&m.text).unwrap(), s.clone());
+        }
+
         #[test]
         fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|<div>|</div>|<a id=x>|</a>|<br>|<b>|<|>|[a-z0-9 ]|\n){0,40}") {
             let m = mask(&s);

@@ -216,11 +216,20 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         }
         Action::TranslatePart { unit, part, range } => {
             let u = &c.units[*unit];
-            let entries = c.prompt_entries(termbase, &c.source_text(u)[range.clone()]);
-            let mask = crate::agents::mask::mask(&c.source_text(u)[range.clone()]);
+            let text = &c.source_text(u)[range.clone()];
+            let entries = c.prompt_entries(termbase, text);
+            // A stuck unit's piece (issue 18) goes out with its inline markup masked and
+            // without the brief: see `pieces::is_piece_part`.
+            let piece = super::pieces::is_piece_part(part);
+            let mask = if piece {
+                crate::agents::mask::mask_markup(text)
+            } else {
+                crate::agents::mask::mask(text)
+            };
+            let brief = if piece { "" } else { s.brief_text() };
             let source = mask.text.clone();
             let mut request = translation::build_request(
-                &c.translation_setup_with(s.brief_text().to_string()),
+                &c.translation_setup_with(brief.to_string()),
                 &entries,
                 &source,
                 None,

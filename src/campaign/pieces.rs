@@ -24,20 +24,37 @@ pub fn pieces_key(fp: &str) -> String {
     format!("{fp}.pieces")
 }
 
-/// Whether `f` is an error of the kind smaller pieces can cure: a fault of the *shape* of the
-/// answer, which a model makes on a long request and not on a short one. That is a
-/// `structure` finding (merged, split or dropped paragraphs, lost markers or front matter), a
-/// truncation (a `length_ratio` error saying the text is likely truncated), or `injected_text`
-/// (text the source does not have).
+/// Whether `part` (a split part's key, `<fp>.pieces.p1`, `<fp>.pieces.p1.p2`, …) is a piece of a
+/// stuck unit rather than a part of a unit too long for one answer.
 ///
-/// The other mechanical classes ([`crate::repair::is_mechanical`]: code, links, images,
-/// footnotes, headings, math, HTML) are left out on purpose: they are restored by the
-/// deterministic repair of issue 18, and a model that rewrites a URL or a code span does so in
-/// a request of any size (a piece would only repeat the fault and, on a tie, displace the
-/// earlier candidate).
-pub fn is_stuck_finding(f: &Finding) -> bool {
+/// A piece's request has its own shape: its inline markup (code,
+/// math, link and image markup and targets, footnote labels, inline HTML) is masked with
+/// [`crate::agents::mask::mask_markup`], so the model only copies placeholders, and the book
+/// brief is left out. Both answer faults recorded from the 1.5b model on units that stayed
+/// wrong (`tests/fixtures/real-llm/tiny.jsonl`): it dropped a link or math it was told to keep,
+/// in every round, and it answered a one-paragraph unit with the brief itself instead of a
+/// translation.
+pub fn is_piece_part(part: &str) -> bool {
+    part.contains(".pieces.")
+}
+
+/// Whether `f` is an error that sends a unit, after its revision rounds, to be translated
+/// again in pieces: a fault of the *shape* of the answer, which a model makes on a long request
+/// and not on a short one (a `structure` finding: merged, split or dropped paragraphs, lost
+/// markers or front matter; a truncation, a `length_ratio` error saying the text is likely
+/// truncated; `injected_text`, text the source does not have), or an error of a mechanical
+/// class ([`crate::repair::is_mechanical_finding`]) still there after the deterministic
+/// repair, which restores what it can place and leaves a span the model dropped, since it does
+/// not guess where that span belongs. A piece's request masks the inline markup
+/// ([`is_piece_part`]), so the model cannot drop or rewrite a span again, only lose a
+/// placeholder, which fails that attempt and leaves the earlier candidate kept.
+///
+/// `repair` is the campaign's `repair` switch: with `repair = "off"` (a study of raw model
+/// quality) the mechanical errors do not send a unit to pieces, as before issue 18's masking.
+pub fn is_stuck_finding(f: &Finding, repair: bool) -> bool {
     f.severity == qa::Severity::Error
-        && (f.check == qa::structure::CHECK
+        && ((repair && crate::repair::is_mechanical_finding(f))
+            || f.check == qa::structure::CHECK
             || f.check == "injected_text"
             || (f.check == qa::length::CHECK && f.message.contains("truncated")))
 }

@@ -280,8 +280,8 @@ impl Manager<'_> {
     ///
     /// Only with `revision_rounds` ≥ 1 (a campaign with no revision rounds asked for no second
     /// attempt), never for a human edit or a unit whose revision the editor rejected at the
-    /// revisions gate (a new translation of it is not wanted), and only for a unit that cuts
-    /// into two pieces or more.
+    /// revisions gate (a new translation of it is not wanted). A unit that does not cut into two
+    /// pieces or more is one piece.
     /// The joined round is one after the newest recorded round and the round limit, so it is a
     /// candidate of its own.
     pub fn pieces_actions(&self, s: &State, run: &str) -> Vec<Action> {
@@ -327,15 +327,18 @@ impl Manager<'_> {
             let stuck: Vec<String> = s
                 .kept_findings(&u.id, u32::MAX - 1)
                 .iter()
-                .filter(|f| pieces::is_stuck_finding(f))
+                .filter(|f| pieces::is_stuck_finding(f, c.plan.repair))
                 .map(|f| format!("{}: {}", f.check, f.message))
                 .collect();
             if stuck.is_empty() {
                 continue;
             }
-            let parts = pieces::piece_ranges(c.source_text(u), c.shares().request);
+            let source = c.source_text(u);
+            let mut parts = pieces::piece_ranges(source, c.shares().request);
             if parts.is_empty() {
-                continue;
+                // A single block is one piece: its request differs from the unit's own in
+                // what it masks and leaves out (see `pieces::is_piece_part`).
+                parts.push(0..source.len());
             }
             let newest = s.rounds_of(&u.id).last().copied().unwrap_or(0);
             out.push(Action::SplitStuck {
