@@ -185,6 +185,9 @@ pub struct State {
     /// into smaller pieces when stuck ([`Event::UnitPieces`]; the pieces are the split
     /// [`super::pieces::pieces_key`] in `splits`).
     pieces: HashMap<String, u32>,
+    /// Unit fingerprint → (number of pieces, the errors that sent it to pieces), as journaled
+    /// in [`Event::UnitPieces`], for the reports.
+    pieces_why: HashMap<String, (usize, String)>,
     /// The repaired candidate of each (unit fingerprint, round) model translation whose QA
     /// held an error of a mechanical class that [`crate::repair::repair`] fixed at least in
     /// part (campaign key `repair`): derived from the recorded text in
@@ -582,8 +585,14 @@ impl State {
                     .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
             }
             Event::UnitPieces {
-                fp, round, parts, ..
+                fp,
+                round,
+                parts,
+                reason,
+                ..
             } => {
+                self.pieces_why
+                    .insert(fp.clone(), (parts.len(), reason.clone()));
                 self.splits.insert(
                     super::pieces::pieces_key(fp),
                     parts.iter().map(|&(a, b)| a..b).collect(),

@@ -208,6 +208,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 candidates: Vec::new(),
                 kept_round: None,
                 repairs: Vec::new(),
+                pieces: None,
             });
             continue;
         };
@@ -253,6 +254,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                 candidates: Vec::new(),
                 kept_round: None,
                 repairs: Vec::new(),
+                pieces: None,
             });
         }
     }

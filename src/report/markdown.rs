@@ -202,6 +202,35 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
     }
 
+    // Issue 18, "smaller when stuck": which units were translated again in pieces, and why.
+    let pieces: Vec<(&str, &super::PiecesReport, bool)> = r
+        .units
+        .iter()
+        .filter_map(|u| {
+            let p = u.pieces.as_ref()?;
+            Some((u.id.as_str(), p, u.kept_round == Some(p.round)))
+        })
+        .collect();
+    if !pieces.is_empty() {
+        let _ = writeln!(
+            o,
+            "### Translated again in pieces\n\n{} unit(s) still had errors after the revision rounds and were translated again in smaller pieces (inline markup masked), then joined and checked; the joined text is kept only when no worse.\n\n| unit | round | pieces | kept | errors that sent it |\n|---|---|---|---|---|",
+            pieces.len()
+        );
+        for (id, p, kept) in pieces.iter().take(MAX_FINDING_ROWS) {
+            let why: String = p.reason.chars().take(160).collect();
+            let _ = writeln!(
+                o,
+                "| {id} | {} | {} | {} | {} |",
+                p.round,
+                p.parts,
+                if *kept { "yes" } else { "no" },
+                why.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+        o.push('\n');
+    }
+
     let _ = writeln!(o, "## QA findings on the final translations\n");
     if findings.is_empty() {
         let _ = writeln!(o, "No deterministic check found a problem.\n");
@@ -667,6 +696,7 @@ mod tests {
             candidates: Vec::new(),
             kept_round: None,
             repairs: Vec::new(),
+            pieces: None,
         }
     }
 

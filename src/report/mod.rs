@@ -62,6 +62,22 @@ pub struct UnitReport {
     /// position: `{round, class, before, after}` (see [`crate::repair::Repair`]; excerpts cut
     /// to [`crate::repair::EXCERPT_CHARS`] characters). Empty when nothing was repaired.
     pub repairs: Vec<RepairReport>,
+    /// Issue 18, "smaller when stuck": when the unit was translated again in pieces after its
+    /// revision rounds, the round of the joined pieces, how many pieces and the error findings
+    /// that sent it there (`check: message; …`). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pieces: Option<PiecesReport>,
+}
+
+/// Why and how a stuck unit was translated again in pieces (see [`UnitReport::pieces`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct PiecesReport {
+    /// The round the joined pieces are recorded at.
+    pub round: u32,
+    /// Number of pieces (1 for a single block, whose request masks its inline markup).
+    pub parts: usize,
+    /// The error findings left after the revision rounds, as journaled.
+    pub reason: String,
 }
 
 /// One mechanical repair of a unit's translation (see [`crate::repair::Repair`]).
@@ -432,6 +448,14 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             } else {
                 Vec::new()
             },
+            pieces: s
+                .fp(&u.id)
+                .and_then(|fp| s.pieces_of(fp))
+                .map(|(round, parts, reason)| PiecesReport {
+                    round,
+                    parts,
+                    reason: reason.to_string(),
+                }),
         });
     }
     let mut glossary_parse = ParseStats::default();

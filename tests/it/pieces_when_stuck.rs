@@ -246,6 +246,21 @@ fn a_link_the_model_drops_every_round_is_restored_through_a_masked_piece() {
     );
     let u = unit(&c);
     assert_eq!(u["kept_round"], 2, "{u}");
+    // Nothing hidden: the report says the unit went to pieces, and why.
+    assert_eq!(u["pieces"]["round"], 2, "{u}");
+    assert_eq!(u["pieces"]["parts"], 1, "{u}");
+    assert!(
+        u["pieces"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("link target `memory.md` is missing"),
+        "{u}"
+    );
+    let md = c.read("p/validation/report.md");
+    assert!(
+        md.contains("### Translated again in pieces") && md.contains("| a-000 | 2 | 1 | yes |"),
+        "{md}"
+    );
     let text = c.read("p/out/a.md");
     assert!(text.contains("](memory.md)"), "{text}");
     assert_eq!(text.matches('[').count(), 1, "{text}");

@@ -84,6 +84,14 @@ impl State {
         self.pieces.get(fp).copied()
     }
 
+    /// For a unit split into pieces when stuck: `(round, number of pieces, the error findings
+    /// that sent it there)` as journaled ([`super::Event::UnitPieces`]).
+    pub fn pieces_of(&self, fp: &str) -> Option<(u32, usize, &str)> {
+        let round = *self.pieces.get(fp)?;
+        let (n, why) = self.pieces_why.get(fp)?;
+        Some((round, *n, why.as_str()))
+    }
+
     /// Unit fingerprint → round → call key of its translations.
     pub fn translations(&self) -> &HashMap<String, BTreeMap<u32, String>> {
         &self.translations
