@@ -3,6 +3,7 @@
 //! worst problems first). Both say REHEARSAL when the pseudo provider produced the outputs.
 
 mod comparison;
+pub mod counts;
 pub mod html;
 mod markdown;
 
