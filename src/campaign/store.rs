@@ -185,6 +185,11 @@ pub enum Event {
         decision: String,
         approved: Vec<String>,
         rejected: Vec<String>,
+        /// `--chapter`: the chapter keys this approval decided; the proposal's units in other
+        /// chapters still wait at the gate. Empty (and absent in older journals) when it
+        /// decided every unit still waiting. Several approvals of one decision add up.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chapters: Vec<String>,
     },
     RunFinished {
         run: String,
