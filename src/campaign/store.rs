@@ -805,6 +805,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn revisions_approved_of_an_older_journal_loads_without_chapters() {
+        let old = r#"{"event":"revisions_approved","round":0,"decision":"decide/r0/ab","approved":["a-001"],"rejected":[]}"#;
+        let e: Event = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            e,
+            Event::RevisionsApproved {
+                round: 0,
+                decision: "decide/r0/ab".into(),
+                approved: vec!["a-001".into()],
+                rejected: Vec::new(),
+                chapters: Vec::new(),
+            }
+        );
+        // And an approval of all units is written as before (no `chapters` key).
+        assert_eq!(serde_json::to_string(&e).unwrap(), old);
+    }
+
+    #[test]
     fn result_paths_are_safe() {
         assert_eq!(
             result_rel_path("translate/ch01-003/r0"),

@@ -383,4 +383,32 @@ fn report_html_without_pricing_says_so() {
         "{}",
         &html[..3000.min(html.len())]
     );
+    let md = c.read("p/validation/report.md");
+    assert!(md.contains("\nCost: no pricing set"), "{md}");
+}
+
+#[test]
+fn report_md_and_html_show_the_cost_at_the_campaign_pricing() {
+    let c = TestCampaign::with_chapters(
+        "q",
+        &["a.md"],
+        "[pricing]\ninput_per_million = 3.0\noutput_per_million = 15.0\n",
+    );
+    c.write("a.md", "# Plain\n\nAn Agent reads a context window.\n");
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("q/validation/report.json")).unwrap();
+    let cost = &report["summary"]["cost"];
+    let total = cost["total"].as_f64().unwrap();
+    assert!(total > 0.0, "{cost}");
+    let line = format!("Cost: {total:.4} USD (");
+    let md = c.read("q/validation/report.md");
+    assert!(md.contains(&format!("\n{line}")), "{line}\n{md}");
+    let html = c.read("q/validation/report.html");
+    assert!(html.contains(&format!("<p id=\"cost\">{line}")), "{line}");
+    let translation = cost["by_agent"]["translation"].as_f64().unwrap();
+    assert!(
+        md.contains(&format!("translation {translation:.4}")),
+        "{md}"
+    );
 }
