@@ -174,6 +174,10 @@ pub struct ApproveArgs {
     /// Revisions: approve all proposed units except these (they keep their translation).
     #[arg(long, num_args = 1.., value_name = "UNIT")]
     pub reject: Vec<String>,
+    /// Revisions: decide only the units of this chapter (its key, path or file name;
+    /// repeatable); the other chapters' units keep waiting at the gate.
+    #[arg(long, value_name = "NAME")]
+    pub chapter: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -93,7 +93,7 @@ pub fn waiting_lines(c: &Campaign, m: &Manager, s: &State, gate: Gate) -> Vec<St
             ]
         }
         Gate::Revisions { round } => {
-            let units = m.proposed_revisions(s, round);
+            let units = m.undecided_revisions(s, round);
             let mut v = vec![format!(
                 "waiting for the editor's approval of {} revision(s) after round {round} (see {}):",
                 units.len(),
@@ -106,7 +106,7 @@ pub fn waiting_lines(c: &Campaign, m: &Manager, s: &State, gate: Gate) -> Vec<St
                 v.push(format!("  …and {} more", units.len() - 10));
             }
             v.push(format!(
-                "  then run: {} [--only UNIT…] [--reject UNIT…]",
+                "  then run: {} [--chapter NAME…] [--only UNIT…] [--reject UNIT…]",
                 approve_command(c, gate)
             ));
             v
@@ -699,42 +699,183 @@ pub fn diff(proposed: &[Entry], approved: &Termbase) -> Vec<String> {
 /// (round, decision call key, proposed units with reasons).
 pub type PendingRevisions = (u32, String, Vec<(String, String)>);
 
-/// The revision proposal waiting for approval: its round, decision key and the units with
-/// reasons. `None` when the campaign does not wait at the revisions gate.
+/// The revision proposal waiting for approval: its round, decision key and the units still
+/// waiting for a decision, with reasons ([`Manager::undecided_revisions`]: all proposed units
+/// until an approval by chapter decides some). `None` when the campaign does not wait at the
+/// revisions gate.
 pub fn pending_revisions(m: &Manager, s: &State) -> Option<PendingRevisions> {
     match m.next_step(s, &BTreeSet::new()).stage {
         Stage::AwaitingApproval(Gate::Revisions { round }) => Some((
             round,
             m.decide_key(s, round),
-            m.proposed_revisions(s, round),
+            m.undecided_revisions(s, round),
         )),
         _ => None,
     }
 }
 
+/// The chapter key of unit `id` (empty when the campaign has no such unit).
+fn chapter_of<'c>(c: &'c Campaign, id: &str) -> &'c str {
+    c.units
+        .iter()
+        .find(|u| u.id == id)
+        .map_or("", |u| u.chapter.as_str())
+}
+
+/// Resolves `--chapter` names to chapter keys, in the order given (duplicates once). A name
+/// is a chapter's key (`chapter01`), its path as written in the campaign file
+/// (`en/chapter01.md`) or its file name (`chapter01.md`).
+///
+/// Errors ([`UsageError`], exit 2): a name that is none of these; the message lists the
+/// campaign's chapters as `key (path)`.
+pub fn resolve_chapters(c: &Campaign, names: &[String]) -> Result<Vec<String>, UsageError> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let n = n.trim();
+        let Some(ch) = c
+            .chapters
+            .iter()
+            .find(|ch| ch.key == n || ch.rel_path == n || ch.file_name == n)
+        else {
+            let known: Vec<String> = c
+                .chapters
+                .iter()
+                .map(|ch| format!("{} ({})", ch.key, ch.rel_path))
+                .collect();
+            return Err(UsageError::new(format!(
+                "unknown chapter `{n}` in {}: its chapters are {}",
+                c.plan.show(&c.plan.campaign_file),
+                known.join(", ")
+            )));
+        };
+        if !out.contains(&ch.key) {
+            out.push(ch.key.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The findings an editor weighs for unit `id` proposed after `round`: the per-unit QA
+/// findings of its kept candidate up to that round, then the campaign-level findings about
+/// it, errors first and in [`crate::qa::check_rank`] order within a severity.
+fn proposal_findings(m: &Manager, s: &State, id: &str, round: u32) -> Vec<crate::qa::Finding> {
+    let mut f: Vec<crate::qa::Finding> = s.kept_findings(id, round).to_vec();
+    f.extend(
+        m.campaign_qa(s, round)
+            .findings
+            .iter()
+            .filter(|x| x.unit == id)
+            .cloned(),
+    );
+    f.sort_by_key(|x| (x.severity, crate::qa::check_rank(&x.check)));
+    f
+}
+
+/// The severity as the report spells it (`error`, `warning`, `info`).
+fn severity_name(s: crate::qa::Severity) -> &'static str {
+    match s {
+        crate::qa::Severity::Error => "error",
+        crate::qa::Severity::Warning => "warning",
+        crate::qa::Severity::Info => "info",
+    }
+}
+
 /// Writes `revisions-review.md` for a campaign waiting at the revisions gate (derived from the
-/// state, like the report: not journaled).
+/// state, like the report: not journaled). It lists the units still waiting, by chapter, each
+/// with its reason and its findings (severity, check, message, source and target excerpts), so
+/// an editor can decide from this file alone; with the command that approves all of them and
+/// the one that approves each chapter.
 pub fn write_revisions_review(c: &Campaign, m: &Manager, s: &State) -> anyhow::Result<()> {
-    let Some((round, _, units)) = pending_revisions(m, s) else {
+    let Some((round, decision, units)) = pending_revisions(m, s) else {
         return Ok(());
     };
+    let command = approve_command(c, Gate::Revisions { round });
+    let mut chapters: Vec<&str> = Vec::new();
+    for (u, _) in &units {
+        let ch = chapter_of(c, u);
+        if !chapters.contains(&ch) {
+            chapters.push(ch);
+        }
+    }
     let mut o = format!(
-        "# Revisions to approve: {} (after round {round})\n\n{} unit(s) proposed for revision. Approve all, some (`--only UNIT…`) or all but some (`--reject UNIT…`):\n\n    {}\n\n| unit | reason |\n|---|---|\n",
+        "# Revisions to approve: {} (after round {round})\n\n{} unit(s) in {} chapter(s) wait for a decision. Approve all, some (`--only UNIT…`), all but some (`--reject UNIT…`), or one chapter at a time (`--chapter NAME`, repeatable; the other chapters keep waiting):\n\n    {command}\n\n",
         c.plan.name,
         units.len(),
-        approve_command(c, Gate::Revisions { round })
+        chapters.len(),
     );
+    if let Some(a) = s.revision_approvals().get(&decision) {
+        let _ = writeln!(
+            o,
+            "Already decided for this round{}: {} approved, {} rejected.\n",
+            if a.chapters.is_empty() {
+                String::new()
+            } else {
+                format!(" (chapters {})", a.chapters.join(", "))
+            },
+            a.approved.len(),
+            a.rejected.len()
+        );
+    }
+    let findings: BTreeMap<&str, Vec<crate::qa::Finding>> = units
+        .iter()
+        .map(|(u, _)| (u.as_str(), proposal_findings(m, s, u, round)))
+        .collect();
+    let count = |u: &str, sev: crate::qa::Severity| {
+        findings[u].iter().filter(|f| f.severity == sev).count()
+    };
+    o.push_str("| unit | chapter | reason | errors | warnings |\n|---|---|---|---|---|\n");
     for (u, why) in &units {
-        let _ = writeln!(o, "| {u} | {} |", md_cell(why));
+        let _ = writeln!(
+            o,
+            "| {u} | {} | {} | {} | {} |",
+            chapter_of(c, u),
+            md_cell(why),
+            count(u, crate::qa::Severity::Error),
+            count(u, crate::qa::Severity::Warning)
+        );
+    }
+    for ch in &chapters {
+        let mine: Vec<&(String, String)> = units
+            .iter()
+            .filter(|(u, _)| chapter_of(c, u) == *ch)
+            .collect();
+        let path = c
+            .chapters
+            .iter()
+            .find(|x| x.key == *ch)
+            .map_or(String::new(), |x| format!(" (`{}`)", x.rel_path));
+        let _ = writeln!(
+            o,
+            "\n## Chapter {ch}{path}: {} unit(s)\n\nApprove this chapter only:\n\n    {command} --chapter {ch}",
+            mine.len()
+        );
+        for (u, why) in mine {
+            let _ = writeln!(o, "\n### {u}\n\nReason: {}\n", md_cell(why));
+            let list = &findings[u.as_str()];
+            if list.is_empty() {
+                o.push_str("No QA finding on its kept translation (proposed by the reviewer).\n");
+                continue;
+            }
+            o.push_str("| severity | check | message | source excerpt | target excerpt |\n|---|---|---|---|---|\n");
+            for f in list {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} |",
+                    severity_name(f.severity),
+                    f.check,
+                    md_cell(&f.message),
+                    md_cell(&f.source_excerpt),
+                    md_cell(&f.target_excerpt)
+                );
+            }
+        }
     }
     crate::util::write_atomic(&path(c, REVISIONS_MD), o.as_bytes())
 }
 
 /// `booktr approve --stage revisions [--only U…] [--reject U…]`: records which of the proposed
 /// units go back for revision: `only` when given, else all but `reject` (both may be given).
-///
-/// Errors ([`UsageError`]): the campaign does not wait at the revisions gate; a named unit is
-/// not in the proposal (the message lists it).
+/// [`approve_revisions_in`] with no chapter.
 pub fn approve_revisions(
     c: &Campaign,
     m: &Manager,
@@ -743,19 +884,68 @@ pub fn approve_revisions(
     only: &[String],
     reject: &[String],
 ) -> anyhow::Result<RevisionApproval> {
+    approve_revisions_in(c, m, store, state, only, reject, &[])
+}
+
+/// `booktr approve --stage revisions [--chapter NAME…] [--only U…] [--reject U…]`: records
+/// which of the units waiting for a decision go back for revision: those of `chapters` (names
+/// as [`resolve_chapters`] takes them) when given, else all; of them `only` when given, else
+/// all but `reject` (both may be given). With chapters, the units of other chapters keep
+/// waiting: the Manager revises the approved ones and stops at the gate again
+/// ([`Manager::undecided_revisions`]). Returns this approval's decisions.
+///
+/// Errors ([`UsageError`]): the campaign does not wait at the revisions gate; an unknown
+/// chapter (the message lists the campaign's chapters); a chapter with no unit waiting (the
+/// message names those that have some); a named unit is not among the units this approval
+/// covers (the message lists them).
+pub fn approve_revisions_in(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    only: &[String],
+    reject: &[String],
+    chapters: &[String],
+) -> anyhow::Result<RevisionApproval> {
     let campaign = c.plan.show(&c.plan.campaign_file);
-    let Some((round, decision, proposal)) = pending_revisions(m, state) else {
+    let chapters = resolve_chapters(c, chapters)?;
+    let Some((round, decision, waiting)) = pending_revisions(m, state) else {
         let stage = m.next_step(state, &BTreeSet::new()).stage;
         return Err(UsageError::new(format!(
             "{campaign} is not waiting for a revision approval (stage: {stage:?}); `booktr status {campaign}` shows what it waits for"
         ))
         .into());
     };
-    let ids: Vec<&str> = proposal.iter().map(|(u, _)| u.as_str()).collect();
+    let mut waiting_chapters: Vec<&str> = Vec::new();
+    for (u, _) in &waiting {
+        let ch = chapter_of(c, u);
+        if !waiting_chapters.contains(&ch) {
+            waiting_chapters.push(ch);
+        }
+    }
+    for ch in &chapters {
+        if !waiting_chapters.contains(&ch.as_str()) {
+            return Err(UsageError::new(format!(
+                "chapter `{ch}` has no unit waiting for a revision decision after round {round}; chapters with units waiting: {}",
+                waiting_chapters.join(", ")
+            ))
+            .into());
+        }
+    }
+    let ids: Vec<&str> = waiting
+        .iter()
+        .map(|(u, _)| u.as_str())
+        .filter(|u| chapters.is_empty() || chapters.iter().any(|ch| ch == chapter_of(c, u)))
+        .collect();
     for u in only.iter().chain(reject) {
         if !ids.contains(&u.as_str()) {
             return Err(UsageError::new(format!(
-                "unit `{u}` is not among the units proposed for revision: {}",
+                "unit `{u}` is not among the units proposed for revision{}: {}",
+                if chapters.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in chapter(s) {}", chapters.join(", "))
+                },
                 ids.join(", ")
             ))
             .into());
@@ -781,12 +971,14 @@ pub fn approve_revisions(
             decision,
             approved: approved.clone(),
             rejected: rejected.clone(),
+            chapters: chapters.clone(),
         },
     )?;
     Ok(RevisionApproval {
         round,
         approved,
         rejected,
+        chapters,
     })
 }
 

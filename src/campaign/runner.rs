@@ -189,7 +189,8 @@ pub struct Awaiting {
     pub gate: super::manager::Gate,
     /// `booktr approve …` as the user would type it.
     pub command: String,
-    /// Revisions gate: the proposed units (ids) with the reason for each, in book order.
+    /// Revisions gate: the proposed units (ids) with the reason for each, in book order, that
+    /// still wait for a decision (an approval by chapter decides only its chapters' units).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub proposed: Vec<(String, String)>,
 }
@@ -268,7 +269,7 @@ pub fn summarize_with(
             gate: *gate,
             command: super::desk::approve_command(c, *gate),
             proposed: match gate {
-                super::manager::Gate::Revisions { round } => m.proposed_revisions(s, *round),
+                super::manager::Gate::Revisions { round } => m.undecided_revisions(s, *round),
                 super::manager::Gate::Glossary => Vec::new(),
             },
         }),

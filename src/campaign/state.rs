@@ -72,12 +72,23 @@ pub struct GlossaryApproval {
     pub at_ms: u64,
 }
 
-/// A recorded `booktr approve --stage revisions`.
+/// The recorded `booktr approve --stage revisions` of one decision: every approval of it
+/// added up (an approval by chapter decides only that chapter's units).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevisionApproval {
     pub round: u32,
     pub approved: Vec<String>,
     pub rejected: Vec<String>,
+    /// Chapter keys decided by `--chapter` approvals, in the order approved; empty when every
+    /// approval covered all the units still waiting.
+    pub chapters: Vec<String>,
+}
+
+impl RevisionApproval {
+    /// Whether unit `id` was decided (approved or rejected) by one of the approvals.
+    pub fn decided(&self, id: &str) -> bool {
+        self.approved.iter().chain(&self.rejected).any(|u| u == id)
+    }
 }
 
 /// The QA key of a unit's human edit in [`State::qa`].
@@ -541,15 +552,33 @@ impl State {
                 decision,
                 approved,
                 rejected,
+                chapters,
             } => {
-                self.revision_approvals.insert(
-                    decision.clone(),
-                    RevisionApproval {
+                // Approvals by chapter add up; a unit keeps its first decision.
+                let a = self
+                    .revision_approvals
+                    .entry(decision.clone())
+                    .or_insert_with(|| RevisionApproval {
                         round: *round,
-                        approved: approved.clone(),
-                        rejected: rejected.clone(),
-                    },
-                );
+                        approved: Vec::new(),
+                        rejected: Vec::new(),
+                        chapters: Vec::new(),
+                    });
+                for u in approved {
+                    if !a.decided(u) {
+                        a.approved.push(u.clone());
+                    }
+                }
+                for u in rejected {
+                    if !a.decided(u) {
+                        a.rejected.push(u.clone());
+                    }
+                }
+                for ch in chapters {
+                    if !a.chapters.contains(ch) {
+                        a.chapters.push(ch.clone());
+                    }
+                }
             }
             Event::HumanEdit {
                 fp,

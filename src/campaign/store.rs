@@ -185,6 +185,11 @@ pub enum Event {
         decision: String,
         approved: Vec<String>,
         rejected: Vec<String>,
+        /// `--chapter`: the chapter keys this approval decided; the proposal's units in other
+        /// chapters still wait at the gate. Empty (and absent in older journals) when it
+        /// decided every unit still waiting. Several approvals of one decision add up.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        chapters: Vec<String>,
     },
     RunFinished {
         run: String,
@@ -798,6 +803,24 @@ pub fn read_journal(dir: &Path) -> anyhow::Result<(Vec<Record>, Vec<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn revisions_approved_of_an_older_journal_loads_without_chapters() {
+        let old = r#"{"event":"revisions_approved","round":0,"decision":"decide/r0/ab","approved":["a-001"],"rejected":[]}"#;
+        let e: Event = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            e,
+            Event::RevisionsApproved {
+                round: 0,
+                decision: "decide/r0/ab".into(),
+                approved: vec!["a-001".into()],
+                rejected: Vec::new(),
+                chapters: Vec::new(),
+            }
+        );
+        // And an approval of all units is written as before (no `chapters` key).
+        assert_eq!(serde_json::to_string(&e).unwrap(), old);
+    }
 
     #[test]
     fn result_paths_are_safe() {

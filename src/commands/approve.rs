@@ -19,9 +19,11 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    if args.stage == ApproveStage::Glossary && !(args.only.is_empty() && args.reject.is_empty()) {
+    if args.stage == ApproveStage::Glossary
+        && !(args.only.is_empty() && args.reject.is_empty() && args.chapter.is_empty())
+    {
         return Err(UsageError::new(
-            "--only and --reject choose units for `--stage revisions`; for the glossary, edit the review CSV",
+            "--only, --reject and --chapter choose units for `--stage revisions`; for the glossary, edit the review CSV",
         )
         .into());
     }
@@ -57,11 +59,23 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
             }
         }
         ApproveStage::Revisions => {
-            let r =
-                desk::approve_revisions(&c, &m, &mut store, &mut state, &args.only, &args.reject)?;
+            let r = desk::approve_revisions_in(
+                &c,
+                &m,
+                &mut store,
+                &mut state,
+                &args.only,
+                &args.reject,
+                &args.chapter,
+            )?;
             eprintln!(
-                "{shown}: revisions after round {} approved: {} unit(s) to revise{}{}",
+                "{shown}: revisions after round {} approved{}: {} unit(s) to revise{}{}",
                 r.round,
+                if r.chapters.is_empty() {
+                    String::new()
+                } else {
+                    format!(" for chapter(s) {}", r.chapters.join(", "))
+                },
                 r.approved.len(),
                 if r.rejected.is_empty() {
                     String::new()
@@ -73,6 +87,19 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
                 },
                 r.rejected.join(", ")
             );
+            // What still waits (from the state as recorded now).
+            let m = Manager::new(&c, &state);
+            let left = m.undecided_revisions(&state, r.round);
+            if !left.is_empty() {
+                eprintln!(
+                    "{shown}: {} unit(s) in other chapters still wait at the revisions gate; approve them with `{} [--chapter NAME…]`.",
+                    left.len(),
+                    desk::approve_command(
+                        &c,
+                        crate::campaign::manager::Gate::Revisions { round: r.round }
+                    )
+                );
+            }
         }
     }
     eprintln!("Continue with `booktr run {shown}`.");

@@ -28,11 +28,46 @@ pub struct UnitView {
     pub history: Vec<super::RoundHistory>,
     /// The unit's candidates (see [`super::UnitReport::candidates`]).
     pub candidates: Vec<super::CandidateReport>,
+    /// Worst severity of the kept candidate's findings (the unit's final findings):
+    /// `error`, `warning` or `none` (see [`super::counts::worst`]); `missing` when the unit
+    /// has no translation (failed or pending), so there is no kept candidate to judge.
+    pub worst: String,
+}
+
+/// A finding in the findings table, with where its links go.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingView<'a> {
+    #[serde(flatten)]
+    pub finding: &'a Finding,
+    /// The element id the finding links to: `u-<unit>` for a unit's finding, `ch-<chapter>`
+    /// for a chapter-level one (a finding that spans the units of a chapter), `None` when it
+    /// names neither a unit nor a chapter of the report.
+    pub anchor: Option<String>,
+    /// Other units of the report the message or excerpts name (e.g. the units of each
+    /// rendering of a drifting term, or the unit that holds a footnote's definition), in order
+    /// of mention, each linked as `u-<unit>`.
+    pub related: Vec<String>,
+}
+
+/// Unit ids of `known` named in `message` other than `own`, in order of first mention. A unit
+/// id is `<chapter key>-<index>` with the key in `[A-Za-z0-9._-]`, so a word of those
+/// characters (trailing `.` dropped: the end of a sentence) is looked up as a whole.
+fn named_units(message: &str, own: &str, known: &std::collections::HashSet<&str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in message.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))) {
+        let w = w.trim_end_matches('.');
+        if !w.is_empty() && w != own && known.contains(w) && !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]
 struct ChapterRow<'a> {
     key: &'a str,
+    /// Chapter-level findings (no unit) of this chapter.
+    chapter_findings: usize,
     units: usize,
     translated: usize,
     revised: usize,
@@ -115,6 +150,11 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
                 findings: u.findings.clone(),
                 history: u.history.clone(),
                 candidates: u.candidates.clone(),
+                worst: if matches!(u.outcome, "failed" | "pending") {
+                    "missing".into()
+                } else {
+                    super::counts::worst(&u.findings).into()
+                },
             }
         })
         .collect();
@@ -130,6 +170,11 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
             let cells: Vec<&UnitView> = units.iter().filter(|u| u.chapter == *key).collect();
             ChapterRow {
                 key,
+                chapter_findings: r
+                    .chapter_findings
+                    .iter()
+                    .filter(|f| f.unit.is_empty() && f.chapter == *key)
+                    .count(),
                 units: cells.len(),
                 translated: cells
                     .iter()
@@ -173,7 +218,28 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         .iter()
         .map(|a| context! { agent => a.as_str(), u => Value::from(Serde(r.usage_of(*a))) })
         .collect();
-    let findings: Vec<&Finding> = r.findings();
+    let known: std::collections::HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
+    let findings: Vec<FindingView> = r
+        .findings()
+        .into_iter()
+        .map(|f| FindingView {
+            anchor: if known.contains(f.unit.as_str()) {
+                Some(format!("u-{}", f.unit))
+            } else if f.unit.is_empty() && order.contains(&f.chapter.as_str()) {
+                Some(format!("ch-{}", f.chapter))
+            } else {
+                None
+            },
+            related: named_units(
+                &format!("{} {} {}", f.message, f.source_excerpt, f.target_excerpt),
+                &f.unit,
+                &known,
+            ),
+            finding: f,
+        })
+        .collect();
+    // Unit ids with an element on the page: other tables link a unit only when it is one.
+    let unit_ids: BTreeMap<&str, bool> = known.iter().map(|u| (*u, true)).collect();
     let html = env.get_template("report.html")?.render(context! {
         r => Value::from(Serde(r)),
         units => Value::from(Serde(&units)),
@@ -186,6 +252,190 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         adherence => Value::from(Serde(adherence_rows(r))),
         bilingual => Value::from(Serde(&bilingual)),
         version => env!("CARGO_PKG_VERSION"),
+        source_tag => super::counts::lang_tag(&r.source_lang),
+        target_tag => super::counts::lang_tag(&r.target_lang),
+        cost => super::counts::cost_line(&r.summary),
+        check_counts => Value::from(Serde(super::counts::check_counts(r))),
+        unit_ids => Value::from(Serde(&unit_ids)),
     })?;
     Ok(html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::qa::{self, QaContext};
+    use crate::report::{UnitReport, build_standalone};
+
+    fn unit(id: &str, findings: Vec<Finding>) -> UnitReport {
+        UnitReport {
+            id: id.into(),
+            chapter: "c".into(),
+            kind: crate::book::UnitKind::Prose,
+            chars: 10,
+            outcome: "translated",
+            rounds: vec![0],
+            usage: Default::default(),
+            attempts: 1,
+            findings,
+            error: None,
+            history: Vec::new(),
+            candidates: Vec::new(),
+            kept_round: None,
+            repairs: Vec::new(),
+        }
+    }
+
+    fn finding(check: &str, severity: Severity, unit: &str) -> Finding {
+        Finding {
+            unit: unit.into(),
+            chapter: "c".into(),
+            ..Finding::new(check, severity, format!("{check} in {unit}"), "", "")
+        }
+    }
+
+    /// Values of attribute `name` (`id`, `href`) in `html`, in order.
+    fn attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+        let pat = format!(" {name}=\"");
+        html.match_indices(&pat)
+            .map(|(i, _)| {
+                let rest = &html[i + pat.len()..];
+                &rest[..rest.find('"').unwrap()]
+            })
+            .collect()
+    }
+
+    /// A report of chapter `c` with no output file (a chapter-level finding: no unit), a
+    /// campaign-level finding whose excerpt names two units, and units with an error, a
+    /// warning, an info finding and none.
+    fn spanning() -> Report {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Default::default());
+        let units = vec![
+            unit(
+                "c-000",
+                vec![finding("code_blocks", Severity::Error, "c-000")],
+            ),
+            unit(
+                "c-001",
+                vec![finding("numbers", Severity::Warning, "c-001")],
+            ),
+            unit(
+                "c-002",
+                vec![finding("review_markers", Severity::Info, "c-002")],
+            ),
+            unit("c-003", Vec::new()),
+        ];
+        let texts: Vec<(String, String)> = (0..4)
+            .map(|i| (format!("c-{i:03}"), "Text.\n".to_string()))
+            .collect();
+        let unit_texts: Vec<qa::UnitText> = texts
+            .iter()
+            .map(|(id, t)| qa::UnitText {
+                unit: id,
+                chapter: "c",
+                source: t,
+                target: Some(t),
+            })
+            .collect();
+        let chapters = [qa::ChapterText {
+            chapter: "c",
+            output: None,
+        }];
+        let mut r = build_standalone(
+            "t",
+            "en",
+            "zh-Hant-TW",
+            units,
+            Vec::new(),
+            "r",
+            qa::check_campaign(&ctx, &unit_texts, &chapters),
+        );
+        r.chapter_findings.push(Finding::new(
+            "term_drift",
+            Severity::Info,
+            "\"agent\" is rendered two ways",
+            "",
+            "智能体: c-000, c-003; 代理: c-001",
+        ));
+        r
+    }
+
+    #[test]
+    fn findings_that_span_units_link_to_elements_of_the_page() {
+        let r = spanning();
+        assert!(
+            r.chapter_findings
+                .iter()
+                .any(|f| f.unit.is_empty() && f.chapter == "c"),
+            "{:?}",
+            r.chapter_findings
+        );
+        let html = render(&r, &Texts::new()).unwrap();
+        let ids: std::collections::BTreeSet<&str> = attrs(&html, "id").into_iter().collect();
+        let links: Vec<&str> = attrs(&html, "href")
+            .into_iter()
+            .filter_map(|h| h.strip_prefix('#'))
+            .collect();
+        assert!(links.len() >= 12, "{links:?}");
+        for l in &links {
+            assert!(ids.contains(l), "#{l} has no element; ids: {ids:?}");
+        }
+        // The chapter finding links its chapter's overview row; the drift summary links the
+        // three units its excerpt names.
+        assert!(links.contains(&"ch-c"), "{links:?}");
+        assert!(html.contains("<tr id=\"ch-c\">"));
+        assert!(
+            html.contains("(see <a href=\"#u-c-000\">c-000</a> <a href=\"#u-c-003\">c-003</a> <a href=\"#u-c-001\">c-001</a>)"),
+            "{html}"
+        );
+        // No link to an empty or unknown unit.
+        assert!(!html.contains("href=\"#u-\""));
+    }
+
+    #[test]
+    fn squares_carry_the_worst_severity_and_texts_their_language() {
+        let r = spanning();
+        let mut texts = Texts::new();
+        texts.insert("c-000".into(), ("Source.".into(), "譯文。".into()));
+        let html = render(&r, &texts).unwrap();
+        for (id, worst) in [
+            ("c-000", "error"),
+            ("c-001", "warning"),
+            ("c-002", "none"),
+            ("c-003", "none"),
+        ] {
+            assert!(
+                html.contains(&format!(
+                    "f-{worst}{}\" data-findings=\"{worst}\" href=\"#u-{id}\"",
+                    if worst == "error" { " has-errors" } else { "" }
+                )),
+                "{id}: {html}"
+            );
+        }
+        assert!(html.contains("<pre class=\"source\" lang=\"en\">Source.</pre><pre class=\"target\" lang=\"zh-Hant-TW\">譯文。</pre>"));
+        assert!(html.contains("<p id=\"cost\">Cost: no pricing set"));
+        // One row per check, in the check order of `qa::CHECK_ORDER`.
+        let rows: Vec<&str> = attrs(&html, "data-check");
+        assert_eq!(
+            rows,
+            [
+                "completeness",
+                "code_blocks",
+                "numbers",
+                "term_drift",
+                "review_markers"
+            ],
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn named_units_finds_whole_ids_only() {
+        let known: std::collections::HashSet<&str> = ["c-001", "c-010"].into_iter().collect();
+        assert_eq!(
+            named_units("see c-001, c-0011 and c-010.", "c-010", &known),
+            vec!["c-001".to_string()]
+        );
+    }
 }

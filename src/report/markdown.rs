@@ -45,6 +45,8 @@ pub fn render(r: &Report) -> String {
         s.units.copied,
         s.manager_context_peak_tokens
     );
+    // The same cost sentence as report.html's summary.
+    let _ = writeln!(o, "Cost: {}.\n", super::counts::cost_line(s));
     let edited = r.units.iter().filter(|u| u.outcome == "edited").count();
     if edited > 0 {
         let _ = writeln!(
@@ -552,20 +554,6 @@ pub fn render(r: &Report) -> String {
         );
     }
     o.push('\n');
-    if let Some(cost) = &s.cost {
-        let by: Vec<String> = cost
-            .by_agent
-            .iter()
-            .map(|(a, v)| format!("{a} {v:.4}"))
-            .collect();
-        let _ = writeln!(
-            o,
-            "Cost: **{:.4} {}** ({}).\n",
-            cost.total,
-            cost.currency,
-            by.join(", ")
-        );
-    }
     o
 }
 
@@ -758,6 +746,7 @@ mod tests {
             md.contains("**Status: needs_review: 61 errors in 61 units**"),
             "{md}"
         );
+        assert!(md.contains("\nCost: no pricing set"), "{md}");
     }
 
     #[test]

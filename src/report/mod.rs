@@ -3,6 +3,7 @@
 //! worst problems first). Both say REHEARSAL when the pseudo provider produced the outputs.
 
 mod comparison;
+pub mod counts;
 pub mod html;
 mod markdown;
 
@@ -609,8 +610,13 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             revs.sort_by_key(|r| r.round);
             for r in revs {
                 v.push(format!(
-                    "revisions after round {}: approved {}; rejected {}",
+                    "revisions after round {}{}: approved {}; rejected {}",
                     r.round,
+                    if r.chapters.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (by chapter: {})", r.chapters.join(", "))
+                    },
                     if r.approved.is_empty() {
                         "none".into()
                     } else {

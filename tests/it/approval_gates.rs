@@ -510,3 +510,182 @@ fn revisions_gate_sends_back_only_approved_units() {
         "{u4_report}"
     );
 }
+
+fn part_chapter(part: &str) -> String {
+    (1..=3)
+        .map(|i| format!("## Section {i}\n\nIn section {i} of part {part} the agent reads what the tool returned and decides on the next step of the task, writing a short note for the next session.\n\n"))
+        .collect()
+}
+
+/// The `### unit` section of `revisions-review.md` (up to the next heading).
+fn review_section<'a>(md: &'a str, unit: &str) -> Option<&'a str> {
+    let start = md.find(&format!("\n### {unit}\n"))? + 1;
+    let rest = &md[start + 4..];
+    let end = rest.find("\n#").map_or(rest.len(), |e| e + 1);
+    Some(&md[start..start + 4 + end])
+}
+
+#[test]
+fn revisions_gate_approves_one_chapter_while_the_others_wait() {
+    let fake = FakeServer::start();
+    // Section 2 of each chapter comes back untranslated (the English echoed) in round 0 only.
+    fake.script(|r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let text = r.unit_text().unwrap_or("");
+        if text.contains("Section 2\n") && !r.is_revision() {
+            Reply::Content(text.to_string())
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "ch",
+        &["a.md", "b.md"],
+        "max_unit_chars = 300\nrevision_rounds = 1\nreview = [\"revisions\"]\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", &part_chapter("A"));
+    c.write("b.md", &part_chapter("B"));
+    let id_of = |chapter: &str, part: &str| {
+        booktr::book::segment(chapter, &part_chapter(part), 300)
+            .iter()
+            .find(|u| u.text(&part_chapter(part)).contains("Section 2\n"))
+            .unwrap()
+            .id
+            .clone()
+    };
+    let (a2, b2) = (id_of("a", "A"), id_of("b", "B"));
+    let revisions = |fake: &FakeServer| -> Vec<String> {
+        fake.requests()
+            .iter()
+            .filter(|r| r.is_revision())
+            .map(|r| r.unit_text().unwrap().to_string())
+            .collect()
+    };
+
+    // 1. The gate: both chapters' section 2 proposed; the review file shows each unit's
+    // findings by chapter, with the command for each chapter.
+    let out = run(&c, &fake);
+    assert_code(&out, 3);
+    let s = json_summary(&out);
+    let proposed = |s: &serde_json::Value| -> Vec<String> {
+        s["awaiting"]["proposed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(proposed(&s), vec![a2.clone(), b2.clone()], "{s}");
+    let md = c.read("ch/validation/revisions-review.md");
+    assert!(md.contains("## Chapter a (`a.md`): 1 unit(s)"), "{md}");
+    assert!(md.contains("## Chapter b (`b.md`): 1 unit(s)"), "{md}");
+    assert!(md.contains("--stage revisions --chapter a\n"), "{md}");
+    let section = review_section(&md, &a2).unwrap_or_else(|| panic!("no section for {a2}:\n{md}"));
+    assert!(
+        section.contains("Reason: deterministic QA errors"),
+        "{section}"
+    );
+    let row = section
+        .lines()
+        .find(|l| l.starts_with("| error | untranslated | "))
+        .unwrap_or_else(|| panic!("no untranslated row:\n{section}"));
+    let cells: Vec<&str> = row.split(" | ").collect();
+    assert_eq!(cells.len(), 5, "{row}");
+    assert!(cells[2].len() > 20, "a message: {row}");
+    assert!(
+        cells[3].contains("part A") || cells[4].contains("part A"),
+        "an excerpt of the unit's text: {row}"
+    );
+
+    // 2. An unknown chapter is a usage error naming the campaign's chapters; so is a unit of
+    // another chapter than the one approved, and --chapter at the glossary stage.
+    let bad = c
+        .cmd("approve", &["--stage", "revisions", "--chapter", "nope"])
+        .output()
+        .unwrap();
+    assert_code(&bad, 2);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("unknown chapter `nope`"), "{err}");
+    assert!(
+        err.contains("a (a.md)") && err.contains("b (b.md)"),
+        "{err}"
+    );
+    let bad = c
+        .cmd(
+            "approve",
+            &["--stage", "revisions", "--chapter", "a", "--only", &b2],
+        )
+        .output()
+        .unwrap();
+    assert_code(&bad, 2);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains(&a2));
+    let bad = c
+        .cmd("approve", &["--stage", "glossary", "--chapter", "a"])
+        .output()
+        .unwrap();
+    assert_code(&bad, 2);
+
+    // 3. Approve chapter a only: its unit is revised, chapter b still waits.
+    let ok = c
+        .cmd("approve", &["--stage", "revisions", "--chapter", "a"])
+        .output()
+        .unwrap();
+    assert_code(&ok, 0);
+    let err = String::from_utf8_lossy(&ok.stderr);
+    assert!(
+        err.contains("approved for chapter(s) a: 1 unit(s) to revise"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 unit(s) in other chapters still wait"),
+        "{err}"
+    );
+    let out = run(&c, &fake);
+    assert_code(&out, 3);
+    let s = json_summary(&out);
+    assert_eq!(s["awaiting"]["gate"]["revisions"]["round"], 0, "{s}");
+    assert_eq!(proposed(&s), vec![b2.clone()], "only chapter b waits: {s}");
+    let revised = revisions(&fake);
+    assert_eq!(revised.len(), 1, "{revised:?}");
+    assert!(revised[0].contains("part A"), "{revised:?}");
+    let md = c.read("ch/validation/revisions-review.md");
+    assert!(review_section(&md, &b2).is_some(), "{md}");
+    assert!(review_section(&md, &a2).is_none(), "{md}");
+    assert!(
+        md.contains("Already decided for this round (chapters a): 1 approved, 0 rejected."),
+        "{md}"
+    );
+
+    // 4. Resume: the recorded approval decides; nothing is sent again, b still waits.
+    let before = fake.requests().len();
+    let again = run(&c, &fake);
+    assert_code(&again, 3);
+    assert_eq!(proposed(&json_summary(&again)), vec![b2.clone()]);
+    assert_eq!(fake.requests().len(), before, "no call is repeated");
+
+    // 5. Approve chapter b by its file name: the campaign completes.
+    let ok = c
+        .cmd("approve", &["--stage", "revisions", "--chapter", "b.md"])
+        .output()
+        .unwrap();
+    assert_code(&ok, 0);
+    assert!(!String::from_utf8_lossy(&ok.stderr).contains("still wait"));
+    let done = run(&c, &fake);
+    assert_code(&done, 0);
+    assert_eq!(json_summary(&done)["status"], "complete");
+    let revised = revisions(&fake);
+    assert_eq!(revised.len(), 2, "{revised:?}");
+    assert!(revised[1].contains("part B"), "{revised:?}");
+    let out_a = c.read("ch/out/a.md");
+    let out_b = c.read("ch/out/b.md");
+    assert!(
+        !out_a.contains("In section 2 of part A") && !out_b.contains("In section 2 of part B"),
+        "both revisions are in the output:\n{out_a}\n{out_b}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("ch/validation/report.json")).unwrap();
+    let approvals = report["approvals"].to_string();
+    assert!(approvals.contains("(by chapter: a, b)"), "{approvals}");
+}

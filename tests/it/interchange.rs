@@ -724,7 +724,9 @@ fn bilingual_output_keeps_every_code_block_once_and_pairs_every_source_block() {
     }
     let html = c.read("bi/validation/report.html");
     assert!(html.contains("id=\"bilingual\""));
-    assert!(html.contains("<td class=\"src\">## Section S.0</td><td class=\"tgt\">"));
+    assert!(html.contains(
+        "<td class=\"src\" lang=\"en\">## Section S.0</td><td class=\"tgt\" lang=\"zh\">"
+    ));
 
     // Without the flag or key, no bilingual view.
     let plain = TestCampaign::with_chapters("p", &["syn.md"], "");

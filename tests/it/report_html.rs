@@ -121,3 +121,294 @@ fn report_html_renders_in_chromium_and_keeps_hostile_text_inert() {
     );
     println!("screenshot: {}", shot.display());
 }
+
+/// The campaign of [`report_html_has_lang_tags_resolving_anchors_and_finding_colours`]: section 1
+/// comes back untranslated (an `untranslated` error), section 2 loses its numbers (a `numbers`
+/// warning), the others are translated by the fake server; target language `zh-Hans-CN`.
+fn findings_campaign(fake: &support::fake_llm::FakeServer) -> TestCampaign {
+    use booktr::agents::Agent;
+    use support::fake_llm::Reply;
+    fake.script(|r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let text = r.unit_text().unwrap_or("");
+        if text.contains("Section 1\n") {
+            Reply::Content(text.to_string())
+        } else if text.contains("Section 2\n") {
+            Reply::Content("## 第二节\n\n在这一节中，智能体读取了许多文件，然后决定任务的下一步，并为下一次会话写下简短的笔记。\n\n".into())
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::new(
+        "name = \"f\"\nsource_lang = \"en\"\ntarget_lang = \"zh-Hans-CN\"\nchapters = [\"a.md\", \"b.md\"]\nmax_unit_chars = 300\nrevision_rounds = 0\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n[pricing]\ninput_per_million = 2.0\noutput_per_million = 8.0\ncurrency = \"EUR\"\n",
+    );
+    let chapter = |k: &str| -> String {
+        (1..=4)
+            .map(|i| format!("## Section {i}\n\nIn section {i} of part {k} the agent reads 42 files that the tool returned in 17 seconds and decides on the next step of the task, writing a short note for the next session.\n\n"))
+            .collect()
+    };
+    c.write("a.md", &chapter("A"));
+    c.write("b.md", &chapter("B"));
+    c
+}
+
+/// Opens `page` in an iframe of a probe page (`--allow-file-access-from-files` makes the two
+/// `file://` documents one origin) whose script reads the report as Chromium laid it out and
+/// writes what it saw as JSON; the report itself stays unchanged, its CSP and all.
+fn probe(bin: &Path, profile: &Path, page: &Path) -> serde_json::Value {
+    let probe = page.with_file_name("probe.html");
+    std::fs::write(
+        &probe,
+        format!(
+            r##"<!DOCTYPE html><html><body><pre id="probe">not loaded</pre>
+<iframe id="r" src="{}" width="1200" height="800"></iframe>
+<script>
+const f = document.getElementById('r');
+f.onload = () => {{
+  const d = f.contentDocument, w = f.contentWindow;
+  const out = {{ links: [], unresolved: [], squares: [], legend: [] }};
+  for (const a of d.querySelectorAll('a[href^="#"]')) {{
+    const id = decodeURIComponent(a.getAttribute('href').slice(1));
+    out.links.push(id);
+    if (!d.getElementById(id)) out.unresolved.push(id);
+  }}
+  for (const a of d.querySelectorAll('#overview-table .grid a')) {{
+    out.squares.push([a.getAttribute('href').slice(3), a.dataset.findings, w.getComputedStyle(a).backgroundColor]);
+  }}
+  for (const a of d.querySelectorAll('#legend .grid a')) {{
+    out.legend.push([a.className, w.getComputedStyle(a).backgroundColor]);
+  }}
+  out.source_langs = [...d.querySelectorAll('pre.source')].map(p => p.lang);
+  out.target_langs = [...d.querySelectorAll('pre.target')].map(p => p.lang);
+  out.target_matches = d.querySelectorAll('pre.target:lang(zh-Hans-CN)').length;
+  out.excerpt_langs = [...d.querySelectorAll('.findings .excerpt span[lang]')].map(s => s.lang);
+  out.cost = (d.getElementById('cost') || {{}}).textContent;
+  out.checks = [...d.querySelectorAll('#check-counts tbody tr')].map(tr => [...tr.children].map(td => td.textContent));
+  document.getElementById('probe').textContent = JSON.stringify(out);
+}};
+</script></body></html>"##,
+            page.file_name().unwrap().to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = headless(bin, profile)
+        .arg("--allow-file-access-from-files")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom.find("<pre id=\"probe\">").expect("probe element") + "<pre id=\"probe\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let json = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("probe output ({e}): {json}"))
+}
+
+/// The fill the report's CSS gives a square of each findings class (`rgb(…)` as Chromium
+/// computes it).
+fn fill_of(worst: &str) -> &'static str {
+    match worst {
+        "error" => "rgb(217, 48, 37)",
+        "warning" => "rgb(249, 171, 0)",
+        "none" => "rgb(129, 201, 149)",
+        "missing" => "rgb(255, 255, 255)",
+        other => panic!("unknown findings class {other}"),
+    }
+}
+
+#[booktr_test_needs::needs(chromium)]
+#[test]
+fn report_html_has_lang_tags_resolving_anchors_and_finding_colours() {
+    let Some(bin) = chromium() else { return };
+    let fake = support::fake_llm::FakeServer::start();
+    let c = findings_campaign(&fake);
+    let run = |c: &TestCampaign| {
+        c.cmd("run", &["--base-url", &fake.base_url, "--json"])
+            .env("OPENAI_API_KEY", "sk-booktr-html-KEY-1")
+            .output()
+            .unwrap()
+    };
+    assert_code(&run(&c), 1);
+
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("f/validation/report.json")).unwrap();
+    let page = c.path("f/validation/report.html");
+    let profile = tempfile::tempdir().unwrap();
+    let seen = probe(&bin, profile.path(), &page);
+
+    // Every in-page link resolves, including the chapter-level finding's.
+    assert!(
+        seen["unresolved"].as_array().unwrap().is_empty(),
+        "links without a target: {}",
+        seen["unresolved"]
+    );
+    let links: Vec<&str> = seen["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(links.len() > 16, "{links:?}");
+    // Findings that span units (campaign-level, naming no single unit) link every unit they
+    // name: here the drift summaries, whose excerpt lists the units of each rendering.
+    let spanning: Vec<&serde_json::Value> = report["chapter_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["unit"] == "")
+        .collect();
+    assert!(!spanning.is_empty(), "{report}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for f in spanning {
+        let excerpt = f["target_excerpt"].as_str().unwrap();
+        let named: Vec<&str> = report["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["id"].as_str().unwrap())
+            .filter(|id| excerpt.contains(id))
+            .collect();
+        assert!(!named.is_empty(), "{f}");
+        for id in named {
+            assert!(links.contains(&format!("u-{id}").as_str()), "{id}");
+            assert!(
+                html.contains(&format!(" <a href=\"#u-{id}\">{id}</a>")),
+                "{id}"
+            );
+        }
+    }
+
+    // lang: the campaign's full tags on every source and target text.
+    let units = report["units"].as_array().unwrap();
+    let langs = |k: &str| -> Vec<String> {
+        seen[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(langs("source_langs"), vec!["en".to_string(); units.len()]);
+    assert_eq!(
+        langs("target_langs"),
+        vec!["zh-Hans-CN".to_string(); units.len()]
+    );
+    assert_eq!(seen["target_matches"], units.len(), "{seen}");
+    assert!(
+        langs("excerpt_langs")
+            .iter()
+            .all(|l| l == "en" || l == "zh-Hans-CN")
+            && !langs("excerpt_langs").is_empty()
+    );
+
+    // Colours: each square's computed fill is that of the worst severity among the unit's
+    // findings in report.json.
+    let squares = seen["squares"].as_array().unwrap();
+    assert_eq!(squares.len(), units.len());
+    let mut classes = std::collections::BTreeSet::new();
+    for sq in squares {
+        let id = sq[0].as_str().unwrap();
+        let u = units.iter().find(|u| u["id"] == id).unwrap();
+        let sev: Vec<&str> = u["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["severity"].as_str().unwrap())
+            .collect();
+        let expected = if sev.contains(&"error") {
+            "error"
+        } else if sev.contains(&"warning") {
+            "warning"
+        } else {
+            "none"
+        };
+        assert_eq!(sq[1], expected, "{id}: {sev:?}");
+        assert_eq!(sq[2], fill_of(expected), "{id}: {sev:?}");
+        classes.insert(expected);
+    }
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        ["error", "none", "warning"],
+        "the campaign has units of each kind"
+    );
+    // The legend shows the same fills.
+    for l in seen["legend"].as_array().unwrap() {
+        let class = l[0].as_str().unwrap();
+        let worst = class.split(' ').find_map(|c| c.strip_prefix("f-")).unwrap();
+        assert_eq!(l[1], fill_of(worst), "legend {class}");
+    }
+
+    // Cost from [pricing] and the recorded usage; a count per check.
+    let cost = report["summary"]["cost"]["total"].as_f64().unwrap();
+    assert!(cost > 0.0);
+    assert!(
+        seen["cost"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Cost: {cost:.4} EUR (")),
+        "{}",
+        seen["cost"]
+    );
+    let checks = seen["checks"].as_array().unwrap();
+    let qa_counts = report["qa_counts"].as_object().unwrap();
+    assert_eq!(checks.len(), qa_counts.len(), "{checks:?} vs {qa_counts:?}");
+    for row in checks {
+        let name = row[0].as_str().unwrap();
+        assert_eq!(row[4], qa_counts[name].to_string(), "{name}");
+    }
+    let row = |name: &str| checks.iter().find(|r| r[0] == name).unwrap();
+    assert_ne!(row("untranslated")[1], "0");
+    assert_ne!(row("numbers")[2], "0");
+}
+
+#[test]
+fn report_html_without_pricing_says_so() {
+    let c = TestCampaign::with_chapters("p", &["a.md"], "");
+    c.write("a.md", "# Plain\n\nAn Agent reads a context window.\n");
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let html = c.read("p/validation/report.html");
+    assert!(
+        html.contains("<p id=\"cost\">Cost: no pricing set"),
+        "{}",
+        &html[..3000.min(html.len())]
+    );
+    let md = c.read("p/validation/report.md");
+    assert!(md.contains("\nCost: no pricing set"), "{md}");
+}
+
+#[test]
+fn report_md_and_html_show_the_cost_at_the_campaign_pricing() {
+    let c = TestCampaign::with_chapters(
+        "q",
+        &["a.md"],
+        "[pricing]\ninput_per_million = 3.0\noutput_per_million = 15.0\n",
+    );
+    c.write("a.md", "# Plain\n\nAn Agent reads a context window.\n");
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("q/validation/report.json")).unwrap();
+    let cost = &report["summary"]["cost"];
+    let total = cost["total"].as_f64().unwrap();
+    assert!(total > 0.0, "{cost}");
+    let line = format!("Cost: {total:.4} USD (");
+    let md = c.read("q/validation/report.md");
+    assert!(md.contains(&format!("\n{line}")), "{line}\n{md}");
+    let html = c.read("q/validation/report.html");
+    assert!(html.contains(&format!("<p id=\"cost\">{line}")), "{line}");
+    let translation = cost["by_agent"]["translation"].as_f64().unwrap();
+    assert!(
+        md.contains(&format!("translation {translation:.4}")),
+        "{md}"
+    );
+}

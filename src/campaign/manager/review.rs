@@ -245,6 +245,27 @@ impl Manager<'_> {
         }
     }
 
+    /// The proposed revisions after `round` ([`Manager::proposed_revisions`]) that still wait
+    /// for the editor under the revisions gate: those no recorded approval of the round's
+    /// decision has approved or rejected (an approval by chapter decides only its chapters'
+    /// units). Empty without the gate, and once every proposed unit is decided.
+    pub fn undecided_revisions(&self, s: &State, round: u32) -> Vec<(String, String)> {
+        if !self.campaign.plan.gates.revisions {
+            return Vec::new();
+        }
+        let proposed = self.proposed_revisions(s, round);
+        if proposed.is_empty() {
+            return proposed;
+        }
+        match s.revision_approvals().get(&self.decide_key(s, round)) {
+            Some(approval) => proposed
+                .into_iter()
+                .filter(|(u, _)| !approval.decided(u))
+                .collect(),
+            None => proposed,
+        }
+    }
+
     /// The units the Manager proposes to revise after `round` (ids in book order, each with
     /// its reason), before any editor's approval: every unit with deterministic QA errors and
     /// the reviewer-flagged units the decision chose. Units edited by hand are never proposed.

@@ -202,19 +202,11 @@ impl Manager<'_> {
                     actions,
                 };
             }
-            if gates.revisions
-                && !self.proposed_revisions(s, round).is_empty()
-                && !s
-                    .revision_approvals()
-                    .contains_key(&self.decide_key(s, round))
-            {
-                return Step {
-                    stage: Stage::AwaitingApproval(Gate::Revisions { round }),
-                    actions: Vec::new(),
-                };
-            }
+            // Under the revisions gate, the approved units (all, or those of the chapters
+            // approved so far) are revised while the undecided ones keep the gate closed.
+            let waiting = gates.revisions && !self.undecided_revisions(s, round).is_empty();
             let revise = self.revision_set(s, round);
-            if revise.is_empty() {
+            if revise.is_empty() && !waiting {
                 break;
             }
             let pending: Vec<Action> = revise
@@ -239,6 +231,15 @@ impl Manager<'_> {
                     stage: Stage::Revise(round + 1),
                     actions,
                 };
+            }
+            if waiting {
+                return Step {
+                    stage: Stage::AwaitingApproval(Gate::Revisions { round }),
+                    actions: Vec::new(),
+                };
+            }
+            if revise.is_empty() {
+                break;
             }
             round += 1;
         }
