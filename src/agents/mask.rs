@@ -162,9 +162,8 @@ fn base_spans(text: &str) -> Vec<std::ops::Range<usize>> {
 pub fn mask_markup(text: &str) -> Masked {
     let mut spans = base_spans(text);
     let taken = spans.clone();
-    let overlaps = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
-        a.start < b.end && b.start < a.end
-    };
+    let overlaps =
+        |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| a.start < b.end && b.start < a.end;
     for r in inline_markup_spans(text) {
         if r.is_empty() || taken.iter().any(|t| overlaps(t, &r)) {
             continue;
@@ -203,9 +202,10 @@ fn inline_markup_spans(text: &str) -> Vec<std::ops::Range<usize>> {
             | Event::DisplayMath(_)
             | Event::FootnoteReference(_)
             | Event::InlineHtml(_) => out.push(r),
-            Event::Start(Tag::Link { link_type, .. })
-                if matches!(link_type, LinkType::Autolink | LinkType::Email) =>
-            {
+            Event::Start(Tag::Link {
+                link_type: LinkType::Autolink | LinkType::Email,
+                ..
+            }) => {
                 out.push(r.clone());
                 open.push((r.clone(), Some(r.start), r.end));
             }
@@ -613,10 +613,7 @@ mod tests {
     #[test]
     fn mask_markup_masks_an_empty_link_whole_and_keeps_comments_as_mask_does() {
         let m = mask_markup("See [](memory.md) and <!-- note --> and [next chapter](memory.md).\n");
-        assert_eq!(
-            m.text,
-            "See ⟦1⟧ and ⟦2⟧ and ⟦3⟧next chapter⟦4⟧.\n"
-        );
+        assert_eq!(m.text, "See ⟦1⟧ and ⟦2⟧ and ⟦3⟧next chapter⟦4⟧.\n");
         assert_eq!(m.originals[0], "[](memory.md)");
         assert_eq!(m.originals[1], "<!-- note -->");
     }

@@ -284,6 +284,7 @@ mod tests {
             candidates: Vec::new(),
             kept_round: None,
             repairs: Vec::new(),
+            pieces: None,
         }
     }
 
