@@ -33,6 +33,7 @@ mod mechanical_repair;
 mod model_outputs_verified;
 mod needs;
 mod neighbour_context;
+mod notebooks;
 mod pieces_when_stuck;
 mod plan;
 mod presets;
