@@ -22,6 +22,7 @@ mod drift_consistency;
 mod experiment;
 mod fake_server;
 mod faults;
+mod gettext;
 mod hostile_input;
 mod import_adopted;
 mod incremental;
