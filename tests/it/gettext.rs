@@ -85,7 +85,8 @@ fn po_export_then_import_unedited_changes_nothing_and_an_edit_is_kept() {
     let v = json_summary(&out);
     assert_eq!(v["edited"].as_array().unwrap().len(), 0, "{v}");
     assert_eq!(v["approved"].as_array().unwrap().len(), 0, "{v}");
-    assert!(v["unchanged"].as_u64().unwrap() > 0, "{v}");
+    let total = v["unchanged"].as_u64().unwrap() as usize;
+    assert!(total > 1, "{v}");
     assert_eq!(v["missing"].as_array().unwrap().len(), 0, "{v}");
     assert_eq!(human_edits(&c), edits);
     assert_eq!(c.read("g/out/a.md"), before);
@@ -115,6 +116,36 @@ fn po_export_then_import_unedited_changes_nothing_and_an_edit_is_kept() {
     let again = std::fs::read_to_string(&again).unwrap();
     assert_eq!(msgstr_of(&again, "Section A.1"), "第一节（编辑）");
     assert!(!comments_of(&again, "Section A.1").contains(&"#, fuzzy"));
+    // Approving the machine translations (removing every `fuzzy`, text unchanged) records
+    // them as a human's: units whose messages are all approved are human edits, and the next
+    // export has no fuzzy message left.
+    let approved = c
+        .write("approved.po", &again.replace("#, fuzzy\n", ""))
+        .display()
+        .to_string();
+    let out = c.cmd("import", &[&approved, "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let v = json_summary(&out);
+    assert_eq!(v["edited"].as_array().unwrap().len(), 0, "{v}");
+    let n = v["approved"].as_array().unwrap().len();
+    // The edited unit is a human's already, and so is a unit with the same source as an
+    // approved one (human edits are kept per fingerprint): those count as unchanged.
+    let unchanged = v["unchanged"].as_u64().unwrap() as usize;
+    assert!(n > 0 && unchanged >= 1, "{v}");
+    assert_eq!(
+        n + unchanged,
+        total,
+        "every unit is approved or already a human's: {v}"
+    );
+    assert_eq!(human_edits(&c), edits + 1 + n);
+    let last = c.path("last.po").display().to_string();
+    assert_code(
+        &c.cmd("export", &["--format", "po", "--out", &last])
+            .output()
+            .unwrap(),
+        0,
+    );
+    assert!(!std::fs::read_to_string(&last).unwrap().contains("#, fuzzy"));
 }
 
 #[test]
