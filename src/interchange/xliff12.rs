@@ -351,7 +351,12 @@ mod tests {
         assert_eq!(u[0].target.as_deref(), Some(tgt));
         assert!(read("<xliff version=\"2.0\"/>", "x.xlf").is_err());
         // The rehearsal mark, and only on a rehearsal's file.
-        let marked = write("en", "zh", &[], true);
+        let chapter = File {
+            id: "c".into(),
+            original: "c.md".into(),
+            units: vec![],
+        };
+        let marked = write("en", "zh", &[chapter], true);
         let fmt = super::super::Format::detect(std::path::Path::new("x.xlf"), marked.as_bytes());
         assert_eq!(fmt, super::super::Format::Xliff12);
         assert!(super::super::rehearsal::is_marked(fmt, marked.as_bytes()));
