@@ -184,7 +184,8 @@ pub struct ApproveArgs {
 pub struct ExportArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
-    /// `xliff`, `tmx`, `tbx`, `csv` or `tsv`.
+    /// `xliff` (2.0), `xliff12` (XLIFF 1.2), `po` (gettext, one message per Markdown block),
+    /// `tmx`, `tbx`, `csv` or `tsv`.
     #[arg(long, value_parser = parse_format)]
     pub format: crate::interchange::Format,
     /// Where to write (default `<name>/export/<name>.<ext>` beside the campaign file; `-` for
@@ -197,10 +198,10 @@ pub struct ExportArgs {
 pub struct ImportArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
-    /// The file to import: `.xlf`/`.xliff` (XLIFF 2) or `.tmx`; other names are recognised by
-    /// content.
+    /// The file to import: `.xlf`/`.xliff` (XLIFF 2 or 1.2), `.po` (gettext) or `.tmx`; other
+    /// names are recognised by content.
     pub file: PathBuf,
-    /// Override the detected format (`xliff` or `tmx`).
+    /// Override the detected format (`xliff`, `xliff12`, `po` or `tmx`).
     #[arg(long, value_parser = parse_format)]
     pub format: Option<crate::interchange::Format>,
     /// Print a JSON summary as the last line of stdout.

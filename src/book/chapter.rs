@@ -35,6 +35,9 @@ pub enum ChapterError {
         line: usize,
         offset: usize,
     },
+    /// A `*.ipynb` chapter that is not an nbformat 4 notebook.
+    #[error("chapter {path} {message}")]
+    Notebook { path: String, message: String },
 }
 
 /// One chapter of the book, as read from disk.
@@ -47,10 +50,14 @@ pub struct Chapter {
     pub rel_path: String,
     /// The file name alone (`chapter01.md`); the translated chapter gets the same name.
     pub file_name: String,
-    /// The file's exact content.
+    /// The file's exact content; for a notebook, its Markdown view
+    /// ([`super::notebook::Notebook::view`]), the text its units are cut from.
     pub text: String,
     /// Hex sha256 of the file's bytes.
     pub sha256: String,
+    /// The notebook, for a `*.ipynb` chapter (its JSON is what the translated chapter is
+    /// written back into).
+    pub notebook: Option<std::sync::Arc<super::notebook::Notebook>>,
 }
 
 impl Chapter {
@@ -92,13 +99,109 @@ impl Chapter {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| rel_path.to_string());
-        Ok(Chapter {
+        let mut chapter = Chapter {
             key: chapter_key(&file_name),
             rel_path: rel_path.to_string(),
             file_name,
             text,
             sha256,
+            notebook: None,
+        };
+        if is_notebook(rel_path) {
+            let nb = super::notebook::Notebook::parse(&chapter.text).map_err(|message| {
+                ChapterError::Notebook {
+                    path: rel_path.to_string(),
+                    message,
+                }
+            })?;
+            chapter.text = nb.view().to_string();
+            chapter.notebook = Some(std::sync::Arc::new(nb));
+        }
+        Ok(chapter)
+    }
+
+    /// The chapter's units with `max_unit_chars` ([`super::segment::segment`]; a notebook's
+    /// cells are cut one by one, [`super::notebook::segment_cells`]).
+    pub fn segment(&self, max_unit_chars: usize) -> Vec<super::Unit> {
+        match &self.notebook {
+            Some(nb) => super::notebook::segment_cells(
+                &self.key,
+                &self.text,
+                nb.cell_ranges(),
+                max_unit_chars,
+            ),
+            None => super::segment(&self.key, &self.text, max_unit_chars),
+        }
+    }
+
+    /// The translated chapter file from its units' ranges and final texts, in order: their
+    /// concatenation for Markdown; for a notebook, the notebook with each Markdown cell's
+    /// source replaced by the texts of its units ([`super::notebook::Notebook::render`]).
+    pub fn assemble<'a>(
+        &self,
+        units: impl IntoIterator<Item = (std::ops::Range<usize>, &'a str)>,
+    ) -> String {
+        match &self.notebook {
+            Some(nb) => nb.render(&nb.cell_texts(units)),
+            None => units.into_iter().map(|(_, t)| t).collect(),
+        }
+    }
+
+    /// What an output file of this chapter (perhaps edited by hand) says the chapter's text is,
+    /// comparable with its units' texts: the file itself for Markdown, the Markdown view of a
+    /// notebook.
+    ///
+    /// Errors: an output notebook that no longer parses (the message says what to fix).
+    pub fn output_view(&self, output: &str) -> Result<String, String> {
+        match self.notebook {
+            Some(_) => super::notebook::view_of_json(output),
+            None => Ok(output.to_string()),
+        }
+    }
+
+    /// An output file of this chapter (perhaps edited by hand) cut into parts to compare with
+    /// the units: `(range of the chapter text, the output's text for it)`. For Markdown, the
+    /// whole file for the whole chapter. For a notebook with as many Markdown cells as the
+    /// source, each cell's output source for the cell's range (so an edit stays inside its
+    /// cell's units); with another number of cells, the whole Markdown view.
+    ///
+    /// Errors: an output notebook that no longer parses.
+    pub fn output_parts(
+        &self,
+        output: &str,
+    ) -> Result<Vec<(std::ops::Range<usize>, String)>, String> {
+        let Some(nb) = &self.notebook else {
+            return Ok(vec![(0..self.text.len(), output.to_string())]);
+        };
+        let out = super::notebook::Notebook::parse(output)?;
+        if out.cell_ranges().len() != nb.cell_ranges().len() {
+            return Ok(vec![(0..self.text.len(), out.view().to_string())]);
+        }
+        Ok(nb
+            .cell_ranges()
+            .iter()
+            .zip(out.cell_ranges())
+            .map(|(src, o)| (src.clone(), out.view()[o.clone()].to_string()))
+            .collect())
+    }
+
+    /// Whether `u` is one of a notebook's separators between Markdown cells (a verbatim unit
+    /// that is no part of any cell, see [`super::notebook::CELL_SEPARATOR`]).
+    pub fn is_cell_separator(&self, u: &super::Unit) -> bool {
+        self.notebook.as_ref().is_some_and(|nb| {
+            !nb.cell_ranges()
+                .iter()
+                .any(|c| c.start <= u.range.start && u.range.end <= c.end)
         })
+    }
+
+    /// The name of this chapter's file in a Markdown-only view (the bilingual chapters): the
+    /// file name, with `.md` added for a notebook.
+    pub fn markdown_file_name(&self) -> String {
+        match self.notebook {
+            Some(_) => format!("{}.md", self.file_name),
+            None => self.file_name.clone(),
+        }
     }
 
     /// Size of the chapter in bytes.
@@ -110,6 +213,13 @@ impl Chapter {
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
+}
+
+/// Whether `path` names a Jupyter notebook (`.ipynb`, any case).
+pub fn is_notebook(path: &str) -> bool {
+    Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
 }
 
 fn memchr_nul(bytes: &[u8]) -> Option<usize> {

@@ -2,6 +2,8 @@
 //!
 //! - [`markdown`] owns the one set of pulldown-cmark options every parser in booktr uses.
 //! - [`chapter`] loads chapter files (UTF-8 checked, BOM and CRLF kept byte for byte).
+//! - [`notebook`] reads Jupyter notebooks (`*.ipynb`): their Markdown cells are the chapter's
+//!   text, everything else is kept.
 //! - [`sentences`] finds sentence boundaries inside one block, to split a block too large for
 //!   the model.
 //! - [`segment`] cuts a chapter into [`segment::Unit`]s at top-level block boundaries, such that
@@ -12,6 +14,7 @@
 pub mod align;
 pub mod chapter;
 pub mod markdown;
+pub mod notebook;
 pub mod segment;
 pub mod sentences;
 

@@ -112,19 +112,33 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
         }
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("output {} is no longer UTF-8 text; fix its encoding so its hand edits can be recorded", c.plan.show(&path)))?;
-        let units: Vec<&crate::book::Unit> = c.units_of(&ch.key).collect();
-        let known: Vec<String> = units.iter().map(|u| final_text(c, s, u)).collect();
-        let known_refs: Vec<&str> = known.iter().map(String::as_str).collect();
-        for (u, (new, old)) in units.iter().zip(
-            split_output(&text, &known_refs)
-                .into_iter()
-                .zip(known.iter()),
-        ) {
-            if new != *old {
-                edited.push(EditedUnit {
-                    unit: u.id.clone(),
-                    text: new,
-                });
+        // A notebook's hand edits are in its Markdown cells: each cell is split among its own
+        // units (the separators between cells are never edits).
+        let parts = ch.output_parts(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "output {} {e}; fix it so its hand edits can be recorded (or run with --force to overwrite it)",
+                c.plan.show(&path)
+            )
+        })?;
+        for (range, text) in parts {
+            let units: Vec<&crate::book::Unit> = c
+                .units_of(&ch.key)
+                .filter(|u| range.start <= u.range.start && u.range.end <= range.end)
+                .filter(|u| !u.range.is_empty() && !ch.is_cell_separator(u))
+                .collect();
+            let known: Vec<String> = units.iter().map(|u| final_text(c, s, u)).collect();
+            let known_refs: Vec<&str> = known.iter().map(String::as_str).collect();
+            for (u, (new, old)) in units.iter().zip(
+                split_output(&text, &known_refs)
+                    .into_iter()
+                    .zip(known.iter()),
+            ) {
+                if new != *old {
+                    edited.push(EditedUnit {
+                        unit: u.id.clone(),
+                        text: new,
+                    });
+                }
             }
         }
     }

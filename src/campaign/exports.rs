@@ -6,7 +6,7 @@
 use super::Campaign;
 use super::edits::final_text;
 use super::state::State;
-use crate::interchange::{tmx, xliff};
+use crate::interchange::{po, tmx, xliff};
 use crate::qa::Severity;
 use crate::termbase::Entry;
 
@@ -25,8 +25,31 @@ pub fn termbase_entries(c: &Campaign, s: Option<&State>) -> Vec<Entry> {
 /// Prose units without a translation have no `<target>` (state `initial`); hand-edited ones
 /// are `final`; units copied unchanged are `translate="no"` with their source as target.
 pub fn xliff(c: &Campaign, s: &State) -> String {
-    let files: Vec<xliff::File> = c
-        .chapters
+    let files = xliff_files(c, s);
+    xliff::write_marked(
+        &c.plan.source_lang.code,
+        &c.plan.target_lang.code,
+        &files,
+        c.plan.is_rehearsal(),
+    )
+}
+
+/// The XLIFF 1.2 document of the campaign's current state: the records of [`xliff`] in the
+/// 1.2 layout of [`crate::interchange::xliff12`], marked as a rehearsal when the campaign is
+/// one.
+pub fn xliff12(c: &Campaign, s: &State) -> String {
+    crate::interchange::xliff12::write(
+        &c.plan.source_lang.code,
+        &c.plan.target_lang.code,
+        &xliff_files(c, s),
+        c.plan.is_rehearsal(),
+    )
+}
+
+/// One [`xliff::File`] per chapter with one [`xliff::Unit`] per translation unit: its source,
+/// final text, state and QA findings (see [`xliff`]).
+pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
+    c.chapters
         .iter()
         .map(|ch| xliff::File {
             id: ch.key.clone(),
@@ -77,13 +100,7 @@ pub fn xliff(c: &Campaign, s: &State) -> String {
                 })
                 .collect(),
         })
-        .collect();
-    xliff::write_marked(
-        &c.plan.source_lang.code,
-        &c.plan.target_lang.code,
-        &files,
-        c.plan.is_rehearsal(),
-    )
+        .collect()
 }
 
 /// The TMX 1.4b document of every translated prose unit (its final text), and the number left
@@ -120,4 +137,93 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
         &pairs,
         c.plan.is_rehearsal(),
     )
+}
+
+/// The PO messages of the campaign's current state, and for each prose unit (in book order)
+/// the keys (`msgctxt`, `msgid`) of its messages, in order: what [`po`] writes and what a PO
+/// import looks its edited `msgstr`s up by ([`super::imports::apply_po`]).
+///
+/// Messages come from [`po::unit_messages`] of each prose unit's source and final text
+/// (untranslated units get empty `msgstr`s). Blocks with the same `msgid` and the same
+/// translation share one message (references joined, as gettext does); the same `msgid` with
+/// another translation gets `msgctxt` `<unit id>.<message index>`. A message is `fuzzy` when
+/// one of its units' translations is a machine's (no human edit); the unit's QA findings are
+/// `#.` comments on its first message.
+pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys) {
+    let mut messages: Vec<po::Message> = Vec::new();
+    let mut by_id: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    let mut keys = Vec::new();
+    for u in c.prose_units() {
+        let ch = c.chapter(&u.chapter);
+        let source = c.source_text(u);
+        let edited = s.human_edit(&u.id).is_some();
+        let translated = edited || s.kept_translation(&u.id, u32::MAX).is_some();
+        let target = translated.then(|| final_text(c, s, u));
+        let first_line = ch.text[..u.range.start].matches('\n').count() + 1;
+        let mut unit_keys = Vec::new();
+        let unit_messages = po::unit_messages(source, target.as_deref());
+        let whole = unit_messages.first().is_some_and(|m| m.whole);
+        for (k, m) in unit_messages.into_iter().enumerate() {
+            let line = first_line + source[..m.offset].matches('\n').count();
+            let reference = format!("{}:{line}", ch.rel_path);
+            let comments = if k == 0 {
+                s.final_findings(&u.id)
+                    .iter()
+                    .map(|f| format!("booktr QA {}: {}", f.check, f.message))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let same = by_id
+                .get(&m.msgid)
+                .and_then(|v| v.iter().find(|&&i| messages[i].msgstr == m.msgstr));
+            match same {
+                Some(&i) => {
+                    let msg = &mut messages[i];
+                    msg.references.push(reference);
+                    msg.fuzzy |= translated && !edited;
+                    msg.comments.extend(comments);
+                    unit_keys.push((msg.msgctxt.clone(), msg.msgid.clone()));
+                }
+                None => {
+                    let msgctxt = by_id
+                        .contains_key(&m.msgid)
+                        .then(|| format!("{}.{k}", u.id));
+                    unit_keys.push((msgctxt.clone(), m.msgid.clone()));
+                    by_id
+                        .entry(m.msgid.clone())
+                        .or_default()
+                        .push(messages.len());
+                    messages.push(po::Message {
+                        msgctxt,
+                        msgid: m.msgid,
+                        msgstr: m.msgstr,
+                        references: vec![reference],
+                        fuzzy: translated && !edited,
+                        comments,
+                    });
+                }
+            }
+        }
+        keys.push((u.id.clone(), whole, unit_keys));
+    }
+    (messages, keys)
+}
+
+/// For each prose unit: its id, whether its one message is for the whole unit
+/// ([`po::UnitMessage::whole`]), and the (`msgctxt`, `msgid`) of its PO messages in order.
+pub(crate) type PoKeys = Vec<(String, bool, Vec<(Option<String>, String)>)>;
+
+/// The gettext PO catalog of the campaign's current state (see [`po_messages`] and
+/// [`crate::interchange::po`]) for the target language, marked as a rehearsal when the campaign
+/// is one. Returns the document and its number of messages.
+pub fn po(c: &Campaign, s: &State) -> (String, usize) {
+    let (messages, _) = po_messages(c, s);
+    let doc = po::write(
+        &c.plan.target_lang.code,
+        &c.plan.name,
+        &messages,
+        c.plan.is_rehearsal(),
+    );
+    (doc, messages.len())
 }

@@ -75,3 +75,96 @@ pub fn apply_xliff(
     }
     Ok(out)
 }
+
+/// What a PO import did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PoImport {
+    /// Units whose rebuilt target changed, recorded as human edits (ids, in book order).
+    pub edited: Vec<String>,
+    /// Units whose translation a human approved in the file (every message of the unit no
+    /// longer `fuzzy`, text unchanged), recorded as human edits of the same text.
+    pub approved: Vec<String>,
+    /// Units whose target is what the campaign already has.
+    pub unchanged: usize,
+    /// Units with an empty `msgstr`: nothing to take.
+    pub untranslated: usize,
+    /// Units with a message the file does not have (the book or the translations changed
+    /// since the export): not taken (ids).
+    pub missing: Vec<String>,
+}
+
+/// Maps the `msgstr`s of a PO file back to the units they came from: the campaign's current
+/// messages ([`super::exports::po_messages`]) are looked up in the file by (`msgctxt`,
+/// `msgid`), each unit's text is rebuilt from its messages' `msgstr`s
+/// ([`crate::interchange::po::rebuild`]), and a changed (or newly approved, no longer `fuzzy`)
+/// one is recorded as a human edit (QA runs on it as it is applied). Exporting then importing
+/// the file unedited changes nothing.
+///
+/// Errors: the state has no glossary termbase yet (run the campaign first), I/O.
+pub fn apply_po(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    messages: &[crate::interchange::po::ReadMessage],
+) -> anyhow::Result<PoImport> {
+    let file: std::collections::HashMap<
+        (Option<&str>, &str),
+        &crate::interchange::po::ReadMessage,
+    > = messages
+        .iter()
+        .map(|m| ((m.msgctxt.as_deref(), m.msgid.as_str()), m))
+        .collect();
+    let (_, keys) = super::exports::po_messages(c, state);
+    let mut out = PoImport::default();
+    for (id, whole, unit_keys) in keys {
+        let Some(u) = c.unit(&id) else { continue };
+        let found: Option<Vec<&crate::interchange::po::ReadMessage>> = unit_keys
+            .iter()
+            .map(|(ctxt, msgid)| file.get(&(ctxt.as_deref(), msgid.as_str())).copied())
+            .collect();
+        let Some(found) = found else {
+            out.missing.push(id);
+            continue;
+        };
+        if found.iter().any(|m| m.msgstr.trim().is_empty()) {
+            out.untranslated += 1;
+            continue;
+        }
+        let strs: Vec<String> = found.iter().map(|m| m.msgstr.clone()).collect();
+        let source = c.source_text(u);
+        let Some(text) = crate::interchange::po::rebuild(source, &strs, whole) else {
+            out.missing.push(id);
+            continue;
+        };
+        let current = final_text(c, state, u);
+        let same = text == current || text.trim() == current.trim();
+        let approved = same
+            && state.human_edit(&u.id).is_none()
+            && !current.is_empty()
+            && found.iter().all(|m| !m.fuzzy);
+        if same && !approved {
+            out.unchanged += 1;
+            continue;
+        }
+        let reference = if current.is_empty() { source } else { &current };
+        let text = if same {
+            current.clone()
+        } else {
+            crate::interchange::surround_like(reference, &text)
+        };
+        let fp = state.fp(&u.id).map(String::from).ok_or_else(|| {
+            crate::exit::UsageError::new(format!(
+                "the campaign has no glossary termbase yet, so unit {} has no fingerprint to attach an edit to; run `booktr run {}` first",
+                u.id,
+                c.plan.campaign_file.display()
+            ))
+        })?;
+        super::commit::record_edit(c, store, state, &u.id, &fp, &text, true)?;
+        if same {
+            out.approved.push(id);
+        } else {
+            out.edited.push(id);
+        }
+    }
+    Ok(out)
+}

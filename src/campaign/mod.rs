@@ -37,7 +37,7 @@ use std::collections::HashMap;
 
 use anyhow::Context;
 
-use crate::book::{Chapter, Unit, segment};
+use crate::book::{Chapter, Unit};
 use crate::config::Plan;
 use crate::exit::UsageError;
 use crate::termbase::{self, Termbase};
@@ -284,7 +284,7 @@ impl Campaign {
         let house = Termbase::from_entries(house_entries);
         let mut units = Vec::new();
         for ch in &chapters {
-            units.extend(segment(&ch.key, &ch.text, plan.max_unit_chars));
+            units.extend(ch.segment(plan.max_unit_chars));
         }
         let manifest = Manifest::new(&plan, &chapters, &units, &glossary_hashes, &house, &guide);
         let fingerprint = manifest.fingerprint();

@@ -1,5 +1,6 @@
 //! Reassembling translated chapters: each chapter is the concatenation of its units' final
-//! texts in order (the kept translation of a prose unit, see [`super::edits::final_text`]; the source of a verbatim or
+//! texts in order (a notebook: its JSON with each Markdown cell's units' texts as the cell's
+//! source, [`crate::book::Chapter::assemble`]) (the kept translation of a prose unit, see [`super::edits::final_text`]; the source of a verbatim or
 //! front-matter unit), written atomically to `<out_dir>/<chapter file name>`.
 
 use super::Campaign;
@@ -10,7 +11,7 @@ use crate::interchange::bilingual;
 /// The final text of every unit of `chapter`, or `None` if some prose unit has no translation.
 pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     let ch = c.chapter(chapter);
-    let mut out = String::with_capacity(ch.text.len() * 2);
+    let mut texts = Vec::new();
     for u in c.units_of(chapter) {
         if u.kind.needs_translation()
             && s.human_edit(&u.id).is_none()
@@ -18,9 +19,10 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
         {
             return None;
         }
-        out.push_str(&super::edits::final_text(c, s, u));
+        texts.push((u.range.clone(), super::edits::final_text(c, s, u)));
     }
-    Some(out)
+    // Markdown: the texts joined; a notebook: its JSON with the Markdown cells replaced.
+    Some(ch.assemble(texts.iter().map(|(r, t)| (r.clone(), t.as_str()))))
 }
 
 /// What [`write_all`] did.
@@ -97,7 +99,11 @@ pub fn write_bilingual(c: &Campaign, s: &State) -> anyhow::Result<Vec<std::path:
     let mut written = Vec::new();
     for ch in &c.chapters {
         if let Some(rows) = bilingual_rows(c, s, &ch.key) {
-            let path = c.plan.out_dir.join("bilingual").join(&ch.file_name);
+            let path = c
+                .plan
+                .out_dir
+                .join("bilingual")
+                .join(ch.markdown_file_name());
             let mut text = bilingual::markdown(&rows);
             if c.plan.is_rehearsal() {
                 text = crate::interchange::rehearsal::mark_markdown(&text);

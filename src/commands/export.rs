@@ -1,5 +1,5 @@
-//! `booktr export`: a campaign's termbase (TBX, CSV, TSV), chapters and units (XLIFF 2.0) or
-//! unit pairs (TMX 1.4b), from the saved state alone (no model call, no lock). A rehearsal's
+//! `booktr export`: a campaign's termbase (TBX, CSV, TSV), chapters and units (XLIFF 2.0,
+//! XLIFF 1.2), Markdown blocks (gettext PO) or unit pairs (TMX 1.4b), from the saved state alone (no model call, no lock). A rehearsal's
 //! exports carry the rehearsal mark of their format ([`crate::interchange::rehearsal`]).
 
 use std::io::Write;
@@ -21,11 +21,14 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let needs_state = matches!(args.format, Format::Xliff | Format::Tmx);
+    let needs_state = matches!(
+        args.format,
+        Format::Xliff | Format::Tmx | Format::Po | Format::Xliff12
+    );
     let Some(state) = state.as_ref().filter(|_| needs_state).or(state.as_ref()) else {
         if needs_state {
             return Err(UsageError::new(format!(
-                "no saved state for this configuration of {}: run `booktr run {}` first (XLIFF and TMX export the translations)",
+                "no saved state for this configuration of {}: run `booktr run {}` first (XLIFF, PO and TMX export the translations)",
                 p.campaign_file.display(),
                 p.campaign_file.display()
             ))
@@ -50,6 +53,25 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 format!("{n} unit pairs")
             };
             emit(&campaign, args, doc.as_bytes(), &note)
+        }
+        Format::Xliff12 => {
+            let doc = ic::xliff12(&campaign, state);
+            let units = campaign.units.len();
+            emit(
+                &campaign,
+                args,
+                doc.as_bytes(),
+                &format!("{units} units (XLIFF 1.2)"),
+            )
+        }
+        Format::Po => {
+            let (doc, n) = ic::po(&campaign, state);
+            emit(
+                &campaign,
+                args,
+                doc.as_bytes(),
+                &format!("{n} PO messages (machine translations marked fuzzy)"),
+            )
         }
         _ => write_termbase(&campaign, Some(state), args),
     }

@@ -1,4 +1,5 @@
-//! `booktr import`: an edited XLIFF 2 file (changed targets become human edits) or a TMX
+//! `booktr import`: an edited XLIFF 2 or 1.2 file or gettext PO catalog (changed targets
+//! become human edits) or a TMX
 //! translation memory (fills units not translated yet), recorded in the campaign's journal;
 //! then the output chapters and the report are written again. A real campaign refuses a file
 //! exported from a rehearsal ([`crate::interchange::rehearsal`]).
@@ -13,7 +14,7 @@ use crate::campaign::store::{Existing, Store};
 use crate::cli::ImportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::interchange::memory::Memory;
-use crate::interchange::{Format, tmx, xliff};
+use crate::interchange::{Format, po, tmx, xliff, xliff12};
 use crate::qa::Severity;
 
 pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
@@ -41,10 +42,19 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     enum Input {
         Xliff(Vec<xliff::ReadUnit>),
         Tmx(Memory),
+        Po(Vec<po::ReadMessage>),
     }
     let input = match format {
-        Format::Xliff => {
-            let units = xliff::read(text, &display).map_err(|e| UsageError::new(e.to_string()))?;
+        Format::Po => {
+            Input::Po(po::read(text, &display).map_err(|e| UsageError::new(e.to_string()))?)
+        }
+        Format::Xliff | Format::Xliff12 => {
+            let units = if format == Format::Xliff12 {
+                xliff12::read(text, &display)
+            } else {
+                xliff::read(text, &display)
+            }
+            .map_err(|e| UsageError::new(e.to_string()))?;
             let suspect: Vec<&xliff::ReadUnit> = units
                 .iter()
                 .filter(|u| {
@@ -85,7 +95,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
         other => {
             return Err(UsageError::new(format!(
-                "{display} is a {} glossary: list it in `glossaries` in {} instead; `import` takes an edited XLIFF or a TMX memory",
+                "{display} is a {} glossary: list it in `glossaries` in {} instead; `import` takes an edited XLIFF or PO file or a TMX memory",
                 other.extension().to_uppercase(),
                 p.campaign_file.display()
             ))
@@ -142,6 +152,26 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             (r.edited.clone(), serde_json::to_value(&r)?)
+        }
+        Input::Po(messages) => {
+            let r =
+                crate::campaign::imports::apply_po(&campaign, &mut store, &mut state, &messages)?;
+            eprintln!(
+                "{display}: {} unit(s) edited and {} approved (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without translation",
+                r.edited.len(),
+                r.approved.len(),
+                r.unchanged,
+                r.untranslated
+            );
+            if !r.missing.is_empty() {
+                eprintln!(
+                    "  not taken: {} unit(s) whose messages the file does not have (the book or its translations changed since the export, e.g. {}); export again and redo them",
+                    r.missing.len(),
+                    r.missing[0]
+                );
+            }
+            let touched: Vec<String> = r.edited.iter().chain(&r.approved).cloned().collect();
+            (touched, serde_json::to_value(&r)?)
         }
         Input::Tmx(m) => {
             let filled =

@@ -7,6 +7,8 @@
 //! | TBX (ISO 30042: TBX-Basic/TBX-Core, `martif`/`termEntry`/`langSet` and `tbx`/`conceptEntry`/`langSec`) | [`tbx`] | glossary entries | the campaign termbase (TBX-Basic, `martif`) |
 //! | XLIFF 2.0 | [`xliff`] | edited targets → human edits | one `<file>` per chapter, one `<unit>` per translation unit |
 //! | TMX 1.4b | [`tmx`] | a translation memory ([`memory::Memory`]) | every unit pair |
+//! | gettext PO (as `mdbook-i18n-helpers` writes it) | [`po`] | edited `msgstr`s → human edits | one `msgid` per Markdown block, machine translations `fuzzy` |
+//! | XLIFF 1.2 | [`xliff12`] | edited targets → human edits | one `<file>` per chapter, one `<trans-unit>` per translation unit |
 //!
 //! Inline Markdown that must not be translated (code, HTML, link targets, math) is carried in
 //! XLIFF as `<ph>`/`<pc>` placeholders ([`inline`]), so a round trip gives back the exact bytes.
@@ -25,10 +27,12 @@ pub mod bilingual;
 pub mod delimited;
 pub mod inline;
 pub mod memory;
+pub mod po;
 pub mod rehearsal;
 pub mod tbx;
 pub mod tmx;
 pub mod xliff;
+pub mod xliff12;
 pub mod xml;
 
 use std::path::Path;
@@ -69,6 +73,10 @@ pub enum Format {
     Tbx,
     Xliff,
     Tmx,
+    /// gettext PO ([`po`]).
+    Po,
+    /// XLIFF 1.2 ([`xliff12`]); `Xliff` is 2.0.
+    Xliff12,
 }
 
 impl std::str::FromStr for Format {
@@ -80,8 +88,10 @@ impl std::str::FromStr for Format {
             "tbx" => Ok(Format::Tbx),
             "xliff" | "xlf" => Ok(Format::Xliff),
             "tmx" => Ok(Format::Tmx),
+            "po" | "pot" | "gettext" => Ok(Format::Po),
+            "xliff12" | "xliff1.2" | "xlf12" => Ok(Format::Xliff12),
             other => Err(format!(
-                "unknown format `{other}`; use xliff, tmx, tbx, csv or tsv"
+                "unknown format `{other}`; use xliff (2.0), xliff12, po, tmx, tbx, csv or tsv"
             )),
         }
     }
@@ -96,28 +106,40 @@ impl Format {
             Format::Tbx => "tbx",
             Format::Xliff => "xlf",
             Format::Tmx => "tmx",
+            Format::Po => "po",
+            Format::Xliff12 => "xlf",
         }
     }
 
     /// The format of a file: by extension (`.csv`, `.tsv`/`.tab`, `.tbx`, `.xlf`/`.xliff`,
-    /// `.tmx`), otherwise sniffed from its content: the root element of an XML document
-    /// (`martif`/`tbx`, `xliff`, `tmx`), else TSV when the first line has a tab and no comma,
-    /// else CSV.
+    /// `.tmx`, `.po`/`.pot`), otherwise sniffed from its content: the root element of an XML
+    /// document (`martif`/`tbx`, `xliff`, `tmx`), a PO file's `msgid` lines, else TSV when the
+    /// first line has a tab and no comma, else CSV. An `xliff` root with `version="1.x"` is
+    /// XLIFF 1.2, whatever the extension.
     pub fn detect(path: &Path, bytes: &[u8]) -> Format {
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase())
             .unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+        let text = text.trim_start_matches('\u{feff}').trim_start();
         match ext.as_str() {
             "csv" => return Format::Csv,
             "tsv" | "tab" => return Format::Tsv,
             "tbx" => return Format::Tbx,
+            "xlf" | "xliff" if xliff_version_1(text) => return Format::Xliff12,
             "xlf" | "xliff" => return Format::Xliff,
             "tmx" => return Format::Tmx,
+            "po" | "pot" => return Format::Po,
             _ => {}
         }
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
-        let text = text.trim_start_matches('\u{feff}').trim_start();
+        if text
+            .lines()
+            .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .is_some_and(|l| l.starts_with("msgid ") || l.starts_with("msgctxt "))
+        {
+            return Format::Po;
+        }
         if text.starts_with('<') {
             // The first element that is not a declaration, comment or doctype.
             let mut rest = text;
@@ -132,6 +154,7 @@ impl Format {
                     .collect();
                 let local = name.rsplit(':').next().unwrap_or("").to_ascii_lowercase();
                 return match local.as_str() {
+                    "xliff" if xliff_version_1(text) => Format::Xliff12,
                     "xliff" => Format::Xliff,
                     "tmx" => Format::Tmx,
                     _ => Format::Tbx,
@@ -146,6 +169,16 @@ impl Format {
             Format::Csv
         }
     }
+}
+
+/// Whether the `<xliff` root of `text` (the start of an XML file) says `version="1.…"`.
+fn xliff_version_1(text: &str) -> bool {
+    let Some(i) = text.find("<xliff").or_else(|| text.find(":xliff")) else {
+        return false;
+    };
+    let tag = &text[i..];
+    let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+    tag.contains("version=\"1.") || tag.contains("version='1.")
 }
 
 /// Reads a glossary file in any supported format (see [`Format::detect`]) for the language pair
@@ -173,7 +206,7 @@ pub fn load_glossary(
         Format::Csv => delimited::read(&bytes, display, b',', source, target),
         Format::Tsv => delimited::read(&bytes, display, b'\t', source, target),
         Format::Tbx => tbx::read(utf8(&bytes, display)?, display, source, target),
-        f @ (Format::Xliff | Format::Tmx) => Err(FileError::new(
+        f @ (Format::Xliff | Format::Tmx | Format::Po | Format::Xliff12) => Err(FileError::new(
             display,
             None,
             format!(
@@ -289,6 +322,18 @@ mod tests {
             Format::detect(p("g"), b"<tmx version=\"1.4\">"),
             Format::Tmx
         );
+        assert_eq!(
+            Format::detect(
+                p("g.xlf"),
+                b"<?xml version=\"1.0\"?><xliff version=\"1.2\">"
+            ),
+            Format::Xliff12
+        );
+        assert_eq!(
+            Format::detect(p("g.txt"), b"# comment\nmsgid \"\"\nmsgstr \"\"\n"),
+            Format::Po
+        );
+        assert_eq!(Format::detect(p("g.po"), b""), Format::Po);
     }
 
     #[test]

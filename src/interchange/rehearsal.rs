@@ -11,6 +11,8 @@
 //! | XLIFF 2.0 | every `<file>` › `<mda:metadata>` (Metadata module, `urn:oasis:names:tc:xliff:metadata:2.0`) › `<mda:metaGroup category="booktr">` › `<mda:meta type="x-booktr-rehearsal">true</mda:meta>`, plus a file-level `<note category="booktr:rehearsal">` that CAT tools show |
 //! | TBX (martif) | `<martifHeader>` › `<fileDesc>` › `<titleStmt>` › `<note>x-booktr-rehearsal: true. …</note>` |
 //! | CSV / TSV termbase | an extra column `rehearsal` whose cell is `true` in every row (readers, booktr's included, ignore columns they do not know) |
+//! | gettext PO | a header comment line `# x-booktr-rehearsal: true. …` |
+//! | XLIFF 1.2 | every `<file>` › `<header>` › `<note from="booktr:rehearsal">x-booktr-rehearsal: true. …</note>` |
 //! | bilingual Markdown | an HTML comment `<!-- x-booktr-rehearsal: true … -->` (first line, or last when the chapter starts with front matter) |
 //!
 //! A real (non-pseudo) campaign refuses a marked file as `memory`, as a glossary and as `booktr
@@ -45,7 +47,8 @@ pub fn is_marked(format: Format, bytes: &[u8]) -> bool {
     match format {
         Format::Csv => csv_marked(bytes, b','),
         Format::Tsv => csv_marked(bytes, b'\t'),
-        Format::Tmx | Format::Xliff | Format::Tbx => {
+        Format::Po => std::str::from_utf8(bytes).is_ok_and(super::po::is_marked),
+        Format::Tmx | Format::Xliff | Format::Tbx | Format::Xliff12 => {
             let Ok(text) = std::str::from_utf8(bytes) else {
                 return false;
             };
@@ -72,11 +75,12 @@ fn xml_marked(format: Format, nodes: &[Node]) -> bool {
                     })
                 }
             }
-            Format::Xliff => {
+            Format::Xliff | Format::Xliff12 => {
                 (n.is_start("meta")
                     && n.attr("type") == Some(MARK)
                     && xml::text_until_end(nodes, i).0.trim() == "true")
                     || (n.is_start("note") && n.attr("category") == Some("booktr:rehearsal"))
+                    || (n.is_start("note") && n.attr("from") == Some("booktr:rehearsal"))
             }
             _ => {
                 (n.is_start("martifHeader") || n.is_start("tbxHeader")) && {

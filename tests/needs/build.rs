@@ -1,6 +1,6 @@
 //! Build script of `booktr-test-needs`: finds which optional resources of booktr's integration
 //! tests are present and tells the proc macro through `cfg` flags (`has_corpus`, `has_chromium`,
-//! `has_translate_toolkit`, `has_real_llm`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
+//! `has_translate_toolkit`, `has_nbformat`, `has_real_llm`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
 //! is found, so the test runs and fails with its own clear message when the resource is missing.
 //!
 //! Rebuilds: this script lives in a separate crate (a dev-dependency), so when it reruns only the
@@ -35,6 +35,7 @@ fn main() {
         "has_corpus",
         "has_chromium",
         "has_translate_toolkit",
+        "has_nbformat",
         "has_real_llm",
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
@@ -67,6 +68,15 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if flag("BOOKTR_REQUIRE_TRANSLATE_TOOLKIT") || tt {
         println!("cargo::rustc-cfg=has_translate_toolkit");
+    }
+
+    // nbformat (PyPI), Jupyter's own notebook reader and validator, checks translated notebooks.
+    let nbf = Command::new("python3")
+        .args(["-c", "import nbformat"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_NBFORMAT") || nbf {
+        println!("cargo::rustc-cfg=has_nbformat");
     }
 
     println!("cargo::rerun-if-env-changed=BOOKTR_REAL_LLM_URL");

@@ -6,7 +6,7 @@
 //! built while the resource was there but run after it went away.
 //!
 //! Resources: `corpus` (`../shared/corpus/ai-agent-book`), `chromium` (Debian's `chromium`),
-//! `translate_toolkit` (python3 with translate-toolkit) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
+//! `translate_toolkit` (python3 with translate-toolkit), `nbformat` (python3 with nbformat) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
 //! Each has a `BOOKTR_REQUIRE_*=1` switch that makes the test run (and fail) instead.
 
 use proc_macro::TokenStream;
@@ -29,6 +29,11 @@ fn resource(name: &str) -> Option<(bool, &'static str)> {
             "needs python3 with translate-toolkit (absent when the tests were built; \
              pip install translate-toolkit); BOOKTR_REQUIRE_TRANSLATE_TOOLKIT=1 makes this a failure",
         ),
+        "nbformat" => (
+            cfg!(has_nbformat),
+            "needs python3 with nbformat (absent when the tests were built; \
+             pip install nbformat); BOOKTR_REQUIRE_NBFORMAT=1 makes this a failure",
+        ),
         "real_llm" => (
             cfg!(has_real_llm),
             "needs a real model at BOOKTR_REAL_LLM_URL (unset when the tests were built; \
@@ -48,7 +53,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some((present, reason)) = resource(name) else {
             let msg = format!(
-                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, real_llm"
+                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, real_llm"
             );
             return format!("compile_error!({msg:?});").parse().unwrap();
         };

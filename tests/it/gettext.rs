@@ -1,0 +1,248 @@
+//! gettext PO and XLIFF 1.2 through the `booktr` binary: `export --format po` writes one
+//! message per Markdown block with `#:` references and machine translations `fuzzy`; importing
+//! it unedited changes nothing; an edited `msgstr` becomes a human edit of its unit (and is no
+//! longer fuzzy in the next export); `export --format xliff12` reads back into an import; and
+//! translate-toolkit opens both files.
+
+use crate::support;
+
+use support::{TestCampaign, assert_code, json_summary};
+
+/// Two sections with headings, prose, a list, inline code, links and a code block.
+fn chapter(tag: &str) -> String {
+    let mut s = format!("# Chapter {tag}\n\n");
+    for i in 0..2 {
+        s.push_str(&format!(
+            "## Section {tag}.{i}\n\nThe Agent {i} reads its context window, calls `tool_{i}()` and follows [the guide](https://example.org/{tag}/{i}) before it plans the next step.\n\n- first point about memory {i}\n- second point about tools {i}\n\n```python\ndef step_{i}():\n    return {i} * 2\n```\n\nA closing paragraph {i} explains why the loop stops when the task is done.\n\n"
+        ));
+    }
+    s
+}
+
+fn campaign() -> TestCampaign {
+    let c = TestCampaign::with_chapters("g", &["a.md", "b.md"], "max_unit_chars = 400\n");
+    c.write("a.md", &chapter("A"));
+    c.write("b.md", &chapter("B"));
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    c
+}
+
+fn human_edits(c: &TestCampaign) -> usize {
+    let mut n = 0;
+    for d in std::fs::read_dir(c.path("g/state")).unwrap().flatten() {
+        if let Ok(t) = std::fs::read_to_string(d.path().join("journal.jsonl")) {
+            n += t.lines().filter(|l| l.contains("\"human_edit\"")).count();
+        }
+    }
+    n
+}
+
+/// The `msgstr` of the message whose `msgid` line is `msgid` (a one-line message).
+fn msgstr_of<'a>(po: &'a str, msgid: &str) -> &'a str {
+    let at = po
+        .find(&format!("msgid \"{msgid}\"\n"))
+        .unwrap_or_else(|| panic!("no msgid {msgid:?} in\n{po}"));
+    let rest = &po[at..];
+    let line = rest.lines().nth(1).unwrap();
+    line.strip_prefix("msgstr \"")
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap()
+}
+
+/// The comment lines just above the message whose `msgid` line is `msgid`.
+fn comments_of<'a>(po: &'a str, msgid: &str) -> Vec<&'a str> {
+    let at = po.find(&format!("msgid \"{msgid}\"\n")).unwrap();
+    po[..at]
+        .lines()
+        .rev()
+        .take_while(|l| l.starts_with('#'))
+        .collect()
+}
+
+#[test]
+fn po_export_then_import_unedited_changes_nothing_and_an_edit_is_kept() {
+    let c = campaign();
+    assert_code(&c.cmd("export", &["--format", "po"]).output().unwrap(), 0);
+    let po = c.read("g/export/g.po");
+    assert!(po.contains("\"Language: zh\\n\""), "{po}");
+    // One message per block: headings without their marks, lists whole, code never.
+    assert!(po.contains("msgid \"Section A.0\"\n"), "{po}");
+    assert!(
+        po.contains("msgid \"- first point about memory 0\\n- second point about tools 0\"\n"),
+        "{po}"
+    );
+    assert!(!po.contains("def step_0"), "code blocks are not messages");
+    // `#:` references point at the block's line; machine translations are fuzzy.
+    let refs = comments_of(&po, "Section A.0");
+    assert!(refs.contains(&"#: a.md:3"), "{refs:?}");
+    assert!(refs.contains(&"#, fuzzy"), "{refs:?}");
+    let before = c.read("g/out/a.md");
+    let edits = human_edits(&c);
+    // Unedited: nothing changes.
+    let exported = c.path("g/export/g.po").display().to_string();
+    let out = c.cmd("import", &[&exported, "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let v = json_summary(&out);
+    assert_eq!(v["edited"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(v["approved"].as_array().unwrap().len(), 0, "{v}");
+    let total = v["unchanged"].as_u64().unwrap() as usize;
+    assert!(total > 1, "{v}");
+    assert_eq!(v["missing"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(human_edits(&c), edits);
+    assert_eq!(c.read("g/out/a.md"), before);
+    // An editor changes one msgstr and approves it (no longer fuzzy).
+    let old = msgstr_of(&po, "Section A.1").to_string();
+    let edited = po.replacen(
+        &format!("#, fuzzy\nmsgid \"Section A.1\"\nmsgstr \"{old}\""),
+        "msgid \"Section A.1\"\nmsgstr \"第一节（编辑）\"",
+        1,
+    );
+    assert_ne!(edited, po, "the message was found");
+    let edited = c.write("edited.po", &edited).display().to_string();
+    let out = c.cmd("import", &[&edited, "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let v = json_summary(&out);
+    assert_eq!(v["edited"].as_array().unwrap().len(), 1, "{v}");
+    assert!(c.read("g/out/a.md").contains("## 第一节（编辑）\n"));
+    assert_eq!(human_edits(&c), edits + 1);
+    // The next export carries the edit, not fuzzy.
+    let again = c.path("again.po").display().to_string();
+    assert_code(
+        &c.cmd("export", &["--format", "po", "--out", &again])
+            .output()
+            .unwrap(),
+        0,
+    );
+    let again = std::fs::read_to_string(&again).unwrap();
+    assert_eq!(msgstr_of(&again, "Section A.1"), "第一节（编辑）");
+    assert!(!comments_of(&again, "Section A.1").contains(&"#, fuzzy"));
+    // Approving the machine translations (removing every `fuzzy`, text unchanged) records
+    // them as a human's: units whose messages are all approved are human edits, and the next
+    // export has no fuzzy message left.
+    let approved = c
+        .write("approved.po", &again.replace("#, fuzzy\n", ""))
+        .display()
+        .to_string();
+    let out = c.cmd("import", &[&approved, "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let v = json_summary(&out);
+    assert_eq!(v["edited"].as_array().unwrap().len(), 0, "{v}");
+    let n = v["approved"].as_array().unwrap().len();
+    // The edited unit is a human's already, and so is a unit with the same source as an
+    // approved one (human edits are kept per fingerprint): those count as unchanged.
+    let unchanged = v["unchanged"].as_u64().unwrap() as usize;
+    assert!(n > 0 && unchanged >= 1, "{v}");
+    assert_eq!(
+        n + unchanged,
+        total,
+        "every unit is approved or already a human's: {v}"
+    );
+    assert_eq!(human_edits(&c), edits + 1 + n);
+    let last = c.path("last.po").display().to_string();
+    assert_code(
+        &c.cmd("export", &["--format", "po", "--out", &last])
+            .output()
+            .unwrap(),
+        0,
+    );
+    assert!(!std::fs::read_to_string(&last).unwrap().contains("#, fuzzy"));
+}
+
+#[test]
+fn xliff12_export_imports_back() {
+    let c = campaign();
+    assert_code(
+        &c.cmd("export", &["--format", "xliff12"]).output().unwrap(),
+        0,
+    );
+    let x = c.read("g/export/g.xlf");
+    assert!(
+        x.contains("<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">"),
+        "{x}"
+    );
+    assert!(x.contains("<trans-unit id=\"a-000\""), "{x}");
+    assert!(x.contains("\">`tool_0()`</ph>"), "{x}");
+    assert!(x.contains("<target state=\"translated\">"), "{x}");
+    let exported = c.path("g/export/g.xlf").display().to_string();
+    let out = c.cmd("import", &[&exported, "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let v = json_summary(&out);
+    assert_eq!(v["edited"].as_array().unwrap().len(), 0, "{v}");
+    // Edit one target in the 1.2 file.
+    let at = x.find("<trans-unit id=\"a-000\"").unwrap();
+    let t0 = at + x[at..].find("<target state=\"").unwrap();
+    let t1 = t0 + x[t0..].find('>').unwrap() + 1;
+    assert_eq!(
+        &x[t1..t1 + 2],
+        "# ",
+        "the unit starts with the chapter heading"
+    );
+    let edited = format!("{}# （编辑）{}", &x[..t1], &x[t1 + 2..]);
+    let edited = c.write("edited.xlf", &edited).display().to_string();
+    let out = c.cmd("import", &[&edited, "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let v = json_summary(&out);
+    assert_eq!(v["edited"], serde_json::json!(["a-000"]), "{v}");
+    assert!(c.read("g/out/a.md").starts_with("# （编辑）"));
+}
+
+#[booktr_test_needs::needs(translate_toolkit)]
+#[test]
+fn po_and_xliff12_open_in_translate_toolkit() {
+    let have = std::process::Command::new("python3")
+        .args(["-c", "import translate.storage.po, translate.storage.xliff"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        if std::env::var("BOOKTR_REQUIRE_TRANSLATE_TOOLKIT").is_ok_and(|v| v == "1") {
+            panic!("translate-toolkit is required (pip install translate-toolkit)");
+        }
+        eprintln!("skipped: python3 with translate-toolkit is not installed");
+        return;
+    }
+    let c = campaign();
+    for f in ["po", "xliff12"] {
+        assert_code(&c.cmd("export", &["--format", f]).output().unwrap(), 0);
+    }
+    let units = booktr::interchange::xliff12::read(&c.read("g/export/g.xlf"), "g.xlf").unwrap();
+    let expected = serde_json::json!({
+        "ids": units.iter().map(|u| &u.id).collect::<Vec<_>>(),
+        "sources": units.iter().map(|u| &u.source).collect::<Vec<_>>(),
+        "targets": units.iter().map(|u| &u.target).collect::<Vec<_>>(),
+    });
+    c.write("expected.json", &expected.to_string());
+    let script = r#"
+import json
+from translate.storage import po, xliff
+exp = json.load(open("expected.json", encoding="utf-8"))
+p = po.pofile(open("g/export/g.po", "rb").read())
+msgs = [u for u in p.units if not u.isheader()]
+assert p.gettargetlanguage() == "zh", p.gettargetlanguage()
+assert msgs and all(u.isfuzzy() for u in msgs if u.target), [u.source for u in msgs if not u.isfuzzy()][:3]
+assert any(u.source == "Section A.0" for u in msgs)
+assert all(loc.split(":")[0] in ("a.md", "b.md") for u in msgs for loc in u.getlocations())
+x = xliff.xlifffile(open("g/export/g.xlf", "rb").read())
+ids = [u.getid().split("\x04")[-1] for u in x.units]
+assert ids == exp["ids"], (ids[:3], exp["ids"][:3])
+# translate-toolkit's plain text drops the native code of <ph>/<bpt>/<ept>: compare ids only,
+# and that every unit has its source and the translated ones a target.
+assert all(u.source is not None for u in x.units)
+assert sum(1 for u in x.units if u.target) == sum(1 for t in exp["targets"] if t)
+states = {u.xmlelement.find("{urn:oasis:names:tc:xliff:document:1.2}target").get("state") for u in x.units if u.target}
+assert states <= {"translated", "needs-review-translation", "final"}, states
+print("translate-toolkit read", len(msgs), "PO messages and", len(ids), "XLIFF 1.2 units")
+"#;
+    c.write("check.py", script);
+    let out = std::process::Command::new("python3")
+        .arg("check.py")
+        .current_dir(c.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "translate-toolkit rejected an export:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout).trim());
+}
