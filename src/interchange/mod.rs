@@ -26,6 +26,7 @@ pub mod delimited;
 pub mod inline;
 pub mod memory;
 pub mod rehearsal;
+pub mod segments;
 pub mod tbx;
 pub mod tmx;
 pub mod xliff;
