@@ -12,7 +12,12 @@
 //! `<originalData>`; characters XML 1.0 cannot carry are `<cp hex="…"/>`, carriage returns
 //! `&#xD;`, and every `<file>` says `xml:space="preserve"`, so reading the file back gives the
 //! exact bytes. QA findings of the unit's final text are `<note category="booktr:qa">` with
-//! `priority` 1 (error), 5 (warning) or 9 (info).
+//! `priority` 1 (error), 5 (warning) or 9 (info) ([`qa_note`]), and also ITS 2.0 Localization
+//! Quality Issues that CAT tools (Okapi, memoQ, Trados via ITS) show: a standoff
+//! `<its:locQualityIssues xml:id="lqi-…">` first in the `<unit>`, one `<its:locQualityIssue>`
+//! per finding with `locQualityIssueType` ([`ITS_ISSUE_TYPES`]), `locQualityIssueComment` (the
+//! message) and `locQualityIssueSeverity` (0–100, [`its_issue`]), referred to by
+//! `<mrk type="its:lqi" its:locQualityIssuesRef="#lqi-…">` around the first segment's target.
 //!
 //! Reading takes any XLIFF 2.x document: units may have been resegmented (their segments and
 //! `<ignorable>`s are joined in order), inline codes may be `<ph>`, `<pc>`, `<sc>`/`<ec>`, and
@@ -27,6 +32,98 @@ use super::xml::{self, Node};
 
 /// XLIFF 2.0 namespace.
 pub const NS: &str = "urn:oasis:names:tc:xliff:document:2.0";
+
+/// ITS 2.0 namespace (W3C Internationalization Tag Set, 2013).
+pub const ITS_NS: &str = "http://www.w3.org/2005/11/its";
+
+/// The note category of QA findings ([`qa_note`]); each such note is also written as an ITS
+/// 2.0 `locQualityIssue`.
+pub const QA_CATEGORY: &str = "booktr:qa";
+
+/// ITS 2.0 `locQualityIssueType` of each booktr QA check (ITS 2.0 §8.17, the type values of
+/// its Localization Quality Issue table); a check not listed is `uncategorized`. Lost or added
+/// content maps to `omission`/`addition`/`untranslated`/`length`, broken Markdown (code,
+/// links, images, footnotes, math, HTML) to `markup`, broken layout (structure, headings,
+/// tables) to `formatting`, changed facts to `numbers`, the termbase to `terminology`, and a
+/// term rendered differently across units to `inconsistency`.
+pub const ITS_ISSUE_TYPES: &[(&str, &str)] = &[
+    ("completeness", "omission"),
+    ("untranslated", "untranslated"),
+    ("length_ratio", "length"),
+    ("truncation", "omission"),
+    ("sentences", "omission"),
+    ("injected_text", "addition"),
+    ("context_echo", "addition"),
+    ("structure", "formatting"),
+    ("headings", "formatting"),
+    ("tables", "formatting"),
+    ("code_blocks", "markup"),
+    ("inline_code", "markup"),
+    ("links", "markup"),
+    ("images", "markup"),
+    ("footnotes", "markup"),
+    ("reference_definitions", "markup"),
+    ("math", "markup"),
+    ("html", "markup"),
+    ("numbers", "numbers"),
+    ("glossary", "terminology"),
+    ("term_drift", "inconsistency"),
+    ("review_markers", "other"),
+    ("pairing", "other"),
+];
+
+/// The note of a QA finding: category [`QA_CATEGORY`], `priority` 1 (`error`), 5 (`warning`)
+/// or 9 (`info`, and any other severity word), text `"{severity} {check}: {message}"`. The
+/// writer also turns it into an ITS `locQualityIssue` ([`its_issue`]).
+pub fn qa_note(severity: &str, check: &str, message: &str) -> Note {
+    Note {
+        priority: match severity {
+            "error" => 1,
+            "warning" => 5,
+            _ => 9,
+        },
+        category: QA_CATEGORY.into(),
+        text: format!("{severity} {check}: {message}"),
+    }
+}
+
+/// The ITS 2.0 Localization Quality Issue of a [`qa_note`]: (`locQualityIssueType` from
+/// [`ITS_ISSUE_TYPES`], `locQualityIssueComment` = the finding's message,
+/// `locQualityIssueSeverity`). ITS severity is 0–100 (higher is worse); booktr writes 100 for
+/// an error (priority 1–2), 50 for a warning (3–6), 10 for info (7–10). `None` for a note of
+/// another category.
+pub fn its_issue(note: &Note) -> Option<(&'static str, String, u8)> {
+    if note.category != QA_CATEGORY {
+        return None;
+    }
+    let (head, message) = note.text.split_once(": ").unwrap_or(("", &note.text));
+    let check = head.rsplit(' ').next().unwrap_or("");
+    let kind = ITS_ISSUE_TYPES
+        .iter()
+        .find(|(c, _)| *c == check)
+        .map_or("uncategorized", |(_, t)| t);
+    let severity = match note.priority {
+        0..=2 => 100,
+        3..=6 => 50,
+        _ => 10,
+    };
+    Some((kind, message.to_string(), severity))
+}
+
+/// An `xml:id` (an NCName, unique in the document) for the ITS issues of unit `unit` of file
+/// `file`: `lqi-{file}-{unit}`, characters outside `[A-Za-z0-9._-]` as `_`.
+fn its_id(file: &str, unit: &str) -> String {
+    format!("lqi-{file}-{unit}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// A note on a unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,6 +347,15 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
     if rehearsal {
         root.insert(1, ("xmlns:mda", super::rehearsal::MDA_NS));
     }
+    let has_issues = files
+        .iter()
+        .flat_map(|f| &f.units)
+        .flat_map(|u| &u.notes)
+        .any(|n| its_issue(n).is_some());
+    if has_issues {
+        root.insert(1, ("xmlns:its", ITS_NS));
+        root.push(("its:version", "2.0"));
+    }
     xml::open(&mut w, "xliff", &root);
     for f in files {
         xml::open(
@@ -287,6 +393,27 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
                 attrs.push(("translate", "no"));
             }
             xml::open(&mut w, "unit", &attrs);
+            // QA findings as ITS 2.0 standoff Localization Quality Issues (an extension
+            // element, allowed first in <unit>), referred to by an <mrk type="its:lqi"> around
+            // the first segment's target.
+            let issues: Vec<_> = u.notes.iter().filter_map(its_issue).collect();
+            let lqi_id = its_id(&f.id, &u.id);
+            if !issues.is_empty() {
+                xml::open(&mut w, "its:locQualityIssues", &[("xml:id", &lqi_id)]);
+                for (kind, comment, severity) in &issues {
+                    xml::open(
+                        &mut w,
+                        "its:locQualityIssue",
+                        &[
+                            ("locQualityIssueType", kind),
+                            ("locQualityIssueComment", comment),
+                            ("locQualityIssueSeverity", &severity.to_string()),
+                        ],
+                    );
+                    xml::close(&mut w, "its:locQualityIssue");
+                }
+                xml::close(&mut w, "its:locQualityIssues");
+            }
             if !u.notes.is_empty() {
                 xml::open(&mut w, "notes", &[]);
                 for n in &u.notes {
@@ -370,7 +497,17 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
                 }
                 xml::close(&mut w, "originalData");
             }
+            let mut marked = issues.is_empty();
             for (source, target, ignorable) in parts {
+                let target = target.map(|t| {
+                    if marked {
+                        return t;
+                    }
+                    marked = true;
+                    format!(
+                        "<mrk id=\"lqi1\" type=\"its:lqi\" its:locQualityIssuesRef=\"#{lqi_id}\">{t}</mrk>"
+                    )
+                });
                 xml::open(&mut w, "segment", &[("state", u.state)]);
                 xml::open(&mut w, "source", &[]);
                 xml::raw(&mut w, &source);
@@ -703,6 +840,69 @@ mod tests {
     }
 
     #[test]
+    fn qa_findings_are_its_localization_quality_issues() {
+        let d = doc("One. Two.\n", Some("一。二。\n"));
+        assert!(
+            d.contains("xmlns:its=\"http://www.w3.org/2005/11/its\"")
+                && d.contains("its:version=\"2.0\""),
+            "{d}"
+        );
+        assert!(
+            d.contains("<its:locQualityIssues xml:id=\"lqi-ch1-ch1-000\">"),
+            "{d}"
+        );
+        assert!(
+            d.contains("<its:locQualityIssue locQualityIssueType=\"markup\" locQualityIssueComment=\"&lt;missing&gt; &amp; &quot;quoted&quot;\" locQualityIssueSeverity=\"100\">"),
+            "{d}"
+        );
+        // Referred to from the first segment's target only.
+        assert_eq!(d.matches("its:locQualityIssuesRef").count(), 1, "{d}");
+        assert!(
+            d.contains("<target><mrk id=\"lqi1\" type=\"its:lqi\" its:locQualityIssuesRef=\"#lqi-ch1-ch1-000\">一。</mrk></target>"),
+            "{d}"
+        );
+        // The annotation does not change what is read back.
+        assert_eq!(
+            read(&d, "x.xlf").unwrap()[0].target.as_deref(),
+            Some("一。二。\n")
+        );
+        let n = |check: &str, sev: &str| its_issue(&qa_note(sev, check, "m")).unwrap();
+        assert_eq!(
+            n("glossary", "warning"),
+            ("terminology", "m".to_string(), 50)
+        );
+        assert_eq!(n("untranslated", "error").0, "untranslated");
+        assert_eq!(
+            n("no_such_check", "info"),
+            ("uncategorized", "m".to_string(), 10)
+        );
+        let other = Note {
+            priority: 1,
+            category: "x".into(),
+            text: "error links: m".into(),
+        };
+        assert_eq!(its_issue(&other), None);
+        // Without QA notes, no ITS at all.
+        let plain = write(
+            "en",
+            "zh",
+            &[File {
+                id: "f".into(),
+                original: "f.md".into(),
+                units: vec![Unit {
+                    id: "u".into(),
+                    source: "A.".into(),
+                    target: Some("甲。".into()),
+                    translate: true,
+                    state: "translated",
+                    notes: vec![],
+                }],
+            }],
+        );
+        assert!(!plain.contains("its:"), "{plain}");
+    }
+
+    #[test]
     fn sentences_are_segments_with_placeholders_and_ignorable_spaces() {
         let src = "An **agent** calls `f()`. It reads [the docs](u), e.g. Fig. 3.\n\nShort para.\n";
         let tgt = "**智能体**调用 `f()`。它阅读[文档](u)，例如图 3。\n\n短段落。\n";
@@ -722,7 +922,7 @@ mod tests {
             "{d}"
         );
         assert!(
-            d.contains("<target><pc id=\"1\" dataRefStart=\"d1\" dataRefEnd=\"d1\""),
+            d.contains("\"#lqi-ch1-ch1-000\"><pc id=\"1\" dataRefStart=\"d1\" dataRefEnd=\"d1\""),
             "{d}"
         );
         let u = read(&d, "x.xlf").unwrap();
