@@ -123,7 +123,7 @@ pub fn fuzzy(c: &Campaign, u: &crate::book::Unit) -> Vec<FuzzyMatch> {
             v
         }
     };
-    found.sort_by(|a, b| b.percent.cmp(&a.percent));
+    found.sort_by_key(|f| std::cmp::Reverse(f.percent));
     found.truncate(MAX_FUZZY_REFERENCES);
     for f in &mut found {
         f.source = crate::agents::mask::strip_comments(&f.source);

@@ -486,14 +486,11 @@ fn set_unit_target(doc: &str, start: usize, new_xml: &str) -> String {
     let mut out = String::new();
     let mut rest = unit;
     let mut first = true;
-    loop {
-        let Some(i) = [rest.find("<segment"), rest.find("<ignorable")]
-            .into_iter()
-            .flatten()
-            .min()
-        else {
-            break;
-        };
+    while let Some(i) = [rest.find("<segment"), rest.find("<ignorable")]
+        .into_iter()
+        .flatten()
+        .min()
+    {
         let close = if rest[i..].starts_with("<segment") {
             "</segment>"
         } else {
