@@ -182,7 +182,9 @@ fn sentences_with(text: &str, lang: &str, pieces: &[Piece]) -> Vec<Vec<Range<usi
     let allowed = |pos: usize| {
         pos > 0
             && pos < text.len()
-            && !text[..pos].trim().is_empty()
+            && !text[..pos]
+                .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+                .is_empty()
             && !spans.iter().any(|(r, _, _)| r.start < pos && pos < r.end)
     };
     let mut starts: Vec<usize> = top_level_blocks(text)
