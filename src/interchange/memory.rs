@@ -178,32 +178,41 @@ impl Memory {
         }
         // A score of at least 75% needs the shorter text to be at least 0.75 of the longer.
         let fits = |m: usize| 4 * n.min(m) >= 3 * n.max(m);
-        let mut shared: HashMap<u32, usize> = HashMap::new();
-        for t in trigrams(&key) {
-            for &i in self.trigrams.get(&t).map_or(&[][..], |v| v.as_slice()) {
-                if fits(self.fuzzy_keys[i as usize].1) {
-                    *shared.entry(i).or_default() += 1;
+        // Shared trigrams per entry, counted in a dense array (faster than a map on a memory
+        // of thousands of entries); `touched` lists the entries counted.
+        let query_trigrams = trigrams(&key);
+        let mut counts = vec![0u32; self.fuzzy_keys.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for t in &query_trigrams {
+            for &i in self.trigrams.get(t).map_or(&[][..], |v| v.as_slice()) {
+                let c = &mut counts[i as usize];
+                if *c == 0 {
+                    if !fits(self.fuzzy_keys[i as usize].1) {
+                        continue;
+                    }
+                    touched.push(i);
                 }
+                *c += 1;
             }
         }
         // Texts under three characters have no trigram: compare them with every entry that fits.
         if n < 3 {
-            for (i, (_, m)) in self.fuzzy_keys.iter().enumerate() {
-                if fits(*m) {
-                    shared.entry(i as u32).or_default();
-                }
-            }
+            touched.extend(
+                (0..self.fuzzy_keys.len() as u32).filter(|&i| fits(self.fuzzy_keys[i as usize].1)),
+            );
         }
+        let shared = touched
+            .into_iter()
+            .map(|i| (i, counts[i as usize] as usize));
         // An upper bound of each candidate's score: one edit changes at most three trigram
         // occurrences, so `d >= (trigrams of the text - shared) / 3`, and `d >= |n - m|`.
-        let q = trigrams(&key).len();
+        let q = query_trigrams.len();
         let bound = |shared: usize, m: usize| -> u8 {
             let d = (q.saturating_sub(shared)).div_ceil(3).max(n.abs_diff(m));
             let longer = n.max(m) as f64;
             (((1.0 - d as f64 / longer) * 100.0 + 1e-9).floor().max(0.0) as u8).min(99)
         };
         let mut ranked: Vec<(u8, usize, u32)> = shared
-            .into_iter()
             .map(|(i, sh)| (bound(sh, self.fuzzy_keys[i as usize].1), sh, i))
             .filter(|&(b, _, _)| b >= FUZZY_MIN_PERCENT)
             .collect();
