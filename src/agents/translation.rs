@@ -200,6 +200,30 @@ pub fn build_request_with_context(
     }
 }
 
+/// Header of the fuzzy translation-memory references ([`add_fuzzy_references`]).
+pub const FUZZY_HEADER: &str = "A translation memory holds similar but not identical source texts and their earlier translations (match percentage in each reference). Use them only as references for wording and terms: translate the text you are given, and where it differs from a reference, follow the text:";
+
+/// Adds fuzzy translation-memory matches `(percent, stored source, its translation)` to a
+/// Translation request, at the end of the glossary message: the variable part of the prompt,
+/// after the stable system prompt, so the prefix does not change. The unit text stays the
+/// last message; each reference is between `<reference match="N%">` tags and is never the
+/// answer itself. No change when `refs` is empty.
+pub fn add_fuzzy_references(request: &mut Request, refs: &[(u8, &str, &str)]) {
+    let Some(m) = request.messages.get_mut(1).filter(|_| !refs.is_empty()) else {
+        return;
+    };
+    m.content.push('\n');
+    m.content.push_str(FUZZY_HEADER);
+    m.content.push('\n');
+    for (percent, source, target) in refs {
+        m.content.push_str(&format!(
+            "<reference match=\"{percent}%\">\n<source>\n{}\n</source>\n<translation>\n{}\n</translation>\n</reference>\n",
+            source.trim_end(),
+            target.trim_end()
+        ));
+    }
+}
+
 /// The unit source text of a Translation request (message 3), for the pseudo provider and
 /// tests.
 pub fn source_of(req: &Request) -> Option<&str> {
@@ -329,6 +353,27 @@ mod tests {
             brief: String::new(),
             code_comments: Default::default(),
         }
+    }
+
+    #[test]
+    fn fuzzy_references_go_after_the_stable_prefix_before_the_unit_text() {
+        let plain = build_request(&setup(), &[], "The agent prints the result.", None);
+        let mut req = plain.clone();
+        add_fuzzy_references(
+            &mut req,
+            &[(86, "The agent reads the result.", "智能体读取结果。")],
+        );
+        // The system prompt (stable prefix) and the unit text are unchanged.
+        assert_eq!(req.messages[0].content, plain.messages[0].content);
+        assert_eq!(req.messages[2].content, "The agent prints the result.");
+        assert_eq!(req.messages.len(), 3);
+        let second = &req.messages[1].content;
+        assert!(second.starts_with(&plain.messages[1].content));
+        assert!(second.ends_with("<reference match=\"86%\">\n<source>\nThe agent reads the result.\n</source>\n<translation>\n智能体读取结果。\n</translation>\n</reference>\n"), "{second}");
+        assert!(second.contains(FUZZY_HEADER));
+        let mut same = plain.clone();
+        add_fuzzy_references(&mut same, &[]);
+        assert_eq!(same.messages[1].content, plain.messages[1].content);
     }
 
     #[test]

@@ -178,7 +178,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         let completion = (c.tokens().count(text) as f64 * ratio) as u64;
         // A unit the translation memory holds costs no Translation call (it is still
         // proofread).
-        let from_memory = c.memory.lookup(text).is_some() || super::memory::is_memory_hit(s, &u.id);
+        let from_memory =
+            c.memory.lookup_joined(text).is_some() || super::memory::is_memory_hit(s, &u.id);
         if !from_memory {
             total
                 .get_mut(&Agent::Translation)

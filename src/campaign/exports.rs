@@ -6,7 +6,7 @@
 use super::Campaign;
 use super::edits::final_text;
 use super::state::State;
-use crate::interchange::{po, tmx, xliff};
+use crate::interchange::{po, segments, tmx, xliff};
 use crate::qa::Severity;
 use crate::termbase::Entry;
 
@@ -70,23 +70,16 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
                     let notes = s
                         .final_findings(&u.id)
                         .iter()
-                        .map(|f| xliff::Note {
-                            priority: match f.severity {
-                                Severity::Error => 1,
-                                Severity::Warning => 5,
-                                Severity::Info => 9,
-                            },
-                            category: "booktr:qa".into(),
-                            text: format!(
-                                "{} {}: {}",
+                        .map(|f| {
+                            xliff::qa_note(
                                 match f.severity {
                                     Severity::Error => "error",
                                     Severity::Warning => "warning",
                                     Severity::Info => "info",
                                 },
-                                f.check,
-                                f.message
-                            ),
+                                &f.check,
+                                &f.message,
+                            )
                         })
                         .collect();
                     xliff::Unit {
@@ -103,9 +96,11 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
         .collect()
 }
 
-/// The TMX 1.4b document of every translated prose unit (its final text), and the number left
-/// out because XML cannot carry one of their characters; marked as a rehearsal when the campaign
-/// is one ([`crate::interchange::rehearsal`]).
+/// The TMX 1.4b document of every translated prose unit (its final text), one pair per XLIFF
+/// segment (sentence pairs where the unit's sentences align 1:1, else block pairs; see
+/// [`crate::interchange::tmx`]), and the number of pairs left out because XML cannot carry
+/// one of their characters; marked as a rehearsal when the campaign is one
+/// ([`crate::interchange::rehearsal`]).
 pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
     let pairs: Vec<tmx::Pair> = c
         .prose_units()
@@ -123,13 +118,33 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
             } else {
                 return None;
             };
-            Some(tmx::Pair {
-                id: u.id.clone(),
-                source: c.source_text(u).to_string(),
-                target: final_text(c, s, u),
-                origin: origin.into(),
-            })
+            let source = c.source_text(u);
+            let target = final_text(c, s, u);
+            let segs = segments::align(
+                source,
+                Some(&target),
+                &c.plan.source_lang.code,
+                &c.plan.target_lang.code,
+            );
+            let several = segs.len() > 1;
+            Some(
+                segs.into_iter()
+                    .enumerate()
+                    .map(|(k, g)| tmx::Pair {
+                        id: if several {
+                            format!("{}#s{}", u.id, k + 1)
+                        } else {
+                            u.id.clone()
+                        },
+                        source: source[g.source].to_string(),
+                        target: target[g.target.unwrap_or(0..target.len())].to_string(),
+                        origin: origin.into(),
+                        sentence: g.sentence,
+                    })
+                    .collect::<Vec<_>>(),
+            )
         })
+        .flatten()
         .collect();
     tmx::write_marked(
         &c.plan.source_lang,

@@ -144,6 +144,12 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                     .map(|ctx| crate::agents::mask::strip_comments(&ctx))
                     .as_deref(),
             );
+            let fuzzy = super::memory::fuzzy(c, u);
+            let refs: Vec<(u8, &str, &str)> = fuzzy
+                .iter()
+                .map(|f| (f.percent, f.source.as_str(), f.target.as_str()))
+                .collect();
+            translation::add_fuzzy_references(&mut request, &refs);
             mask.instruct(&mut request);
             Job {
                 call,

@@ -47,10 +47,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             let n = doc.matches("<tu ").count();
             let note = if skipped > 0 {
                 format!(
-                    "{n} unit pairs; {skipped} left out (a character XML cannot carry, e.g. a control character)"
+                    "{n} pairs (sentence pairs where aligned, else block pairs); {skipped} left out (a character XML cannot carry, e.g. a control character)"
                 )
             } else {
-                format!("{n} unit pairs")
+                format!("{n} pairs (sentence pairs where aligned, else block pairs)")
             };
             emit(&campaign, args, doc.as_bytes(), &note)
         }

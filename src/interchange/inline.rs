@@ -5,8 +5,10 @@
 //! placeholder ([`Piece::Ph`]): code spans, code blocks, HTML blocks and inline HTML, math,
 //! footnote references, front matter and autolinks. A link or image becomes a paired code
 //! ([`Piece::Pc`]) around its translatable text: `[` or `![` before it, `](target "title")`
-//! (or `][ref]`, `]`) after it. Everything else (prose, and the Markdown punctuation of
-//! emphasis, headings, lists and tables) stays text. [`join`] concatenates the pieces again;
+//! (or `][ref]`, `]`) after it. Emphasis, strong emphasis and strikethrough become paired codes
+//! too (`*`/`_`, `**`/`__`, `~`/`~~` around their text), so a CAT tool shows a tag pair instead
+//! of raw asterisks. Everything else (prose, and the Markdown punctuation of headings, lists
+//! and tables) stays text. [`join`] concatenates the pieces again;
 //! `join(split(s)) == s` for every string (property-tested below).
 
 use std::ops::Range;
@@ -68,6 +70,28 @@ pub fn split(text: &str) -> Vec<Piece> {
                 link_type: LinkType::Autolink | LinkType::Email,
                 ..
             }) => items.push(Item::Ph(r)),
+            Event::Start(tag @ (Tag::Emphasis | Tag::Strong | Tag::Strikethrough)) => {
+                // The delimiter run: one or two `*`, `_` or `~` on each side, the same bytes at
+                // both ends; otherwise (an unusual source range) the markup stays text.
+                let n = match tag {
+                    Tag::Emphasis => 1,
+                    Tag::Strong => 2,
+                    _ => text[r.clone()]
+                        .chars()
+                        .take_while(|&c| c == '~')
+                        .count()
+                        .min(2),
+                };
+                let well_formed = n > 0
+                    && r.end >= r.start + 2 * n
+                    && text.get(r.start..r.start + n).is_some_and(|d| {
+                        d.chars().all(|c| matches!(c, '*' | '_' | '~'))
+                            && text.get(r.end - n..r.end) == Some(d)
+                    });
+                if well_formed {
+                    items.push(Item::Pc(r.clone(), r.start + n..r.end - n));
+                }
+            }
             Event::Start(tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
                 let open = if matches!(tag, Tag::Image { .. }) {
                     "!["
@@ -186,6 +210,37 @@ mod tests {
         assert!(p.iter().any(
             |x| matches!(x, Piece::Pc { start, end, .. } if start == "![" && end == "](f.png)")
         ));
+    }
+
+    #[test]
+    fn emphasis_is_a_tag_pair_around_its_text() {
+        let s = "Use **the `Agent`** and *one* ~~old~~ __way__ 2*3.\n";
+        let p = split(s);
+        assert_eq!(join(&p), s);
+        let pairs: Vec<(&str, &str, String)> = p
+            .iter()
+            .filter_map(|x| match x {
+                Piece::Pc { start, end, inner } => {
+                    Some((start.as_str(), end.as_str(), join(inner)))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("**", "**", "the `Agent`".to_string()),
+                ("*", "*", "one".to_string()),
+                ("~~", "~~", "old".to_string()),
+                ("__", "__", "way".to_string()),
+            ]
+        );
+        // Code nested in emphasis stays a placeholder inside the pair.
+        let Piece::Pc { inner, .. } = &p[1] else {
+            panic!("{p:?}")
+        };
+        assert_eq!(inner[1], Piece::Ph("`Agent`".into()));
+        assert_eq!(p.last(), Some(&Piece::Text(" 2*3.\n".into())));
     }
 
     #[test]

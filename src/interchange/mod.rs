@@ -29,6 +29,7 @@ pub mod inline;
 pub mod memory;
 pub mod po;
 pub mod rehearsal;
+pub mod segments;
 pub mod tbx;
 pub mod tmx;
 pub mod xliff;

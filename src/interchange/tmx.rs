@@ -1,8 +1,12 @@
 //! TMX 1.4b (LISA, 2005) translation memories, written and read with `quick-xml`.
 //!
-//! booktr writes one `<tu>` per translated unit (`tuid` = unit id) with a `<tuv>` per language
-//! holding the whole unit's text in `<seg>` (segmentation `block`), its origin (`model` or
-//! `human` edit) as `<prop type="x-booktr-origin">`. Carriage returns are written as `&#xD;`;
+//! booktr writes, for each translated unit, one `<tu>` per segment of the unit as XLIFF has
+//! them ([`super::segments::align`]): a sentence pair where the target's sentences align 1:1
+//! with the source's (`segtype="sentence"`), else a block or the whole unit (`segtype="block"`);
+//! `tuid` is the unit id, with `#sN` (1-based segment number) when the unit has several. Each
+//! `<seg>` holds the segment's exact text, the whitespace after it included, so the segments
+//! of a unit joined in order give the unit's text. Its origin (`model`, `memory` or `human`
+//! edit) is `<prop type="x-booktr-origin">`. Carriage returns are written as `&#xD;`;
 //! a unit with a character XML 1.0 cannot carry (a control character other than tab and line
 //! breaks) is left out and counted.
 //!
@@ -24,6 +28,10 @@ pub struct Pair {
     pub target: String,
     /// `model`, `human` or `memory`.
     pub origin: String,
+    /// True for a sentence pair (TMX `segtype="sentence"`), false for a block or unit pair
+    /// (`segtype="block"`) kept whole because its sentences did not align 1:1
+    /// ([`super::segments::align`]).
+    pub sentence: bool,
 }
 
 /// Writes a TMX 1.4b document of `pairs`; returns it and the number of pairs left out because
@@ -42,6 +50,11 @@ pub fn write_marked(
     rehearsal: bool,
 ) -> (String, usize) {
     let mut w = xml::writer();
+    // The header's segmentation is the one most pairs have; a pair of the other kind says
+    // its own on its <tu> (TMX 1.4b §3.1: `segtype` on <tu> overrides the header's).
+    let sentences = pairs.iter().filter(|p| p.sentence).count();
+    let header_sentence = sentences * 2 > pairs.len();
+    let seg_name = |sentence: bool| if sentence { "sentence" } else { "block" };
     xml::open(&mut w, "tmx", &[("version", "1.4")]);
     xml::open(
         &mut w,
@@ -49,7 +62,7 @@ pub fn write_marked(
         &[
             ("creationtool", "booktr"),
             ("creationtoolversion", env!("CARGO_PKG_VERSION")),
-            ("segtype", "block"),
+            ("segtype", seg_name(header_sentence)),
             ("o-tmf", "booktr"),
             ("adminlang", "en"),
             ("srclang", &source.code),
@@ -73,7 +86,11 @@ pub fn write_marked(
             skipped += 1;
             continue;
         }
-        xml::open(&mut w, "tu", &[("tuid", &p.id)]);
+        let mut attrs = vec![("tuid", p.id.as_str())];
+        if p.sentence != header_sentence {
+            attrs.push(("segtype", seg_name(p.sentence)));
+        }
+        xml::open(&mut w, "tu", &attrs);
         xml::leaf(&mut w, "prop", &[("type", "x-booktr-origin")], &p.origin);
         for (lang, text) in [(&source.code, &p.source), (&target.code, &p.target)] {
             xml::open(&mut w, "tuv", &[("xml:lang", lang)]);
@@ -227,7 +244,7 @@ mod tests {
             let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
             let pairs: Vec<Pair> = pairs
                 .into_iter()
-                .map(|(id, s, t)| Pair { id, source: s, target: t, origin: "model".into() })
+                .map(|(id, s, t)| Pair { id, source: s, target: t, origin: "model".into(), sentence: true })
                 .collect();
             let (doc, skipped) = write(&en, &zh, &pairs);
             prop_assert_eq!(skipped, 0);
@@ -240,7 +257,7 @@ mod tests {
             }
             let again: Vec<Pair> = back
                 .into_iter()
-                .map(|p| Pair { id: p.id, source: p.source, target: p.target, origin: "model".into() })
+                .map(|p| Pair { id: p.id, source: p.source, target: p.target, origin: "model".into(), sentence: true })
                 .collect();
             prop_assert_eq!(write(&en, &zh, &again).0, doc);
         }

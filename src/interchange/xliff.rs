@@ -1,14 +1,23 @@
 //! XLIFF 2.0 (OASIS, 2014), written and read with `quick-xml`.
 //!
 //! A campaign is written as one `<file>` per chapter (`id` = chapter key, `original` = the
-//! chapter path) and one `<unit>` per translation unit (`id` = unit id), each with one
-//! `<segment>` holding `<source>` and `<target>`. Code-only and front-matter units are there
+//! chapter path) and one `<unit>` per translation unit (`id` = unit id). A unit holds one
+//! `<segment>` (`<source>` and `<target>`) per sentence, cut and aligned by
+//! [`super::segments`] (SRX-style rules per language; one segment per block, or per unit, where
+//! the target's sentences do not align 1:1); the whitespace between two segments is an
+//! `<ignorable>` (with its own `<target>` when the target's differs, e.g. none after a CJK
+//! full stop). Code-only and front-matter units are there
 //! too, with `translate="no"`, so that a CAT tool can rebuild whole chapters. Inline codes
 //! ([`super::inline`]) become `<ph>` and `<pc>` whose native text is kept in the unit's
 //! `<originalData>`; characters XML 1.0 cannot carry are `<cp hex="…"/>`, carriage returns
 //! `&#xD;`, and every `<file>` says `xml:space="preserve"`, so reading the file back gives the
 //! exact bytes. QA findings of the unit's final text are `<note category="booktr:qa">` with
-//! `priority` 1 (error), 5 (warning) or 9 (info).
+//! `priority` 1 (error), 5 (warning) or 9 (info) ([`qa_note`]), and also ITS 2.0 Localization
+//! Quality Issues that CAT tools (Okapi, memoQ, Trados via ITS) show: a standoff
+//! `<its:locQualityIssues xml:id="lqi-…">` first in the `<unit>`, one `<its:locQualityIssue>`
+//! per finding with `locQualityIssueType` ([`ITS_ISSUE_TYPES`]), `locQualityIssueComment` (the
+//! message) and `locQualityIssueSeverity` (0–100, [`its_issue`]), referred to by
+//! `<mrk type="its:lqi" its:locQualityIssuesRef="#lqi-…">` around the first segment's target.
 //!
 //! Reading takes any XLIFF 2.x document: units may have been resegmented (their segments and
 //! `<ignorable>`s are joined in order), inline codes may be `<ph>`, `<pc>`, `<sc>`/`<ec>`, and
@@ -18,10 +27,103 @@ use std::collections::BTreeMap;
 
 use super::FileError;
 use super::inline::{self, Piece};
+use super::segments;
 use super::xml::{self, Node};
 
 /// XLIFF 2.0 namespace.
 pub const NS: &str = "urn:oasis:names:tc:xliff:document:2.0";
+
+/// ITS 2.0 namespace (W3C Internationalization Tag Set, 2013).
+pub const ITS_NS: &str = "http://www.w3.org/2005/11/its";
+
+/// The note category of QA findings ([`qa_note`]); each such note is also written as an ITS
+/// 2.0 `locQualityIssue`.
+pub const QA_CATEGORY: &str = "booktr:qa";
+
+/// ITS 2.0 `locQualityIssueType` of each booktr QA check (ITS 2.0 §8.17, the type values of
+/// its Localization Quality Issue table); a check not listed is `uncategorized`. Lost or added
+/// content maps to `omission`/`addition`/`untranslated`/`length`, broken Markdown (code,
+/// links, images, footnotes, math, HTML) to `markup`, broken layout (structure, headings,
+/// tables) to `formatting`, changed facts to `numbers`, the termbase to `terminology`, and a
+/// term rendered differently across units to `inconsistency`.
+pub const ITS_ISSUE_TYPES: &[(&str, &str)] = &[
+    ("completeness", "omission"),
+    ("untranslated", "untranslated"),
+    ("length_ratio", "length"),
+    ("truncation", "omission"),
+    ("sentences", "omission"),
+    ("injected_text", "addition"),
+    ("context_echo", "addition"),
+    ("structure", "formatting"),
+    ("headings", "formatting"),
+    ("tables", "formatting"),
+    ("code_blocks", "markup"),
+    ("inline_code", "markup"),
+    ("links", "markup"),
+    ("images", "markup"),
+    ("footnotes", "markup"),
+    ("reference_definitions", "markup"),
+    ("math", "markup"),
+    ("html", "markup"),
+    ("numbers", "numbers"),
+    ("glossary", "terminology"),
+    ("term_drift", "inconsistency"),
+    ("review_markers", "other"),
+    ("pairing", "other"),
+];
+
+/// The note of a QA finding: category [`QA_CATEGORY`], `priority` 1 (`error`), 5 (`warning`)
+/// or 9 (`info`, and any other severity word), text `"{severity} {check}: {message}"`. The
+/// writer also turns it into an ITS `locQualityIssue` ([`its_issue`]).
+pub fn qa_note(severity: &str, check: &str, message: &str) -> Note {
+    Note {
+        priority: match severity {
+            "error" => 1,
+            "warning" => 5,
+            _ => 9,
+        },
+        category: QA_CATEGORY.into(),
+        text: format!("{severity} {check}: {message}"),
+    }
+}
+
+/// The ITS 2.0 Localization Quality Issue of a [`qa_note`]: (`locQualityIssueType` from
+/// [`ITS_ISSUE_TYPES`], `locQualityIssueComment` = the finding's message,
+/// `locQualityIssueSeverity`). ITS severity is 0–100 (higher is worse); booktr writes 100 for
+/// an error (priority 1–2), 50 for a warning (3–6), 10 for info (7–10). `None` for a note of
+/// another category.
+pub fn its_issue(note: &Note) -> Option<(&'static str, String, u8)> {
+    if note.category != QA_CATEGORY {
+        return None;
+    }
+    let (head, message) = note.text.split_once(": ").unwrap_or(("", &note.text));
+    let check = head.rsplit(' ').next().unwrap_or("");
+    let kind = ITS_ISSUE_TYPES
+        .iter()
+        .find(|(c, _)| *c == check)
+        .map_or("uncategorized", |(_, t)| t);
+    let severity = match note.priority {
+        0..=2 => 100,
+        3..=6 => 50,
+        _ => 10,
+    };
+    Some((kind, message.to_string(), severity))
+}
+
+/// An `xml:id` (an NCName, unique in the document) for the ITS issues of unit `unit` of file
+/// `file`: `lqi-{file}-{unit}`, characters outside `[A-Za-z0-9._-]` as `_`.
+fn its_id(file: &str, unit: &str) -> String {
+    format!("lqi-{file}-{unit}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// A note on a unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,9 +166,13 @@ struct Codes {
     /// Data in order of first use: (id, native text).
     order: Vec<(String, String)>,
     next_code: usize,
-    /// Codes of the source: (kind, native start, native end, id), for reuse by the target.
-    source_codes: Vec<(u8, String, String, String)>,
+    /// Codes of the source: (kind, native start, native end, id, segment), for reuse by the
+    /// target.
+    source_codes: Vec<(u8, String, String, String, usize)>,
     used: Vec<bool>,
+    /// The segment being written (0-based): a target code takes the id of a source code of
+    /// the same segment first.
+    seg: usize,
 }
 
 impl Codes {
@@ -84,18 +190,30 @@ impl Codes {
     /// unused source code with the same native text, else a new one.
     fn code_id(&mut self, target: bool, kind: u8, start: &str, end: &str) -> String {
         if target {
-            for (k, c) in self.source_codes.iter().enumerate() {
-                if !self.used[k] && c.0 == kind && c.1 == start && c.2 == end {
-                    self.used[k] = true;
-                    return c.3.clone();
+            for same_segment in [true, false] {
+                for (k, c) in self.source_codes.iter().enumerate() {
+                    if !self.used[k]
+                        && (!same_segment || c.4 == self.seg)
+                        && c.0 == kind
+                        && c.1 == start
+                        && c.2 == end
+                    {
+                        self.used[k] = true;
+                        return c.3.clone();
+                    }
                 }
             }
         }
         self.next_code += 1;
         let id = self.next_code.to_string();
         if !target {
-            self.source_codes
-                .push((kind, start.to_string(), end.to_string(), id.clone()));
+            self.source_codes.push((
+                kind,
+                start.to_string(),
+                end.to_string(),
+                id.clone(),
+                self.seg,
+            ));
             self.used.push(false);
         }
         id
@@ -159,6 +277,56 @@ fn pieces_xml(pieces: &[Piece], codes: &mut Codes, target: bool, out: &mut Strin
     }
 }
 
+/// [`pieces_xml`] of the part of `pieces` (starting at byte `*pos` of their text) that lies in
+/// `range`: text cut at the range's ends, codes whole (segment cuts never fall inside a code,
+/// see [`super::segments`]). Advances `*pos` past the pieces.
+fn pieces_xml_in(
+    pieces: &[Piece],
+    pos: &mut usize,
+    range: &std::ops::Range<usize>,
+    codes: &mut Codes,
+    target: bool,
+    out: &mut String,
+) {
+    for p in pieces {
+        let (a, b) = (*pos, *pos + segments::piece_len(p));
+        *pos = b;
+        if b <= range.start || a >= range.end {
+            continue;
+        }
+        match p {
+            Piece::Text(t) => {
+                out.push_str(&text_xml(&t[range.start.max(a) - a..range.end.min(b) - a]));
+            }
+            _ if a >= range.start && b <= range.end => {
+                pieces_xml(std::slice::from_ref(p), codes, target, out)
+            }
+            // A code across a cut: [`segments::align`] never makes one.
+            _ => {}
+        }
+    }
+}
+
+/// The byte where the trailing whitespace of `text[range]` starts (the range's end when it
+/// has none), when that whitespace may move to an `<ignorable>`: not all of the range, and
+/// not inside an inline code.
+fn trailing_ws(text: &str, pieces: &[Piece], range: &std::ops::Range<usize>) -> Option<usize> {
+    let core = text[range.clone()].trim_end().len();
+    if core == 0 {
+        return None;
+    }
+    let at = range.start + core;
+    let mut pos = 0;
+    for p in pieces {
+        let len = segments::piece_len(p);
+        if !matches!(p, Piece::Text(_)) && pos < at && at < pos + len {
+            return None;
+        }
+        pos += len;
+    }
+    Some(at)
+}
+
 /// Writes an XLIFF 2.0 document for `files`, `src_lang` → `trg_lang` (BCP 47 codes).
 pub fn write(src_lang: &str, trg_lang: &str, files: &[File]) -> String {
     write_marked(src_lang, trg_lang, files, false)
@@ -178,6 +346,15 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
     ];
     if rehearsal {
         root.insert(1, ("xmlns:mda", super::rehearsal::MDA_NS));
+    }
+    let has_issues = files
+        .iter()
+        .flat_map(|f| &f.units)
+        .flat_map(|u| &u.notes)
+        .any(|n| its_issue(n).is_some());
+    if has_issues {
+        root.insert(1, ("xmlns:its", ITS_NS));
+        root.push(("its:version", "2.0"));
     }
     xml::open(&mut w, "xliff", &root);
     for f in files {
@@ -216,6 +393,27 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
                 attrs.push(("translate", "no"));
             }
             xml::open(&mut w, "unit", &attrs);
+            // QA findings as ITS 2.0 standoff Localization Quality Issues (an extension
+            // element, allowed first in <unit>), referred to by an <mrk type="its:lqi"> around
+            // the first segment's target.
+            let issues: Vec<_> = u.notes.iter().filter_map(its_issue).collect();
+            let lqi_id = its_id(&f.id, &u.id);
+            if !issues.is_empty() {
+                xml::open(&mut w, "its:locQualityIssues", &[("xml:id", &lqi_id)]);
+                for (kind, comment, severity) in &issues {
+                    xml::open(
+                        &mut w,
+                        "its:locQualityIssue",
+                        &[
+                            ("locQualityIssueType", kind),
+                            ("locQualityIssueComment", comment),
+                            ("locQualityIssueSeverity", &severity.to_string()),
+                        ],
+                    );
+                    xml::close(&mut w, "its:locQualityIssue");
+                }
+                xml::close(&mut w, "its:locQualityIssues");
+            }
             if !u.notes.is_empty() {
                 xml::open(&mut w, "notes", &[]);
                 for n in &u.notes {
@@ -234,13 +432,62 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
                 xml::close(&mut w, "notes");
             }
             let mut codes = Codes::default();
-            let mut source = String::new();
-            pieces_xml(&inline::split(&u.source), &mut codes, false, &mut source);
-            let target = u.target.as_ref().map(|t| {
-                let mut s = String::new();
-                pieces_xml(&inline::split(t), &mut codes, true, &mut s);
-                s
-            });
+            let src_pieces = inline::split(&u.source);
+            let trg_pieces = u.target.as_deref().map(inline::split);
+            let segs = segments::align(&u.source, u.target.as_deref(), src_lang, trg_lang);
+            // (source xml, target xml, whitespace moved to an ignorable after the segment:
+            // source, target when it differs).
+            #[allow(clippy::type_complexity)]
+            let mut parts: Vec<(
+                String,
+                Option<String>,
+                Option<(String, Option<String>)>,
+            )> = Vec::new();
+            for (k, g) in segs.iter().enumerate() {
+                codes.seg = k;
+                let (mut src_range, mut trg_range) = (g.source.clone(), g.target.clone());
+                // The whitespace between two segments goes to an <ignorable>; the last
+                // segment keeps its own.
+                let mut ignorable = None;
+                if k + 1 < segs.len()
+                    && let Some(sa) = trailing_ws(&u.source, &src_pieces, &src_range)
+                {
+                    let s_ws = u.source[sa..src_range.end].to_string();
+                    match (u.target.as_deref(), &trg_pieces, &trg_range) {
+                        (None, _, _) if !s_ws.is_empty() => {
+                            ignorable = Some((s_ws, None));
+                            src_range.end = sa;
+                        }
+                        (Some(t), Some(tp), Some(tr)) => {
+                            if let Some(ta) = trailing_ws(t, tp, tr)
+                                && (sa < src_range.end || ta < tr.end)
+                            {
+                                let t_ws = t[ta..tr.end].to_string();
+                                let t_ws = (t_ws != s_ws).then_some(t_ws);
+                                ignorable = Some((s_ws, t_ws));
+                                src_range.end = sa;
+                                trg_range = Some(tr.start..ta);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let mut source = String::new();
+                pieces_xml_in(
+                    &src_pieces,
+                    &mut 0,
+                    &src_range,
+                    &mut codes,
+                    false,
+                    &mut source,
+                );
+                let target = trg_pieces.as_ref().zip(trg_range.as_ref()).map(|(tp, tr)| {
+                    let mut s = String::new();
+                    pieces_xml_in(tp, &mut 0, tr, &mut codes, true, &mut s);
+                    s
+                });
+                parts.push((source, target, ignorable));
+            }
             if !codes.order.is_empty() {
                 xml::open(&mut w, "originalData", &[]);
                 for (id, native) in &codes.order {
@@ -250,16 +497,40 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
                 }
                 xml::close(&mut w, "originalData");
             }
-            xml::open(&mut w, "segment", &[("state", u.state)]);
-            xml::open(&mut w, "source", &[]);
-            xml::raw(&mut w, &source);
-            xml::close(&mut w, "source");
-            if let Some(t) = target {
-                xml::open(&mut w, "target", &[]);
-                xml::raw(&mut w, &t);
-                xml::close(&mut w, "target");
+            let mut marked = issues.is_empty();
+            for (source, target, ignorable) in parts {
+                let target = target.map(|t| {
+                    if marked {
+                        return t;
+                    }
+                    marked = true;
+                    format!(
+                        "<mrk id=\"lqi1\" type=\"its:lqi\" its:locQualityIssuesRef=\"#{lqi_id}\">{t}</mrk>"
+                    )
+                });
+                xml::open(&mut w, "segment", &[("state", u.state)]);
+                xml::open(&mut w, "source", &[]);
+                xml::raw(&mut w, &source);
+                xml::close(&mut w, "source");
+                if let Some(t) = target {
+                    xml::open(&mut w, "target", &[]);
+                    xml::raw(&mut w, &t);
+                    xml::close(&mut w, "target");
+                }
+                xml::close(&mut w, "segment");
+                if let Some((ws, t_ws)) = ignorable {
+                    xml::open(&mut w, "ignorable", &[]);
+                    xml::open(&mut w, "source", &[]);
+                    xml::raw(&mut w, &text_xml(&ws));
+                    xml::close(&mut w, "source");
+                    if let Some(t) = t_ws {
+                        xml::open(&mut w, "target", &[]);
+                        xml::raw(&mut w, &text_xml(&t));
+                        xml::close(&mut w, "target");
+                    }
+                    xml::close(&mut w, "ignorable");
+                }
             }
-            xml::close(&mut w, "segment");
             xml::close(&mut w, "unit");
         }
         xml::close(&mut w, "file");
@@ -566,6 +837,168 @@ mod tests {
         assert!(e.to_string().contains("zz"), "{e}");
         let e = read("<xliff version=\"2.0\">\n<file id=\"f\">\n<unit>", "x.xlf").unwrap_err();
         assert!(e.line.is_some(), "{e}");
+    }
+
+    #[test]
+    fn qa_findings_are_its_localization_quality_issues() {
+        let d = doc("One. Two.\n", Some("一。二。\n"));
+        assert!(
+            d.contains("xmlns:its=\"http://www.w3.org/2005/11/its\"")
+                && d.contains("its:version=\"2.0\""),
+            "{d}"
+        );
+        assert!(
+            d.contains("<its:locQualityIssues xml:id=\"lqi-ch1-ch1-000\">"),
+            "{d}"
+        );
+        assert!(
+            d.contains("<its:locQualityIssue locQualityIssueType=\"markup\" locQualityIssueComment=\"&lt;missing&gt; &amp; &quot;quoted&quot;\" locQualityIssueSeverity=\"100\">"),
+            "{d}"
+        );
+        // Referred to from the first segment's target only.
+        assert_eq!(d.matches("its:locQualityIssuesRef").count(), 1, "{d}");
+        assert!(
+            d.contains("<target><mrk id=\"lqi1\" type=\"its:lqi\" its:locQualityIssuesRef=\"#lqi-ch1-ch1-000\">一。</mrk></target>"),
+            "{d}"
+        );
+        // The annotation does not change what is read back.
+        assert_eq!(
+            read(&d, "x.xlf").unwrap()[0].target.as_deref(),
+            Some("一。二。\n")
+        );
+        let n = |check: &str, sev: &str| its_issue(&qa_note(sev, check, "m")).unwrap();
+        assert_eq!(
+            n("glossary", "warning"),
+            ("terminology", "m".to_string(), 50)
+        );
+        assert_eq!(n("untranslated", "error").0, "untranslated");
+        assert_eq!(
+            n("no_such_check", "info"),
+            ("uncategorized", "m".to_string(), 10)
+        );
+        let other = Note {
+            priority: 1,
+            category: "x".into(),
+            text: "error links: m".into(),
+        };
+        assert_eq!(its_issue(&other), None);
+        // Without QA notes, no ITS at all.
+        let plain = write(
+            "en",
+            "zh",
+            &[File {
+                id: "f".into(),
+                original: "f.md".into(),
+                units: vec![Unit {
+                    id: "u".into(),
+                    source: "A.".into(),
+                    target: Some("甲。".into()),
+                    translate: true,
+                    state: "translated",
+                    notes: vec![],
+                }],
+            }],
+        );
+        assert!(!plain.contains("its:"), "{plain}");
+    }
+
+    #[test]
+    fn sentences_are_segments_with_placeholders_and_ignorable_spaces() {
+        let src = "An **agent** calls `f()`. It reads [the docs](u), e.g. Fig. 3.\n\nShort para.\n";
+        let tgt = "**智能体**调用 `f()`。它阅读[文档](u)，例如图 3。\n\n短段落。\n";
+        let d = doc(src, Some(tgt));
+        assert_eq!(d.matches("<segment ").count(), 3, "{d}");
+        // The whitespace between segments is ignorable; the last segment keeps its own.
+        assert_eq!(d.matches("<ignorable>").count(), 2, "{d}");
+        assert!(
+            d.contains("<source> </source>") && d.contains("<target></target>"),
+            "{d}"
+        );
+        assert!(d.contains("<source>\n\n</source>"), "{d}");
+        // Emphasis is a tag pair, not raw asterisks, on both sides with the same id.
+        assert!(!d.contains("**agent"), "{d}");
+        assert!(
+            d.contains("<pc id=\"1\" dataRefStart=\"d1\" dataRefEnd=\"d1\" dispStart=\"**\" dispEnd=\"**\">agent</pc>"),
+            "{d}"
+        );
+        assert!(
+            d.contains("\"#lqi-ch1-ch1-000\"><pc id=\"1\" dataRefStart=\"d1\" dataRefEnd=\"d1\""),
+            "{d}"
+        );
+        let u = read(&d, "x.xlf").unwrap();
+        assert_eq!(u[0].source, src);
+        assert_eq!(u[0].target.as_deref(), Some(tgt));
+        // Without a target, the source's sentences are the segments.
+        let d = doc(src, None);
+        assert_eq!(d.matches("<segment ").count(), 3, "{d}");
+        assert_eq!(read(&d, "x.xlf").unwrap()[0].source, src);
+        // Sentences that do not align 1:1: one segment for the block.
+        let d = doc("One. Two.\n", Some("一二。\n"));
+        assert_eq!(d.matches("<segment ").count(), 1, "{d}");
+    }
+
+    proptest! {
+        /// Sentence-rich Markdown (abbreviations, CJK stops, codes around full stops, lists,
+        /// CRLF) comes back byte for byte, and the document is stable.
+        #[test]
+        fn segmented_write_read_is_lossless(
+            src in proptest::collection::vec(prop_oneof![
+                Just("One. "), Just("Two? "), Just("e.g. Three "), Just("Fig. 3. "), Just("**A. B** "),
+                Just("\n\n"), Just("- item. X\n"), Just("1. A. B\n"), Just("`c. D` "), Just("[a. B](u). "),
+                Just("\r\n"), Just("  "), Just("Z..."), Just("\n```\nQ. R.\n```\n"),
+            ], 0..16),
+            tgt in proptest::collection::vec(prop_oneof![
+                Just("一。"), Just("二？"), Just("**甲。乙**"), Just("\n\n"), Just("- 项。X\n"), Just("`c. D`"),
+                Just("[甲。](u)。"), Just("\r\n"), Just(" "), Just("One. "), Just("Two! "),
+            ], 0..16),
+        ) {
+            let (src, tgt) = (src.concat(), tgt.concat());
+            let d = doc(&src, Some(&tgt));
+            let u = read(&d, "x.xlf").unwrap();
+            prop_assert_eq!(&u[0].source, &src);
+            prop_assert_eq!(u[0].target.as_deref(), Some(tgt.as_str()));
+            prop_assert_eq!(doc(&u[0].source, u[0].target.as_deref()), d);
+        }
+
+        /// A CAT tool's edit of one segment's target maps back to its unit, and only that
+        /// sentence of the unit's target changes.
+        #[test]
+        fn an_edited_segment_changes_only_its_span(
+            parts in proptest::collection::vec(("[a-z]{1,8}", prop_oneof![
+                Just(""), Just(" `x`"), Just(" **b**"), Just(" [l](u)"), Just(" <br>"),
+            ]), 1..7),
+            pick in any::<proptest::sample::Index>(),
+        ) {
+            let n = parts.len();
+            let src: Vec<String> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, (w, c))| format!("Sentence{i}{c} w{w}."))
+                .collect();
+            let mut tgt: Vec<String> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, (w, c))| format!("句子{i}{c}{w}。"))
+                .collect();
+            let src = format!("{}\n", src.join(" "));
+            tgt[n - 1].push('\n');
+            let d = doc(&src, Some(&tgt.concat()));
+            prop_assert_eq!(d.matches("<segment ").count(), n);
+            let k = pick.index(n);
+            // Replace the content of the k-th <target> as a CAT tool would.
+            let mut at = 0;
+            for _ in 0..=k {
+                at = d[at..].find("<segment ").unwrap() + at + 1;
+            }
+            at = d[at..].find("<target>").unwrap() + at + "<target>".len();
+            let end = d[at..].find("</target>").unwrap() + at;
+            let edited = format!("{}EDITED &amp; done{}", &d[..at], &d[end..]);
+            let u = read(&edited, "x.xlf").unwrap();
+            prop_assert_eq!(&u[0].id, "ch1-000");
+            prop_assert_eq!(&u[0].source, &src);
+            tgt[k] = "EDITED & done".into();
+            prop_assert_eq!(u[0].target.clone(), Some(tgt.concat()));
+        }
     }
 
     proptest! {

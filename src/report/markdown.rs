@@ -61,6 +61,17 @@ pub fn render(r: &Report) -> String {
             s.units.memory_hits
         );
     }
+    let fz = &r.fuzzy_matches;
+    if fz.total() > 0 {
+        let _ = writeln!(
+            o,
+            "Fuzzy translation-memory matches (given to the translator as references, never copied): {} unit(s): 75–84%: {} · 85–94%: {} · 95–99%: {}.\n",
+            fz.total(),
+            fz.low,
+            fz.mid,
+            fz.high
+        );
+    }
     if let Some(stopped) = &s.stopped {
         let _ = writeln!(
             o,

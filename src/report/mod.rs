@@ -293,6 +293,11 @@ pub struct Report {
     pub repairs_by_class: BTreeMap<String, usize>,
     /// Total mechanical repairs (the sum of `repairs_by_class`).
     pub repairs: usize,
+    /// Units whose Translation prompt carried a fuzzy translation-memory match as a
+    /// reference, by band (`{"75-84": n, "85-94": n, "95-99": n}`, percent; see
+    /// [`crate::campaign::memory::fuzzy_bands`]).
+    #[serde(default)]
+    pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
 }
 
 /// `(repairs_by_class, repairs)` of the units' repair lists (see [`Report::repairs`]).
@@ -637,6 +642,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         glossary_rejections: s.glossary_rejections().clone(),
         repairs_by_class,
         repairs,
+        fuzzy_matches: crate::campaign::memory::fuzzy_bands(c, s),
     }
 }
 
@@ -791,5 +797,6 @@ pub fn build_standalone(
         glossary_rejections: Vec::new(),
         repairs_by_class,
         repairs,
+        fuzzy_matches: Default::default(),
     }
 }

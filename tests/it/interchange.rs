@@ -330,10 +330,8 @@ fn edited_xliff_changes_only_the_edited_units_and_a_later_run_keeps_them() {
     let mut edited = doc.clone();
     for (u, new) in [(a, new_a), (b, new_b)] {
         let start = edited.find(&format!("<unit id=\"{}\"", u.id)).unwrap();
-        let t0 = start + edited[start..].find("<target>").unwrap() + "<target>".len();
-        let t1 = t0 + edited[t0..].find("</target>").unwrap();
         let new_xml = new.replace("`tool_0()`", "<ph id=\"99\" dataRef=\"dx\"/>");
-        edited.replace_range(t0..t1, &new_xml);
+        edited = set_unit_target(&edited, start, &new_xml);
         if new.contains("tool_0") {
             // The editor's CAT tool wrote the code as a placeholder of its own.
             let od = edited[start..].find("<originalData>").unwrap() + start;
@@ -479,6 +477,46 @@ fn xliff_import_refuses_bad_files_and_changes_nothing() {
 // ---------------------------------------------------------------------------------------------
 // TMX
 
+/// `doc` with the unit starting at byte `start` retargeted as an editor would in a CAT tool:
+/// the first segment's target becomes `new_xml`, every other segment's and ignorable's
+/// target is emptied (the unit is written in sentence segments), so the unit's target reads
+/// back as `new_xml`.
+fn set_unit_target(doc: &str, start: usize, new_xml: &str) -> String {
+    let end = start + doc[start..].find("</unit>").unwrap();
+    let unit = &doc[start..end];
+    let mut out = String::new();
+    let mut rest = unit;
+    let mut first = true;
+    while let Some(i) = [rest.find("<segment"), rest.find("<ignorable")]
+        .into_iter()
+        .flatten()
+        .min()
+    {
+        let close = if rest[i..].starts_with("<segment") {
+            "</segment>"
+        } else {
+            "</ignorable>"
+        };
+        let e = i + rest[i..].find(close).unwrap();
+        let element = &rest[i..e];
+        let body = match element.find("<target>") {
+            Some(t) => element[..t].to_string(),
+            None => element.to_string(),
+        };
+        out.push_str(&rest[..i]);
+        out.push_str(&body);
+        out.push_str("<target>");
+        if first && close == "</segment>" {
+            out.push_str(new_xml);
+            first = false;
+        }
+        out.push_str("</target>");
+        rest = &rest[e..];
+    }
+    out.push_str(rest);
+    format!("{}{out}{}", &doc[..start], &doc[end..])
+}
+
 fn run_fake(c: &TestCampaign, fake: &FakeServer) -> std::process::Output {
     c.cmd("run", &["--base-url", &fake.base_url, "--json"])
         .env("OPENAI_API_KEY", KEY)
@@ -580,7 +618,11 @@ fn a_tmx_from_one_campaign_makes_a_second_campaign_on_the_same_book_make_no_tran
     let pa = tmx::read(&tmx_doc, "a.tmx", &en, &zh).unwrap();
     let pb = tmx::read(&b.read("b/export/b.tmx"), "b.tmx", &en, &zh).unwrap();
     assert_eq!(pa, pb);
-    assert_eq!(pa.len() as u64, prose);
+    // Sentence pairs (tuid `unit#sN`) where a unit's sentences align, else one per unit:
+    // every translated unit is there.
+    let units: BTreeSet<&str> = pa.iter().map(|p| p.id.split('#').next().unwrap()).collect();
+    assert_eq!(units.len() as u64, prose);
+    assert!(pa.len() as u64 >= prose, "sentence pairs: {}", pa.len());
 }
 
 #[test]
@@ -818,8 +860,15 @@ from translate.storage import xliff2, tmx, tbx
 exp = json.load(open("expected.json", encoding="utf-8"))
 x = xliff2.Xliff2File(open("tt/export/tt.xlf", "rb").read())
 ids = [u.getid() for u in x.units]
-# translate-toolkit prefixes unit ids with their file id.
-assert [i.split("\x04")[-1] for i in ids] == exp["xliff_units"], (ids[:5], exp["xliff_units"][:5])
+# translate-toolkit prefixes unit ids with their file id, and lists each <segment> of a unit
+# with several as `unit::segment-N`: booktr writes sentence segments.
+assert any("::segment-2" in i for i in ids), ids[:5]
+units = []
+for i in ids:
+    u = i.split("\x04")[-1].split("::")[0]
+    if not units or units[-1] != u:
+        units.append(u)
+assert units == exp["xliff_units"], (ids[:5], exp["xliff_units"][:5])
 assert sorted(x.getfilenames()) == sorted(exp["xliff_files"]), x.getfilenames()
 assert all(u.source is not None for u in x.units)
 t = tmx.tmxfile(open("tt/export/tt.tmx", "rb").read(), "en", "zh")
@@ -976,9 +1025,12 @@ fn pseudo_xliff_is_refused_by_import_of_a_real_campaign() {
     );
     // The rehearsal itself may import its own export (an edited target becomes a human edit).
     let xlf = p.read("p/export/p.xlf");
-    // The first target's first line is the chapter heading: an editor retitles it.
-    let at = xlf.find("<target>").unwrap() + "<target>".len();
-    let end = at + xlf[at..].find('\n').unwrap();
+    // The first target's first segment is the chapter heading: an editor retitles it.
+    let mut at = xlf.find("<target>").unwrap() + "<target>".len();
+    if xlf[at..].starts_with("<mrk") {
+        at += xlf[at..].find('>').unwrap() + 1;
+    }
+    let end = at + xlf[at..].find(['\n', '<']).unwrap();
     assert!(xlf[at..end].starts_with("# "), "{}", &xlf[at..end]);
     let edited = format!("{}# 人工标题 1{}", &xlf[..at], &xlf[end..]);
     p.write("edited.xlf", &edited);
@@ -1069,13 +1121,27 @@ fn exports_of_a_pseudo_campaign_carry_the_rehearsal_mark_and_real_ones_do_not() 
         let units = xliff::read(&xlf, "x.xlf").unwrap();
         assert!(units.iter().filter(|u| u.target.is_some()).count() >= 2);
         let pairs = tmx::read(&tmx_doc, "x.tmx", &en, &zh).unwrap();
+        // TMX pairs at the XLIFF granularity: sentence pairs `unit#sN` where a unit's
+        // sentences align (the pseudo text keeps every sentence), else one per unit.
+        let pair_units: BTreeSet<&str> = pairs
+            .iter()
+            .map(|p| p.id.split('#').next().unwrap())
+            .collect();
         assert_eq!(
-            pairs.len(),
+            pair_units.len(),
             units
                 .iter()
                 .filter(|u| u.translate && u.target.is_some())
                 .count()
         );
+        assert!(pairs.len() >= pair_units.len());
+        if pseudo {
+            assert!(
+                pairs.iter().any(|p| p.id.ends_with("#s2"))
+                    && tmx_doc.contains("segtype=\"sentence\""),
+                "{tmx_doc}"
+            );
+        }
         let from_tbx = tbx::read(&tbx_doc, "x.tbx", &en, &zh).unwrap();
         let from_csv = delimited::read(csv.as_bytes(), "x.csv", b',', &en, &zh).unwrap();
         assert_eq!(from_tbx, from_csv);
@@ -1115,4 +1181,93 @@ fn exports_of_a_pseudo_campaign_carry_the_rehearsal_mark_and_real_ones_do_not() 
             }
         }
     }
+}
+
+/// A memory entry similar to a unit (one word changed) is a fuzzy match: it goes into that
+/// unit's Translation prompt as a reference with its match percentage, after the stable
+/// system prompt, and is never copied as the translation; the reports count it by band.
+#[test]
+fn a_fuzzy_memory_match_is_a_prompt_reference_never_a_copied_translation() {
+    let provider = "[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
+    let text = |verb: &str| {
+        format!(
+            "# Agents\n\nThe agent calls a tool and {verb} the result. It then writes a short answer for the user.\n\nA second paragraph explains memory in some detail. It lists three kinds of memory.\n"
+        )
+    };
+    let a = TestCampaign::with_chapters(
+        "a",
+        &["one.md"],
+        &format!("max_unit_chars = 500\n{provider}"),
+    );
+    a.write("one.md", &text("reads"));
+    assert_code(&run_fake(&a, &FakeServer::start()), 0);
+    assert_code(&a.cmd("export", &["--format", "tmx"]).output().unwrap(), 0);
+
+    let b = TestCampaign::with_chapters(
+        "b",
+        &["one.md"],
+        &format!("max_unit_chars = 500\nmemory = [\"a.tmx\"]\n{provider}"),
+    );
+    b.write("one.md", &text("prints"));
+    b.write("a.tmx", &a.read("a/export/a.tmx"));
+    let fake = FakeServer::start();
+    let out = run_fake(&b, &fake);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(
+        s["units"]["memory_hits"], 0,
+        "a fuzzy match is not a hit: {s}"
+    );
+    let requests: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .collect();
+    assert!(!requests.is_empty(), "the unit was translated by the model");
+    let with_ref: Vec<_> = requests
+        .iter()
+        .filter(|r| r.messages[1].content.contains("<reference match=\""))
+        .collect();
+    assert!(
+        !with_ref.is_empty(),
+        "{:?}",
+        requests[0].messages[1].content
+    );
+    let second = &with_ref[0].messages[1].content;
+    assert!(second.contains("reads the result"), "{second}");
+    // Stable prefix first: the system prompt carries no reference; the unit text is last.
+    assert!(!with_ref[0].messages[0].content.contains("<reference"));
+    assert!(
+        with_ref[0]
+            .unit_text()
+            .unwrap()
+            .contains("prints the result")
+    );
+    let pct: u32 = second
+        .split("<reference match=\"")
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((75..100).contains(&pct), "{pct}");
+    let report: serde_json::Value =
+        serde_json::from_str(&b.read("b/validation/report.json")).unwrap();
+    let fz = &report["fuzzy_matches"];
+    let band = match pct {
+        75..=84 => "75-84",
+        85..=94 => "85-94",
+        _ => "95-99",
+    };
+    assert!(fz[band].as_u64().unwrap() >= 1, "{fz}");
+    assert!(
+        b.read("b/validation/report.md")
+            .contains("Fuzzy translation-memory matches"),
+    );
+    assert!(
+        b.read("b/validation/report.html")
+            .contains("<span id=\"fuzzy-matches\">")
+    );
 }
