@@ -20,6 +20,10 @@ pub enum ChapterError {
         source: std::io::Error,
     },
     #[error(
+        "chapter {path} is a directory, not a file. In `chapters` a directory is read as its Markdown files; elsewhere name the chapter file itself."
+    )]
+    Directory { path: String },
+    #[error(
         "chapter {path} is not UTF-8 text: invalid byte at line {line}, byte offset {offset}. Convert it to UTF-8 (e.g. `iconv -t UTF-8`) and run again."
     )]
     NotUtf8 {
@@ -56,10 +60,15 @@ pub struct Chapter {
 impl Chapter {
     /// Reads `base/rel_path`. `rel_path` is kept as given for messages and state.
     ///
-    /// Errors: [`ChapterError::Io`] when unreadable, [`ChapterError::NotUtf8`] with the line and
+    /// Errors: [`ChapterError::Directory`] for a directory, [`ChapterError::Io`] when unreadable, [`ChapterError::NotUtf8`] with the line and
     /// byte offset of the first invalid sequence, [`ChapterError::Binary`] when a NUL byte occurs.
     pub fn load(base: &Path, rel_path: &str) -> Result<Chapter, ChapterError> {
         let full: PathBuf = base.join(rel_path);
+        if full.is_dir() {
+            return Err(ChapterError::Directory {
+                path: rel_path.to_string(),
+            });
+        }
         let bytes = std::fs::read(&full).map_err(|source| ChapterError::Io {
             path: rel_path.to_string(),
             source,
@@ -165,6 +174,15 @@ mod tests {
     fn rejects_binary() {
         let err = Chapter::from_bytes("img.md", b"PNG\0\0".to_vec()).unwrap_err();
         assert!(matches!(err, ChapterError::Binary { offset: 3, .. }));
+    }
+
+    #[test]
+    fn directory_as_chapter_failed_with_os_error_21() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("book")).unwrap();
+        let msg = Chapter::load(d.path(), "book").unwrap_err().to_string();
+        assert!(msg.contains("book is a directory"), "{msg}");
+        assert!(!msg.contains("os error"), "{msg}");
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut plan = super::plan(&args.campaign, args.concurrency)?;
     plan.bilingual |= args.bilingual;
     let campaign = Campaign::load(plan)?;
+    for line in super::chapter_source_lines(&campaign.plan, 6) {
+        eprintln!("{line}");
+    }
     let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -9,11 +9,13 @@
 //! Paths in the file are relative to the file. Nothing here reads chapters or talks to a
 //! provider; secrets are never part of a plan (only the *name* of the key's variable is).
 
+mod chapters;
 mod raw;
 mod settings;
 
 use std::path::{Path, PathBuf};
 
+pub use chapters::{ChapterEntry, EntryKind};
 pub use raw::{Pricing, RawCampaign, RawProvider};
 pub use settings::{CodeComments, default_review_marker};
 
@@ -89,6 +91,10 @@ pub struct Plan {
     /// key `repair`: `mechanical`, the default, or `off`); see the `repair` module. Never part
     /// of a unit fingerprint.
     pub repair: bool,
+    /// Each `chapters` entry of the campaign file (a file, a directory or a glob) and the
+    /// chapter files it gave, so that `plan` and `run` can say which files they took.
+    /// [`Plan::chapters`] is their concatenation.
+    pub chapter_entries: Vec<ChapterEntry>,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -183,8 +189,14 @@ impl Plan {
                     .into(),
             ));
         }
+        // Directories and globs become files here, so a directory never reaches the reader.
+        let chapter_entries = chapters::expand(&campaign_dir, &raw.chapters, &file)?;
+        let chapter_files: Vec<String> = chapter_entries
+            .iter()
+            .flat_map(|e| e.files.iter().cloned())
+            .collect();
         let mut seen = std::collections::HashMap::new();
-        for ch in &raw.chapters {
+        for ch in &chapter_files {
             let key = crate::book::chapter::chapter_key(
                 &Path::new(ch)
                     .file_name()
@@ -264,7 +276,7 @@ impl Plan {
             name,
             source_lang: Lang::parse(&raw.source_lang),
             target_lang: Lang::parse(&raw.target_lang),
-            chapters: raw.chapters,
+            chapters: chapter_files,
             glossaries: raw.glossaries,
             memory: raw.memory,
             bilingual: raw.bilingual.unwrap_or(false),
@@ -319,6 +331,7 @@ impl Plan {
                     ));
                 }
             },
+            chapter_entries,
         })
     }
 

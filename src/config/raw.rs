@@ -13,7 +13,10 @@ pub struct RawCampaign {
     pub source_lang: String,
     /// Target language code, e.g. `zh` or `zh-CN`.
     pub target_lang: String,
-    /// Chapter files in book order.
+    /// Chapters in book order. Each entry is a file, a directory (the `.md`, `.markdown` and
+    /// `.mdx` files directly inside it, in natural order: `ch2.md` before `ch10.md`) or a glob
+    /// pattern such as `"book/**/*.md"` (matches in natural order). A file given twice is taken
+    /// once, at its first place.
     pub chapters: Vec<String>,
     /// House-style glossary files: CSV/TSV (`source,target,note[,forbidden]`, a language-code
     /// header, or DeepL's header-less `source,target`) or TBX. Their entries always win.
