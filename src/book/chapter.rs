@@ -49,7 +49,9 @@ pub struct Chapter {
     pub key: String,
     /// The path as written in the campaign file (relative to it, `/`-separated).
     pub rel_path: String,
-    /// The file name alone (`chapter01.md`); the translated chapter gets the same name.
+    /// Where the translated chapter goes, relative to `out_dir`: the file name alone
+    /// (`chapter01.md`) for a `chapters` list; the path inside the translated site for a
+    /// campaign's `book` (`src/part1/intro.md`, see [`super::site::Page::out`]).
     pub file_name: String,
     /// The file's exact content.
     pub text: String,

@@ -40,6 +40,9 @@ pub fn chapter_source_lines(plan: &Plan, max_names: usize) -> Vec<String> {
         .filter(|e| e.kind != crate::config::EntryKind::File)
         .map(|e| format!("chapters: {}", e.describe(max_names)))
         .collect();
+    if let Some(site) = &plan.site {
+        lines.extend(site.notes.iter().map(|n| format!("  note: {n}")));
+    }
     if !lines.is_empty() {
         lines.push(String::new());
     }

@@ -41,6 +41,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // Images the chapters use go beside the translated chapters (on every run, so a changed
     // figure is picked up even when no text changed).
     crate::campaign::outputs::copy_images(&campaign)?;
+    // A `book` campaign: the site around the chapters (configuration, titles, assets).
+    let site = crate::campaign::site_out::write_site(&campaign, &result.state)?;
+    for n in &site.notes {
+        eprintln!("  note: {n}");
+    }
     if campaign.plan.bilingual {
         crate::campaign::outputs::write_bilingual(&campaign, &result.state)?;
     }

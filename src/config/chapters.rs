@@ -22,6 +22,8 @@ pub enum EntryKind {
     Directory,
     /// A glob pattern.
     Glob,
+    /// The campaign's `book`: the chapters its table of contents lists.
+    Book,
 }
 
 /// One `chapters` entry and the chapter files it gave, in book order.
@@ -43,6 +45,7 @@ impl ChapterEntry {
             EntryKind::File => "file",
             EntryKind::Directory => "directory",
             EntryKind::Glob => "glob",
+            EntryKind::Book => "book",
         };
         let mut names: Vec<&str> = self
             .files

@@ -123,3 +123,138 @@ fn bad_chapter_patterns_are_usage_errors_naming_the_campaign_file() {
         );
     }
 }
+
+/// Copies `tests/fixtures/books/<name>` into `dest`.
+fn copy_fixture(name: &str, dest: &std::path::Path) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/books")
+        .join(name);
+    for e in walkdir::WalkDir::new(&from).into_iter().flatten() {
+        let to = dest.join(e.path().strip_prefix(&from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Every local link and image target of every Markdown file under `dir` (relative to that
+/// file, fragment and query cut) exists; returns how many targets were checked.
+fn assert_local_targets_exist(dir: &std::path::Path) -> usize {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let mut checked = 0;
+    for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        let p = e.path();
+        if !p.extension().is_some_and(|x| x == "md" || x == "mdx") {
+            continue;
+        }
+        let text = std::fs::read_to_string(p).unwrap();
+        for ev in Parser::new(&text) {
+            let (Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. })) = ev
+            else {
+                continue;
+            };
+            let t = dest_url.split(['#', '?']).next().unwrap_or("");
+            if t.is_empty() || t.contains(':') || t.starts_with('/') {
+                continue;
+            }
+            let target = p.parent().unwrap().join(t);
+            assert!(
+                target.exists(),
+                "{} links {dest_url}, which is not in the output",
+                p.display()
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+/// The mdBook fixture: order from SUMMARY.md (prefix, part, nested and suffix chapters; the
+/// draft skipped with a note), and a translated book in out_dir: SUMMARY.md titles
+/// translated, book.toml copied with `language` set, images and data files copied, every
+/// SUMMARY link and every relative link or image of the chapters resolving in the output.
+#[test]
+fn mdbook_summary_gives_order_and_a_buildable_translated_book() {
+    let c = TestCampaign::new(
+        "name = \"mb\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"book/src/SUMMARY.md\"\n",
+    );
+    copy_fixture("mdbook", &c.path("book"));
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "SUMMARY",
+            "intro",
+            "chapter_1_index",
+            "chapter_1_planning",
+            "reading"
+        ]
+    );
+    let out = c.cmd("plan", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(mdBook) (book): 5 file(s)"), "{text}");
+    assert!(
+        text.contains("draft chapter \"Evaluating Agents\""),
+        "{text}"
+    );
+
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let book = c.path("mb/out");
+    let toml = c.read("mb/out/book.toml");
+    assert!(
+        toml.contains("language = \"zh\"") && toml.contains("# A small mdBook"),
+        "{toml}"
+    );
+    assert!(!toml.contains("language = \"en\""));
+    for f in [
+        "images/loop.svg",
+        "data/tools.csv",
+        "intro.md",
+        "chapter_1/index.md",
+        "chapter_1/planning.md",
+        "reading.md",
+    ] {
+        assert!(
+            book.join("src").join(f).is_file(),
+            "{f} missing from the output"
+        );
+    }
+    let summary = c.read("mb/out/src/SUMMARY.md");
+    let source = std::fs::read_to_string(c.path("book/src/SUMMARY.md")).unwrap();
+    assert_ne!(summary, source, "SUMMARY.md was not translated");
+    assert!(!summary.contains("Building Agents"), "{summary}");
+    assert!(summary.contains("(chapter_1/planning.md)"), "{summary}");
+    // SUMMARY.md's 4 links, plus 6 links and images in the chapters.
+    let checked = assert_local_targets_exist(&book.join("src"));
+    assert_eq!(checked, 4 + 6);
+
+    // `mdbook build` when the tool is installed (optional).
+    match std::process::Command::new("mdbook")
+        .arg("build")
+        .arg(&book)
+        .output()
+    {
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "mdbook build: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(book.join("book/index.html").is_file());
+        }
+        Err(e) => eprintln!("skipped `mdbook build`: mdbook is not on PATH ({e})"),
+    }
+}
