@@ -258,3 +258,75 @@ fn mdbook_summary_gives_order_and_a_buildable_translated_book() {
         Err(e) => eprintln!("skipped `mdbook build`: mdbook is not on PATH ({e})"),
     }
 }
+
+/// The MkDocs fixture: order from the nav (sections, a page without a title), translated nav
+/// titles in the output mkdocs.yml (the rest of the file kept), docs_dir assets copied, every
+/// relative link and image resolving; `mkdocs build --strict` when mkdocs is importable.
+#[test]
+fn mkdocs_nav_gives_order_and_a_translated_site() {
+    let c = TestCampaign::new(
+        "name = \"mk\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"site/mkdocs.yml\"\n",
+    );
+    copy_fixture("mkdocs", &c.path("site"));
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        ["index", "guide_install", "guide_usage", "nav-titles"]
+    );
+
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let site = c.path("mk/out");
+    let yml = c.read("mk/out/mkdocs.yml");
+    let cfg: serde_yaml::Value = serde_yaml::from_str(&yml).unwrap();
+    let source: serde_yaml::Value = serde_yaml::from_str(&c.read("site/mkdocs.yml")).unwrap();
+    assert_eq!(cfg["site_name"], source["site_name"]);
+    assert_eq!(cfg["markdown_extensions"], source["markdown_extensions"]);
+    assert!(yml.starts_with("# A small MkDocs site"), "{yml}");
+    let nav = serde_yaml::to_string(&cfg["nav"]).unwrap();
+    for (title, page) in [
+        ("Home", "index.md"),
+        ("User Guide", ""),
+        ("Installing the Toolkit", "guide/install.md"),
+    ] {
+        assert!(!nav.contains(title), "{title} not translated: {nav}");
+        assert!(nav.contains(page), "{page} lost: {nav}");
+    }
+    assert!(nav.contains("- guide/usage.md"), "{nav}");
+    for f in [
+        "img/overview.svg",
+        "index.md",
+        "guide/install.md",
+        "guide/usage.md",
+    ] {
+        assert!(site.join("docs").join(f).is_file(), "{f} missing");
+    }
+    assert_eq!(assert_local_targets_exist(&site.join("docs")), 5);
+
+    let mkdocs = std::process::Command::new("python3")
+        .args(["-m", "mkdocs", "build", "--strict", "-q", "-f"])
+        .arg(site.join("mkdocs.yml"))
+        .output();
+    match mkdocs {
+        Ok(o) if o.status.success() => assert!(site.join("site/index.html").is_file()),
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named mkdocs") => {
+            eprintln!(
+                "skipped `mkdocs build --strict`: mkdocs is not installed (pip install mkdocs)"
+            )
+        }
+        Ok(o) => panic!(
+            "mkdocs build --strict: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("skipped `mkdocs build --strict`: no python3 ({e})"),
+    }
+}
