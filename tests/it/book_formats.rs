@@ -330,3 +330,66 @@ fn mkdocs_nav_gives_order_and_a_translated_site() {
         Err(e) => eprintln!("skipped `mkdocs build --strict`: no python3 ({e})"),
     }
 }
+
+/// The Docusaurus fixture: order from `sidebar_position` and `_category_.json` positions, then
+/// names; translated docs under `i18n/zh/docusaurus-plugin-content-docs/current/` with assets,
+/// the category label translated there and in `current.json` (keyed by the sidebar id read
+/// from sidebars.js).
+#[test]
+fn docusaurus_tree_gives_order_and_i18n_output() {
+    let c = TestCampaign::new(
+        "name = \"du\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"web\"\n",
+    );
+    copy_fixture("docusaurus", &c.path("web"));
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "intro",
+            "tutorial_step1",
+            "tutorial_step2",
+            "appendix",
+            "nav-titles"
+        ]
+    );
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let cur = c.path("du/out/i18n/zh/docusaurus-plugin-content-docs/current");
+    for f in [
+        "intro.md",
+        "tutorial/step1.md",
+        "tutorial/step2.md",
+        "appendix.md",
+        "img/overview.svg",
+    ] {
+        assert!(cur.join(f).is_file(), "{f} missing");
+    }
+    assert!(
+        c.read("du/out/i18n/zh/docusaurus-plugin-content-docs/current/intro.md")
+            .starts_with("---\nsidebar_position: 1\n---\n")
+    );
+    let cat: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cur.join("tutorial/_category_.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cat["position"], 2);
+    let label = cat["label"].as_str().unwrap();
+    assert!(!label.is_empty() && label != "Tutorial Basics", "{label}");
+    let tr: serde_json::Value =
+        serde_json::from_str(&c.read("du/out/i18n/zh/docusaurus-plugin-content-docs/current.json"))
+            .unwrap();
+    assert_eq!(
+        tr["sidebar.tutorialSidebar.category.Tutorial Basics"]["message"],
+        label
+    );
+    assert_eq!(assert_local_targets_exist(&cur), 3);
+}
