@@ -7,6 +7,7 @@
 //! - [`segment`] cuts a chapter into [`segment::Unit`]s at top-level block boundaries, such that
 //!   joining the units gives back the chapter byte for byte.
 //!
+//! - [`mdx`] tells the ESM and JSX of `.mdx` chapters from their prose.
 //! - [`site`] reads book layouts (mdBook `SUMMARY.md`, MkDocs `mkdocs.yml`, Docusaurus
 //!   `docs/`) into chapter files in book order and their places in the translated site.
 //!
@@ -15,6 +16,7 @@
 pub mod align;
 pub mod chapter;
 pub mod markdown;
+pub mod mdx;
 pub mod segment;
 pub mod sentences;
 pub mod site;

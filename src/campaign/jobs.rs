@@ -123,7 +123,10 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let u = &c.units[*unit];
             let entries = c.prompt_entries(termbase, c.source_text(u));
             // HTML comments never reach the model as text (see agents::mask).
-            let mask = crate::agents::mask::mask(c.source_text(u));
+            let mask = crate::agents::mask::mask_for(
+                c.source_text(u),
+                crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
+            );
             let source = mask.text.clone();
             let revision = (*round > 0).then(|| {
                 let previous = s
@@ -141,7 +144,12 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 &source,
                 revision.as_ref(),
                 c.context_for(u)
-                    .map(|ctx| crate::agents::mask::strip_comments(&ctx))
+                    .map(|ctx| {
+                        crate::agents::mask::strip_for(
+                            &ctx,
+                            crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
+                        )
+                    })
                     .as_deref(),
             );
             mask.instruct(&mut request);
@@ -217,7 +225,10 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         Action::TranslatePart { unit, part, range } => {
             let u = &c.units[*unit];
             let entries = c.prompt_entries(termbase, &c.source_text(u)[range.clone()]);
-            let mask = crate::agents::mask::mask(&c.source_text(u)[range.clone()]);
+            let mask = crate::agents::mask::mask_for(
+                &c.source_text(u)[range.clone()],
+                crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
+            );
             let source = mask.text.clone();
             let mut request = translation::build_request(
                 &c.translation_setup_with(s.brief_text().to_string()),

@@ -296,7 +296,15 @@ impl Campaign {
         let house = Termbase::from_entries(house_entries);
         let mut units = Vec::new();
         for ch in &chapters {
-            units.extend(segment(&ch.key, &ch.text, plan.max_unit_chars));
+            if crate::book::mdx::is_mdx(&ch.rel_path) {
+                units.extend(crate::book::segment::segment_mdx(
+                    &ch.key,
+                    &ch.text,
+                    plan.max_unit_chars,
+                ));
+            } else {
+                units.extend(segment(&ch.key, &ch.text, plan.max_unit_chars));
+            }
         }
         let manifest = Manifest::new(&plan, &chapters, &units, &glossary_hashes, &house, &guide);
         let fingerprint = manifest.fingerprint();

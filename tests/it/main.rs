@@ -30,6 +30,7 @@ mod interchange;
 mod kept_candidate;
 mod layers;
 mod masking;
+mod mdx_props;
 mod mechanical_repair;
 mod model_outputs_verified;
 mod needs;
