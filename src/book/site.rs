@@ -170,8 +170,9 @@ fn local_target(dest: &str) -> Option<&str> {
 }
 
 /// Percent-decodes `%20`-style escapes in a link target (mdBook and CommonMark links to files
-/// with spaces). Hand-rolled: three lines, and no URL crate is a dependency.
-fn percent_decode(s: &str) -> String {
+/// with spaces). Hand-rolled: a few lines, and no URL crate is a dependency. Invalid UTF-8
+/// after decoding gives `s` unchanged.
+pub fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

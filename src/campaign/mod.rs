@@ -32,6 +32,7 @@ pub mod pieces;
 pub mod progress;
 pub mod runner;
 pub mod site_out;
+pub mod source_targets;
 pub mod state;
 pub mod store;
 pub mod verdict;

@@ -393,3 +393,92 @@ fn docusaurus_tree_gives_order_and_i18n_output() {
     );
     assert_eq!(assert_local_targets_exist(&cur), 3);
 }
+
+/// Missing local images and relative link targets of the source are warnings in report.json,
+/// report.md and report.html, once per target (a second use is counted, not repeated), naming
+/// the chapter file and the target; present targets and URLs give none, and the status stays
+/// complete.
+#[test]
+fn missing_source_targets_are_warned_once_in_every_report() {
+    let c = TestCampaign::with_chapters("mt", &["book"], "");
+    c.write(
+        "book/ch1.md",
+        "# One\n\nSee ![a figure](img/gone.png) and ![here](img/ok.svg).\n\nRead [the next](ch2.md), [the web](https://example.com) and [old](missing.md#part).\n",
+    );
+    c.write(
+        "book/ch2.md",
+        "# Two\n\nThe same figure again: ![again](img/gone.png).\n\nBack to [one](ch1.html).\n",
+    );
+    c.write("book/img/ok.svg", "<svg/>");
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let summary = support::json_summary(&out);
+    assert_eq!(summary["status"], "complete");
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("mt/validation/report.json")).unwrap();
+    let warnings: Vec<&serde_json::Value> = report["chapter_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "source_targets")
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    let m0 = warnings[0]["message"].as_str().unwrap();
+    assert!(
+        m0.starts_with("book/ch1.md: image target `img/gone.png` does not exist")
+            && m0.contains("(2 references in all)"),
+        "{m0}"
+    );
+    assert_eq!(warnings[0]["severity"], "warning");
+    assert_eq!(warnings[0]["chapter"], "ch1");
+    let m1 = warnings[1]["message"].as_str().unwrap();
+    assert!(
+        m1.starts_with("book/ch1.md: link target `missing.md#part`"),
+        "{m1}"
+    );
+    let md = c.read("mt/validation/report.md");
+    let html = c.read("mt/validation/report.html");
+    for text in [&md, &html] {
+        assert!(
+            text.contains("source_targets"),
+            "check missing from a report"
+        );
+        // (report.html escapes `/` as `&#x2f;`.)
+        assert!(
+            text.contains("gone.png") && text.contains("missing.md") && text.contains("ch1.md")
+        );
+    }
+}
+
+/// The corpus's flat folder: its image links that point at no file are each reported once,
+/// naming the chapter file (issue 16 counted 121 such links).
+#[booktr_test_needs::needs(corpus)]
+#[test]
+fn corpus_missing_images_are_each_reported_once() {
+    let Some(corpus) = corpus_dir() else {
+        return;
+    };
+    let c = TestCampaign::with_chapters("cm", &[corpus.join("en").to_str().unwrap()], "");
+    let plan = booktr::config::Plan::load(&c.file, &Default::default()).unwrap();
+    let campaign = booktr::campaign::Campaign::load(plan).unwrap();
+    let w = booktr::campaign::source_targets::missing_targets(&campaign);
+    let images = w
+        .iter()
+        .filter(|f| f.message.contains(": image target `"))
+        .count();
+    eprintln!("{} missing targets, {images} of them images", w.len());
+    assert!(images > 0);
+    let mut seen = std::collections::HashSet::new();
+    for f in &w {
+        assert!(
+            f.message.contains("/en/chapter") || f.message.contains("/en/introduction"),
+            "{}",
+            f.message
+        );
+        assert!(
+            seen.insert(f.message.clone()),
+            "reported twice: {}",
+            f.message
+        );
+    }
+}
