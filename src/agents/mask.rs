@@ -131,16 +131,67 @@ impl Masked {
 /// `text` with its HTML comments outside code, and its lines of HTML tags only, replaced by
 /// placeholders (see the module docs).
 pub fn mask(text: &str) -> Masked {
-    mask_spans(text, base_spans(text))
+    mask_with(text, false)
 }
 
-/// The spans [`mask`] replaces: HTML comments outside code, lines of HTML tags only and inline
-/// elements that hold no text, sorted and disjoint.
-fn base_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+/// [`mask`] for a unit of an MDX chapter: inline `{expressions}` and JSX component tags
+/// outside code ([`crate::book::mdx::inline_spans`]) become placeholders too, so they reach
+/// the output byte-identical and the model never reads them.
+pub fn mask_mdx(text: &str) -> Masked {
+    mask_with(text, true)
+}
+
+/// [`mask`] or [`mask_mdx`], by whether the unit's chapter is MDX.
+pub fn mask_for(text: &str, mdx: bool) -> Masked {
+    mask_with(text, mdx)
+}
+
+fn mask_with(text: &str, mdx: bool) -> Masked {
+    mask_spans(text, base_spans(text, mdx))
+}
+
+/// The spans [`mask`] replaces (HTML comments outside code, lines of HTML tags only and
+/// inline elements that hold no text) and, with `mdx`, those [`mask_mdx`] adds; sorted and
+/// disjoint.
+fn base_spans(text: &str, mdx: bool) -> Vec<std::ops::Range<usize>> {
     let code = code_ranges(text);
     let mut spans = comment_spans(text, &code);
     spans.extend(tag_line_spans(text, &code, &spans));
     spans.extend(empty_element_spans(text, &code, &spans));
+    if mdx {
+        let mut found = Vec::new();
+        // ESM and JSX lines (as in neighbour context, which holds whole protected blocks).
+        let mut pos = 0;
+        for line in text.split_inclusive('\n') {
+            let body = line.trim_end_matches(['\n', '\r']);
+            let lead = body.len() - body.trim_start().len();
+            if !body.trim().is_empty()
+                && !code.iter().any(|r| r.contains(&(pos + lead)))
+                && (body.trim_start().starts_with("import ")
+                    || body.trim_start().starts_with("export "))
+            {
+                found.push(pos + lead..pos + body.len());
+            }
+            pos += line.len();
+        }
+        for f in crate::book::mdx::inline_spans(text, &code) {
+            if !found.iter().any(|s| s.start < f.end && f.start < s.end) {
+                found.push(f);
+            }
+        }
+        // A JSX span inside one already masked (a comment) stays in it; one overlapping a
+        // masked tag line takes its place.
+        spans.retain(|s| {
+            !found.iter().any(|f| {
+                f.start < s.end && s.start < f.end && !(s.start <= f.start && f.end <= s.end)
+            })
+        });
+        for f in found {
+            if !spans.iter().any(|s| s.start < f.end && f.start < s.end) {
+                spans.push(f);
+            }
+        }
+    }
     spans.sort_by_key(|r| r.start);
     spans
 }
@@ -160,7 +211,13 @@ fn base_spans(text: &str) -> Vec<std::ops::Range<usize>> {
 /// ([`Masked::restore`]) and the unit keeps its earlier candidate. Lossless like [`mask`]:
 /// restoring the masked text gives `text` back (property-tested).
 pub fn mask_markup(text: &str) -> Masked {
-    let mut spans = base_spans(text);
+    mask_markup_for(text, false)
+}
+
+/// [`mask_markup`] for a unit of an MDX chapter when `mdx` (its JSX and expressions masked as
+/// [`mask_mdx`] does).
+pub fn mask_markup_for(text: &str, mdx: bool) -> Masked {
+    let mut spans = base_spans(text, mdx);
     let taken = spans.clone();
     let overlaps =
         |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| a.start < b.end && b.start < a.end;
@@ -422,7 +479,13 @@ fn only_tags(s: &str) -> bool {
 /// `text` with its HTML comments outside code removed (for read-only context, where a
 /// placeholder would mean nothing).
 pub fn strip_comments(text: &str) -> String {
-    let m = mask(text);
+    strip_for(text, false)
+}
+
+/// [`strip_comments`], and for an MDX chapter (`mdx`) also its ESM lines, `{expressions}` and
+/// JSX tags (what [`mask_mdx`] masks).
+pub fn strip_for(text: &str, mdx: bool) -> String {
+    let m = mask_with(text, mdx);
     let mut out = m.text.clone();
     for i in (1..=m.originals.len()).rev() {
         out = out.replacen(&m.placeholder(i), "", 1);

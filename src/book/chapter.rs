@@ -20,6 +20,10 @@ pub enum ChapterError {
         source: std::io::Error,
     },
     #[error(
+        "chapter {path} is a directory, not a file. In `chapters` a directory is read as its Markdown files; elsewhere name the chapter file itself."
+    )]
+    Directory { path: String },
+    #[error(
         "chapter {path} is not UTF-8 text: invalid byte at line {line}, byte offset {offset}. Convert it to UTF-8 (e.g. `iconv -t UTF-8`) and run again."
     )]
     NotUtf8 {
@@ -48,7 +52,9 @@ pub struct Chapter {
     pub key: String,
     /// The path as written in the campaign file (relative to it, `/`-separated).
     pub rel_path: String,
-    /// The file name alone (`chapter01.md`); the translated chapter gets the same name.
+    /// Where the translated chapter goes, relative to `out_dir`: the file name alone
+    /// (`chapter01.md`) for a `chapters` list; the path inside the translated site for a
+    /// campaign's `book` (`src/part1/intro.md`, see [`super::site::Page::out`]).
     pub file_name: String,
     /// The file's exact content; for a notebook, its Markdown view
     /// ([`super::notebook::Notebook::view`]), the text its units are cut from.
@@ -63,10 +69,15 @@ pub struct Chapter {
 impl Chapter {
     /// Reads `base/rel_path`. `rel_path` is kept as given for messages and state.
     ///
-    /// Errors: [`ChapterError::Io`] when unreadable, [`ChapterError::NotUtf8`] with the line and
+    /// Errors: [`ChapterError::Directory`] for a directory, [`ChapterError::Io`] when unreadable, [`ChapterError::NotUtf8`] with the line and
     /// byte offset of the first invalid sequence, [`ChapterError::Binary`] when a NUL byte occurs.
     pub fn load(base: &Path, rel_path: &str) -> Result<Chapter, ChapterError> {
         let full: PathBuf = base.join(rel_path);
+        if full.is_dir() {
+            return Err(ChapterError::Directory {
+                path: rel_path.to_string(),
+            });
+        }
         let bytes = std::fs::read(&full).map_err(|source| ChapterError::Io {
             path: rel_path.to_string(),
             source,
@@ -130,6 +141,9 @@ impl Chapter {
                 nb.cell_ranges(),
                 max_unit_chars,
             ),
+            None if super::mdx::is_mdx(&self.rel_path) => {
+                super::segment::segment_mdx(&self.key, &self.text, max_unit_chars)
+            }
             None => super::segment(&self.key, &self.text, max_unit_chars),
         }
     }
@@ -275,6 +289,15 @@ mod tests {
     fn rejects_binary() {
         let err = Chapter::from_bytes("img.md", b"PNG\0\0".to_vec()).unwrap_err();
         assert!(matches!(err, ChapterError::Binary { offset: 3, .. }));
+    }
+
+    #[test]
+    fn directory_as_chapter_failed_with_os_error_21() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("book")).unwrap();
+        let msg = Chapter::load(d.path(), "book").unwrap_err().to_string();
+        assert!(msg.contains("book is a directory"), "{msg}");
+        assert!(!msg.contains("os error"), "{msg}");
     }
 
     #[test]

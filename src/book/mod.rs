@@ -9,14 +9,20 @@
 //! - [`segment`] cuts a chapter into [`segment::Unit`]s at top-level block boundaries, such that
 //!   joining the units gives back the chapter byte for byte.
 //!
+//! - [`mdx`] tells the ESM and JSX of `.mdx` chapters from their prose.
+//! - [`site`] reads book layouts (mdBook `SUMMARY.md`, MkDocs `mkdocs.yml`, Docusaurus
+//!   `docs/`) into chapter files in book order and their places in the translated site.
+//!
 //! Nothing here talks to a model or writes state.
 
 pub mod align;
 pub mod chapter;
 pub mod markdown;
+pub mod mdx;
 pub mod notebook;
 pub mod segment;
 pub mod sentences;
+pub mod site;
 
 pub use chapter::Chapter;
 pub use segment::{Unit, UnitKind, segment};

@@ -353,8 +353,35 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
 /// Guarantees: the units' ranges are contiguous, start at 0, end at `text.len()`, and lie on
 /// `char` boundaries; an empty `text` gives no unit. `max_unit_chars` of 0 is treated as 1.
 pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
+    segment_with(chapter, text, max_unit_chars, false)
+}
+
+/// [`segment`] for an MDX chapter: each ESM or JSX block ([`super::mdx::is_protected_block`])
+/// is a verbatim unit of its own, so it is copied byte for byte and never sent to the model.
+/// Same guarantees as [`segment`].
+pub fn segment_mdx(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
+    segment_with(chapter, text, max_unit_chars, true)
+}
+
+fn segment_with(chapter: &str, text: &str, max_unit_chars: usize, mdx: bool) -> Vec<Unit> {
     let max = max_unit_chars.max(1);
-    let blocks = top_level_blocks(text);
+    let mut blocks = top_level_blocks(text);
+    // MDX: a protected block is cut out on both sides (a lock never glues it to prose).
+    let mut isolated = vec![false; blocks.len()];
+    if mdx {
+        for (i, b) in blocks.iter_mut().enumerate() {
+            if super::mdx::is_protected_block(&text[b.range.clone()]) {
+                b.kind = BlockKind::Verbatim;
+                b.cut_before = true;
+                isolated[i] = true;
+            }
+        }
+        for i in 1..blocks.len() {
+            if isolated[i - 1] {
+                blocks[i].cut_before = true;
+            }
+        }
+    }
 
     // Atomic groups: runs of blocks between allowed cuts. Each is (start, kind summary).
     struct Group {
@@ -362,9 +389,10 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
         heading: bool,
         front_matter: bool,
         prose: bool,
+        isolated: bool,
     }
     let mut groups: Vec<Group> = Vec::new();
-    for block in &blocks {
+    for (bi, block) in blocks.iter().enumerate() {
         let is_fm = block.kind == BlockKind::FrontMatter;
         let prose = matches!(block.kind, BlockKind::Prose | BlockKind::Heading);
         match groups.last_mut() {
@@ -377,6 +405,7 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
                 heading: block.kind == BlockKind::Heading,
                 front_matter: is_fm,
                 prose,
+                isolated: isolated[bi],
             }),
         }
     }
@@ -389,6 +418,7 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
             heading: false,
             front_matter: false,
             prose: false,
+            isolated: false,
         });
     }
     groups[0].start = 0;
@@ -399,6 +429,7 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
     let mut cur_chars = 0usize;
     let mut cur_prose = false;
     let mut cur_fm = false;
+    let mut cur_iso = false;
     let mut cur_len = 0usize; // groups in the current unit
     let push_unit = |start: usize, end: usize, prose: bool, fm: bool, units: &mut Vec<Unit>| {
         let slice = &text[start..end];
@@ -426,6 +457,8 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
         let boundary = cur_len > 0
             && (cur_fm
                 || g.front_matter
+                || cur_iso
+                || g.isolated
                 || cur_chars + chars > max
                 || (g.heading && cur_chars * 3 >= max)
                 || (anchor && cur_chars * 2 >= max));
@@ -438,6 +471,7 @@ pub fn segment(chapter: &str, text: &str, max_unit_chars: usize) -> Vec<Unit> {
         }
         if cur_len == 0 {
             cur_fm = g.front_matter;
+            cur_iso = g.isolated;
         }
         cur_chars += chars;
         cur_prose |= g.prose;

@@ -123,7 +123,10 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let u = &c.units[*unit];
             let entries = c.prompt_entries(termbase, c.source_text(u));
             // HTML comments never reach the model as text (see agents::mask).
-            let mask = crate::agents::mask::mask(c.source_text(u));
+            let mask = crate::agents::mask::mask_for(
+                c.source_text(u),
+                crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
+            );
             let source = mask.text.clone();
             let revision = (*round > 0).then(|| {
                 let previous = s
@@ -141,7 +144,12 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 &source,
                 revision.as_ref(),
                 c.context_for(u)
-                    .map(|ctx| crate::agents::mask::strip_comments(&ctx))
+                    .map(|ctx| {
+                        crate::agents::mask::strip_for(
+                            &ctx,
+                            crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
+                        )
+                    })
                     .as_deref(),
             );
             let fuzzy = super::memory::fuzzy(c, u);
@@ -224,13 +232,14 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let u = &c.units[*unit];
             let text = &c.source_text(u)[range.clone()];
             let entries = c.prompt_entries(termbase, text);
+            let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
             // A stuck unit's piece (issue 18) goes out with its inline markup masked and
             // without the brief: see `pieces::is_piece_part`.
             let piece = super::pieces::is_piece_part(part);
             let mask = if piece {
-                crate::agents::mask::mask_markup(text)
+                crate::agents::mask::mask_markup_for(text, mdx)
             } else {
-                crate::agents::mask::mask(text)
+                crate::agents::mask::mask_for(text, mdx)
             };
             let brief = if piece { "" } else { s.brief_text() };
             let source = mask.text.clone();

@@ -9,6 +9,8 @@
 //! - [`runner`]: the loop that runs actions concurrently and records each result.
 //! - [`commit`]: the one write protocol (result file, journal line, state) every writer uses.
 //! - [`outputs`]: reassembling translated chapters.
+//! - [`site_out`]: the rest of a translated mdBook, MkDocs or Docusaurus site (configuration,
+//!   navigation titles, assets).
 //! - [`edits`]: detecting and recording editors' hand edits of output chapters.
 //! - [`progress`]: the terminal progress display (stderr only).
 
@@ -29,6 +31,8 @@ pub mod outputs;
 pub mod pieces;
 pub mod progress;
 pub mod runner;
+pub mod site_out;
+pub mod source_targets;
 pub mod state;
 pub mod store;
 pub mod verdict;
@@ -106,10 +110,19 @@ impl Campaign {
     /// like pseudo text give a warning on stderr.
     pub fn load(plan: Plan) -> anyhow::Result<Campaign> {
         let mut chapters = Vec::new();
-        for rel in &plan.chapters {
-            let ch = Chapter::load(&plan.campaign_dir, rel)
+        for (i, rel) in plan.chapters.iter().enumerate() {
+            let mut ch = Chapter::load(&plan.campaign_dir, rel)
                 .map_err(|e| UsageError::new(e.to_string()))?;
+            // A site's chapters keep their folders: the key and the output path come from the
+            // layout (see `crate::book::site::Page`).
+            if let Some(page) = plan.site.as_ref().and_then(|s| s.pages.get(i)) {
+                ch.key = page.key.clone();
+                ch.file_name = page.out.clone();
+            }
             chapters.push(ch);
+        }
+        if let Some(site) = plan.site.as_ref().filter(|s| !s.titles.is_empty()) {
+            chapters.push(site_out::titles_chapter(site)?);
         }
         let mut glossaries = Vec::new();
         for rel in &plan.glossaries {

@@ -148,7 +148,9 @@ pub fn copy_images(c: &Campaign) -> anyhow::Result<usize> {
                 continue;
             }
             let from = src_dir.join(rel);
-            let to = c.plan.out_dir.join(rel);
+            // Beside the translated chapter, which sits in a subfolder in a site's output.
+            let out_chapter = c.plan.out_dir.join(&ch.file_name);
+            let to = out_chapter.parent().unwrap_or(&c.plan.out_dir).join(rel);
             let Ok(bytes) = std::fs::read(&from) else {
                 continue;
             };

@@ -158,7 +158,9 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
             v
         })
         .collect();
-    let chapter = by_unit.remove("").unwrap_or_default();
+    let mut chapter = by_unit.remove("").unwrap_or_default();
+    // Missing images and link targets of the source: warnings, once per target.
+    chapter.extend(super::source_targets::missing_targets(c));
     FinalQa {
         units,
         chapter,

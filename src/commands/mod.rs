@@ -29,3 +29,22 @@ pub fn plan(
         },
     )
 }
+
+/// The lines saying which chapter files the campaign's directories and globs gave (one per
+/// such entry, naming at most `max_names` files; see [`crate::config::ChapterEntry::describe`]),
+/// followed by a blank line; empty when every entry is a plain file.
+pub fn chapter_source_lines(plan: &Plan, max_names: usize) -> Vec<String> {
+    let mut lines: Vec<String> = plan
+        .chapter_entries
+        .iter()
+        .filter(|e| e.kind != crate::config::EntryKind::File)
+        .map(|e| format!("chapters: {}", e.describe(max_names)))
+        .collect();
+    if let Some(site) = &plan.site {
+        lines.extend(site.notes.iter().map(|n| format!("  note: {n}")));
+    }
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
+}

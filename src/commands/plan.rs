@@ -53,6 +53,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 "provider": p.provider.kind.as_str(),
                 "model": p.provider.model,
                 "chapters": chapters,
+                "chapter_sources": p.chapter_entries,
                 "agent_graph": graph,
                 "manager_plan": steps,
                 "estimate": est,
@@ -69,6 +70,9 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         p.provider.kind.as_str(),
         p.provider.model
     );
+    for line in super::chapter_source_lines(p, 12) {
+        println!("{line}");
+    }
     println!(
         "| chapter | units | to translate | copied | chars | source tokens |\n|---|---|---|---|---|---|"
     );

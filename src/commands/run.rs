@@ -20,6 +20,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut plan = super::plan(&args.campaign, args.concurrency)?;
     plan.bilingual |= args.bilingual;
     let campaign = Campaign::load(plan)?;
+    for line in super::chapter_source_lines(&campaign.plan, 6) {
+        eprintln!("{line}");
+    }
     let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -38,6 +41,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // Images the chapters use go beside the translated chapters (on every run, so a changed
     // figure is picked up even when no text changed).
     crate::campaign::outputs::copy_images(&campaign)?;
+    // A `book` campaign: the site around the chapters (configuration, titles, assets).
+    let site = crate::campaign::site_out::write_site(&campaign, &result.state)?;
+    for n in &site.notes {
+        eprintln!("  note: {n}");
+    }
     if campaign.plan.bilingual {
         crate::campaign::outputs::write_bilingual(&campaign, &result.state)?;
     }

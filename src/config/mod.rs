@@ -9,11 +9,13 @@
 //! Paths in the file are relative to the file. Nothing here reads chapters or talks to a
 //! provider; secrets are never part of a plan (only the *name* of the key's variable is).
 
+mod chapters;
 mod raw;
 mod settings;
 
 use std::path::{Path, PathBuf};
 
+pub use chapters::{ChapterEntry, EntryKind};
 pub use raw::{Pricing, RawCampaign, RawProvider};
 pub use settings::{CodeComments, default_review_marker};
 
@@ -89,6 +91,13 @@ pub struct Plan {
     /// key `repair`: `mechanical`, the default, or `off`); see the `repair` module. Never part
     /// of a unit fingerprint.
     pub repair: bool,
+    /// Each `chapters` entry of the campaign file (a file, a directory or a glob) and the
+    /// chapter files it gave, so that `plan` and `run` can say which files they took.
+    /// [`Plan::chapters`] is their concatenation.
+    pub chapter_entries: Vec<ChapterEntry>,
+    /// The book layout named by the campaign's `book` (mdBook, MkDocs, Docusaurus), or `None`
+    /// for a plain `chapters` list. Its pages are [`Plan::chapters`], in the same order.
+    pub site: Option<crate::book::site::Site>,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -176,15 +185,42 @@ impl Plan {
                 "must be a non-empty name without slashes or a leading dot (it names the default output folders)".into(),
             ));
         }
-        if raw.chapters.is_empty() {
+        if raw.book.is_some() && !raw.chapters.is_empty() {
             return Err(err(
                 "chapters",
-                "is empty: list the Markdown files to translate, relative to the campaign file"
+                "is given with `book`: the book's table of contents lists its chapters, so remove `chapters` (or `book`)".into(),
+            ));
+        }
+        if raw.chapters.is_empty() && raw.book.is_none() {
+            return Err(err(
+                "chapters",
+                "is empty: list the Markdown files to translate, relative to the campaign file (or name a SUMMARY.md, mkdocs.yml or Docusaurus folder as `book`)"
                     .into(),
             ));
         }
+        let site = match &raw.book {
+            Some(book) => Some(
+                crate::book::site::read(&campaign_dir, book, &raw.target_lang)
+                    .map_err(|m| err("book", m))?,
+            ),
+            None => None,
+        };
+        // Directories and globs become files here, so a directory never reaches the reader.
+        let chapter_entries = match (&site, &raw.book) {
+            (Some(site), Some(book)) => vec![ChapterEntry {
+                entry: format!("{book} ({})", site.kind.name()),
+                kind: EntryKind::Book,
+                files: site.pages.iter().map(|p| p.source.clone()).collect(),
+            }],
+            _ => chapters::expand(&campaign_dir, &raw.chapters, &file)?,
+        };
+        let chapter_files: Vec<String> = chapter_entries
+            .iter()
+            .flat_map(|e| e.files.iter().cloned())
+            .collect();
         let mut seen = std::collections::HashMap::new();
-        for ch in &raw.chapters {
+        // A site's chapters keep their folders in the output; their keys are checked there.
+        for ch in chapter_files.iter().filter(|_| site.is_none()) {
             let key = crate::book::chapter::chapter_key(
                 &Path::new(ch)
                     .file_name()
@@ -264,7 +300,7 @@ impl Plan {
             name,
             source_lang: Lang::parse(&raw.source_lang),
             target_lang: Lang::parse(&raw.target_lang),
-            chapters: raw.chapters,
+            chapters: chapter_files,
             glossaries: raw.glossaries,
             memory: raw.memory,
             bilingual: raw.bilingual.unwrap_or(false),
@@ -319,6 +355,8 @@ impl Plan {
                     ));
                 }
             },
+            chapter_entries,
+            site,
         })
     }
 

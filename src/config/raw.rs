@@ -13,7 +13,11 @@ pub struct RawCampaign {
     pub source_lang: String,
     /// Target language code, e.g. `zh` or `zh-CN`.
     pub target_lang: String,
-    /// Chapter files in book order.
+    /// Chapters in book order. Each entry is a file, a directory (the `.md`, `.markdown` and
+    /// `.mdx` files directly inside it, in natural order: `ch2.md` before `ch10.md`) or a glob
+    /// pattern such as `"book/**/*.md"` (matches in natural order). A file given twice is taken
+    /// once, at its first place. Leave it out when `book` is given.
+    #[serde(default)]
     pub chapters: Vec<String>,
     /// House-style glossary files: CSV/TSV (`source,target,note[,forbidden]`, a language-code
     /// header, or DeepL's header-less `source,target`) or TBX. Their entries always win.
@@ -69,6 +73,11 @@ pub struct RawCampaign {
     /// copied are restored from the source before any revision, see the `repair` module) or
     /// `off`. Not part of unit fingerprints: toggling it reuses every recorded answer.
     pub repair: Option<String>,
+    /// A whole book in a documentation tool's layout, instead of `chapters`: an mdBook's
+    /// `SUMMARY.md`, an MkDocs `mkdocs.yml` or a Docusaurus folder (the project or its
+    /// `docs/`). The chapters and their order come from its table of contents, and `out_dir`
+    /// receives a translated site that builds (see [`crate::book::site`]).
+    pub book: Option<String>,
 }
 
 /// `[pricing]`: prices per million tokens, in `currency`. The same table serves `plan`

@@ -13,6 +13,7 @@ mod support;
 
 mod approval_gates;
 mod batch_mode;
+mod book_formats;
 mod campaign_e2e;
 mod chrf_vectors;
 mod code_comments;
@@ -30,6 +31,7 @@ mod interchange;
 mod kept_candidate;
 mod layers;
 mod masking;
+mod mdx_props;
 mod mechanical_repair;
 mod model_outputs_verified;
 mod needs;

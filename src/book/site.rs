@@ -1,0 +1,695 @@
+//! Book layouts read from their own table of contents: an mdBook (`SUMMARY.md`), an MkDocs site
+//! (`mkdocs.yml` nav) and a Docusaurus `docs/` tree. Reading a layout gives a [`Site`]: the
+//! chapter files in book order, where each translated chapter goes in the output so that the
+//! translated site builds, and the navigation titles to translate. Writing the output (copying
+//! assets, rewriting `book.toml`, `mkdocs.yml` and `_category_.json`) belongs to the campaign;
+//! nothing here writes a file or talks to a model.
+//!
+//! Paths in a [`Site`] are `/`-separated: `source` paths relative to the campaign file,
+//! `out` paths relative to the campaign's `out_dir`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Which tool the book is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SiteKind {
+    /// mdBook: `book.toml` plus `src/SUMMARY.md`.
+    MdBook,
+    /// MkDocs: `mkdocs.yml` with a `nav` and a `docs_dir` (default `docs`).
+    MkDocs,
+    /// Docusaurus: a `docs/` folder, with `_category_.json` labels and `sidebar_position`.
+    Docusaurus,
+}
+
+impl SiteKind {
+    /// The tool's name as users write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SiteKind::MdBook => "mdBook",
+            SiteKind::MkDocs => "MkDocs",
+            SiteKind::Docusaurus => "Docusaurus",
+        }
+    }
+}
+
+/// One chapter file of a site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page {
+    /// The source file, relative to the campaign file.
+    pub source: String,
+    /// Where the translated file goes, relative to `out_dir`.
+    pub out: String,
+    /// The chapter key: the path inside the docs folder without its extension, `/` replaced
+    /// by `_` (`part1/intro.md` → `part1_intro`), restricted as [`super::chapter::chapter_key`].
+    pub key: String,
+}
+
+/// A book layout as read (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Site {
+    pub kind: SiteKind,
+    /// The site root (the folder of `book.toml`, `mkdocs.yml` or the Docusaurus project),
+    /// relative to the campaign file.
+    pub root: String,
+    /// The folder holding the chapters (mdBook `src`, MkDocs `docs_dir`, Docusaurus `docs`),
+    /// relative to `root`.
+    pub docs_dir: String,
+    /// Where the docs folder goes, relative to `out_dir` (`src`, `docs`, or
+    /// `i18n/<lang>/docusaurus-plugin-content-docs/current`).
+    pub out_docs_dir: String,
+    /// Chapters in book order. For an mdBook the first is `SUMMARY.md` itself, so that its
+    /// titles are translated (and checked) like any chapter.
+    pub pages: Vec<Page>,
+    /// Navigation titles outside the chapters (MkDocs nav entries, Docusaurus category
+    /// labels), in a fixed order; translated as the one list of [`Site::titles_markdown`].
+    pub titles: Vec<String>,
+    /// What was left out and why (draft chapters, missing files), one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Key of the synthetic chapter that carries a site's navigation titles.
+pub const TITLES_KEY: &str = "nav-titles";
+
+/// Where the translated navigation titles are written, relative to `out_dir`.
+pub const TITLES_OUT: &str = ".booktr/nav-titles.md";
+
+impl Site {
+    /// The navigation titles as a Markdown list, one `- title` per line (what is translated).
+    pub fn titles_markdown(&self) -> String {
+        let mut s = String::new();
+        for t in &self.titles {
+            s.push_str("- ");
+            s.push_str(t);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The translated titles from a translated [`Site::titles_markdown`], in order; `None` when
+    /// the list does not have one item per title (then the source titles are kept).
+    pub fn parse_titles(&self, translated: &str) -> Option<Vec<String>> {
+        let items: Vec<String> = translated
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("- "))
+            .map(|t| t.trim().to_string())
+            .collect();
+        (items.len() == self.titles.len()).then_some(items)
+    }
+}
+
+/// The chapter key of a page at `rel` inside the docs folder (see [`Page::key`]).
+pub fn page_key(rel: &str) -> String {
+    let no_ext = match rel.rfind('.') {
+        Some(i) if !rel[i..].contains('/') => &rel[..i],
+        _ => rel,
+    };
+    super::chapter::chapter_key(&format!("{}.md", no_ext.replace('/', "_")))
+}
+
+/// Reads the layout named by the campaign's `book` key: a `SUMMARY.md` (mdBook), a
+/// `mkdocs.yml`/`mkdocs.yaml` (MkDocs) or a folder (Docusaurus: the project root holding
+/// `docs/`, or the `docs/` folder itself). `target_lang` names the Docusaurus i18n folder.
+///
+/// Errors: a message naming the file and the remedy (the caller prefixes the campaign file):
+/// an unreadable or malformed table of contents, a chapter it links that does not exist, two
+/// chapters with the same key, a layout with no chapter.
+pub fn read(campaign_dir: &Path, book: &str, target_lang: &str) -> Result<Site, String> {
+    let path = crate::util::normalize(&campaign_dir.join(book));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let site = if path.is_dir() {
+        docusaurus(campaign_dir, &path, target_lang)?
+    } else if name == "summary.md" {
+        mdbook(campaign_dir, &path)?
+    } else if name == "mkdocs.yml" || name == "mkdocs.yaml" {
+        mkdocs(campaign_dir, &path)?
+    } else {
+        return Err(format!(
+            "`book` is {book}: give an mdBook's SUMMARY.md, an MkDocs mkdocs.yml or a Docusaurus folder"
+        ));
+    };
+    let mut keys = std::collections::HashMap::new();
+    for p in &site.pages {
+        if let Some(prev) = keys.insert(p.key.clone(), p.source.clone()) {
+            return Err(format!(
+                "{book}: the chapters {prev} and {} get the same key `{}`; rename one",
+                p.source, p.key
+            ));
+        }
+    }
+    if site.pages.is_empty() {
+        return Err(format!("{book}: the book lists no chapter file"));
+    }
+    Ok(site)
+}
+
+fn rel(path: &Path, base: &Path) -> String {
+    crate::util::relative_to(path, base)
+}
+
+/// `rel` of `path` under `dir`, or `None` when `path` is outside it.
+fn inside(path: &Path, dir: &Path) -> Option<String> {
+    path.strip_prefix(dir)
+        .ok()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// A local link target (no scheme, not absolute), without `#fragment` or `?query`.
+fn local_target(dest: &str) -> Option<&str> {
+    let t = dest.split(['#', '?']).next().unwrap_or("");
+    (!t.is_empty() && !t.contains(':') && !t.starts_with('/')).then_some(t)
+}
+
+/// Percent-decodes `%20`-style escapes in a link target (mdBook and CommonMark links to files
+/// with spaces). Hand-rolled: a few lines, and no URL crate is a dependency. Invalid UTF-8
+/// after decoding gives `s` unchanged.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(v) if b[i] == b'%' => {
+                out.push(v);
+                i += 3;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, String> {
+    let text = read_text(summary)?;
+    let src = summary.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let root = match src.parent() {
+        Some(p) if p.join("book.toml").is_file() => p.to_path_buf(),
+        _ if src.join("book.toml").is_file() => src.clone(),
+        Some(p) => p.to_path_buf(),
+        None => src.clone(),
+    };
+    let docs_dir = inside(&src, &root).unwrap_or_default();
+    let docs_dir = if docs_dir.is_empty() {
+        ".".into()
+    } else {
+        docs_dir
+    };
+    let out_docs = docs_dir.clone();
+    let join_out = |r: &str| {
+        if out_docs == "." {
+            r.to_string()
+        } else {
+            format!("{out_docs}/{r}")
+        }
+    };
+    let mut notes = Vec::new();
+    if !root.join("book.toml").is_file() {
+        notes.push(format!(
+            "no book.toml beside {}: the output has none either",
+            summary.display()
+        ));
+    }
+    let mut pages = vec![Page {
+        source: rel(summary, campaign_dir),
+        out: join_out("SUMMARY.md"),
+        key: "SUMMARY".into(),
+    }];
+    let mut seen = std::collections::HashSet::new();
+    use pulldown_cmark::{Event, Tag, TagEnd};
+    let mut link: Option<(String, String)> = None;
+    for ev in super::markdown::parser(&text) {
+        match ev {
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                link = Some((dest_url.to_string(), String::new()));
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some((_, title)) = &mut link {
+                    title.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Link) => {
+                let Some((dest, title)) = link.take() else {
+                    continue;
+                };
+                if dest.trim().is_empty() {
+                    notes.push(format!("draft chapter \"{title}\" has no file: skipped"));
+                    continue;
+                }
+                let Some(target) = local_target(&dest) else {
+                    continue;
+                };
+                let file = crate::util::normalize(&src.join(percent_decode(target)));
+                let Some(in_src) = inside(&file, &src) else {
+                    return Err(format!(
+                        "{}: the chapter \"{title}\" links {dest}, outside the book's folder {}; move it inside",
+                        summary.display(),
+                        src.display()
+                    ));
+                };
+                if !file.is_file() {
+                    return Err(format!(
+                        "{}: the chapter \"{title}\" links {dest}, which does not exist. Create the file, or make it a draft chapter with an empty link: [{title}]()",
+                        summary.display()
+                    ));
+                }
+                if seen.insert(file.clone()) {
+                    pages.push(Page {
+                        source: rel(&file, campaign_dir),
+                        out: join_out(&in_src),
+                        key: page_key(&in_src),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Site {
+        kind: SiteKind::MdBook,
+        root: rel(&root, campaign_dir),
+        docs_dir,
+        out_docs_dir: out_docs,
+        pages,
+        titles: Vec::new(),
+        notes,
+    })
+}
+
+/// One MkDocs nav entry as read: a title (or none: a bare path) and either a page path, a
+/// URL, or a section of entries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NavItem {
+    /// `- Title: path.md`, or a bare `- path.md` (title `None`).
+    Page { title: Option<String>, path: String },
+    /// `- Title: [ ... ]`.
+    Section { title: String, items: Vec<NavItem> },
+}
+
+/// Parses the `nav` of an `mkdocs.yml` (a YAML sequence; `serde_yaml`).
+///
+/// Errors: a `nav` that is not a sequence of pages and sections.
+pub fn mkdocs_nav(value: &serde_yaml::Value) -> Result<Vec<NavItem>, String> {
+    use serde_yaml::Value;
+    let Value::Sequence(seq) = value else {
+        return Err("`nav` is not a list".into());
+    };
+    let mut out = Vec::new();
+    for item in seq {
+        match item {
+            Value::String(p) => out.push(NavItem::Page {
+                title: None,
+                path: p.clone(),
+            }),
+            Value::Mapping(m) if m.len() == 1 => {
+                let (k, v) = m.iter().next().expect("one entry");
+                let title = k.as_str().ok_or("a nav title is not text")?.to_string();
+                match v {
+                    Value::String(p) => out.push(NavItem::Page {
+                        title: Some(title),
+                        path: p.clone(),
+                    }),
+                    Value::Sequence(_) => out.push(NavItem::Section {
+                        title,
+                        items: mkdocs_nav(v)?,
+                    }),
+                    _ => {
+                        return Err(format!(
+                            "the nav entry \"{title}\" is neither a page nor a section"
+                        ));
+                    }
+                }
+            }
+            _ => return Err("a nav entry is neither `Title: page.md` nor `page.md`".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Every title of `items`, depth first (the order of [`Site::titles`]).
+pub fn nav_titles(items: &[NavItem], out: &mut Vec<String>) {
+    for i in items {
+        match i {
+            NavItem::Page { title, .. } => out.extend(title.clone()),
+            NavItem::Section { title, items } => {
+                out.push(title.clone());
+                nav_titles(items, out);
+            }
+        }
+    }
+}
+
+/// Every page path of `items`, depth first.
+fn nav_pages(items: &[NavItem], out: &mut Vec<String>) {
+    for i in items {
+        match i {
+            NavItem::Page { path, .. } => out.push(path.clone()),
+            NavItem::Section { items, .. } => nav_pages(items, out),
+        }
+    }
+}
+
+/// `items` with their titles replaced, in [`nav_titles`] order, from `titles`.
+pub fn retitle(items: &[NavItem], titles: &mut impl Iterator<Item = String>) -> Vec<NavItem> {
+    items
+        .iter()
+        .map(|i| match i {
+            NavItem::Page { title, path } => NavItem::Page {
+                title: title
+                    .as_ref()
+                    .map(|t| titles.next().unwrap_or_else(|| t.clone())),
+                path: path.clone(),
+            },
+            NavItem::Section { title, items } => NavItem::Section {
+                title: titles.next().unwrap_or_else(|| title.clone()),
+                items: retitle(items, titles),
+            },
+        })
+        .collect()
+}
+
+/// The nav as YAML (`serde_yaml`), for the output `mkdocs.yml`.
+pub fn nav_yaml(items: &[NavItem]) -> serde_yaml::Value {
+    use serde_yaml::{Mapping, Value};
+    Value::Sequence(
+        items
+            .iter()
+            .map(|i| match i {
+                NavItem::Page { title: None, path } => Value::String(path.clone()),
+                NavItem::Page {
+                    title: Some(t),
+                    path,
+                } => {
+                    let mut m = Mapping::new();
+                    m.insert(Value::String(t.clone()), Value::String(path.clone()));
+                    Value::Mapping(m)
+                }
+                NavItem::Section { title, items } => {
+                    let mut m = Mapping::new();
+                    m.insert(Value::String(title.clone()), nav_yaml(items));
+                    Value::Mapping(m)
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Reads `mkdocs.yml` as YAML, ignoring the Python-specific tags MkDocs configs use
+/// (`!!python/name:…`, `!ENV`): they parse as tagged values and are left alone.
+pub fn mkdocs_config(path: &Path) -> Result<serde_yaml::Value, String> {
+    let text = read_text(path)?;
+    serde_yaml::from_str(&text).map_err(|e| format!("{} is not valid YAML: {e}", path.display()))
+}
+
+fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, String> {
+    let cfg = mkdocs_config(file)?;
+    let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let docs_dir = cfg
+        .get("docs_dir")
+        .and_then(|v| v.as_str())
+        .unwrap_or("docs")
+        .trim_end_matches('/')
+        .to_string();
+    let docs = crate::util::normalize(&root.join(&docs_dir));
+    let mut notes = Vec::new();
+    let (paths, titles) = match cfg.get("nav") {
+        Some(nav) => {
+            let items = mkdocs_nav(nav).map_err(|e| format!("{}: {e}", file.display()))?;
+            let (mut paths, mut titles) = (Vec::new(), Vec::new());
+            nav_pages(&items, &mut paths);
+            nav_titles(&items, &mut titles);
+            (paths, titles)
+        }
+        None => {
+            // No nav: MkDocs lists the docs folder alphabetically; natural order reads better
+            // for numbered chapters and keeps the same order otherwise.
+            let mut files = Vec::new();
+            for e in walkdir::WalkDir::new(&docs).into_iter().flatten() {
+                if e.file_type().is_file()
+                    && e.path().extension().is_some_and(|x| x == "md")
+                    && let Some(r) = inside(e.path(), &docs)
+                {
+                    files.push(r);
+                }
+            }
+            files.sort_by(|a, b| natord::compare(a, b));
+            notes.push("mkdocs.yml has no nav: chapters in natural order of docs_dir".into());
+            (files, Vec::new())
+        }
+    };
+    let mut pages = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for p in paths {
+        if p.contains("://") {
+            continue;
+        }
+        let f = crate::util::normalize(&docs.join(&p));
+        if !f.is_file() {
+            return Err(format!(
+                "{}: the nav lists {p}, which is not in {docs_dir}/. Fix the nav or create the file",
+                file.display()
+            ));
+        }
+        if seen.insert(f.clone()) {
+            pages.push(Page {
+                source: rel(&f, campaign_dir),
+                out: format!("{docs_dir}/{p}"),
+                key: page_key(&p),
+            });
+        }
+    }
+    Ok(Site {
+        kind: SiteKind::MkDocs,
+        root: rel(&root, campaign_dir),
+        docs_dir: docs_dir.clone(),
+        out_docs_dir: docs_dir,
+        pages,
+        titles,
+        notes,
+    })
+}
+
+/// The `sidebar_position` of a Docusaurus page's YAML front matter, if any.
+pub fn sidebar_position(text: &str) -> Option<f64> {
+    let rest = super::markdown::split_bom(text).1.strip_prefix("---")?;
+    let end = rest.find("\n---")?;
+    rest[..end].lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("sidebar_position:")
+            .and_then(|v| v.trim().trim_matches(['"', '\'']).parse().ok())
+    })
+}
+
+/// `position` and `label` of a `_category_.json` (Docusaurus), when the file exists.
+fn category(dir: &Path) -> (Option<f64>, Option<String>) {
+    let Ok(text) = std::fs::read_to_string(dir.join("_category_.json")) else {
+        return (None, None);
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    (
+        v.get("position").and_then(|p| p.as_f64()),
+        v.get("label").and_then(|l| l.as_str()).map(str::to_string),
+    )
+}
+
+/// The output folder of translated Docusaurus docs for `lang` (what `docusaurus write-translations`
+/// and `docusaurus build --locale` expect).
+pub fn docusaurus_out(lang: &str) -> String {
+    format!("i18n/{lang}/docusaurus-plugin-content-docs/current")
+}
+
+fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site, String> {
+    let (root, docs) = if dir.join("docs").is_dir() {
+        (dir.to_path_buf(), dir.join("docs"))
+    } else {
+        (dir.parent().unwrap_or(dir).to_path_buf(), dir.to_path_buf())
+    };
+    let docs_dir = inside(&docs, &root).unwrap_or_else(|| "docs".into());
+    // Order of an autogenerated sidebar: `sidebar_position` (pages) and `position`
+    // (`_category_.json`) first, ascending; the rest after them in natural order of names.
+    // (sidebars.js is JavaScript; it is not read.)
+    fn walk(dir: &Path, docs: &Path, pages: &mut Vec<String>, labels: &mut Vec<String>) {
+        let mut entries: Vec<(Option<f64>, String, PathBuf)> = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(['.', '_']) {
+                continue;
+            }
+            if p.is_dir() {
+                entries.push((category(&p).0, name, p));
+            } else if p.extension().is_some_and(|x| x == "md" || x == "mdx") {
+                let pos = std::fs::read_to_string(&p)
+                    .ok()
+                    .and_then(|t| sidebar_position(&t));
+                entries.push((pos, name, p));
+            }
+        }
+        entries.sort_by(|a, b| match (a.0, b.0) {
+            (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| natord::compare(&a.1, &b.1)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => natord::compare(&a.1, &b.1),
+        });
+        for (_, _, p) in entries {
+            if p.is_dir() {
+                if let Some(l) = category(&p).1 {
+                    labels.push(l);
+                }
+                walk(&p, docs, pages, labels);
+            } else if let Some(r) = inside(&p, docs) {
+                pages.push(r);
+            }
+        }
+    }
+    let (mut paths, mut titles) = (Vec::new(), Vec::new());
+    walk(&docs, &docs, &mut paths, &mut titles);
+    let out_docs = docusaurus_out(target_lang);
+    let pages = paths
+        .iter()
+        .map(|p| Page {
+            source: rel(&docs.join(p), campaign_dir),
+            out: format!("{out_docs}/{p}"),
+            key: page_key(p),
+        })
+        .collect();
+    Ok(Site {
+        kind: SiteKind::Docusaurus,
+        root: rel(&root, campaign_dir),
+        docs_dir,
+        out_docs_dir: out_docs,
+        pages,
+        titles,
+        notes: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (f, text) in files {
+            let p = d.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn mdbook_order_from_summary_with_parts_nesting_and_drafts() {
+        let d = tree(&[
+            ("b/book.toml", "[book]\ntitle = \"T\"\n"),
+            (
+                "b/src/SUMMARY.md",
+                "# Summary\n\n[Preface](preface.md)\n\n# Part I\n\n- [One](ch1/README.md)\n    - [One a](ch1/a%20b.md)\n- [Draft]()\n\n---\n\n[Thanks](misc/thanks.md)\n",
+            ),
+            ("b/src/preface.md", "# P\n"),
+            ("b/src/ch1/README.md", "# 1\n"),
+            ("b/src/ch1/a b.md", "# 1a\n"),
+            ("b/src/misc/thanks.md", "# T\n"),
+        ]);
+        let s = read(d.path(), "b/src/SUMMARY.md", "zh").unwrap();
+        assert_eq!(s.kind, SiteKind::MdBook);
+        assert_eq!(s.root, "b");
+        assert_eq!(s.docs_dir, "src");
+        let outs: Vec<&str> = s.pages.iter().map(|p| p.out.as_str()).collect();
+        assert_eq!(
+            outs,
+            [
+                "src/SUMMARY.md",
+                "src/preface.md",
+                "src/ch1/README.md",
+                "src/ch1/a b.md",
+                "src/misc/thanks.md"
+            ]
+        );
+        let keys: Vec<&str> = s.pages.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["SUMMARY", "preface", "ch1_README", "ch1_a_b", "misc_thanks"]
+        );
+        assert_eq!(s.pages[1].source, "b/src/preface.md");
+        assert!(s.notes[0].contains("Draft"), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn mdbook_link_to_a_missing_file_is_an_error_naming_it() {
+        let d = tree(&[("src/SUMMARY.md", "- [Gone](gone.md)\n")]);
+        let e = read(d.path(), "src/SUMMARY.md", "zh").unwrap_err();
+        assert!(e.contains("gone.md") && e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn mkdocs_nav_order_and_titles() {
+        let d = tree(&[
+            (
+                "site/mkdocs.yml",
+                "site_name: S\nnav:\n  - Home: index.md\n  - Guide:\n      - Install: guide/install.md\n      - guide/use.md\n  - Site: https://example.com\nmarkdown_extensions:\n  - pymdownx.emoji:\n      emoji_index: !!python/name:material.extensions.emoji.twemoji\n",
+            ),
+            ("site/docs/index.md", "# Home\n"),
+            ("site/docs/guide/install.md", "# Install\n"),
+            ("site/docs/guide/use.md", "# Use\n"),
+        ]);
+        let s = read(d.path(), "site/mkdocs.yml", "zh").unwrap();
+        let outs: Vec<&str> = s.pages.iter().map(|p| p.out.as_str()).collect();
+        assert_eq!(
+            outs,
+            [
+                "docs/index.md",
+                "docs/guide/install.md",
+                "docs/guide/use.md"
+            ]
+        );
+        assert_eq!(s.titles, ["Home", "Guide", "Install", "Site"]);
+        let back = s.parse_titles(&s.titles_markdown()).unwrap();
+        assert_eq!(back, s.titles);
+    }
+
+    #[test]
+    fn docusaurus_order_from_positions_then_natural_names() {
+        let d = tree(&[
+            (
+                "web/docs/intro.md",
+                "---\nsidebar_position: 1\n---\n# Intro\n",
+            ),
+            ("web/docs/z-last.md", "# Z\n"),
+            (
+                "web/docs/guide/_category_.json",
+                "{\"label\": \"The Guide\", \"position\": 2}",
+            ),
+            ("web/docs/guide/step10.mdx", "# 10\n"),
+            ("web/docs/guide/step2.md", "# 2\n"),
+        ]);
+        let s = read(d.path(), "web", "zh-Hans").unwrap();
+        let outs: Vec<&str> = s.pages.iter().map(|p| p.out.as_str()).collect();
+        let base = "i18n/zh-Hans/docusaurus-plugin-content-docs/current";
+        assert_eq!(
+            outs,
+            [
+                format!("{base}/intro.md"),
+                format!("{base}/guide/step2.md"),
+                format!("{base}/guide/step10.mdx"),
+                format!("{base}/z-last.md"),
+            ]
+        );
+        assert_eq!(s.titles, ["The Guide"]);
+        assert_eq!(s.docs_dir, "docs");
+    }
+}

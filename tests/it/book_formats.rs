@@ -1,0 +1,484 @@
+//! Issue 16, "Book formats": how a book is found and written back. `chapters` takes
+//! directories and globs (in natural order, saying which files it took, exit 2 with the
+//! campaign file named for a bad pattern); the mdBook, MkDocs and Docusaurus layouts are read
+//! from their own tables of contents and written back as buildable translated sites.
+
+use crate::support;
+
+use support::{TestCampaign, assert_code, corpus_dir};
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The corpus's flat `en/` folder as one `chapters` entry: all 11 chapters in natural order
+/// (introduction first, because it is named before the folder), said in `plan` and `run`, with
+/// every translated chapter written.
+#[booktr_test_needs::needs(corpus)]
+#[test]
+fn corpus_folder_as_chapters_takes_every_file_in_natural_order() {
+    let Some(corpus) = corpus_dir() else {
+        return;
+    };
+    let en = corpus.join("en");
+    let intro = en.join("introduction.md");
+    let c = TestCampaign::with_chapters(
+        "folder",
+        &[intro.to_str().unwrap(), en.to_str().unwrap()],
+        "",
+    );
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    let mut expected = vec!["introduction".to_string()];
+    expected.extend((1..=10).map(|i| format!("chapter{i:02}")));
+    assert_eq!(keys, expected);
+    let sources = plan["chapter_sources"].as_array().unwrap();
+    assert_eq!(sources[1]["kind"], "directory");
+    assert_eq!(sources[1]["files"].as_array().unwrap().len(), 10);
+
+    let out = c.cmd("plan", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(directory): 10 file(s):") && text.contains("chapter01.md"),
+        "{text}"
+    );
+
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    assert!(
+        stderr(&out).contains("(directory): 10 file(s):"),
+        "{}",
+        stderr(&out)
+    );
+    for k in &expected {
+        assert!(
+            c.path(&format!("folder/out/{k}.md")).is_file(),
+            "{k} not written"
+        );
+    }
+}
+
+/// A glob in `chapters` gives its matches in natural order (ch2 before ch10), nested folders
+/// included with `**`; a directory as a chapter never fails with "Is a directory".
+#[test]
+fn glob_and_directory_chapters_in_natural_order() {
+    let c = TestCampaign::with_chapters("g", &["book/**/*.md", "more"], "");
+    c.write("book/ch10.md", "# Ten\n\nText ten.\n");
+    c.write("book/ch2.md", "# Two\n\nText two.\n");
+    c.write("book/part/ch3.md", "# Three\n\nText three.\n");
+    c.write("more/x1.md", "# X\n\nText x.\n");
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let files: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "book/ch2.md",
+            "book/ch10.md",
+            "book/part/ch3.md",
+            "more/x1.md"
+        ]
+    );
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("os error 21"));
+    for f in ["ch2.md", "ch10.md", "ch3.md", "x1.md"] {
+        assert!(!c.read(&format!("g/out/{f}")).is_empty(), "{f} not written");
+    }
+}
+
+/// Exit 2 naming the campaign file for a bad pattern, a pattern matching nothing and an empty
+/// folder.
+#[test]
+fn bad_chapter_patterns_are_usage_errors_naming_the_campaign_file() {
+    for (entry, says) in [
+        ("book/[.md", "invalid"),
+        ("nothing/*.md", "matches no file"),
+        ("empty", "holds no Markdown"),
+    ] {
+        let c = TestCampaign::with_chapters("b", &[entry], "");
+        std::fs::create_dir_all(c.path("empty")).unwrap();
+        let out = c.cmd("plan", &[]).output().unwrap();
+        assert_code(&out, 2);
+        let e = stderr(&out);
+        assert!(
+            e.contains("campaign.toml") && e.contains(says),
+            "{entry}: {e}"
+        );
+    }
+}
+
+/// Copies `tests/fixtures/books/<name>` into `dest`.
+fn copy_fixture(name: &str, dest: &std::path::Path) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/books")
+        .join(name);
+    for e in walkdir::WalkDir::new(&from).into_iter().flatten() {
+        let to = dest.join(e.path().strip_prefix(&from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// Every local link and image target of every Markdown file under `dir` (relative to that
+/// file, fragment and query cut) exists; returns how many targets were checked.
+fn assert_local_targets_exist(dir: &std::path::Path) -> usize {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let mut checked = 0;
+    for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        let p = e.path();
+        if !p.extension().is_some_and(|x| x == "md" || x == "mdx") {
+            continue;
+        }
+        let text = std::fs::read_to_string(p).unwrap();
+        for ev in Parser::new(&text) {
+            let (Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. })) = ev
+            else {
+                continue;
+            };
+            let t = dest_url.split(['#', '?']).next().unwrap_or("");
+            if t.is_empty() || t.contains(':') || t.starts_with('/') {
+                continue;
+            }
+            let target = p.parent().unwrap().join(t);
+            assert!(
+                target.exists(),
+                "{} links {dest_url}, which is not in the output",
+                p.display()
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+/// The mdBook fixture: order from SUMMARY.md (prefix, part, nested and suffix chapters; the
+/// draft skipped with a note), and a translated book in out_dir: SUMMARY.md titles
+/// translated, book.toml copied with `language` set, images and data files copied, every
+/// SUMMARY link and every relative link or image of the chapters resolving in the output.
+#[test]
+fn mdbook_summary_gives_order_and_a_buildable_translated_book() {
+    let c = TestCampaign::new(
+        "name = \"mb\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"book/src/SUMMARY.md\"\n",
+    );
+    copy_fixture("mdbook", &c.path("book"));
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "SUMMARY",
+            "intro",
+            "chapter_1_index",
+            "chapter_1_planning",
+            "reading"
+        ]
+    );
+    let out = c.cmd("plan", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(mdBook) (book): 5 file(s)"), "{text}");
+    assert!(
+        text.contains("draft chapter \"Evaluating Agents\""),
+        "{text}"
+    );
+
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let book = c.path("mb/out");
+    let toml = c.read("mb/out/book.toml");
+    assert!(
+        toml.contains("language = \"zh\"") && toml.contains("# A small mdBook"),
+        "{toml}"
+    );
+    assert!(!toml.contains("language = \"en\""));
+    for f in [
+        "images/loop.svg",
+        "data/tools.csv",
+        "intro.md",
+        "chapter_1/index.md",
+        "chapter_1/planning.md",
+        "reading.md",
+    ] {
+        assert!(
+            book.join("src").join(f).is_file(),
+            "{f} missing from the output"
+        );
+    }
+    let summary = c.read("mb/out/src/SUMMARY.md");
+    let source = std::fs::read_to_string(c.path("book/src/SUMMARY.md")).unwrap();
+    assert_ne!(summary, source, "SUMMARY.md was not translated");
+    assert!(!summary.contains("Building Agents"), "{summary}");
+    assert!(summary.contains("(chapter_1/planning.md)"), "{summary}");
+    // SUMMARY.md's 4 links, plus 6 links and images in the chapters.
+    let checked = assert_local_targets_exist(&book.join("src"));
+    assert_eq!(checked, 4 + 6);
+
+    // `mdbook build` when the tool is installed (optional).
+    match std::process::Command::new("mdbook")
+        .arg("build")
+        .arg(&book)
+        .output()
+    {
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "mdbook build: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(book.join("book/index.html").is_file());
+        }
+        Err(e) => eprintln!("skipped `mdbook build`: mdbook is not on PATH ({e})"),
+    }
+}
+
+/// The MkDocs fixture: order from the nav (sections, a page without a title), translated nav
+/// titles in the output mkdocs.yml (the rest of the file kept), docs_dir assets copied, every
+/// relative link and image resolving; `mkdocs build --strict` when mkdocs is importable.
+#[test]
+fn mkdocs_nav_gives_order_and_a_translated_site() {
+    let c = TestCampaign::new(
+        "name = \"mk\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"site/mkdocs.yml\"\n",
+    );
+    copy_fixture("mkdocs", &c.path("site"));
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        ["index", "guide_install", "guide_usage", "nav-titles"]
+    );
+
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let site = c.path("mk/out");
+    let yml = c.read("mk/out/mkdocs.yml");
+    let cfg: serde_yaml::Value = serde_yaml::from_str(&yml).unwrap();
+    let source: serde_yaml::Value = serde_yaml::from_str(&c.read("site/mkdocs.yml")).unwrap();
+    assert_eq!(cfg["site_name"], source["site_name"]);
+    assert_eq!(cfg["markdown_extensions"], source["markdown_extensions"]);
+    assert!(yml.starts_with("# A small MkDocs site"), "{yml}");
+    let nav = serde_yaml::to_string(&cfg["nav"]).unwrap();
+    for (title, page) in [
+        ("Home", "index.md"),
+        ("User Guide", ""),
+        ("Installing the Toolkit", "guide/install.md"),
+    ] {
+        assert!(!nav.contains(title), "{title} not translated: {nav}");
+        assert!(nav.contains(page), "{page} lost: {nav}");
+    }
+    assert!(nav.contains("- guide/usage.md"), "{nav}");
+    for f in [
+        "img/overview.svg",
+        "index.md",
+        "guide/install.md",
+        "guide/usage.md",
+    ] {
+        assert!(site.join("docs").join(f).is_file(), "{f} missing");
+    }
+    assert_eq!(assert_local_targets_exist(&site.join("docs")), 5);
+
+    let mkdocs = std::process::Command::new("python3")
+        .args(["-m", "mkdocs", "build", "--strict", "-q", "-f"])
+        .arg(site.join("mkdocs.yml"))
+        .output();
+    match mkdocs {
+        Ok(o) if o.status.success() => assert!(site.join("site/index.html").is_file()),
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named mkdocs") => {
+            eprintln!(
+                "skipped `mkdocs build --strict`: mkdocs is not installed (pip install mkdocs)"
+            )
+        }
+        Ok(o) => panic!(
+            "mkdocs build --strict: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("skipped `mkdocs build --strict`: no python3 ({e})"),
+    }
+}
+
+/// The Docusaurus fixture: order from `sidebar_position` and `_category_.json` positions, then
+/// names; translated docs under `i18n/zh/docusaurus-plugin-content-docs/current/` with assets,
+/// the category label translated there and in `current.json` (keyed by the sidebar id read
+/// from sidebars.js).
+#[test]
+fn docusaurus_tree_gives_order_and_i18n_output() {
+    let c = TestCampaign::new(
+        "name = \"du\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"web\"\n",
+    );
+    copy_fixture("docusaurus", &c.path("web"));
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let keys: Vec<&str> = plan["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["chapter"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "intro",
+            "tutorial_step1",
+            "tutorial_step2",
+            "appendix",
+            "nav-titles"
+        ]
+    );
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    let cur = c.path("du/out/i18n/zh/docusaurus-plugin-content-docs/current");
+    for f in [
+        "intro.md",
+        "tutorial/step1.md",
+        "tutorial/step2.md",
+        "appendix.md",
+        "img/overview.svg",
+    ] {
+        assert!(cur.join(f).is_file(), "{f} missing");
+    }
+    assert!(
+        c.read("du/out/i18n/zh/docusaurus-plugin-content-docs/current/intro.md")
+            .starts_with("---\nsidebar_position: 1\n---\n")
+    );
+    let cat: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cur.join("tutorial/_category_.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cat["position"], 2);
+    let label = cat["label"].as_str().unwrap();
+    assert!(!label.is_empty() && label != "Tutorial Basics", "{label}");
+    let tr: serde_json::Value =
+        serde_json::from_str(&c.read("du/out/i18n/zh/docusaurus-plugin-content-docs/current.json"))
+            .unwrap();
+    assert_eq!(
+        tr["sidebar.tutorialSidebar.category.Tutorial Basics"]["message"],
+        label
+    );
+    assert_eq!(assert_local_targets_exist(&cur), 3);
+}
+
+/// Missing local images and relative link targets of the source are warnings in report.json,
+/// report.md and report.html, once per target (a second use is counted, not repeated), naming
+/// the chapter file and the target; present targets and URLs give none, and the status stays
+/// complete.
+#[test]
+fn missing_source_targets_are_warned_once_in_every_report() {
+    let c = TestCampaign::with_chapters("mt", &["book"], "");
+    c.write(
+        "book/ch1.md",
+        "# One\n\nSee ![a figure](img/gone.png) and ![here](img/ok.svg).\n\nRead [the next](ch2.md), [the web](https://example.com) and [old](missing.md#part).\n",
+    );
+    c.write(
+        "book/ch2.md",
+        "# Two\n\nThe same figure again: ![again](img/gone.png).\n\nBack to [one](ch1.html).\n",
+    );
+    c.write("book/img/ok.svg", "<svg/>");
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let summary = support::json_summary(&out);
+    assert_eq!(summary["status"], "complete");
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("mt/validation/report.json")).unwrap();
+    let warnings: Vec<&serde_json::Value> = report["chapter_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "source_targets")
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    let m0 = warnings[0]["message"].as_str().unwrap();
+    assert!(
+        m0.starts_with("book/ch1.md: image target `img/gone.png` does not exist")
+            && m0.contains("(2 references in all)"),
+        "{m0}"
+    );
+    assert_eq!(warnings[0]["severity"], "warning");
+    assert_eq!(warnings[0]["chapter"], "ch1");
+    let m1 = warnings[1]["message"].as_str().unwrap();
+    assert!(
+        m1.starts_with("book/ch1.md: link target `missing.md#part`"),
+        "{m1}"
+    );
+    let md = c.read("mt/validation/report.md");
+    let html = c.read("mt/validation/report.html");
+    for text in [&md, &html] {
+        assert!(
+            text.contains("source_targets"),
+            "check missing from a report"
+        );
+        // (report.html escapes `/` as `&#x2f;`.)
+        assert!(
+            text.contains("gone.png") && text.contains("missing.md") && text.contains("ch1.md")
+        );
+    }
+}
+
+/// The corpus's flat folder: its image links that point at no file are each reported once,
+/// naming the chapter file (issue 16 counted 121 such links).
+#[booktr_test_needs::needs(corpus)]
+#[test]
+fn corpus_missing_images_are_each_reported_once() {
+    let Some(corpus) = corpus_dir() else {
+        return;
+    };
+    let c = TestCampaign::with_chapters("cm", &[corpus.join("en").to_str().unwrap()], "");
+    let plan = booktr::config::Plan::load(&c.file, &Default::default()).unwrap();
+    let campaign = booktr::campaign::Campaign::load(plan).unwrap();
+    let w = booktr::campaign::source_targets::missing_targets(&campaign);
+    let images = w
+        .iter()
+        .filter(|f| f.message.contains(": image target `"))
+        .count();
+    eprintln!("{} missing targets, {images} of them images", w.len());
+    assert!(images > 0);
+    let mut seen = std::collections::HashSet::new();
+    for f in &w {
+        assert!(
+            f.message.contains("/en/chapter") || f.message.contains("/en/introduction"),
+            "{}",
+            f.message
+        );
+        assert!(
+            seen.insert(f.message.clone()),
+            "reported twice: {}",
+            f.message
+        );
+    }
+}
