@@ -136,7 +136,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 }
             });
             let mut request = translation::build_request_with_context(
-                &c.translation_setup_with(s.brief_text().to_string()),
+                &c.translation_setup_for(s.brief_text(), &u.chapter),
                 &entries,
                 &source,
                 revision.as_ref(),
@@ -220,7 +220,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let mask = crate::agents::mask::mask(&c.source_text(u)[range.clone()]);
             let source = mask.text.clone();
             let mut request = translation::build_request(
-                &c.translation_setup_with(s.brief_text().to_string()),
+                &c.translation_setup_for(s.brief_text(), &u.chapter),
                 &entries,
                 &source,
                 None,
