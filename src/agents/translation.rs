@@ -411,6 +411,41 @@ mod tests {
     }
 
     #[test]
+    fn the_chapter_synopsis_opens_the_second_message_on_one_line() {
+        let e = Entry {
+            source: "Agent".into(),
+            target: "智能体".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
+            variants: Vec::new(),
+        };
+        let with = Setup {
+            chapter_brief: "- `ch2`: Loops →\n  how agents repeat.".into(),
+            ..setup()
+        };
+        let r = build_request_with_context(&with, &[&e], "An Agent acts.\n", None, Some("Before."));
+        let second = &r.messages[1].content;
+        assert!(
+            second.starts_with(&format!(
+                "{CHAPTER_BRIEF_HEADER} - `ch2`: Loops → how agents repeat.\n\nGlossary (use these renderings):\n- Agent → 智能体\n"
+            )),
+            "{second}"
+        );
+        // The synopsis line is not read as a glossary line; the unit stays last; the stable
+        // prefix does not depend on the chapter.
+        assert_eq!(
+            parse_glossary_message(second),
+            vec![("Agent".to_string(), "智能体".to_string())]
+        );
+        assert_eq!(source_of(&r), Some("An Agent acts.\n"));
+        let plain = build_request(&setup(), &[&e], "An Agent acts.\n", None);
+        assert_eq!(r.messages[0], plain.messages[0]);
+        assert!(!plain.messages[1].content.contains(CHAPTER_BRIEF_HEADER));
+        assert_eq!(chapter_brief_message(" \n "), "");
+    }
+
+    #[test]
     fn prompt_has_no_part_labels() {
         let r = build_request(&setup(), &[], "x", None);
         let all: String = r.messages.iter().map(|m| m.content.clone()).collect();
