@@ -1,7 +1,7 @@
 //! Campaign benchmarks for issue #5 ("The whole book in one campaign"): whole runs of the
 //! `booktr` binary over the shared corpus (`../shared/corpus/ai-agent-book/en`, 11 files,
 //! 1.2 MB) against the in-repo fake OpenAI-compatible server (`tests/it/support/fake_llm.rs`, real
-//! HTTP and SSE) or the offline pseudo provider. Five benchmarks:
+//! HTTP and SSE) or the offline pseudo provider. Six benchmarks:
 //!
 //! - `wall_time`: latency 1 s + completion tokens / 50 per second, run 25× faster by default
 //!   (`BOOKTR_BENCH_LATENCY_SCALE`), concurrency 8; measured wall time against the
@@ -14,7 +14,9 @@
 //!   by the cost of a whole-book run against the fake's prefix-cache simulation;
 //! - `local_overhead`: the binary's own CPU time and peak RSS (`wait4` rusage) on the whole
 //!   book against a zero-latency fake, and the bytes written to the state directory per unit;
-//! - `throughput`: segmentation, QA and tokenizer MB/s.
+//! - `throughput`: segmentation, QA and tokenizer MB/s;
+//! - `scale10` (`campaign/scale10.rs`): the corpus book at 1× and 10×: per-unit prompt overhead
+//!   by agent, CPU time, peak RSS and Manager context (issue 15).
 //!
 //! Run `cargo bench --bench campaign` (all) or `cargo bench --bench campaign -- NAME…` (those
 //! whose name contains one of the arguments). Each prints a Markdown table and whether each
@@ -32,6 +34,9 @@ mod fake_llm;
 #[allow(dead_code)]
 #[path = "../tests/it/support/recorded.rs"]
 mod recorded;
+// Issue 15: the 10x book (per-unit prompt overhead, CPU, RSS, Manager context).
+#[path = "campaign/scale10.rs"]
+mod scale10;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -138,6 +143,7 @@ const BENCHES: &[(&str, Bench)] = &[
     ("token_economy", token_economy),
     ("local_overhead", local_overhead),
     ("throughput", throughput),
+    ("scale10", scale10::scale10),
 ];
 
 fn main() {

@@ -8,6 +8,7 @@
 
 pub mod bounds;
 pub mod brief;
+pub mod brief_parts;
 pub mod glossary;
 pub mod json;
 pub mod manager;

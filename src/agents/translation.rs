@@ -4,11 +4,21 @@
 //!
 //! 1. `system`: instructions and the translation guide, byte-identical for every unit of a
 //!    campaign;
-//! 2. `user`: the glossary entries whose source terms occur in this unit;
+//! 2. `user`: the synopsis of the unit's chapter from the book brief (the same for every unit
+//!    of a chapter, so it comes first), then the glossary entries whose source terms occur in
+//!    this unit;
 //! 3. `user`: the unit's source text, exactly, and nothing else (HTML comments masked as
 //!    placeholders by [`super::mask`], restored in the answer by the caller).
 //!
 //! A revision appends `assistant` (the previous translation) and `user` (the findings to fix).
+//! The brief's share is bounded whatever the book's length (issue 15): the system message has
+//! only its book-level part (audience, register, conventions) and message 2 only the unit's own
+//! chapter's synopsis, never every chapter's ([`super::brief_parts`]). The glossary entries are
+//! those whose source term occurs in the unit (`prompt_layout = "relevant"`, the default), so
+//! there are at most as many as term occurrences in the unit, each on one line with its note
+//! cut to [`MAX_NOTE_CHARS`]: bounded by the unit's length, not the termbase's size. (The
+//! `full` layout sends the whole termbase by choice; its cost is the campaign's decision.)
+//!
 //! The agent never sees another unit or its translation. The prompt never mentions parts, unit
 //! numbers or positions, so there is no label for the model to echo into a heading.
 
@@ -29,10 +39,17 @@ pub struct Setup {
     pub guide: String,
     /// Marker for renderings the translator coins (`[待审]` for Chinese by default).
     pub review_marker: String,
-    /// The book brief (audience, register, conventions, synopses); empty before it exists.
+    /// The book-level part of the book brief (audience, register, conventions: see
+    /// [`super::brief_parts::BriefParts::book`]), in the system message; empty before the brief
+    /// exists. Whatever is here goes into every request, so callers pass the bounded part, not
+    /// the brief with every chapter's synopsis.
     pub brief: String,
     /// Whether comments in code blocks are translated (campaign key `code_comments`).
     pub code_comments: crate::config::CodeComments,
+    /// The synopsis of the unit's chapter from the brief (one line, at most
+    /// [`super::brief_parts::SYNOPSIS_MAX_CHARS`] characters), put at the start of message 2;
+    /// empty when there is none (before the brief exists, or for a request of no chapter).
+    pub chapter_brief: String,
 }
 
 /// A revision of an earlier translation.
@@ -155,6 +172,20 @@ pub fn build_request(
     build_request_with_context(setup, entries, unit_text, revision, None)
 }
 
+/// Words that open the chapter synopsis at the start of message 2.
+pub const CHAPTER_BRIEF_HEADER: &str = "About the chapter this text is from (book brief):";
+
+/// The chapter synopsis line of message 2 (with a blank line after it), or empty when
+/// `synopsis` is blank. The synopsis is put on one line, so no line of it can be read as a
+/// glossary line (`- source → target`).
+pub fn chapter_brief_message(synopsis: &str) -> String {
+    let one: Vec<&str> = synopsis.split_whitespace().collect();
+    if one.is_empty() {
+        return String::new();
+    }
+    format!("{CHAPTER_BRIEF_HEADER} {}\n\n", one.join(" "))
+}
+
 /// Header of the read-only neighbour context at the end of the glossary message.
 pub const CONTEXT_HEADER: &str =
     "For context only, the text just before it (do not translate it and do not repeat it):";
@@ -168,7 +199,8 @@ pub fn build_request_with_context(
     revision: Option<&Revision>,
     context: Option<&str>,
 ) -> Request {
-    let mut second = glossary_message(entries);
+    let mut second = chapter_brief_message(&setup.chapter_brief);
+    second.push_str(&glossary_message(entries));
     if let Some(ctx) = context.filter(|c| !c.trim().is_empty()) {
         second.push_str(&format!(
             "\n{CONTEXT_HEADER}\n<context>\n{}\n</context>\n",
@@ -352,6 +384,7 @@ mod tests {
             review_marker: "[待审]".into(),
             brief: String::new(),
             code_comments: Default::default(),
+            chapter_brief: String::new(),
         }
     }
 
@@ -420,6 +453,41 @@ mod tests {
             parse_glossary_message(&a.messages[1].content),
             vec![("Agent".to_string(), "智能体".to_string())]
         );
+    }
+
+    #[test]
+    fn the_chapter_synopsis_opens_the_second_message_on_one_line() {
+        let e = Entry {
+            source: "Agent".into(),
+            target: "智能体".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
+            variants: Vec::new(),
+        };
+        let with = Setup {
+            chapter_brief: "- `ch2`: Loops →\n  how agents repeat.".into(),
+            ..setup()
+        };
+        let r = build_request_with_context(&with, &[&e], "An Agent acts.\n", None, Some("Before."));
+        let second = &r.messages[1].content;
+        assert!(
+            second.starts_with(&format!(
+                "{CHAPTER_BRIEF_HEADER} - `ch2`: Loops → how agents repeat.\n\nGlossary (use these renderings):\n- Agent → 智能体\n"
+            )),
+            "{second}"
+        );
+        // The synopsis line is not read as a glossary line; the unit stays last; the stable
+        // prefix does not depend on the chapter.
+        assert_eq!(
+            parse_glossary_message(second),
+            vec![("Agent".to_string(), "智能体".to_string())]
+        );
+        assert_eq!(source_of(&r), Some("An Agent acts.\n"));
+        let plain = build_request(&setup(), &[&e], "An Agent acts.\n", None);
+        assert_eq!(r.messages[0], plain.messages[0]);
+        assert!(!plain.messages[1].content.contains(CHAPTER_BRIEF_HEADER));
+        assert_eq!(chapter_brief_message(" \n "), "");
     }
 
     #[test]

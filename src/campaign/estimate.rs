@@ -156,19 +156,32 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         assumed = Termbase::merge(&c.house, &guessed).0;
         &assumed
     };
-    // The brief is in every translation prompt; before it exists, assume the usual length.
-    let setup = c.translation_setup_with(match &s.brief() {
-        Some(b) => b.text.clone(),
-        None => crate::agents::brief::placeholder(c.chapters.len()),
-    });
+    // The brief's book part is in every translation prompt and the chapter's synopsis in each
+    // of its units' prompts; before the brief exists, assume the usual lengths.
+    let brief = s.brief().as_ref().map(|b| b.text.clone());
+    let setup_for = |chapter: &str| match &brief {
+        Some(b) => c.translation_setup_for(b, chapter),
+        None => {
+            use crate::agents::brief_parts::{EXPECTED_BOOK_TOKENS, EXPECTED_SYNOPSIS_TOKENS};
+            let mut setup = c.translation_setup();
+            setup.brief = "brief ".repeat(EXPECTED_BOOK_TOKENS);
+            setup.chapter_brief = "brief ".repeat(EXPECTED_SYNOPSIS_TOKENS);
+            setup
+        }
+    };
+    // Units come in book order: the setup changes with the chapter.
+    let mut setup: Option<(&str, translation::Setup)> = None;
     let ratio = completion_ratio(&p.source_lang, &p.target_lang);
     let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);
     let mut per_chapter: BTreeMap<&str, u64> = BTreeMap::new();
     for u in c.prose_units() {
+        if setup.as_ref().is_none_or(|(ch, _)| *ch != u.chapter) {
+            setup = Some((u.chapter.as_str(), setup_for(&u.chapter)));
+        }
         let text = c.source_text(u);
         let req = translation::build_request_with_context(
-            &setup,
+            &setup.as_ref().expect("set above").1,
             &c.prompt_entries(termbase, text),
             text,
             None,

@@ -139,7 +139,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 }
             });
             let mut request = translation::build_request_with_context(
-                &c.translation_setup_with(s.brief_text().to_string()),
+                &c.translation_setup_for(s.brief_text(), &u.chapter),
                 &entries,
                 &source,
                 revision.as_ref(),
@@ -244,7 +244,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let brief = if piece { "" } else { s.brief_text() };
             let source = mask.text.clone();
             let mut request = translation::build_request(
-                &c.translation_setup_with(brief.to_string()),
+                &c.translation_setup_for(brief, &u.chapter),
                 &entries,
                 &source,
                 None,

@@ -37,6 +37,9 @@ pub mod state;
 pub mod store;
 pub mod verdict;
 
+#[cfg(test)]
+mod brief_prompt_tests;
+
 use std::collections::HashMap;
 
 use anyhow::Context;
@@ -98,7 +101,20 @@ pub struct Campaign {
     qa_cache: crate::qa::QaCache,
     /// Token counter with the memo of this campaign's counts (see [`crate::tokens::Counter`]).
     tokens: crate::tokens::Counter,
+    /// The last brief split for prompts, with the text it was split from
+    /// ([`Campaign::brief_parts`]): one split per brief, not one per request.
+    brief_parts: BriefPartsMemo,
 }
+
+/// The memo of [`Campaign::brief_parts`]: the brief text and its split (shared by clones).
+type BriefPartsMemo = std::sync::Arc<
+    std::sync::Mutex<
+        Option<(
+            String,
+            std::sync::Arc<crate::agents::brief_parts::BriefParts>,
+        )>,
+    >,
+>;
 
 impl Campaign {
     /// Reads chapters, glossaries and guide, segments the chapters and computes the fingerprint.
@@ -327,6 +343,7 @@ impl Campaign {
             unit_index,
             qa_cache: Default::default(),
             tokens: Default::default(),
+            brief_parts: Default::default(),
         })
     }
 
@@ -384,16 +401,79 @@ impl Campaign {
         self.translation_setup_with(String::new())
     }
 
-    /// The translation setup with the book brief.
+    /// The translation setup with the book-level part of the book brief `brief` (the whole
+    /// brief as recorded; its chapter synopses are left out, see
+    /// [`crate::agents::brief_parts`]) and no chapter synopsis: what every Translation request
+    /// of the campaign shares. [`Campaign::translation_setup_for`] adds a unit's chapter.
+    ///
+    /// A book of one chapter keeps the whole brief in the system message, as before the split:
+    /// its book part and its one synopsis are the whole brief, bounded already, and every unit
+    /// shares all of it (so the prompts of one-chapter campaigns, and the recorded fixtures of
+    /// the tests, do not change).
     pub fn translation_setup_with(&self, brief: String) -> crate::agents::translation::Setup {
+        let book = if brief.trim().is_empty() || self.chapters.len() <= 1 {
+            brief
+        } else {
+            self.brief_parts(&brief).book.clone()
+        };
         crate::agents::translation::Setup {
             source: self.plan.source_lang.clone(),
             target: self.plan.target_lang.clone(),
             guide: self.guide.clone(),
             review_marker: self.plan.review_marker.clone(),
-            brief,
+            brief: book,
             code_comments: self.plan.code_comments,
+            chapter_brief: String::new(),
         }
+    }
+
+    /// The translation setup for a unit of chapter `chapter` (key): the book-level part of
+    /// `brief` (the whole brief as recorded) and that chapter's synopsis, so that the brief's
+    /// share of the prompt does not grow with the book (issue 15). An unknown chapter key gets
+    /// no synopsis, nor does a book of one chapter (its whole brief is in the system message).
+    pub fn translation_setup_for(
+        &self,
+        brief: &str,
+        chapter: &str,
+    ) -> crate::agents::translation::Setup {
+        let mut setup = self.translation_setup_with(brief.to_string());
+        if !brief.trim().is_empty()
+            && self.chapters.len() > 1
+            && let Some(&i) = self.chapter_index.get(chapter)
+        {
+            setup.chapter_brief = self
+                .brief_parts(brief)
+                .synopsis(i)
+                .unwrap_or_default()
+                .to_string();
+        }
+        setup
+    }
+
+    /// The brief `brief` split for prompts over this campaign's chapters
+    /// ([`crate::agents::brief_parts::BriefParts::split`]), memoised: the split of the last
+    /// brief seen is kept with its text, so a campaign splits each brief once. A book part cut
+    /// to its bound is reported once per split on stderr (tracing `warn`).
+    pub fn brief_parts(
+        &self,
+        brief: &str,
+    ) -> std::sync::Arc<crate::agents::brief_parts::BriefParts> {
+        use crate::agents::brief_parts::{BOOK_PART_MAX_CHARS, BriefParts, ChapterRef};
+        let mut memo = self.brief_parts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((text, parts)) = memo.as_ref()
+            && text == brief
+        {
+            return parts.clone();
+        }
+        let refs: Vec<ChapterRef> = self.chapters.iter().map(ChapterRef::of).collect();
+        let parts = std::sync::Arc::new(BriefParts::split(brief, &refs));
+        if parts.book_truncated {
+            tracing::warn!(
+                "the book brief's sections other than the chapter synopses are longer than {BOOK_PART_MAX_CHARS} characters; translation prompts carry their first {BOOK_PART_MAX_CHARS}. Shorten brief.md (or put per-chapter notes under `## Chapter synopses`, one list item per chapter naming its key)"
+            );
+        }
+        *memo = Some((brief.to_string(), parts.clone()));
+        parts
     }
 
     /// The campaign's token counter: its memo serves the budget check of every request and the

@@ -212,6 +212,7 @@ mod tests {
                 review_marker: "[待审]".into(),
                 brief: String::new(),
                 code_comments: Default::default(),
+                chapter_brief: String::new(),
             },
             &[],
             "Some text.\n",

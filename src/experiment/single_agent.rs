@@ -537,6 +537,7 @@ mod tests {
             review_marker: "[待审]".into(),
             brief: String::new(),
             code_comments: Default::default(),
+            chapter_brief: String::new(),
         };
         let house = Termbase::from_entries([Entry {
             source: "context window".into(),

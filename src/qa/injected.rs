@@ -540,6 +540,8 @@ fn prompt_fragments() -> &'static [String] {
             review_marker: "\u{1}".into(),
             brief: String::new(),
             code_comments: Default::default(),
+            // The chapter synopsis line's opening words are prompt text too.
+            chapter_brief: "\u{1}".into(),
         };
         let entry = Entry {
             source: "\u{1}".into(),

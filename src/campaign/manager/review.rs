@@ -368,19 +368,30 @@ impl Manager<'_> {
         };
         let share = c.plan.proofread_share;
         // A unit's review costs about its source and its translation: the translation call's
-        // prompt minus the instructions shared by every unit, plus its completion.
+        // prompt minus the instructions shared by every unit and the synopsis shared by the
+        // units of its chapter (the reviewer sees neither), plus its completion.
         let shared_prefix = crate::tokens::count(&crate::agents::translation::system_prompt(
             &c.translation_setup_with(s.brief_text().to_string()),
         )) as u64;
+        let chapter_line: std::collections::HashMap<&str, u64> = c
+            .chapters
+            .iter()
+            .map(|ch| {
+                let setup = c.translation_setup_for(s.brief_text(), &ch.key);
+                let line = crate::agents::translation::chapter_brief_message(&setup.chapter_brief);
+                (ch.key.as_str(), crate::tokens::count(&line) as u64)
+            })
+            .collect();
         let cost = |u: &crate::book::Unit| -> usize {
             match s
                 .fp(&u.id)
                 .and_then(|fp| s.finished().get(&translate_key(fp, round)))
             {
                 Some(r) => {
-                    (r.usage.prompt_tokens.saturating_sub(shared_prefix)
-                        + r.usage.completion_tokens
-                        + 20) as usize
+                    let shared =
+                        shared_prefix + chapter_line.get(u.chapter.as_str()).copied().unwrap_or(0);
+                    (r.usage.prompt_tokens.saturating_sub(shared) + r.usage.completion_tokens + 20)
+                        as usize
                 }
                 None => u.chars / 2,
             }
