@@ -257,7 +257,8 @@ pub struct Manager<'a> {
     pub glossary_inputs: String,
     /// The book brief request and its call key (`brief/<hash of the request>`).
     pub brief: (CallKey, crate::llm::Request),
-    proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
+    /// Proofreading batches per (round, chapter key), fixed when the chapter is ready.
+    proofread_batches: Mutex<BTreeMap<(u32, String), Vec<ProofBatchPlan>>>,
     campaign_qa: Mutex<BTreeMap<(u32, usize), std::sync::Arc<qa::CampaignQa>>>,
 }
 
