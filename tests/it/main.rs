@@ -34,6 +34,7 @@ mod model_outputs_verified;
 mod needs;
 mod neighbour_context;
 mod pieces_when_stuck;
+mod pipeline;
 mod plan;
 mod presets;
 mod provider_anthropic;
