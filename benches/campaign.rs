@@ -32,6 +32,9 @@ mod fake_llm;
 #[allow(dead_code)]
 #[path = "../tests/it/support/recorded.rs"]
 mod recorded;
+// Issue 15: the critical-path bound ratio and the real server's idle share.
+#[path = "campaign/bound.rs"]
+mod bound;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -138,6 +141,8 @@ const BENCHES: &[(&str, Bench)] = &[
     ("token_economy", token_economy),
     ("local_overhead", local_overhead),
     ("throughput", throughput),
+    ("bound", bound::bound),
+    ("real_idle", bound::real_idle),
 ];
 
 fn main() {

@@ -277,6 +277,20 @@ impl Manager<'_> {
         }
     }
 
+    /// Work a later step needs that can be done while calls are in flight: the runner calls
+    /// this between sending the calls of `stage` and waiting for their answers, so the
+    /// provider is not left idle while booktr computes (issue 15). In a proofreading stage
+    /// whose round is decided, that is the round's campaign-level QA ([`Manager::campaign_qa`],
+    /// memoised), which the reconciliations and the decision read once the reviews are in; the
+    /// round's texts are final by then, so the result is the same as computed later.
+    pub fn prepare_ahead(&self, s: &State, stage: &Stage) {
+        if let Stage::Proofread(round) = stage
+            && *round < self.campaign.plan.revision_rounds
+        {
+            let _ = self.campaign_qa(s, *round);
+        }
+    }
+
     /// The proofreading calls of `round` that can run now although the round's translations
     /// are not all in (issue 15: a stage does not wait for the whole book): the batches of the
     /// chapters that are ready ([`Manager::chapter_ready`]), not settled in `run`, not in
