@@ -9,8 +9,8 @@
 //!   the run recorded in its journal (see [`schedule_bound`] for the formula); target ≤ 1.25×.
 //! - `real_idle`: when `BOOKTR_REAL_LLM_URL` is set (a llama.cpp server from
 //!   `../shared/real-llm/start.sh`; `BOOKTR_REAL_LLM_PARALLEL` gives its slots and the
-//!   campaign's concurrency), a tiny campaign (the one-chapter fixture of
-//!   `tests/fixtures/real-llm`) runs through the fake server in proxy mode, which times every
+//!   campaign's concurrency), a tiny campaign (one chapter of three short units, no revision
+//!   round) runs through the fake server in proxy mode, which times every
 //!   request at the HTTP layer. booktr's added idle time is the time with no request in flight
 //!   between the first request and the last answer (work is pending all that time: the run is
 //!   not over); it is reported over the server's busy time (the union of the in-flight
@@ -24,7 +24,7 @@ use booktr::agents::Agent;
 use serde_json::{Value, json};
 
 use super::fake_llm::{FakeServer, Recorded, Reply, Timing};
-use super::{Ctx, MANIFEST, Report, Spec, TWO, Target, WHOLE, find_journal, run_campaign, table};
+use super::{Ctx, Report, Spec, TWO, Target, WHOLE, find_journal, run_campaign, table};
 
 #[allow(dead_code)]
 #[path = "../../tests/it/support/word_for_word.rs"]
@@ -423,6 +423,9 @@ pub fn bound(ctx: &Ctx) -> Option<Report> {
     })
 }
 
+/// The one chapter of the `real_idle` campaign: three short units.
+const REAL_CHAPTER: &str = "# Tools\n\nAn agent calls a tool when the model asks for one.\n\nThe tool returns a result, and the agent adds it to the context.\n";
+
 /// The `real_idle` benchmark (see the module docs); skipped without `BOOKTR_REAL_LLM_URL`.
 pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
     let url = match std::env::var("BOOKTR_REAL_LLM_URL") {
@@ -439,15 +442,19 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
         .and_then(|v| v.parse().ok())
         .filter(|&n| n > 0)
         .unwrap_or(1);
-    let fixture = Path::new(MANIFEST).join("tests/fixtures/real-llm/book/loop.md");
-    let chapters = vec![fixture];
+    // The machine is shared: a chapter of three short units, short answers, no revision round
+    // (the stages glossary, brief, translation, proofreading still follow one another).
+    let book = tempfile::tempdir().unwrap();
+    let chapter = book.path().join("tools.md");
+    std::fs::write(&chapter, REAL_CHAPTER).unwrap();
+    let chapters = vec![chapter];
     let fake = FakeServer::start();
     fake.proxy(&url);
     let top = format!(
-        "max_unit_chars = 320\nconcurrency = {slots}\nrevision_rounds = 1\nproofread_share = 1.0\n"
+        "max_unit_chars = 120\nconcurrency = {slots}\nrevision_rounds = 0\nproofread_share = 1.0\n"
     );
     let mut spec = Spec::fake("real", &chapters, &top, &fake.base_url);
-    spec.provider = "kind = \"openai\"\nmodel = \"qwen2.5-instruct\"\ntemperature = 0.0\nmax_tokens = 400\nmax_output_tokens = 600\nmax_attempts = 2\nrequest_timeout_s = 900\nstream_idle_timeout_s = 600\njson_mode = \"prompt\"\n".into();
+    spec.provider = "kind = \"openai\"\nmodel = \"qwen2.5-instruct\"\ntemperature = 0.0\nmax_tokens = 160\nmax_output_tokens = 240\nmax_attempts = 2\nrequest_timeout_s = 1800\nstream_idle_timeout_s = 900\njson_mode = \"prompt\"\n".into();
     let run = run_campaign(&spec);
     let timings: Vec<Timing> = fake.timings();
     let (busy_time, span) = busy(&timings);
