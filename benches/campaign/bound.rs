@@ -9,7 +9,7 @@
 //!   the run recorded in its journal (see [`schedule_bound`] for the formula); target ≤ 1.25×.
 //! - `real_idle`: when `BOOKTR_REAL_LLM_URL` is set (a llama.cpp server from
 //!   `../shared/real-llm/start.sh`; `BOOKTR_REAL_LLM_PARALLEL` gives its slots and the
-//!   campaign's concurrency), a tiny campaign (one chapter of three short units, no revision
+//!   campaign's concurrency), a tiny campaign (one chapter of a few short units, no revision
 //!   round) runs through the fake server in proxy mode, which times every
 //!   request at the HTTP layer. booktr's added idle time is the time with no request in flight
 //!   between the first request and the last answer (work is pending all that time: the run is
@@ -26,7 +26,6 @@ use serde_json::{Value, json};
 use super::fake_llm::{FakeServer, Recorded, Reply, Timing};
 use super::{Ctx, Report, Spec, TWO, Target, WHOLE, find_journal, run_campaign, table};
 
-#[allow(dead_code)]
 #[path = "../../tests/it/support/word_for_word.rs"]
 mod word_for_word;
 
@@ -423,8 +422,8 @@ pub fn bound(ctx: &Ctx) -> Option<Report> {
     })
 }
 
-/// The one chapter of the `real_idle` campaign: three short units.
-const REAL_CHAPTER: &str = "# Tools\n\nAn agent calls a tool when the model asks for one.\n\nThe tool returns a result, and the agent adds it to the context.\n";
+/// The one chapter of the `real_idle` campaign: a heading and two short paragraphs.
+const REAL_CHAPTER: &str = "# Tools\n\nAn agent calls a tool when the model asks for one, and it waits for the answer before it writes the next step of the plan.\n\nThe tool returns a result, and the agent adds that result to the context window so the model can read it on the next turn.\n";
 
 /// The `real_idle` benchmark (see the module docs); skipped without `BOOKTR_REAL_LLM_URL`.
 pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
@@ -442,7 +441,7 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
         .and_then(|v| v.parse().ok())
         .filter(|&n| n > 0)
         .unwrap_or(1);
-    // The machine is shared: a chapter of three short units, short answers, no revision round
+    // The machine is shared: a chapter of a few short units, short answers, no revision round
     // (the stages glossary, brief, translation, proofreading still follow one another).
     let book = tempfile::tempdir().unwrap();
     let chapter = book.path().join("tools.md");
@@ -451,7 +450,7 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
     let fake = FakeServer::start();
     fake.proxy(&url);
     let top = format!(
-        "max_unit_chars = 120\nconcurrency = {slots}\nrevision_rounds = 0\nproofread_share = 1.0\n"
+        "max_unit_chars = 200\nconcurrency = {slots}\nrevision_rounds = 0\nproofread_share = 1.0\n"
     );
     let mut spec = Spec::fake("real", &chapters, &top, &fake.base_url);
     spec.provider = "kind = \"openai\"\nmodel = \"qwen2.5-instruct\"\ntemperature = 0.0\nmax_tokens = 160\nmax_output_tokens = 240\nmax_attempts = 2\nrequest_timeout_s = 1800\nstream_idle_timeout_s = 900\njson_mode = \"prompt\"\n".into();
