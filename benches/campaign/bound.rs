@@ -14,7 +14,10 @@
 //!   request at the HTTP layer. booktr's added idle time is the time with no request in flight
 //!   between the first request and the last answer (work is pending all that time: the run is
 //!   not over); it is reported over the server's busy time (the union of the in-flight
-//!   intervals); target ≤ 5 %.
+//!   intervals); target ≤ 5 %. The run is interrupted (SIGINT) after `BOOKTR_REAL_IDLE_BUDGET_S`
+//!   seconds (default 600): on a loaded 2-core machine a real model may answer at under one
+//!   token per second, and the share is defined on any stretch of pending work (a request still
+//!   out at the stop counts as busy until then).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -277,7 +280,13 @@ fn schedule_bound(calls: &[Call], slots: usize, latency: Duration) -> Bound {
 /// Time with at least one request in flight (the union of the answered requests' intervals),
 /// and the first arrival and last answer.
 fn busy(timings: &[Timing]) -> (Duration, Option<(Instant, Instant)>) {
-    let mut iv: Vec<(Instant, Instant)> = timings.iter().map(|t| (t.start, t.end)).collect();
+    let iv: Vec<(Instant, Instant)> = timings.iter().map(|t| (t.start, t.end)).collect();
+    busy_intervals(&iv)
+}
+
+/// [`busy`] over (start, end) intervals.
+fn busy_intervals(iv: &[(Instant, Instant)]) -> (Duration, Option<(Instant, Instant)>) {
+    let mut iv = iv.to_vec();
     iv.sort();
     let mut total = Duration::ZERO;
     let mut cur: Option<(Instant, Instant)> = None;
@@ -452,22 +461,46 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
     let top = format!(
         "max_unit_chars = 200\nconcurrency = {slots}\nrevision_rounds = 0\nproofread_share = 1.0\n"
     );
-    let mut spec = Spec::fake("real", &chapters, &top, &fake.base_url);
-    spec.provider = "kind = \"openai\"\nmodel = \"qwen2.5-instruct\"\ntemperature = 0.0\nmax_tokens = 160\nmax_output_tokens = 240\nmax_attempts = 2\nrequest_timeout_s = 1800\nstream_idle_timeout_s = 900\njson_mode = \"prompt\"\n".into();
-    let run = run_campaign(&spec);
-    let timings: Vec<Timing> = fake.timings();
-    let (busy_time, span) = busy(&timings);
+    let provider = "kind = \"openai\"\nmodel = \"qwen2.5-instruct\"\ntemperature = 0.0\nmax_tokens = 160\nmax_output_tokens = 240\nmax_attempts = 2\nrequest_timeout_s = 1800\nstream_idle_timeout_s = 900\njson_mode = \"prompt\"\n";
+    let budget = Duration::from_secs_f64(
+        std::env::var("BOOKTR_REAL_IDLE_BUDGET_S")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| *s > 0.0)
+            .unwrap_or(600.0),
+    );
+    let toml = format!(
+        "name = \"real\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [{:?}]\n{top}\n[provider]\n{provider}",
+        chapters[0].to_string_lossy()
+    );
+    let file = book.path().join("campaign.toml");
+    std::fs::write(&file, toml).unwrap();
+    let run = run_budgeted(&file, &fake.base_url, budget);
+    // Answered requests, and requests still out when the run was stopped (busy until then).
+    let answered: BTreeSet<usize> = fake.timings().iter().map(|t| t.n).collect();
+    let mut intervals: Vec<(Instant, Instant)> =
+        fake.timings().iter().map(|t| (t.start, t.end)).collect();
+    intervals.extend(
+        fake.requests()
+            .iter()
+            .filter(|r| !answered.contains(&r.n))
+            .map(|r| (r.at, run.ended)),
+    );
+    let statuses: BTreeSet<u16> = fake.timings().iter().map(|t| t.status).collect();
+    let (busy_time, span) = busy_intervals(&intervals);
     let Some((first, last)) = span else {
         println!("real_idle: no request reached the server");
         return None;
     };
+    // Work is pending from the first request until the last answer (the run completed) or
+    // until the budget stopped it.
     let pending = last - first;
     let idle = pending.saturating_sub(busy_time);
     let share = idle.as_secs_f64() / busy_time.as_secs_f64().max(1e-9);
-    // Gaps longer than 1 ms between one answer and the next request, the largest first.
+    // Gaps between one answer and the next request, the largest first.
     let mut gaps: Vec<f64> = Vec::new();
     {
-        let mut iv: Vec<(Instant, Instant)> = timings.iter().map(|t| (t.start, t.end)).collect();
+        let mut iv = intervals.clone();
         iv.sort();
         let mut end = iv[0].1;
         for (s, e) in iv.iter().skip(1) {
@@ -478,7 +511,6 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
         }
     }
     gaps.sort_by(|a, b| b.total_cmp(a));
-    let statuses: BTreeSet<u16> = timings.iter().map(|t| t.status).collect();
     let md = table(
         &["figure", "value", "target"],
         &[
@@ -487,7 +519,11 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
                 slots.to_string(),
                 String::new(),
             ],
-            vec!["requests".into(), timings.len().to_string(), String::new()],
+            vec![
+                "requests".into(),
+                fake.requests().len().to_string(),
+                String::new(),
+            ],
             vec![
                 "first request → last answer".into(),
                 format!("{:.2} s", pending.as_secs_f64()),
@@ -524,7 +560,14 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
             ],
             vec![
                 "status".into(),
-                run.summary["status"].as_str().unwrap_or("?").to_string(),
+                if run.interrupted {
+                    format!(
+                        "stopped after the {:.0} s budget (BOOKTR_REAL_IDLE_BUDGET_S)",
+                        budget.as_secs_f64()
+                    )
+                } else {
+                    run.summary["status"].as_str().unwrap_or("?").to_string()
+                },
                 String::new(),
             ],
         ],
@@ -532,12 +575,14 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
     Some(Report {
         markdown: md,
         figures: json!({
-            "server": url, "slots": slots, "requests": timings.len(),
+            "server": url, "slots": slots, "requests": fake.requests().len(),
+            "budget_s": budget.as_secs_f64(), "stopped_by_budget": run.interrupted,
             "http_statuses": statuses.into_iter().collect::<Vec<_>>(),
             "pending_s": pending.as_secs_f64(), "busy_s": busy_time.as_secs_f64(),
             "idle_s": idle.as_secs_f64(), "idle_share": share, "gaps_s": gaps,
             "wall_s": run.wall.as_secs_f64(), "status": run.summary["status"],
             "units": run.summary["units"], "usage": run.summary["usage"],
+            "exit_code": run.code,
         }),
         targets: vec![Target::at_most(
             "booktr's idle time / the real server's busy time",
@@ -545,4 +590,65 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
             IDLE_SHARE,
         )],
     })
+}
+
+/// A `booktr run` stopped by [`run_budgeted`].
+struct BudgetedRun {
+    summary: Value,
+    wall: Duration,
+    /// When the process exited.
+    ended: Instant,
+    /// Whether the budget ran out (the run was interrupted with SIGINT, as Ctrl-C does).
+    interrupted: bool,
+    code: Option<i32>,
+}
+
+/// Runs `booktr run FILE --base-url URL --json` and interrupts it (SIGINT, a resumable stop)
+/// once `budget` has passed: on the shared 2-core machine a real model may answer at well under
+/// one token per second, and the idle share is defined on any stretch of pending work.
+fn run_budgeted(file: &Path, base_url: &str, budget: Duration) -> BudgetedRun {
+    use std::process::{Command, Stdio};
+    let dir = file.parent().unwrap();
+    let stdout = std::fs::File::create(dir.join("stdout.txt")).unwrap();
+    let stderr = std::fs::File::create(dir.join("stderr.txt")).unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(super::BIN)
+        .arg("run")
+        .arg(file)
+        .args(["--base-url", base_url, "--json"])
+        .env_remove("OPENAI_BASE_URL")
+        .env("OPENAI_API_KEY", "sk-local-no-key-needed")
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("spawning booktr");
+    let mut interrupted = false;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waiting for booktr") {
+            break st;
+        }
+        if !interrupted && started.elapsed() >= budget {
+            // SAFETY: a plain signal to our own child's pid.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+            }
+            interrupted = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let ended = Instant::now();
+    let out = std::fs::read_to_string(dir.join("stdout.txt")).unwrap_or_default();
+    let summary: Value = out
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    BudgetedRun {
+        summary,
+        wall: ended - started,
+        ended,
+        interrupted,
+        code: status.code(),
+    }
 }
