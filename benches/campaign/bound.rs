@@ -364,14 +364,11 @@ fn bound_run(label: &str, chapters: &[PathBuf]) -> BoundRun {
     let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
     // Why units were sent back (the round-0 history of each revised unit: its error checks,
     // or the reviewer's reason), so needless revisions can be traced to their check.
-    let report: Value = std::fs::read_to_string(
-        dir.path()
-            .join(&name)
-            .join("validation/report.json"),
-    )
-    .ok()
-    .and_then(|t| serde_json::from_str(&t).ok())
-    .unwrap_or(Value::Null);
+    let report: Value =
+        std::fs::read_to_string(dir.path().join(&name).join("validation/report.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
     let mut sent_back: std::collections::BTreeMap<String, usize> = Default::default();
     for u in report["units"].as_array().into_iter().flatten() {
         for h in u["history"].as_array().into_iter().flatten() {
@@ -502,7 +499,7 @@ pub fn real_idle(_ctx: &Ctx) -> Option<Report> {
     let book = tempfile::tempdir().unwrap();
     let chapter = book.path().join("tools.md");
     std::fs::write(&chapter, REAL_CHAPTER).unwrap();
-    let chapters = vec![chapter];
+    let chapters = [chapter];
     let fake = FakeServer::start();
     fake.proxy(&url);
     let top = format!(
