@@ -337,9 +337,9 @@ impl Manager<'_> {
     /// each chapter's review budget: `proofread_share` × the prompt tokens the chapter's
     /// translations of the round cost (as the provider reported them). Deterministic QA checks
     /// every unit; the model reviewer reads the riskiest ones: units with QA warnings first,
-    /// then those with coined renderings or many glossary terms, then the longest, the best
-    /// unit of each chapter first while the budget lasts. A share of 1.0 or more reviews every
-    /// unit.
+    /// then those with coined renderings or many glossary terms, then the longest; the best
+    /// unit of each chapter is always read (with a share above 0). A share of 1.0 or more
+    /// reviews every unit.
     ///
     /// Per chapter (issue 15): a chapter's selection depends only on its own units, so its
     /// proofreading can start as soon as its units are translated, while other chapters still
@@ -353,7 +353,7 @@ impl Manager<'_> {
                 .units_of(&ch.key)
                 .filter(|u| ids.contains(&u.id))
                 .collect();
-            let chosen = self.select_among(s, round, &candidates);
+            let chosen = self.select_among(s, round, &candidates, true);
             out.extend(
                 candidates
                     .iter()
@@ -366,15 +366,18 @@ impl Manager<'_> {
 
     /// The review selection among `candidates` (units of `round`) within `proofread_share` ×
     /// their translations' prompt tokens: the best unit of each chapter among them first, then
-    /// the rest by score (see [`Manager::select_for_review`]). Over one chapter's units this is
-    /// the chapter's selection; over the whole round's units it is the selection made before
-    /// issue 15 (one budget for the round), which [`Manager::proofread_batches`] still honours
-    /// for a chapter whose batches an older run recorded that way.
+    /// the rest by score (see [`Manager::select_for_review`]). With `per_chapter` (the
+    /// candidates are one chapter's units) the chapter's best unit is chosen even over the
+    /// budget, as long as there is one (share > 0). Without it, over the whole round's units,
+    /// this is the selection made before issue 15 (one budget for the round), which
+    /// [`Manager::proofread_batches`] still honours for a chapter whose batches an older run
+    /// recorded that way.
     pub(super) fn select_among(
         &self,
         s: &State,
         round: u32,
         candidates: &[&crate::book::Unit],
+        per_chapter: bool,
     ) -> BTreeSet<String> {
         let c = self.campaign;
         let share = c.plan.proofread_share;
@@ -436,12 +439,20 @@ impl Manager<'_> {
             .filter(|(_, _, u)| seen_chapters.insert(u.chapter.as_str()))
             .map(|(_, _, u)| *u)
             .collect();
-        for u in firsts.into_iter().chain(scored.iter().map(|(_, _, u)| *u)) {
+        let n_firsts = firsts.len();
+        for (k, u) in firsts
+            .into_iter()
+            .chain(scored.iter().map(|(_, _, u)| *u))
+            .enumerate()
+        {
             if chosen.contains(&u.id) {
                 continue;
             }
             let c = cost(u);
-            if spent + c > budget {
+            // Per chapter, its best unit is read whenever there is a budget at all: one budget
+            // for the whole round used to let every chapter's best unit in while it lasted.
+            let first_in_chapter = per_chapter && k < n_firsts && budget > 0;
+            if spent + c > budget && !first_in_chapter {
                 continue;
             }
             spent += c;
@@ -502,7 +513,7 @@ impl Manager<'_> {
                 .units_of(&ch.key)
                 .filter(|u| ids.contains(&u.id))
                 .collect();
-            let chosen = self.select_among(s, round, &candidates);
+            let chosen = self.select_among(s, round, &candidates, true);
             let mut plan = self.chapter_batches(s, round, &ch.key, &chosen);
             // An older run (before issue 15) chose the round's units under one budget for the
             // whole round: a chapter it reviewed that way keeps those batches (recorded, paid).
@@ -523,7 +534,7 @@ impl Manager<'_> {
             {
                 let everything: Vec<&crate::book::Unit> =
                     c.units.iter().filter(|u| ids.contains(&u.id)).collect();
-                let whole = self.select_among(s, round, &everything);
+                let whole = self.select_among(s, round, &everything, false);
                 let legacy = self.chapter_batches(s, round, &ch.key, &whole);
                 if !legacy.is_empty() && legacy.iter().all(|b| s.is_done(&b.key.to_string())) {
                     plan = legacy;

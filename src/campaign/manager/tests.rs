@@ -1187,7 +1187,7 @@ fn old_state_keeps_whole_round_review_batches() {
         ],
     );
     let all: Vec<&crate::book::Unit> = c.prose_units().collect();
-    let whole = m.select_among(&j.state, 0, &all);
+    let whole = m.select_among(&j.state, 0, &all, false);
     let per_chapter: BTreeSet<String> = m.select_for_review(&j.state, 0).into_iter().collect();
     assert_ne!(
         whole, per_chapter,
