@@ -630,6 +630,8 @@ pub async fn run<'a>(
         if in_flight.is_empty() {
             break;
         }
+        // While the calls just sent are out, compute what the next stage will read.
+        manager.prepare_ahead(&state, &step.stage);
         tokio::select! {
             joined = tasks.join_next() => {
                 let Some(joined) = joined else { continue };

@@ -38,6 +38,7 @@ mod needs;
 mod neighbour_context;
 mod notebooks;
 mod pieces_when_stuck;
+mod pipeline;
 mod plan;
 mod presets;
 mod provider_anthropic;

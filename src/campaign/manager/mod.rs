@@ -10,7 +10,10 @@
 //!    local merge (house style wins); the brief (and, with the glossary gate on, the termbase
 //!    for review) is put on the editor's desk, and the glossary gate waits for `booktr approve`;
 //! 2. **translate**: one call per prose unit (round 0);
-//! 3. **proofread** round r: batches of one chapter's units, advisory;
+//! 3. **proofread** round r: batches of one chapter's units, advisory; a chapter is proofread
+//!    as soon as its own units of the round are translated, while other chapters still
+//!    translate (issue 15: no stage waits for the whole book when it need not), so the step
+//!    of a translate or revise stage may carry proofreading actions too;
 //! 4. **decide** round r (only while r < `revision_rounds`): the Manager's call chooses among
 //!    the reviewer's flagged units; units with deterministic QA errors are revised regardless;
 //! 5. **revise** round r+1 (with the revisions gate on, only after `booktr approve` chose the
@@ -257,7 +260,8 @@ pub struct Manager<'a> {
     pub glossary_inputs: String,
     /// The book brief request and its call key (`brief/<hash of the request>`).
     pub brief: (CallKey, crate::llm::Request),
-    proofread_batches: Mutex<BTreeMap<u32, Vec<ProofBatchPlan>>>,
+    /// Proofreading batches per (round, chapter key), fixed when the chapter is ready.
+    proofread_batches: Mutex<BTreeMap<(u32, String), Vec<ProofBatchPlan>>>,
     campaign_qa: Mutex<BTreeMap<(u32, usize), std::sync::Arc<qa::CampaignQa>>>,
 }
 

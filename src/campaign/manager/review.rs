@@ -354,19 +354,57 @@ impl Manager<'_> {
         )
     }
 
-    /// The units the Proofreading agent reviews after `round`, chosen within the review budget:
-    /// `proofread_share` × the prompt tokens the round's translations cost (as the provider
-    /// reported them). Deterministic QA checks every unit; the model reviewer reads the riskiest
-    /// ones: units with QA warnings first, then those with coined renderings or many glossary
-    /// terms, then the longest, with at least one unit per chapter while the budget lasts. A
-    /// share of 1.0 or more reviews every unit.
+    /// The units the Proofreading agent reviews after `round`, chosen chapter by chapter within
+    /// each chapter's review budget: `proofread_share` × the prompt tokens the chapter's
+    /// translations of the round cost (as the provider reported them). Deterministic QA checks
+    /// every unit; the model reviewer reads the riskiest ones: units with QA warnings first,
+    /// then those with coined renderings or many glossary terms, then the longest; the best
+    /// unit of each chapter is always read (with a share above 0). A share of 1.0 or more
+    /// reviews every unit.
+    ///
+    /// Per chapter (issue 15): a chapter's selection depends only on its own units, so its
+    /// proofreading can start as soon as its units are translated, while other chapters still
+    /// translate. The chapter budgets sum to the whole-round budget of the estimate.
     pub fn select_for_review(&self, s: &State, round: u32) -> Vec<String> {
         let c = self.campaign;
-        let candidates: Vec<&crate::book::Unit> = {
-            let ids: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
-            c.units.iter().filter(|u| ids.contains(&u.id)).collect()
-        };
+        let ids: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+        let mut out = Vec::new();
+        for ch in &c.chapters {
+            let candidates: Vec<&crate::book::Unit> = c
+                .units_of(&ch.key)
+                .filter(|u| ids.contains(&u.id))
+                .collect();
+            let chosen = self.select_among(s, round, &candidates, true);
+            out.extend(
+                candidates
+                    .iter()
+                    .filter(|u| chosen.contains(&u.id))
+                    .map(|u| u.id.clone()),
+            );
+        }
+        out
+    }
+
+    /// The review selection among `candidates` (units of `round`) within `proofread_share` ×
+    /// their translations' prompt tokens: the best unit of each chapter among them first, then
+    /// the rest by score (see [`Manager::select_for_review`]). With `per_chapter` (the
+    /// candidates are one chapter's units) the chapter's best unit is chosen even over the
+    /// budget, as long as there is one (share > 0). Without it, over the whole round's units,
+    /// this is the selection made before issue 15 (one budget for the round), which
+    /// [`Manager::proofread_batches`] still honours for a chapter whose batches an older run
+    /// recorded that way.
+    pub(super) fn select_among(
+        &self,
+        s: &State,
+        round: u32,
+        candidates: &[&crate::book::Unit],
+        per_chapter: bool,
+    ) -> BTreeSet<String> {
+        let c = self.campaign;
         let share = c.plan.proofread_share;
+        if share >= 1.0 {
+            return candidates.iter().map(|u| u.id.clone()).collect();
+        }
         // A unit's review costs about its source and its translation: the translation call's
         // prompt minus the instructions shared by every unit and the synopsis shared by the
         // units of its chapter (the reviewer sees neither), plus its completion.
@@ -396,9 +434,6 @@ impl Manager<'_> {
                 None => u.chars / 2,
             }
         };
-        if share >= 1.0 {
-            return candidates.iter().map(|u| u.id.clone()).collect();
-        }
         let spent_on_translation: u64 = candidates
             .iter()
             .filter_map(|u| {
@@ -436,94 +471,182 @@ impl Manager<'_> {
             .filter(|(_, _, u)| seen_chapters.insert(u.chapter.as_str()))
             .map(|(_, _, u)| *u)
             .collect();
-        for u in firsts.into_iter().chain(scored.iter().map(|(_, _, u)| *u)) {
+        let n_firsts = firsts.len();
+        for (k, u) in firsts
+            .into_iter()
+            .chain(scored.iter().map(|(_, _, u)| *u))
+            .enumerate()
+        {
             if chosen.contains(&u.id) {
                 continue;
             }
             let c = cost(u);
-            if spent + c > budget {
+            // Per chapter, its best unit is read whenever there is a budget at all: one budget
+            // for the whole round used to let every chapter's best unit in while it lasted.
+            let first_in_chapter = per_chapter && k < n_firsts && budget > 0;
+            if spent + c > budget && !first_in_chapter {
                 continue;
             }
             spent += c;
             chosen.insert(u.id.clone());
         }
-        candidates
-            .iter()
-            .filter(|u| chosen.contains(&u.id))
-            .map(|u| u.id.clone())
-            .collect()
+        chosen
     }
 
-    /// Proofreading batches of `round`: per chapter, consecutive units within the budget.
-    /// Computed once per round (the translations they cover are final by then).
-    pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<ProofBatchPlan> {
-        if let Some(b) = self.proofread_batches.lock().unwrap().get(&round) {
-            return b.clone();
-        }
+    /// Whether every unit of chapter `chapter` that `round` translates has its translation of
+    /// that round settled in run `run`: round 0, the first translation recorded (a failed one
+    /// keeps the chapter waiting, as it blocks the campaign); a revision round, the revision
+    /// recorded or failed in `run` (the unit then keeps its earlier translation). Only then is
+    /// the chapter's proofreading of the round planned.
+    pub fn chapter_ready(&self, s: &State, run: &str, round: u32, chapter: &str) -> bool {
         let c = self.campaign;
-        let units: BTreeSet<String> = self.select_for_review(s, round).into_iter().collect();
-        let termbase = s.termbase().as_ref().map(|t| &t.1);
+        if round == 0 {
+            return c.units_of(chapter).all(|u| {
+                !u.kind.needs_translation()
+                    || s.fp(&u.id)
+                        .is_some_and(|fp| s.is_done(&translate_key(fp, 0)))
+            });
+        }
+        self.revision_set(s, round - 1)
+            .iter()
+            .filter_map(|(id, _)| c.units.iter().find(|u| &u.id == id))
+            .filter(|u| u.chapter == chapter)
+            .all(|u| {
+                s.fp(&u.id)
+                    .is_some_and(|fp| s.is_settled_in(&translate_key(fp, round), run))
+            })
+    }
+
+    /// Proofreading batches of `round` of the chapters whose units of the round are all
+    /// translated ([`Manager::chapter_ready`] in the run `s` was loaded for): per chapter,
+    /// consecutive units within the budget. A chapter's batches are computed once, when it is
+    /// ready (its translations of the round are final by then), so other chapters may still be
+    /// translating. Once every chapter is ready this is the round's whole plan.
+    pub fn proofread_batches(&self, s: &State, round: u32) -> Vec<ProofBatchPlan> {
+        self.proofread_batches_in(s, s.run(), round)
+    }
+
+    /// [`Manager::proofread_batches`] with readiness judged for run `run`.
+    pub fn proofread_batches_in(&self, s: &State, run: &str, round: u32) -> Vec<ProofBatchPlan> {
+        let c = self.campaign;
         let mut out = Vec::new();
+        let mut all_ready: Option<bool> = None;
         for ch in &c.chapters {
-            let mine: Vec<&crate::book::Unit> = c
-                .units_of(&ch.key)
-                .filter(|u| units.contains(&u.id))
-                .collect();
-            let items: Vec<ReviewItem> = mine
-                .iter()
-                .filter_map(|u| {
-                    let (_, target) = s.kept_translation(&u.id, round)?;
-                    Some(ReviewItem {
-                        unit: &u.id,
-                        source: c.source_text(u),
-                        target,
-                        findings: Vec::new(),
-                    })
-                })
-                .collect();
-            if items.is_empty() {
+            let memo_key = (round, ch.key.clone());
+            if let Some(b) = self.proofread_batches.lock().unwrap().get(&memo_key) {
+                out.extend(b.iter().cloned());
                 continue;
             }
-            let entries_tokens = termbase.map_or(0, |tb| {
-                let joined: String = items.iter().map(|i| i.source).collect();
-                tb.relevant_to(&joined)
-                    .iter()
-                    .map(|e| crate::tokens::count(&format!("- {} → {}\n", e.source, e.target)))
-                    .sum()
-            });
-            let ranges = proofreading::batch_ranges(
-                &c.plan.source_lang,
-                &c.plan.target_lang,
-                &items,
-                entries_tokens,
-                c.shares().proofread_batch,
-            );
-            for r in ranges {
-                let units: Vec<String> = items[r.clone()]
-                    .iter()
-                    .map(|i| i.unit.to_string())
-                    .collect();
-                // Unit ids are part of the key: the answer names units by id.
-                let fingerprint: Vec<(&str, Option<&str>, String)> = items[r]
-                    .iter()
-                    .map(|i| (i.unit, s.fp(i.unit), crate::util::sha256_hex(i.target)))
-                    .collect();
-                let key = CallKey::proofread(
-                    round,
-                    &ch.key,
-                    short_hash(serde_json::to_vec(&fingerprint).expect("json")),
-                );
-                out.push(ProofBatchPlan {
-                    chapter: ch.key.clone(),
-                    units,
-                    key,
-                });
+            if !self.chapter_ready(s, run, round, &ch.key) {
+                continue;
             }
+            let ids: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+            let candidates: Vec<&crate::book::Unit> = c
+                .units_of(&ch.key)
+                .filter(|u| ids.contains(&u.id))
+                .collect();
+            let chosen = self.select_among(s, round, &candidates, true);
+            let mut plan = self.chapter_batches(s, round, &ch.key, &chosen);
+            // An older run (before issue 15) chose the round's units under one budget for the
+            // whole round: a chapter it reviewed that way keeps those batches (recorded, paid).
+            let recorded_other = |plan: &[ProofBatchPlan]| {
+                s.finished().keys().any(|k| {
+                    matches!(CallKey::parse(k), CallKey::Proofread { round: r, chapter, .. }
+                        if r == round && chapter == ch.key)
+                        && !plan.iter().any(|b| &b.key.to_string() == k)
+                })
+            };
+            if c.plan.proofread_share < 1.0
+                && recorded_other(&plan)
+                && *all_ready.get_or_insert_with(|| {
+                    c.chapters
+                        .iter()
+                        .all(|x| self.chapter_ready(s, run, round, &x.key))
+                })
+            {
+                let everything: Vec<&crate::book::Unit> =
+                    c.units.iter().filter(|u| ids.contains(&u.id)).collect();
+                let whole = self.select_among(s, round, &everything, false);
+                let legacy = self.chapter_batches(s, round, &ch.key, &whole);
+                if !legacy.is_empty() && legacy.iter().all(|b| s.is_done(&b.key.to_string())) {
+                    plan = legacy;
+                }
+            }
+            out.extend(plan.iter().cloned());
+            self.proofread_batches
+                .lock()
+                .unwrap()
+                .insert(memo_key, plan);
         }
-        self.proofread_batches
-            .lock()
-            .unwrap()
-            .insert(round, out.clone());
+        out
+    }
+
+    /// The proofreading batches of chapter `chapter` after `round` over the units `chosen`
+    /// (ids; others are skipped): consecutive units within the batch budget.
+    pub(super) fn chapter_batches(
+        &self,
+        s: &State,
+        round: u32,
+        chapter: &str,
+        chosen: &BTreeSet<String>,
+    ) -> Vec<ProofBatchPlan> {
+        let c = self.campaign;
+        let termbase = s.termbase().as_ref().map(|t| &t.1);
+        let mut out = Vec::new();
+        let mine: Vec<&crate::book::Unit> = c
+            .units_of(chapter)
+            .filter(|u| chosen.contains(&u.id))
+            .collect();
+        let items: Vec<ReviewItem> = mine
+            .iter()
+            .filter_map(|u| {
+                let (_, target) = s.kept_translation(&u.id, round)?;
+                Some(ReviewItem {
+                    unit: &u.id,
+                    source: c.source_text(u),
+                    target,
+                    findings: Vec::new(),
+                })
+            })
+            .collect();
+        if items.is_empty() {
+            return out;
+        }
+        let entries_tokens = termbase.map_or(0, |tb| {
+            let joined: String = items.iter().map(|i| i.source).collect();
+            tb.relevant_to(&joined)
+                .iter()
+                .map(|e| crate::tokens::count(&format!("- {} → {}\n", e.source, e.target)))
+                .sum()
+        });
+        let ranges = proofreading::batch_ranges(
+            &c.plan.source_lang,
+            &c.plan.target_lang,
+            &items,
+            entries_tokens,
+            c.shares().proofread_batch,
+        );
+        for r in ranges {
+            let units: Vec<String> = items[r.clone()]
+                .iter()
+                .map(|i| i.unit.to_string())
+                .collect();
+            // Unit ids are part of the key: the answer names units by id.
+            let fingerprint: Vec<(&str, Option<&str>, String)> = items[r]
+                .iter()
+                .map(|i| (i.unit, s.fp(i.unit), crate::util::sha256_hex(i.target)))
+                .collect();
+            let key = CallKey::proofread(
+                round,
+                chapter,
+                short_hash(serde_json::to_vec(&fingerprint).expect("json")),
+            );
+            out.push(ProofBatchPlan {
+                chapter: chapter.to_string(),
+                units,
+                key,
+            });
+        }
         out
     }
 }

@@ -123,7 +123,10 @@ impl Manager<'_> {
             }
         }
         if !first.is_empty() {
-            let runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
+            let mut runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
+            // Issue 15: a chapter whose units are all translated is proofread now, while other
+            // chapters still translate (after the translations: they are on the longer path).
+            runnable.extend(self.ready_proofreads(s, run, 0, in_flight));
             if runnable.is_empty() && in_flight.is_empty() {
                 return Step {
                     stage: Stage::Blocked,
@@ -141,7 +144,7 @@ impl Manager<'_> {
         loop {
             if round == 0 || round < rounds {
                 let pending: Vec<Action> = self
-                    .proofread_batches(s, round)
+                    .proofread_batches_in(s, run, round)
                     .into_iter()
                     .map(|b| Action::Proofread {
                         round,
@@ -223,10 +226,13 @@ impl Manager<'_> {
                 .filter(|a| !settled(&key(a)))
                 .collect();
             if !pending.is_empty() {
-                let actions = pending
+                let mut actions: Vec<Action> = pending
                     .into_iter()
                     .filter(|a| !in_flight.contains(&key(a)))
                     .collect();
+                // As in the first translation: a chapter whose revisions are settled is
+                // proofread while other chapters' revisions are still out.
+                actions.extend(self.ready_proofreads(s, run, round + 1, in_flight));
                 return Step {
                     stage: Stage::Revise(round + 1),
                     actions,
@@ -270,6 +276,51 @@ impl Manager<'_> {
             stage: Stage::Complete,
             actions: Vec::new(),
         }
+    }
+
+    /// Work a later step needs that can be done while calls are in flight: the runner calls
+    /// this between sending the calls of `stage` and waiting for their answers, so the
+    /// provider is not left idle while booktr computes (issue 15). In a proofreading stage
+    /// whose round is decided, that is the round's campaign-level QA ([`Manager::campaign_qa`],
+    /// memoised), which the reconciliations and the decision read once the reviews are in; the
+    /// round's texts are final by then, so the result is the same as computed later.
+    pub fn prepare_ahead(&self, s: &State, stage: &Stage) {
+        if let Stage::Proofread(round) = stage
+            && *round < self.campaign.plan.revision_rounds
+        {
+            let _ = self.campaign_qa(s, *round);
+        }
+    }
+
+    /// The proofreading calls of `round` that can run now although the round's translations
+    /// are not all in (issue 15: a stage does not wait for the whole book): the batches of the
+    /// chapters that are ready ([`Manager::chapter_ready`]), not settled in `run`, not in
+    /// flight. Empty for a round that is not proofread (rounds ≥ `revision_rounds`, except
+    /// round 0).
+    pub fn ready_proofreads(
+        &self,
+        s: &State,
+        run: &str,
+        round: u32,
+        in_flight: &BTreeSet<String>,
+    ) -> Vec<Action> {
+        let c = self.campaign;
+        if round != 0 && round >= c.plan.revision_rounds {
+            return Vec::new();
+        }
+        self.proofread_batches_in(s, run, round)
+            .into_iter()
+            .map(|b| Action::Proofread {
+                round,
+                chapter: b.chapter,
+                units: b.units,
+                key: b.key,
+            })
+            .filter(|a| {
+                let k = a.call_key(c);
+                !s.is_settled_in(&k, run) && !in_flight.contains(&k)
+            })
+            .collect()
     }
 
     /// Issue 18, "smaller when stuck" (see [`crate::campaign::pieces`]): what remains to do,

@@ -79,8 +79,14 @@ fn good_translation(source: &str) -> String {
 /// An in-memory campaign over [`CH1`] and [`CH2`] with `extra` campaign keys; its state, desk
 /// and output folders live under `dir`.
 fn campaign(dir: &Path, extra: &str) -> Campaign {
+    // Every unit is reviewed unless `extra` sets its own share.
+    let share = if extra.contains("proofread_share") {
+        ""
+    } else {
+        "proofread_share = 1.0\n"
+    };
     let toml_text = format!(
-        "name = \"demo\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [\"book/ch1.md\", \"book/ch2.md\"]\nproofread_share = 1.0\nmax_unit_chars = 200\n{extra}"
+        "name = \"demo\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [\"book/ch1.md\", \"book/ch2.md\"]\n{share}max_unit_chars = 200\n{extra}"
     );
     let raw: RawCampaign = toml::from_str(&toml_text).unwrap();
     let plan = Plan::resolve(&dir.join("demo.toml"), raw, &Overrides::default()).unwrap();
@@ -636,6 +642,8 @@ fn journal_to_stage_table_failed_calls_block_this_run_and_are_retried_by_the_nex
     for a in step.actions.iter().filter(|a| *a != &step.actions[2]) {
         j.perform(&m, a);
     }
+    // Chapter 1 is all translated: its review does not wait for chapter 2 (issue 15).
+    play(&mut j, &m, &[(Stage::Translate, &["proofread r0 ch1"])]);
     assert_eq!(j.step(&m).stage, Stage::Blocked);
     assert_eq!(
         Status::of_stage(&j.step(&m).stage).as_str(),
@@ -647,9 +655,8 @@ fn journal_to_stage_table_failed_calls_block_this_run_and_are_retried_by_the_nex
     play(&mut j, &m, &[(Stage::Translate, &["translate ch2-000 r0"])]);
     // A failed review does not block: the unit keeps its translation, the decision goes on.
     let step = j.step(&m);
-    assert_eq!(shapes(&c, &step), ["proofread r0 ch1", "proofread r0 ch2"]);
+    assert_eq!(shapes(&c, &step), ["proofread r0 ch2"]);
     j.fail(&step.actions[0]);
-    j.perform(&m, &step.actions[1]);
     play(
         &mut j,
         &m,
@@ -667,7 +674,7 @@ fn journal_to_stage_table_failed_calls_block_this_run_and_are_retried_by_the_nex
         &mut j,
         &m,
         &[
-            (Stage::Proofread(0), &["proofread r0 ch1"]),
+            (Stage::Proofread(0), &["proofread r0 ch2"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -724,11 +731,9 @@ fn journal_to_stage_table_split_unit_translates_its_parts_then_joins_them() {
         &mut j,
         &m,
         &[
-            (Stage::Translate, &["join ch1-001"]),
-            (
-                Stage::Proofread(0),
-                &["proofread r0 ch1", "proofread r0 ch2"],
-            ),
+            // Chapter 2 is all translated: proofread beside the join of chapter 1's parts.
+            (Stage::Translate, &["join ch1-001", "proofread r0 ch2"]),
+            (Stage::Proofread(0), &["proofread r0 ch1"]),
             (Stage::Decide(0), &["decide r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
@@ -1018,4 +1023,203 @@ fn journal_to_stage_table_a_failed_piece_does_not_block_and_is_retried_by_the_ne
         ],
     );
     assert_eq!(j.state.kept_round("ch1-001", u32::MAX - 1), Some(2));
+}
+
+/// The actions of the step for run `j.run` with `in_flight` call keys in flight, by shape.
+fn shapes_in_flight(j: &Journal, m: &Manager, in_flight: &[&Action]) -> Vec<String> {
+    let keys: BTreeSet<String> = in_flight.iter().map(|a| a.call_key(j.c)).collect();
+    let step = m.step(&j.state, &j.run, &keys);
+    shapes(j.c, &step)
+}
+
+/// Issue 15, "stages do not wait for the whole book": chapter 1's proofreading is scheduled
+/// as soon as chapter 1's units are translated, while chapter 2's translations are still
+/// pending (listed, or in flight), and a state loaded back from the journal mid-way (resume)
+/// gives the same step.
+#[test]
+fn journal_to_stage_table_chapter_one_is_proofread_while_chapter_two_translates() {
+    let dir = TempDir::new("pipeline");
+    let c = campaign(&dir.0, "");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+        ],
+    );
+    let step = j.step(&m);
+    assert_eq!(shapes(&c, &step), ALL_FIRST);
+    // Chapter 1 answered, chapter 2 not yet: nothing of chapter 1 waits for chapter 2.
+    j.perform(&m, &step.actions[0]);
+    assert_eq!(
+        shapes(&c, &j.step(&m)),
+        [
+            "translate ch1-001 r0",
+            "translate ch2-000 r0",
+            "translate ch2-001 r0"
+        ],
+        "chapter 1 is not ready while one of its units is untranslated"
+    );
+    j.perform(&m, &step.actions[1]);
+    let now = j.step(&m);
+    assert_eq!(now.stage, Stage::Translate);
+    assert_eq!(
+        shapes(&c, &now),
+        [
+            "translate ch2-000 r0",
+            "translate ch2-001 r0",
+            "proofread r0 ch1"
+        ]
+    );
+    // With chapter 2's translations in flight, chapter 1's review is what runs now.
+    assert_eq!(
+        shapes_in_flight(&j, &m, &[&step.actions[2], &step.actions[3]]),
+        ["proofread r0 ch1"]
+    );
+    // The review of chapter 1 is recorded before chapter 2 is translated.
+    let review = now.actions[2].clone();
+    j.perform(&m, &review);
+    assert_eq!(
+        shapes(&c, &j.step(&m)),
+        ["translate ch2-000 r0", "translate ch2-001 r0"]
+    );
+    j.perform(&m, &step.actions[2]);
+    j.perform(&m, &step.actions[3]);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Proofread(0), &["proofread r0 ch2"]),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    // The early batch is the one of the round's plan: the decision covers it, and a new run
+    // over the finished journal reviews nothing again.
+    assert!(
+        m.proofread_batches(&j.state, 0)
+            .iter()
+            .any(|b| b.key.to_string() == review.call_key(&c))
+    );
+    j.new_run("run-2");
+    let m2 = Manager::new(&c, &j.state);
+    assert_eq!(j.step(&m2).stage, Stage::Complete);
+}
+
+/// Issue 15 in a revision round: a chapter whose revisions are settled is proofread (round 1)
+/// while another chapter's revision is still out.
+#[test]
+fn journal_to_stage_table_revised_chapter_is_proofread_while_another_is_revised() {
+    let dir = TempDir::new("pipeline-revise");
+    let c = campaign(&dir.0, "revision_rounds = 2\n");
+    let answers = Answers {
+        flagged: vec!["ch1-001".into(), "ch2-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+        ],
+    );
+    let step = j.step(&m);
+    assert_eq!(step.stage, Stage::Revise(1));
+    assert_eq!(
+        shapes(&c, &step),
+        ["translate ch1-001 r1", "translate ch2-001 r1"]
+    );
+    j.perform(&m, &step.actions[0]);
+    let now = j.step(&m);
+    assert_eq!(now.stage, Stage::Revise(1));
+    assert_eq!(
+        shapes(&c, &now),
+        ["translate ch2-001 r1", "proofread r1 ch1"]
+    );
+    assert_eq!(
+        shapes_in_flight(&j, &m, &[&step.actions[1]]),
+        ["proofread r1 ch1"]
+    );
+    j.perform_all(&m, &now);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Proofread(1), &["proofread r1 ch2"]),
+            (Stage::Decide(1), &["decide r1"]),
+        ],
+    );
+}
+
+/// Issue 15 changed the review selection from one budget for the round to one per chapter (so
+/// a chapter's review need not wait for the others). A state whose round-0 reviews an older
+/// run recorded under the whole-round selection keeps them: resuming it reviews nothing again
+/// (nothing is paid twice) and the decision covers the recorded batches.
+#[test]
+fn old_state_keeps_whole_round_review_batches() {
+    let dir = TempDir::new("legacy-review");
+    let c = campaign(&dir.0, "proofread_share = 0.3\n");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+        ],
+    );
+    let all: Vec<&crate::book::Unit> = c.prose_units().collect();
+    let whole = m.select_among(&j.state, 0, &all, false);
+    let per_chapter: BTreeSet<String> = m.select_for_review(&j.state, 0).into_iter().collect();
+    assert_ne!(
+        whole, per_chapter,
+        "the table needs the two selections to differ"
+    );
+    // What the older run recorded: the whole-round plan, chapter by chapter.
+    let mut legacy = Vec::new();
+    for ch in ["ch1", "ch2"] {
+        legacy.extend(m.chapter_batches(&j.state, 0, ch, &whole));
+    }
+    for b in &legacy {
+        let a = Action::Proofread {
+            round: 0,
+            chapter: b.chapter.clone(),
+            units: b.units.clone(),
+            key: b.key.clone(),
+        };
+        j.perform(&m, &a);
+    }
+    j.new_run("run-2");
+    let m2 = Manager::new(&c, &j.state);
+    let keys = |bs: Vec<super::ProofBatchPlan>| -> Vec<String> {
+        bs.into_iter().map(|b| b.key.to_string()).collect()
+    };
+    assert_eq!(keys(m2.proofread_batches(&j.state, 0)), keys(legacy));
+    play(
+        &mut j,
+        &m2,
+        &[
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
 }
