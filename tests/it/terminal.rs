@@ -131,3 +131,106 @@ fn export_to_stdout_into_head_failed_with_broken_pipe() {
         );
     }
 }
+
+/// Regression (`target_lang = "cn"`, `"chinese"` or `"klingon"` were accepted silently: the
+/// pseudo output came out in accented Latin and QA judged it as Latin-script text).
+#[test]
+fn unknown_language_tags_were_accepted_silently() {
+    for (key, tag, meant) in [
+        ("target_lang", "cn", Some("zh")),
+        ("target_lang", "jp", Some("ja")),
+        ("target_lang", "chinese", Some("zh")),
+        ("target_lang", "klingon", Some("tlh")),
+        ("target_lang", "zh_CN", Some("zh-CN")),
+        ("target_lang", "", None),
+        ("source_lang", "english", Some("en")),
+    ] {
+        let (src, tgt) = if key == "source_lang" {
+            (tag, "zh")
+        } else {
+            ("en", tag)
+        };
+        let c = TestCampaign::new(&format!(
+            "name = \"l\"\nsource_lang = \"{src}\"\ntarget_lang = \"{tgt}\"\nchapters = [\"one.md\"]\n"
+        ));
+        c.write("one.md", "# One\n\nThe agent reads the prompt.\n");
+        for sub in ["plan", "run"] {
+            let out = c.cmd(sub, &[]).output().unwrap();
+            assert_code(&out, 2);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("campaign.toml") && err.contains(&format!("`{key}`")),
+                "{sub} {tag:?}: names the file and key: {err}"
+            );
+            match meant {
+                Some(m) => assert!(
+                    err.contains(&format!("did you mean `{m}`?")),
+                    "{tag}: {err}"
+                ),
+                None => assert!(err.contains("is empty"), "{tag:?}: {err}"),
+            }
+            assert!(!c.path("l/state").exists(), "{tag}: nothing was started");
+        }
+    }
+    // The flags of `validate --source/--target` too.
+    let c = small_campaign();
+    let out = Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args(["validate", "--source"])
+        .arg(c.path("one.md"))
+        .arg("--target")
+        .arg(c.path("one.md"))
+        .args(["--source-lang", "en", "--target-lang", "cn"])
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--target-lang") && err.contains("did you mean `zh`?"),
+        "{err}"
+    );
+}
+
+/// Script and region variants are kept end to end: the primary subtag decides behaviour (Han
+/// pseudo text for zh-TW), the full tag is what the outputs carry.
+#[test]
+fn script_and_region_variants_are_kept_end_to_end() {
+    for (tag, han) in [
+        ("zh-TW", true),
+        ("zh-Hant", true),
+        ("zh-Hans", true),
+        ("pt-BR", false),
+    ] {
+        let c = TestCampaign::new(&format!(
+            "name = \"v\"\nsource_lang = \"en\"\ntarget_lang = \"{tag}\"\nchapters = [\"one.md\"]\n"
+        ));
+        c.write(
+            "one.md",
+            "# One\n\nThe agent reads the prompt and calls a tool to answer the question.\n",
+        );
+        let out = c.cmd("run", &["--json"]).output().unwrap();
+        assert_code(&out, 0);
+        let text = c.read("v/out/one.md");
+        let han_chars = text
+            .chars()
+            .filter(|ch| ('\u{4e00}'..='\u{9fff}').contains(ch))
+            .count();
+        assert_eq!(
+            han_chars > 5,
+            han,
+            "{tag}: pseudo text in the script of the primary subtag: {text}"
+        );
+        let xliff = c
+            .cmd("export", &["--format", "xliff", "--out", "-"])
+            .output()
+            .unwrap();
+        assert_code(&xliff, 0);
+        let doc = String::from_utf8_lossy(&xliff.stdout);
+        assert!(doc.contains(&format!("trgLang=\"{tag}\"")), "{tag}: {doc}");
+        let report = c.read("v/validation/report.json");
+        assert!(
+            report.contains(&format!("\"target_lang\": \"{tag}\""))
+                || report.contains(&format!("\"target_lang\":\"{tag}\"")),
+            "{tag}: report keeps the tag"
+        );
+    }
+}
