@@ -964,7 +964,7 @@ async fn proxy_answer(
 ) -> Response {
     let key = request_key(&rec.body);
     let pv = preview(&format!("{:?}", rec.agent), &rec.body);
-    let mut req = reqwest::Client::new()
+    let mut req = crate::support::http_client()
         .post(format!("{upstream}/chat/completions"))
         .json(&rec.body);
     if let Some(a) = &rec.authorization {
