@@ -234,3 +234,97 @@ fn script_and_region_variants_are_kept_end_to_end() {
         );
     }
 }
+
+/// Regression (without a terminal, progress printed nothing until the end, and log lines
+/// written to a file kept their ANSI colours): a plain line every `--progress-every` seconds
+/// with units done/total, tokens, cost and the units in flight by unit id, and no escape code
+/// anywhere in stderr, with and without `NO_COLOR`.
+#[test]
+fn progress_without_a_terminal_was_silent_and_logs_kept_ansi_colours() {
+    use support::fake_llm::FakeServer;
+    for no_color in [false, true] {
+        let c = TestCampaign::with_chapters(
+            "g",
+            &["one.md"],
+            "max_unit_chars = 300\nconcurrency = 2\nproofread_share = 0\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n[pricing]\ninput_per_million = 1.0\noutput_per_million = 2.0\n",
+        );
+        let mut text = String::from("# One\n\n");
+        for i in 0..6 {
+            text.push_str(&format!(
+                "## Section {i}\n\nThe agent reads the prompt and calls a tool. It writes the answer in section {i}.\n\n"
+            ));
+        }
+        c.write("one.md", &text);
+        let fake = FakeServer::start();
+        // The first request fails once, so a retry warning is logged (a log line, which
+        // tracing would colour on a terminal).
+        fake.script(|r| {
+            if r.n == 0 {
+                support::fake_llm::Reply::Status {
+                    code: 500,
+                    body: "boom".into(),
+                    retry_after: None,
+                }
+            } else {
+                support::fake_llm::Reply::Default
+            }
+        });
+        fake.latency(
+            std::time::Duration::from_millis(400),
+            std::time::Duration::ZERO,
+        );
+        let mut cmd = c.cmd(
+            "run",
+            &[
+                "-v",
+                "--base-url",
+                &fake.base_url,
+                "--progress-every",
+                "0.2",
+            ],
+        );
+        cmd.env("OPENAI_API_KEY", "sk-booktr-TERM-KEY-1a2b3c");
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        let out = cmd.output().unwrap();
+        assert_code(&out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("\x1b["),
+            "NO_COLOR={no_color}: an escape code in stderr:\n{err}"
+        );
+        assert!(
+            err.contains(" WARN ") && err.contains("retrying"),
+            "the retry is logged (uncoloured):\n{err}"
+        );
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("booktr: ") && l.contains(" units"))
+            .collect();
+        assert!(lines.len() >= 2, "periodic plain lines:\n{err}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("in flight: translate one-")),
+            "units in flight by unit id:\n{err}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains(" tokens · $")),
+            "tokens and cost with [pricing]:\n{err}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains("translate/")),
+            "no call key hashes:\n{err}"
+        );
+        let total = lines[0]
+            .split(" units")
+            .next()
+            .and_then(|s| s.rsplit('/').next())
+            .unwrap();
+        let total: u64 = total.parse().unwrap();
+        assert!(total >= 2, "units to translate: {}", lines[0]);
+    }
+}
