@@ -134,6 +134,17 @@ pub struct RunArgs {
     /// chapters under `<out_dir>/single-agent/`).
     #[arg(long, value_enum, default_value_t = Mode::Orchestration)]
     pub mode: Mode,
+    /// When stderr is not a terminal (a log file, CI): print a plain progress line every
+    /// SECONDS (default 30). On a terminal a live line is drawn instead.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub progress_every: Option<f64>,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.1 => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds of at least 0.1")),
+    }
 }
 
 #[derive(Debug, Args)]

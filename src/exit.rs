@@ -7,6 +7,9 @@
 //! | 2 | usage or configuration error (bad flag, campaign file, glossary, chapter, refused state) |
 //! | 3 | waiting at an approval gate (campaign key `review`): `booktr status` names the command |
 //! | 130 | interrupted (Ctrl-C / SIGTERM); run again to resume |
+//!
+//! A closed stdout or stderr (`| head -1`) changes none of these: the command finishes with
+//! its usual code and what the pipe cannot take is dropped (see [`crate::term`]).
 
 /// Process exit codes, documented in `booktr --help`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +27,8 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   1    finished with failed units or error findings (needs_review), or a runtime failure
   2    usage or configuration error (campaign file, glossary, chapter, refused state)
   3    waiting for an editor's approval (`booktr status` shows the command to continue)
-  130  interrupted; run the same command again to resume";
+  130  interrupted; run the same command again to resume
+A closed stdout or stderr (`| head -1`) is not an error: the command ends with its usual code.";
 
 /// An error caused by what the user asked for (flags, campaign file, inputs, refused state),
 /// as opposed to a failure while working. Maps to exit code 2. The message names the file,

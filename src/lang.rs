@@ -1,8 +1,13 @@
 //! Languages: codes, display names for prompts, and the script a target is written in.
 //!
 //! One table serves prompts (the name given to the model), the pseudo provider (what script to
-//! fake) and QA (what share of target-script letters to expect). Codes are matched leniently:
-//! `zh`, `zh-CN`, `zh_Hans` and `ZH` all resolve to Chinese.
+//! fake) and QA (what share of target-script letters to expect). Codes found in files
+//! (`xml:lang`, CSV headers) are matched leniently: `zh`, `zh-CN`, `zh_Hans` and `ZH` all
+//! resolve to Chinese. Codes a user writes (`source_lang`, `target_lang`, `--target-lang`) are
+//! checked first by [`check_tag`]: a BCP 47 tag (RFC 5646) whose subtags are in the IANA
+//! Language Subtag Registry, as the `language-tags` crate validates it. Everywhere a behaviour
+//! depends on the language, the primary subtag (and the script it implies) decides; the full tag
+//! (`zh-Hant`, `zh-TW`, `pt-BR`) is what outputs carry (XLIFF `trgLang`, reports).
 
 use serde::{Deserialize, Serialize};
 
@@ -39,7 +44,10 @@ impl Lang {
     pub fn parse(code: &str) -> Lang {
         let norm = code.trim().to_ascii_lowercase().replace('_', "-");
         let primary = norm.split('-').next().unwrap_or("");
-        let traditional = norm.contains("hant") || norm.ends_with("-tw") || norm.ends_with("-hk");
+        let traditional = norm.contains("hant")
+            || norm.ends_with("-tw")
+            || norm.ends_with("-hk")
+            || norm.ends_with("-mo");
         let (name, script) = match primary {
             "zh" if traditional => ("Traditional Chinese", Script::Han),
             "zh" => ("Simplified Chinese", Script::Han),
@@ -62,9 +70,16 @@ impl Lang {
             "id" => ("Indonesian", Script::Latin),
             _ => (code.trim(), Script::Latin),
         };
+        // A region or script beyond the primary subtag is named in prompts too (`Portuguese
+        // (pt-BR)`), so the variant reaches the model; Chinese names carry it already.
+        let name = if primary != "zh" && norm.contains('-') && name != code.trim() {
+            format!("{name} ({})", code.trim())
+        } else {
+            name.to_string()
+        };
         Lang {
             code: code.trim().to_string(),
-            name: name.to_string(),
+            name,
             script,
         }
     }
@@ -92,7 +107,9 @@ impl Lang {
             0
         } else if norm(code) == norm(&self.code) {
             3
-        } else if other.name == self.name {
+        } else if other.name == self.name || self.primary() != "zh" {
+            // (only Chinese names tell variants apart: `Portuguese (pt-BR)` and `Portuguese`
+            // are the same language here, as they were before names carried the tag)
             2
         } else {
             1
@@ -105,6 +122,123 @@ impl Lang {
         script_of(c) == Some(self.script)
             || (self.script == Script::Japanese && script_of(c) == Some(Script::Han))
     }
+}
+
+/// Checks a language tag a user wrote (a campaign key or a flag): a well-formed BCP 47 tag
+/// (RFC 5646) whose language, script and region subtags are in the IANA Language Subtag
+/// Registry (the snapshot in the `language-tags` crate). Case does not matter (`EN`, `zh-tw`),
+/// and the tag is kept as written.
+///
+/// Errors: the reason and, where one is likely, the tag meant: `cn` → `did you mean zh?` (a
+/// country code for its language), `chinese` → `zh` (an English name), `zh_CN` → `zh-CN`
+/// (`_` for `-`), `zh-CHS` → `zh-Hans`; an empty tag asks for one. The caller adds the file and
+/// key.
+pub fn check_tag(tag: &str) -> Result<(), String> {
+    let t = tag.trim();
+    if t.is_empty() {
+        return Err(
+            "is empty: set a BCP 47 language tag such as \"en\", \"zh\" or \"pt-BR\"".into(),
+        );
+    }
+    let why = match valid(t) {
+        Ok(()) => return Ok(()),
+        Err(why) => why,
+    };
+    let hint = suggestion(t)
+        .map(|s| format!(": did you mean `{s}`?"))
+        .unwrap_or_else(|| {
+            ": use a BCP 47 tag such as \"en\", \"zh\", \"zh-Hant\" or \"pt-BR\" (language subtags are ISO 639 codes, not country codes or names)".into()
+        });
+    Err(format!(
+        "is `{t}`, not a valid BCP 47 language tag ({why}){hint}"
+    ))
+}
+
+/// Whether `t` parses and validates against the registry; the error says which part fails.
+fn valid(t: &str) -> Result<(), String> {
+    use language_tags::{LanguageTag, ValidationError};
+    let parsed = LanguageTag::parse(t).map_err(|e| e.to_string())?;
+    parsed.validate().map_err(|e| match e {
+        ValidationError::PrimaryLanguageNotInRegistry => format!(
+            "`{}` is not a language in the IANA registry",
+            parsed.primary_language()
+        ),
+        other => other.to_string(),
+    })
+}
+
+/// The tag the user most likely meant by an invalid `t`, if it is valid itself. Hand-kept
+/// table (no crate maps country codes or English names to language subtags without pulling in
+/// all of ISO 639 with its names): the mistakes seen in campaign files.
+fn suggestion(t: &str) -> Option<String> {
+    let norm = t.to_ascii_lowercase().replace('_', "-");
+    let mut parts = norm.split('-');
+    let first = parts.next().unwrap_or("");
+    let rest: Vec<&str> = parts.collect();
+    let legacy = match norm.as_str() {
+        "zh-chs" => Some("zh-Hans"),
+        "zh-cht" => Some("zh-Hant"),
+        _ => None,
+    };
+    let primary = match first {
+        // Country codes written for the language spoken there.
+        "cn" => "zh",
+        "jp" => "ja",
+        "kp" => "ko",
+        "ua" => "uk",
+        "gr" => "el",
+        "dk" => "da",
+        "cz" => "cs",
+        "us" | "gb" => "en",
+        "vn" => "vi",
+        "il" => "he",
+        "ir" => "fa",
+        "rs" => "sr",
+        "hk" if rest.is_empty() => "zh",
+        // English names.
+        "chinese" | "mandarin" | "simplified" => "zh",
+        "cantonese" => "yue",
+        "japanese" => "ja",
+        "korean" => "ko",
+        "english" => "en",
+        "german" => "de",
+        "french" => "fr",
+        "spanish" => "es",
+        "portuguese" => "pt",
+        "italian" => "it",
+        "russian" => "ru",
+        "ukrainian" => "uk",
+        "arabic" => "ar",
+        "greek" => "el",
+        "dutch" => "nl",
+        "polish" => "pl",
+        "turkish" => "tr",
+        "vietnamese" => "vi",
+        "indonesian" => "id",
+        "hindi" => "hi",
+        "thai" => "th",
+        "hebrew" => "he",
+        "swedish" => "sv",
+        "czech" => "cs",
+        "danish" => "da",
+        "finnish" => "fi",
+        "norwegian" => "nb",
+        "klingon" => "tlh",
+        other => other,
+    };
+    let mut candidate = primary.to_string();
+    for r in &rest {
+        candidate.push('-');
+        candidate.push_str(r);
+    }
+    // `hk` alone names Chinese as written in Hong Kong (`tw` is Twi, a language of its own).
+    if first == "hk" && rest.is_empty() {
+        candidate = "zh-HK".into();
+    }
+    let candidate = legacy.map(str::to_string).unwrap_or(candidate);
+    let pretty = language_tags::LanguageTag::parse(&candidate).ok()?;
+    (pretty.validate().is_ok() && !pretty.as_str().eq_ignore_ascii_case(t))
+        .then(|| pretty.as_str().to_string())
 }
 
 /// The script of an alphabetic character, if it is one booktr knows.
@@ -135,6 +269,84 @@ mod tests {
         assert_eq!(Lang::parse("zh-Hant").name, "Traditional Chinese");
         assert_eq!(Lang::parse("xx").name, "xx");
         assert_eq!(Lang::parse("zh-Hans-CN").primary(), "zh");
+    }
+
+    #[test]
+    fn valid_tags_pass_as_written() {
+        for tag in [
+            "en",
+            "EN",
+            "zh",
+            "zh-CN",
+            "zh-cn",
+            "zh-Hans",
+            "zh-Hant",
+            "zh-TW",
+            "zh-Hant-HK",
+            "pt-BR",
+            "sr-Latn",
+            "yue",
+            "tlh",
+            "de-CH-1996",
+        ] {
+            assert_eq!(check_tag(tag), Ok(()), "{tag}");
+        }
+    }
+
+    #[test]
+    fn unknown_tags_are_refused_with_the_tag_meant() {
+        for (tag, meant) in [
+            ("cn", "zh"),
+            ("jp", "ja"),
+            ("chinese", "zh"),
+            ("Chinese", "zh"),
+            ("klingon", "tlh"),
+            ("zh_CN", "zh-CN"),
+            ("zh_Hant_TW", "zh-Hant-TW"),
+            ("pt_BR", "pt-BR"),
+            ("zh-CHS", "zh-Hans"),
+            ("cn-TW", "zh-TW"),
+            ("hk", "zh-HK"),
+        ] {
+            let err = check_tag(tag).unwrap_err();
+            assert!(
+                err.ends_with(&format!("did you mean `{meant}`?")),
+                "{tag}: {err}"
+            );
+            assert!(err.contains(&format!("`{tag}`")), "{tag}: {err}");
+        }
+        let err = check_tag("cn").unwrap_err();
+        assert!(
+            err.contains("`cn` is not a language in the IANA registry"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn empty_and_hopeless_tags_say_what_a_tag_is() {
+        assert!(check_tag("").unwrap_err().starts_with("is empty"));
+        assert!(check_tag("  ").unwrap_err().starts_with("is empty"));
+        let err = check_tag("xyzzyq").unwrap_err();
+        assert!(
+            err.contains("not a valid BCP 47") && err.contains("such as"),
+            "{err}"
+        );
+        assert!(check_tag("en--US").is_err());
+    }
+
+    #[test]
+    fn variants_are_kept_and_the_primary_subtag_decides() {
+        let tw = Lang::parse("zh-TW");
+        assert_eq!((tw.code.as_str(), tw.primary().as_str()), ("zh-TW", "zh"));
+        assert_eq!(tw.name, "Traditional Chinese");
+        assert_eq!(tw.script, Script::Han);
+        assert_eq!(Lang::parse("zh-Hans").name, "Simplified Chinese");
+        assert_eq!(Lang::parse("zh-MO").name, "Traditional Chinese");
+        let br = Lang::parse("pt-BR");
+        assert_eq!((br.code.as_str(), br.primary().as_str()), ("pt-BR", "pt"));
+        assert_eq!(br.name, "Portuguese (pt-BR)");
+        assert_eq!(Lang::parse("pt").name, "Portuguese");
+        assert_eq!(Lang::parse("ja-JP").script, Script::Japanese);
     }
 
     #[test]

@@ -17,6 +17,27 @@
 //! file → plan), [`termbase`] (glossary entries), [`llm`] (providers), [`agents`] (prompts and
 //! answer parsing), [`campaign`] (state, Manager, runner), [`qa`] (checks), [`report`].
 
+// The crate's own `print!`/`println!`/`eprint!`/`eprintln!`: defined before the modules, so they
+// shadow std's in every module. std's versions panic when the stream is a closed pipe
+// (`booktr plan … | head -1` ended with exit 101); these go through [`term::out`] and
+// [`term::err`], which drop what a closed pipe cannot take (see the `term` module).
+#[allow(unused_macros)]
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::term::out(format_args!($($arg)*)) };
+}
+macro_rules! println {
+    () => { $crate::term::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::term::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => { $crate::term::err(format_args!($($arg)*)) };
+}
+macro_rules! eprintln {
+    () => { $crate::term::err(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::term::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 pub mod agents;
 pub mod book;
 pub mod campaign;
@@ -31,6 +52,7 @@ pub mod llm;
 pub mod qa;
 pub mod repair;
 pub mod report;
+pub mod term;
 pub mod termbase;
 pub mod tokens;
 pub mod util;

@@ -13,8 +13,12 @@ fn main() {
         1 => "info",
         _ => "debug",
     };
+    // Colours only on a terminal without NO_COLOR (log lines sent to a file carry no ANSI
+    // code); a write error (stderr a closed pipe) is dropped instead of reported on stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(booktr::term::stderr_colour())
+        .log_internal_errors(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("BOOKTR_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("booktr={level}"))),
@@ -34,9 +38,19 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Not std's eprintln!, which panics when stderr is a closed pipe.
+            booktr::term::err(format_args!("error: {e:#}\n"));
             code_for(&e)
         }
+    };
+    // Output the user asked for that could not be written (not a closed pipe: that is the
+    // reader's choice) makes a successful command a failure.
+    let code = match booktr::term::stdout_failed() {
+        Some(e) if code == ExitCode::Ok => {
+            booktr::term::err(format_args!("error: cannot write to stdout: {e}\n"));
+            ExitCode::Failed
+        }
+        _ => code,
     };
     std::process::exit(code as i32);
 }

@@ -345,6 +345,9 @@ pub struct RunOptions {
     /// Send the Translation requests of each Translate/Revise stage as one batch (see
     /// [`super::batch`]).
     pub batch: bool,
+    /// Time between two plain progress lines when stderr is not a terminal (`None`:
+    /// [`super::progress::DEFAULT_EVERY`], 30 s).
+    pub progress_every: Option<std::time::Duration>,
 }
 
 /// Records the hand edits found in the output files (see [`super::edits`]); returns how many
@@ -384,7 +387,13 @@ pub async fn run<'a>(
         .prose_units()
         .filter(|u| state.translation_at(&u.id, 0).is_some())
         .count() as u64;
-    let mut progress = Progress::new(prose_total, done, rehearsal);
+    let mut progress = Progress::with_every(
+        prose_total,
+        done,
+        rehearsal,
+        opts.progress_every
+            .unwrap_or(super::progress::DEFAULT_EVERY),
+    );
     if rehearsal {
         progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
     }
@@ -459,7 +468,7 @@ pub async fn run<'a>(
 
     loop {
         let step = manager.next_step(&state, &in_flight);
-        progress.status(format!("{:?} · {} tokens", step.stage, fmt_tokens(&state)));
+        progress.status(status_text(c, &step.stage, &state));
         // First translations the translation memory holds cost nothing: record them before
         // anything is sent (or batched).
         let mut memory_hits = 0;
@@ -593,7 +602,7 @@ pub async fn run<'a>(
                         agent,
                         unit,
                     })?;
-                    progress.start(&call);
+                    progress.start_labelled(&call, &super::progress::label(c, &action));
                     in_flight.insert(call.clone());
                     let provider = provider.clone();
                     tasks.spawn(async move {
@@ -695,6 +704,20 @@ pub async fn run<'a>(
         state,
         skipped_chapters,
     })
+}
+
+/// The status text of the progress display: stage, tokens and, with `[pricing]`, the cost so
+/// far (`Translate · 120.3k tokens · $0.42`).
+fn status_text(c: &Campaign, stage: &Stage, s: &State) -> String {
+    let t = s.total_usage();
+    let mut text = format!("{stage:?} · {} tokens", fmt_tokens(s));
+    if let Some(cost) =
+        super::progress::cost_text(c, t.prompt_tokens, t.cached_tokens, t.completion_tokens)
+    {
+        text.push_str(" · ");
+        text.push_str(&cost);
+    }
+    text
 }
 
 fn fmt_tokens(s: &State) -> String {

@@ -32,6 +32,7 @@ pub fn run_single(args: &RunArgs) -> anyhow::Result<ExitCode> {
             retranslate: args.retranslate,
             // One growing conversation: each turn needs the previous answer, so no batch.
             batch: false,
+            progress_every: None,
         },
     ))?;
     let s = &result.summary;

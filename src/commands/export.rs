@@ -2,8 +2,6 @@
 //! XLIFF 1.2), Markdown blocks (gettext PO) or unit pairs (TMX 1.4b), from the saved state alone (no model call, no lock). A rehearsal's
 //! exports carry the rehearsal mark of their format ([`crate::interchange::rehearsal`]).
 
-use std::io::Write;
-
 use crate::campaign::Campaign;
 use crate::campaign::exports as ic;
 use crate::campaign::state::State;
@@ -107,7 +105,8 @@ fn emit(c: &Campaign, args: &ExportArgs, bytes: &[u8], what: &str) -> anyhow::Re
     let p = &c.plan;
     let path = match &args.out {
         Some(o) if o.as_os_str() == "-" => {
-            std::io::stdout().write_all(bytes)?;
+            // A closed pipe (`--out - | head -1`) is the reader's choice, not an error.
+            crate::term::write_stdout(bytes)?;
             return Ok(ExitCode::Ok);
         }
         Some(o) => o.clone(),

@@ -36,6 +36,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             force: args.force,
             retranslate: args.retranslate,
             batch: args.batch,
+            progress_every: args.progress_every.map(std::time::Duration::from_secs_f64),
         },
     ))?;
     // Images the chapters use go beside the translated chapters (on every run, so a changed

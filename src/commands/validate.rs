@@ -138,6 +138,14 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         ))
         .into());
     }
+    for (flag, tag) in [
+        ("--source-lang", &args.source_lang),
+        ("--target-lang", &args.target_lang),
+    ] {
+        if let Some(tag) = tag {
+            crate::lang::check_tag(tag).map_err(|why| UsageError::new(format!("{flag} {why}")))?;
+        }
+    }
     let source_lang = Lang::parse(args.source_lang.as_deref().unwrap_or("en"));
     let target_lang = Lang::parse(args.target_lang.as_deref().unwrap_or("zh"));
     let mut entries = Vec::new();

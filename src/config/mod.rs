@@ -250,6 +250,13 @@ impl Plan {
                 format!("is {concurrency}; use 1 to 256"),
             ));
         }
+        // BCP 47 tags from the registry, with the tag meant when one is likely (`cn` → `zh`).
+        for (key, tag) in [
+            ("source_lang", &raw.source_lang),
+            ("target_lang", &raw.target_lang),
+        ] {
+            crate::lang::check_tag(tag).map_err(|why| err(key, why))?;
+        }
         // Same code only: zh-Hans → zh-Hant is a real localisation.
         if Lang::parse(&raw.source_lang)
             .code

@@ -56,9 +56,21 @@ pub fn read_key(plan: &ProviderPlan) -> Result<Option<ApiKey>, LlmError> {
     Ok(key)
 }
 
+/// Installs rustls's `ring` crypto provider as the process default, once (a provider installed
+/// earlier is kept). reqwest is built with `rustls-no-provider` and rustls with `ring`, so the
+/// build needs no C build of aws-lc (README, "Install and build"); reqwest panics when it builds
+/// a client before a provider is installed, so every client is built after this.
+pub fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// The reqwest client of a provider: connect timeout from the plan, a `booktr/<version>` user
 /// agent.
 pub fn http_client(plan: &ProviderPlan) -> Result<reqwest::Client, LlmError> {
+    install_tls_provider();
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(plan.connect_timeout_s))
         .user_agent(concat!("booktr/", env!("CARGO_PKG_VERSION")))

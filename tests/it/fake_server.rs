@@ -20,7 +20,7 @@ async fn post(
         .iter()
         .map(|(r, c)| json!({"role": r, "content": c}))
         .collect();
-    let resp = reqwest::Client::new()
+    let resp = crate::support::http_client()
         .post(format!("{base}/chat/completions"))
         .json(&json!({"model": "m", "messages": msgs, "stream": true}))
         .send()

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("lang", 1),
     ("tokens", 1),
     ("util", 1),
+    ("term", 1),
     ("exit", 1),
     ("llm", 2),
     ("config", 3),

@@ -58,5 +58,6 @@ mod segment_props;
 mod sentence_split;
 mod single_agent;
 mod structure_revision;
+mod terminal;
 mod validate_edits;
 mod validate_fixtures;

@@ -298,7 +298,7 @@ fn a_replay_miss_is_http_500_naming_the_hash() {
         .build()
         .unwrap();
     let (status, text) = rt.block_on(async {
-        let r = reqwest::Client::new()
+        let r = crate::support::http_client()
             .post(format!("{}/chat/completions", fake.base_url))
             .json(&body)
             .send()
@@ -333,7 +333,7 @@ fn proxy_records_a_reply_the_client_abandoned() {
         .unwrap();
     let read = rt.block_on(async {
         use futures_util::StreamExt;
-        let r = reqwest::Client::new()
+        let r = crate::support::http_client()
             .post(format!("{}/chat/completions", proxy.base_url))
             .json(&body)
             .send()

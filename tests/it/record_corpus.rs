@@ -245,7 +245,9 @@ fn record_corpus_answers() {
 fn model_file(url: &str) -> String {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let id = rt.block_on(async {
-        let v: serde_json::Value = reqwest::get(format!("{url}/models"))
+        let v: serde_json::Value = crate::support::http_client()
+            .get(format!("{url}/models"))
+            .send()
             .await
             .ok()?
             .json()

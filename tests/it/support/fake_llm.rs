@@ -964,6 +964,8 @@ async fn proxy_answer(
 ) -> Response {
     let key = request_key(&rec.body);
     let pv = preview(&format!("{:?}", rec.agent), &rec.body);
+    // (not `support::http_client`: benches include this file on its own)
+    booktr::llm::call::install_tls_provider();
     let mut req = reqwest::Client::new()
         .post(format!("{upstream}/chat/completions"))
         .json(&rec.body);

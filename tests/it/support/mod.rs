@@ -114,6 +114,13 @@ impl TestCampaign {
     }
 }
 
+/// A reqwest client for tests (after installing the TLS crypto provider the library uses:
+/// reqwest is built without one, see `booktr::llm::call::install_tls_provider`).
+pub fn http_client() -> reqwest::Client {
+    booktr::llm::call::install_tls_provider();
+    reqwest::Client::new()
+}
+
 /// Parses the last line of stdout as JSON (the `--json` summary).
 pub fn json_summary(out: &Output) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
