@@ -301,6 +301,11 @@ pub struct Cleanup {
     pub think_removed: bool,
     pub preamble_removed: Option<String>,
     pub fence_unwrapped: bool,
+    /// Masked spans whose placeholder the answer lost (their original bytes), left out of the
+    /// text for QA to flag and the repair to restore where it can place them (see
+    /// `mask::Masked::recover`). Empty for most answers; absent from older result files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placeholders_lost: Vec<String>,
 }
 
 /// Cleans a model answer into a translation of `source`:

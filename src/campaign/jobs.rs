@@ -641,15 +641,18 @@ pub async fn finish_noting(
                     usage,
                 });
             }
-            let (text, cleanup) = translation::postprocess(source, &answer.content);
-            // Every masked comment must come back exactly once: otherwise the attempt fails.
-            let text = mask.restore(&text).map_err(|e| JobFailure {
+            let (text, mut cleanup) = translation::postprocess(source, &answer.content);
+            // Every masked span comes back once: a look-alike placeholder counts, a lost one
+            // is left out for QA and the repair (recorded in the cleanup); a duplicated or
+            // unknown placeholder fails the attempt.
+            let (text, lost) = mask.recover(&text).map_err(|e| JobFailure {
                 error: e.to_string(),
                 attempts,
                 fatal: false,
                 truncated: false,
                 usage,
             })?;
+            cleanup.placeholders_lost = lost;
             if text.trim().is_empty() && !source.trim().is_empty() {
                 return Err(JobFailure {
                     error: "the translation was empty after clean-up".into(),

@@ -1,5 +1,6 @@
 //! HTML comments are masked before a unit is sent to the model and restored after, so the
-//! model never sees them as text; an answer that loses a placeholder is not accepted. Through
+//! model never sees them as text; a span whose placeholder the answer lost reaches QA and the
+//! repair instead of failing the unit. Through
 //! the fake OpenAI-compatible server over HTTP.
 
 use crate::support;
@@ -66,8 +67,13 @@ fn html_comment_is_never_sent_to_the_model() {
     assert!(!translated.contains('⟦'), "{translated}");
 }
 
+/// Regression (issue 18, recorded from the 1.5b model on the sample book): an answer that
+/// lost the placeholder of an HTML comment failed the unit, so a weak model that mangles
+/// placeholders left the whole campaign `incomplete` with nothing to review. Now the lost span
+/// is left out of the text and named in the result's cleanup; QA flags it and the repair
+/// restores what it can place; the unit is translated, never failed.
 #[test]
-fn a_lost_placeholder_fails_the_attempt() {
+fn a_lost_placeholder_failed_the_unit_instead_of_reaching_qa() {
     let fake = FakeServer::start();
     fake.script(|r| {
         if r.agent == Agent::Translation {
@@ -78,14 +84,36 @@ fn a_lost_placeholder_fails_the_attempt() {
     });
     let c = campaign("l");
     let out = run(&c, &fake);
-    assert_code(&out, 1);
     let s = json_summary(&out);
-    assert_eq!(s["status"], "incomplete", "{s}");
-    assert!(
-        s["last_error"]
-            .as_str()
-            .unwrap()
-            .contains("lost the placeholder ⟦1⟧"),
-        "{s}"
-    );
+    assert_eq!(s["units"]["failed"], 0, "{s}");
+    assert_eq!(s["units"]["translated"], 1, "{s}");
+    // The model never gives the comments back: the editor is told, the unit is not lost.
+    assert_eq!(s["status"], "needs_review", "{s}");
+    assert!(s["findings"]["errors"].as_u64().unwrap() >= 1, "{s}");
+    let text = c.read("l/out/a.md");
+    assert!(text.starts_with("# 智能体"), "{text}");
+    // The result file names the spans whose placeholders were lost.
+    let state = c.path(s["state_dir"].as_str().unwrap());
+    let mut named = false;
+    for e in walk(&state) {
+        if std::fs::read_to_string(&e).is_ok_and(|t| {
+            t.contains("placeholders_lost") && t.contains("<!-- Editors: keep this comment. -->")
+        }) {
+            named = true;
+        }
+    }
+    assert!(named, "no result file under {} lists the lost span", state.display());
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
