@@ -102,7 +102,11 @@ fn a_lost_placeholder_failed_the_unit_instead_of_reaching_qa() {
             named = true;
         }
     }
-    assert!(named, "no result file under {} lists the lost span", state.display());
+    assert!(
+        named,
+        "no result file under {} lists the lost span",
+        state.display()
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -40,8 +40,17 @@ use support::recorded::Fixtures;
 /// every request the fixtures had no answer for. `None` (with a printed reason) when another
 /// test is recording.
 fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
+    replayed(real_llm::TINY, may_record, real_llm::run_tiny)
+}
+
+/// [`replayed_tiny`] for campaign `name` run by `run` (its fixture is `<name>.jsonl`).
+fn replayed(
+    name: &str,
+    may_record: bool,
+    run: fn(&str) -> CampaignRun,
+) -> Option<(CampaignRun, bool)> {
     let fake = FakeServer::start();
-    let file = real_llm::fixture_file(real_llm::TINY);
+    let file = real_llm::fixture_file(name);
     let recording = real_llm::record_upstream();
     if recording.is_some() && !may_record {
         eprintln!(
@@ -69,7 +78,7 @@ fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
         }
         None => fake.replay(Fixtures::load(&file).unwrap_or_else(|e| panic!("{e}"))),
     }
-    let run = real_llm::run_tiny(&fake.base_url);
+    let run = run(&fake.base_url);
     if recording.is_some() {
         let exchanges = fake.exchanges();
         Fixtures::save(&file, &exchanges).unwrap();
@@ -78,6 +87,8 @@ fn replayed_tiny(may_record: bool) -> Option<(CampaignRun, bool)> {
             exchanges.len(),
             file.display()
         );
+    }
+    if recording.is_some() && name == real_llm::TINY {
         let f = facts(&run);
         std::fs::write(
             facts_file(&file),
@@ -196,6 +207,13 @@ fn replay_tiny_campaign_status_tells_the_truth() {
         return;
     };
     real_llm::assert_status_tells_the_truth(&run);
+    let left = real_llm::mechanical_errors_left(&run.report);
+    eprintln!("mechanical errors left: {}", left.join("\n"));
+    std::fs::write(
+        "/tmp/tiny-report.json",
+        serde_json::to_string_pretty(&run.report).unwrap(),
+    )
+    .unwrap();
 }
 
 #[booktr_test_needs::needs(real_llm)]
@@ -208,6 +226,65 @@ fn live_tiny_campaign_on_a_real_model() {
     eprintln!("summary: {}", run.summary);
     real_llm::assert_any_model_properties(&run);
     real_llm::assert_a_revision_happened(&run);
+}
+
+/// Issue 18, measured: the README's sample book on the 1.5b model's recorded answers
+/// (`tests/fixtures/real-llm/sample.jsonl`, recorded with `BOOKTR_RECORD_REAL_LLM=1
+/// BOOKTR_RECORD_REUSE=1`, which this test does when set). The target is no error finding of
+/// a mechanical class left; it is NOT met yet: the replay pins the five that remain (a JSON
+/// code block the model dropped, inline math it dropped, `<details>` tags it turned into
+/// `<summary>`) after repair, revision and masked pieces, so any change in what booktr
+/// recovers shows up here. Every unit is translated (none failed on a mangled placeholder).
+#[test]
+fn replay_sample_book_mechanical_errors_left() {
+    let Some((run, _)) = replayed(real_llm::SAMPLE, true, real_llm::run_sample) else {
+        return;
+    };
+    real_llm::assert_every_agent_called(&run);
+    real_llm::assert_kept_never_worse(&run.report);
+    real_llm::assert_status_tells_the_truth(&run);
+    assert_eq!(run.summary["units"]["failed"], 0, "{}", run.summary);
+    let units = run.units();
+    assert!(
+        units.len() >= 3,
+        "the sample book has a unit per chapter at least: {units:?}"
+    );
+    let left: Vec<String> = real_llm::mechanical_errors_left(&run.report)
+        .iter()
+        .map(|l| l.splitn(3, ": ").take(2).collect::<Vec<_>>().join(": "))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            "02-tools-001: code_blocks",
+            "02-tools-001: code_blocks",
+            "03-memory-001: math",
+            "03-memory-002: html",
+            "03-memory-002: html",
+        ],
+        "mechanical errors left on the sample book changed"
+    );
+}
+
+/// The sample book against a live model: the properties any model must give, no unit lost to
+/// a mangled placeholder, and the mechanical errors left printed with the model's name (issue
+/// 18's target of none left is not met yet; see `replay_sample_book_mechanical_errors_left`).
+#[booktr_test_needs::needs(real_llm)]
+#[test]
+fn live_sample_book_on_a_real_model() {
+    let Some(url) = real_llm::live_url("live_sample_book_on_a_real_model") else {
+        return;
+    };
+    let run = real_llm::run_sample(&url);
+    eprintln!("summary: {}", run.summary);
+    real_llm::assert_any_model_properties(&run);
+    assert_eq!(run.summary["units"]["failed"], 0, "{}", run.summary);
+    let left = real_llm::mechanical_errors_left(&run.report);
+    eprintln!(
+        "{}: {} mechanical error(s) left: {left:?}",
+        real_llm::served_model(&url),
+        left.len()
+    );
 }
 
 /// The fixture key hashes role and content of each message only: the request parameters other
