@@ -7,9 +7,13 @@
 //! A placeholder is `⟦` n times, a decimal index, `⟧` n times (`⟦1⟧`), where n is one more
 //! than the longest run of `⟦` in the text, so a placeholder never collides with the text's
 //! own characters: mask → restore is lossless for any text (property-tested). The answer
-//! must carry every placeholder exactly once and no other; a missing, duplicated or unknown
-//! placeholder is a [`MaskError`] (the attempt fails, it is never silently repaired).
-//! Comments inside fenced code blocks and inline code are code, left as they are.
+//! should carry every placeholder exactly once and no other. [`Masked::restore`] makes any
+//! deviation a [`MaskError`]; the campaign reads answers with [`Masked::recover`], which takes
+//! an unambiguous look-alike (`【1】`) for the placeholder and leaves a lost one's span out,
+//! named in the result, for QA to flag and the repair to restore (never guessed into place);
+//! a duplicated or unknown placeholder still fails the attempt. Comments inside fenced code
+//! blocks and inline code are code, left as they are. [`mask_markup`] masks more (code, math,
+//! links, footnote labels) for the last-resort pieces of a stuck unit.
 
 /// A masked text and the original bytes of each placeholder.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
