@@ -295,47 +295,22 @@ pub fn mask_markup_for(text: &str, mdx: bool) -> Masked {
 /// offsets (the parser options of [`crate::book::markdown::options`]); may overlap the base
 /// spans, which win.
 fn inline_markup_spans(text: &str) -> Vec<std::ops::Range<usize>> {
-    use pulldown_cmark::{Event, LinkType, Tag, TagEnd};
+    use pulldown_cmark::{Event, Tag};
     let (bom, _) = crate::book::markdown::split_bom(text);
     let mut out = Vec::new();
-    // Open links and images: (whole range, first child start, last child end).
-    let mut open: Vec<(std::ops::Range<usize>, Option<usize>, usize)> = Vec::new();
     for (ev, r) in crate::book::markdown::parser(text).into_offset_iter() {
         let r = r.start + bom..r.end + bom;
-        let is_end = matches!(ev, Event::End(TagEnd::Link) | Event::End(TagEnd::Image));
-        if !is_end && let Some(top) = open.last_mut() {
-            top.1.get_or_insert(r.start);
-            top.2 = top.2.max(r.end);
-        }
         match ev {
+            // A link or image (autolinks too) is masked whole, its text with it; what it
+            // holds (code, math) is inside that span and dropped by [`mask_markup`]'s
+            // disjoint filter.
             Event::Code(_)
             | Event::InlineMath(_)
             | Event::DisplayMath(_)
             | Event::FootnoteReference(_)
-            | Event::InlineHtml(_) => out.push(r),
-            Event::Start(Tag::Link {
-                link_type: LinkType::Autolink | LinkType::Email,
-                ..
-            }) => {
-                out.push(r.clone());
-                open.push((r.clone(), Some(r.start), r.end));
-            }
-            Event::Start(Tag::Link { .. }) | Event::Start(Tag::Image { .. }) => {
-                open.push((r, None, 0));
-            }
-            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                let Some((whole, first, _)) = open.pop() else {
-                    continue;
-                };
-                if let Some(top) = open.last_mut() {
-                    top.1.get_or_insert(whole.start);
-                    top.2 = top.2.max(whole.end);
-                }
-                if first != Some(whole.start) {
-                    // (An autolink was pushed whole at its start.)
-                    out.push(whole);
-                }
-            }
+            | Event::InlineHtml(_)
+            | Event::Start(Tag::Link { .. })
+            | Event::Start(Tag::Image { .. }) => out.push(r),
             Event::Start(Tag::FootnoteDefinition(_)) => {
                 if let Some(end) = text[r.clone()].find("]:") {
                     out.push(r.start..r.start + end + 2);
