@@ -388,7 +388,7 @@ fn tag_line_spans(
         {
             continue;
         }
-        if only_tags(&text[span.clone()]) {
+        if crate::book::markdown::only_html_tags(&text[span.clone()]) {
             out.push(span);
         }
     }
@@ -471,34 +471,6 @@ fn open_tag(text: &str, at: usize) -> Option<(String, usize)> {
         return None;
     }
     Some((after[..n].to_ascii_lowercase(), at + 1 + close + 1))
-}
-
-/// Whether `s` is one or more HTML tags (`<name …>`, `</name>`, `<name …/>`) with only
-/// whitespace between them, none with an `alt` or `title` attribute. Hand-written (a small
-/// scanner rather than an HTML parser): it only has to recognise whole lines of tags, and
-/// anything it does not recognise stays text for the model and for the `html` QA check.
-fn only_tags(s: &str) -> bool {
-    let mut rest = s.trim();
-    let mut tags = 0;
-    while !rest.is_empty() {
-        let Some(after) = rest.strip_prefix('<') else {
-            return false;
-        };
-        let name = after.strip_prefix('/').unwrap_or(after);
-        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            return false;
-        }
-        let Some(end) = after.find('>') else {
-            return false;
-        };
-        let inner = after[..end].to_ascii_lowercase();
-        if inner.contains('<') || inner.contains(" alt=") || inner.contains(" title=") {
-            return false;
-        }
-        tags += 1;
-        rest = after[end + 1..].trim_start();
-    }
-    tags > 0
 }
 
 /// `text` with its HTML comments outside code removed (for read-only context, where a
@@ -630,9 +602,11 @@ mod tests {
             vec!["<div align=\"center\">", "<a id=\"top\"></a>", "</div>"]
         );
         assert_eq!(m.restore(&m.text).unwrap(), src);
-        assert!(!only_tags("<b>bold</b>"));
-        assert!(!only_tags("a < b > c"));
-        assert!(!only_tags("<img src=x title=\"Hi\">"));
+        assert!(!crate::book::markdown::only_html_tags("<b>bold</b>"));
+        assert!(!crate::book::markdown::only_html_tags("a < b > c"));
+        assert!(!crate::book::markdown::only_html_tags(
+            "<img src=x title=\"Hi\">"
+        ));
     }
 
     #[test]
@@ -739,7 +713,7 @@ mod tests {
         fn mask_then_restore_is_lossless(s in "(<!--|-->|⟦|⟧|`|```\n|<div>|</div>|<a id=x>|</a>|<br>|<b>|<|>|[a-z0-9 ]|\n){0,40}") {
             let m = mask(&s);
             prop_assert_eq!(m.restore(&m.text).unwrap(), s.clone());
-            prop_assert!(m.originals.iter().all(|o| (o.starts_with("<!--") && o.ends_with("-->")) || only_tags(o)));
+            prop_assert!(m.originals.iter().all(|o| (o.starts_with("<!--") && o.ends_with("-->")) || crate::book::markdown::only_html_tags(o)));
         }
     }
 }

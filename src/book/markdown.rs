@@ -152,8 +152,97 @@ pub fn protected_spans(slice: &str) -> Vec<std::ops::Range<usize>> {
     spans
 }
 
+/// Whether `s` is one or more HTML tags (`<name …>`, `</name>`, `<name …/>`) with only
+/// whitespace between them, none with an `alt` or `title` attribute. Hand-written (a small
+/// scanner rather than an HTML parser): it only has to recognise whole lines of tags, and
+/// anything it does not recognise stays text for the model and for the `html` QA check.
+pub fn only_html_tags(s: &str) -> bool {
+    let mut rest = s.trim();
+    let mut tags = 0;
+    while !rest.is_empty() {
+        let Some(after) = rest.strip_prefix('<') else {
+            return false;
+        };
+        let name = after.strip_prefix('/').unwrap_or(after);
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return false;
+        }
+        let Some(end) = after.find('>') else {
+            return false;
+        };
+        let inner = after[..end].to_ascii_lowercase();
+        if inner.contains('<') || inner.contains(" alt=") || inner.contains(" title=") {
+            return false;
+        }
+        tags += 1;
+        rest = after[end + 1..].trim_start();
+    }
+    tags > 0
+}
+
+/// Whether `text` (Markdown) holds anything a translator must translate: prose text
+/// ([`prose_ranges`] with a letter or digit), front matter (its title-like values may be
+/// translated), or an HTML block line with text outside its tags and comments. `false` for a
+/// text made only of code blocks, thematic breaks, HTML comments, lines of bare tags
+/// ([`only_html_tags`]) and whitespace, which the source's own bytes already translate.
+pub fn has_prose(text: &str) -> bool {
+    use pulldown_cmark::{Event, Tag};
+    let (bom, _) = split_bom(text);
+    if prose_ranges(text)
+        .iter()
+        .any(|r| text[r.clone()].chars().any(char::is_alphanumeric))
+    {
+        return true;
+    }
+    let mut in_html_block = false;
+    for (e, r) in parser(text).into_offset_iter() {
+        match e {
+            Event::Start(Tag::MetadataBlock(_)) => return true,
+            Event::Start(Tag::HtmlBlock) => in_html_block = true,
+            Event::End(pulldown_cmark::TagEnd::HtmlBlock) => in_html_block = false,
+            Event::Html(_) if in_html_block => {
+                let line = &text[bom + r.start..bom + r.end];
+                let mut rest = line.to_string();
+                while let Some(a) = rest.find("<!--") {
+                    match rest[a..].find("-->") {
+                        Some(b) => rest.replace_range(a..a + b + 3, ""),
+                        None => rest.truncate(a),
+                    }
+                }
+                let rest = rest.trim();
+                if !rest.is_empty()
+                    && !only_html_tags(rest)
+                    && rest.chars().any(char::is_alphanumeric)
+                {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn has_prose_is_false_for_code_tag_lines_comments_and_rules_only() {
+        assert!(!has_prose("```json\n{\"name\": \"read_file\"}\n```\n\n"));
+        assert!(!has_prose(
+            "    indented code\n\n---\n\n<!-- keep -->\n\n</details>\n"
+        ));
+        assert!(!has_prose("<div align=\"center\">\n\n</div>\n"));
+        assert!(!has_prose("\n\n"));
+        assert!(has_prose("```\ncode\n```\n\nThen a sentence.\n"));
+        assert!(has_prose(
+            "<details>\n<summary>Why not keep everything?</summary>\n"
+        ));
+        assert!(has_prose("---\ntitle: Memory\n---\n"));
+        assert!(has_prose("![An agent loop](loop.svg)\n"));
+        assert!(has_prose("| a | b |\n|---|---|\n| x | y |\n"));
+    }
+
     use super::*;
 
     #[test]

@@ -59,6 +59,15 @@ pub fn is_stuck_finding(f: &Finding, repair: bool) -> bool {
             || (f.check == qa::length::CHECK && f.message.contains("truncated")))
 }
 
+/// Whether the piece of source `text` is sent to the model: only when it holds something to
+/// translate ([`crate::book::markdown::has_prose`]). A piece of code blocks, bare HTML tags,
+/// comments or rules is joined as its own source bytes, with no request: recorded from the
+/// 1.5b model on the sample book (`tests/fixtures/real-llm/sample.jsonl`), a piece that was a
+/// JSON code block alone came back unfenced with its keys translated.
+pub fn needs_model(text: &str) -> bool {
+    crate::book::markdown::has_prose(text)
+}
+
 /// Byte ranges of `text` (a unit's source) cut into pieces: groups of consecutive top-level
 /// blocks, cut only where a cut is allowed ([`crate::book::segment::top_level_blocks`]), each
 /// group at most `min(budget_tokens, tokens(text) / 2)` tokens ([`crate::tokens::count`])

@@ -956,20 +956,27 @@ pub(super) fn join_pieces(
     round: u32,
 ) -> anyhow::Result<()> {
     let u = &c.units[unit];
+    let source = c.source_text(u);
     let leaves = state.leaf_parts(&super::pieces::pieces_key(fp));
     let mut text = String::new();
-    for (part, _) in &leaves {
-        text.push_str(&state.part_translations()[part]);
+    let mut joined_from = Vec::new();
+    for (part, range) in &leaves {
+        // A piece the model was not asked for (nothing to translate, see
+        // `pieces::needs_model`) is its source's bytes; a recorded answer always wins.
+        match state.part_translations().get(part) {
+            Some(t) => {
+                text.push_str(t);
+                joined_from.push(super::manager::translate_key(part, 0));
+            }
+            None => text.push_str(&source[range.clone()]),
+        }
     }
     let output = Output::Translation {
         round,
         text,
         cleanup: Default::default(),
         reasoning_chars: 0,
-        joined_from: leaves
-            .iter()
-            .map(|(p, _)| super::manager::translate_key(p, 0))
-            .collect(),
+        joined_from,
     };
     let result = ResultFile::local(
         super::manager::translate_key(fp, round),

@@ -17,6 +17,7 @@ pub mod completeness;
 pub mod context;
 pub mod doc;
 pub mod drift;
+pub mod emphasis;
 mod gloss;
 pub mod glossary;
 pub mod headings;
@@ -161,6 +162,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     headings::check,
     tables::check,
     math_html::check,
+    emphasis::check,
     numbers::check,
     glossary::check,
     structure::check,
@@ -215,6 +217,7 @@ pub const CHECK_ORDER: &[&str] = &[
     "reference_definitions",
     "math",
     "html",
+    emphasis::CHECK,
     "numbers",
     glossary::CHECK,
     drift::CHECK,

@@ -46,7 +46,7 @@ use spans::{InlineKind, Spans};
 
 /// The class of a mechanical repair (serialized in snake_case: `code_block`, `inline_code`,
 /// `url`, `footnote_label`, `heading`, `anchor`, `html`, `comment`, `math`, `callout`,
-/// `front_matter`, `duplicate_block`, `injected_block`).
+/// `front_matter`, `duplicate_block`, `injected_block`, `emphasis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
@@ -76,11 +76,14 @@ pub enum Class {
     DuplicateBlock,
     /// A leading or trailing block the model added (a lead-in, a note), removed.
     InjectedBlock,
+    /// Emphasis markup broken by a space after its opening `*` or `**`
+    /// ([`crate::qa::emphasis`]), closed up.
+    Emphasis,
 }
 
 impl Class {
     /// Every class, in declaration order.
-    pub const ALL: [Class; 13] = [
+    pub const ALL: [Class; 14] = [
         Class::CodeBlock,
         Class::InlineCode,
         Class::Url,
@@ -94,6 +97,7 @@ impl Class {
         Class::FrontMatter,
         Class::DuplicateBlock,
         Class::InjectedBlock,
+        Class::Emphasis,
     ];
 
     /// The serialized (snake_case) name.
@@ -112,6 +116,7 @@ impl Class {
             Class::FrontMatter => "front_matter",
             Class::DuplicateBlock => "duplicate_block",
             Class::InjectedBlock => "injected_block",
+            Class::Emphasis => "emphasis",
         }
     }
 }
@@ -187,7 +192,7 @@ pub struct Outcome {
 
 /// Whether QA check `check` (a [`crate::qa::Finding`]'s `check` name) is of a mechanical
 /// class, i.e. its errors are what [`repair`] restores: `code_blocks`, `inline_code`, `links`,
-/// `images`, `footnotes`, `headings`, `math`, `html` and `injected_text`. The `structure`
+/// `images`, `footnotes`, `headings`, `math`, `html`, `emphasis` and `injected_text`. The `structure`
 /// check mixes mechanical findings (markers, front matter) with ones that need language
 /// (merged, split or dropped paragraphs): use [`is_mechanical_finding`] for those. What is not
 /// mechanical (meaning, omission, terminology, untranslated text, numbers, tables, reference
@@ -205,6 +210,7 @@ pub fn is_mechanical(check: &str) -> bool {
             | "math"
             | "html"
             | "injected_text"
+            | crate::qa::emphasis::CHECK
     )
 }
 
@@ -267,6 +273,20 @@ fn round(source: &str, src: &Spans, out: &mut Outcome, opts: &Options) {
     if opts.enabled(Class::InjectedBlock) {
         let t = Spans::parse(&out.text);
         let edits = extra_blocks(source, src, &t, &out.text, &mut out.skipped);
+        commit(out, edits);
+    }
+    if opts.enabled(Class::Html) {
+        let t = Spans::parse(&out.text);
+        let edits = html_blocks(source, src, &t, &out.text);
+        let mut trial = out.clone();
+        commit(&mut trial, edits);
+        // The restored lines must leave every block where it was.
+        if kinds(&Spans::parse(&trial.text)) == kinds(&t) {
+            *out = trial;
+        }
+    }
+    if opts.enabled(Class::Emphasis) {
+        let edits = emphasis(source, &out.text, &mut out.skipped);
         commit(out, edits);
     }
     let edits = span_edits(source, src, &out.text, opts, &mut out.skipped);
@@ -615,6 +635,140 @@ fn extra_blocks(
         let prev_end = edits[i - 1].range.end;
         if edits[i].range.start < prev_end {
             edits[i].range.start = prev_end.min(edits[i].range.end);
+        }
+    }
+    edits
+}
+
+/// `Emphasis`: the spaces after the opening run of each broken emphasis span of the target
+/// ([`crate::qa::emphasis::broken`]) are removed, when the target has more broken spans than
+/// the source and closing them up gives the target no more emphasis spans than the source has
+/// and the same top-level blocks (so a `* ` that is a bullet marker is never joined to its
+/// text).
+fn emphasis(source: &str, text: &str, skipped: &mut Vec<Skip>) -> Vec<Edit> {
+    use crate::qa::emphasis::{broken, count};
+    let theirs = broken(text);
+    if theirs.len() <= broken(source).len() {
+        return Vec::new();
+    }
+    let edits: Vec<Edit> = theirs
+        .iter()
+        .map(|x| Edit {
+            class: Class::Emphasis,
+            range: x.gap.clone(),
+            with: String::new(),
+        })
+        .collect();
+    let mut trial = text.to_string();
+    for e in edits.iter().rev() {
+        trial.replace_range(e.range.clone(), "");
+    }
+    if count(&trial) > count(source) || kinds(&Spans::parse(&trial)) != kinds(&Spans::parse(text)) {
+        skipped.push(Skip {
+            class: Class::Emphasis,
+            why: format!(
+                "closing up {} broken emphasis span(s) would give the translation more emphasis than the source or other blocks; left as it is",
+                theirs.len()
+            ),
+        });
+        return Vec::new();
+    }
+    edits
+}
+
+/// The lines of `block` (with their line breaks) that hold only HTML tags or comments
+/// ([`crate::book::markdown::only_html_tags`]) at its start and at its end, as byte lengths:
+/// `(lead, trail)`. A block made only of such lines has `lead == block.len()`.
+fn tag_lines(block: &str) -> (usize, usize) {
+    let bare = |l: &str| {
+        let t = l.trim();
+        !t.is_empty()
+            && (crate::book::markdown::only_html_tags(t)
+                || (t.starts_with("<!--") && t.ends_with("-->") && !t[4..].contains("-->")))
+    };
+    let lines: Vec<&str> = block.split_inclusive('\n').collect();
+    let lead: usize = lines
+        .iter()
+        .take_while(|l| bare(l) || l.trim().is_empty())
+        .map(|l| l.len())
+        .sum();
+    if lead == block.len() {
+        return (lead, lead);
+    }
+    let trail: usize = lines
+        .iter()
+        .rev()
+        .take_while(|l| bare(l) || l.trim().is_empty())
+        .map(|l| l.len())
+        .sum();
+    (lead, trail)
+}
+
+/// `Html` (or `Comment`) at the level of HTML blocks, when the top-level block kinds of source
+/// and target match one to one (so HTML block *k* of the target is the translation of HTML
+/// block *k* of the source): a source HTML block made only of bare tag and comment lines
+/// (`</details>`, `<div align="center">`, `<!-- note -->`) has nothing to translate, and a
+/// differing target block is replaced by its bytes; in a block that also holds text, bare tag
+/// lines at its start or end that the target lost (`<details>` before `<summary>…</summary>`)
+/// are put back, or replace as many bare tag lines the target has there instead. Anything else
+/// is left to the inline comparison. Recorded from the 1.5b model on the sample book
+/// (`tests/fixtures/real-llm/sample.jsonl`): it dropped `<details>` and wrote `</details>` as
+/// a second `<summary>`.
+fn html_blocks(source: &str, src: &Spans, tgt: &Spans, text: &str) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    if kinds(src) != kinds(tgt) {
+        return edits;
+    }
+    for (a, b) in src.top.iter().zip(&tgt.top) {
+        if a.kind != "html" {
+            continue;
+        }
+        let (sb, tb) = (&source[a.range.clone()], &text[b.range.clone()]);
+        if sb.trim_end() == tb.trim_end() {
+            continue;
+        }
+        let class = if sb.contains("<!--") && !sb.replace("<!--", "").contains('<') {
+            Class::Comment
+        } else {
+            Class::Html
+        };
+        let (s_lead, s_trail) = tag_lines(sb);
+        let (t_lead, t_trail) = tag_lines(tb);
+        if s_lead == sb.len() {
+            // Nothing to translate: the source's bytes, ending like the target block.
+            let body = sb.trim_end();
+            let end = b.range.start + tb.trim_end().len();
+            edits.push(Edit {
+                class,
+                range: b.range.start..end,
+                with: body.to_string(),
+            });
+            continue;
+        }
+        if t_lead == tb.len() {
+            continue; // the target block has no text left: not the same block
+        }
+        let lines = |x: &str| x.lines().filter(|l| !l.trim().is_empty()).count();
+        let (s_head, t_head) = (&sb[..s_lead], &tb[..t_lead]);
+        if s_head.trim() != t_head.trim() && (t_lead == 0 || lines(s_head) == lines(t_head)) {
+            edits.push(Edit {
+                class: Class::Html,
+                range: b.range.start..b.range.start + t_lead,
+                with: s_head.to_string(),
+            });
+        }
+        let (s_tail, t_tail) = (&sb[sb.len() - s_trail..], &tb[tb.len() - t_trail..]);
+        if s_tail.trim() != t_tail.trim() && (t_trail == 0 || lines(s_tail) == lines(t_tail)) {
+            // Keep the target block's own ending (its last line break or none).
+            let t_body_end = b.range.start + tb.trim_end().len();
+            let from = b.range.end - t_trail;
+            let from = from.min(t_body_end);
+            let sep = if t_trail == 0 { "\n" } else { "" };
+            edits.push(Edit {
+                class: Class::Html,
+                range: from..t_body_end,
+                with: format!("{sep}{}", s_tail.trim_end()),
+            });
         }
     }
     edits

@@ -592,3 +592,87 @@ fn crlf_translation_is_not_a_fault() {
     assert!(out.repairs.is_empty(), "{:#?}", out.repairs);
     assert_eq!(out.text, t);
 }
+
+/// Recorded from the 1.5b model on the sample book (`03-memory-002`, the joined pieces): the
+/// `<details>` line before the summary dropped, and the closing `</details>` block written as
+/// a second `<summary>` of its own.
+#[test]
+fn details_tags_rewritten_as_summary_are_restored_per_html_block() {
+    let s = "<details>\n<summary>Why not keep everything?</summary>\n\nBecause a longer context costs more.\n\n</details>\n\nThe next step is to write memories.\n";
+    let t = "<summary>为什么不要全部保留？</summary>\n\n因为更长的上下文成本更高。\n\n<summary>为什么？</summary>\n\n下一步是写入记忆。\n";
+    let out = fixed(
+        s,
+        t,
+        "<details>\n<summary>为什么不要全部保留？</summary>\n\n因为更长的上下文成本更高。\n\n</details>\n\n下一步是写入记忆。\n",
+        Class::Html,
+        "html",
+    );
+    assert_eq!(out.repairs.len(), 2, "{:?}", out.repairs);
+    assert_eq!(out.repairs[1].before, "<summary>为什么？</summary>");
+    assert_eq!(out.repairs[1].after, "</details>");
+}
+
+#[test]
+fn bare_tag_line_rewritten_at_the_end_of_an_html_block_is_restored() {
+    let s = "<div align=\"center\">\n<b>Figure</b> one\n</div>\n\nText.\n";
+    let t = "<div align=\"center\">\n<b>图</b> 一\n</section>\n\n文字。\n";
+    fixed(
+        s,
+        t,
+        "<div align=\"center\">\n<b>图</b> 一\n</div>\n\n文字。\n",
+        Class::Html,
+        "html",
+    );
+}
+
+/// Restoring is not guessing: with an HTML block more or less in the translation the blocks
+/// do not pair one to one, and nothing is put back at block level.
+#[test]
+fn html_blocks_are_not_restored_when_the_block_kinds_do_not_match() {
+    let s = "<details>\n<summary>Why?</summary>\n\nBecause.\n\n</details>\n";
+    let t = "<summary>为什么？</summary>\n\n因为。\n";
+    let out = repair(s, t, &Options::default());
+    assert!(
+        !out.text.contains("<details>") && !out.text.contains("</details>"),
+        "{}",
+        out.text
+    );
+}
+
+/// Recorded from the 1.5b model on the sample book (`03-memory-001`): a space after the
+/// opening delimiter turned `*Episodic memory*` into literal asterisks in one candidate and
+/// into a nested bullet list in another.
+#[test]
+fn emphasis_broken_by_a_space_after_its_opening_run_is_closed_up() {
+    let s =
+        "1. *Working memory*: now.\n2. *Episodic memory*: past.\n3. *Semantic memory*: facts.\n";
+    fixed(
+        s,
+        "1. **工作记忆**：当前。\n2. ** episodic记忆**：过去。\n3. **语义记忆**：事实。\n",
+        "1. **工作记忆**：当前。\n2. **episodic记忆**：过去。\n3. **语义记忆**：事实。\n",
+        Class::Emphasis,
+        "emphasis",
+    );
+    fixed(
+        s,
+        "1. *工作记忆*：当前。\n2. * episodic记忆*：过去。\n3. *语义记忆*：事实。\n",
+        "1. *工作记忆*：当前。\n2. *episodic记忆*：过去。\n3. *语义记忆*：事实。\n",
+        Class::Emphasis,
+        "emphasis",
+    );
+}
+
+/// A source with no emphasis gives no licence to make some: the broken span stays, reported.
+#[test]
+fn broken_emphasis_is_not_closed_up_beyond_the_sources_emphasis() {
+    let s = "2. Episodic memory: past.\n";
+    let t = "2. ** episodic记忆**：过去。\n";
+    let out = repair(s, t, &Options::default());
+    assert_eq!(out.text, t);
+    assert!(
+        out.skipped.iter().any(|k| k.class == Class::Emphasis),
+        "{:?}",
+        out.skipped
+    );
+    assert_eq!(errors(s, t, "emphasis", CodeComments::Keep).len(), 1);
+}

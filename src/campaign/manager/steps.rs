@@ -362,6 +362,13 @@ impl Manager<'_> {
                 {
                     continue;
                 }
+                // A piece with nothing to translate (code, bare tags, comments) is its own
+                // translation: it is never sent (see `pieces::needs_model`).
+                let source = c.source_text(u);
+                let leaves: Vec<_> = leaves
+                    .into_iter()
+                    .filter(|(_, r)| pieces::needs_model(&source[r.clone()]))
+                    .collect();
                 let missing = untranslated_parts(s, i, leaves);
                 if missing.is_empty() {
                     out.push(Action::JoinPieces { unit: i, fp, round });
