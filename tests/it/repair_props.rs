@@ -1,6 +1,7 @@
 //! Property tests for `booktr::repair`: for a generated source unit (headings with and without
 //! `{#id}` anchors, paragraphs mixing prose words with inline code, inline math, links and
-//! footnote references, fenced code blocks, HTML comments), its "translation" (every prose
+//! footnote references and emphasis, fenced code blocks, HTML comments and bare-tag HTML
+//! blocks), its "translation" (every prose
 //! word rendered in another language, every mechanical span copied), and that translation with
 //! exactly one mechanical fault injected (a span of one class altered), repair restores exactly
 //! the source's bytes for that span and leaves every other byte of the translation unchanged;
@@ -41,6 +42,7 @@ enum Inline {
     Math(usize),
     Link(usize, usize),
     Note(usize),
+    Emph(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +51,7 @@ enum Block {
     Para(Vec<Inline>),
     Code(usize),
     Comment(usize),
+    Tags(usize),
 }
 
 /// Where one fault goes: block index, and the inline index (or 0 for a whole block); for a
@@ -62,6 +65,7 @@ fn inline() -> impl Strategy<Value = Inline> {
         1 => (0..5usize).prop_map(Inline::Math),
         1 => (0..8usize, 0..5usize).prop_map(|(w, u)| Inline::Link(w, u)),
         1 => (0..5usize).prop_map(Inline::Note),
+        1 => (0..8usize).prop_map(Inline::Emph),
     ]
 }
 
@@ -74,6 +78,7 @@ fn block() -> impl Strategy<Value = Block> {
             .prop_map(Block::Para),
         1 => (0..5usize).prop_map(Block::Code),
         1 => (0..5usize).prop_map(Block::Comment),
+        1 => (0..5usize).prop_map(Block::Tags),
     ]
 }
 
@@ -122,6 +127,8 @@ fn render(blocks: &[Block], zh: bool, faults: &[Site]) -> String {
                     Inline::Link(w, u) => format!("[{}](https://example.com/p{u})", word(*w, zh)),
                     Inline::Note(n) if at(j) => format!("[^注{n}]"),
                     Inline::Note(n) => format!("[^n{n}]"),
+                    Inline::Emph(w) if at(j) => format!("* {}*", word(*w, zh)),
+                    Inline::Emph(w) => format!("*{}*", word(*w, zh)),
                 })
                 .collect::<Vec<_>>()
                 .join(" "),
@@ -129,6 +136,8 @@ fn render(blocks: &[Block], zh: bool, faults: &[Site]) -> String {
             Block::Code(n) => format!("```python\nprint({n})  # print\n```"),
             Block::Comment(n) if at(0) => format!("<!-- 编辑：保留 {n} -->"),
             Block::Comment(n) => format!("<!-- editors: keep {n} -->"),
+            Block::Tags(n) if at(0) => format!("<hr class=\"分隔{n}\">"),
+            Block::Tags(n) => format!("<hr class=\"sep{n}\">"),
         };
         out.push(text);
     }
@@ -153,7 +162,7 @@ fn sites(blocks: &[Block]) -> Vec<Site> {
                     }
                 }
             }
-            Block::Code(_) | Block::Comment(_) => out.push((i, 0)),
+            Block::Code(_) | Block::Comment(_) | Block::Tags(_) => out.push((i, 0)),
         }
     }
     out
