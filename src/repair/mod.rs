@@ -21,6 +21,11 @@
 //!   are replaced in their relative order. One missing inline code or math span with no foreign
 //!   one gets its delimiters back when its content occurs exactly once as a bare token in the
 //!   scope's prose and the source's scope has no such bare token. Anything else is skipped;
+//! - HTML blocks, when the top-level block kinds of source and target match one to one: a
+//!   block of bare tag and comment lines is restored whole, and bare tag lines lost or
+//!   rewritten at the start or end of a block with text are put back;
+//! - emphasis broken by a space after its opening `*` or `**` ([`crate::qa::emphasis`]) is
+//!   closed up when the source has at least as much emphasis and the blocks stay as they are;
 //! - a code block duplicated by the model (the target has more, one is byte-identical to
 //!   another, and without it the sequence matches the source's), a top-level block
 //!   byte-identical to the block before it (the source has no such repeat), and leading or
