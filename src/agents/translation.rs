@@ -306,6 +306,11 @@ pub struct Cleanup {
     /// `mask::Masked::recover`). Empty for most answers; absent from older result files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placeholders_lost: Vec<String>,
+    /// Source text joined unchanged into a stuck unit's pieces because the model's answer
+    /// for that piece could not be used (each piece's source bytes): QA reports each as an
+    /// `untranslated` error. Empty for most answers; absent from older result files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_in_source: Vec<String>,
 }
 
 /// Cleans a model answer into a translation of `source`:

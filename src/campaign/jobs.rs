@@ -90,6 +90,10 @@ pub struct JobFailure {
     pub truncated: bool,
     /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
     pub usage: Usage,
+    /// The model answered, and the answer could not be used as a translation (empty after
+    /// clean-up, or its placeholders duplicated or unknown): the provider works, the model
+    /// failed this text. Recorded in [`super::store::Event::CallFailed`].
+    pub unusable: bool,
 }
 
 /// Builds the job for `action` from the current state.
@@ -470,6 +474,7 @@ fn fail(e: LlmError) -> JobFailure {
         error: e.to_string(),
         attempts: 0,
         usage: Usage::default(),
+        unusable: false,
     }
 }
 
@@ -524,6 +529,7 @@ async fn complete_bounded(
         // Like a reply that did not fit: a first translation is split in two.
         truncated: true,
         usage,
+        unusable: false,
     };
     let Some(t) = lower else {
         return Err(runaway_failure(&reason, spent, 1));
@@ -601,6 +607,7 @@ pub async fn finish_noting(
             fatal: false,
             truncated: matches!(job.kind, JobKind::Translation { .. }),
             usage,
+            unusable: false,
         });
     }
     let output = match &job.kind {
@@ -639,6 +646,7 @@ pub async fn finish_noting(
                     fatal: false,
                     truncated: true,
                     usage,
+                    unusable: false,
                 });
             }
             let (text, mut cleanup) = translation::postprocess(source, &answer.content);
@@ -651,6 +659,7 @@ pub async fn finish_noting(
                 fatal: false,
                 truncated: false,
                 usage,
+                unusable: true,
             })?;
             cleanup.placeholders_lost = lost;
             if text.trim().is_empty() && !source.trim().is_empty() {
@@ -660,6 +669,7 @@ pub async fn finish_noting(
                     fatal: false,
                     truncated: false,
                     usage,
+                    unusable: true,
                 });
             }
             Output::Translation {
@@ -679,6 +689,7 @@ pub async fn finish_noting(
                     fatal: false,
                     truncated: false,
                     usage,
+                    unusable: false,
                 });
             }
             Output::Brief { text }

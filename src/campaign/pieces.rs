@@ -71,26 +71,38 @@ pub fn needs_model(text: &str) -> bool {
 /// Byte ranges of `text` (a unit's source) cut into pieces: groups of consecutive top-level
 /// blocks, cut only where a cut is allowed ([`crate::book::segment::top_level_blocks`]), each
 /// group at most `min(budget_tokens, tokens(text) / 2)` tokens ([`crate::tokens::count`])
-/// unless it is a single block larger than that. The ranges cover `text` exactly, in order.
-/// Empty when `text` cannot be cut into at least two pieces (a single block, or one uncuttable
-/// group): such a unit is not split.
+/// unless it is a single block larger than that. A block with nothing to translate (code, bare
+/// tags, comments, rules: not [`needs_model`]) is a piece of its own wherever a cut is allowed
+/// around it, so it is joined as its source's bytes and the prose around it goes to the model
+/// without it: recorded from the 1.5b model on the sample book, a piece of a sentence and the
+/// JSON code block after it came back as the JSON alone, unfenced, with its keys translated.
+/// The ranges cover `text` exactly, in order. Empty when `text` cannot be cut into at least two
+/// pieces (a single block, or one uncuttable group): such a unit is not split.
 ///
 /// `budget_tokens` is the translation request's share of the context
 /// ([`crate::agents::shares::ContextShares::request`]); half the unit is the cap that makes
 /// every piece smaller than what the model failed on.
 pub fn piece_ranges(text: &str, budget_tokens: usize) -> Vec<Range<usize>> {
+    use crate::book::segment::{BlockKind, top_level_blocks};
     let limit = budget_tokens.min(crate::tokens::count(text) / 2).max(1);
-    let ends: Vec<usize> = crate::book::segment::top_level_blocks(text)
+    let blocks = top_level_blocks(text);
+    let bare: Vec<bool> = blocks
         .iter()
+        .map(|b| b.kind == BlockKind::Verbatim && !needs_model(&text[b.range.clone()]))
+        .collect();
+    // Allowed cuts (the start of a block), and whether a bare block on either side forces it.
+    let cuts: Vec<(usize, bool)> = blocks
+        .iter()
+        .enumerate()
         .skip(1)
-        .filter(|b| b.cut_before && b.range.start > 0 && b.range.start < text.len())
-        .map(|b| b.range.start)
-        .chain([text.len()])
+        .filter(|(_, b)| b.cut_before && b.range.start > 0 && b.range.start < text.len())
+        .map(|(i, b)| (b.range.start, bare[i] || bare[i - 1]))
+        .chain([(text.len(), false)])
         .collect();
     let mut out = Vec::new();
     let mut start = 0;
     let mut prev: Option<usize> = None;
-    for &end in &ends {
+    for &(end, forced) in &cuts {
         if let Some(p) = prev
             && p > start
             && crate::tokens::count(&text[start..end]) > limit
@@ -98,9 +110,15 @@ pub fn piece_ranges(text: &str, budget_tokens: usize) -> Vec<Range<usize>> {
             out.push(start..p);
             start = p;
         }
+        if forced && end > start {
+            out.push(start..end);
+            start = end;
+        }
         prev = Some(end);
     }
-    out.push(start..text.len());
+    if start < text.len() {
+        out.push(start..text.len());
+    }
     if out.len() < 2 { Vec::new() } else { out }
 }
 
@@ -137,6 +155,27 @@ mod tests {
         for p in &r {
             assert!(crate::tokens::count(&text[p.clone()]) <= 40, "{p:?}");
         }
+    }
+
+    /// Recorded from the 1.5b model on the sample book (`02-tools-001`): the sentence before a
+    /// JSON code block and the block itself, sent as one piece, came back as the JSON alone.
+    #[test]
+    fn a_code_block_between_paragraphs_was_sent_with_its_prose() {
+        let text = "The schema below describes `read_file`:\n\n```json\n{\"name\": \"read_file\"}\n```\n\nSee the guide.\n\n    # indented code\n    agent --tools x\n\nTool calls cost tokens.\n";
+        let r = piece_ranges(text, 10_000);
+        let pieces: Vec<&str> = r.iter().map(|x| &text[x.clone()]).collect();
+        assert_eq!(
+            pieces,
+            [
+                "The schema below describes `read_file`:\n\n",
+                "```json\n{\"name\": \"read_file\"}\n```\n\n",
+                "See the guide.\n\n",
+                "    # indented code\n    agent --tools x\n\n",
+                "Tool calls cost tokens.\n",
+            ]
+        );
+        let sent: Vec<bool> = pieces.iter().map(|p| needs_model(p)).collect();
+        assert_eq!(sent, [true, false, true, false, true]);
     }
 
     #[test]

@@ -36,7 +36,7 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    /// `booktr: 12/40 units · ETA 3m 10s · Translate · 120.3k tokens · $0.42 · in flight:
+    /// `booktr: 12/40 units · ETA 3m 10s · 120.3k tokens · $0.42 · Translate · in flight:
     /// translate ch01-007, translate ch01-008`.
     fn line(&self, elapsed: Duration) -> String {
         let mut s = format!("{}: {}/{} units", self.prefix, self.done, self.total);
@@ -160,7 +160,7 @@ impl Progress {
         // message, which is cut to what is left of the terminal's width.
         main.set_style(
             ProgressStyle::with_template(
-                "{prefix} {bar:16} {pos}/{len} units · ETA {eta} · {wide_msg}",
+                "{prefix} {bar:10} {pos}/{len} units · ETA {eta} · {wide_msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
@@ -285,7 +285,7 @@ mod tests {
             total: 40,
             done: 12,
             done_at_start: 2,
-            status: "Translate · 120.3k tokens · $0.42".into(),
+            status: "120.3k tokens · $0.42 · Translate".into(),
             ..Snapshot::default()
         };
         s.in_flight.insert(
@@ -299,7 +299,7 @@ mod tests {
         // 10 units in 100 s, 28 left: 280 s.
         assert_eq!(
             s.line(Duration::from_secs(100)),
-            "booktr: 12/40 units · ETA 4m 40s · Translate · 120.3k tokens · $0.42 · in flight: translate ch01-007, translate ch02-001"
+            "booktr: 12/40 units · ETA 4m 40s · 120.3k tokens · $0.42 · Translate · in flight: translate ch01-007, translate ch02-001"
         );
         // No unit done in this run yet: no ETA.
         s.done = 2;

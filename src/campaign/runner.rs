@@ -618,6 +618,7 @@ pub async fn run<'a>(
                         fatal: false,
                         truncated: true,
                         usage: Default::default(),
+                        unusable: false,
                     };
                     record_failure(
                         c,
@@ -707,16 +708,19 @@ pub async fn run<'a>(
 }
 
 /// The status text of the progress display: stage, tokens and, with `[pricing]`, the cost so
-/// far (`Translate · 120.3k tokens · $0.42`).
+/// far (`120.3k tokens · $0.42 · Translate`).
 fn status_text(c: &Campaign, stage: &Stage, s: &State) -> String {
     let t = s.total_usage();
-    let mut text = format!("{stage:?} · {} tokens", fmt_tokens(s));
+    // Tokens and cost before the stage: on a narrow terminal the line is cut at its end, and
+    // the stage is what an editor misses least.
+    let mut text = format!("{} tokens", fmt_tokens(s));
     if let Some(cost) =
         super::progress::cost_text(c, t.prompt_tokens, t.cached_tokens, t.completion_tokens)
     {
         text.push_str(" · ");
         text.push_str(&cost);
     }
+    text.push_str(&format!(" · {stage:?}"));
     text
 }
 
@@ -905,6 +909,7 @@ pub(super) fn record_failure(
             error: error.clone(),
             attempts: f.attempts,
             usage: f.usage,
+            unusable: f.unusable,
         },
     )?;
     progress.println(&format!("failed {call}: {error}"));
@@ -960,21 +965,29 @@ pub(super) fn join_pieces(
     let leaves = state.leaf_parts(&super::pieces::pieces_key(fp));
     let mut text = String::new();
     let mut joined_from = Vec::new();
+    let mut cleanup = crate::agents::translation::Cleanup::default();
     for (part, range) in &leaves {
         // A piece the model was not asked for (nothing to translate, see
-        // `pieces::needs_model`) is its source's bytes; a recorded answer always wins.
+        // `pieces::needs_model`) or answered unusably in this run is its source's bytes; a
+        // recorded answer always wins.
         match state.part_translations().get(part) {
             Some(t) => {
                 text.push_str(t);
                 joined_from.push(super::manager::translate_key(part, 0));
             }
-            None => text.push_str(&source[range.clone()]),
+            None => {
+                let piece = &source[range.clone()];
+                if super::pieces::needs_model(piece) {
+                    cleanup.left_in_source.push(piece.to_string());
+                }
+                text.push_str(piece);
+            }
         }
     }
     let output = Output::Translation {
         round,
         text,
-        cleanup: Default::default(),
+        cleanup,
         reasoning_chars: 0,
         joined_from,
     };

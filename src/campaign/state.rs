@@ -192,6 +192,9 @@ pub struct State {
     /// the calls of [`State::open_failures`] (a recorded fact, whatever run loads the state:
     /// see [`State::failed_in_run`]).
     failure_runs: HashMap<String, String>,
+    /// For calls whose newest failure was an unusable answer
+    /// ([`super::store::Event::CallFailed`]'s `unusable`): the run it happened in.
+    unusable_runs: HashMap<String, String>,
     /// Unit fingerprint → the round its joined pieces are recorded at, for the units split
     /// into smaller pieces when stuck ([`Event::UnitPieces`]; the pieces are the split
     /// [`super::pieces::pieces_key`] in `splits`).
@@ -398,8 +401,16 @@ impl State {
                 self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
                 self.open_failures.remove(call);
                 self.failure_runs.remove(call);
-                if let (Output::Translation { round, text, .. }, Some((key, _))) =
-                    (&result.output, parse_translate_key(call))
+                self.unusable_runs.remove(call);
+                if let (
+                    Output::Translation {
+                        round,
+                        text,
+                        cleanup,
+                        ..
+                    },
+                    Some((key, _)),
+                ) = (&result.output, parse_translate_key(call))
                 {
                     if key.contains(".p") {
                         self.part_translations.insert(key.to_string(), text.clone());
@@ -412,7 +423,7 @@ impl State {
                         {
                             self.translated_this_run.insert(key.to_string());
                         }
-                        self.check_translation(c, key, *round, text);
+                        self.check_translation(c, key, *round, text, &cleanup.left_in_source);
                     }
                 }
                 let reconciled = match &result.output {
@@ -460,8 +471,14 @@ impl State {
                 error,
                 attempts,
                 usage,
+                unusable,
             } => {
                 self.add_paid(*agent, usage, *attempts);
+                if *unusable {
+                    self.unusable_runs.insert(call.clone(), run.clone());
+                } else {
+                    self.unusable_runs.remove(call);
+                }
                 self.usage.entry(*agent).or_default().failed += 1;
                 self.push_log(
                     *agent,
@@ -593,7 +610,7 @@ impl State {
                     "human edit {file} changed after it was recorded"
                 );
                 let edit: store::HumanEditFile = serde_json::from_slice(&bytes)?;
-                self.check_translation(c, fp, HUMAN_ROUND, &edit.text);
+                self.check_translation(c, fp, HUMAN_ROUND, &edit.text, &[]);
                 self.human_edits.insert(fp.clone(), edit.text);
                 if *imported {
                     self.imported_edits.insert(fp.clone());
@@ -730,27 +747,44 @@ impl State {
         // Agent entries are enforced (errors) only once an editor approved them.
         ctx.agent_entries_approved = self.glossary_approved();
         self.qa_ctx = Some(ctx);
-        let mut todo: Vec<(String, u32, String)> = Vec::new();
+        let mut todo: Vec<(String, u32, String, Vec<String>)> = Vec::new();
         for (fp, rounds) in &self.translations {
             for (round, call) in rounds {
-                if let Some(Output::Translation { text, .. }) =
+                if let Some(Output::Translation { text, cleanup, .. }) =
                     self.finished.get(call).map(|r| &r.output)
                 {
-                    todo.push((fp.clone(), *round, text.clone()));
+                    todo.push((
+                        fp.clone(),
+                        *round,
+                        text.clone(),
+                        cleanup.left_in_source.clone(),
+                    ));
                 }
             }
         }
         for (fp, text) in self.human_edits.clone() {
-            todo.push((fp, HUMAN_ROUND, text));
+            todo.push((fp, HUMAN_ROUND, text, Vec::new()));
         }
-        for (fp, round, text) in todo {
-            self.check_translation(c, &fp, round, &text);
+        for (fp, round, text, left) in todo {
+            self.check_translation(c, &fp, round, &text, &left);
         }
     }
 
     /// Runs the per-unit QA checks on `text` as the translation of the unit with fingerprint
     /// `fp` (nothing when no current unit has that fingerprint).
-    fn check_translation(&mut self, c: &Campaign, fp: &str, round: u32, text: &str) {
+    /// QA of one candidate text of the unit with fingerprint `fp` at `round` (and of its
+    /// repaired candidate): `left_in_source` are the pieces of a stuck unit joined in the
+    /// source language because the model's answer for them was unusable (the candidate's
+    /// `cleanup.left_in_source`), each an `untranslated` error, since the whole-unit checks
+    /// cannot see one English paragraph in a unit that is otherwise translated.
+    fn check_translation(
+        &mut self,
+        c: &Campaign,
+        fp: &str,
+        round: u32,
+        text: &str,
+        left_in_source: &[String],
+    ) {
         let Some(&i) = self.unit_of_fp.get(fp) else {
             return;
         };
@@ -760,6 +794,20 @@ impl State {
             .get_or_insert_with(|| c.qa_context(&Termbase::default()));
         let check = |text: &str| {
             let mut findings = qa::check_unit(ctx, &u.id, &u.chapter, c.source_text(u), text);
+            if round != HUMAN_ROUND {
+                for piece in left_in_source {
+                    let mut f = Finding::new(
+                        "untranslated",
+                        qa::Severity::Error,
+                        "this piece is in the source language: the model's answer for it could not be used when the unit was translated again in pieces; translate it by hand",
+                        piece,
+                        piece,
+                    );
+                    f.unit = u.id.clone();
+                    f.chapter = u.chapter.clone();
+                    findings.push(f);
+                }
+            }
             // A model translation whose request carried neighbour context: check it did not
             // translate the context too.
             if round != HUMAN_ROUND
@@ -959,6 +1007,12 @@ impl State {
     /// Whether `call`'s newest unresolved failure was recorded by run `run`.
     pub fn failed_in_run(&self, call: &str, run: &str) -> bool {
         self.failure_runs.get(call).is_some_and(|r| r == run)
+    }
+
+    /// Whether model call `call` failed in run `run` with an answer the model gave but that
+    /// could not be used (see [`super::jobs::JobFailure::unusable`]), as its newest failure.
+    pub fn unusable_in_run(&self, call: &str, run: &str) -> bool {
+        self.failed_in_run(call, run) && self.unusable_runs.get(call).is_some_and(|r| r == run)
     }
 
     /// The translation of unit `unit` (id) at round `round` exactly.

@@ -92,6 +92,10 @@ pub enum Event {
         /// Tokens paid for answers that were rejected (a truncated or empty translation).
         #[serde(default)]
         usage: Usage,
+        /// The model answered and the answer was not usable as a translation (see
+        /// [`crate::campaign::jobs::JobFailure::unusable`]); absent (false) in older journals.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unusable: bool,
     },
     GlossaryMerged {
         file: String,

@@ -1048,6 +1048,7 @@ fn record(
                     error: error.clone(),
                     attempts: out.attempts,
                     usage: out.usage,
+                    unusable: false,
                 },
             )?;
             failed.insert(out.pair.unit, error);

@@ -337,6 +337,7 @@ pub async fn run(
             error,
             attempts,
             usage,
+            unusable: false,
         };
         let answer = match answer {
             Ok(a) => a,

@@ -294,3 +294,81 @@ fn repair_off_sends_no_unit_to_masked_pieces_for_a_dropped_link() {
     let s = json_summary(&out);
     assert_ne!(s["status"], "complete", "{s}");
 }
+
+const SCHEMA: &str = "The schema below describes `read_file`:\n\n```json\n{\"name\": \"read_file\", \"parameters\": {\"path\": {\"type\": \"string\"}}}\n```\n\nSee the guide for the wire format of a tool call.\n";
+
+/// Recorded from the 1.5b model on the sample book (`02-tools-001`, see
+/// `tests/fixtures/real-llm/sample.jsonl`): the whole unit came back without its JSON code
+/// block, which the repair cannot place; a piece of the lead-in sentence and the code block
+/// together came back as the JSON alone, unfenced, with its keys translated; and the lead-in
+/// sentence on its own came back as an empty fence. Now the code block is a piece of its own
+/// that is never sent (joined as its source's bytes), and a piece the model answers unusably
+/// is joined as its source, so the joined candidate has its code block byte for byte, no
+/// mechanical error, and the untranslated lead-in is reported for the editor.
+#[test]
+fn a_code_block_piece_was_sent_to_the_model_and_came_back_translated() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let text = r.unit_text().unwrap_or("").to_string();
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if text.contains("See the guide") && text.contains("schema below") {
+            // The whole unit: the code block dropped.
+            let cut = good.find("```").unwrap();
+            let end = good[cut + 3..].find("```").unwrap() + cut + 6;
+            Reply::Content(format!("{}{}", &good[..cut], good[end..].trim_start()))
+        } else if text.contains("schema below") {
+            Reply::Content("```markdown\n```".into())
+        } else {
+            Reply::Content(good)
+        }
+    });
+    let c = campaign();
+    c.write("a.md", SCHEMA);
+    let out = run(&c, &fake);
+    let s = json_summary(&out);
+    let requests: Vec<String> = fake
+        .requests()
+        .iter()
+        .filter_map(|r| r.unit_text().map(String::from))
+        .collect();
+    // First translation, revision, then two prose pieces; the code block is never sent alone.
+    assert_eq!(requests.len(), 4, "{requests:#?}");
+    assert!(
+        !requests
+            .iter()
+            .any(|t| t.contains("read_file\", \"parameters") && !t.contains("See the guide")),
+        "a piece with the code block was sent: {requests:#?}"
+    );
+    let u = unit(&c);
+    assert_eq!(u["kept_round"], 2, "{u}");
+    assert_eq!(u["pieces"]["parts"], 3, "{u}");
+    let text = c.read("p/out/a.md");
+    assert!(
+        text.contains("```json\n{\"name\": \"read_file\", \"parameters\": {\"path\": {\"type\": \"string\"}}}\n```\n"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("The schema below describes `read_file`:\n\n"),
+        "{text}"
+    );
+    let errors: Vec<String> = u["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["check"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !errors
+            .iter()
+            .any(|c| booktr::repair::is_mechanical(c) || c == "structure"),
+        "{errors:?}"
+    );
+    // The untranslated lead-in is what the editor is left to fix, and the status says so.
+    assert_ne!(s["status"], "complete", "{s}");
+    assert_code(&out, 1);
+}

@@ -328,3 +328,119 @@ fn progress_without_a_terminal_was_silent_and_logs_kept_ansi_colours() {
         assert!(total >= 2, "units to translate: {}", lines[0]);
     }
 }
+
+/// Display columns of `s` (East Asian wide characters count two), as a terminal shows it.
+fn columns(s: &str) -> usize {
+    s.chars()
+        .map(|c| {
+            let wide = matches!(c as u32, 0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6);
+            if wide { 2 } else { 1 }
+        })
+        .sum()
+}
+
+/// The live progress line on a real terminal of 80 columns (a pseudo-terminal made by
+/// util-linux `script`, sized with `stty cols 80`): each drawn line of the main bar fits in 80
+/// columns and still shows the units, the ETA, the tokens and the cost in full (issue 16:
+/// "It fits 80 columns"). Before, the stage came before the cost and a 16-cell bar left the
+/// cost cut to `$0.` at 80 columns. Skipped, with the reason printed, without `script`.
+#[test]
+fn progress_line_cut_its_cost_at_80_columns() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!(
+            "SKIPPED progress_line_cut_its_cost_at_80_columns: util-linux `script` is not installed"
+        );
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    for sub in [
+        "books/sample",
+        "books/sample/images",
+        "campaigns",
+        "glossaries",
+    ] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    for rel in [
+        "campaigns/sample.toml",
+        "glossaries/house-style.en-zh.csv",
+        "books/sample/01-agents.md",
+        "books/sample/02-tools.md",
+        "books/sample/03-memory.md",
+    ] {
+        std::fs::copy(root.join(rel), dir.path().join(rel)).unwrap();
+    }
+    for img in std::fs::read_dir(root.join("books/sample/images")).unwrap() {
+        let img = img.unwrap();
+        std::fs::copy(
+            img.path(),
+            dir.path().join("books/sample/images").join(img.file_name()),
+        )
+        .unwrap();
+    }
+    let log = dir.path().join("tty.log");
+    let inner = format!(
+        "stty cols 80 rows 24; {} run campaigns/sample.toml",
+        env!("CARGO_BIN_EXE_booktr")
+    );
+    let out = Command::new("script")
+        .args(["-qfec", &inner])
+        .arg(&log)
+        .current_dir(dir.path())
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = std::fs::read_to_string(&log).unwrap();
+    // Drawn lines: split at carriage returns, line feeds and cursor moves, ANSI codes removed,
+    // and a line longer than the terminal wrapped as the terminal wraps it.
+    let mut drawn: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' | '\n' => drawn.push(std::mem::take(&mut cur)),
+            '\u{1b}' => {
+                let mut seq = String::new();
+                for d in chars.by_ref() {
+                    seq.push(d);
+                    if d.is_ascii_alphabetic() && seq.len() > 1 {
+                        break;
+                    }
+                }
+                if seq.ends_with(['A', 'B', 'E', 'F', 'H']) {
+                    drawn.push(std::mem::take(&mut cur));
+                }
+            }
+            c => {
+                if columns(&cur) + columns(&c.to_string()) > 80 {
+                    drawn.push(std::mem::take(&mut cur));
+                }
+                cur.push(c);
+            }
+        }
+    }
+    drawn.push(cur);
+    let bars: Vec<&String> = drawn
+        .iter()
+        .filter(|l| l.contains(" units · ETA ") && l.contains(" tokens"))
+        .collect();
+    assert!(!bars.is_empty(), "no progress line drawn:\n{raw}");
+    for l in &bars {
+        let l = l.trim_end();
+        assert!(columns(l) <= 80, "{} columns: {l}", columns(l));
+        let cost = l.split(" tokens · ").nth(1).unwrap_or("");
+        assert!(
+            cost.starts_with('$') && cost[1..].split(' ').next().unwrap().len() >= 4,
+            "the cost is cut: {l}"
+        );
+    }
+}

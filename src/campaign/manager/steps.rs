@@ -356,9 +356,13 @@ impl Manager<'_> {
                     continue;
                 }
                 let leaves = s.leaf_parts(&pieces::pieces_key(&fp));
+                // A piece the model answered unusably in this run (an empty answer) is joined
+                // as its source, for QA to report untranslated; any other failure (the
+                // provider, the network) leaves the unit for a later run.
+                let unusable = |p: &str| s.unusable_in_run(&translate_key(p, 0), run);
                 if leaves
                     .iter()
-                    .any(|(p, _)| s.failed_in_run(&translate_key(p, 0), run))
+                    .any(|(p, _)| s.failed_in_run(&translate_key(p, 0), run) && !unusable(p))
                 {
                     continue;
                 }
@@ -367,7 +371,7 @@ impl Manager<'_> {
                 let source = c.source_text(u);
                 let leaves: Vec<_> = leaves
                     .into_iter()
-                    .filter(|(_, r)| pieces::needs_model(&source[r.clone()]))
+                    .filter(|(p, r)| pieces::needs_model(&source[r.clone()]) && !unusable(p))
                     .collect();
                 let missing = untranslated_parts(s, i, leaves);
                 if missing.is_empty() {

@@ -261,6 +261,7 @@ impl<'c> Journal<'c> {
                 error: "HTTP 500 from the table".into(),
                 attempts: 3,
                 usage: Default::default(),
+                unusable: false,
             })
             .unwrap();
         self.state
