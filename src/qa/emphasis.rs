@@ -11,7 +11,7 @@
 //! non-space character and the same run again. Spans inside code, math, HTML and front matter
 //! are never broken. The check reports the target's broken spans when it has more than the
 //! source (a source that writes such a span on purpose keeps it); the repair
-//! ([`crate::repair`]) removes the spaces after the opening run.
+//! (`repair::repair`, one layer up) removes the spaces after the opening run.
 //!
 //! Hand-written rather than a regex: the pattern needs the excluded ranges of a Markdown parse
 //! and a back-reference to the opening run, and it is a few lines of scanning.
