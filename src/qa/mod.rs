@@ -31,6 +31,7 @@ pub mod sentences;
 pub mod structure;
 pub mod tables;
 pub mod untranslated;
+pub mod xref;
 
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +163,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     tables::check,
     math_html::check,
     numbers::check,
+    xref::check,
     glossary::check,
     structure::check,
     sentences::check,
@@ -212,10 +214,14 @@ pub const CHECK_ORDER: &[&str] = &[
     "links",
     "images",
     "footnotes",
+    xref::FOOTNOTES,
+    xref::ANCHORS,
     "reference_definitions",
     "math",
     "html",
     "numbers",
+    xref::NUMBERS,
+    xref::TARGETS,
     glossary::CHECK,
     drift::CHECK,
     markers::CHECK,
