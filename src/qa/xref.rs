@@ -585,7 +585,10 @@ fn targets(ctx: &QaContext, units: &[&Parsed]) -> Vec<Finding> {
         for l in labels(&ctx.source_lang, &u.src) {
             src_labels.entry(l).or_insert(i);
         }
-        tgt_labels.extend(labels(&ctx.target_lang, u.tgt.as_ref().expect("translated")));
+        let tgt = u.tgt.as_ref().expect("translated");
+        tgt_labels.extend(labels(&ctx.target_lang, tgt));
+        // A caption kept as in the source still defines its label.
+        tgt_labels.extend(labels(&ctx.source_lang, tgt));
         if let Some(n) = chapter_number(u.chapter) {
             src_labels.entry((Kind::Chapter, n.clone())).or_insert(i);
             tgt_labels.insert((Kind::Chapter, n));
