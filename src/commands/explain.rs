@@ -215,7 +215,9 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
             (Some(r), Some(fp)) => (Some(translate_key(fp, r)), None),
             _ => (None, None),
         };
-        if let Some(ResultOrigin::Memory { file, tuid }) = result.as_ref().and_then(|r| r.origin.clone()) {
+        if let Some(ResultOrigin::Memory { file, tuid }) =
+            result.as_ref().and_then(|r| r.origin.clone())
+        {
             memory = Some(MemoryMatch { file, tuid });
         }
         let findings: Vec<Finding> = match (k.origin, k.round) {
@@ -280,7 +282,10 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
             origin: k.origin,
             model: result.as_ref().and_then(|r| r.model.clone()),
             usage: result.as_ref().map(|r| r.usage),
-            result_file: call.as_ref().filter(|_| result.is_some()).and_then(|c| s.files().get(c).cloned()),
+            result_file: call
+                .as_ref()
+                .filter(|_| result.is_some())
+                .and_then(|c| s.files().get(c).cloned()),
             call: call.filter(|_| result.is_some()),
             errors: k.errors,
             warnings: k.warnings,
@@ -382,7 +387,9 @@ pub fn text_lines(e: &Explanation) -> Vec<String> {
         ),
         format!(
             "  fingerprint: {}",
-            e.fingerprint.as_deref().unwrap_or("none yet (no glossary stage)")
+            e.fingerprint
+                .as_deref()
+                .unwrap_or("none yet (no glossary stage)")
         ),
         format!(
             "  provider {}, model {}, prompt version {}",

@@ -141,7 +141,11 @@ static ZH: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         pattern(Kind::Table, r"表\s*{N}", NOT_BEFORE_TABLE),
         pattern(Kind::Equation, r"(?:公式|式)\s*[（(]\s*{N}\s*[）)]", ""),
         pattern(Kind::Equation, r"公式\s*{N}", ""),
-        pattern(Kind::Listing, r"(?:代码清单|清单|代码)\s*(\d+(?:[.\-–]\d+)+)", ""),
+        pattern(
+            Kind::Listing,
+            r"(?:代码清单|清单|代码)\s*(\d+(?:[.\-–]\d+)+)",
+            "",
+        ),
     ]
 });
 
@@ -395,7 +399,10 @@ fn target_refs(ctx: &QaContext, text: &str) -> Vec<XRef> {
     let mut t = refs(&ctx.target_lang, text);
     if ctx.source_lang.primary() != ctx.target_lang.primary() {
         for r in refs(&ctx.source_lang, text) {
-            if !t.iter().any(|x| x.start <= r.start && r.start < x.start + x.text.len()) {
+            if !t
+                .iter()
+                .any(|x| x.start <= r.start && r.start < x.start + x.text.len())
+            {
                 t.push(r);
             }
         }
@@ -568,7 +575,11 @@ pub fn check_book(ctx: &QaContext, units: &[Parsed]) -> Vec<Finding> {
     for u in &units {
         let n = order.len();
         let i = *order.entry(u.chapter).or_insert(n);
-        chapters.entry(i).or_insert((u.chapter, Vec::new())).1.push(u);
+        chapters
+            .entry(i)
+            .or_insert((u.chapter, Vec::new()))
+            .1
+            .push(u);
     }
     for (_, (_, ch)) in chapters {
         out.extend(anchors(&ch));
@@ -674,6 +685,25 @@ fn anchors(ch: &[&Parsed]) -> Vec<Finding> {
     out
 }
 
+/// Footnote references written `[^label]:` or `[^label]：` inside a line (`所指出的[^ch7-8]：当前`,
+/// Chinese prose puts a full-width colon after a reference), as `[^label]`. The prose reader of
+/// [`super::links`] cannot tell them from a broken definition at the start of a line, which is
+/// what the raw line shows: only a `[^` that is not the first thing on its line counts here.
+fn midline_refs(raw: &str) -> Vec<String> {
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\[\^([^\]\s\[]+)\][:：]").expect("valid"));
+    let mut out = Vec::new();
+    for line in raw.lines() {
+        let lead = line.len() - line.trim_start().len();
+        for c in RE.captures_iter(line) {
+            if c.get(0).expect("match").start() > lead {
+                out.push(format!("[^{}]", &c[1]));
+            }
+        }
+    }
+    out
+}
+
 /// `footnote_pairs` for the translated units of one chapter.
 fn footnote_pairs(ch: &[&Parsed]) -> Vec<Finding> {
     // label → (first unit index referencing it, first unit index defining it), per side.
@@ -681,10 +711,17 @@ fn footnote_pairs(ch: &[&Parsed]) -> Vec<Finding> {
     let collect = |target: bool| -> Sides {
         let mut m: Sides = BTreeMap::new();
         for (i, u) in ch.iter().enumerate() {
-            let Some(d) = (if target { u.tgt.as_ref() } else { Some(&u.src) }) else {
+            let (Some(d), Some(raw)) = (if target {
+                (u.tgt.as_ref(), u.target)
+            } else {
+                (Some(&u.src), Some(u.source))
+            }) else {
                 continue;
             };
-            for r in super::links::footnote_refs(d) {
+            for r in super::links::footnote_refs(d)
+                .into_iter()
+                .chain(midline_refs(raw))
+            {
                 m.entry(r).or_default().0.get_or_insert(i);
             }
             for l in &d.footnote_defs {
@@ -811,7 +848,10 @@ mod tests {
             "如图 2-5 所示，见第三章。\n",
         );
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert_eq!((f[0].check.as_str(), f[0].severity), (NUMBERS, Severity::Error));
+        assert_eq!(
+            (f[0].check.as_str(), f[0].severity),
+            (NUMBERS, Severity::Error)
+        );
         assert_eq!(
             f[0].message,
             "cross-reference `Figure 2-4` lost its number 2-4 (the translation refers to `图 2-5` instead); keep the figure number in the translation"
@@ -829,9 +869,15 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Info);
         assert!(f[0].message.contains("e.g. `表 4`"), "{}", f[0].message);
         // A reference kept as in the source still carries its number.
-        assert_eq!(unit_check("en", "zh", "See Table 4.\n", "参见 Table 4。\n"), vec![]);
+        assert_eq!(
+            unit_check("en", "zh", "See Table 4.\n", "参见 Table 4。\n"),
+            vec![]
+        );
         // A language without patterns: the number's presence is enough.
-        assert_eq!(unit_check("en", "ko", "See Table 4.\n", "표 4 참조.\n"), vec![]);
+        assert_eq!(
+            unit_check("en", "ko", "See Table 4.\n", "표 4 참조.\n"),
+            vec![]
+        );
         assert_eq!(
             unit_check("en", "ko", "See Table 4.\n", "표 참조.\n")[0].severity,
             Severity::Error
@@ -926,13 +972,47 @@ mod tests {
         dropped[1].3 = "## 记忆\n\n参见[调用工具](#calling-tools)和[记忆](#memory)。\n";
         let f = book(&dropped);
         assert_eq!(f.len(), 1, "{f:#?}");
-        assert!(f[0].message.starts_with("link `#memory` no longer resolves"));
+        assert!(
+            f[0].message
+                .starts_with("link `#memory` no longer resolves")
+        );
+    }
+
+    /// Regression (found on the corpus, chapter 7 of the Chinese original): a reference
+    /// followed by a full-width colon, `所指出的[^ch7-8]：当前`, was not seen as a reference, so
+    /// its definition looked unreferenced.
+    #[test]
+    fn footnote_ref_followed_by_a_fullwidth_colon_is_a_reference() {
+        let rows = [
+            (
+                "u1",
+                "ch07",
+                "As Silver points out[^s8], RL.\n",
+                "正如 Silver 所指出的[^s8]：RL。\n",
+            ),
+            (
+                "u2",
+                "ch07",
+                "[^s8]: Silver, 2025.\n",
+                "[^s8]: Silver, 2025.\n",
+            ),
+        ];
+        assert_eq!(book(&rows), vec![]);
+        assert_eq!(
+            midline_refs("[^a]: def\nx[^b]：y\n"),
+            vec!["[^b]".to_string()]
+        );
     }
 
     #[test]
     fn footnotes_pair_up_across_units_of_a_chapter() {
         let rows = [
-            ("u1", "ch01", "A claim[^a] and another[^b].\n", "一个论断[^a]和另一个。\n"),
+            (
+                "u1",
+                "ch01",
+                "A claim[^a] and another[^b].\n",
+                "一个论断[^a]和另一个。\n",
+            ),
             (
                 "u2",
                 "ch01",
@@ -941,7 +1021,10 @@ mod tests {
             ),
         ];
         let f = book(&rows);
-        let got: Vec<(&str, &str)> = f.iter().map(|f| (f.unit.as_str(), f.message.as_str())).collect();
+        let got: Vec<(&str, &str)> = f
+            .iter()
+            .map(|f| (f.unit.as_str(), f.message.as_str()))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -955,7 +1038,10 @@ mod tests {
                 ),
             ]
         );
-        assert!(f.iter().all(|f| f.check == FOOTNOTES && f.severity == Severity::Error));
+        assert!(
+            f.iter()
+                .all(|f| f.check == FOOTNOTES && f.severity == Severity::Error)
+        );
         let same: Vec<_> = rows.iter().map(|r| (r.0, r.1, r.2, r.2)).collect();
         assert_eq!(book(&same), vec![]);
     }

@@ -15,7 +15,8 @@ const KEY: &str = "sk-booktr-explain-KEY-17ab";
 const LINK: &str = "https://example.org/guide";
 const BAD_LINK: &str = "https://example.org/zh/guide";
 const CHAPTER: &str = "# Agents\n\nAn agent calls tools in a loop and reads what comes back before it decides on the next step; see [the guide](https://example.org/guide) for the whole loop.\n";
-const JUNK: &str = "\n```python\nrun()\n```\n\n```python\nrun()\n```\n\n## 发明的标题\n\n## 另一个发明的标题\n";
+const JUNK: &str =
+    "\n```python\nrun()\n```\n\n```python\nrun()\n```\n\n## 发明的标题\n\n## 另一个发明的标题\n";
 
 fn campaign() -> TestCampaign {
     let c = TestCampaign::with_chapters(
@@ -99,7 +100,12 @@ fn explain_gives_the_history_of_a_revised_unit() {
     let g = e["glossary"].as_array().unwrap();
     assert_eq!(g.len(), 1, "{e}");
     assert_eq!(
-        (&g[0]["source"], &g[0]["target"], &g[0]["origin"], &g[0]["note"]),
+        (
+            &g[0]["source"],
+            &g[0]["target"],
+            &g[0]["origin"],
+            &g[0]["note"]
+        ),
         (
             &serde_json::json!("agent"),
             &serde_json::json!("智能体"),
@@ -141,22 +147,18 @@ fn explain_gives_the_history_of_a_revised_unit() {
         k[1]["errors"].as_u64().unwrap() + k[1]["warnings"].as_u64().unwrap()
     );
     assert!(
-        k[1]["verdict"]
-            .as_str()
-            .unwrap()
-            .starts_with(&format!(
-                "rejected: {} error finding(s) against 1 for the best earlier candidate",
-                k[1]["errors"]
-            )),
+        k[1]["verdict"].as_str().unwrap().starts_with(&format!(
+            "rejected: {} error finding(s) against 1 for the best earlier candidate",
+            k[1]["errors"]
+        )),
         "{e}"
     );
     assert_eq!(e["kept"], 0);
     assert_eq!(e["text_origin"], "model");
     assert!(
-        e["kept_because"]
-            .as_str()
-            .unwrap()
-            .starts_with("fewest error findings, then fewest warnings among 2 candidates (1 error(s)"),
+        e["kept_because"].as_str().unwrap().starts_with(
+            "fewest error findings, then fewest warnings among 2 candidates (1 error(s)"
+        ),
         "{e}"
     );
     assert_eq!(checks(&e["final_findings"]), ["links"]);
@@ -178,9 +180,9 @@ fn walkdir_find(root: &std::path::Path, rel: &str) -> bool {
     let Ok(entries) = std::fs::read_dir(root) else {
         return false;
     };
-    entries
-        .flatten()
-        .any(|e| e.path().join(rel).is_file() || (e.path().is_dir() && walkdir_find(&e.path(), rel)))
+    entries.flatten().any(|e| {
+        e.path().join(rel).is_file() || (e.path().is_dir() && walkdir_find(&e.path(), rel))
+    })
 }
 
 #[test]
