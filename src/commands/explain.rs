@@ -365,8 +365,21 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
         .collect();
     let best = scores.iter().min().copied().unwrap_or_default();
     let ties = scores.iter().filter(|s| **s == best).count();
+    let repaired = match (k.origin, k.round) {
+        (CandidateOrigin::Repaired, Some(r)) => cands
+            .iter()
+            .find(|c| c.round == Some(r) && c.origin != CandidateOrigin::Repaired)
+            .map(|m| {
+                format!(
+                    "; the repaired text of round {r} is no worse than the model's own text of that round ({} error(s), {} warning(s))",
+                    m.errors, m.warnings
+                )
+            })
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
     format!(
-        "fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){}: the never-worse rule keeps a revision only when QA finds it no worse",
+        "fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){}{repaired}: the never-worse rule keeps a revision only when QA finds it no worse",
         k.errors,
         k.warnings,
         if ties > 1 {

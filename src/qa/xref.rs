@@ -134,7 +134,11 @@ static ZH: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
             r"第\s*(\d+|[零〇一二两三四五六七八九十百]+)\s*章",
             "",
         ),
-        pattern(Kind::Section, r"第\s*{N}\s*[节節]", ""),
+        pattern(
+            Kind::Section,
+            r"第\s*(\d+(?:\.\d+)*|[零〇一二两三四五六七八九十百]+)\s*[节節]",
+            "",
+        ),
         pattern(Kind::Section, r"{N}\s*[节節]", ""),
         pattern(Kind::Section, r"§\s*{N}", ""),
         pattern(Kind::Figure, r"[图圖図]\s*{N}", NOT_BEFORE_FIGURE),
@@ -307,10 +311,10 @@ fn number_tokens(text: &str) -> BTreeSet<String> {
 pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let (sp, tp) = (src.clean_prose(), tgt.clean_prose());
     let s = refs(&ctx.source_lang, &sp);
-    if s.is_empty() {
+    let t = target_refs(ctx, &tp);
+    if s.is_empty() && t.is_empty() {
         return Vec::new();
     }
-    let t = target_refs(ctx, &tp);
     let has_patterns = patterns(&ctx.target_lang).is_some();
     let mut tnums = number_tokens(&tp);
     tnums.extend(t.iter().map(|r| r.number.clone()));
@@ -806,7 +810,7 @@ mod tests {
         assert_eq!(
             nums(
                 "zh",
-                "见第三章、第 12 章、图 2-4、表1、7.1 节和公式（5）。试图 3 次，代表 2 个，地图 4。"
+                "见第三章、第 12 章、图 2-4、表1、7.1 节、第二节和公式（5）。试图 3 次，代表 2 个，地图 4。"
             ),
             vec![
                 (Kind::Chapter, "3".into()),
@@ -814,6 +818,7 @@ mod tests {
                 (Kind::Figure, "2-4".into()),
                 (Kind::Table, "1".into()),
                 (Kind::Section, "7.1".into()),
+                (Kind::Section, "2".into()),
                 (Kind::Equation, "5".into()),
             ]
         );
@@ -859,6 +864,31 @@ mod tests {
         assert_eq!(
             f[1].message,
             "cross-reference `图 2-5` has a number (2-5) the source does not contain; keep the source's figure numbers"
+        );
+    }
+
+    /// Regression (seen in tests/it/report_html.rs): `## Section 2` translated `## 第二节` was
+    /// reported as a lost number, because the section pattern read digits only.
+    #[test]
+    fn section_written_with_a_chinese_numeral_keeps_its_number() {
+        assert_eq!(
+            unit_check("en", "zh", "## Section 2\n", "## 第二节\n"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn invented_reference_is_an_error() {
+        let f = unit_check(
+            "en",
+            "zh",
+            "The loop ends here.\n",
+            "循环到此结束（见第 3 章）。\n",
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            f[0].message,
+            "cross-reference `第 3 章` has a number (3) the source does not contain; keep the source's chapter numbers"
         );
     }
 

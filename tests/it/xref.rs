@@ -139,7 +139,7 @@ fn chinese_original_as_the_translation_of_the_english_edition() {
     // the English edition added. Chapter 1's "Brief Comparison of Mainstream Agent
     // Frameworks" carries the chapter-overview table (Chapter 2 … Chapter 10) that the Chinese
     // original has only in its next section; chapter 3's sections 21 and 25 point to Chapters
-    // 5 and 8 in sentences the Chinese original does not have.
+    // 5 and 8 in sentences the Chinese original does not have there.
     let errors: Vec<(&str, &str, &str)> = f
         .iter()
         .filter(|f| f.severity == Severity::Error)
@@ -165,6 +165,9 @@ fn chinese_original_as_the_translation_of_the_english_edition() {
         ("xref_numbers", "chapter03-021", "Chapter 5"),
         ("xref_numbers", "chapter03-021", "Chapter 8"),
         ("xref_numbers", "chapter03-025", "Chapter 8"),
+        // The same sentence sits in section 28 of the Chinese chapter 3 (the editions order
+        // that chapter's closing sections differently): a reference the source unit lacks.
+        ("xref_numbers", "chapter03-028", "第八章"),
     ]);
     assert_eq!(errors, expected);
     // Chapter 8 is in that section of the Chinese text, but as a bare number: noted only.
