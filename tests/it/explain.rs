@@ -202,3 +202,47 @@ fn explain_of_an_unknown_unit_names_the_campaign_and_close_ids() {
     assert!(err.contains("k.toml") || err.contains(".toml"), "{err}");
     assert!(err.contains("did you mean `a-00"), "{err}");
 }
+
+#[test]
+fn explain_shows_a_hand_edit_as_the_kept_human_text() {
+    let fake = worse_reviser();
+    let c = campaign();
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    // The editor fixes the link in the output chapter; `validate` records the hand edit.
+    let text = c.read("k/out/a.md");
+    assert!(text.contains(BAD_LINK), "{text}");
+    c.write("k/out/a.md", &text.replace(BAD_LINK, LINK));
+    let out = c.cmd("validate", &[]).output().unwrap();
+    assert_code(&out, 0);
+
+    let out = c.cmd("explain", &["a-000", "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = e["candidates"].as_array().unwrap();
+    assert_eq!(k.len(), 3, "{e}");
+    assert_eq!(k[2]["origin"], "human");
+    assert_eq!(k[2]["round"], serde_json::Value::Null);
+    assert_eq!(k[2]["errors"], 0);
+    assert_eq!(k[2]["kept"], true);
+    assert_eq!(k[2]["call"], serde_json::Value::Null);
+    assert_eq!(k[0]["kept"], false);
+    assert_eq!(
+        k[0]["verdict"],
+        "not used: the editor's text wins over every model candidate"
+    );
+    assert_eq!(e["kept"], 2);
+    assert_eq!(e["text_origin"], "human");
+    assert!(
+        e["kept_because"]
+            .as_str()
+            .unwrap()
+            .starts_with("the editor's hand edit of the output chapter wins"),
+        "{e}"
+    );
+    assert_eq!(e["final_findings"], serde_json::json!([]));
+}
