@@ -246,3 +246,46 @@ fn explain_shows_a_hand_edit_as_the_kept_human_text() {
     );
     assert_eq!(e["final_findings"], serde_json::json!([]));
 }
+
+#[test]
+fn explain_names_the_translation_memory_a_unit_came_from() {
+    let provider = "[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
+    let a = TestCampaign::with_chapters("a", &["a.md"], provider);
+    a.write("a.md", CHAPTER);
+    let fake = FakeServer::start();
+    let run = |c: &TestCampaign| {
+        c.cmd("run", &["--base-url", &fake.base_url])
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap()
+    };
+    assert_code(&run(&a), 0);
+    assert_code(&a.cmd("export", &["--format", "tmx"]).output().unwrap(), 0);
+    let b =
+        TestCampaign::with_chapters("b", &["a.md"], &format!("memory = [\"a.tmx\"]\n{provider}"));
+    b.write("a.md", CHAPTER);
+    b.write("a.tmx", &a.read("a/export/a.tmx"));
+    assert_code(&run(&b), 0);
+
+    let out = b.cmd("explain", &["a-000", "--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["text_origin"], "memory", "{e}");
+    assert_eq!(e["memory"]["file"], "a.tmx", "{e}");
+    assert!(!e["memory"]["tuid"].as_str().unwrap().is_empty(), "{e}");
+    let k = e["candidates"].as_array().unwrap();
+    assert_eq!(k.len(), 1, "{e}");
+    assert_eq!(k[0]["origin"], "memory");
+    assert_eq!(k[0]["kept"], true);
+    assert_eq!(k[0]["usage"]["prompt_tokens"], 0, "no model call: {e}");
+    assert!(
+        e["kept_because"]
+            .as_str()
+            .unwrap()
+            .starts_with("the only candidate (0 error(s)"),
+        "{e}"
+    );
+    let text =
+        String::from_utf8_lossy(&b.cmd("explain", &["a-000"]).output().unwrap().stdout).to_string();
+    assert!(text.contains("memory: a.tmx tuid "), "{text}");
+}
