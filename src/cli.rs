@@ -64,6 +64,13 @@ pub enum Command {
     /// at an approval gate.
     #[command(after_help = EXIT_CODES_HELP)]
     Experiment(ExperimentArgs),
+    /// Explain one unit from the files on disk (no model call): its source fingerprint, model
+    /// and prompt version, the glossary entries its prompts carried (with origin) and the brief
+    /// hash, every candidate text with its findings, which one is kept and why, and whether
+    /// the text came from a model, a translation memory or an editor. Exit 0; 2: unknown unit
+    /// (the message suggests close ids) or no saved state.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Explain(ExplainArgs),
 }
 
 /// Which pipeline `booktr run` uses.
@@ -272,6 +279,19 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
     /// Print the plan as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub campaign: CampaignArgs,
+    /// The unit id (`<chapter key>-<index>`, e.g. `chapter01-007`), as `status` and the
+    /// report list them.
+    pub unit: String,
+    /// Print the explanation as JSON (schema `booktr::commands::explain::Explanation`,
+    /// with `schema_version`) on stdout.
     #[arg(long)]
     pub json: bool,
 }

@@ -3,6 +3,7 @@
 
 pub mod approve;
 pub mod experiment;
+pub mod explain;
 pub mod export;
 pub mod import;
 pub mod plan;

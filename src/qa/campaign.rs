@@ -9,6 +9,7 @@
 //! | `length_ratio` | [`super::length`] | robust outliers of target/source prose length |
 //! | `term_drift` | [`super::drift`] | a term kept in some units and rendered in others, or rendered several ways |
 //! | `review_markers` | [`super::markers`] | renderings flagged as new, unflagged new glosses, conflicts |
+//! | `xref_targets`, `anchor_links`, `footnote_pairs` | [`super::xref`] | references resolve to captions, headings and footnote definitions of the translated book |
 //!
 //! Per-entry glossary adherence ([`super::glossary::adherence`]) is returned for the report; the
 //! per-unit `glossary` errors themselves come from the per-unit checks.
@@ -210,6 +211,7 @@ fn translation_checks(ctx: &QaContext, units: &[UnitText]) -> CampaignQa {
     findings.extend(f);
     let (f, review_terms) = super::markers::check(ctx, &parsed);
     findings.extend(f);
+    findings.extend(super::xref::check_book(ctx, &parsed));
     let adherence = super::glossary::adherence_parsed(ctx, &parsed);
     CampaignQa {
         findings,

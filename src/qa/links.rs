@@ -53,7 +53,7 @@ fn targets(out: &mut Vec<Finding>, check: &str, noun: &str, fix: &str, s: &[Stri
 
 /// Footnote labels referenced in `doc`: parsed references plus `[^label]` left as text
 /// (references to footnotes defined in another unit). Each label is returned as `[^label]`.
-fn footnote_refs(doc: &Doc) -> Vec<String> {
+pub(crate) fn footnote_refs(doc: &Doc) -> Vec<String> {
     let mut out: Vec<String> = doc
         .footnote_refs
         .iter()

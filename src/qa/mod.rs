@@ -32,6 +32,7 @@ pub mod sentences;
 pub mod structure;
 pub mod tables;
 pub mod untranslated;
+pub mod xref;
 
 use serde::{Deserialize, Serialize};
 
@@ -164,6 +165,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     math_html::check,
     emphasis::check,
     numbers::check,
+    xref::check,
     glossary::check,
     structure::check,
     sentences::check,
@@ -214,11 +216,15 @@ pub const CHECK_ORDER: &[&str] = &[
     "links",
     "images",
     "footnotes",
+    xref::FOOTNOTES,
+    xref::ANCHORS,
     "reference_definitions",
     "math",
     "html",
     emphasis::CHECK,
     "numbers",
+    xref::NUMBERS,
+    xref::TARGETS,
     glossary::CHECK,
     drift::CHECK,
     markers::CHECK,
