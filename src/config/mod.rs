@@ -12,12 +12,14 @@
 mod chapters;
 mod raw;
 mod settings;
+mod style;
 
 use std::path::{Path, PathBuf};
 
 pub use chapters::{ChapterEntry, EntryKind};
-pub use raw::{Pricing, RawCampaign, RawProvider};
+pub use raw::{Pricing, RawCampaign, RawProvider, RawStyle};
 pub use settings::{CodeComments, default_review_marker};
+pub use style::{CjkLatinSpace, QuoteStyle, Style, StyleSeverity, default_quotes, is_cjk_target};
 
 use crate::book::segment::DEFAULT_MAX_UNIT_CHARS;
 use crate::exit::UsageError;
@@ -98,6 +100,11 @@ pub struct Plan {
     /// The book layout named by the campaign's `book` (mdBook, MkDocs, Docusaurus), or `None`
     /// for a plain `chapters` list. Its pages are [`Plan::chapters`], in the same order.
     pub site: Option<crate::book::site::Site>,
+    /// The house-style lint for the target locale (campaign table `[style]`, see
+    /// [`Style::resolve`]); every rule that applies to the target is on by default. Not part
+    /// of unit fingerprints: QA is recomputed on load, so changing it re-checks every text
+    /// without a model call.
+    pub style: Style,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -364,6 +371,8 @@ impl Plan {
             },
             chapter_entries,
             site,
+            style: Style::resolve(raw.style.as_ref(), &Lang::parse(&raw.target_lang))
+                .map_err(|(key, m)| err(key, m))?,
         })
     }
 
