@@ -557,6 +557,32 @@ chapters = ["book/a.md", "book/b.md"]
     }
 
     #[test]
+    fn style_table_resolves_and_bad_keys_name_the_file_and_key() {
+        let p = plan(MIN, &Overrides::default()).unwrap();
+        assert_eq!(p.style, Style::for_target(&Lang::parse("zh")));
+        let p = plan(
+            &format!("{MIN}[style]\ncjk_latin_space = \"none\"\nterm_casing = false\n"),
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(p.style.cjk_latin_space, Some(CjkLatinSpace::None));
+        assert!(!p.style.term_casing && p.style.cjk_punctuation);
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, format!("{MIN}[style]\ncjk_spacing = \"one\"\n")).unwrap();
+        let e = Plan::load(&file, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml") && e.contains("cjk_spacing"), "{e}");
+        std::fs::write(&file, format!("{MIN}[style]\nquotes = \"<>\"\n")).unwrap();
+        let e = Plan::load(&file, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml") && e.contains("`style.quotes`"), "{e}");
+    }
+
+    #[test]
     fn openai_needs_model() {
         let e = plan(
             &format!("{MIN}[provider]\nkind = \"openai\"\n"),

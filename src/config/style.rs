@@ -330,8 +330,11 @@ mod tests {
         assert_eq!(s.severity, StyleSeverity::Error);
         let off = Style::resolve(Some(&raw("enabled = false\n")), &zh).unwrap();
         assert!(!off.any());
-        let q = Style::resolve(Some(&raw("quotes = \"off\"\ncjk_latin_space = \"off\"\n")), &zh)
-            .unwrap();
+        let q = Style::resolve(
+            Some(&raw("quotes = \"off\"\ncjk_latin_space = \"off\"\n")),
+            &zh,
+        )
+        .unwrap();
         assert_eq!((q.quotes, q.cjk_latin_space), (None, None));
     }
 
@@ -347,11 +350,8 @@ mod tests {
         assert!(msg.contains("«»"), "{msg}");
         let (key, _) = Style::resolve(Some(&raw("severity = \"fatal\"\n")), &zh).unwrap_err();
         assert_eq!(key, "style.severity");
-        let (key, msg) = Style::resolve(
-            Some(&raw("cjk_punctuation = true\n")),
-            &Lang::parse("fr"),
-        )
-        .unwrap_err();
+        let (key, msg) =
+            Style::resolve(Some(&raw("cjk_punctuation = true\n")), &Lang::parse("fr")).unwrap_err();
         assert_eq!(key, "style.cjk_punctuation");
         assert!(msg.contains("`fr`"), "{msg}");
         let (key, _) =

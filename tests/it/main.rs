@@ -58,6 +58,7 @@ mod segment_props;
 mod sentence_split;
 mod single_agent;
 mod structure_revision;
+mod style_corpus;
 mod terminal;
 mod validate_edits;
 mod validate_fixtures;

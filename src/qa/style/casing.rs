@@ -80,17 +80,16 @@ pub fn check(source: &View, target: &View, target_lang: &Lang, hits: &mut Hits) 
         if casings[&key].contains(&w) {
             continue;
         }
-        if latin
-            && w.len() <= 4
-            && !w.chars().any(|c| c.is_ascii_uppercase())
-        {
+        if latin && w.len() <= 4 && !w.chars().any(|c| c.is_ascii_uppercase()) {
             continue;
         }
         hits.push(
             target,
             r.0,
             r.1,
-            format!("`{w}` is cased otherwise than the source's `{term}`; keep the source's casing"),
+            format!(
+                "`{w}` is cased otherwise than the source's `{term}`; keep the source's casing"
+            ),
         );
     }
 }

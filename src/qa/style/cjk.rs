@@ -34,13 +34,21 @@ fn is_full_width_alnum(c: char) -> bool {
     matches!(c, '\u{FF10}'..='\u{FF19}' | '\u{FF21}'..='\u{FF3A}' | '\u{FF41}'..='\u{FF5A}')
 }
 
+/// The number of ASCII digits right after view index `i` (up to 8).
+fn digits_after(v: &View, i: usize) -> usize {
+    (1..=8)
+        .take_while(|k| v.c((i + k) as isize).is_ascii_digit())
+        .count()
+}
+
 /// `style_cjk_punctuation`:
 /// - half-width `, . : ; ! ?` right after a CJK character, or followed (after spaces) by one,
 ///   is a CJK sentence's punctuation and should be full-width (a run of dots is one finding
-///   and should be `……`);
+///   and should be `……`); a single `.` only right after CJK text, and never after a Latin
+///   letter or digit or before one (`vs.`, `1.`, `.cursorrules`);
 /// - full-width punctuation inside a Latin name, number or URL should be half-width: `．`
-///   between Latin letters or digits (`Node．js`), `，。：` between digits (`1，000`,
-///   `12：30`), `。` between a Latin letter or digit and a lower-case letter (`config。yaml`),
+///   between Latin letters or digits (`Node．js`), `，` before a group of three digits
+///   (`1，000`), `：` before two (`12：30`), `。` between digits (`3。5`), `。` between a Latin letter or digit and a lower-case letter (`config。yaml`),
 ///   `：//` in a URL;
 /// - full-width Latin letters and digits (`ＡＰＩ`, `１２`) should be half-width.
 ///
@@ -65,7 +73,14 @@ pub fn punctuation(v: &View, hits: &mut Hits) {
             }
             let after = v.next_nonspace(j);
             let url_colon = c == ':' && v.c(j as isize + 1) == '/';
-            if !url_colon && (is_cjk(prev) || is_cjk_letter(after)) {
+            // A single `.` is sentence punctuation only right after CJK text: after a digit it
+            // numbers (`**1. 并行启动**`, `2026. 代码`), after a Latin letter it abbreviates
+            // (`vs. 传统`), before a letter or digit it starts a name (`.cursorrules`).
+            let single_dot = c == '.' && j == i;
+            let name_dot = single_dot
+                && (prev.is_ascii_alphanumeric() || v.c(j as isize + 1).is_ascii_alphanumeric());
+            let cjk_sentence = is_cjk(prev) || (!single_dot && is_cjk_letter(after));
+            if !url_colon && !name_dot && cjk_sentence {
                 let want = if c == '.' && j > i {
                     "……".to_string()
                 } else {
@@ -85,7 +100,10 @@ pub fn punctuation(v: &View, hits: &mut Hits) {
         let ascii_alnum = |c: char| c.is_ascii_alphanumeric();
         let in_name = match c {
             '．' => ascii_alnum(prev) && ascii_alnum(next),
-            '，' | '：' => prev.is_ascii_digit() && next.is_ascii_digit(),
+            // `1，000` (a group of three digits follows) and `12：30` (two digits follow), not
+            // a sentence comma between numbers (`为 0，7.7 节`).
+            '，' => prev.is_ascii_digit() && digits_after(v, i) == 3 && v.c(i as isize + 4) != '.',
+            '：' => prev.is_ascii_digit() && digits_after(v, i) == 2,
             '。' => {
                 (prev.is_ascii_digit() && next.is_ascii_digit())
                     || (ascii_alnum(prev) && next.is_ascii_lowercase())
@@ -151,8 +169,7 @@ pub fn spacing(v: &View, policy: CjkLatinSpace, hits: &mut Hits) {
     for i in 0..n {
         if LABELS.contains(&v.chars[i].c) {
             let mut j = i + 1;
-            while j < n && (v.chars[j].c.is_ascii_digit() || matches!(v.chars[j].c, '-' | '.'))
-            {
+            while j < n && (v.chars[j].c.is_ascii_digit() || matches!(v.chars[j].c, '-' | '.')) {
                 label_number[j] = true;
                 j += 1;
             }

@@ -84,9 +84,8 @@ pub fn quotes(v: &View, q: QuoteStyle, hits: &mut Hits) {
                     None
                 }
             }
-            QuoteStyle::Chevrons => (straight || matches!(c, '„' | '“' | '”')).then(|| {
-                format!("quotation mark `{c}`; this book uses »…«")
-            }),
+            QuoteStyle::Chevrons => (straight || matches!(c, '„' | '“' | '”'))
+                .then(|| format!("quotation mark `{c}`; this book uses »…«")),
         };
         if let Some(m) = msg {
             hits.push(v, i, i, m);

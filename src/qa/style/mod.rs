@@ -53,6 +53,12 @@ pub const NUMBER_FORMAT: &str = "style_number_format";
 /// A kept English term cased otherwise than in the source.
 pub const TERM_CASING: &str = "style_term_casing";
 
+/// Whether `check` names a house-style check (every one is `style_*`, the prefix the MQM
+/// mapping reads as "Locale convention").
+pub fn is_style(check: &str) -> bool {
+    check.starts_with("style_")
+}
+
 /// One style deviation in a target text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hit {

@@ -97,8 +97,7 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
         let touching = |x: char| {
             x.is_ascii_alphabetic() || matches!(x, '_' | '-' | '/' | ':' | '#' | '§' | '@' | '.')
         };
-        if touching(before) || touching(after) && !(after == '.' && !c(end + 1).is_alphanumeric())
-        {
+        if touching(before) || touching(after) && !(after == '.' && !c(end + 1).is_alphanumeric()) {
             continue;
         }
         if seps.is_empty() {
@@ -122,7 +121,8 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
             }
             c(k) == '%'
         };
-        let point_decimal = dots == 1 && seps.len() == 1 && (percent || (groups[0] == 1 && c(start) == '0'));
+        let point_decimal =
+            dots == 1 && seps.len() == 1 && (percent || (groups[0] == 1 && c(start) == '0'));
         let bad = match conv {
             Convention::PointDecimal => {
                 (dots >= 1 && last == ',' && grouped_but_last)

@@ -12,12 +12,7 @@ fn hits_of(lang: &str, source: &str, target: &str) -> Vec<(&'static str, String)
     hits_with(&Style::for_target(&Lang::parse(lang)), lang, source, target)
 }
 
-fn hits_with(
-    style: &Style,
-    lang: &str,
-    source: &str,
-    target: &str,
-) -> Vec<(&'static str, String)> {
+fn hits_with(style: &Style, lang: &str, source: &str, target: &str) -> Vec<(&'static str, String)> {
     let chars: Vec<char> = target.chars().collect();
     lint(style, &Lang::parse(lang), source, target)
         .into_iter()
@@ -41,7 +36,41 @@ fn half_width_punctuation_in_chinese_sentences() {
     );
     // The right marks, and half-width ones between Latin words or inside code and URLs, pass.
     let ok = "这些产品的形态各异，但有一个共同点：它们不再是被动对话。\n\n### LLM：Agent 的大脑\n\n调用 `foo(a, b)`，见 https://x.io/a,b?c=1 与 [文档](http://d.io/x:y)。e.g. Node.js 3.5 版本\n\n```python\nprint(\"你好,世界.\")\n```\n\n$a,b$ <span title=\"中,文\">x</span>\n";
-    assert_eq!(only(CJK_PUNCTUATION, hits_of("zh", "", ok)), Vec::<String>::new());
+    assert_eq!(
+        only(CJK_PUNCTUATION, hits_of("zh", "", ok)),
+        Vec::<String>::new()
+    );
+}
+
+/// False positives the corpus test found on the human Chinese edition: a bold list number
+/// (`**1. 并行启动**`), a year ending a citation (`2026. 代码`), an abbreviation (`vs. 传统`)
+/// and a file name after `、` (`、.cursorrules`) are not CJK sentence dots.
+#[test]
+fn numbers_abbreviations_and_file_names_are_not_cjk_sentence_dots() {
+    let t = "> **1. 并行启动**：Manager\n>\n> arXiv, 2026. 代码：见下\n\nMPS 双脑并行 vs. 传统单模型，AGENTS.md、.cursorrules 文件。\n";
+    assert_eq!(
+        only(CJK_PUNCTUATION, hits_of("zh", "", t)),
+        Vec::<String>::new()
+    );
+    // An ellipsis after a digit before CJK text still is one.
+    assert_eq!(
+        only(
+            CJK_PUNCTUATION,
+            hits_of("zh", "", "失败 reward = 0......经过 100 次\n")
+        ),
+        vec!["......"]
+    );
+}
+
+/// False positive the corpus test found: `相同为 0，7.7 节` is a sentence comma between two
+/// numbers, not a full-width thousands separator.
+#[test]
+fn sentence_comma_between_numbers_is_not_a_thousands_separator() {
+    let t = "越接近越小、相同为 0，7.7 节已详细介绍，比分 3：2 或 1，5。\n";
+    assert_eq!(
+        only(CJK_PUNCTUATION, hits_of("zh", "", t)),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -57,7 +86,10 @@ fn full_width_punctuation_inside_names_numbers_and_urls() {
 fn spacing_between_chinese_and_latin_one_space() {
     // The reference book's own style: one space, labels such as 图1-1 attached.
     let ok = "如果你用 Cursor 写过代码，看图1-1 和表8-1中的 3 个例子；**Kimi K3** 的能力。\n";
-    assert_eq!(only(CJK_LATIN_SPACE, hits_of("zh", "", ok)), Vec::<String>::new());
+    assert_eq!(
+        only(CJK_LATIN_SPACE, hits_of("zh", "", ok)),
+        Vec::<String>::new()
+    );
     let t = "如果你用Cursor写过代码，运行  3 次。\n";
     // Missing spaces point at the char after the gap; extra spaces at the spaces.
     assert_eq!(
@@ -77,7 +109,10 @@ fn spacing_between_chinese_and_latin_none() {
     );
     // Japanese defaults to no space.
     assert_eq!(
-        only(CJK_LATIN_SPACE, hits_of("ja", "", "これは Python のコードです。\n")),
+        only(
+            CJK_LATIN_SPACE,
+            hits_of("ja", "", "これは Python のコードです。\n")
+        ),
         vec![" ", " "]
     );
 }
@@ -92,7 +127,15 @@ fn chinese_quotation_marks() {
     let mut s = Style::for_target(&Lang::parse("zh"));
     s.quotes = Some(QuoteStyle::Corner);
     assert_eq!(
-        only(QUOTES, hits_with(&s, "zh", "", "它们不再是“你问一句”的对话，「标题」。OpenAI’s model\n")),
+        only(
+            QUOTES,
+            hits_with(
+                &s,
+                "zh",
+                "",
+                "它们不再是“你问一句”的对话，「标题」。OpenAI’s model\n"
+            )
+        ),
         vec!["“", "”"]
     );
 }
@@ -101,7 +144,12 @@ fn chinese_quotation_marks() {
 fn french_guillemets_and_spacing() {
     let ok = "Il a dit\u{a0}: «\u{202f}bonjour\u{202f}». Pourquoi\u{202f}? Voilà\u{202f}! Il est 12:30 ; voir https://x.io/a?b=1.\n";
     // The one flag: `12:30 ;` has an ordinary space before `;`.
-    assert_eq!(hits_of("fr", "", ok).len(), 1, "{:?}", hits_of("fr", "", ok));
+    assert_eq!(
+        hits_of("fr", "", ok).len(),
+        1,
+        "{:?}",
+        hits_of("fr", "", ok)
+    );
     let t = "Il a dit: « bonjour». Pourquoi ? Il a écrit \"oui\" et “non”.\n";
     assert_eq!(
         only(FR_SPACING, hits_of("fr", "", t)),
@@ -113,7 +161,10 @@ fn french_guillemets_and_spacing() {
     );
     // Nested English quotes inside guillemets are French usage.
     assert_eq!(
-        only(QUOTES, hits_of("fr", "", "«\u{202f}il a dit “non”\u{202f}»\n")),
+        only(
+            QUOTES,
+            hits_of("fr", "", "«\u{202f}il a dit “non”\u{202f}»\n")
+        ),
         Vec::<String>::new()
     );
 }
@@ -130,7 +181,10 @@ fn german_quotation_marks() {
     let mut s = Style::for_target(&Lang::parse("de"));
     s.quotes = Some(QuoteStyle::Chevrons);
     assert_eq!(
-        only(QUOTES, hits_with(&s, "de", "", "Er sagte »Hallo« und „Tschüss“.\n")),
+        only(
+            QUOTES,
+            hits_with(&s, "de", "", "Er sagte »Hallo« und „Tschüss“.\n")
+        ),
         vec!["„", "“"]
     );
 }
@@ -142,19 +196,24 @@ fn number_format_per_locale() {
         only(NUMBER_FORMAT, hits_of("de", "", t)),
         vec!["1,234.5", "1,000,000", "0.5", "3.5"]
     );
-    let fr = "Il coûte 1,234.5 euros, 1.234.567 visiteurs, 1\u{202f}234,5 est juste, 0.5 seconde.\n";
+    let fr =
+        "Il coûte 1,234.5 euros, 1.234.567 visiteurs, 1\u{202f}234,5 est juste, 0.5 seconde.\n";
     assert_eq!(
         only(NUMBER_FORMAT, hits_of("fr", "", fr)),
         vec!["1,234.5", "1.234.567", "0.5"]
     );
-    let zh = "共 1.234,5 元，1\u{a0}000 名用户，约 3,5 倍；1,234.5 与 1,000 正确，版本 3.11，图1-1。\n";
+    let zh =
+        "共 1.234,5 元，1\u{a0}000 名用户，约 3,5 倍；1,234.5 与 1,000 正确，版本 3.11，图1-1。\n";
     assert_eq!(
         only(NUMBER_FORMAT, hits_of("zh", "", zh)),
         vec!["1.234,5", "1\u{a0}000", "3,5"]
     );
     // Numbers in code are never read.
     assert_eq!(
-        only(NUMBER_FORMAT, hits_of("de", "", "Wert `1,234.5` und\n\n```\nx = 0.5\n```\n")),
+        only(
+            NUMBER_FORMAT,
+            hits_of("de", "", "Wert `1,234.5` und\n\n```\nx = 0.5\n```\n")
+        ),
         Vec::<String>::new()
     );
 }
@@ -162,7 +221,8 @@ fn number_format_per_locale() {
 #[test]
 fn kept_terms_keep_the_source_casing() {
     let src = "Push it to GitHub and parse the JSON with OpenAI's SDK on macOS. The Agent works.";
-    let tgt = "推送到 Github，用 json 解析 OpenAI 的 sdk，在 MacOS 上。agent 可以工作。`github` 不算。\n";
+    let tgt =
+        "推送到 Github，用 json 解析 OpenAI 的 sdk，在 MacOS 上。agent 可以工作。`github` 不算。\n";
     assert_eq!(
         only(TERM_CASING, hits_of("zh", src, tgt)),
         vec!["Github", "json", "sdk", "MacOS"]
@@ -170,7 +230,10 @@ fn kept_terms_keep_the_source_casing() {
     // A short lower-case word of a Latin-script target may be the target's own word.
     let src = "The AI uses JSON.";
     assert_eq!(
-        only(TERM_CASING, hits_of("fr", src, "J'ai utilisé le Json de l'AI.\n")),
+        only(
+            TERM_CASING,
+            hits_of("fr", src, "J'ai utilisé le Json de l'AI.\n")
+        ),
         vec!["Json"]
     );
 }
@@ -186,7 +249,11 @@ fn findings_are_warnings_with_spans_and_switch_off() {
     let f = crate::qa::check_unit(&ctx, "u1", "ch", "Chinese, English\n", target);
     let style: Vec<_> = f.iter().filter(|f| f.check.starts_with("style_")).collect();
     assert_eq!(style.len(), 2, "{style:?}");
-    assert!(style.iter().all(|f| f.severity == crate::qa::Severity::Warning));
+    assert!(
+        style
+            .iter()
+            .all(|f| f.severity == crate::qa::Severity::Warning)
+    );
     assert_eq!(style[0].check, CJK_PUNCTUATION);
     assert_eq!(style[0].span, Some((2, 3)));
     assert_eq!(style[0].unit, "u1");
@@ -229,8 +296,7 @@ fn points_at_offence(check: &str, span: &str, next: Option<char>) -> bool {
     match check {
         CJK_PUNCTUATION => {
             span.chars().all(|c| c == first)
-                && (",.:;!?．，。：".contains(first)
-                    || ('\u{FF10}'..='\u{FF5A}').contains(&first))
+                && (",.:;!?．，。：".contains(first) || ('\u{FF10}'..='\u{FF5A}').contains(&first))
                 || span.chars().all(|c| ('\u{FF10}'..='\u{FF5A}').contains(&c))
         }
         CJK_LATIN_SPACE => {

@@ -121,7 +121,11 @@ impl View {
 
     fn mark(&mut self, c: char) {
         // Consecutive markers of one kind say nothing more than one.
-        if self.chars.last().is_some_and(|l| l.c == c && l.at.is_none()) {
+        if self
+            .chars
+            .last()
+            .is_some_and(|l| l.c == c && l.at.is_none())
+        {
             return;
         }
         self.chars.push(VChar { c, at: None });
