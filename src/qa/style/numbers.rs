@@ -97,7 +97,9 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
         let touching = |x: char| {
             x.is_ascii_alphabetic() || matches!(x, '_' | '-' | '/' | ':' | '#' | '§' | '@' | '.')
         };
-        if touching(before) || touching(after) && !(after == '.' && !c(end + 1).is_alphanumeric()) {
+        // A `.` after the number ends a sentence unless a letter or digit follows it.
+        let sentence_dot = after == '.' && !c(end + 1).is_alphanumeric();
+        if touching(before) || (touching(after) && !sentence_dot) {
             continue;
         }
         if seps.is_empty() {
