@@ -175,8 +175,13 @@ pub fn severity(s: StyleSeverity) -> Severity {
 }
 
 /// Runs the check (see the module docs): one finding per [`Hit`], with its span and, as the
-/// target excerpt, the target text around it (20 chars either side, on one line).
+/// target excerpt, the target text around it (20 chars either side, on one line). Nothing for
+/// a target identical to its source (an untranslated unit, which `untranslated` reports).
 pub fn check(ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+    // A unit left as its source is reported by `untranslated`; its style is the source's.
+    if source.trim() == target.trim() {
+        return Vec::new();
+    }
     let hits = lint(&ctx.style, &ctx.target_lang, source, target);
     if hits.is_empty() {
         return Vec::new();
