@@ -22,7 +22,8 @@
 //! compares candidates (a revision with more style deviations is no better). A campaign that
 //! wants the loop to fix style sets `style.severity = "error"`; the finding's message is then
 //! the revision feedback. Model review budgets are not spent on style: the reviewer's risk
-//! score leaves `style_*` warnings out.
+//! score leaves `style_*` warnings out, and neither the reviewer's nor the Manager's prompt
+//! shows them ([`in_prompts`]).
 
 mod casing;
 mod cjk;
@@ -57,6 +58,15 @@ pub const TERM_CASING: &str = "style_term_casing";
 /// mapping reads as "Locale convention").
 pub fn is_style(check: &str) -> bool {
     check.starts_with("style_")
+}
+
+/// Whether finding `f` goes into model prompts (the reviewer's QA notes, the Manager's
+/// decision): every finding but a house-style one below error severity. A style warning is for
+/// the editor; shown to the reviewer, it would come back as a reviewer issue and send the unit
+/// to revision, which only `style.severity = "error"` may do. It also keeps the prompts of a
+/// campaign without style errors exactly as they were before the style checks existed.
+pub fn in_prompts(f: &Finding) -> bool {
+    !is_style(&f.check) || f.severity == Severity::Error
 }
 
 /// One style deviation in a target text.
