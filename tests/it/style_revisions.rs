@@ -15,6 +15,10 @@ const FIRST: &str = "# 笔记\n\n这是一个例子,附有关于 GitHub 的说�
 const REVISED: &str = "# 笔记\n\n这是一个例子，附有关于 GitHub 的说明。\n";
 
 fn run(style: &str) -> (TestCampaign, Vec<Recorded>, serde_json::Value) {
+    run_with("proofread_share = 0\n", style)
+}
+
+fn run_with(keys: &str, style: &str) -> (TestCampaign, Vec<Recorded>, serde_json::Value) {
     let fake = FakeServer::start();
     fake.script(|r| {
         if r.agent == Agent::Glossary {
@@ -29,7 +33,7 @@ fn run(style: &str) -> (TestCampaign, Vec<Recorded>, serde_json::Value) {
         "s",
         &["a.md"],
         &format!(
-            "revision_rounds = 1\nproofread_share = 0\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n{style}"
+            "revision_rounds = 1\n{keys}[provider]\nkind = \"openai\"\nmodel = \"m\"\n{style}"
         ),
     );
     c.write(
@@ -93,4 +97,27 @@ fn style_errors_when_configured_send_a_revision_with_the_finding() {
     );
     assert_eq!(c.read("s/out/a.md"), REVISED);
     assert!(style_findings(&c).is_empty());
+}
+
+#[test]
+fn style_warnings_stay_out_of_the_reviewers_prompt() {
+    let (_, requests, _) = run_with("proofread_share = 1.0\n", "");
+    let reviews: Vec<&Recorded> = requests
+        .iter()
+        .filter(|r| r.agent == Agent::Proofreading)
+        .collect();
+    assert!(!reviews.is_empty(), "every unit is reviewed at share 1.0");
+    for r in reviews {
+        assert!(!r.all_text().contains("style_"), "{}", r.all_text());
+    }
+    assert!(!requests.iter().any(|r| r.is_revision()));
+    // The channel is real: a style error (configured) is among the reviewer's QA notes.
+    let (_, requests, _) = run_with("proofread_share = 1.0\n", "[style]\nseverity = \"error\"\n");
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.agent == Agent::Proofreading
+                && r.all_text().contains("style_cjk_punctuation")),
+        "no review showed the style error"
+    );
 }
