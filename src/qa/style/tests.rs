@@ -335,7 +335,8 @@ proptest! {
                 ",", ".", ":", ";", "!", "?", "，", "。", "：", "．", "Ａ", "\"", "“", "”",
                 "「", "」", "«", "»", "„", "\u{a0}", "\u{202f}", "`", "**", "*", "[", "](",
                 ")", "\n", "\n\n", "https://", "&amp;", "$", "<b>", "\u{feff}", "\r\n",
-                "-", "_", "%", "#", "> ", "| ",
+                "-", "_", "%", "#", "> ", "| ", "```\n", "$$", "<!-- x -->", "'", "3.5",
+                "1,234.5", "1.234,5", "…", "——",
             ]),
             0..40,
         ),
@@ -343,6 +344,15 @@ proptest! {
     ) {
         let target: String = parts.concat();
         let chars: Vec<char> = target.chars().collect();
+        // The view maps each prose char to the same char of the target, in order.
+        let mut last = None;
+        for vc in view::View::of(&target).chars {
+            if let Some(at) = vc.at {
+                prop_assert_eq!(chars[at], vc.c, "{:?}", target);
+                prop_assert!(last.is_none_or(|l| l < at), "{:?}", target);
+                last = Some(at);
+            }
+        }
         let hits = lint(&all_on(lang), &Lang::parse(lang), "GitHub JSON", &target);
         for h in hits {
             prop_assert!(h.start < h.end && h.end <= chars.len(), "{h:?} in {target:?}");

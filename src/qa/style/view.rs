@@ -22,6 +22,7 @@ pub const BREAK: char = '\n';
 /// One char of the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VChar {
+    /// The char, or a marker ([`OPAQUE`], [`BREAK`]).
     pub c: char,
     /// Offset of the char in the text, in chars; `None` for [`OPAQUE`] and [`BREAK`] markers.
     pub at: Option<usize>,
@@ -30,6 +31,7 @@ pub struct VChar {
 /// The prose view of a text (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct View {
+    /// The prose chars and markers, in text order (offsets increase strictly).
     pub chars: Vec<VChar>,
 }
 
