@@ -193,6 +193,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                     findings: s
                         .kept_findings(id, *round)
                         .iter()
+                        .filter(|f| crate::qa::style::in_prompts(f))
                         .map(|f| f.line())
                         .collect(),
                 });
@@ -402,7 +403,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     let forced_shown: Vec<Value> = forced
         .iter()
         .take(10)
-        .map(|u| json!({"unit": u, "checks": s.kept_findings(u, round).iter().map(|f| f.check.clone()).collect::<Vec<_>>()}))
+        .map(|u| json!({"unit": u, "checks": s.kept_findings(u, round).iter().filter(|f| crate::qa::style::in_prompts(f)).map(|f| f.check.clone()).collect::<Vec<_>>()}))
         .collect();
     summaries.truncate(5);
     let v = json!({

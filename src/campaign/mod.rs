@@ -488,6 +488,7 @@ impl Campaign {
             .with_cache(self.qa_cache.clone());
         ctx.review_marker = self.plan.review_marker.clone();
         ctx.code_comments = self.plan.code_comments;
+        ctx.style = self.plan.style.clone();
         ctx
     }
 

@@ -12,12 +12,14 @@
 mod chapters;
 mod raw;
 mod settings;
+mod style;
 
 use std::path::{Path, PathBuf};
 
 pub use chapters::{ChapterEntry, EntryKind};
-pub use raw::{Pricing, RawCampaign, RawProvider};
+pub use raw::{Pricing, RawCampaign, RawProvider, RawStyle};
 pub use settings::{CodeComments, default_review_marker};
+pub use style::{CjkLatinSpace, QuoteStyle, Style, StyleSeverity, default_quotes, is_cjk_target};
 
 use crate::book::segment::DEFAULT_MAX_UNIT_CHARS;
 use crate::exit::UsageError;
@@ -98,6 +100,11 @@ pub struct Plan {
     /// The book layout named by the campaign's `book` (mdBook, MkDocs, Docusaurus), or `None`
     /// for a plain `chapters` list. Its pages are [`Plan::chapters`], in the same order.
     pub site: Option<crate::book::site::Site>,
+    /// The house-style lint for the target locale (campaign table `[style]`, see
+    /// [`Style::resolve`]); every rule that applies to the target is on by default. Not part
+    /// of unit fingerprints: QA is recomputed on load, so changing it re-checks every text
+    /// without a model call.
+    pub style: Style,
 }
 
 /// Approval gates (campaign key `review`). Each is off by default.
@@ -364,6 +371,8 @@ impl Plan {
             },
             chapter_entries,
             site,
+            style: Style::resolve(raw.style.as_ref(), &Lang::parse(&raw.target_lang))
+                .map_err(|(key, m)| err(key, m))?,
         })
     }
 
@@ -545,6 +554,32 @@ chapters = ["book/a.md", "book/b.md"]
     fn unknown_key_is_refused() {
         let e = plan(&format!("{MIN}max_unit_char = 5\n"), &Overrides::default()).unwrap_err();
         assert!(e.to_string().contains("max_unit_char"), "{e}");
+    }
+
+    #[test]
+    fn style_table_resolves_and_bad_keys_name_the_file_and_key() {
+        let p = plan(MIN, &Overrides::default()).unwrap();
+        assert_eq!(p.style, Style::for_target(&Lang::parse("zh")));
+        let p = plan(
+            &format!("{MIN}[style]\ncjk_latin_space = \"none\"\nterm_casing = false\n"),
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(p.style.cjk_latin_space, Some(CjkLatinSpace::None));
+        assert!(!p.style.term_casing && p.style.cjk_punctuation);
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, format!("{MIN}[style]\ncjk_spacing = \"one\"\n")).unwrap();
+        let e = Plan::load(&file, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml") && e.contains("cjk_spacing"), "{e}");
+        std::fs::write(&file, format!("{MIN}[style]\nquotes = \"<>\"\n")).unwrap();
+        let e = Plan::load(&file, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("c.toml") && e.contains("`style.quotes`"), "{e}");
     }
 
     #[test]

@@ -78,6 +78,40 @@ pub struct RawCampaign {
     /// `docs/`). The chapters and their order come from its table of contents, and `out_dir`
     /// receives a translated site that builds (see [`crate::book::site`]).
     pub book: Option<String>,
+    /// `[style]`: the house-style lint for the target locale (see [`RawStyle`]). Every rule
+    /// that applies to the target is on when the table is left out.
+    pub style: Option<RawStyle>,
+}
+
+/// `[style]`: house-style rules for the target locale, checked deterministically by the
+/// `style_*` QA checks. Each key is optional; a key left out keeps the target locale's default
+/// (see [`super::Style::for_target`]). Unknown keys are an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStyle {
+    /// Master switch (default true): false turns every `style_*` check off.
+    pub enabled: Option<bool>,
+    /// `warning` (default: reported, never sends a revision), `error` (style findings force
+    /// revisions and fail `validate`) or `info`.
+    pub severity: Option<String>,
+    /// zh, ja: full-width `，。：；！？` in CJK sentences, half-width inside Latin names,
+    /// numbers and URLs (default true for zh and ja targets; true is refused for others).
+    pub cjk_punctuation: Option<bool>,
+    /// zh, ja: `one` (one space between CJK and Latin text or digits; the default for zh),
+    /// `none` (no space; the default for ja) or `off`.
+    pub cjk_latin_space: Option<String>,
+    /// Quotation marks: `auto` (default: `“”` zh-Hans, `「」` ja and zh-Hant, `«»` fr, `„“`
+    /// de, none for other locales), `off`, or one of `“”`, `「」`, `«»`, `„“`, `»«`.
+    pub quotes: Option<String>,
+    /// fr: a narrow no-break space (U+202F, or U+00A0) before `; : ! ?` and inside `« »`
+    /// (default true for fr targets; true is refused for others).
+    pub fr_spacing: Option<bool>,
+    /// Digit grouping and decimal separator of the target locale (`1,234.5` en/zh/ja,
+    /// `1.234,5` de, `1 234,5` fr), outside code, versions and identifiers (default true).
+    pub number_format: Option<bool>,
+    /// An English term kept in the translation keeps the source's casing (`GitHub`, `JSON`;
+    /// default true).
+    pub term_casing: Option<bool>,
 }
 
 /// `[pricing]`: prices per million tokens, in `currency`. The same table serves `plan`

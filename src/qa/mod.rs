@@ -30,6 +30,7 @@ pub mod numbers;
 pub mod prompt_usage;
 pub mod sentences;
 pub mod structure;
+pub mod style;
 pub mod tables;
 pub mod untranslated;
 pub mod xref;
@@ -74,6 +75,12 @@ pub struct Finding {
     pub source_excerpt: String,
     /// Up to 200 characters of the relevant target text.
     pub target_excerpt: String,
+    /// Where the finding points in the unit's target text (the translation QA checked), as
+    /// `(start, end)` offsets in **chars** (Unicode scalar values, not bytes), end exclusive;
+    /// `None` for findings that compare whole texts. Set by the `style_*` checks
+    /// ([`style`]). Left out of JSON when `None`, so older files load and read unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<(usize, usize)>,
 }
 
 impl Finding {
@@ -93,7 +100,14 @@ impl Finding {
             message: message.into(),
             source_excerpt: crate::util::excerpt(source_excerpt, 200),
             target_excerpt: crate::util::excerpt(target_excerpt, 200),
+            span: None,
         }
+    }
+
+    /// This finding pointing at chars `start..end` of the target text (see [`Finding::span`]).
+    pub fn with_span(mut self, start: usize, end: usize) -> Finding {
+        self.span = Some((start, end));
+        self
     }
 
     /// A one-line form for prompts and logs: `check: message`.
@@ -122,6 +136,10 @@ pub struct QaContext {
     /// What the checks remember between calls ([`QaCache`]): a fresh cache from
     /// [`QaContext::new`], the campaign's own from [`QaContext::with_cache`]; clones share it.
     cache: QaCache,
+    /// The house-style lint for the target locale (campaign table `[style]`): what the
+    /// `style_*` checks apply. [`QaContext::new`] gives the target's defaults
+    /// ([`crate::config::Style::for_target`]).
+    pub style: crate::config::Style,
 }
 
 impl QaContext {
@@ -134,6 +152,7 @@ impl QaContext {
             agent_entries_approved: false,
             code_comments: comments::CodeComments::Keep,
             cache: QaCache::default(),
+            style: crate::config::Style::for_target(target_lang),
         }
     }
 
@@ -169,6 +188,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     glossary::check,
     structure::check,
     sentences::check,
+    style::check,
 ];
 
 /// Runs every per-unit check on `source` and its translation `target`, filling in unit and
@@ -228,6 +248,12 @@ pub const CHECK_ORDER: &[&str] = &[
     glossary::CHECK,
     drift::CHECK,
     markers::CHECK,
+    style::CJK_PUNCTUATION,
+    style::CJK_LATIN_SPACE,
+    style::QUOTES,
+    style::FR_SPACING,
+    style::NUMBER_FORMAT,
+    style::TERM_CASING,
     "pairing",
 ];
 

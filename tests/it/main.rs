@@ -59,6 +59,8 @@ mod segment_props;
 mod sentence_split;
 mod single_agent;
 mod structure_revision;
+mod style_corpus;
+mod style_revisions;
 mod terminal;
 mod validate_edits;
 mod validate_fixtures;

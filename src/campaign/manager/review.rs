@@ -450,9 +450,11 @@ impl Manager<'_> {
             .enumerate()
             .map(|(i, u)| {
                 let findings = s.kept_findings(&u.id, round);
+                // House-style findings (`style_*`) are deterministic and say nothing about
+                // meaning, so they do not draw the model reviewer's budget.
                 let warnings = findings
                     .iter()
-                    .filter(|f| f.severity != qa::Severity::Info)
+                    .filter(|f| f.severity != qa::Severity::Info && !qa::style::is_style(&f.check))
                     .count() as i64;
                 let target = s.kept_translation(&u.id, round).map_or("", |t| t.1);
                 let coined = target.matches(marker.as_str()).count() as i64;

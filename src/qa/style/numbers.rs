@@ -1,0 +1,158 @@
+//! `style_number_format`: digit grouping and decimal separator of the target locale, for the
+//! numbers of the target's prose that are neither code (never in the view) nor versions,
+//! identifiers, dates, times or references.
+//!
+//! A number is a run of digits with `.`, `,` or no-break-space (U+00A0, U+202F, U+2009)
+//! separators between digit groups. Left out: a run touching a letter, `_`, `-`, `/`, `:`,
+//! `#`, `§` or `@` (`GPT-4`, `v1.2`, `2024-01-01`, `12:30`, `图1-1`, `§2.4`), and a run with
+//! two or more `.` whose groups are not all three digits (`1.2.3`, `10.0.0.1`). Only forms
+//! that cannot be right in the locale are findings, so an ambiguous `1,234` (a thousand
+//! separator in English, a decimal comma in German) or a section number `3.5` never is:
+//!
+//! | convention | locales | findings |
+//! |---|---|---|
+//! | `1,234.5` | en, zh, ja, ko | `1.234,5`; a no-break-space group `1 234`; a decimal comma `3,5` (one `,` followed by one or two digits) |
+//! | `1.234,5` | de, es, it, nl, pt, id, tr, da | `1,234.5`; `1,234,567`; a decimal point in `0.5` or before `%` |
+//! | `1 234,5` | fr, ru, uk, pl, cs, sk, sv, fi, nb | `1,234.5`, `1.234,5`; `1,234,567`, `1.234.567`; a decimal point in `0.5` or before `%` |
+//!
+//! The groupings are those of the Unicode CLDR number symbols of each locale.
+
+use super::Hits;
+use super::view::View;
+use crate::lang::Lang;
+
+/// A locale's number convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Convention {
+    /// `1,234.5`.
+    PointDecimal,
+    /// `1.234,5`.
+    CommaPointGroups,
+    /// `1 234,5` (no-break-space groups).
+    CommaSpaceGroups,
+}
+
+impl Convention {
+    /// The convention of `lang`, if the check knows it.
+    pub fn of(lang: &Lang) -> Option<Convention> {
+        Some(match lang.primary().as_str() {
+            "en" | "zh" | "ja" | "ko" => Convention::PointDecimal,
+            "de" | "es" | "it" | "nl" | "pt" | "id" | "tr" | "da" => Convention::CommaPointGroups,
+            "fr" | "ru" | "uk" | "pl" | "cs" | "sk" | "sv" | "fi" | "nb" | "no" => {
+                Convention::CommaSpaceGroups
+            }
+            _ => return None,
+        })
+    }
+
+    fn example(self) -> &'static str {
+        match self {
+            Convention::PointDecimal => "1,234.5",
+            Convention::CommaPointGroups => "1.234,5",
+            Convention::CommaSpaceGroups => "1 234,5 (with a narrow no-break space)",
+        }
+    }
+}
+
+fn is_space_sep(c: char) -> bool {
+    matches!(c, '\u{00A0}' | '\u{202F}' | '\u{2009}')
+}
+
+/// Runs the check over the view (see the module docs).
+pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
+    let n = v.chars.len();
+    let c = |i: usize| v.chars.get(i).map_or('\n', |x| x.c);
+    let mut i = 0;
+    while i < n {
+        if !c(i).is_ascii_digit() || v.chars[i].at.is_none() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        // Digit groups and the separators between them.
+        let mut seps: Vec<char> = Vec::new();
+        let mut groups: Vec<usize> = Vec::new();
+        let mut j = i;
+        loop {
+            let g = j;
+            while j < n && c(j).is_ascii_digit() && v.chars[j].at.is_some() {
+                j += 1;
+            }
+            groups.push(j - g);
+            let s = c(j);
+            if (matches!(s, '.' | ',') || is_space_sep(s))
+                && c(j + 1).is_ascii_digit()
+                && v.chars[j].at.is_some()
+            {
+                seps.push(s);
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        let end = j; // exclusive
+        i = end;
+        let before = if start == 0 { '\n' } else { c(start - 1) };
+        let after = c(end);
+        let touching = |x: char| {
+            x.is_ascii_alphabetic() || matches!(x, '_' | '-' | '/' | ':' | '#' | '§' | '@' | '.')
+        };
+        // A `.` after the number ends a sentence unless a letter or digit follows it.
+        let sentence_dot = after == '.' && !c(end + 1).is_alphanumeric();
+        if touching(before) || (touching(after) && !sentence_dot) {
+            continue;
+        }
+        if seps.is_empty() {
+            continue;
+        }
+        let dots = seps.iter().filter(|&&s| s == '.').count();
+        let commas = seps.iter().filter(|&&s| s == ',').count();
+        let spaces = seps.iter().filter(|&&s| is_space_sep(s)).count();
+        let grouped = groups[0] <= 3 && groups[1..].iter().all(|&g| g == 3);
+        // Groups of three after the first, the last one possibly decimal.
+        let grouped_but_last =
+            groups[0] <= 3 && groups[1..groups.len() - 1].iter().all(|&g| g == 3);
+        if dots >= 2 && !grouped {
+            continue; // a version or an address
+        }
+        let last = *seps.last().expect("non-empty");
+        let percent = {
+            let mut k = end;
+            while c(k) == ' ' || is_space_sep(c(k)) {
+                k += 1;
+            }
+            c(k) == '%'
+        };
+        let point_decimal =
+            dots == 1 && seps.len() == 1 && (percent || (groups[0] == 1 && c(start) == '0'));
+        let bad = match conv {
+            Convention::PointDecimal => {
+                (dots >= 1 && last == ',' && grouped_but_last)
+                    || (spaces >= 1 && grouped_but_last)
+                    || (commas == 1 && seps.len() == 1 && groups[1] <= 2 && groups[0] <= 3)
+            }
+            Convention::CommaPointGroups => {
+                (commas >= 1 && last == '.' && dots == 1 && grouped_but_last)
+                    || (commas >= 2 && grouped)
+                    || point_decimal
+            }
+            Convention::CommaSpaceGroups => {
+                (commas >= 1 && dots >= 1 && grouped_but_last)
+                    || ((commas >= 2 || dots >= 2) && grouped)
+                    || point_decimal
+            }
+        };
+        if bad {
+            let raw: String = v.chars[start..end].iter().map(|x| x.c).collect();
+            hits.push(
+                v,
+                start,
+                end - 1,
+                format!(
+                    "number `{raw}` is not written in the target locale's format; write it as {}",
+                    conv.example()
+                ),
+            );
+        }
+    }
+}
