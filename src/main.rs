@@ -34,6 +34,7 @@ fn main() {
         Command::Experiment(a) => booktr::commands::experiment::run(a),
         Command::Export(a) => booktr::commands::export::run(a),
         Command::Import(a) => booktr::commands::import::run(a),
+        Command::Qa(a) => booktr::commands::qa::run(a),
     };
     let code = match result {
         Ok(code) => code,

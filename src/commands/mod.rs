@@ -6,6 +6,7 @@ pub mod experiment;
 pub mod export;
 pub mod import;
 pub mod plan;
+pub mod qa;
 pub mod rehearsal;
 pub mod run;
 pub mod status;

@@ -89,6 +89,10 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     if edited > 0 {
         eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");
     }
+    // Issue 17: marks the editor wrote in findings-review.csv.
+    for line in crate::campaign::marks::journal_csv(&campaign, &mut store, &mut state)? {
+        eprintln!("{line}");
+    }
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
     let status = if stage == Stage::Complete {

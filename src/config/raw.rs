@@ -78,6 +78,13 @@ pub struct RawCampaign {
     /// `docs/`). The chapters and their order come from its table of contents, and `out_dir`
     /// receives a translated site that builds (see [`crate::book::site`]).
     pub book: Option<String>,
+    /// Issue 17: a check whose precision over the editor's marks (confirmed / marked) is
+    /// below this, with at least 10 marks, is downgraded to warnings for the campaign
+    /// (default 0.5; a number in [0, 1]).
+    pub mark_precision_threshold: Option<f64>,
+    /// Issue 17: the most MQM penalty points per 1,000 source words a chapter may have and
+    /// pass the scorecard (default 10; a number ≥ 0).
+    pub mqm_threshold: Option<f64>,
 }
 
 /// `[pricing]`: prices per million tokens, in `currency`. The same table serves `plan`

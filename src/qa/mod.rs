@@ -24,6 +24,8 @@ pub mod injected;
 pub mod length;
 pub mod links;
 pub mod markers;
+pub mod marks;
+pub mod mqm;
 pub mod math_html;
 pub mod numbers;
 pub mod prompt_usage;
@@ -72,6 +74,14 @@ pub struct Finding {
     pub source_excerpt: String,
     /// Up to 200 characters of the relevant target text.
     pub target_excerpt: String,
+    /// The stable id editors mark the finding by (12 hex digits, see [`marks::finding_id`]):
+    /// filled in on the final texts of a campaign (the verdict), empty elsewhere and in older
+    /// files, and computed again when missing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// The editor's mark and the check's downgrade, when one applies ([`marks::Review`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<marks::Review>,
 }
 
 impl Finding {
@@ -91,6 +101,8 @@ impl Finding {
             message: message.into(),
             source_excerpt: crate::util::excerpt(source_excerpt, 200),
             target_excerpt: crate::util::excerpt(target_excerpt, 200),
+            id: String::new(),
+            review: None,
         }
     }
 

@@ -56,20 +56,29 @@ impl Manager<'_> {
     /// Errors come from the per-unit checks and from the campaign-level checks (a unit far
     /// below the campaign's script-share norm, a truncated length ratio), and, once a term is
     /// reconciled, from the glossary check of every unit that renders it otherwise.
+    ///
+    /// Issue 17: findings an editor dismissed on the kept text, and errors of checks
+    /// downgraded by their precision over the editor's marks, send no revision
+    /// ([`crate::campaign::marks::has_live_error`]).
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
         let qa = self.campaign_qa(s, round);
-        let campaign_errors: BTreeSet<&str> = qa
-            .findings
-            .iter()
-            .filter(|f| f.severity == qa::Severity::Error)
-            .map(|f| f.unit.as_str())
-            .collect();
+        let mut campaign_errors: BTreeMap<&str, Vec<qa::Finding>> = BTreeMap::new();
+        for f in qa.findings.iter().filter(|f| f.severity == qa::Severity::Error) {
+            campaign_errors
+                .entry(f.unit.as_str())
+                .or_default()
+                .push(f.clone());
+        }
         self.units_in_round(s, round)
             .into_iter()
             .filter(|u| {
-                s.human_edit(u).is_none()
-                    && (qa::has_error(s.kept_findings(u, round))
-                        || campaign_errors.contains(u.as_str()))
+                if s.human_edit(u).is_some() {
+                    return false;
+                }
+                let mut v = s.kept_findings(u, round).to_vec();
+                v.extend(campaign_errors.get(u.as_str()).into_iter().flatten().cloned());
+                let text = s.kept_translation(u, round).map_or("", |t| t.1);
+                crate::campaign::marks::has_live_error(self.campaign, s, u, text, &v)
             })
             .collect()
     }
