@@ -120,7 +120,8 @@ impl Marks {
     pub fn precision(&self, threshold: f64) -> Vec<CheckPrecision> {
         let cur = self.current();
         qm::precision(
-            cur.iter().map(|r| (r.check.as_str(), r.mark.expect("current"))),
+            cur.iter()
+                .map(|r| (r.check.as_str(), r.mark.expect("current"))),
             threshold,
         )
     }
@@ -359,7 +360,11 @@ fn findings_by_id(c: &Campaign, s: &State) -> BTreeMap<String, (Finding, String)
 fn unknown_id_message(c: &Campaign, ids: &[String]) -> String {
     format!(
         "{} names no finding on the final texts of {}: {}. Finding ids are the `id` column of {} and the `id` of each finding in report.json; run `booktr validate {}` to write them for the texts as they stand (an id changes when its unit's text or evidence changes)",
-        if ids.len() == 1 { "this id" } else { "these ids" },
+        if ids.len() == 1 {
+            "this id"
+        } else {
+            "these ids"
+        },
         c.plan.show(&c.plan.campaign_file),
         ids.join(", "),
         c.plan.show(&c.plan.report_dir.join(REVIEW_CSV)),
@@ -469,7 +474,8 @@ pub fn csv_changes(c: &Campaign, s: &State) -> anyhow::Result<CsvChanges> {
             continue;
         }
         let now = s.marks().get(&id);
-        if now.is_some_and(|r| r.mark == mark && r.note == note) || (now.is_none() && mark.is_none())
+        if now.is_some_and(|r| r.mark == mark && r.note == note)
+            || (now.is_none() && mark.is_none())
         {
             continue;
         }
@@ -491,7 +497,11 @@ pub fn csv_changes(c: &Campaign, s: &State) -> anyhow::Result<CsvChanges> {
 
 /// Reads the review CSV back and journals the editor's changes (`run` and `validate`);
 /// returns one line per change or skipped row for stderr.
-pub fn journal_csv(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<Vec<String>> {
+pub fn journal_csv(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+) -> anyhow::Result<Vec<String>> {
     let ch = csv_changes(c, state)?;
     let mut lines = Vec::new();
     for e in ch.events {

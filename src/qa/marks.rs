@@ -138,11 +138,7 @@ pub fn assign_ids(fp: &str, findings: &mut [Finding]) {
         let base = finding_id(fp, f, 0);
         let n = seen.entry(base.clone()).or_insert(0);
         if f.id.is_empty() {
-            f.id = if *n == 0 {
-                base
-            } else {
-                finding_id(fp, f, *n)
-            };
+            f.id = if *n == 0 { base } else { finding_id(fp, f, *n) };
         }
         *n += 1;
     }
@@ -253,7 +249,12 @@ mod tests {
 
     #[test]
     fn ids_ignore_digits_whitespace_and_severity_but_not_evidence() {
-        let a = f("length_ratio", "ratio 0.31 under the norm 0.82", "a  b", "c");
+        let a = f(
+            "length_ratio",
+            "ratio 0.31 under the norm 0.82",
+            "a  b",
+            "c",
+        );
         let mut b = f("length_ratio", "ratio 0.29 under the norm 0.80", "a b", "c");
         b.severity = Severity::Warning;
         assert_eq!(finding_id("u", &a, 0), finding_id("u", &b, 0));
@@ -308,7 +309,10 @@ mod tests {
         marks.extend(vec![("numbers", Mark::Dismissed); 9]);
         let p = precision(marks.iter().copied(), 0.5);
         assert_eq!(p.len(), 2);
-        assert_eq!((p[0].check.as_str(), p[0].confirmed, p[0].dismissed), ("links", 3, 7));
+        assert_eq!(
+            (p[0].check.as_str(), p[0].confirmed, p[0].dismissed),
+            ("links", 3, 7)
+        );
         assert!((p[0].precision - 0.3).abs() < 1e-9);
         assert!(p[0].downgraded);
         // Nine marks, precision 0: too few to judge the check.

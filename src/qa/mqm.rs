@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::marks::Mark;
-use crate::lang::Script;
 use super::{Finding, Severity};
+use crate::lang::Script;
 
 /// Default of the campaign key `mqm_threshold`: at most 10 penalty points per 1,000 source
 /// words, i.e. two major errors or ten minor ones per 1,000 words (a quality score of 99 on
@@ -126,7 +126,8 @@ pub fn category(check: &str) -> Category {
 
 /// Whether `check` has a row of [`CATEGORIES`] or a prefix of [`PREFIXES`].
 pub fn is_mapped(check: &str) -> bool {
-    CATEGORIES.iter().any(|(c, _)| *c == check) || PREFIXES.iter().any(|(p, _)| check.starts_with(p))
+    CATEGORIES.iter().any(|(c, _)| *c == check)
+        || PREFIXES.iter().any(|(p, _)| check.starts_with(p))
 }
 
 /// An MQM severity level, with its weight ([`MqmSeverity::weight`]).
@@ -333,7 +334,11 @@ mod tests {
         let all = [e, w, crit, confirmed, dismissed, info];
         let s = score_chapter("ch1", 2000, &all, 10.0);
         assert_eq!(
-            (s.unconfirmed.major, s.unconfirmed.minor, s.unconfirmed.critical),
+            (
+                s.unconfirmed.major,
+                s.unconfirmed.minor,
+                s.unconfirmed.critical
+            ),
             (1, 1, 1)
         );
         assert_eq!(s.unconfirmed.points, 31);

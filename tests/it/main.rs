@@ -23,6 +23,7 @@ mod drift_consistency;
 mod experiment;
 mod fake_server;
 mod faults;
+mod finding_marks;
 mod gettext;
 mod hostile_input;
 mod import_adopted;

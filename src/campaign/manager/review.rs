@@ -63,7 +63,11 @@ impl Manager<'_> {
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
         let qa = self.campaign_qa(s, round);
         let mut campaign_errors: BTreeMap<&str, Vec<qa::Finding>> = BTreeMap::new();
-        for f in qa.findings.iter().filter(|f| f.severity == qa::Severity::Error) {
+        for f in qa
+            .findings
+            .iter()
+            .filter(|f| f.severity == qa::Severity::Error)
+        {
             campaign_errors
                 .entry(f.unit.as_str())
                 .or_default()
@@ -76,7 +80,13 @@ impl Manager<'_> {
                     return false;
                 }
                 let mut v = s.kept_findings(u, round).to_vec();
-                v.extend(campaign_errors.get(u.as_str()).into_iter().flatten().cloned());
+                v.extend(
+                    campaign_errors
+                        .get(u.as_str())
+                        .into_iter()
+                        .flatten()
+                        .cloned(),
+                );
                 let text = s.kept_translation(u, round).map_or("", |t| t.1);
                 crate::campaign::marks::has_live_error(self.campaign, s, u, text, &v)
             })

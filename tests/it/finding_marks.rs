@@ -1,0 +1,285 @@
+//! Issue 17, "editors confirm or dismiss findings" and "a per-chapter MQM scorecard", through
+//! the binary: stable finding ids, `booktr qa dismiss|confirm`, `findings-review.csv` read
+//! back, marks cleared when the text changes, precision downgrades, XLIFF notes, and the
+//! scorecard in report.json/md/html.
+
+use std::process::Command;
+
+use crate::support;
+
+use support::{TestCampaign, assert_code, json_summary};
+
+const CHAPTER: &str = "# Tools\n\nA tool is a function the Agent may call.\n\n## Describing a tool\n\nEach tool has a name and a schema.\n\n```json\n{\"name\": \"read_file\"}\n```\n\nTools cost tokens.\n";
+
+fn qa(c: &TestCampaign, action: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args(["qa", action])
+        .arg(&c.file)
+        .args(args)
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+fn report(c: &TestCampaign) -> serde_json::Value {
+    serde_json::from_str(&c.read("e/validation/report.json")).unwrap()
+}
+
+/// Every finding of report.json (units' and chapter-level).
+fn findings(r: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = r["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["findings"].as_array().unwrap().clone())
+        .collect();
+    v.extend(r["chapter_findings"].as_array().unwrap().iter().cloned());
+    v
+}
+
+fn marks_in_journal(c: &TestCampaign) -> Vec<serde_json::Value> {
+    let mut v = Vec::new();
+    for d in std::fs::read_dir(c.path("e/state")).unwrap().flatten() {
+        if let Ok(t) = std::fs::read_to_string(d.path().join("journal.jsonl")) {
+            v.extend(
+                t.lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .filter(|e| e["event"] == "finding_marked"),
+            );
+        }
+    }
+    v
+}
+
+/// A campaign translated by the rehearsal provider whose output chapter the editor broke by
+/// changing the code block: `validate` finds one `code_blocks` error.
+fn broken_campaign(extra: &str) -> (TestCampaign, String) {
+    let c = TestCampaign::with_chapters("e", &["ch.md"], &format!("max_unit_chars = 200\n{extra}"));
+    c.write("ch.md", CHAPTER);
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let out = c.read("e/out/ch.md");
+    assert!(
+        out.contains("\"read_file\""),
+        "code block kept by the rehearsal"
+    );
+    let broken = out.replacen("\"read_file\"", "\"write_file\"", 1);
+    std::fs::write(c.path("e/out/ch.md"), &broken).unwrap();
+    (c, broken)
+}
+
+fn code_block_error(r: &serde_json::Value) -> serde_json::Value {
+    findings(r)
+        .into_iter()
+        .find(|f| f["check"] == "code_blocks")
+        .unwrap_or_else(|| panic!("no code_blocks finding in {r:#}"))
+}
+
+#[test]
+fn finding_ids_are_stable_across_runs_and_listed_in_the_review_csv() {
+    let (c, _) = broken_campaign("");
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let first = report(&c);
+    let ids: Vec<String> = findings(&first)
+        .iter()
+        .map(|f| f["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(!ids.is_empty());
+    assert!(
+        ids.iter()
+            .all(|i| i.len() == 12 && i.chars().all(|c| c.is_ascii_hexdigit())),
+        "{ids:?}"
+    );
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let again: Vec<String> = findings(&report(&c))
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, again, "identical input, identical ids");
+    let csv = c.read("e/validation/findings-review.csv");
+    let header = csv.trim_start_matches('\u{feff}').lines().next().unwrap();
+    assert!(
+        header.starts_with("id,mark,note,severity,check"),
+        "{header}"
+    );
+    for id in &ids {
+        assert!(
+            csv.contains(id.as_str()),
+            "{id} missing from the review CSV"
+        );
+    }
+}
+
+#[test]
+fn a_dismissed_finding_no_longer_fails_validate_and_stays_visible_as_dismissed() {
+    let (c, broken) = broken_campaign("");
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let f = code_block_error(&report(&c));
+    assert_eq!(f["severity"], "error");
+    let id = f["id"].as_str().unwrap().to_string();
+
+    let out = qa(
+        &c,
+        "dismiss",
+        &[&id, "--note", "the block moved to an appendix"],
+    );
+    assert_code(&out, 0);
+    let marks = marks_in_journal(&c);
+    assert_eq!(marks.len(), 1);
+    assert_eq!(marks[0]["id"], id.as_str());
+    assert_eq!(marks[0]["mark"], "dismissed");
+    assert_eq!(marks[0]["via"], "cli");
+
+    let out = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["errors"], 0);
+    let r = report(&c);
+    let f = code_block_error(&r);
+    assert_eq!(f["id"], id.as_str());
+    assert_eq!(f["severity"], "info");
+    assert_eq!(f["review"]["mark"], "dismissed");
+    assert_eq!(f["review"]["checked_severity"], "error");
+    assert_eq!(f["review"]["note"], "the block moved to an appendix");
+    assert_eq!(r["finding_marks"]["dismissed"], 1);
+    assert!(
+        c.read("e/validation/report.md")
+            .contains("info (dismissed error)")
+    );
+    assert!(
+        c.read("e/validation/report.html")
+            .contains("data-mark=\"dismissed\"")
+    );
+    // status agrees (no error left), and so does run.
+    let out = c.cmd("status", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["findings"]["errors"], 0);
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(
+        json_summary(&out)["status"],
+        "complete",
+        "nothing left to fix"
+    );
+    assert_eq!(c.read("e/out/ch.md"), broken, "the edit is kept");
+
+    // XLIFF notes carry the id and the mark.
+    let xlf = c.path("e.xlf");
+    let out = c
+        .cmd(
+            "export",
+            &["--format", "xliff", "--out", xlf.to_str().unwrap()],
+        )
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let x = std::fs::read_to_string(&xlf).unwrap();
+    assert!(
+        x.contains(&format!(
+            "[finding {id}; dismissed by the editor: the block moved to an appendix]"
+        )),
+        "{x}"
+    );
+
+    // The unit's text changes: the mark is cleared and reported as such.
+    // (The first paragraph, in the unit of the code block: same evidence, other text.)
+    let para = broken.lines().nth(2).unwrap().to_string();
+    let changed = broken.replacen(&para, &format!("{para}（改）"), 1);
+    assert_ne!(changed, broken);
+    std::fs::write(c.path("e/out/ch.md"), &changed).unwrap();
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let r = report(&c);
+    assert_eq!(r["finding_marks"]["dismissed"], 0);
+    let cleared = r["finding_marks"]["cleared"].as_array().unwrap();
+    assert_eq!(cleared.len(), 1, "{r:#}");
+    assert_eq!(cleared[0]["id"], id.as_str());
+    assert!(
+        cleared[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("text changed"),
+        "{cleared:?}"
+    );
+    assert!(
+        c.read("e/validation/report.md")
+            .contains("Marks cleared (1)")
+    );
+}
+
+#[test]
+fn an_unknown_id_is_a_usage_error_naming_the_remedy() {
+    let (c, _) = broken_campaign("");
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let out = qa(&c, "confirm", &["0123456789ab"]);
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("0123456789ab"), "{err}");
+    assert!(err.contains("findings-review.csv"), "{err}");
+    assert!(err.contains("booktr validate"), "{err}");
+    assert!(marks_in_journal(&c).is_empty(), "nothing journaled");
+}
+
+#[test]
+fn marks_edited_in_the_review_csv_are_read_back_by_status_and_journaled_by_validate() {
+    let (c, _) = broken_campaign("");
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let id = code_block_error(&report(&c))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The editor marks the row as dismissed in a spreadsheet.
+    let path = c.path("e/validation/findings-review.csv");
+    let bytes = std::fs::read(&path).unwrap();
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let mut rd = csv::Reader::from_reader(body);
+    let headers = rd.headers().unwrap().clone();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&headers).unwrap();
+    for rec in rd.records() {
+        let mut rec: Vec<String> = rec.unwrap().iter().map(str::to_string).collect();
+        if rec[0] == id {
+            rec[1] = "Dismiss".into();
+            rec[2] = "false positive".into();
+        }
+        w.write_record(&rec).unwrap();
+    }
+    std::fs::write(&path, w.into_inner().unwrap()).unwrap();
+
+    // status counts it without journaling (it holds no lock) …
+    let out = c.cmd("status", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["findings"]["errors"], 0);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 mark(s) edited in"));
+    assert!(marks_in_journal(&c).is_empty());
+    // … validate journals it, once.
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 0);
+    let marks = marks_in_journal(&c);
+    assert_eq!(marks.len(), 1);
+    assert_eq!(
+        (marks[0]["mark"].as_str(), marks[0]["via"].as_str()),
+        (Some("dismissed"), Some("csv"))
+    );
+    assert_eq!(marks[0]["note"], "false positive");
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 0);
+    assert_eq!(
+        marks_in_journal(&c).len(),
+        1,
+        "the rewritten CSV holds the mark as recorded"
+    );
+    let csv = c.read("e/validation/findings-review.csv");
+    let row = csv.lines().find(|l| l.starts_with(&id)).unwrap();
+    assert!(
+        row.starts_with(&format!("{id},dismissed,false positive,error,code_blocks")),
+        "{row}"
+    );
+
+    // A bad mark is an error naming the file, the row and the remedy.
+    let bad = csv.replacen(&format!("{id},dismissed"), &format!("{id},maybe"), 1);
+    std::fs::write(&path, bad).unwrap();
+    let out = c.cmd("validate", &[]).output().unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("findings-review.csv, row") && err.contains("`maybe` is not a mark"),
+        "{err}"
+    );
+}
