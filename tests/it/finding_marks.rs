@@ -283,3 +283,94 @@ fn marks_edited_in_the_review_csv_are_read_back_by_status_and_journaled_by_valid
         "{err}"
     );
 }
+
+#[test]
+fn a_check_under_the_precision_threshold_is_downgraded_to_warnings_for_the_campaign() {
+    let c = TestCampaign::with_chapters("e", &["ch.md"], "");
+    c.write(
+        "ch.md",
+        "# Calls\n\nThe agent calls `a1`, `b2`, `c3`, `d4`, `e5`, `f6`, `g7`, `h8`, `i9`, `j10` and `k11` in turn.\n",
+    );
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    // The editor's spreadsheet lost the backticks: eleven inline_code errors.
+    let out = c.read("e/out/ch.md").replace('`', "");
+    std::fs::write(c.path("e/out/ch.md"), out).unwrap();
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+    let ids: Vec<String> = findings(&report(&c))
+        .iter()
+        .filter(|f| f["check"] == "inline_code")
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 11);
+    let dismiss: Vec<&str> = ids[..8].iter().map(String::as_str).collect();
+    assert_code(&qa(&c, "dismiss", &dismiss), 0);
+    assert_code(&qa(&c, "confirm", &[&ids[8], &ids[9]]), 0);
+
+    // Ten marks, precision 2/10 = 0.2 < 0.5: the check is downgraded; the two confirmed
+    // errors stay errors (exit 1), the unmarked one is a warning.
+    let out = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(
+        (s["errors"].as_u64(), s["warnings"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let r = report(&c);
+    let m = &r["finding_marks"];
+    assert_eq!(m["downgraded"], serde_json::json!(["inline_code"]));
+    assert_eq!(
+        (m["confirmed"].as_u64(), m["dismissed"].as_u64()),
+        (Some(2), Some(8))
+    );
+    let p = &m["precision"][0];
+    assert_eq!(p["check"], "inline_code");
+    assert!((p["precision"].as_f64().unwrap() - 0.2).abs() < 1e-9);
+    let last = findings(&r)
+        .into_iter()
+        .find(|f| f["id"] == ids[10].as_str())
+        .unwrap();
+    assert_eq!(last["severity"], "warning");
+    assert_eq!(last["review"]["downgraded"], true);
+    let md = c.read("e/validation/report.md");
+    assert!(
+        md.contains("Downgraded to warnings for this campaign (precision under 0.5): inline_code."),
+        "{md}"
+    );
+    assert!(
+        md.contains("| inline_code | 2 | 8 | 0.20 | **yes** |"),
+        "{md}"
+    );
+    assert!(
+        c.read("e/validation/report.html")
+            .contains("id=\"downgraded-checks\"")
+    );
+
+    // The MQM scorecard keeps confirmed errors apart: 2 major (10 points), 1 minor
+    // unconfirmed, the dismissed ones score nothing.
+    let ch = &r["mqm"]["chapters"][0];
+    assert_eq!(ch["confirmed"]["major"], 2);
+    assert_eq!(ch["confirmed"]["points"], 10);
+    assert_eq!(ch["unconfirmed"]["minor"], 1);
+    assert_eq!(ch["unconfirmed"]["points"], 1);
+    assert_eq!(ch["dismissed"], 8);
+    let words = ch["source_words"].as_f64().unwrap();
+    assert_eq!(words, 18.0);
+    assert!((ch["per_1000_words"].as_f64().unwrap() - 11.0 * 1000.0 / words).abs() < 1e-9);
+    assert_eq!(ch["pass"], false);
+    assert!(
+        c.read("e/validation/report.html")
+            .contains("id=\"mqm-table\"")
+    );
+
+    // A lower threshold (campaign key) keeps the check at full severity.
+    let toml = c.read("campaign.toml") + "mark_precision_threshold = 0.1\nmqm_threshold = 900\n";
+    std::fs::write(&c.file, toml).unwrap();
+    let out = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_code(&out, 1);
+    assert_eq!(json_summary(&out)["errors"], 3);
+    let r = report(&c);
+    assert_eq!(r["finding_marks"]["downgraded"], serde_json::json!([]));
+    // 3 major errors, 15 points over 18 words: 833 per 1,000, under 900.
+    assert_eq!(r["mqm"]["chapters"][0]["pass"], true);
+    assert_eq!(r["mqm"]["threshold"], 900.0);
+}
