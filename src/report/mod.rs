@@ -761,7 +761,7 @@ impl Report {
         crate::util::write_atomic(&html_path, html::render(self, texts)?.as_bytes())?;
         let mut written = vec![json_path, md_path, html_path];
         // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
-        if self.findings().iter().any(|f| !f.id.is_empty()) {
+        if !self.summary.state_dir.is_empty() && self.findings().iter().any(|f| !f.id.is_empty()) {
             let csv_path = dir.join(crate::campaign::marks::REVIEW_CSV);
             let bytes = crate::campaign::marks::review_csv(self.findings())?;
             crate::util::write_atomic(&csv_path, &bytes)?;
