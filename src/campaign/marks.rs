@@ -127,6 +127,18 @@ impl Marks {
     }
 }
 
+/// Every mark record of unit `unit` (its id; `""` for chapter-level findings), in journal
+/// order, for a unit's history (`booktr explain`): each with the finding id, the mark (`None`
+/// when removed), the note, the check, `via` and the sha256 of the text it was made on. Whether
+/// a mark still holds is [`review`]'s to say (its `cleared` list).
+pub fn unit_marks<'a>(s: &'a State, unit: &str) -> Vec<&'a MarkRecord> {
+    s.marks()
+        .records()
+        .iter()
+        .filter(|r| r.unit == unit)
+        .collect()
+}
+
 /// A mark that no longer applies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClearedMark {
@@ -411,6 +423,68 @@ pub fn csv_path(c: &Campaign) -> PathBuf {
     c.plan.report_dir.join(REVIEW_CSV)
 }
 
+/// One row of the review CSV as the editor left it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewRow {
+    /// 1-based line of the row (the header is line 1).
+    pub line: usize,
+    pub id: String,
+    pub mark: Option<Mark>,
+    pub note: String,
+    /// The mark and note as journaled when the file was written.
+    pub recorded_mark: Option<Mark>,
+    pub recorded_note: String,
+}
+
+/// Why the review CSV could not be read ([`review_rows`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowsError {
+    /// No `id`, `mark` and `note` columns.
+    NotAReview,
+    /// A row that is not CSV, or a `mark` that is no mark: `row N (finding ID): what`.
+    Row(String),
+}
+
+/// Parses the review CSV bytes ([`review_csv`]'s layout; a UTF-8 BOM is skipped; columns are
+/// found by header name, so an editor may reorder or add some). Rows without an id are
+/// skipped. Cells are read back with [`super::desk::from_cell`]; the note is kept as written
+/// (not trimmed), so writing then reading is lossless.
+pub fn review_rows(bytes: &[u8]) -> Result<Vec<ReviewRow>, RowsError> {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut rd = csv::ReaderBuilder::new().flexible(true).from_reader(body);
+    let headers = rd.headers().map_err(|_| RowsError::NotAReview)?.clone();
+    let col = |name: &str| headers.iter().position(|h| h.trim() == name);
+    let (Some(ci), Some(cm), Some(cn)) = (col("id"), col("mark"), col("note")) else {
+        return Err(RowsError::NotAReview);
+    };
+    let (crm, crn) = (col("recorded_mark"), col("recorded_note"));
+    let mut out = Vec::new();
+    for (i, rec) in rd.records().enumerate() {
+        let line = i + 2;
+        let rec = rec.map_err(|e| RowsError::Row(format!("row {line}: {e}")))?;
+        let cell = |k: Option<usize>| {
+            k.and_then(|k| rec.get(k))
+                .map(super::desk::from_cell)
+                .unwrap_or_default()
+        };
+        let id = cell(Some(ci)).trim().to_string();
+        if id.is_empty() {
+            continue;
+        }
+        let mark = Mark::parse(&cell(Some(cm)))
+            .map_err(|m| RowsError::Row(format!("row {line} (finding {id}): {m}")))?;
+        out.push(ReviewRow {
+            line,
+            id,
+            mark,
+            note: cell(Some(cn)),
+            recorded_mark: Mark::parse(&cell(crm)).unwrap_or(None),
+            recorded_note: cell(crn),
+        });
+    }
+    Ok(out)
+}
+
 /// What reading the review CSV found.
 #[derive(Debug, Default)]
 pub struct CsvChanges {
@@ -435,51 +509,32 @@ pub fn csv_changes(c: &Campaign, s: &State) -> anyhow::Result<CsvChanges> {
         return Ok(CsvChanges::default());
     }
     let shown = c.plan.show(&path);
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    let mut rd = csv::ReaderBuilder::new().flexible(true).from_reader(body);
-    let headers = rd
-        .headers()
-        .map_err(|e| UsageError::new(format!("{shown}: cannot read its header: {e}")))?
-        .clone();
-    let col = |name: &str| headers.iter().position(|h| h.trim() == name);
-    let (Some(ci), Some(cm), Some(cn)) = (col("id"), col("mark"), col("note")) else {
-        return Err(UsageError::new(format!(
+    let parsed = review_rows(&bytes).map_err(|e| match e {
+        RowsError::NotAReview => UsageError::new(format!(
             "{shown} is not a findings review: it needs the columns id, mark and note. Delete it; the next `booktr validate {}` writes it again",
             c.plan.show(&c.plan.campaign_file)
-        ))
-        .into());
-    };
-    let (crm, crn) = (col("recorded_mark"), col("recorded_note"));
+        )),
+        RowsError::Row(m) => UsageError::new(format!("{shown}, {m}, then run again")),
+    })?;
     let mut rows: Vec<(usize, Change)> = Vec::new();
-    for (i, rec) in rd.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.map_err(|e| UsageError::new(format!("{shown}, row {line}: {e}")))?;
-        let cell = |k: Option<usize>| {
-            k.and_then(|k| rec.get(k))
-                .map(|v| super::desk::from_cell(v.trim()))
-                .unwrap_or_default()
-        };
-        let id = cell(Some(ci));
-        if id.is_empty() {
+    for r in parsed {
+        if r.mark == r.recorded_mark && r.note == r.recorded_note {
             continue;
         }
-        let mark = Mark::parse(&cell(Some(cm))).map_err(|m| {
-            UsageError::new(format!(
-                "{shown}, row {line} (finding {id}): {m}, then run again"
-            ))
-        })?;
-        let note = cell(Some(cn));
-        let recorded = Mark::parse(&cell(crm)).unwrap_or(None);
-        if mark == recorded && note == cell(crn) {
-            continue;
-        }
-        let now = s.marks().get(&id);
-        if now.is_some_and(|r| r.mark == mark && r.note == note)
-            || (now.is_none() && mark.is_none())
+        let now = s.marks().get(&r.id);
+        if now.is_some_and(|x| x.mark == r.mark && x.note == r.note)
+            || (now.is_none() && r.mark.is_none())
         {
             continue;
         }
-        rows.push((line, Change { id, mark, note }));
+        rows.push((
+            r.line,
+            Change {
+                id: r.id,
+                mark: r.mark,
+                note: r.note,
+            },
+        ));
     }
     let mut out = CsvChanges::default();
     if rows.is_empty() {
@@ -557,4 +612,72 @@ pub fn review_csv<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> anyhow
         ])?;
     }
     Ok(w.into_inner()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn finding(msg: &str, mark: Option<Mark>, note: &str) -> Finding {
+        let mut f = Finding::new("links", Severity::Error, msg, "src", "tgt");
+        f.id = "0123456789ab".into();
+        if let Some(m) = mark {
+            qm::apply(&mut f, Some((m, note)), false);
+        }
+        f
+    }
+
+    proptest! {
+        /// The review CSV is lossless for what the editor edits: writing the marks and notes
+        /// as journaled and reading the file back finds no change (so an untouched file
+        /// journals nothing), whatever the note holds (formula characters, quotes, commas,
+        /// line breaks, spaces at either end).
+        #[test]
+        fn review_csv_round_trips_marks_and_notes(
+            note in "[ =+@'\",;\\-\\t\\n\\r\u{4e00}a-z]{0,24}",
+            msg in "[ =+@'\",a-z\\n]{0,24}",
+            which in 0u8..3,
+        ) {
+            let mark = match which {
+                0 => None,
+                1 => Some(Mark::Confirmed),
+                _ => Some(Mark::Dismissed),
+            };
+            let f = finding(&msg, mark, &note);
+            let rows = review_rows(&review_csv([&f]).unwrap()).unwrap();
+            prop_assert_eq!(rows.len(), 1);
+            let r = &rows[0];
+            prop_assert_eq!(r.id.as_str(), "0123456789ab");
+            prop_assert_eq!(r.mark, mark);
+            prop_assert_eq!(r.recorded_mark, mark);
+            prop_assert_eq!(&r.note, &r.recorded_note);
+            if mark.is_some() {
+                prop_assert_eq!(&r.note, &note);
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_mark_names_its_row_and_finding() {
+        let csv = "id,mark,note\n0123456789ab,maybe,\n";
+        assert_eq!(
+            review_rows(csv.as_bytes()),
+            Err(RowsError::Row(
+                "row 2 (finding 0123456789ab): `maybe` is not a mark; write `confirmed`, `dismissed` or leave the cell empty".into()
+            ))
+        );
+        assert_eq!(review_rows(b"a,b\n1,2\n"), Err(RowsError::NotAReview));
+        let rows = review_rows("\u{feff}note,id,mark\nok,abc, Dismiss \n,,\n".as_bytes()).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (
+                rows[0].id.as_str(),
+                rows[0].mark,
+                rows[0].note.as_str(),
+                rows[0].line
+            ),
+            ("abc", Some(Mark::Dismissed), "ok", 2)
+        );
+    }
 }

@@ -1295,4 +1295,12 @@ fn journal_to_stage_table_a_dismissed_error_sends_no_revision() {
     let again = State::load(&c, &j.store.dir, "run-2").unwrap();
     assert_eq!(again.marks().current().len(), ids.len());
     assert_eq!(again.marks().current()[0].note, "a name");
+    let history = crate::campaign::marks::unit_marks(&again, "ch1-001");
+    assert_eq!(history.len(), ids.len());
+    assert!(
+        history
+            .iter()
+            .all(|r| r.mark == Some(Mark::Dismissed) && r.via == "cli")
+    );
+    assert!(crate::campaign::marks::unit_marks(&again, "ch2-001").is_empty());
 }
