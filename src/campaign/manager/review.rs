@@ -59,8 +59,22 @@ impl Manager<'_> {
     ///
     /// Issue 17: findings an editor dismissed on the kept text, and errors of checks
     /// downgraded by their precision over the editor's marks, send no revision
-    /// ([`crate::campaign::marks::has_live_error`]).
+    /// ([`crate::campaign::marks::has_live_error`]), unless the round's decision was already
+    /// recorded on the forced set without those marks: a mark never re-opens a past round
+    /// (that would pay for a new decision and rewrite what was revised).
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
+        let raw = self.forced_by(s, round, false);
+        if s.marks().records().is_empty() || raw.is_empty() {
+            return raw;
+        }
+        if s.is_done(&self.decide_key_for(s, round, &raw).to_string()) {
+            return raw;
+        }
+        self.forced_by(s, round, true)
+    }
+
+    /// [`Manager::forced`] with the editor's marks applied (`marked`) or not.
+    fn forced_by(&self, s: &State, round: u32, marked: bool) -> Vec<String> {
         let qa = self.campaign_qa(s, round);
         let mut campaign_errors: BTreeMap<&str, Vec<qa::Finding>> = BTreeMap::new();
         for f in qa
@@ -87,6 +101,9 @@ impl Manager<'_> {
                         .flatten()
                         .cloned(),
                 );
+                if !marked {
+                    return qa::has_error(&v);
+                }
                 let text = s.kept_translation(u, round).map_or("", |t| t.1);
                 crate::campaign::marks::has_live_error(self.campaign, s, u, text, &v)
             })
@@ -354,17 +371,21 @@ impl Manager<'_> {
 
     /// [`Manager::decide_key`] as a [`CallKey`].
     pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
+        self.decide_key_for(s, round, &self.forced(s, round))
+    }
+
+    /// The decision key of `round` with `forced` as its forced units.
+    fn decide_key_for(&self, s: &State, round: u32, forced: &[String]) -> CallKey {
         let batches: Vec<String> = self
             .proofread_batches(s, round)
             .into_iter()
             .map(|b| b.key.to_string())
             .collect();
-        let forced: Vec<(String, Option<String>)> = self
-            .forced(s, round)
-            .into_iter()
+        let forced: Vec<(String, Option<String>)> = forced
+            .iter()
             .map(|u| {
-                let fp = s.fp(&u).map(String::from);
-                (u, fp)
+                let fp = s.fp(u).map(String::from);
+                (u.clone(), fp)
             })
             .collect();
         CallKey::decide(

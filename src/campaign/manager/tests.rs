@@ -1304,3 +1304,57 @@ fn journal_to_stage_table_a_dismissed_error_sends_no_revision() {
     );
     assert!(crate::campaign::marks::unit_marks(&again, "ch2-001").is_empty());
 }
+
+#[test]
+fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
+    use crate::qa::marks::Mark;
+    let dir = TempDir::new("pieces-dismissed");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+        ],
+    );
+    // The editor judges the merged paragraphs acceptable: every error of the kept text is
+    // dismissed, so the unit is not translated again in pieces.
+    let fq = crate::campaign::verdict::final_qa(&c, &j.state);
+    let i = c.units.iter().position(|u| u.id == "ch1-001").unwrap();
+    let ids: Vec<String> = fq.units[i]
+        .iter()
+        .filter(|f| f.severity == crate::qa::Severity::Error)
+        .map(|f| f.id.clone())
+        .collect();
+    assert!(!ids.is_empty());
+    crate::campaign::marks::mark(
+        &c,
+        &mut j.store,
+        &mut j.state,
+        &ids,
+        Some(Mark::Dismissed),
+        "",
+    )
+    .unwrap();
+    assert!(m.pieces_actions(&j.state, "run-1").is_empty());
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+}
