@@ -54,10 +54,13 @@ pub const REVIEW_COLUMNS: [&str; 12] = [
 pub struct MarkRecord {
     /// Journal sequence number (`u64::MAX` for a mark read by `status` and not yet journaled).
     pub seq: u64,
+    /// The finding's id.
     pub id: String,
     /// `None`: the editor removed the mark.
     pub mark: Option<Mark>,
+    /// The editor's note (may be empty).
     pub note: String,
+    /// The finding's unit id (empty for a chapter-level finding), chapter key and check.
     pub unit: String,
     pub chapter: String,
     pub check: String,
@@ -142,6 +145,7 @@ pub fn unit_marks<'a>(s: &'a State, unit: &str) -> Vec<&'a MarkRecord> {
 /// A mark that no longer applies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClearedMark {
+    /// The finding id the mark was made on, the mark, and the finding's unit and check.
     pub id: String,
     pub mark: Mark,
     pub unit: String,
@@ -158,8 +162,9 @@ pub struct Review {
     pub threshold: f64,
     /// Marks a check needs before its precision can downgrade it ([`qm::MIN_MARKS`]).
     pub min_marks: usize,
-    /// Findings on the final texts with a mark that holds.
+    /// Findings on the final texts with a confirmed mark that holds.
     pub confirmed: usize,
+    /// Findings on the final texts with a dismissed mark that holds.
     pub dismissed: usize,
     /// Precision per marked check ([`Marks::precision`]).
     pub precision: Vec<CheckPrecision>,
@@ -331,8 +336,11 @@ pub fn has_live_error(
 /// A mark to journal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
+    /// The finding id.
     pub id: String,
+    /// The new mark (`None`: remove the mark).
     pub mark: Option<Mark>,
+    /// The editor's note.
     pub note: String,
 }
 
@@ -428,6 +436,7 @@ pub fn csv_path(c: &Campaign) -> PathBuf {
 pub struct ReviewRow {
     /// 1-based line of the row (the header is line 1).
     pub line: usize,
+    /// The finding id, and the mark and note as the editor left them.
     pub id: String,
     pub mark: Option<Mark>,
     pub note: String,

@@ -176,8 +176,11 @@ pub fn apply(f: &mut Finding, mark: Option<(Mark, &str)>, downgraded: bool) {
 /// Marked findings of one check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckPrecision {
+    /// Check name.
     pub check: String,
+    /// Marked findings of the check an editor confirmed (true positives).
     pub confirmed: usize,
+    /// Marked findings of the check an editor dismissed (false positives).
     pub dismissed: usize,
     /// `confirmed / (confirmed + dismissed)`, in [0, 1].
     pub precision: f64,

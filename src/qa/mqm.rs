@@ -134,9 +134,13 @@ pub fn is_mapped(check: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MqmSeverity {
+    /// Not an error (an `info` finding): 0 points.
     Neutral,
+    /// Does not change the meaning or break the book: 1 point.
     Minor,
+    /// Changes what the book says or breaks its build: 5 points.
     Major,
+    /// Makes that part of the book unfit for its purpose (content lost): 25 points.
     Critical,
 }
 
@@ -196,8 +200,11 @@ pub fn source_words(text: &str) -> usize {
 /// Penalties of one group of issues.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Penalty {
+    /// Issues of MQM severity minor (warnings).
     pub minor: usize,
+    /// Issues of MQM severity major (errors).
     pub major: usize,
+    /// Issues of MQM severity critical (errors of [`CRITICAL_CHECKS`]).
     pub critical: usize,
     /// Absolute penalty total: minor + 5 × major + 25 × critical.
     pub points: u32,
@@ -228,6 +235,7 @@ impl Penalty {
 /// The MQM scorecard of one chapter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChapterScore {
+    /// Chapter key.
     pub chapter: String,
     /// Source words ([`source_words`]).
     pub source_words: usize,
