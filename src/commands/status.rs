@@ -80,6 +80,20 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             "  findings on the final texts: {} error(s) in {} unit(s), {} warning(s)",
             s.findings.errors, s.findings.error_units, s.findings.warnings
         );
+        if !state.marks().records().is_empty() {
+            let r = crate::campaign::verdict::final_qa(&campaign, &state).review;
+            println!(
+                "  editor marks: {} confirmed, {} dismissed, {} cleared{}",
+                r.confirmed,
+                r.dismissed,
+                r.cleared.len(),
+                if r.downgraded.is_empty() {
+                    String::new()
+                } else {
+                    format!("; downgraded to warnings: {}", r.downgraded.join(", "))
+                }
+            );
+        }
         if let Some(line) = super::run::edits_kept_line(&campaign, &state) {
             println!("  {line}");
         }

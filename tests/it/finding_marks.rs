@@ -153,6 +153,12 @@ fn a_dismissed_finding_no_longer_fails_validate_and_stays_visible_as_dismissed()
     let out = c.cmd("status", &["--json"]).output().unwrap();
     assert_code(&out, 0);
     assert_eq!(json_summary(&out)["findings"]["errors"], 0);
+    let out = c.cmd("status", &[]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("editor marks: 0 confirmed, 1 dismissed, 0 cleared"),
+        "{out:?}"
+    );
     let out = c.cmd("run", &["--json"]).output().unwrap();
     assert_code(&out, 0);
     assert_eq!(
