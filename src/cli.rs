@@ -71,6 +71,43 @@ pub enum Command {
     /// (the message suggests close ids) or no saved state.
     #[command(after_help = EXIT_CODES_HELP)]
     Explain(ExplainArgs),
+    /// Mark QA findings on the final texts (ids from `findings-review.csv` or report.json):
+    /// `dismiss` (a false positive: it no longer counts toward the status or exit code and
+    /// sends no revision) or `confirm` (an error). Marks are journaled and hold while the
+    /// unit's text and the finding's evidence are unchanged. Exit 2 for an unknown id.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Qa(QaArgs),
+}
+
+/// `booktr qa`.
+#[derive(Debug, Args)]
+pub struct QaArgs {
+    #[command(subcommand)]
+    pub action: QaAction,
+}
+
+/// What `booktr qa` does.
+#[derive(Debug, Subcommand)]
+pub enum QaAction {
+    /// Dismiss findings as false positives.
+    Dismiss(MarkArgs),
+    /// Confirm findings as errors.
+    Confirm(MarkArgs),
+    /// Remove the marks of findings.
+    Unmark(MarkArgs),
+}
+
+/// Arguments of `booktr qa dismiss|confirm|unmark`.
+#[derive(Debug, Args)]
+pub struct MarkArgs {
+    /// The campaign file (TOML).
+    pub campaign: PathBuf,
+    /// Finding ids (12 hex digits).
+    #[arg(required = true, num_args = 1.., value_name = "ID")]
+    pub ids: Vec<String>,
+    /// The editor's note, kept with the mark.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub note: String,
 }
 
 /// Which pipeline `booktr run` uses.

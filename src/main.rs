@@ -35,6 +35,7 @@ fn main() {
         Command::Export(a) => booktr::commands::export::run(a),
         Command::Import(a) => booktr::commands::import::run(a),
         Command::Explain(a) => booktr::commands::explain::run(a),
+        Command::Qa(a) => booktr::commands::qa::run(a),
     };
     let code = match result {
         Ok(code) => code,

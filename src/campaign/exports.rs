@@ -48,7 +48,18 @@ pub fn xliff12(c: &Campaign, s: &State) -> String {
 
 /// One [`xliff::File`] per chapter with one [`xliff::Unit`] per translation unit: its source,
 /// final text, state and QA findings (see [`xliff`]).
+///
+/// Issue 17: the findings are those of the verdict (ids, editor marks and downgrades applied):
+/// each note ends with `[finding <id>]`, or `[finding <id>; dismissed by the editor: note]`
+/// / `confirmed` / `check downgraded` when one applies ([`note_text`]).
 pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
+    let fq = super::verdict::final_qa(c, s);
+    let by_unit: std::collections::HashMap<&str, &Vec<crate::qa::Finding>> = c
+        .units
+        .iter()
+        .zip(&fq.units)
+        .map(|(u, f)| (u.id.as_str(), f))
+        .collect();
     c.chapters
         .iter()
         .map(|ch| xliff::File {
@@ -67,9 +78,10 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
                         (_, _, true) => "translated",
                         _ => "initial",
                     };
-                    let notes = s
-                        .final_findings(&u.id)
-                        .iter()
+                    let notes = by_unit
+                        .get(u.id.as_str())
+                        .into_iter()
+                        .flat_map(|v| v.iter())
                         .map(|f| {
                             xliff::qa_note(
                                 match f.severity {
@@ -78,7 +90,7 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
                                     Severity::Info => "info",
                                 },
                                 &f.check,
-                                &f.message,
+                                &note_text(f),
                             )
                         })
                         .collect();
@@ -94,6 +106,33 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
                 .collect(),
         })
         .collect()
+}
+
+/// The text of a finding's XLIFF note: its message, then its id and the editor's mark
+/// (issue 17), e.g. `… [finding 3f2a9c0d1b7e; dismissed by the editor: a proper name]`.
+pub fn note_text(f: &crate::qa::Finding) -> String {
+    use crate::qa::marks::Mark;
+    if f.id.is_empty() {
+        return f.message.clone();
+    }
+    let review = f.review.as_ref().map(|r| {
+        let what = match r.mark {
+            Some(Mark::Dismissed) => "dismissed by the editor",
+            Some(Mark::Confirmed) => "confirmed by the editor",
+            None => "check downgraded to warnings for this campaign",
+        };
+        if r.note.is_empty() {
+            format!("; {what}")
+        } else {
+            format!("; {what}: {}", r.note)
+        }
+    });
+    format!(
+        "{} [finding {}{}]",
+        f.message,
+        f.id,
+        review.unwrap_or_default()
+    )
 }
 
 /// The TMX 1.4b document of every translated prose unit (its final text), one pair per XLIFF

@@ -421,8 +421,11 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 /// first, then (when the newest revision was worse and not kept) what it broke, then the
 /// reviewer's issues, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
-    let mut lines: Vec<String> = s
-        .kept_findings(unit, round)
+    let kept_text = s.kept_translation(unit, round).map_or("", |t| t.1);
+    // Issue 17: a finding the editor dismissed on this text is not fed back.
+    let kept =
+        super::marks::review_unit(m.campaign, s, unit, kept_text, s.kept_findings(unit, round));
+    let mut lines: Vec<String> = kept
         .iter()
         .filter(|f| f.severity == crate::qa::Severity::Error)
         .map(|f| f.line())

@@ -433,6 +433,11 @@ pub async fn run<'a>(
     if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
         progress.println(&note);
     }
+    // Issue 17: marks the editor wrote in findings-review.csv (read before the Manager decides,
+    // so a dismissed finding sends no revision).
+    for line in super::marks::journal_csv(c, &mut store, &mut state)? {
+        progress.println(&line);
+    }
     super::commit::record_event(
         c,
         &mut store,

@@ -207,6 +207,8 @@ pub struct State {
     /// part (campaign key `repair`): derived from the recorded text in
     /// [`State::check_translation`], never stored.
     repaired: HashMap<(String, u32), RepairedText>,
+    /// Issue 17: the editor's marks of findings ([`Event::FindingMarked`]), newest per id.
+    marks: super::marks::Marks,
 }
 
 /// A repaired candidate of one model translation round: the text after
@@ -364,6 +366,30 @@ impl State {
                 retry_temperature: *retry_temperature,
             }),
             Event::RunStopped { error, .. } => self.stopped = Some(error.clone()),
+            Event::FindingMarked {
+                id,
+                mark,
+                note,
+                unit,
+                chapter,
+                check,
+                text_sha256,
+                via,
+                csv_sha256,
+            } => self.marks.push(
+                super::marks::MarkRecord {
+                    seq: rec.seq,
+                    id: id.clone(),
+                    mark: *mark,
+                    note: note.clone(),
+                    unit: unit.clone(),
+                    chapter: chapter.clone(),
+                    check: check.clone(),
+                    text_sha256: text_sha256.clone(),
+                    via: via.clone(),
+                },
+                csv_sha256,
+            ),
             Event::RunStarted { run, .. } => {
                 self.stopped = None;
                 self.runs += 1;

@@ -294,6 +294,29 @@ pub enum Event {
         /// The findings that made the unit stuck (check: message), for people.
         reason: String,
     },
+    /// Issue 17: an editor confirmed or dismissed a QA finding on the final texts (`booktr qa
+    /// confirm|dismiss`, or an edited `findings-review.csv`; see [`super::marks`]). The newest
+    /// record of an id is its mark; it holds while the unit's final text has `text_sha256`
+    /// and the finding's id is still found.
+    FindingMarked {
+        /// The finding's id ([`crate::qa::marks::finding_id`]).
+        id: String,
+        /// `confirmed` or `dismissed`; absent when the editor removed the mark.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mark: Option<crate::qa::marks::Mark>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        note: String,
+        unit: String,
+        chapter: String,
+        check: String,
+        /// sha256 of the unit's final text when marked (empty for a chapter-level finding).
+        text_sha256: String,
+        /// `cli` or `csv`.
+        via: String,
+        /// sha256 of the review CSV the mark was read from (`via` `csv`).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        csv_sha256: String,
+    },
 }
 
 /// One request of a submitted batch.

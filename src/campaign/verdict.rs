@@ -71,6 +71,12 @@ pub struct FinalQa {
     pub chapter: Vec<Finding>,
     /// The campaign-level QA (drift, review terms, adherence, norms, findings).
     pub campaign: qa::CampaignQa,
+    /// Issue 17: the editor's review applied to `units` and `chapter` (every finding has its
+    /// id; dismissed ones are `info`, errors of downgraded checks `warning`; see
+    /// [`super::marks::review`]).
+    pub review: super::marks::Review,
+    /// The final text of each unit, in the order of `Campaign::units`.
+    pub finals: Vec<String>,
 }
 
 impl FinalQa {
@@ -149,7 +155,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
     for f in &campaign.findings {
         by_unit.entry(f.unit.as_str()).or_default().push(f.clone());
     }
-    let units = c
+    let mut units: Vec<Vec<Finding>> = c
         .units
         .iter()
         .map(|u| {
@@ -161,9 +167,12 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
     let mut chapter = by_unit.remove("").unwrap_or_default();
     // Missing images and link targets of the source: warnings, once per target.
     chapter.extend(super::source_targets::missing_targets(c));
+    let review = super::marks::review(c, s, &mut units, &mut chapter, &finals);
     FinalQa {
         units,
         chapter,
         campaign,
+        review,
+        finals,
     }
 }

@@ -7,6 +7,7 @@ pub mod explain;
 pub mod export;
 pub mod import;
 pub mod plan;
+pub mod qa;
 pub mod rehearsal;
 pub mod run;
 pub mod status;

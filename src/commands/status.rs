@@ -22,7 +22,28 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let state = State::load(&campaign, &dir, "status")?;
+    let mut state = State::load(&campaign, &dir, "status")?;
+    // Issue 17: marks edited in findings-review.csv count here too; status holds no lock, so
+    // `run` or `validate` journals them.
+    let pending = crate::campaign::marks::csv_changes(&campaign, &state)?;
+    if !pending.events.is_empty() {
+        eprintln!(
+            "{} mark(s) edited in {} are counted here; `booktr validate {}` records them in the journal",
+            pending.events.len(),
+            campaign
+                .plan
+                .show(&crate::campaign::marks::csv_path(&campaign)),
+            campaign.plan.show(&campaign.plan.campaign_file)
+        );
+    }
+    for event in pending.events {
+        let rec = crate::campaign::store::Record {
+            seq: u64::MAX,
+            at_ms: 0,
+            event,
+        };
+        state.apply(&campaign, &dir, &rec, None)?;
+    }
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
     let status = Status::of_stage(&stage);
@@ -59,6 +80,20 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             "  findings on the final texts: {} error(s) in {} unit(s), {} warning(s)",
             s.findings.errors, s.findings.error_units, s.findings.warnings
         );
+        if !state.marks().records().is_empty() {
+            let r = crate::campaign::verdict::final_qa(&campaign, &state).review;
+            println!(
+                "  editor marks: {} confirmed, {} dismissed, {} cleared{}",
+                r.confirmed,
+                r.dismissed,
+                r.cleared.len(),
+                if r.downgraded.is_empty() {
+                    String::new()
+                } else {
+                    format!("; downgraded to warnings: {}", r.downgraded.join(", "))
+                }
+            );
+        }
         if let Some(line) = super::run::edits_kept_line(&campaign, &state) {
             println!("  {line}");
         }

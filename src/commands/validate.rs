@@ -89,6 +89,10 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     if edited > 0 {
         eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");
     }
+    // Issue 17: marks the editor wrote in findings-review.csv.
+    for line in crate::campaign::marks::journal_csv(&campaign, &mut store, &mut state)? {
+        eprintln!("{line}");
+    }
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
     let status = if stage == Stage::Complete {
@@ -297,7 +301,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "validate".into());
-    let report = report::build_standalone(
+    let mut report = report::build_standalone(
         &name,
         &source_lang.code,
         &target_lang.code,
@@ -305,6 +309,32 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         tb.entries.clone(),
         &report_dir.display().to_string(),
         campaign_qa,
+    );
+    // Issue 17: stable ids (the unit fingerprint here is sha256 of its source text: there is
+    // no campaign state) and the MQM scorecard over the prose units' source words.
+    let mut words: Vec<(String, usize)> = Vec::new();
+    for u in &mut report.units {
+        let source = texts.get(&u.id).map_or("", |t| t.0.as_str());
+        qa::marks::assign_ids(&crate::util::sha256_hex(source), &mut u.findings);
+        let w = if u.kind.needs_translation() {
+            qa::mqm::source_words(source)
+        } else {
+            0
+        };
+        match words.iter_mut().find(|(k, _)| *k == u.chapter) {
+            Some(e) => e.1 += w,
+            None => words.push((u.chapter.clone(), w)),
+        }
+    }
+    crate::campaign::marks::assign_chapter_ids(&mut report.chapter_findings);
+    report.mqm = report::MqmReport::of(
+        &words,
+        report
+            .units
+            .iter()
+            .flat_map(|u| &u.findings)
+            .chain(&report.chapter_findings),
+        crate::config::DEFAULT_MQM_THRESHOLD,
     );
     report.write(&report_dir, &texts)?;
     Ok(report)

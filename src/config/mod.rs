@@ -105,7 +105,27 @@ pub struct Plan {
     /// of unit fingerprints: QA is recomputed on load, so changing it re-checks every text
     /// without a model call.
     pub style: Style,
+    /// Campaign key `mark_precision_threshold` (default
+    /// [`DEFAULT_MARK_PRECISION_THRESHOLD`], 0.5): checks whose precision over the
+    /// editor's marks is below it (with at least 10 (`qa::marks::MIN_MARKS`) marks) are
+    /// downgraded to warnings for this campaign.
+    pub mark_precision_threshold: f64,
+    /// Campaign key `mqm_threshold` (default [`DEFAULT_MQM_THRESHOLD`], 10):
+    /// MQM penalty points per 1,000 source words a chapter may have and pass.
+    pub mqm_threshold: f64,
 }
+
+/// Default of the campaign key `mark_precision_threshold` (issue 17): a check whose precision
+/// over the editor's marks (confirmed / marked) is below it, with at least 10 marks, is
+/// downgraded to warnings for the campaign. 0.5: a check wrong more often than right.
+pub const DEFAULT_MARK_PRECISION_THRESHOLD: f64 = 0.5;
+
+/// Default of the campaign key `mqm_threshold` (issue 17): at most 10 MQM penalty points per
+/// 1,000 source words, i.e. two major errors or ten minor ones per 1,000 words (a quality
+/// score of 99 on the 100-point scale of the MQM scoring model, themqm.org, with a reference
+/// word count of 1,000). A project choice for technical books, where a broken code block or a
+/// lost paragraph (major) matters; set the key per campaign.
+pub const DEFAULT_MQM_THRESHOLD: f64 = 10.0;
 
 /// Approval gates (campaign key `review`). Each is off by default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -373,6 +393,28 @@ impl Plan {
             site,
             style: Style::resolve(raw.style.as_ref(), &Lang::parse(&raw.target_lang))
                 .map_err(|(key, m)| err(key, m))?,
+            mark_precision_threshold: match raw.mark_precision_threshold {
+                None => DEFAULT_MARK_PRECISION_THRESHOLD,
+                Some(v) if (0.0..=1.0).contains(&v) => v,
+                Some(v) => {
+                    return Err(err(
+                        "mark_precision_threshold",
+                        format!("is {v}; use a precision between 0 and 1 (default 0.5)"),
+                    ));
+                }
+            },
+            mqm_threshold: match raw.mqm_threshold {
+                None => DEFAULT_MQM_THRESHOLD,
+                Some(v) if v.is_finite() && v >= 0.0 => v,
+                Some(v) => {
+                    return Err(err(
+                        "mqm_threshold",
+                        format!(
+                            "is {v}; use penalty points per 1,000 source words, 0 or more (default 10)"
+                        ),
+                    ));
+                }
+            },
         })
     }
 

@@ -25,7 +25,9 @@ pub mod injected;
 pub mod length;
 pub mod links;
 pub mod markers;
+pub mod marks;
 pub mod math_html;
+pub mod mqm;
 pub mod numbers;
 pub mod prompt_usage;
 pub mod sentences;
@@ -81,6 +83,14 @@ pub struct Finding {
     /// ([`style`]). Left out of JSON when `None`, so older files load and read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<(usize, usize)>,
+    /// The stable id editors mark the finding by (12 hex digits, see [`marks::finding_id`]):
+    /// filled in on the final texts of a campaign (the verdict), empty elsewhere and in older
+    /// files, and computed again when missing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// The editor's mark and the check's downgrade, when one applies ([`marks::Review`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<marks::Review>,
 }
 
 impl Finding {
@@ -101,6 +111,8 @@ impl Finding {
             source_excerpt: crate::util::excerpt(source_excerpt, 200),
             target_excerpt: crate::util::excerpt(target_excerpt, 200),
             span: None,
+            id: String::new(),
+            review: None,
         }
     }
 

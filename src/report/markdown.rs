@@ -266,7 +266,7 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} |",
-                severity_cell(f.severity),
+                reviewed_severity_cell(f),
                 f.check,
                 f.unit,
                 cell(&f.message)
@@ -281,6 +281,9 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+
+    marks_section(&mut o, r);
+    mqm_section(&mut o, r);
 
     let choices: Vec<&super::UnitReport> = r
         .units
@@ -566,6 +569,112 @@ pub fn render(r: &Report) -> String {
     }
     o.push('\n');
     o
+}
+
+/// The severity cell of a finding with the editor's review: `info (dismissed error)`,
+/// `**error** (confirmed)`, `warning (error, check downgraded)`.
+fn reviewed_severity_cell(f: &Finding) -> String {
+    let Some(r) = &f.review else {
+        return severity_cell(f.severity).to_string();
+    };
+    let was = match r.checked_severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    };
+    let what = match r.mark {
+        Some(crate::qa::marks::Mark::Dismissed) => format!("dismissed {was}"),
+        Some(crate::qa::marks::Mark::Confirmed) => "confirmed".to_string(),
+        None => format!("{was}, check downgraded"),
+    };
+    format!("{} ({what})", severity_cell(f.severity))
+}
+
+/// `## Editor marks`: counts, precision per marked check, downgraded checks, cleared marks.
+fn marks_section(o: &mut String, r: &Report) {
+    let m = &r.finding_marks;
+    if m.precision.is_empty() && m.cleared.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "## Editor marks\n\n{} finding(s) confirmed, {} dismissed on the final texts (dismissed findings count toward neither the status nor the exit code). Precision is confirmed / marked over every marked finding of the check; a check under {} with at least {} marks is downgraded to warnings for this campaign (campaign key `mark_precision_threshold`).\n",
+        m.confirmed, m.dismissed, m.threshold, m.min_marks
+    );
+    let _ = writeln!(
+        o,
+        "| check | confirmed | dismissed | precision | downgraded |\n|---|---|---|---|---|"
+    );
+    for p in &m.precision {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {:.2} | {} |",
+            p.check,
+            p.confirmed,
+            p.dismissed,
+            p.precision,
+            if p.downgraded { "**yes**" } else { "no" }
+        );
+    }
+    o.push('\n');
+    if !m.downgraded.is_empty() {
+        let _ = writeln!(
+            o,
+            "Downgraded to warnings for this campaign (precision under {}): {}.\n",
+            m.threshold,
+            m.downgraded.join(", ")
+        );
+    }
+    if !m.cleared.is_empty() {
+        let _ = writeln!(o, "Marks cleared ({}):\n", m.cleared.len());
+        for c in m.cleared.iter().take(MAX_FINDING_ROWS) {
+            let _ = writeln!(
+                o,
+                "- `{}` ({} {}, {}): {}",
+                c.id,
+                c.check,
+                c.unit,
+                c.mark.as_str(),
+                c.reason
+            );
+        }
+        o.push('\n');
+    }
+}
+
+/// `## MQM scorecard`: penalty per 1,000 source words per chapter.
+fn mqm_section(o: &mut String, r: &Report) {
+    let q = &r.mqm;
+    if q.chapters.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "## MQM scorecard\n\nPenalty points per 1,000 source words (MQM scoring model, themqm.org: minor {}, major {}, critical {}); unconfirmed issues and editor-confirmed errors apart; a chapter passes at {} or less (campaign key `mqm_threshold`). Overall: **{}**.\n",
+        q.weights[0],
+        q.weights[1],
+        q.weights[2],
+        q.threshold,
+        if q.pass { "pass" } else { "fail" }
+    );
+    let _ = writeln!(
+        o,
+        "| chapter | words | unconfirmed | confirmed | total | dismissed | result |\n|---|---|---|---|---|---|---|"
+    );
+    for c in &q.chapters {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            c.chapter,
+            c.source_words,
+            c.unconfirmed.per_1000_words,
+            c.confirmed.per_1000_words,
+            c.per_1000_words,
+            c.dismissed,
+            if c.pass { "pass" } else { "**fail**" }
+        );
+    }
+    o.push('\n');
 }
 
 /// Most rows of the findings table (and of the candidates list) in report.md.

@@ -298,6 +298,61 @@ pub struct Report {
     /// [`crate::campaign::memory::fuzzy_bands`]).
     #[serde(default)]
     pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
+    /// Issue 17: the editor's marks over the final texts: counts of confirmed and dismissed
+    /// findings, precision per marked check (confirmed / marked), the checks downgraded to
+    /// warnings for this campaign and the marks cleared since (see
+    /// [`crate::campaign::marks::Review`]). Each finding carries its `id` and, when marked or
+    /// downgraded, its `review`.
+    pub finding_marks: crate::campaign::marks::Review,
+    /// Issue 17: the MQM scorecard per chapter ([`crate::qa::mqm`]).
+    pub mqm: MqmReport,
+}
+
+/// The MQM scorecard of a report (see [`crate::qa::mqm`] for the scoring model and its
+/// source).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MqmReport {
+    /// Campaign key `mqm_threshold`: most penalty points per 1,000 source words to pass.
+    pub threshold: f64,
+    /// Severity weights: minor, major, critical.
+    pub weights: [u32; 3],
+    /// One scorecard per chapter, in book order.
+    pub chapters: Vec<crate::qa::mqm::ChapterScore>,
+    /// True when every chapter passes.
+    pub pass: bool,
+}
+
+impl MqmReport {
+    /// The scorecard of `chapters` (key, source words) with the findings of `findings` (as
+    /// they count, each naming its chapter) at `threshold`.
+    pub fn of<'a>(
+        chapters: &[(String, usize)],
+        findings: impl IntoIterator<Item = &'a Finding>,
+        threshold: f64,
+    ) -> MqmReport {
+        let mut by: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+        for f in findings {
+            by.entry(f.chapter.as_str()).or_default().push(f);
+        }
+        let chapters: Vec<crate::qa::mqm::ChapterScore> = chapters
+            .iter()
+            .map(|(k, words)| {
+                crate::qa::mqm::score_chapter(
+                    k,
+                    *words,
+                    by.get(k.as_str()).into_iter().flatten().copied(),
+                    threshold,
+                )
+            })
+            .collect();
+        use crate::qa::mqm::MqmSeverity as M;
+        MqmReport {
+            threshold,
+            weights: [M::Minor.weight(), M::Major.weight(), M::Critical.weight()],
+            pass: chapters.iter().all(|c| c.pass),
+            chapters,
+        }
+    }
 }
 
 /// `(repairs_by_class, repairs)` of the units' repair lists (see [`Report::repairs`]).
@@ -643,6 +698,23 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         repairs_by_class,
         repairs,
         fuzzy_matches: crate::campaign::memory::fuzzy_bands(c, s),
+        mqm: MqmReport::of(
+            &c.chapters
+                .iter()
+                .map(|ch| {
+                    let words = c
+                        .units
+                        .iter()
+                        .filter(|u| u.chapter == ch.key && u.kind.needs_translation())
+                        .map(|u| crate::qa::mqm::source_words(c.source_text(u)))
+                        .sum();
+                    (ch.key.clone(), words)
+                })
+                .collect::<Vec<_>>(),
+            verdict.units.iter().flatten().chain(&verdict.chapter),
+            c.plan.mqm_threshold,
+        ),
+        finding_marks: verdict.review.clone(),
     }
 }
 
@@ -687,7 +759,15 @@ impl Report {
         crate::util::write_atomic(&md_path, markdown::render(self).as_bytes())?;
         let html_path = dir.join("report.html");
         crate::util::write_atomic(&html_path, html::render(self, texts)?.as_bytes())?;
-        Ok(vec![json_path, md_path, html_path])
+        let mut written = vec![json_path, md_path, html_path];
+        // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
+        if !self.summary.state_dir.is_empty() && self.findings().iter().any(|f| !f.id.is_empty()) {
+            let csv_path = dir.join(crate::campaign::marks::REVIEW_CSV);
+            let bytes = crate::campaign::marks::review_csv(self.findings())?;
+            crate::util::write_atomic(&csv_path, &bytes)?;
+            written.push(csv_path);
+        }
+        Ok(written)
     }
 }
 
@@ -798,5 +878,7 @@ pub fn build_standalone(
         repairs_by_class,
         repairs,
         fuzzy_matches: Default::default(),
+        finding_marks: Default::default(),
+        mqm: Default::default(),
     }
 }

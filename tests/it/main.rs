@@ -24,6 +24,7 @@ mod experiment;
 mod explain;
 mod fake_server;
 mod faults;
+mod finding_marks;
 mod gettext;
 mod hostile_input;
 mod import_adopted;

@@ -56,20 +56,56 @@ impl Manager<'_> {
     /// Errors come from the per-unit checks and from the campaign-level checks (a unit far
     /// below the campaign's script-share norm, a truncated length ratio), and, once a term is
     /// reconciled, from the glossary check of every unit that renders it otherwise.
+    ///
+    /// Issue 17: findings an editor dismissed on the kept text, and errors of checks
+    /// downgraded by their precision over the editor's marks, send no revision
+    /// ([`crate::campaign::marks::has_live_error`]), unless the round's decision was already
+    /// recorded on the forced set without those marks: a mark never re-opens a past round
+    /// (that would pay for a new decision and rewrite what was revised).
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
+        let raw = self.forced_by(s, round, false);
+        if s.marks().records().is_empty() || raw.is_empty() {
+            return raw;
+        }
+        if s.is_done(&self.decide_key_for(s, round, &raw).to_string()) {
+            return raw;
+        }
+        self.forced_by(s, round, true)
+    }
+
+    /// [`Manager::forced`] with the editor's marks applied (`marked`) or not.
+    fn forced_by(&self, s: &State, round: u32, marked: bool) -> Vec<String> {
         let qa = self.campaign_qa(s, round);
-        let campaign_errors: BTreeSet<&str> = qa
+        let mut campaign_errors: BTreeMap<&str, Vec<qa::Finding>> = BTreeMap::new();
+        for f in qa
             .findings
             .iter()
             .filter(|f| f.severity == qa::Severity::Error)
-            .map(|f| f.unit.as_str())
-            .collect();
+        {
+            campaign_errors
+                .entry(f.unit.as_str())
+                .or_default()
+                .push(f.clone());
+        }
         self.units_in_round(s, round)
             .into_iter()
             .filter(|u| {
-                s.human_edit(u).is_none()
-                    && (qa::has_error(s.kept_findings(u, round))
-                        || campaign_errors.contains(u.as_str()))
+                if s.human_edit(u).is_some() {
+                    return false;
+                }
+                let mut v = s.kept_findings(u, round).to_vec();
+                v.extend(
+                    campaign_errors
+                        .get(u.as_str())
+                        .into_iter()
+                        .flatten()
+                        .cloned(),
+                );
+                if !marked {
+                    return qa::has_error(&v);
+                }
+                let text = s.kept_translation(u, round).map_or("", |t| t.1);
+                crate::campaign::marks::has_live_error(self.campaign, s, u, text, &v)
             })
             .collect()
     }
@@ -335,17 +371,21 @@ impl Manager<'_> {
 
     /// [`Manager::decide_key`] as a [`CallKey`].
     pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
+        self.decide_key_for(s, round, &self.forced(s, round))
+    }
+
+    /// The decision key of `round` with `forced` as its forced units.
+    fn decide_key_for(&self, s: &State, round: u32, forced: &[String]) -> CallKey {
         let batches: Vec<String> = self
             .proofread_batches(s, round)
             .into_iter()
             .map(|b| b.key.to_string())
             .collect();
-        let forced: Vec<(String, Option<String>)> = self
-            .forced(s, round)
-            .into_iter()
+        let forced: Vec<(String, Option<String>)> = forced
+            .iter()
             .map(|u| {
-                let fp = s.fp(&u).map(String::from);
-                (u, fp)
+                let fp = s.fp(u).map(String::from);
+                (u.clone(), fp)
             })
             .collect();
         CallKey::decide(

@@ -387,12 +387,19 @@ impl Manager<'_> {
             {
                 continue;
             }
-            let stuck: Vec<String> = s
-                .kept_findings(&u.id, u32::MAX - 1)
-                .iter()
-                .filter(|f| pieces::is_stuck_finding(f, c.plan.repair))
-                .map(|f| format!("{}: {}", f.check, f.message))
-                .collect();
+            // Issue 17: an error the editor dismissed on the kept text sends no new translation.
+            let kept_text = s.kept_translation(&u.id, u32::MAX - 1).map_or("", |t| t.1);
+            let stuck: Vec<String> = crate::campaign::marks::review_unit(
+                c,
+                s,
+                &u.id,
+                kept_text,
+                s.kept_findings(&u.id, u32::MAX - 1),
+            )
+            .iter()
+            .filter(|f| pieces::is_stuck_finding(f, c.plan.repair))
+            .map(|f| format!("{}: {}", f.check, f.message))
+            .collect();
             if stuck.is_empty() {
                 continue;
             }

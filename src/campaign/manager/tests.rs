@@ -1224,3 +1224,138 @@ fn old_state_keeps_whole_round_review_batches() {
         ],
     );
 }
+
+#[test]
+fn journal_to_stage_table_a_dismissed_error_sends_no_revision() {
+    use crate::qa::marks::Mark;
+    let dir = TempDir::new("dismissed");
+    let c = campaign(&dir.0, "revision_rounds = 2\n");
+    let answers = Answers {
+        untranslated: vec!["ch1-001".into()],
+        flagged: vec!["ch2-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    assert_eq!(m.forced(&j.state, 0), ["ch1-001"]);
+    let before = crate::campaign::jobs::feedback_for(&m, &j.state, "ch1-001", 0);
+    assert!(
+        before.iter().any(|l| l.starts_with("untranslated")),
+        "{before:?}"
+    );
+    // The editor dismisses every error finding of the unit as a false positive.
+    let fq = crate::campaign::verdict::final_qa(&c, &j.state);
+    let i = c.units.iter().position(|u| u.id == "ch1-001").unwrap();
+    let ids: Vec<String> = fq.units[i]
+        .iter()
+        .filter(|f| f.severity == crate::qa::Severity::Error)
+        .map(|f| f.id.clone())
+        .collect();
+    assert!(!ids.is_empty());
+    let n = crate::campaign::marks::mark(
+        &c,
+        &mut j.store,
+        &mut j.state,
+        &ids,
+        Some(Mark::Dismissed),
+        "a name",
+    )
+    .unwrap();
+    assert_eq!(n, ids.len());
+    assert!(
+        m.forced(&j.state, 0).is_empty(),
+        "a dismissed error forces nothing"
+    );
+    let after = crate::campaign::jobs::feedback_for(&m, &j.state, "ch1-001", 0);
+    assert!(
+        !after.iter().any(|l| l.starts_with("untranslated")),
+        "{after:?}"
+    );
+    let fq = crate::campaign::verdict::final_qa(&c, &j.state);
+    assert!(
+        !crate::qa::has_error(&fq.units[i]),
+        "dismissed findings are info: {:?}",
+        fq.units[i]
+    );
+    assert_eq!(fq.review.dismissed, ids.len());
+    // The mark is journaled: a reloaded state sees it.
+    let again = State::load(&c, &j.store.dir, "run-2").unwrap();
+    assert_eq!(again.marks().current().len(), ids.len());
+    assert_eq!(again.marks().current()[0].note, "a name");
+    let history = crate::campaign::marks::unit_marks(&again, "ch1-001");
+    assert_eq!(history.len(), ids.len());
+    assert!(
+        history
+            .iter()
+            .all(|r| r.mark == Some(Mark::Dismissed) && r.via == "cli")
+    );
+    assert!(crate::campaign::marks::unit_marks(&again, "ch2-001").is_empty());
+}
+
+#[test]
+fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
+    use crate::qa::marks::Mark;
+    let dir = TempDir::new("pieces-dismissed");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        merged: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+        ],
+    );
+    // The editor judges the merged paragraphs acceptable: every error of the kept text is
+    // dismissed, so the unit is not translated again in pieces.
+    let fq = crate::campaign::verdict::final_qa(&c, &j.state);
+    let i = c.units.iter().position(|u| u.id == "ch1-001").unwrap();
+    let ids: Vec<String> = fq.units[i]
+        .iter()
+        .filter(|f| f.severity == crate::qa::Severity::Error)
+        .map(|f| f.id.clone())
+        .collect();
+    assert!(!ids.is_empty());
+    crate::campaign::marks::mark(
+        &c,
+        &mut j.store,
+        &mut j.state,
+        &ids,
+        Some(Mark::Dismissed),
+        "",
+    )
+    .unwrap();
+    assert!(m.pieces_actions(&j.state, "run-1").is_empty());
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+}

@@ -12,6 +12,11 @@ impl State {
         &self.run
     }
 
+    /// Issue 17: the editor's marks of findings, newest per id.
+    pub fn marks(&self) -> &crate::campaign::marks::Marks {
+        &self.marks
+    }
+
     /// Finished calls by call key.
     pub fn finished(&self) -> &HashMap<String, ResultFile> {
         &self.finished
