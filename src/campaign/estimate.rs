@@ -280,3 +280,33 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         units_to_translate: done + todo,
     }
 }
+
+/// Completion tokens the estimate assumes for one Proofreading batch, Manager decision or
+/// terminology reconciliation (short JSON answers).
+pub const SHORT_ANSWER_TOKENS: u64 = 40;
+
+/// The estimate of one prepared request, by the same rules as [`estimate`] (for the budget
+/// cap, [`super::budget`]): one call, the request's exact prompt tokens (`o200k_base`, counted
+/// with the campaign's memo), and completion tokens by kind: a translation or revision ≈ its
+/// source tokens × [`completion_ratio`], a Glossary batch [`GLOSSARY_TOKENS_PER_CANDIDATE`]
+/// per candidate, the brief [`crate::agents::brief::expected_tokens`], anything else
+/// [`SHORT_ANSWER_TOKENS`]. No cache hit is assumed.
+pub fn job_estimate(c: &Campaign, job: &super::jobs::Job) -> AgentEstimate {
+    use super::jobs::JobKind;
+    let p = &c.plan;
+    let prompt = job.request.prompt_tokens_with(c.tokens()) as u64;
+    let completion = match &job.kind {
+        JobKind::Translation { source, .. } => {
+            (c.tokens().count(source) as f64 * completion_ratio(&p.source_lang, &p.target_lang))
+                as u64
+        }
+        JobKind::Glossary { asked } => asked.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
+        JobKind::Brief => crate::agents::brief::expected_tokens(c.chapters.len()) as u64,
+        _ => SHORT_ANSWER_TOKENS,
+    };
+    AgentEstimate {
+        calls: 1,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+    }
+}

@@ -204,6 +204,9 @@ pub struct State {
     /// part (campaign key `repair`): derived from the recorded text in
     /// [`State::check_translation`], never stored.
     repaired: HashMap<(String, u32), RepairedText>,
+    /// Why the newest run stopped at its budget cap, if it did (issue 17,
+    /// [`super::budget`]); cleared when a run starts.
+    budget_stop: Option<super::budget::BudgetStop>,
 }
 
 /// A repaired candidate of one model translation round: the text after
@@ -361,8 +364,10 @@ impl State {
                 retry_temperature: *retry_temperature,
             }),
             Event::RunStopped { error, .. } => self.stopped = Some(error.clone()),
+            Event::BudgetReached { stop, .. } => self.budget_stop = Some(stop.clone()),
             Event::RunStarted { run, .. } => {
                 self.stopped = None;
+                self.budget_stop = None;
                 self.runs += 1;
                 if *run == self.run {
                     self.run_started_seq = rec.seq;
@@ -1106,6 +1111,12 @@ impl State {
             return self.findings_at(unit, HUMAN_ROUND);
         }
         self.kept_findings(unit, u32::MAX - 1)
+    }
+
+    /// Why the newest run stopped at its budget cap ([`super::budget::BudgetStop`]), if it
+    /// did.
+    pub fn budget_stop(&self) -> Option<&super::budget::BudgetStop> {
+        self.budget_stop.as_ref()
     }
 
     /// Total usage over all agents.

@@ -290,6 +290,14 @@ pub enum Event {
         /// The findings that made the unit stuck (check: message), for people.
         reason: String,
     },
+    /// Issue 17, the budget cap: the run stopped sending requests because the next one would
+    /// have taken the campaign's spending over `[pricing] max_cost` (or `run --max-cost`).
+    /// The calls in flight finished and were recorded before this line; the next `booktr run`
+    /// with a higher cap resumes (see [`crate::campaign::budget`]).
+    BudgetReached {
+        run: String,
+        stop: super::budget::BudgetStop,
+    },
 }
 
 /// One request of a submitted batch.

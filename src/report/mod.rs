@@ -752,6 +752,7 @@ pub fn build_standalone(
         runaway_replies: 0,
         stopped: None,
         resume: None,
+        budget: None,
     };
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     for f in units

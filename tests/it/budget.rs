@@ -1,0 +1,307 @@
+//! Issue 17, "a budget cap and a cost ledger", against the fake OpenAI-compatible server: a
+//! cap stops the run before a request would exceed it (exit code 4, a journaled
+//! `budget_reached`), a resume with a higher cap sends only the requests not answered yet, the
+//! cap needs `[pricing]`, the reports' ledger sums equal the recorded usage × prices, and
+//! `plan`'s low/high range holds the actual cost of a rehearsal campaign.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+
+use support::fake_llm::FakeServer;
+use support::{TestCampaign, assert_code, json_summary};
+
+const KEY: &str = "sk-booktr-BUDGET-KEY-7c1d";
+
+/// Prices high enough that a few thousand tokens cost whole units of currency.
+const PRICING: &str = "[pricing]\ninput_per_million = 1000.0\ncached_input_per_million = 250.0\noutput_per_million = 4000.0\ncurrency = \"EUR\"\n";
+
+/// A chapter of `n` short sections.
+fn chapter(tag: &str, n: usize) -> String {
+    let mut s = format!("# Chapter {tag}\n\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "## Section {tag}.{i}\n\nThe agent number {i} reads the context window of part {tag} and plans its next step. It calls a tool, observes the result and writes notes.\n\n"
+        ));
+    }
+    s
+}
+
+/// A two-chapter campaign for the OpenAI provider, one call at a time (so the order of the
+/// budget checks is the order of the calls).
+fn campaign(name: &str, extra: &str) -> TestCampaign {
+    campaign_at(name, 1, extra)
+}
+
+/// [`campaign`] with up to `concurrency` calls at once.
+fn campaign_at(name: &str, concurrency: usize, extra: &str) -> TestCampaign {
+    let c = TestCampaign::with_chapters(
+        name,
+        &["one.md", "two.md"],
+        &format!(
+            "max_unit_chars = 300\nconcurrency = {concurrency}\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n{extra}"
+        ),
+    );
+    c.write("one.md", &chapter("1", 4));
+    c.write("two.md", &chapter("2", 4));
+    c
+}
+
+fn run(c: &TestCampaign, fake: &FakeServer, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["--base-url", fake.base_url.as_str(), "--json"];
+    all.extend_from_slice(args);
+    c.cmd("run", &all)
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+}
+
+/// The messages of every request received, as one comparable string each, sorted. A
+/// Manager decision is represented by its agent name only: its prompt carries the campaign's
+/// call log and run history, which differ between one run and a stopped-and-resumed pair.
+fn bodies(fake: &FakeServer) -> Vec<String> {
+    let mut v: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| {
+            if r.agent == booktr::agents::Agent::Manager {
+                "manager decision".to_string()
+            } else {
+                r.all_text()
+            }
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn cost_total(s: &serde_json::Value) -> f64 {
+    s["cost"]["total"].as_f64().unwrap()
+}
+
+#[test]
+fn budget_cap_stops_before_exceeding_and_a_higher_cap_pays_only_the_rest() {
+    // The whole campaign without a cap: what it costs and what it sends.
+    // Same name (it is in the Manager's prompt), separate folders.
+    let whole = campaign("book", PRICING);
+    let fake_whole = FakeServer::start();
+    let out = run(&whole, &fake_whole, &[]);
+    let full = json_summary(&out);
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(1),
+        "{full}"
+    );
+    let full_cost = cost_total(&full);
+    let full_requests = bodies(&fake_whole);
+    assert!(full_requests.len() >= 8, "{}", full_requests.len());
+    assert!(full_cost > 1.0, "{full_cost}");
+
+    // Capped at 40 % of that: stops before exceeding, exit 4.
+    let cap = (full_cost * 0.4 * 100.0).round() / 100.0;
+    let c = campaign("book", PRICING);
+    let fake = FakeServer::start();
+    let out = run(&c, &fake, &["--max-cost", &cap.to_string()]);
+    assert_code(&out, 4);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "budget_reached", "{s}");
+    let spent = cost_total(&s);
+    let b = &s["budget"];
+    assert_eq!(b["cap"].as_f64().unwrap(), cap);
+    assert!((b["spent"].as_f64().unwrap() - spent).abs() < 1e-9, "{b}");
+    assert!(spent > 0.0 && spent < full_cost, "{spent} of {full_cost}");
+    // The call held back would have gone over: spent + its estimate > cap.
+    let next = b["next_estimate"].as_f64().unwrap();
+    assert!(next > 0.0, "{b}");
+    assert!(spent + next > cap, "{spent} + {next} <= {cap}");
+    // Estimates are close to what answers cost, so the recorded spending stays within the cap
+    // plus at most one call's estimation error.
+    assert!(spent <= cap + next, "{spent} > {cap} + {next}");
+    assert!(b["remaining_estimate"].as_f64().unwrap() > 0.0, "{b}");
+    let first = bodies(&fake);
+    assert!(!first.is_empty() && first.len() < full_requests.len());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("budget reached: spent") && stderr.contains("--max-cost"),
+        "{stderr}"
+    );
+    let resume = s["resume"].as_str().unwrap();
+    assert!(resume.contains("--max-cost"), "{resume}");
+    let journal = c.read(&format!(
+        "{}/journal.jsonl",
+        s["state_dir"].as_str().unwrap()
+    ));
+    assert_eq!(
+        journal
+            .lines()
+            .filter(|l| l.contains("\"event\":\"budget_reached\""))
+            .count(),
+        1,
+        "{journal}"
+    );
+    // `status` tells the same from the saved state.
+    let st = c.cmd("status", &["--json"]).output().unwrap();
+    assert_eq!(json_summary(&st)["status"], "budget_reached");
+
+    // The same cap again: nothing fits, nothing is sent, the same exit.
+    fake.clear();
+    let out = run(&c, &fake, &["--max-cost", &cap.to_string()]);
+    assert_code(&out, 4);
+    assert!(fake.requests().is_empty(), "{:?}", bodies(&fake));
+
+    // A higher cap: only the rest is sent, and the campaign costs what it costs uncapped.
+    let out = run(&c, &fake, &["--max-cost", &(full_cost * 10.0).to_string()]);
+    let done = json_summary(&out);
+    assert_eq!(done["status"], full["status"], "{done}");
+    assert!(done["budget"].is_null(), "{done}");
+    let mut both = first.clone();
+    both.extend(bodies(&fake));
+    both.sort();
+    assert_eq!(
+        both.len(),
+        full_requests.len(),
+        "capped + resumed requests vs uncapped"
+    );
+    let differ: Vec<String> = both
+        .iter()
+        .zip(&full_requests)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.chars().take(300).collect())
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "no request sent twice, none missing; {} differ, e.g. {:?}",
+        differ.len(),
+        differ.first()
+    );
+    assert!(
+        (cost_total(&done) - full_cost).abs() < 1e-6,
+        "{} vs {full_cost}",
+        cost_total(&done)
+    );
+}
+
+#[test]
+fn budget_cap_from_the_campaign_file_and_the_flag_wins() {
+    let c = campaign("filecap", &format!("{PRICING}max_cost = 0.001\n"));
+    let fake = FakeServer::start();
+    let out = run(&c, &fake, &[]);
+    assert_code(&out, 4);
+    assert!(
+        fake.requests().is_empty(),
+        "the first call already exceeds 0.001"
+    );
+    assert_eq!(json_summary(&out)["budget"]["cap"].as_f64(), Some(0.001));
+    let out = run(&c, &fake, &["--max-cost", "1000000"]);
+    assert!(matches!(out.status.code(), Some(0) | Some(1)));
+    assert!(!fake.requests().is_empty());
+}
+
+#[test]
+fn max_cost_without_pricing_is_a_usage_error_naming_the_remedy() {
+    let c = campaign("noprice", "");
+    let fake = FakeServer::start();
+    let out = run(&c, &fake, &["--max-cost", "5"]);
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-cost needs prices") && err.contains("[pricing]"),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty());
+    let c = campaign("badcap", PRICING);
+    let out = run(&c, &fake, &["--max-cost", "-1"]);
+    assert_code(&out, 2);
+    let c = campaign("badfile", &format!("{PRICING}max_cost = 0\n"));
+    let out = run(&c, &fake, &[]);
+    assert_code(&out, 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("max_cost"));
+}
+
+/// Sums of a ledger's rows, per agent.
+#[allow(dead_code)]
+fn by_agent(rows: &serde_json::Value) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    for r in rows.as_array().unwrap() {
+        *m.entry(r["agent"].as_str().unwrap().to_string())
+            .or_insert(0.0) += r["cost"].as_f64().unwrap();
+    }
+    m
+}
+
+/// `run --batch`: the cap applies to the batch as a whole. A batch whose estimate would take
+/// the cost over the cap is not submitted; a higher cap submits it.
+#[test]
+fn budget_cap_in_batch_mode_holds_back_the_whole_batch() {
+    use support::fake_batch::FakeBatch;
+    let extra = format!("batch_poll_ms = 20\n{PRICING}");
+    // Uncapped, to learn what the Glossary calls and the translations cost.
+    let whole = campaign("b", &extra);
+    let batch = FakeBatch::new("zh");
+    let fake = FakeServer::start_with("zh", batch.router());
+    let out = run(&whole, &fake, &["--batch"]);
+    let full = json_summary(&out);
+    assert_eq!(batch.batches().len(), 1, "{full}");
+    let glossary = full["cost"]["by_agent"]["glossary"].as_f64().unwrap();
+    let translation = full["cost"]["by_agent"]["translation"].as_f64().unwrap();
+    assert!(glossary > 0.0 && translation > 0.0, "{full}");
+
+    let c = campaign("b", &extra);
+    let batch = FakeBatch::new("zh");
+    let fake = FakeServer::start_with("zh", batch.router());
+    let cap = glossary + 0.3 * translation;
+    let out = run(&c, &fake, &["--batch", "--max-cost", &cap.to_string()]);
+    assert_code(&out, 4);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "budget_reached");
+    let held = s["budget"]["next_call"].as_str().unwrap();
+    assert!(
+        held.starts_with("batch of ") && held.ends_with(" translation requests"),
+        "{held}"
+    );
+    assert!(batch.batches().is_empty(), "no batch submitted");
+    assert_eq!(fake.count(booktr::agents::Agent::Translation), 0);
+    assert!(fake.count(booktr::agents::Agent::Glossary) >= 1);
+
+    let out = run(&c, &fake, &["--batch", "--max-cost", "1000000"]);
+    let done = json_summary(&out);
+    assert_eq!(done["status"], full["status"], "{done}");
+    assert_eq!(batch.batches().len(), 1);
+    assert!(
+        (cost_total(&done) - cost_total(&full)).abs() < 1e-6,
+        "{done}"
+    );
+}
+
+/// With calls in flight, their estimates count: four at once never all pass a check made
+/// against the recorded spending alone.
+#[test]
+fn budget_cap_counts_the_estimates_of_requests_in_flight() {
+    let whole = campaign("book", PRICING);
+    let fake = FakeServer::start();
+    let full = json_summary(&run(&whole, &fake, &[]));
+    let glossary = full["cost"]["by_agent"]["glossary"].as_f64().unwrap();
+    let t = &full["usage"]["translation"];
+    let per_call =
+        full["cost"]["by_agent"]["translation"].as_f64().unwrap() / t["calls"].as_f64().unwrap();
+
+    let c = campaign_at("book", 4, PRICING);
+    let fake = FakeServer::start();
+    fake.latency(
+        std::time::Duration::from_millis(300),
+        std::time::Duration::ZERO,
+    );
+    let cap = glossary + 2.5 * per_call;
+    let out = run(&c, &fake, &["--max-cost", &cap.to_string()]);
+    assert_code(&out, 4);
+    let s = json_summary(&out);
+    let b = &s["budget"];
+    assert!(b["in_flight_estimate"].as_f64().unwrap() > 0.0, "{b}");
+    let spent = cost_total(&s);
+    let next = b["next_estimate"].as_f64().unwrap();
+    assert!(
+        spent < cap + next,
+        "spent {spent} with cap {cap}: calls in flight were not counted ({b})"
+    );
+    let sent = fake.count(booktr::agents::Agent::Translation);
+    assert!((1..4).contains(&sent), "{sent} translations sent");
+}
