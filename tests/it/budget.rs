@@ -305,3 +305,115 @@ fn budget_cap_counts_the_estimates_of_requests_in_flight() {
     let sent = fake.count(booktr::agents::Agent::Translation);
     assert!((1..4).contains(&sent), "{sent} translations sent");
 }
+
+/// `plan`'s range on a rehearsal campaign (the sample book, pseudo provider): per agent and in
+/// all, low ≤ the cost the run then records ≤ high; the text output shows the same range.
+#[test]
+fn plan_range_holds_the_actual_cost_of_a_rehearsal_campaign() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let chapters: Vec<String> = ["01-agents.md", "02-tools.md", "03-memory.md"]
+        .iter()
+        .map(|f| {
+            root.join("books/sample")
+                .join(f)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
+    let glossary = root.join("glossaries/house-style.en-zh.csv");
+    let c = TestCampaign::with_chapters(
+        "r",
+        &refs,
+        &format!(
+            "max_unit_chars = 800\nglossaries = [{:?}]\n{PRICING}",
+            glossary.to_string_lossy()
+        ),
+    );
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let e = &plan["estimate"];
+    let (low, high) = (
+        e["cost_low"].as_f64().unwrap(),
+        e["cost_high"].as_f64().unwrap(),
+    );
+    let text = c.cmd("plan", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("Cost range: {low:.4} to {high:.4} EUR.")),
+        "{text}"
+    );
+
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    let s = json_summary(&out);
+    assert_eq!(s["rehearsal"], true);
+    let actual = cost_total(&s);
+    println!("low {low:.4} ≤ actual {actual:.4} ≤ high {high:.4}");
+    assert!(
+        low > 0.0 && low <= actual && actual <= high,
+        "{low} {actual} {high}"
+    );
+    for agent in ["glossary", "translation", "proofreading", "manager"] {
+        let r = &e["range"][agent];
+        let (lo, hi) = (
+            r["low"]["cost"].as_f64().unwrap(),
+            r["high"]["cost"].as_f64().unwrap(),
+        );
+        let a = s["cost"]["by_agent"][agent].as_f64().unwrap();
+        println!("{agent}: {lo:.4} ≤ {a:.4} ≤ {hi:.4}");
+        assert!(lo > 0.0 && lo <= hi, "{agent}: {r}");
+        // Glossary and Manager calls do not depend on revisions: both ends are the point
+        // estimate, which may fall either side of the answers' real length. Translation and
+        // Proofreading spread with the rounds, and the run stays under their high end.
+        if agent == "translation" || agent == "proofreading" {
+            assert!(a <= hi, "{agent}: {a} over the high end {hi}");
+            assert!(
+                r["high"]["calls"].as_u64() > r["low"]["calls"].as_u64(),
+                "{r}"
+            );
+        }
+    }
+}
+
+/// The low end counts a prefix-cache hit for a Translation request whose system message
+/// (here over 1,024 tokens, with a long guide) repeats the previous request's, in 128-token
+/// steps, priced at `cached_input_per_million`; without a cached price it counts none.
+#[test]
+fn plan_low_end_counts_prefix_cache_hits_only_with_a_cached_price() {
+    let mut guide = String::from("# Guide\n\n");
+    for i in 0..120 {
+        guide.push_str(&format!(
+            "- Rule {i}: keep the register formal and the terms consistent across chapter {i}.\n"
+        ));
+    }
+    let plan_of = |pricing: &str| {
+        let c = campaign("g", pricing);
+        // `guide` is a top-level key: it goes before the tables.
+        let body = std::fs::read_to_string(&c.file).unwrap();
+        std::fs::write(&c.file, format!("guide = \"guide.md\"\n{body}")).unwrap();
+        c.write("guide.md", &guide);
+        let out = c.cmd("plan", &["--json"]).output().unwrap();
+        assert_code(&out, 0);
+        let v: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap())
+                .unwrap();
+        v["estimate"]["range"]["translation"].clone()
+    };
+    let cached = plan_of(PRICING);
+    let low = &cached["low"];
+    let hits = low["cached_tokens"].as_u64().unwrap();
+    assert!(hits >= 1024 && hits % 128 == 0, "{low}");
+    let (p, k) = (
+        low["prompt_tokens"].as_u64().unwrap() as f64,
+        low["completion_tokens"].as_u64().unwrap() as f64,
+    );
+    let expected = ((p - hits as f64) * 1000.0 + hits as f64 * 250.0 + k * 4000.0) / 1e6;
+    assert!(
+        (low["cost"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{low}"
+    );
+    let uncached = plan_of(&PRICING.replace("cached_input_per_million = 250.0\n", ""));
+    assert_eq!(uncached["low"]["cached_tokens"], 0, "{uncached}");
+}
