@@ -5,6 +5,7 @@
 mod comparison;
 pub mod counts;
 pub mod html;
+pub mod ledger;
 mod markdown;
 
 use std::collections::BTreeMap;
@@ -298,6 +299,10 @@ pub struct Report {
     /// [`crate::campaign::memory::fuzzy_bands`]).
     #[serde(default)]
     pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
+    /// Issue 17's cost ledger: the actual cost per chapter and per agent and the savings from
+    /// cached input (see [`ledger`]); `null` without `[pricing]` and for files made elsewhere.
+    #[serde(default)]
+    pub ledger: Option<ledger::Ledger>,
 }
 
 /// `(repairs_by_class, repairs)` of the units' repair lists (see [`Report::repairs`]).
@@ -643,6 +648,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         repairs_by_class,
         repairs,
         fuzzy_matches: crate::campaign::memory::fuzzy_bands(c, s),
+        ledger: ledger::ledger(c, s),
     }
 }
 
@@ -799,5 +805,6 @@ pub fn build_standalone(
         repairs_by_class,
         repairs,
         fuzzy_matches: Default::default(),
+        ledger: None,
     }
 }

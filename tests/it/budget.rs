@@ -138,6 +138,11 @@ fn budget_cap_stops_before_exceeding_and_a_higher_cap_pays_only_the_rest() {
         1,
         "{journal}"
     );
+    // The reports say so.
+    let md = c.read("book/validation/report.md");
+    assert!(md.contains("**Budget reached:**"), "{md}");
+    let html = c.read("book/validation/report.html");
+    assert!(html.contains("id=\"budget-reached\""));
     // `status` tells the same from the saved state.
     let st = c.cmd("status", &["--json"]).output().unwrap();
     assert_eq!(json_summary(&st)["status"], "budget_reached");
@@ -217,15 +222,163 @@ fn max_cost_without_pricing_is_a_usage_error_naming_the_remedy() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("max_cost"));
 }
 
-/// Sums of a ledger's rows, per agent.
-#[allow(dead_code)]
-fn by_agent(rows: &serde_json::Value) -> BTreeMap<String, f64> {
-    let mut m = BTreeMap::new();
-    for r in rows.as_array().unwrap() {
-        *m.entry(r["agent"].as_str().unwrap().to_string())
-            .or_insert(0.0) += r["cost"].as_f64().unwrap();
+/// The price of `usage` at [`PRICING`], recomputed here: (uncached × input + cached × cached
+/// input + completion × output) per million.
+fn priced(prompt: u64, cached: u64, completion: u64) -> f64 {
+    ((prompt - cached) as f64 * 1000.0 + cached as f64 * 250.0 + completion as f64 * 4000.0) / 1e6
+}
+
+/// The cost ledger of report.json, report.md and report.html: per chapter and agent, summing
+/// exactly to the recorded usage × prices, with the savings from cached input (the fake
+/// server's prefix cache, OpenAI's rule, serves the long system prompt again).
+#[test]
+fn ledger_sums_equal_the_recorded_usage_times_the_prices() {
+    let c = campaign("book", PRICING);
+    let body = std::fs::read_to_string(&c.file).unwrap();
+    std::fs::write(&c.file, format!("guide = \"guide.md\"\n{body}")).unwrap();
+    let mut guide = String::from("# Guide\n\n");
+    for i in 0..120 {
+        guide.push_str(&format!(
+            "- Rule {i}: keep the register formal and the terms consistent across chapter {i}.\n"
+        ));
     }
-    m
+    c.write("guide.md", &guide);
+    let fake = FakeServer::start();
+    fake.prefix_cache(true);
+    let out = run(&c, &fake, &[]);
+    let s = json_summary(&out);
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("book/validation/report.json")).unwrap();
+    let l = &report["ledger"];
+    assert_eq!(l["currency"], "EUR");
+    let num = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap();
+    let chapters = l["chapters"].as_array().unwrap();
+    let names: Vec<&serde_json::Value> = chapters.iter().map(|c| &c["chapter"]).collect();
+    assert_eq!(
+        names,
+        [
+            &serde_json::json!("one"),
+            &serde_json::json!("two"),
+            &serde_json::Value::Null
+        ],
+        "book order, then the whole-book line"
+    );
+    for ch in &chapters[..2] {
+        let by = ch["by_agent"].as_object().unwrap();
+        assert!(
+            by.contains_key("translation") && by.contains_key("proofreading"),
+            "{ch}"
+        );
+        assert!(
+            !by.contains_key("glossary") && !by.contains_key("manager"),
+            "{ch}"
+        );
+    }
+    let whole_book = chapters[2]["by_agent"].as_object().unwrap();
+    assert!(whole_book.contains_key("glossary") && whole_book.contains_key("manager"));
+    // Every line is priced from its own tokens.
+    let mut sums: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+    let mut savings = 0.0;
+    for ch in chapters {
+        for (agent, x) in ch["by_agent"].as_object().unwrap() {
+            let (p, k, q) = (
+                num(x, "prompt_tokens"),
+                num(x, "cached_tokens"),
+                num(x, "completion_tokens"),
+            );
+            assert!(
+                (x["cost"].as_f64().unwrap() - priced(p, k, q)).abs() < 1e-9,
+                "{x}"
+            );
+            let saved = k as f64 * 750.0 / 1e6;
+            assert!(
+                (x["cache_savings"].as_f64().unwrap() - saved).abs() < 1e-9,
+                "{x}"
+            );
+            savings += saved;
+            let e = sums.entry(agent.clone()).or_default();
+            e[0] += num(x, "calls");
+            e[1] += p;
+            e[2] += k;
+            e[3] += q;
+        }
+    }
+    // The chapters add up to the recorded usage of each agent, and to the summary's cost.
+    let mut cached_total = 0;
+    for (agent, [_, p, k, q]) in &sums {
+        let u = &s["usage"][agent.as_str()];
+        assert_eq!(
+            [*p, *k, *q],
+            [
+                num(u, "prompt_tokens"),
+                num(u, "cached_tokens"),
+                num(u, "completion_tokens")
+            ],
+            "{agent}"
+        );
+        let cost = s["cost"]["by_agent"][agent.as_str()].as_f64().unwrap();
+        assert!((l["by_agent"][agent.as_str()]["cost"].as_f64().unwrap() - cost).abs() < 1e-9);
+        cached_total += k;
+    }
+    assert!(
+        cached_total > 1024,
+        "the prefix cache served the repeated system prompt"
+    );
+    assert!((l["total"]["cost"].as_f64().unwrap() - cost_total(&s)).abs() < 1e-9);
+    let saved = l["total"]["cache_savings"].as_f64().unwrap();
+    assert!(
+        (saved - savings).abs() < 1e-9 && saved > 0.0,
+        "{saved} vs {savings}"
+    );
+    assert_eq!(num(&l["total"], "cached_tokens"), cached_total);
+
+    let md = c.read("book/validation/report.md");
+    assert!(md.contains("## Cost ledger"), "{md}");
+    let sentence = format!(
+        "Cached input saved {saved:.4} EUR: {cached_total} cached prompt tokens × (1000 − 250) EUR per million."
+    );
+    assert!(md.contains(&sentence), "{sentence}\n{md}");
+    let tr = &chapters[0]["by_agent"]["translation"];
+    assert!(
+        md.contains(&format!(
+            "| one | translation | {} | {} | {} | {} | {:.4} |",
+            num(tr, "calls"),
+            num(tr, "prompt_tokens"),
+            num(tr, "cached_tokens"),
+            num(tr, "completion_tokens"),
+            tr["cost"].as_f64().unwrap()
+        )),
+        "{md}"
+    );
+    let html = c.read("book/validation/report.html");
+    assert!(html.contains("<table id=\"ledger-table\">"));
+    // (minijinja prints the prices as floats)
+    let in_html = sentence.replace("(1000 − 250)", "(1000.0 − 250.0)");
+    assert!(html.contains(&in_html), "{in_html}");
+    assert!(html.contains(&format!(
+        "<td class=\"num\">{:.4}</td>",
+        l["total"]["cost"].as_f64().unwrap()
+    )));
+}
+
+/// Without `[pricing]` there is no ledger (and no section for it).
+#[test]
+fn no_ledger_without_pricing() {
+    let c = campaign("book", "");
+    let fake = FakeServer::start();
+    let out = run(&c, &fake, &[]);
+    assert!(matches!(out.status.code(), Some(0) | Some(1)));
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("book/validation/report.json")).unwrap();
+    assert!(report["ledger"].is_null());
+    assert!(
+        !c.read("book/validation/report.md")
+            .contains("## Cost ledger")
+    );
+    assert!(
+        !c.read("book/validation/report.html")
+            .contains("id=\"ledger\"")
+    );
 }
 
 /// `run --batch`: the cap applies to the batch as a whole. A batch whose estimate would take
