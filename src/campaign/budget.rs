@@ -59,7 +59,11 @@ impl Budget {
     /// Cost of the usage recorded in `s` (all runs, every agent), in the pricing currency:
     /// the same sum as the summary's `cost.total`.
     pub fn spent(&self, s: &State) -> f64 {
-        super::runner::Cost::of(s.usage(), &self.pricing).total
+        // (a fold from +0.0: an empty float `sum` is -0.0, printed "-0.0000")
+        super::runner::Cost::of(s.usage(), &self.pricing)
+            .by_agent
+            .values()
+            .fold(0.0, |a, b| a + b)
     }
 
     /// Cost of an estimate at the uncached input price.
@@ -130,7 +134,7 @@ impl BudgetStop {
             None => String::new(),
         };
         format!(
-            "budget reached: spent {:.4} {cur} of max_cost {:.4} {cur}; the next call ({}, estimated {:.4} {cur}, with {:.4} {cur} in flight) would have exceeded it, so it was not sent{remaining}. Finished work is saved and not paid again: resume with a higher cap, e.g. `{}`",
+            "budget reached: spent {:.4} {cur} of max_cost {:.4} {cur}; the next call ({}, estimated {:.4} {cur}, with {:.4} {cur} estimated for the calls then in flight, since finished and recorded) would have exceeded it, so it was not sent{remaining}. Finished work is saved and not paid again: resume with a higher cap, e.g. `{}`",
             self.spent,
             self.cap,
             self.next_call,

@@ -632,7 +632,7 @@ pub async fn run<'a>(
                 Ok(job) => {
                     if let Some(b) = &budget {
                         let next = b.cost(&super::estimate::job_estimate(c, &job));
-                        let out: f64 = in_flight_cost.values().sum();
+                        let out: f64 = in_flight_cost.values().fold(0.0, |a, b| a + b);
                         if !b.admits(b.spent(&state), out, next) {
                             // Not sent, nor anything after it: the calls in flight finish.
                             held_back = Some((call.clone(), next, out));

@@ -146,6 +146,12 @@ fn budget_cap_stops_before_exceeding_and_a_higher_cap_pays_only_the_rest() {
     // `status` tells the same from the saved state.
     let st = c.cmd("status", &["--json"]).output().unwrap();
     assert_eq!(json_summary(&st)["status"], "budget_reached");
+    let st = c.cmd("status", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&st.stdout);
+    assert!(
+        text.contains("budget_reached") && text.contains("budget reached: spent"),
+        "{text}"
+    );
 
     // The same cap again: nothing fits, nothing is sent, the same exit.
     fake.clear();
