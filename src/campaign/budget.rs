@@ -170,6 +170,15 @@ mod tests {
         assert!(!b.admits(1.0001, 0.0, 0.0));
     }
 
+    /// Regression: with nothing recorded yet, `spent` was the empty float sum, -0.0, and
+    /// the stop message said "spent -0.0000".
+    #[test]
+    fn spent_of_an_empty_state_printed_minus_zero() {
+        let spent = budget(1.0).spent(&State::default());
+        assert!(spent == 0.0 && spent.is_sign_positive(), "{spent}");
+        assert_eq!(format!("{spent:.4}"), "0.0000");
+    }
+
     #[test]
     fn estimates_are_priced_uncached() {
         let b = budget(1.0);
