@@ -77,6 +77,7 @@ impl Budget {
         spent + in_flight + next <= self.cap
     }
 
+    /// The `[pricing]` currency code the cap and every amount are in.
     pub fn currency(&self) -> &str {
         &self.pricing.currency
     }
