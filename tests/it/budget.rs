@@ -2,7 +2,8 @@
 //! cap stops the run before a request would exceed it (exit code 4, a journaled
 //! `budget_reached`), a resume with a higher cap sends only the requests not answered yet, the
 //! cap needs `[pricing]`, the reports' ledger sums equal the recorded usage × prices, and
-//! `plan`'s low/high range holds the actual cost of a rehearsal campaign.
+//! `plan`'s low/high range holds the actual cost of a rehearsal campaign; the ledger counts
+//! Anthropic cache reads as savings too.
 
 use crate::support;
 
@@ -575,4 +576,47 @@ fn plan_low_end_counts_prefix_cache_hits_only_with_a_cached_price() {
     );
     let uncached = plan_of(&PRICING.replace("cached_input_per_million = 250.0\n", ""));
     assert_eq!(uncached["low"]["cached_tokens"], 0, "{uncached}");
+}
+
+/// The ledger on the Anthropic provider: `cache_read_input_tokens` (the fake Anthropic server
+/// imitates its prompt cache on the marked system prefix) become cached tokens, priced at the
+/// cached price and counted as savings; the ledger still sums to the summary's cost.
+#[test]
+fn ledger_counts_anthropic_cache_reads_as_savings() {
+    use support::fake_anthropic::FakeAnthropic;
+    let fake = FakeAnthropic::start();
+    let c = TestCampaign::with_chapters(
+        "a",
+        &["one.md", "two.md"],
+        &format!(
+            "max_unit_chars = 300\n[provider]\nkind = \"anthropic\"\nmodel = \"claude-fake\"\n{PRICING}"
+        ),
+    );
+    c.write("one.md", &chapter("1", 4));
+    c.write("two.md", &chapter("2", 4));
+    let out = c
+        .cmd("run", &["--base-url", &fake.base_url(), "--json"])
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let s = json_summary(&out);
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("a/validation/report.json")).unwrap();
+    let l = &report["ledger"];
+    let cached: u64 = ["glossary", "translation", "proofreading", "manager"]
+        .iter()
+        .map(|a| s["usage"][a]["cached_tokens"].as_u64().unwrap())
+        .sum();
+    assert!(
+        cached > 0,
+        "the fake Anthropic server reported cache reads: {s}"
+    );
+    assert_eq!(l["total"]["cached_tokens"].as_u64(), Some(cached));
+    let saved = l["total"]["cache_savings"].as_f64().unwrap();
+    assert!(
+        (saved - cached as f64 * 750.0 / 1e6).abs() < 1e-9,
+        "{saved}"
+    );
+    assert!((l["total"]["cost"].as_f64().unwrap() - cost_total(&s)).abs() < 1e-9);
 }
