@@ -980,6 +980,7 @@ fn token_economy(ctx: &Ctx) -> Option<Report> {
             cached_input_per_million: cached_share.map(|s| s * INPUT_PRICE),
             output_per_million: OUTPUT_PRICE,
             currency: "USD".into(),
+            ..Default::default()
         };
         agents
             .iter()

@@ -182,6 +182,11 @@ pub struct RunArgs {
     /// SECONDS (default 30). On a terminal a live line is drawn instead.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub progress_every: Option<f64>,
+    /// Budget cap in the `[pricing]` currency (overrides `[pricing] max_cost`): stop cleanly,
+    /// with exit code 4, before a request would take the campaign's cost (all runs) over it.
+    /// Needs a `[pricing]` table. With --batch the cap applies to each batch as a whole.
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_cost: Option<f64>,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {

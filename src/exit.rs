@@ -6,6 +6,7 @@
 //! | 1 | finished with failed units, or `needs_review` (error findings remain), or a runtime failure |
 //! | 2 | usage or configuration error (bad flag, campaign file, glossary, chapter, refused state) |
 //! | 3 | waiting at an approval gate (campaign key `review`): `booktr status` names the command |
+//! | 4 | budget reached: the next request would have taken the cost over `[pricing] max_cost` or `run --max-cost` (nothing over it was sent; finished work is saved); run again with a higher cap to resume |
 //! | 130 | interrupted (Ctrl-C / SIGTERM); run again to resume |
 //!
 //! A closed stdout or stderr (`| head -1`) changes none of these: the command finishes with
@@ -18,6 +19,8 @@ pub enum ExitCode {
     Failed = 1,
     Usage = 2,
     AwaitingApproval = 3,
+    /// Stopped at the budget cap (issue 17, `crate::campaign::budget`).
+    BudgetReached = 4,
     Interrupted = 130,
 }
 
@@ -27,6 +30,8 @@ pub const EXIT_CODES_HELP: &str = "Exit codes:
   1    finished with failed units or error findings (needs_review), or a runtime failure
   2    usage or configuration error (campaign file, glossary, chapter, refused state)
   3    waiting for an editor's approval (`booktr status` shows the command to continue)
+  4    budget reached: stopped before a request would exceed max_cost / --max-cost;
+       run again with a higher --max-cost to resume (finished work is not paid again)
   130  interrupted; run the same command again to resume
 A closed stdout or stderr (`| head -1`) is not an error: the command ends with its usual code.";
 

@@ -15,7 +15,23 @@
 //!   each batch's instructions, one batch per chapter at least.
 //! - **Manager**: one decision per revision round: its instructions, the current Manager
 //!   context and a findings summary of about [`FINDINGS_TOKENS`].
-//! - Revisions and terminology reconciliations depend on what QA finds and are not estimated.
+//! - Revisions and terminology reconciliations depend on what QA finds and are not estimated
+//!   in `total` and `remaining`.
+//!
+//! **The range** (`range`, issue 17): the whole campaign's cost per agent between two ends.
+//! - *low*: `total` (no revision), with the provider's prefix cache serving what it can as
+//!   configured: when `[pricing]` has a `cached_input_per_million`, a Translation request
+//!   whose stable prefix (the system message, and with `prompt_layout = "full"` the glossary
+//!   message) equals the previous request's counts that prefix as cached, if it is at least
+//!   [`CACHE_MIN_TOKENS`] long, rounded down to [`CACHE_INCREMENT`] tokens (OpenAI's
+//!   documented prompt-caching rule, <https://platform.openai.com/docs/guides/prompt-caching>).
+//!   Other agents' requests are counted uncached.
+//! - *high*: every revision round used on every unit: each round adds one revision per
+//!   Translation call (its prompt plus the previous translation plus
+//!   [`FINDINGS_TOKENS`] of feedback; the same completion) and proofreads every chapter
+//!   again; the Manager's decisions as in `total`; no cache hit.
+//! - Neither end counts terminology reconciliations, retries or split units. They are
+//!   estimates, not bounds: answers longer than [`completion_ratio`] predicts raise the cost.
 
 use std::collections::BTreeMap;
 
@@ -34,8 +50,35 @@ pub const GLOSSARY_TOKENS_PER_CANDIDATE: u64 = 24;
 /// the notes models and the pseudo provider write).
 pub const GUESSED_NOTE: &str = "short note on meaning and usage here";
 
-/// Tokens of the findings summary in a Manager decision.
+/// Tokens of the findings summary in a Manager decision, and of the feedback in a revision
+/// request.
 pub const FINDINGS_TOKENS: u64 = 150;
+
+/// Prompts shorter than this get no prefix-cache hit (OpenAI's rule, "Caching is enabled
+/// automatically for prompts that are 1024 tokens or longer").
+pub const CACHE_MIN_TOKENS: u64 = 1024;
+/// Prefix-cache hits come in steps of this many tokens (OpenAI: "cache hits occurring in
+/// increments of 128 tokens").
+pub const CACHE_INCREMENT: u64 = 128;
+
+/// One end of an agent's cost range: calls and tokens, the prompt tokens assumed served from
+/// the prefix cache (part of `prompt_tokens`), and their cost at `[pricing]`.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct RangeEnd {
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub cached_tokens: u64,
+    pub completion_tokens: u64,
+    /// In the `[pricing]` currency; `None` without `[pricing]`.
+    pub cost: Option<f64>,
+}
+
+/// An agent's low and high estimate for the whole campaign (see the module docs).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct CostRange {
+    pub low: RangeEnd,
+    pub high: RangeEnd,
+}
 
 /// Completion tokens per source token for a language pair, measured with `o200k_base` on the
 /// shared corpus (English ↔ Chinese editions of the same book: 1.2 MB each way) and rounded;
@@ -78,6 +121,11 @@ pub struct Estimate {
     pub cost_total: Option<f64>,
     pub cost_remaining: Option<f64>,
     pub currency: Option<String>,
+    /// Low and high estimate of the whole campaign per agent (see the module docs).
+    pub range: BTreeMap<Agent, CostRange>,
+    /// Sums of `range` over the agents, with `[pricing]`.
+    pub cost_low: Option<f64>,
+    pub cost_high: Option<f64>,
 }
 
 /// Estimates the campaign `c` given its state `s` (empty for a new campaign).
@@ -175,6 +223,15 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);
     let mut per_chapter: BTreeMap<&str, u64> = BTreeMap::new();
+    // For the range: prompt tokens a prefix cache would serve (low end), and what revisions of
+    // every Translation call would add (high end).
+    let caching = p
+        .pricing
+        .as_ref()
+        .is_some_and(|pr| pr.cached_input_per_million.is_some());
+    let mut previous_prefix: Option<Vec<String>> = None;
+    let mut cached_low = 0u64;
+    let mut revision = AgentEstimate::default();
     for u in c.prose_units() {
         if setup.as_ref().is_none_or(|(ch, _)| *ch != u.chapter) {
             setup = Some((u.chapter.as_str(), setup_for(&u.chapter)));
@@ -198,6 +255,21 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
                 .get_mut(&Agent::Translation)
                 .unwrap()
                 .add(1, prompt, completion);
+            revision.add(1, prompt + completion + FINDINGS_TOKENS, completion);
+            let stable = if p.full_glossary_prompt { 2 } else { 1 };
+            let prefix: Vec<String> = req
+                .messages
+                .iter()
+                .take(stable)
+                .map(|m| m.content.clone())
+                .collect();
+            if caching && previous_prefix.as_ref() == Some(&prefix) {
+                let t = c.tokens().count_messages(prefix.iter().map(String::as_str)) as u64;
+                if t >= CACHE_MIN_TOKENS {
+                    cached_low += t / CACHE_INCREMENT * CACHE_INCREMENT;
+                }
+            }
+            previous_prefix = Some(prefix);
         }
         translation_prompt_total += prompt;
         *per_chapter.entry(u.chapter.as_str()).or_insert(0) += prompt;
@@ -263,6 +335,60 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             .add(rounds, rounds * decision, rounds * 40);
     }
 
+    // The range of the whole campaign.
+    let rounds_u = p.revision_rounds as u64;
+    let priced = |e: &AgentEstimate, cached: u64| RangeEnd {
+        calls: e.calls,
+        prompt_tokens: e.prompt_tokens,
+        cached_tokens: cached.min(e.prompt_tokens),
+        completion_tokens: e.completion_tokens,
+        cost: p
+            .pricing
+            .as_ref()
+            .map(|pr| pr.cost(e.prompt_tokens, cached, e.completion_tokens)),
+    };
+    let range: BTreeMap<Agent, CostRange> = total
+        .iter()
+        .map(|(a, t)| {
+            let mut high = *t;
+            match a {
+                Agent::Translation => {
+                    for _ in 0..rounds_u {
+                        high.add(
+                            revision.calls,
+                            revision.prompt_tokens,
+                            revision.completion_tokens,
+                        );
+                    }
+                }
+                Agent::Proofreading => {
+                    for _ in 0..rounds_u {
+                        high.add(t.calls, t.prompt_tokens, t.completion_tokens);
+                    }
+                }
+                _ => {}
+            }
+            let cached = if *a == Agent::Translation {
+                cached_low
+            } else {
+                0
+            };
+            (
+                *a,
+                CostRange {
+                    low: priced(t, cached),
+                    high: priced(&high, 0),
+                },
+            )
+        })
+        .collect();
+    let sum = |f: fn(&CostRange) -> Option<f64>| {
+        p.pricing
+            .as_ref()
+            .map(|_| range.values().filter_map(f).sum::<f64>())
+    };
+    let cost_low = sum(|r| r.low.cost);
+    let cost_high = sum(|r| r.high.cost);
     let cost = |e: &BTreeMap<Agent, AgentEstimate>| {
         p.pricing.as_ref().map(|pr| {
             e.values()
@@ -278,5 +404,38 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         remaining,
         units_done: done,
         units_to_translate: done + todo,
+        range,
+        cost_low,
+        cost_high,
+    }
+}
+
+/// Completion tokens the estimate assumes for one Proofreading batch, Manager decision or
+/// terminology reconciliation (short JSON answers).
+pub const SHORT_ANSWER_TOKENS: u64 = 40;
+
+/// The estimate of one prepared request, by the same rules as [`estimate`] (for the budget
+/// cap, [`super::budget`]): one call, the request's exact prompt tokens (`o200k_base`, counted
+/// with the campaign's memo), and completion tokens by kind: a translation or revision ≈ its
+/// source tokens × [`completion_ratio`], a Glossary batch [`GLOSSARY_TOKENS_PER_CANDIDATE`]
+/// per candidate, the brief [`crate::agents::brief::expected_tokens`], anything else
+/// [`SHORT_ANSWER_TOKENS`]. No cache hit is assumed.
+pub fn job_estimate(c: &Campaign, job: &super::jobs::Job) -> AgentEstimate {
+    use super::jobs::JobKind;
+    let p = &c.plan;
+    let prompt = job.request.prompt_tokens_with(c.tokens()) as u64;
+    let completion = match &job.kind {
+        JobKind::Translation { source, .. } => {
+            (c.tokens().count(source) as f64 * completion_ratio(&p.source_lang, &p.target_lang))
+                as u64
+        }
+        JobKind::Glossary { asked } => asked.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
+        JobKind::Brief => crate::agents::brief::expected_tokens(c.chapters.len()) as u64,
+        _ => SHORT_ANSWER_TOKENS,
+    };
+    AgentEstimate {
+        calls: 1,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
     }
 }

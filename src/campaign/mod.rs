@@ -15,6 +15,7 @@
 //! - [`progress`]: the terminal progress display (stderr only).
 
 pub mod batch;
+pub mod budget;
 pub mod call_key;
 pub mod commit;
 pub mod desk;

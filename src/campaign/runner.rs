@@ -41,6 +41,10 @@ pub enum Status {
     /// remain on the final texts: an editor must fix them (`Summary::findings` counts them).
     /// Exit code 1, like `booktr validate` with errors.
     NeedsReview,
+    /// Stopped before a request that would have taken the spending over the budget cap
+    /// (`[pricing] max_cost`, `run --max-cost`; see [`super::budget`]). Finished work is
+    /// saved; a run with a higher cap resumes. Exit code 4.
+    BudgetReached,
 }
 
 impl Status {
@@ -70,6 +74,7 @@ impl Status {
             Status::Interrupted => "interrupted",
             Status::AwaitingApproval => "awaiting_approval",
             Status::NeedsReview => "needs_review",
+            Status::BudgetReached => "budget_reached",
         }
     }
 
@@ -178,9 +183,13 @@ pub struct Summary {
     #[serde(default)]
     pub stopped: Option<String>,
     /// The command that resumes the campaign (`booktr run <campaign file>`), when it stopped
-    /// early.
+    /// early (at the budget cap: with `--max-cost` and a cap that covers the rest).
     #[serde(default)]
     pub resume: Option<String>,
+    /// Where the newest run stopped at its budget cap (status `budget_reached`); `null` when
+    /// it did not.
+    #[serde(default)]
+    pub budget: Option<super::budget::BudgetStop>,
 }
 
 /// A gate the campaign waits at.
@@ -240,6 +249,11 @@ pub fn summarize_with(
     findings: super::verdict::FindingCounts,
 ) -> Summary {
     let status = status.with_findings(&findings);
+    // Held back at the budget cap: what is left undone is waiting for a higher cap.
+    let status = match status {
+        Status::Incomplete if s.budget_stop().is_some() => Status::BudgetReached,
+        other => other,
+    };
     let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
     let translated = prose
         .iter()
@@ -314,10 +328,15 @@ pub fn summarize_with(
         findings,
         runaway_replies: s.runaways().len(),
         stopped: s.stopped().clone(),
-        resume: s
-            .stopped()
-            .as_ref()
-            .map(|_| format!("booktr run {}", c.plan.campaign_file.display())),
+        resume: match (s.stopped(), s.budget_stop()) {
+            (Some(_), _) => Some(format!("booktr run {}", c.plan.campaign_file.display())),
+            (None, Some(b)) if status == Status::BudgetReached => Some(b.resume_command(c)),
+            _ => None,
+        },
+        budget: s
+            .budget_stop()
+            .filter(|_| status == Status::BudgetReached)
+            .cloned(),
     }
 }
 
@@ -460,6 +479,10 @@ pub async fn run<'a>(
     )> = JoinSet::new();
     let mut in_flight: BTreeSet<String> = BTreeSet::new();
     let mut fatal: Option<String> = None;
+    // The budget cap (issue 17): the estimate of each call in flight, and the call held back.
+    let budget = super::budget::Budget::of(c);
+    let mut in_flight_cost: BTreeMap<String, f64> = BTreeMap::new();
+    let mut held_back: Option<(String, f64, f64)> = None;
     let mut skipped_chapters = Vec::new();
     let mut window = Aimd::new(c.plan.concurrency);
     let mut congestion_seen = provider.congestion_events();
@@ -495,6 +518,16 @@ pub async fn run<'a>(
             && matches!(step.stage, Stage::Translate | Stage::Revise(_))
             && step.actions.iter().any(super::batch::is_batchable)
         {
+            // The cap applies to a new batch as a whole (see the budget module).
+            if let Some(b) = &budget
+                && state.open_batches().is_empty()
+                && let Some((calls, next)) = batch_estimate(c, &manager, &state, &step.actions, b)
+                && !b.admits(b.spent(&state), 0.0, next)
+            {
+                held_back = Some((format!("batch of {calls} translation requests"), next, 0.0));
+                fatal = Some("budget reached".into());
+                continue;
+            }
             use super::batch::{Outcome, step as batch_step};
             match batch_step(
                 c,
@@ -602,6 +635,17 @@ pub async fn run<'a>(
             let unit = action_unit(c, &action);
             match jobs::prepare(&manager, &state, &action) {
                 Ok(job) => {
+                    if let Some(b) = &budget {
+                        let next = b.cost(&super::estimate::job_estimate(c, &job));
+                        let out: f64 = in_flight_cost.values().fold(0.0, |a, b| a + b);
+                        if !b.admits(b.spent(&state), out, next) {
+                            // Not sent, nor anything after it: the calls in flight finish.
+                            held_back = Some((call.clone(), next, out));
+                            fatal = Some("budget reached".into());
+                            break;
+                        }
+                        in_flight_cost.insert(call.clone(), next);
+                    }
                     store.append(Event::CallStarted {
                         call: call.clone(),
                         agent,
@@ -652,6 +696,7 @@ pub async fn run<'a>(
                 let Some(joined) = joined else { continue };
                 let (call, action, result, notes) = joined?;
                 in_flight.remove(&call);
+                in_flight_cost.remove(&call);
                 record_runaways(c, &mut store, &mut state, &notes, &mut progress)?;
                 let congestion = provider.congestion_events();
                 if congestion > congestion_seen {
@@ -687,6 +732,27 @@ pub async fn run<'a>(
             }
         }
     }
+    if !interrupted && let (Some(b), Some((next_call, next, out))) = (&budget, held_back) {
+        let stop = super::budget::BudgetStop {
+            cap: b.cap,
+            spent: b.spent(&state),
+            next_call,
+            next_estimate: next,
+            in_flight_estimate: out,
+            remaining_estimate: super::estimate::estimate(c, &state, &manager).cost_remaining,
+            currency: b.currency().to_string(),
+        };
+        progress.println(&stop.message(c));
+        super::commit::record_event(
+            c,
+            &mut store,
+            &mut state,
+            Event::BudgetReached {
+                run: run_id.clone(),
+                stop,
+            },
+        )?;
+    }
     progress.done();
 
     let summary = if interrupted {
@@ -710,6 +776,31 @@ pub async fn run<'a>(
         state,
         skipped_chapters,
     })
+}
+
+/// The number of requests and the estimated cost (uncached, at the normal price) of the batch
+/// [`super::batch::step`] would submit for `actions`: their batchable calls not yet done nor
+/// tried in a batch. `None` when there is none.
+fn batch_estimate(
+    c: &Campaign,
+    m: &Manager,
+    s: &State,
+    actions: &[Action],
+    b: &super::budget::Budget,
+) -> Option<(usize, f64)> {
+    let mut n = 0;
+    let mut cost = 0.0;
+    for a in actions.iter().filter(|a| super::batch::is_batchable(a)) {
+        let call = a.call_key(c);
+        if s.batch_tried().contains(&call) || s.is_done(&call) {
+            continue;
+        }
+        if let Ok(job) = jobs::prepare(m, s, a) {
+            n += 1;
+            cost += b.cost(&super::estimate::job_estimate(c, &job));
+        }
+    }
+    (n > 0).then_some((n, cost))
 }
 
 /// The status text of the progress display: stage, tokens and, with `[pricing]`, the cost so

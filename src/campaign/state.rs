@@ -209,6 +209,24 @@ pub struct State {
     repaired: HashMap<(String, u32), RepairedText>,
     /// Issue 17: the editor's marks of findings ([`Event::FindingMarked`]), newest per id.
     marks: super::marks::Marks,
+    /// Why the newest run stopped at its budget cap, if it did (issue 17,
+    /// [`super::budget`]); cleared when a run starts.
+    budget_stop: Option<super::budget::BudgetStop>,
+    /// Every billed call in journal order (issue 17's cost ledger): what `usage` sums, one
+    /// line per call, so reports can split it by chapter.
+    paid: Vec<PaidCall>,
+}
+
+/// The usage of one billed call as journaled (a finished call that made requests, a failed
+/// call, or the rejected answers of a unit that was split); see [`State::paid_calls`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaidCall {
+    pub agent: Agent,
+    /// The call key ([`super::CallKey`]); for a split, the translation key of what was split.
+    pub call: String,
+    /// The unit id (or part id) the call was about, when it was about one.
+    pub unit: Option<String>,
+    pub usage: Usage,
 }
 
 /// A repaired candidate of one model translation round: the text after
@@ -390,8 +408,10 @@ impl State {
                 },
                 csv_sha256,
             ),
+            Event::BudgetReached { stop, .. } => self.budget_stop = Some(stop.clone()),
             Event::RunStarted { run, .. } => {
                 self.stopped = None;
+                self.budget_stop = None;
                 self.runs += 1;
                 if *run == self.run {
                     self.run_started_seq = rec.seq;
@@ -417,6 +437,12 @@ impl State {
                 // A local join of split parts made no request: it is not a call of its own.
                 if *requests > 0 {
                     self.record_usage(*agent, usage, *requests);
+                    self.paid.push(PaidCall {
+                        agent: *agent,
+                        call: call.clone(),
+                        unit: unit.clone(),
+                        usage: *usage,
+                    });
                 }
                 self.push_log(
                     *agent,
@@ -505,6 +531,12 @@ impl State {
                 } else {
                     self.unusable_runs.remove(call);
                 }
+                self.paid.push(PaidCall {
+                    agent: *agent,
+                    call: call.clone(),
+                    unit: unit.clone(),
+                    usage: *usage,
+                });
                 self.usage.entry(*agent).or_default().failed += 1;
                 self.push_log(
                     *agent,
@@ -646,6 +678,7 @@ impl State {
                 self.outputs_current = false;
             }
             Event::UnitSplit {
+                unit,
                 key,
                 parts,
                 usage,
@@ -653,6 +686,12 @@ impl State {
                 ..
             } => {
                 self.add_paid(Agent::Translation, usage, *requests);
+                self.paid.push(PaidCall {
+                    agent: Agent::Translation,
+                    call: super::manager::translate_key(key, 0),
+                    unit: Some(unit.clone()),
+                    usage: *usage,
+                });
                 self.splits
                     .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
             }
@@ -1186,6 +1225,18 @@ impl State {
             return self.findings_at(unit, HUMAN_ROUND);
         }
         self.kept_findings(unit, u32::MAX - 1)
+    }
+
+    /// Why the newest run stopped at its budget cap ([`super::budget::BudgetStop`]), if it
+    /// did.
+    pub fn budget_stop(&self) -> Option<&super::budget::BudgetStop> {
+        self.budget_stop.as_ref()
+    }
+
+    /// Every billed call in journal order, with its usage: the lines [`State::usage`] sums
+    /// (prompt, cached and completion tokens agree exactly).
+    pub fn paid_calls(&self) -> &[PaidCall] {
+        &self.paid
     }
 
     /// Total usage over all agents.

@@ -317,6 +317,14 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         csv_sha256: String,
     },
+    /// Issue 17, the budget cap: the run stopped sending requests because the next one would
+    /// have taken the campaign's spending over `[pricing] max_cost` (or `run --max-cost`).
+    /// The calls in flight finished and were recorded before this line; the next `booktr run`
+    /// with a higher cap resumes (see [`crate::campaign::budget`]).
+    BudgetReached {
+        run: String,
+        stop: super::budget::BudgetStop,
+    },
 }
 
 /// One request of a submitted batch.

@@ -140,10 +140,56 @@ fn print_estimate(e: &Estimate) {
     if let (Some(total), Some(rem), Some(cur)) = (e.cost_total, e.cost_remaining, &e.currency) {
         println!("\nCost: {total:.4} {cur} in all, {rem:.4} {cur} still to spend.");
     }
+    print_range(e);
     println!(
         "\nUnits translated: {} of {}; a resume would send {} calls.",
         e.units_done,
         e.units_to_translate,
         e.remaining.values().map(|a| a.calls).sum::<u64>()
     );
+}
+
+/// The low/high table of the whole campaign per agent (see [`crate::campaign::estimate`]):
+/// costs with `[pricing]`, else tokens.
+fn print_range(e: &Estimate) {
+    println!(
+        "\nRange for the whole campaign (low: no revision, prefix-cache hits where `cached_input_per_million` is set; high: every revision round on every unit, every chapter proofread again, no cache):\n"
+    );
+    match &e.currency {
+        Some(cur) => {
+            println!(
+                "| agent | low ({cur}) | high ({cur}) | low calls | high calls | low cached tokens |\n|---|---|---|---|---|---|"
+            );
+            for a in Agent::ALL {
+                let r = e.range[&a];
+                println!(
+                    "| {a} | {:.4} | {:.4} | {} | {} | {} |",
+                    r.low.cost.unwrap_or(0.0),
+                    r.high.cost.unwrap_or(0.0),
+                    r.low.calls,
+                    r.high.calls,
+                    r.low.cached_tokens
+                );
+            }
+            if let (Some(low), Some(high)) = (e.cost_low, e.cost_high) {
+                println!("\nCost range: {low:.4} to {high:.4} {cur}.");
+            }
+        }
+        None => {
+            println!(
+                "| agent | low tokens | high tokens | low calls | high calls |\n|---|---|---|---|---|"
+            );
+            for a in Agent::ALL {
+                let r = e.range[&a];
+                println!(
+                    "| {a} | {} | {} | {} | {} |",
+                    r.low.prompt_tokens + r.low.completion_tokens,
+                    r.high.prompt_tokens + r.high.completion_tokens,
+                    r.low.calls,
+                    r.high.calls
+                );
+            }
+            println!("\n(add a [pricing] table to the campaign file to see costs)");
+        }
+    }
 }

@@ -15,10 +15,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             )
             .into());
         }
+        if args.max_cost.is_some() {
+            return Err(UsageError::new(
+                "--max-cost does not apply to --mode single-agent (the baseline has no budget cap); drop --max-cost",
+            )
+            .into());
+        }
         return super::experiment::run_single(args);
     }
     let mut plan = super::plan(&args.campaign, args.concurrency)?;
     plan.bilingual |= args.bilingual;
+    if let Some(cap) = args.max_cost {
+        apply_max_cost(&mut plan, cap)?;
+    }
     let campaign = Campaign::load(plan)?;
     for line in super::chapter_source_lines(&campaign.plan, 6) {
         eprintln!("{line}");
@@ -129,6 +138,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Status::Complete => {}
+        Status::BudgetReached => {
+            // The runner printed the full message when it stopped; this is the last word.
+            if let Some(b) = &s.budget {
+                eprintln!(
+                    "Stopped at the budget cap: {:.4} {cur} spent of {:.4} {cur}. Resume with a higher cap, e.g. `{}` (finished work is not paid again).",
+                    b.spent,
+                    b.cap,
+                    b.resume_command(&campaign),
+                    cur = b.currency
+                );
+            }
+        }
         Status::AwaitingApproval => {
             if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &s.stage {
                 crate::campaign::desk::write_revisions_review(
@@ -155,7 +176,25 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Status::NeedsReview | Status::Incomplete => ExitCode::Failed,
         Status::Interrupted => ExitCode::Interrupted,
         Status::AwaitingApproval => ExitCode::AwaitingApproval,
+        Status::BudgetReached => ExitCode::BudgetReached,
     })
+}
+
+/// Puts `run --max-cost` over `[pricing] max_cost`. Errors (usage, exit 2): the campaign
+/// has no `[pricing]` table (no prices to turn usage into cost), or `cap` is not an amount
+/// above zero.
+fn apply_max_cost(plan: &mut crate::config::Plan, cap: f64) -> Result<(), UsageError> {
+    crate::config::check_max_cost(cap).map_err(|m| UsageError::new(format!("--max-cost {m}")))?;
+    match plan.pricing.as_mut() {
+        Some(p) => {
+            p.max_cost = Some(cap);
+            Ok(())
+        }
+        None => Err(UsageError::new(format!(
+            "--max-cost needs prices: {} has no [pricing] table. Add one, e.g.\n[pricing]\ninput_per_million = 0.15\noutput_per_million = 0.60\ncurrency = \"USD\"\n(your provider's prices per million tokens), or drop --max-cost",
+            plan.campaign_file.display()
+        ))),
+    }
 }
 
 /// The sentence saying that edits by hand or imported ones are kept, with their count; `None`

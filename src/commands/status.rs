@@ -108,6 +108,9 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         if let (Some(stopped), Some(resume)) = (&s.stopped, &s.resume) {
             println!("  stopped early: {stopped}; fix it, then resume with `{resume}`");
         }
+        if let Some(b) = &s.budget {
+            println!("  {}", b.message(&campaign));
+        }
         if s.runaway_replies > 0 {
             println!(
                 "  runaway replies stopped: {} (not kept)",

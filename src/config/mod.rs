@@ -161,6 +161,18 @@ impl Gates {
 /// under 30 % of its prompt tokens (issue #5's token-economy target).
 pub const DEFAULT_PROOFREAD_SHARE: f64 = 0.2;
 
+/// Checks a budget cap (`[pricing] max_cost` or `run --max-cost`): a finite amount above
+/// zero. Errors: the message to append after the key's name (`is -1; use …`).
+pub fn check_max_cost(cap: f64) -> Result<(), String> {
+    if cap.is_finite() && cap > 0.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "is {cap}; use an amount above zero in the `[pricing]` currency (e.g. 5.0)"
+        ))
+    }
+}
+
 /// Default input budget per request, in tokens.
 pub const DEFAULT_MAX_CONTEXT_TOKENS: usize = 32_000;
 
@@ -304,6 +316,11 @@ impl Plan {
                 "proofread_share",
                 format!("is {share}; use a share between 0 (no review) and 1 (review every unit)"),
             ));
+        }
+        if let Some(cap) = raw.pricing.as_ref().and_then(|p| p.max_cost)
+            && let Err(msg) = check_max_cost(cap)
+        {
+            return Err(err("max_cost", msg));
         }
         let max_context_tokens = raw.max_context_tokens.unwrap_or(DEFAULT_MAX_CONTEXT_TOKENS);
         if max_context_tokens < 2_000 {

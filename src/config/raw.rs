@@ -136,6 +136,13 @@ pub struct Pricing {
     /// Currency code shown with amounts (default `USD`).
     #[serde(default = "default_currency")]
     pub currency: String,
+    /// Budget cap for `booktr run`, in `currency` (unset: no cap). The run stops cleanly
+    /// before a request would take the campaign's spending over it: the cost of the usage
+    /// recorded so far (all runs), plus the estimates of the requests in flight, plus the
+    /// estimate of the next request (the `plan` estimator, uncached) must stay within it.
+    /// `run --max-cost` overrides it. See `crate::campaign::budget`.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
 }
 
 fn default_currency() -> String {

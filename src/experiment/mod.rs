@@ -110,7 +110,9 @@ pub async fn run(
         }
         // A finished arm is compared whether or not error findings remain (`needs_review`):
         // the evidence records its status and the QA counts measure them.
-        Status::Complete | Status::Incomplete | Status::NeedsReview => {}
+        // An arm held back at the budget cap is compared on what it translated, as an
+        // incomplete one (the evidence records its status).
+        Status::Complete | Status::Incomplete | Status::NeedsReview | Status::BudgetReached => {}
     }
     eprintln!("experiment 2/3: single-agent arm (one conversation)");
     let single = single_agent::run(c, provider, RunOptions::default()).await?;

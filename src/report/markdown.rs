@@ -79,6 +79,19 @@ pub fn render(r: &Report) -> String {
             s.resume.as_deref().unwrap_or("booktr run <campaign>")
         );
     }
+    if let Some(b) = &s.budget {
+        let _ = writeln!(
+            o,
+            "**Budget reached:** {:.4} {cur} spent of max_cost {:.4} {cur}; the next call ({}) was not sent. Finished work is kept; resume with a higher cap: `{}`.\n",
+            b.spent,
+            b.cap,
+            b.next_call,
+            s.resume
+                .as_deref()
+                .unwrap_or("booktr run <campaign> --max-cost <amount>"),
+            cur = b.currency
+        );
+    }
     if r.runaway.replies > 0 {
         let _ = writeln!(
             o,
@@ -568,6 +581,14 @@ pub fn render(r: &Report) -> String {
         );
     }
     o.push('\n');
+    if let Some(l) = &r.ledger {
+        let _ = writeln!(
+            o,
+            "## Cost ledger\n\nActual cost of every billed call at `[pricing]`, per chapter and agent (calls about the whole book on their own line).\n"
+        );
+        o.push_str(&l.markdown());
+        o.push('\n');
+    }
     o
 }
 

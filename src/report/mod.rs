@@ -5,6 +5,7 @@
 mod comparison;
 pub mod counts;
 pub mod html;
+pub mod ledger;
 mod markdown;
 
 use std::collections::BTreeMap;
@@ -298,6 +299,10 @@ pub struct Report {
     /// [`crate::campaign::memory::fuzzy_bands`]).
     #[serde(default)]
     pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
+    /// Issue 17's cost ledger: the actual cost per chapter and per agent and the savings from
+    /// cached input (see [`ledger`]); `null` without `[pricing]` and for files made elsewhere.
+    #[serde(default)]
+    pub ledger: Option<ledger::Ledger>,
     /// Issue 17: the editor's marks over the final texts: counts of confirmed and dismissed
     /// findings, precision per marked check (confirmed / marked), the checks downgraded to
     /// warnings for this campaign and the marks cleared since (see
@@ -715,6 +720,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             c.plan.mqm_threshold,
         ),
         finding_marks: verdict.review.clone(),
+        ledger: ledger::ledger(c, s),
     }
 }
 
@@ -832,6 +838,7 @@ pub fn build_standalone(
         runaway_replies: 0,
         stopped: None,
         resume: None,
+        budget: None,
     };
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     for f in units
@@ -880,5 +887,6 @@ pub fn build_standalone(
         fuzzy_matches: Default::default(),
         finding_marks: Default::default(),
         mqm: Default::default(),
+        ledger: None,
     }
 }

@@ -14,6 +14,7 @@ mod support;
 mod approval_gates;
 mod batch_mode;
 mod book_formats;
+mod budget;
 mod campaign_e2e;
 mod chrf_vectors;
 mod code_comments;
