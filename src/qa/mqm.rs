@@ -95,6 +95,7 @@ pub const CATEGORIES: &[(&str, Category)] = &[
     ("reference_definitions", Category::Markup),
     ("math", Category::Markup),
     ("html", Category::Markup),
+    ("emphasis", Category::Markup),
     ("source_targets", Category::Markup),
     ("numbers", Category::AccuracyOmission),
     ("glossary", Category::Terminology),

@@ -620,3 +620,83 @@ fn ledger_counts_anthropic_cache_reads_as_savings() {
     );
     assert!((l["total"]["cost"].as_f64().unwrap() - cost_total(&s)).abs() < 1e-9);
 }
+
+/// Issue 17 on real corpus text: chapters 1–2 of the shared book as a priced rehearsal. The
+/// plan's range holds the run's actual cost, the cost ledger's chapter lines add up to it, a
+/// cap of half the actual cost stops the run with exit 4 before it is exceeded by more than
+/// one request's estimate, and `booktr explain` gives a corpus unit's history (its source
+/// sha256 and its kept candidate) from the files on disk.
+#[booktr_test_needs::needs(corpus)]
+#[test]
+fn corpus_chapters_plan_range_ledger_cap_and_explain() {
+    let Some(corpus) = support::corpus_dir() else {
+        return;
+    };
+    let ch1 = corpus.join("en/chapter01.md");
+    let ch2 = corpus.join("en/chapter02.md");
+    let refs = [ch1.to_str().unwrap(), ch2.to_str().unwrap()];
+    let full = TestCampaign::with_chapters("r", &refs, PRICING);
+    let out = full.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let (low, high) = (
+        plan["estimate"]["cost_low"].as_f64().unwrap(),
+        plan["estimate"]["cost_high"].as_f64().unwrap(),
+    );
+    let out = full.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    let actual = cost_total(&s);
+    println!("corpus ch1–2: low {low:.2} ≤ actual {actual:.2} ≤ high {high:.2}");
+    assert!(
+        low > 0.0 && low <= actual && actual <= high,
+        "{low} {actual} {high}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&full.read("r/validation/report.json")).unwrap();
+    let ledger = &report["ledger"];
+    assert!(ledger.is_object(), "{report}");
+    let text = serde_json::to_string(ledger).unwrap();
+    assert!(
+        text.contains("chapter01") && text.contains("chapter02"),
+        "{text}"
+    );
+
+    // A cap at half the actual cost stops the same campaign early.
+    let capped = TestCampaign::with_chapters("r", &refs, PRICING);
+    let cap = format!("{:.4}", actual / 2.0);
+    let out = capped
+        .cmd("run", &["--json", "--max-cost", &cap])
+        .output()
+        .unwrap();
+    assert_code(&out, 4);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "budget_reached", "{s}");
+    assert!(cost_total(&s) < actual, "{s}");
+
+    // The history of the first unit of chapter 1, from the full run's files.
+    let out = full
+        .cmd("explain", &["chapter01-000", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let e: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(e["unit"], "chapter01-000", "{e}");
+    assert_eq!(e["chapter"], "chapter01", "{e}");
+    let sha = e["source_sha256"].as_str().unwrap();
+    assert!(
+        sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+        "{e}"
+    );
+    assert!(!e["candidates"].as_array().unwrap().is_empty(), "{e}");
+    assert!(
+        e["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["kept"] == true),
+        "{e}"
+    );
+}
