@@ -69,10 +69,10 @@ pub struct Explanation {
     pub memory: Option<MemoryMatch>,
     /// Per-unit QA findings of the text the book uses.
     pub final_findings: Vec<Finding>,
-    /// Editor marks (confirm / dismiss) on this unit's findings. Hook for the MARKS work of
-    /// issue 17: always empty until marks are journaled; each mark will be an object naming
-    /// the finding id, the mark and its note.
-    pub marks: Vec<serde_json::Value>,
+    /// Editor marks (confirm / dismiss, or removed) on this unit's findings, in journal order
+    /// ([`crate::campaign::marks::unit_marks`]): the finding id, the mark, the note, the
+    /// check, where it was made (`cli` or `csv`) and the sha256 of the text it was made on.
+    pub marks: Vec<crate::campaign::marks::MarkRecord>,
 }
 
 /// One glossary entry a unit's prompts carried.
@@ -334,7 +334,10 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
         text_origin,
         memory,
         final_findings: s.final_findings(id).to_vec(),
-        marks: Vec::new(),
+        marks: crate::campaign::marks::unit_marks(&s, id)
+            .into_iter()
+            .cloned()
+            .collect(),
     })
 }
 
@@ -463,9 +466,19 @@ pub fn text_lines(e: &Explanation) -> Vec<String> {
         (Some(i), Some(why)) => out.push(format!("  kept: #{i} ({}): {why}", e.text_origin)),
         _ => out.push(format!("  kept: nothing ({})", e.text_origin)),
     }
-    // Editor marks (MARKS, issue 17) are listed here once they are journaled.
     for m in &e.marks {
-        out.push(format!("  mark: {m}"));
+        let mark = m
+            .mark
+            .map_or("removed".to_string(), |k| format!("{k:?}").to_lowercase());
+        let note = if m.note.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", m.note)
+        };
+        out.push(format!(
+            "  mark: finding {} ({}) {mark} via {}{note}",
+            m.id, m.check, m.via
+        ));
     }
     out
 }

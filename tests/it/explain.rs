@@ -163,7 +163,7 @@ fn explain_gives_the_history_of_a_revised_unit() {
     );
     assert_eq!(checks(&e["final_findings"]), ["links"]);
     assert_eq!(e["memory"], serde_json::Value::Null);
-    assert_eq!(e["marks"], serde_json::json!([]));
+    assert_eq!(e["marks"], serde_json::json!([]), "no mark yet");
 
     // The text form says the same.
     let out = c.cmd("explain", &[&unit]).output().unwrap();
@@ -173,6 +173,47 @@ fn explain_gives_the_history_of_a_revised_unit() {
     assert!(text.contains("#0 round 0 translation"), "{text}");
     assert!(text.contains("#1 round 1 revision"), "{text}");
     assert!(text.contains("kept: #0 (model)"), "{text}");
+
+    // An editor dismisses the kept text's `links` finding: explain lists the mark.
+    let reported = report["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["id"] == unit.as_str())
+        .unwrap();
+    let id = reported["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "links")
+        .expect("the kept text's links finding")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(id.len(), 12, "{reported}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args(["qa", "dismiss"])
+        .arg(&c.file)
+        .args([id.as_str(), "--note", "the link is fine"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let out = c.cmd("explain", &[&unit, "--json"]).output().unwrap();
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let marks = e["marks"].as_array().unwrap();
+    assert_eq!(marks.len(), 1, "{e}");
+    assert_eq!(marks[0]["id"], id.as_str());
+    assert_eq!(marks[0]["mark"], "dismissed");
+    assert_eq!(marks[0]["note"], "the link is fine");
+    assert_eq!(marks[0]["check"], "links");
+    let out = c.cmd("explain", &[&unit]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "mark: finding {id} (links) dismissed via cli: the link is fine"
+        )),
+        "{text}"
+    );
 }
 
 /// Whether `rel` (relative to some state directory below `root`) exists.
