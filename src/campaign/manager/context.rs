@@ -1,7 +1,7 @@
 //! The Manager's context view: a compact summary of the state (aggregates, a few pending or
 //! failed ids, a short window of recent calls, a file index) that never holds a text body.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
@@ -85,13 +85,18 @@ impl Manager<'_> {
                     .unwrap_or_default(),
                 chapters: {
                     // Only chapters with work left are named (at most 3); the rest is a count.
+                    // The chapters of the pending units, gathered once (issue 15: asking each
+                    // chapter about every pending unit was chapters × units per result).
+                    let pending_chapters: HashSet<&str> = pending
+                        .iter()
+                        .filter_map(|u| c.unit(u))
+                        .map(|u| u.chapter.as_str())
+                        .collect();
                     let open: Vec<&crate::book::Chapter> = c
                         .chapters
                         .iter()
                         .filter(|ch| {
-                            pending
-                                .iter()
-                                .any(|u| c.unit(u).is_some_and(|u| u.chapter == ch.key))
+                            pending_chapters.contains(ch.key.as_str())
                                 || failed.iter().any(|f| f.contains(&format!("/{}-", ch.key)))
                         })
                         .collect();
