@@ -15,19 +15,24 @@ impl Manager<'_> {
         let c = self.campaign;
         let p = &c.plan;
         let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
-        let translated = prose
-            .iter()
-            .filter(|u| s.translation_at(&u.id, 0).is_some())
-            .count();
-        let revised = prose
-            .iter()
-            .filter(|u| s.rounds_of(&u.id).iter().any(|&r| r > 0))
-            .count();
-        let pending: Vec<&str> = prose
-            .iter()
-            .filter(|u| s.translation_at(&u.id, 0).is_none())
-            .map(|u| u.id.as_str())
-            .collect();
+        // One pass over the prose units (issue 15: this runs for every recorded result, so
+        // each unit is looked up once, and without allocating its list of rounds).
+        let mut translated = 0;
+        let mut revised = 0;
+        let mut pending: Vec<&str> = Vec::new();
+        for u in &prose {
+            if s.translation_at(&u.id, 0).is_some() {
+                translated += 1;
+            } else {
+                pending.push(u.id.as_str());
+            }
+            if s.fp(&u.id)
+                .and_then(|fp| s.translations().get(fp))
+                .is_some_and(|rounds| rounds.keys().any(|&r| r > 0))
+            {
+                revised += 1;
+            }
+        }
         let failed: Vec<&String> = s.open_failures().keys().collect();
         let stage = self.next_step(s, &BTreeSet::new()).stage;
         ManagerContext {
