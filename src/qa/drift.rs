@@ -435,7 +435,8 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Dri
         // The best association of any rendering of the term, for the relative threshold.
         let mut d_star = known[t]
             .iter()
-            .filter_map(|r| idx.known_dice(r.as_str(), a, na))
+            .filter_map(|r| idx.ids.get(r.as_str()))
+            .map(|&g| idx.dice(g, a, na))
             .fold(0.0f64, f64::max);
         let mut chosen: Vec<(usize, f64, u32)> = Vec::new();
         for k in still {
@@ -822,18 +823,9 @@ fn paragraphs(text: &str) -> Vec<&str> {
 
 /// The aligned segments of the translations and their n-gram → segments index, for the Dice
 /// association.
-///
-/// Only the n-grams found in at least [`MIN_JOINT`] segments get an id, a string and a posting
-/// list (in order of first occurrence, as before); an n-gram found in one segment is kept in
-/// `single` with that segment alone, which is all the Dice of a known rendering reads
-/// ([`NgramIndex::known_dice`]). Issue 15: on the 10× book most distinct n-grams occur once,
-/// and holding each of them twice (key and string) with its own posting list made the campaign
-/// QA the peak of the run's memory.
 struct NgramIndex {
     ids: HashMap<String, u32>,
     strings: Vec<String>,
-    /// The n-grams found in exactly one segment, with that segment.
-    single: HashMap<String, u32>,
     /// Per segment: its translated unit.
     seg_unit: Vec<u32>,
     /// Per segment: the tracked terms of its source, sorted.
@@ -863,28 +855,6 @@ impl NgramIndex {
         fold: bool,
         nested: &[Vec<usize>],
     ) -> NgramIndex {
-        // Pass 1: in how many segments each n-gram occurs (and the first), so that pass 2
-        // indexes only those in at least MIN_JOINT segments. The segments are cut and their
-        // n-grams listed exactly as in pass 2.
-        let mut seen: HashMap<String, (u32, u32)> = HashMap::new();
-        let mut n_seg = 0u32;
-        for (k, (u, _)) in tu.iter().enumerate() {
-            for (_, b) in Self::segments(u, work[k], fold) {
-                for g in gloss::script_ngrams(&b, target) {
-                    seen.entry(g).or_insert((0, n_seg)).0 += 1;
-                }
-                n_seg += 1;
-            }
-        }
-        let mut single: HashMap<String, u32> = HashMap::new();
-        let mut multi: HashSet<String> = HashSet::new();
-        for (g, (n, seg)) in seen {
-            if (n as usize) < MIN_JOINT {
-                single.insert(g, seg);
-            } else {
-                multi.insert(g);
-            }
-        }
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut strings = Vec::new();
         let mut postings: Vec<Vec<u32>> = Vec::new();
@@ -895,7 +865,25 @@ impl NgramIndex {
         let mut unit_segs = Vec::with_capacity(tu.len());
         let mut seg_text = Vec::new();
         for (k, (u, _)) in tu.iter().enumerate() {
-            let pairs = Self::segments(u, work[k], fold);
+            let src = paragraphs(u.source);
+            let tgt = paragraphs(u.target.unwrap_or(""));
+            let pairs: Vec<(&str, String)> = if src.len() == tgt.len() && src.len() > 1 {
+                src.into_iter()
+                    .zip(tgt)
+                    .map(|(a, b)| {
+                        (
+                            a,
+                            if fold {
+                                b.to_lowercase()
+                            } else {
+                                b.to_string()
+                            },
+                        )
+                    })
+                    .collect()
+            } else {
+                vec![(u.src_prose.as_str(), work[k].to_string())]
+            };
             let first = seg_unit.len();
             for (a, b) in pairs {
                 let seg = seg_unit.len() as u32;
@@ -910,9 +898,6 @@ impl NgramIndex {
                 inner.dedup();
                 let mut mine = Vec::new();
                 for g in gloss::script_ngrams(&b, target) {
-                    if !multi.contains(&g) {
-                        continue;
-                    }
                     let id = match ids.get(&g) {
                         Some(&id) => id,
                         None => {
@@ -940,7 +925,6 @@ impl NgramIndex {
         NgramIndex {
             ids,
             strings,
-            single,
             seg_unit,
             seg_terms,
             seg_nested,
@@ -949,43 +933,6 @@ impl NgramIndex {
             postings,
             seg_text,
         }
-    }
-
-    /// The segments of translated unit `u` (its working translation `work`): paragraph pairs
-    /// when its source and translation have the same number of paragraphs (more than one),
-    /// else one pair of the clean prose of both; the translation side lowercased with `fold`.
-    fn segments<'u>(u: &'u Parsed, work: &str, fold: bool) -> Vec<(&'u str, String)> {
-        let src = paragraphs(u.source);
-        let tgt = paragraphs(u.target.unwrap_or(""));
-        if src.len() == tgt.len() && src.len() > 1 {
-            src.into_iter()
-                .zip(tgt)
-                .map(|(a, b)| {
-                    (
-                        a,
-                        if fold {
-                            b.to_lowercase()
-                        } else {
-                            b.to_string()
-                        },
-                    )
-                })
-                .collect()
-        } else {
-            vec![(u.src_prose.as_str(), work.to_string())]
-        }
-    }
-
-    /// Dice of the n-gram `r` (a known rendering) with the segment set `c.a` of size `na`, as
-    /// [`NgramIndex::dice`]; `None` when no segment holds it.
-    fn known_dice(&self, r: &str, c: Contrast, na: usize) -> Option<f64> {
-        if let Some(&g) = self.ids.get(r) {
-            return Some(self.dice(g, c, na));
-        }
-        let s = *self.single.get(r)? as usize;
-        let joint = usize::from(c.a[s]);
-        let count = usize::from(!c.excl[s]);
-        Some(2.0 * joint as f64 / (na + count) as f64)
     }
 
     /// N-gram `g` extended to the left and right while at least [`EXTEND_SHARE`] of its
