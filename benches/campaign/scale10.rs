@@ -342,7 +342,17 @@ pub fn scale10(ctx: &Ctx) -> Option<Report> {
             1.1,
         ),
     ];
-    let mut md = String::from(
+    // The figures depend on the build: say which one measured them (`cargo bench` builds the
+    // `bench` profile, which inherits `release`; `cargo test --benches` or `--profile dev` do not).
+    let profile = if cfg!(debug_assertions) {
+        "dev (unoptimised: CPU figures are not the release ones)"
+    } else {
+        "release"
+    };
+    println!("scale10: measured with the booktr binary of the {profile} profile");
+    figs.insert("profile".into(), json!(profile));
+    let mut md = format!("Build profile of the measured `booktr` binary: {profile}.\n\n");
+    md.push_str(
         "The corpus book at 1× (copy 0) and 10× (ten distinct copies: a per-copy word before every heading, paragraph and list item), pseudo provider, concurrency 8. Prompt overhead in o200k_base tokens as the provider reported them: Translation per first translation minus the unit and its neighbour context; Proofreading per reviewed unit minus its source and translation; Glossary per term batch; Manager per decision; the brief's one request beside them. CPU and peak RSS are the `booktr` child's own (`wait4`).\n\n",
     );
     md.push_str(&table(

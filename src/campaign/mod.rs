@@ -98,6 +98,10 @@ pub struct Campaign {
     /// Term candidates of the whole book (computed once, on first use).
     candidates: std::sync::OnceLock<Vec<crate::termbase::candidates::Candidate>>,
     unit_index: HashMap<String, usize>,
+    /// Chapter key → the range of its units in `units` (units are segmented chapter by
+    /// chapter, so each chapter's units are contiguous): [`Campaign::units_of`] walks one
+    /// chapter, not the whole book (issue 15, "linear local cost").
+    chapter_units: HashMap<String, std::ops::Range<usize>>,
     /// The memo of every QA context this campaign builds ([`Campaign::qa_context`]), so the
     /// Manager's rounds, the verdict and the report reuse one another's QA work.
     qa_cache: crate::qa::QaCache,
@@ -330,6 +334,13 @@ impl Campaign {
             .enumerate()
             .map(|(i, u)| (u.id.clone(), i))
             .collect();
+        let mut chapter_units: HashMap<String, std::ops::Range<usize>> = HashMap::new();
+        for (i, u) in units.iter().enumerate() {
+            chapter_units
+                .entry(u.chapter.clone())
+                .and_modify(|r| r.end = i + 1)
+                .or_insert(i..i + 1);
+        }
         Ok(Campaign {
             plan,
             chapters,
@@ -343,6 +354,7 @@ impl Campaign {
             chapter_index,
             candidates: Default::default(),
             unit_index,
+            chapter_units,
             qa_cache: Default::default(),
             tokens: Default::default(),
             brief_parts: Default::default(),
@@ -394,8 +406,24 @@ impl Campaign {
     }
 
     /// The units of one chapter, in order.
+    ///
+    /// Walks the chapter's own range of units (see `chapter_units`), still filtered by
+    /// chapter key, so the result is the same as filtering the whole book.
     pub fn units_of<'a>(&'a self, chapter: &'a str) -> impl Iterator<Item = &'a Unit> + 'a {
-        self.units.iter().filter(move |u| u.chapter == chapter)
+        let range = self
+            .chapter_units
+            .get(chapter)
+            .filter(|r| r.end <= self.units.len())
+            .cloned()
+            .unwrap_or(0..0);
+        self.units[range]
+            .iter()
+            .filter(move |u| u.chapter == chapter)
+    }
+
+    /// The index in [`Campaign::units`] of the unit with id `id`, if any.
+    pub fn unit_position(&self, id: &str) -> Option<usize> {
+        self.unit_index.get(id).copied()
     }
 
     /// The translation setup shared by every Translation request.

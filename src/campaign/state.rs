@@ -215,6 +215,15 @@ pub struct State {
     /// Every billed call in journal order (issue 17's cost ledger): what `usage` sums, one
     /// line per call, so reports can split it by chapter.
     paid: Vec<PaidCall>,
+    /// Indices (into [`Campaign::units`], book order) of the units that need translation, have
+    /// a fingerprint and no finished first translation (`translate/<fp>/r0`): derived from
+    /// `fps` and `finished`, kept up to date by [`State::apply`], so the Manager's step walks
+    /// the units still to translate, not the whole book, for every recorded result (issue 15,
+    /// "linear local cost").
+    first_pending: std::collections::BTreeSet<usize>,
+    /// Unit fingerprint → indices of every current unit with it (units with the same text and
+    /// entries share one), for `first_pending`.
+    fp_units: HashMap<String, Vec<usize>>,
 }
 
 /// The usage of one billed call as journaled (a finished call that made requests, a failed
@@ -506,6 +515,13 @@ impl State {
                 }
                 self.files.insert(call.clone(), file.clone());
                 self.finished.insert(call.clone(), result);
+                if let Some((key, 0)) = parse_translate_key(call)
+                    && let Some(units) = self.fp_units.get(key)
+                {
+                    for i in units {
+                        self.first_pending.remove(i);
+                    }
+                }
                 self.outputs_current = false;
                 if let Some(entry) = reconciled {
                     let key = crate::termbase::term_key(&entry.source);
@@ -777,6 +793,19 @@ impl State {
             .enumerate()
             .map(|(i, u)| (self.fps[&u.id].clone(), i))
             .collect();
+        self.fp_units.clear();
+        self.first_pending.clear();
+        for (i, u) in c.units.iter().enumerate() {
+            let fp = &self.fps[&u.id];
+            self.fp_units.entry(fp.clone()).or_default().push(i);
+            if u.kind.needs_translation()
+                && !self
+                    .finished
+                    .contains_key(&super::call_key::CallKey::translate(fp, 0).to_string())
+            {
+                self.first_pending.insert(i);
+            }
+        }
     }
 
     /// Whether the termbase in force was approved by the editor (the newest approval is of the

@@ -415,6 +415,10 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let verdict = crate::campaign::verdict::final_qa(c, s);
     let summary = summarize_with(c, m, s, status, verdict.counts());
     let campaign_qa = &verdict.campaign;
+    // The revision set of each round, computed once per round (issue 15: asking the Manager
+    // for it again for every unit made the report quadratic in units). Unit id → the reason
+    // it was sent back; the first entry for an id wins, as `find` did.
+    let mut sent_back: BTreeMap<u32, std::collections::HashMap<String, String>> = BTreeMap::new();
     for (u, final_findings) in c.units.iter().zip(&verdict.units) {
         let rounds: Vec<u32> = s.rounds_of(&u.id);
         let mut usage = Usage::default();
@@ -454,6 +458,15 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         } else {
             "pending"
         };
+        for &r in &rounds {
+            sent_back.entry(r).or_insert_with(|| {
+                let mut by_id = std::collections::HashMap::new();
+                for (id, why) in m.revision_set(s, r) {
+                    by_id.entry(id).or_insert(why);
+                }
+                by_id
+            });
+        }
         let mut history: Vec<RoundHistory> = rounds
             .iter()
             .map(|&r| {
@@ -466,11 +479,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                         .map(|f| f.check.clone())
                         .collect(),
                     warnings: f.iter().filter(|f| f.severity == Severity::Warning).count(),
-                    sent_back_because: m
-                        .revision_set(s, r)
-                        .into_iter()
-                        .find(|(id, _)| *id == u.id)
-                        .map(|(_, why)| why),
+                    sent_back_because: sent_back.get(&r).and_then(|by| by.get(&u.id)).cloned(),
                 }
             })
             .collect();

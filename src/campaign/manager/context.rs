@@ -1,7 +1,7 @@
 //! The Manager's context view: a compact summary of the state (aggregates, a few pending or
 //! failed ids, a short window of recent calls, a file index) that never holds a text body.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
@@ -15,19 +15,24 @@ impl Manager<'_> {
         let c = self.campaign;
         let p = &c.plan;
         let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
-        let translated = prose
-            .iter()
-            .filter(|u| s.translation_at(&u.id, 0).is_some())
-            .count();
-        let revised = prose
-            .iter()
-            .filter(|u| s.rounds_of(&u.id).iter().any(|&r| r > 0))
-            .count();
-        let pending: Vec<&str> = prose
-            .iter()
-            .filter(|u| s.translation_at(&u.id, 0).is_none())
-            .map(|u| u.id.as_str())
-            .collect();
+        // One pass over the prose units (issue 15: this runs for every recorded result, so
+        // each unit is looked up once, and without allocating its list of rounds).
+        let mut translated = 0;
+        let mut revised = 0;
+        let mut pending: Vec<&str> = Vec::new();
+        for u in &prose {
+            if s.translation_at(&u.id, 0).is_some() {
+                translated += 1;
+            } else {
+                pending.push(u.id.as_str());
+            }
+            if s.fp(&u.id)
+                .and_then(|fp| s.translations().get(fp))
+                .is_some_and(|rounds| rounds.keys().any(|&r| r > 0))
+            {
+                revised += 1;
+            }
+        }
         let failed: Vec<&String> = s.open_failures().keys().collect();
         let stage = self.next_step(s, &BTreeSet::new()).stage;
         ManagerContext {
@@ -85,13 +90,18 @@ impl Manager<'_> {
                     .unwrap_or_default(),
                 chapters: {
                     // Only chapters with work left are named (at most 3); the rest is a count.
+                    // The chapters of the pending units, gathered once (issue 15: asking each
+                    // chapter about every pending unit was chapters × units per result).
+                    let pending_chapters: HashSet<&str> = pending
+                        .iter()
+                        .filter_map(|u| c.unit(u))
+                        .map(|u| u.chapter.as_str())
+                        .collect();
                     let open: Vec<&crate::book::Chapter> = c
                         .chapters
                         .iter()
                         .filter(|ch| {
-                            pending
-                                .iter()
-                                .any(|u| c.unit(u).is_some_and(|u| u.chapter == ch.key))
+                            pending_chapters.contains(ch.key.as_str())
                                 || failed.iter().any(|f| f.contains(&format!("/{}-", ch.key)))
                         })
                         .collect();

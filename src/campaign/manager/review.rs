@@ -310,13 +310,7 @@ impl Manager<'_> {
             return Vec::new();
         }
         let mut set: BTreeMap<usize, (String, String)> = BTreeMap::new();
-        let order = |id: &str| {
-            self.campaign
-                .units
-                .iter()
-                .position(|u| u.id == id)
-                .unwrap_or(usize::MAX)
-        };
+        let order = |id: &str| self.campaign.unit_position(id).unwrap_or(usize::MAX);
         match s
             .finished()
             .get(&self.decide_key(s, round))
@@ -541,6 +535,25 @@ impl Manager<'_> {
     /// recorded or failed in `run` (the unit then keeps its earlier translation). Only then is
     /// the chapter's proofreading of the round planned.
     pub fn chapter_ready(&self, s: &State, run: &str, round: u32, chapter: &str) -> bool {
+        let revise = if round == 0 {
+            Vec::new()
+        } else {
+            self.revision_set(s, round - 1)
+        };
+        self.chapter_ready_among(s, run, round, chapter, &revise)
+    }
+
+    /// [`Manager::chapter_ready`] with the revision set of `round - 1` given (ignored for round
+    /// 0), so a caller asking about every chapter computes it once (issue 15: once per chapter
+    /// made each step chapters × units).
+    fn chapter_ready_among(
+        &self,
+        s: &State,
+        run: &str,
+        round: u32,
+        chapter: &str,
+        revise: &[(String, String)],
+    ) -> bool {
         let c = self.campaign;
         if round == 0 {
             return c.units_of(chapter).all(|u| {
@@ -549,9 +562,9 @@ impl Manager<'_> {
                         .is_some_and(|fp| s.is_done(&translate_key(fp, 0)))
             });
         }
-        self.revision_set(s, round - 1)
+        revise
             .iter()
-            .filter_map(|(id, _)| c.units.iter().find(|u| &u.id == id))
+            .filter_map(|(id, _)| c.unit(id))
             .filter(|u| u.chapter == chapter)
             .all(|u| {
                 s.fp(&u.id)
@@ -573,16 +586,28 @@ impl Manager<'_> {
         let c = self.campaign;
         let mut out = Vec::new();
         let mut all_ready: Option<bool> = None;
+        // Computed once per call, when a chapter first needs them (issue 15): the revision set
+        // the readiness of a revision round depends on, and the units of the round.
+        let mut revise: Option<Vec<(String, String)>> = None;
+        let mut round_ids: Option<BTreeSet<String>> = None;
         for ch in &c.chapters {
             let memo_key = (round, ch.key.clone());
             if let Some(b) = self.proofread_batches.lock().unwrap().get(&memo_key) {
                 out.extend(b.iter().cloned());
                 continue;
             }
-            if !self.chapter_ready(s, run, round, &ch.key) {
+            let revise: &[(String, String)] = revise.get_or_insert_with(|| {
+                if round == 0 {
+                    Vec::new()
+                } else {
+                    self.revision_set(s, round - 1)
+                }
+            });
+            if !self.chapter_ready_among(s, run, round, &ch.key, revise) {
                 continue;
             }
-            let ids: BTreeSet<String> = self.units_in_round(s, round).into_iter().collect();
+            let ids: &BTreeSet<String> = round_ids
+                .get_or_insert_with(|| self.units_in_round(s, round).into_iter().collect());
             let candidates: Vec<&crate::book::Unit> = c
                 .units_of(&ch.key)
                 .filter(|u| ids.contains(&u.id))
@@ -603,7 +628,7 @@ impl Manager<'_> {
                 && *all_ready.get_or_insert_with(|| {
                     c.chapters
                         .iter()
-                        .all(|x| self.chapter_ready(s, run, round, &x.key))
+                        .all(|x| self.chapter_ready_among(s, run, round, &x.key, revise))
                 })
             {
                 let everything: Vec<&crate::book::Unit> =

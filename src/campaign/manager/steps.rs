@@ -99,7 +99,10 @@ impl Manager<'_> {
         }
         // 2. First translation (split units: their parts, then a local join).
         let mut first: Vec<Action> = Vec::new();
-        for (i, u) in c.units.iter().enumerate() {
+        // Only the units whose first translation is not finished (the others are skipped
+        // below anyway): walking the whole book for every recorded result was quadratic.
+        for &i in s.first_pending() {
+            let u = &c.units[i];
             let Some(fp) = s.fp(&u.id).map(String::from) else {
                 continue;
             };
@@ -214,7 +217,7 @@ impl Manager<'_> {
             }
             let pending: Vec<Action> = revise
                 .iter()
-                .filter_map(|(id, _)| c.units.iter().position(|u| &u.id == id))
+                .filter_map(|(id, _)| c.unit_position(id))
                 .filter_map(|i| {
                     let fp = s.fp(&c.units[i].id)?.to_string();
                     Some(Action::Translate {

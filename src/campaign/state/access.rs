@@ -97,6 +97,14 @@ impl State {
         Some((round, *n, why.as_str()))
     }
 
+    /// Indices (into [`Campaign::units`], in book order) of the units that need translation,
+    /// have a fingerprint and whose first translation (`translate/<fp>/r0`) has not finished:
+    /// every other unit is one the first-translation stage has nothing to do for. Empty before
+    /// the glossary termbase is merged (no unit has a fingerprint yet).
+    pub fn first_pending(&self) -> &std::collections::BTreeSet<usize> {
+        &self.first_pending
+    }
+
     /// Unit fingerprint → round → call key of its translations.
     pub fn translations(&self) -> &HashMap<String, BTreeMap<u32, String>> {
         &self.translations
