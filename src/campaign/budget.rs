@@ -104,15 +104,22 @@ pub struct BudgetStop {
     pub currency: String,
 }
 
+/// Factor on the remaining estimate in [`BudgetStop::suggested_cap`]: 2×, about the spread
+/// between `plan`'s low and high ends (every revision round used) on the sample book and
+/// corpus chapters 1–2 (`tests/it/budget.rs`).
+pub const RESUME_MARGIN: f64 = 2.0;
+
 impl BudgetStop {
-    /// A cap that covers the rest by the estimate: spent + remaining (at least spent + next),
-    /// rounded up to the cent.
+    /// A cap that covers the rest with a margin: spent + [`RESUME_MARGIN`] × the remaining
+    /// estimate (at least the next request's), rounded up to the cent. The plan's estimate
+    /// leaves out revisions and runs short on long answers, so a cap of spent + remaining
+    /// alone stopped the resumed run again (found trying the suggested command as a new user).
     pub fn suggested_cap(&self) -> f64 {
         let rest = self
             .remaining_estimate
             .unwrap_or(0.0)
             .max(self.next_estimate);
-        ((self.spent + rest) * 100.0).ceil() / 100.0
+        ((self.spent + RESUME_MARGIN * rest) * 100.0).ceil() / 100.0
     }
 
     /// The command that resumes with the suggested cap.
@@ -202,11 +209,13 @@ mod tests {
             remaining_estimate: Some(0.0301),
             currency: "USD".into(),
         };
-        assert_eq!(stop.suggested_cap(), 0.04);
+        // 0.0093 + 2 × 0.0301 = 0.0695, rounded up to the cent.
+        assert_eq!(stop.suggested_cap(), 0.07);
         let none = BudgetStop {
             remaining_estimate: None,
             ..stop
         };
+        // 0.0093 + 2 × 0.002 = 0.0133.
         assert_eq!(none.suggested_cap(), 0.02);
     }
 }

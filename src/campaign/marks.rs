@@ -412,6 +412,21 @@ pub fn mark(
     if !unknown.is_empty() {
         return Err(UsageError::new(unknown_id_message(c, &unknown)).into());
     }
+    if mark == Some(Mark::Dismissed) {
+        let facts: Vec<String> = ids
+            .iter()
+            .filter(|i| crate::qa::marks::undismissable(&found[i.trim()].0.check))
+            .map(|i| format!("{} ({})", i.trim(), found[i.trim()].0.check))
+            .collect();
+        if !facts.is_empty() {
+            return Err(UsageError::new(format!(
+                "{} cannot be dismissed: a missing chapter, unit or ending is what the files lack, not a false positive. Run `booktr run {}` to translate what is missing, or translate it by hand and run `booktr validate`",
+                facts.join(", "),
+                c.plan.show(&c.plan.campaign_file)
+            ))
+            .into());
+        }
+    }
     let mut n = 0;
     for id in ids {
         let (f, sha) = &found[id.trim()];

@@ -149,6 +149,13 @@ pub fn assign_ids(fp: &str, findings: &mut [Finding]) {
 /// in every report, counts nowhere); an unconfirmed error of a downgraded check becomes a
 /// `warning`; a confirmed finding keeps its severity (the editor said it is an error).
 pub fn apply(f: &mut Finding, mark: Option<(Mark, &str)>, downgraded: bool) {
+    // A missing chapter, unit or ending is a fact of the files, not a check's opinion: it is
+    // neither dismissed nor downgraded (see [`undismissable`]).
+    let (mark, downgraded) = if undismissable(&f.check) {
+        (mark.filter(|m| m.0 == Mark::Confirmed), false)
+    } else {
+        (mark, downgraded)
+    };
     if mark.is_none() && !(downgraded && f.severity == Severity::Error) {
         return;
     }
@@ -171,6 +178,15 @@ pub fn apply(f: &mut Finding, mark: Option<(Mark, &str)>, downgraded: bool) {
         r.downgraded = true;
     }
     f.review = Some(r);
+}
+
+/// Whether findings of `check` can be dismissed or downgraded: not those of `completeness`
+/// (a chapter without an output file, a unit without a translation) and `truncation` (a
+/// translation that stops before the source's end), which state what the files lack rather
+/// than judge a text; dismissing one would let `validate` pass a book with missing text.
+/// Found by trying `booktr qa dismiss` on a deleted chapter's finding as a new user would.
+pub fn undismissable(check: &str) -> bool {
+    matches!(check, "completeness" | "truncation")
 }
 
 /// Marked findings of one check.

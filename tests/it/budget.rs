@@ -700,3 +700,33 @@ fn corpus_chapters_plan_range_ledger_cap_and_explain() {
         "{e}"
     );
 }
+
+/// Regression (found trying the suggested command as a new user): the resume command a budget
+/// stop prints suggested spent + the remaining estimate, and running exactly that stopped the
+/// campaign at its cap again, since the estimate leaves out revisions and long answers. The
+/// suggestion now carries a margin ([`booktr::campaign::budget::RESUME_MARGIN`]), and running
+/// it finishes the campaign.
+#[test]
+fn suggested_resume_cap_stopped_the_run_again() {
+    let whole = campaign("book", PRICING);
+    let fake_whole = FakeServer::start();
+    let full_cost = cost_total(&json_summary(&run(&whole, &fake_whole, &[])));
+    let c = campaign("book", PRICING);
+    let fake = FakeServer::start();
+    let cap = (full_cost * 0.3 * 100.0).round() / 100.0;
+    let out = run(&c, &fake, &["--max-cost", &cap.to_string()]);
+    assert_code(&out, 4);
+    let resume = json_summary(&out)["resume"].as_str().unwrap().to_string();
+    let suggested = resume
+        .rsplit("--max-cost ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    let suggested_cost: f64 = suggested.parse().unwrap();
+    assert!(suggested_cost > cap, "{resume}");
+    let out = run(&c, &fake, &["--max-cost", &suggested]);
+    let s = json_summary(&out);
+    assert_ne!(s["status"], "budget_reached", "{resume} stopped again: {s}");
+    assert!(cost_total(&s) <= suggested_cost, "{s}");
+}

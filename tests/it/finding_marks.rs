@@ -465,3 +465,52 @@ fn real_corpus_findings_have_stable_ids_and_an_mqm_scorecard() {
     // Files made elsewhere have no campaign state to mark against: no review CSV.
     assert!(!dir.path().join("r1").join("findings-review.csv").exists());
 }
+
+/// Regression (found trying `qa dismiss` as a new user): dismissing the `completeness` finding
+/// of a chapter whose output file was deleted made `validate` exit 0 with status complete
+/// while the chapter was missing. A missing chapter, unit or ending is a fact of the files:
+/// `qa dismiss` refuses it (exit 2) and `validate` still reports it.
+#[test]
+fn dismissing_a_missing_chapter_let_validate_pass() {
+    let c = TestCampaign::with_chapters("d", &["a.md", "b.md"], "");
+    c.write(
+        "a.md",
+        "# A\n\nThe agent calls a tool and reads the result.\n",
+    );
+    c.write("b.md", "# B\n\nThe model writes a plan before each step.\n");
+    let out = c.cmd("run", &[]).output().unwrap();
+    assert_code(&out, 0);
+    std::fs::remove_file(c.path("d/out/b.md")).unwrap();
+    let out = c.cmd("validate", &[]).output().unwrap();
+    assert_code(&out, 1);
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("d/validation/report.json")).unwrap();
+    fn completeness_id(v: &serde_json::Value) -> Option<String> {
+        match v {
+            serde_json::Value::Object(o) => {
+                if o.get("check").and_then(|c| c.as_str()) == Some("completeness") {
+                    if let Some(id) = o.get("id").and_then(|i| i.as_str()) {
+                        return Some(id.to_string());
+                    }
+                }
+                o.values().find_map(completeness_id)
+            }
+            serde_json::Value::Array(a) => a.iter().find_map(completeness_id),
+            _ => None,
+        }
+    }
+    let id = completeness_id(&report).expect("a completeness finding with an id");
+    let id = id.as_str();
+    assert_eq!(id.len(), 12, "{id}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args(["qa", "dismiss"])
+        .arg(&c.file)
+        .arg(id)
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot be dismissed"), "{err}");
+    let out = c.cmd("validate", &[]).output().unwrap();
+    assert_code(&out, 1);
+}
