@@ -488,10 +488,10 @@ fn dismissing_a_missing_chapter_let_validate_pass() {
     fn completeness_id(v: &serde_json::Value) -> Option<String> {
         match v {
             serde_json::Value::Object(o) => {
-                if o.get("check").and_then(|c| c.as_str()) == Some("completeness") {
-                    if let Some(id) = o.get("id").and_then(|i| i.as_str()) {
-                        return Some(id.to_string());
-                    }
+                if o.get("check").and_then(|c| c.as_str()) == Some("completeness")
+                    && let Some(id) = o.get("id").and_then(|i| i.as_str())
+                {
+                    return Some(id.to_string());
                 }
                 o.values().find_map(completeness_id)
             }
