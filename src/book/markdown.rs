@@ -180,6 +180,22 @@ pub fn only_html_tags(s: &str) -> bool {
     tags > 0
 }
 
+/// `html` with its `<!-- … -->` comments removed (an unclosed one runs to the end): a container
+/// tag mentioned in a comment opens nothing, and a comment line holds no prose.
+pub fn strip_html_comments(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start + 4..].find("-->") {
+            Some(end) => rest = &rest[start + 4 + end + 3..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whether `text` (Markdown) holds anything a translator must translate: prose text
 /// ([`prose_ranges`] with a letter or digit), front matter (its title-like values may be
 /// translated), or an HTML block line with text outside its tags and comments. `false` for a
@@ -201,14 +217,7 @@ pub fn has_prose(text: &str) -> bool {
             Event::Start(Tag::HtmlBlock) => in_html_block = true,
             Event::End(pulldown_cmark::TagEnd::HtmlBlock) => in_html_block = false,
             Event::Html(_) if in_html_block => {
-                let line = &text[bom + r.start..bom + r.end];
-                let mut rest = line.to_string();
-                while let Some(a) = rest.find("<!--") {
-                    match rest[a..].find("-->") {
-                        Some(b) => rest.replace_range(a..a + b + 3, ""),
-                        None => rest.truncate(a),
-                    }
-                }
+                let rest = strip_html_comments(&text[bom + r.start..bom + r.end]);
                 let rest = rest.trim();
                 if !rest.is_empty()
                     && !only_html_tags(rest)

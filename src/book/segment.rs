@@ -203,21 +203,6 @@ fn display_math_spans(text: &str, events: &[(Event, Range<usize>)]) -> Vec<Range
         .collect()
 }
 
-/// Removes `<!-- … -->` comments (a container tag mentioned in a comment opens nothing).
-fn strip_html_comments(html: &str) -> String {
-    let mut out = String::with_capacity(html.len());
-    let mut rest = html;
-    while let Some(start) = rest.find("<!--") {
-        out.push_str(&rest[..start]);
-        match rest[start + 4..].find("-->") {
-            Some(end) => rest = &rest[start + 4 + end + 3..],
-            None => return out,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Lists the top-level blocks of `text` in order, with their kinds and whether a cut is allowed
 /// before each.
 ///
@@ -323,7 +308,7 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                     // Containers opened by this HTML block forbid the next cuts.
                     if is_html {
                         html_open = (html_open
-                            + html_container_balance(&strip_html_comments(&html)))
+                            + html_container_balance(&markdown::strip_html_comments(&html)))
                         .max(0);
                     }
                 }

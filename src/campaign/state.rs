@@ -188,13 +188,11 @@ pub struct State {
     /// Agent entries the newest glossary merge left out because they failed a deterministic
     /// check (see [`crate::termbase::vet`]), in termbase order.
     glossary_rejections: Vec<crate::termbase::vet::Rejection>,
-    /// Call key → id of the run whose `call_failed` record is the call's newest failure, for
-    /// the calls of [`State::open_failures`] (a recorded fact, whatever run loads the state:
-    /// see [`State::failed_in_run`]).
-    failure_runs: HashMap<String, String>,
-    /// For calls whose newest failure was an unusable answer
-    /// ([`super::store::Event::CallFailed`]'s `unusable`): the run it happened in.
-    unusable_runs: HashMap<String, String>,
+    /// Call key → id of the run whose `call_failed` record is the call's newest failure, and
+    /// whether that failure was an unusable answer (its `unusable`), for the calls of
+    /// [`State::open_failures`] (a recorded fact, whatever run loads the state: see
+    /// [`State::failed_in_run`], [`State::unusable_in_run`]).
+    failure_runs: HashMap<String, (String, bool)>,
     /// Unit fingerprint → the round its joined pieces are recorded at, for the units split
     /// into smaller pieces when stuck ([`Event::UnitPieces`]; the pieces are the split
     /// [`super::pieces::pieces_key`] in `splits`).
@@ -462,7 +460,6 @@ impl State {
                 self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
                 self.open_failures.remove(call);
                 self.failure_runs.remove(call);
-                self.unusable_runs.remove(call);
                 if let (
                     Output::Translation {
                         round,
@@ -542,11 +539,6 @@ impl State {
                 unusable,
             } => {
                 self.add_paid(*agent, usage, *attempts);
-                if *unusable {
-                    self.unusable_runs.insert(call.clone(), run.clone());
-                } else {
-                    self.unusable_runs.remove(call);
-                }
                 self.paid.push(PaidCall {
                     agent: *agent,
                     call: call.clone(),
@@ -562,7 +554,8 @@ impl State {
                 );
                 self.last_error = Some(format!("{call}: {error}"));
                 self.open_failures.insert(call.clone(), error.clone());
-                self.failure_runs.insert(call.clone(), run.clone());
+                self.failure_runs
+                    .insert(call.clone(), (run.clone(), *unusable));
             }
             Event::GlossaryMerged {
                 file,
@@ -1100,13 +1093,15 @@ impl State {
 
     /// Whether `call`'s newest unresolved failure was recorded by run `run`.
     pub fn failed_in_run(&self, call: &str, run: &str) -> bool {
-        self.failure_runs.get(call).is_some_and(|r| r == run)
+        self.failure_runs.get(call).is_some_and(|(r, _)| r == run)
     }
 
     /// Whether model call `call` failed in run `run` with an answer the model gave but that
     /// could not be used (see [`super::jobs::JobFailure::unusable`]), as its newest failure.
     pub fn unusable_in_run(&self, call: &str, run: &str) -> bool {
-        self.failed_in_run(call, run) && self.unusable_runs.get(call).is_some_and(|r| r == run)
+        self.failure_runs
+            .get(call)
+            .is_some_and(|(r, unusable)| r == run && *unusable)
     }
 
     /// The translation of unit `unit` (id) at round `round` exactly.

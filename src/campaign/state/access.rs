@@ -241,9 +241,9 @@ impl State {
         &self.glossary_rejections
     }
 
-    /// Call key → id of the run whose `call_failed` record is the call's newest failure, for
-    /// the calls of [`State::open_failures`].
-    pub fn failure_runs(&self) -> &HashMap<String, String> {
+    /// Call key → id of the run whose `call_failed` record is the call's newest failure, and
+    /// whether that failure was an unusable answer, for the calls of [`State::open_failures`].
+    pub fn failure_runs(&self) -> &HashMap<String, (String, bool)> {
         &self.failure_runs
     }
 
