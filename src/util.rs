@@ -19,6 +19,18 @@ pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
 ///
 /// Errors: any I/O error, with the path in its context.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes).map_err(Into::into))
+}
+
+/// [`write_atomic`] for content produced by a writer: `write` streams into the temporary file
+/// through a buffer, so a large report (tens of MB on a long book) is never held in memory
+/// whole (issue 15: the rendered HTML report was the peak of a 10x book's memory).
+///
+/// Errors: any error of `write`, or an I/O error, with the path in its context.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     let dir = path
         .parent()
@@ -38,8 +50,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let mut tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
+    {
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        write(&mut buf).with_context(|| format!("writing {}", path.display()))?;
+        buf.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    tmp.as_file()
+        .sync_all()
         .with_context(|| format!("writing {}", path.display()))?;
     tmp.persist(path)
         .with_context(|| format!("renaming into {}", path.display()))?;
@@ -57,9 +75,11 @@ pub fn sync_dir(dir: &Path) {
 
 /// Serialises `value` as pretty JSON and writes it with [`write_atomic`].
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
-    bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    write_atomic_with(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, value)?;
+        w.write_all(b"\n")?;
+        Ok(())
+    })
 }
 
 /// `path` expressed relative to `base`, with `/` separators, for storing in state and reports

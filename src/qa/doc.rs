@@ -228,6 +228,20 @@ impl Doc {
         d
     }
 
+    /// This `Doc` with only the parts the campaign-level checks read (`prose`, `headings`,
+    /// `display_math`, `links`, `footnote_defs`); the rest is left empty. Those checks hold
+    /// every unit of the book at once (see [`super::Parsed`]).
+    pub fn for_campaign(self) -> Doc {
+        Doc {
+            prose: self.prose,
+            headings: self.headings,
+            display_math: self.display_math,
+            links: self.links,
+            footnote_defs: self.footnote_defs,
+            ..Doc::default()
+        }
+    }
+
     /// The prose with bare URLs and HTML entities removed (for language and number checks).
     pub fn clean_prose(&self) -> String {
         let mut out = String::with_capacity(self.prose.len());

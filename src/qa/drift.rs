@@ -150,11 +150,11 @@ fn cached_candidates(
 }
 
 /// Runs the check over the campaign's parsed units.
-pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<DriftRow>) {
+pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<DriftRow>) {
     // Translated units, in campaign order.
     let tu: Vec<(&Parsed, &str)> = units
         .iter()
-        .filter_map(|u| u.tgt_prose.as_deref().map(|t| (u, t)))
+        .filter_map(|u| u.tgt_prose.as_deref().map(|t| (*u, t)))
         .collect();
     if tu.is_empty() {
         return (Vec::new(), Vec::new());
@@ -1126,7 +1126,7 @@ mod tests {
                 target: Some(t),
             })
             .collect();
-        check(&ctx, &Parsed::all(&texts))
+        check(&ctx, &Parsed::all(&texts).iter().collect::<Vec<_>>())
     }
 
     fn counts(row: &DriftRow) -> Vec<(&str, usize)> {

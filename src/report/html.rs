@@ -13,25 +13,120 @@ use super::Report;
 use crate::agents::Agent;
 use crate::qa::{Finding, Severity};
 
-/// A unit as shown side by side.
+/// A unit as shown side by side. It borrows from the report and the texts: on a long book
+/// the page's data is tens of MB, and copies of it made the HTML report the peak of a run's
+/// memory (issue 15).
 #[derive(Debug, Clone, Serialize)]
-pub struct UnitView {
-    pub id: String,
-    pub chapter: String,
-    pub outcome: String,
-    pub rounds: Vec<u32>,
-    pub source: String,
-    pub target: String,
-    pub findings: Vec<Finding>,
+pub struct UnitView<'a> {
+    pub id: &'a str,
+    pub chapter: &'a str,
+    pub outcome: &'a str,
+    pub rounds: &'a [u32],
+    pub source: &'a str,
+    pub target: &'a str,
+    pub findings: &'a [Finding],
     pub errors: usize,
     pub warnings: usize,
-    pub history: Vec<super::RoundHistory>,
+    pub history: &'a [super::RoundHistory],
     /// The unit's candidates (see [`super::UnitReport::candidates`]).
-    pub candidates: Vec<super::CandidateReport>,
+    pub candidates: &'a [super::CandidateReport],
+    /// The repairs of the unit's repaired candidates (see [`super::UnitReport::repairs`]).
+    pub repairs: &'a [super::RepairReport],
     /// Worst severity of the kept candidate's findings (the unit's final findings):
     /// `error`, `warning` or `none` (see [`super::counts::worst`]); `missing` when the unit
     /// has no translation (failed or pending), so there is no kept candidate to judge.
-    pub worst: String,
+    pub worst: &'static str,
+}
+
+/// A unit's square in the chapter table: what the square shows, without the texts.
+#[derive(Debug, Clone, Serialize)]
+struct CellView<'a> {
+    id: &'a str,
+    outcome: &'a str,
+    worst: &'static str,
+    errors: usize,
+    warnings: usize,
+}
+
+/// Every field of [`Report`] but `units`, by reference: the page shows the units through
+/// [`UnitView`], and converting the report's units for the template as well copied the
+/// book's findings and candidates once more (issue 15).
+#[derive(Serialize)]
+struct ReportHead<'a> {
+    schema_version: u32,
+    generated_at_ms: u64,
+    rehearsal: bool,
+    summary: &'a super::Summary,
+    source_lang: &'a str,
+    target_lang: &'a str,
+    provider: &'a str,
+    model: &'a str,
+    glossary: &'a [crate::termbase::Entry],
+    glossary_dropped_by_house: usize,
+    glossary_parse: &'a crate::agents::json::ParseStats,
+    proofreading: &'a [super::ProofBatch],
+    decisions: &'a [super::DecisionReport],
+    reconciliations: &'a [super::ReconciliationReport],
+    drift: &'a [crate::qa::DriftRow],
+    review_terms: &'a [crate::qa::ReviewTerm],
+    adherence: &'a [crate::qa::Adherence],
+    norms: &'a Option<crate::qa::Norms>,
+    chapter_findings: &'a [Finding],
+    qa_counts: &'a BTreeMap<String, usize>,
+    chapters_not_written: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    brief: &'a Option<super::BriefReport>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    approvals: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: &'a Option<super::Comparison>,
+    runaway: &'a super::RunawayReport,
+    glossary_rejections: &'a [crate::termbase::vet::Rejection],
+    repairs_by_class: &'a BTreeMap<String, usize>,
+    repairs: usize,
+    fuzzy_matches: &'a crate::campaign::memory::FuzzyBands,
+    ledger: &'a Option<super::ledger::Ledger>,
+    finding_marks: &'a crate::campaign::marks::Review,
+    mqm: &'a super::MqmReport,
+}
+
+impl<'a> ReportHead<'a> {
+    fn of(r: &'a Report) -> ReportHead<'a> {
+        ReportHead {
+            schema_version: r.schema_version,
+            generated_at_ms: r.generated_at_ms,
+            rehearsal: r.rehearsal,
+            summary: &r.summary,
+            source_lang: &r.source_lang,
+            target_lang: &r.target_lang,
+            provider: &r.provider,
+            model: &r.model,
+            glossary: &r.glossary,
+            glossary_dropped_by_house: r.glossary_dropped_by_house,
+            glossary_parse: &r.glossary_parse,
+            proofreading: &r.proofreading,
+            decisions: &r.decisions,
+            reconciliations: &r.reconciliations,
+            drift: &r.drift,
+            review_terms: &r.review_terms,
+            adherence: &r.adherence,
+            norms: &r.norms,
+            chapter_findings: &r.chapter_findings,
+            qa_counts: &r.qa_counts,
+            chapters_not_written: &r.chapters_not_written,
+            brief: &r.brief,
+            approvals: &r.approvals,
+            comparison: &r.comparison,
+            runaway: &r.runaway,
+            glossary_rejections: &r.glossary_rejections,
+            repairs_by_class: &r.repairs_by_class,
+            repairs: r.repairs,
+            fuzzy_matches: &r.fuzzy_matches,
+            ledger: &r.ledger,
+            finding_marks: &r.finding_marks,
+            mqm: &r.mqm,
+        }
+    }
 }
 
 /// A finding in the findings table, with where its links go.
@@ -74,7 +169,7 @@ struct ChapterRow<'a> {
     failed: usize,
     errors: usize,
     warnings: usize,
-    cells: Vec<&'a UnitView>,
+    cells: Vec<CellView<'a>>,
 }
 
 #[derive(Serialize)]
@@ -118,10 +213,19 @@ struct BilingualChapter<'a> {
 /// The texts the page shows, by unit id: `(source, target)` (target empty when missing).
 pub type Texts = BTreeMap<String, (String, String)>;
 
-/// Renders the page.
+/// Renders the page into a string: [`render_to`] into memory.
 ///
 /// Errors: a template error (a bug), reported with its line.
 pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
+    let mut out = Vec::new();
+    render_to(r, texts, &mut out)?;
+    Ok(String::from_utf8(out).expect("minijinja writes UTF-8"))
+}
+
+/// Renders the page into `out` as it is produced (the page of a long book is tens of MB).
+///
+/// Errors: a template error (a bug), reported with its line, or a write error of `out`.
+pub fn render_to(r: &Report, texts: &Texts, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
     env.add_template("report.html", include_str!("report.html.j2"))?;
@@ -129,12 +233,14 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         .units
         .iter()
         .map(|u| {
-            let (source, target) = texts.get(&u.id).cloned().unwrap_or_default();
+            let (source, target) = texts
+                .get(&u.id)
+                .map_or(("", ""), |(s, t)| (s.as_str(), t.as_str()));
             UnitView {
-                id: u.id.clone(),
-                chapter: u.chapter.clone(),
-                outcome: u.outcome.to_string(),
-                rounds: u.rounds.clone(),
+                id: &u.id,
+                chapter: &u.chapter,
+                outcome: u.outcome,
+                rounds: &u.rounds,
                 source,
                 target,
                 errors: u
@@ -147,21 +253,22 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
                     .iter()
                     .filter(|f| f.severity == Severity::Warning)
                     .count(),
-                findings: u.findings.clone(),
-                history: u.history.clone(),
-                candidates: u.candidates.clone(),
+                findings: &u.findings,
+                history: &u.history,
+                candidates: &u.candidates,
+                repairs: &u.repairs,
                 worst: if matches!(u.outcome, "failed" | "pending") {
-                    "missing".into()
+                    "missing"
                 } else {
-                    super::counts::worst(&u.findings).into()
+                    super::counts::worst(&u.findings)
                 },
             }
         })
         .collect();
     let mut order: Vec<&str> = Vec::new();
     for u in &units {
-        if !order.contains(&u.chapter.as_str()) {
-            order.push(&u.chapter);
+        if !order.contains(&u.chapter) {
+            order.push(u.chapter);
         }
     }
     let chapters: Vec<ChapterRow> = order
@@ -187,7 +294,16 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
                     .count(),
                 errors: cells.iter().map(|u| u.errors).sum(),
                 warnings: cells.iter().map(|u| u.warnings).sum(),
-                cells,
+                cells: cells
+                    .iter()
+                    .map(|u| CellView {
+                        id: u.id,
+                        outcome: u.outcome,
+                        worst: u.worst,
+                        errors: u.errors,
+                        warnings: u.warnings,
+                    })
+                    .collect(),
             }
         })
         .collect();
@@ -201,10 +317,10 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
                     .iter()
                     .filter(|u| u.chapter == *key)
                     .flat_map(|u| {
-                        let translated = !matches!(u.outcome.as_str(), "pending" | "failed");
+                        let translated = !matches!(u.outcome, "pending" | "failed");
                         crate::interchange::bilingual::pair_unit(
-                            &u.source,
-                            translated.then_some(u.target.as_str()),
+                            u.source,
+                            translated.then_some(u.target),
                             u.outcome != "copied",
                         )
                     })
@@ -218,7 +334,7 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         .iter()
         .map(|a| context! { agent => a.as_str(), u => Value::from(Serde(r.usage_of(*a))) })
         .collect();
-    let known: std::collections::HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
+    let known: std::collections::HashSet<&str> = units.iter().map(|u| u.id).collect();
     let findings: Vec<FindingView> = r
         .findings()
         .into_iter()
@@ -240,25 +356,28 @@ pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
         .collect();
     // Unit ids with an element on the page: other tables link a unit only when it is one.
     let unit_ids: BTreeMap<&str, bool> = known.iter().map(|u| (*u, true)).collect();
-    let html = env.get_template("report.html")?.render(context! {
-        r => Value::from(Serde(r)),
-        units => Value::from(Serde(&units)),
-        chapters => Value::from(Serde(&chapters)),
-        findings => Value::from(Serde(&findings)),
-        errors => r.error_count(),
-        headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
-        edited => r.units.iter().filter(|u| u.outcome == "edited").count(),
-        usage => usage,
-        adherence => Value::from(Serde(adherence_rows(r))),
-        bilingual => Value::from(Serde(&bilingual)),
-        version => env!("CARGO_PKG_VERSION"),
-        source_tag => super::counts::lang_tag(&r.source_lang),
-        target_tag => super::counts::lang_tag(&r.target_lang),
-        cost => super::counts::cost_line(&r.summary),
-        check_counts => Value::from(Serde(super::counts::check_counts(r))),
-        unit_ids => Value::from(Serde(&unit_ids)),
-    })?;
-    Ok(html)
+    env.get_template("report.html")?.render_captured_to(
+        context! {
+            r => Value::from(Serde(ReportHead::of(r))),
+            units => Value::from(Serde(&units)),
+            chapters => Value::from(Serde(&chapters)),
+            findings => Value::from(Serde(&findings)),
+            errors => r.error_count(),
+            headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
+            edited => r.units.iter().filter(|u| u.outcome == "edited").count(),
+            usage => usage,
+            adherence => Value::from(Serde(adherence_rows(r))),
+            bilingual => Value::from(Serde(&bilingual)),
+            version => env!("CARGO_PKG_VERSION"),
+            source_tag => super::counts::lang_tag(&r.source_lang),
+            target_tag => super::counts::lang_tag(&r.target_lang),
+            cost => super::counts::cost_line(&r.summary),
+            check_counts => Value::from(Serde(super::counts::check_counts(r))),
+            unit_ids => Value::from(Serde(&unit_ids)),
+        },
+        out,
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -360,6 +479,41 @@ mod tests {
             "智能体: c-000, c-003; 代理: c-001",
         ));
         r
+    }
+
+    /// The page's report is every field of the report but its units (issue 15: the units
+    /// are shown through `UnitView`); a field added to `Report` and not to `ReportHead` would
+    /// silently render empty.
+    #[test]
+    fn the_page_sees_every_report_field_but_the_units() {
+        let r = spanning();
+        let full = serde_json::to_value(&r).unwrap();
+        let head = serde_json::to_value(ReportHead::of(&r)).unwrap();
+        let mut full = full.as_object().unwrap().clone();
+        assert!(full.remove("units").is_some());
+        assert_eq!(&full, head.as_object().unwrap());
+        assert!(full.len() > 20, "{:?}", full.keys());
+    }
+
+    /// Streaming the page into a writer gives the same bytes as rendering it into a string.
+    #[test]
+    fn the_page_streamed_to_a_writer_is_the_page() {
+        let r = spanning();
+        let mut texts = Texts::new();
+        texts.insert(
+            "c-000".into(),
+            ("Source <b>text</b>.".into(), "译文。".into()),
+        );
+        let mut out = Vec::new();
+        render_to(&r, &texts, &mut out).unwrap();
+        let page = render(&r, &texts).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), page);
+        assert!(
+            page.contains("Source &lt;b&gt;text&lt;"),
+            "texts are escaped"
+        );
+        assert!(!page.contains("<b>text"));
+        assert!(page.contains("译文。"));
     }
 
     #[test]

@@ -773,7 +773,7 @@ impl Report {
         let md_path = dir.join("report.md");
         crate::util::write_atomic(&md_path, markdown::render(self).as_bytes())?;
         let html_path = dir.join("report.html");
-        crate::util::write_atomic(&html_path, html::render(self, texts)?.as_bytes())?;
+        crate::util::write_atomic_with(&html_path, |w| html::render_to(self, texts, w))?;
         let mut written = vec![json_path, md_path, html_path];
         // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
         if !self.summary.state_dir.is_empty() && self.findings().iter().any(|f| !f.id.is_empty()) {
