@@ -73,7 +73,8 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
-/// Serialises `value` as pretty JSON and writes it with [`write_atomic`].
+/// Serialises `value` as pretty JSON (and a final newline), streamed into the file by
+/// [`write_atomic_with`].
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     write_atomic_with(path, |w| {
         serde_json::to_writer_pretty(&mut *w, value)?;
