@@ -151,20 +151,32 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
     let mut campaign = (*qa::check_translations(&ctx, &translated)).clone();
     let completeness = qa::completeness::check(&unit_texts, &chapter_texts);
     campaign.findings.splice(0..0, completeness);
-    let mut by_unit: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
+    // References: each finding is copied once, into its unit's list below.
+    let mut by_unit: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
     for f in &campaign.findings {
-        by_unit.entry(f.unit.as_str()).or_default().push(f.clone());
+        by_unit.entry(f.unit.as_str()).or_default().push(f);
     }
     let mut units: Vec<Vec<Finding>> = c
         .units
         .iter()
         .map(|u| {
             let mut v = s.final_findings(&u.id).to_vec();
-            v.extend(by_unit.get(u.id.as_str()).into_iter().flatten().cloned());
+            v.extend(
+                by_unit
+                    .get(u.id.as_str())
+                    .into_iter()
+                    .flatten()
+                    .map(|f| (*f).clone()),
+            );
             v
         })
         .collect();
-    let mut chapter = by_unit.remove("").unwrap_or_default();
+    let mut chapter: Vec<Finding> = by_unit
+        .remove("")
+        .unwrap_or_default()
+        .into_iter()
+        .cloned()
+        .collect();
     // Missing images and link targets of the source: warnings, once per target.
     chapter.extend(super::source_targets::missing_targets(c));
     let review = super::marks::review(c, s, &mut units, &mut chapter, &finals);

@@ -205,7 +205,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         Status::Incomplete
     };
     let report = crate::report::build(&campaign, &manager, &state, status, &[]);
-    report.write(&p.report_dir, &crate::report::texts_of(&campaign, &state))?;
+    let (report, _) = report.write(&p.report_dir, crate::report::texts_of(&campaign, &state))?;
     let touched_set: BTreeSet<&str> = touched.iter().map(String::as_str).collect();
     let errors: Vec<String> = report
         .units

@@ -66,9 +66,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         result.summary.status,
         &result.skipped_chapters,
     );
-    let written = report.write(
+    let (report, written) = report.write(
         &campaign.plan.report_dir,
-        &crate::report::texts_of(&campaign, &result.state),
+        crate::report::texts_of(&campaign, &result.state),
     )?;
     // The report's summary: its status and counts come from the very findings the report
     // lists. A finished campaign whose final texts still have error findings is

@@ -101,11 +101,10 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
         Status::Incomplete
     };
     let report = report::build(&campaign, &manager, &state, status, &[]);
-    report.write(
+    let (mut report, _) = report.write(
         &campaign.plan.report_dir,
-        &report::texts_of(&campaign, &state),
+        report::texts_of(&campaign, &state),
     )?;
-    let mut report = report;
     report.summary.report_dir = campaign.plan.show(&campaign.plan.report_dir);
     Ok(report)
 }
@@ -336,6 +335,6 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             .chain(&report.chapter_findings),
         crate::config::DEFAULT_MQM_THRESHOLD,
     );
-    report.write(&report_dir, &texts)?;
+    let (report, _) = report.write(&report_dir, texts)?;
     Ok(report)
 }

@@ -163,7 +163,7 @@ pub async fn run(
         &orch.skipped_chapters,
     );
     report.comparison = Some(ev.comparison(c, &path));
-    report.write(&c.plan.report_dir, &crate::report::texts_of(c, &orch.state))?;
+    report.write(&c.plan.report_dir, crate::report::texts_of(c, &orch.state))?;
     Ok(ExperimentResult {
         outcome: if ev.all_gates_pass {
             Outcome::Passed

@@ -93,12 +93,10 @@ pub struct Parsed<'a> {
     pub chapter: &'a str,
     pub source: &'a str,
     pub target: Option<&'a str>,
+    /// The source's document for campaign checks ([`Doc::for_campaign`]: its prose is the
+    /// clean prose).
     pub src: Doc,
     pub tgt: Option<Doc>,
-    /// `src.clean_prose()`.
-    pub src_prose: String,
-    /// `tgt.clean_prose()`.
-    pub tgt_prose: Option<String>,
 }
 
 impl<'a> Parsed<'a> {
@@ -110,11 +108,19 @@ impl<'a> Parsed<'a> {
             chapter: u.chapter,
             source: u.source,
             target: u.target,
-            src_prose: src.clean_prose(),
-            tgt_prose: tgt.as_ref().map(Doc::clean_prose),
             src,
             tgt,
         }
+    }
+
+    /// The source's clean prose ([`Doc::clean_prose`]).
+    pub fn src_prose(&self) -> &str {
+        &self.src.prose
+    }
+
+    /// The translation's clean prose, `None` for a unit without one.
+    pub fn tgt_prose(&self) -> Option<&str> {
+        self.tgt.as_ref().map(|d| d.prose.as_str())
     }
 
     /// Parses every unit.
@@ -273,8 +279,8 @@ pub(crate) fn untranslated(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, 
                     threshold * 100.0,
                     ctx.target_lang.name
                 ),
-                &u.src_prose,
-                u.tgt_prose.as_deref().unwrap_or(""),
+                u.src_prose(),
+                u.tgt_prose().unwrap_or(""),
             ))
         })
         .collect();

@@ -228,12 +228,15 @@ impl Doc {
         d
     }
 
-    /// This `Doc` with only the parts the campaign-level checks read (`prose`, `headings`,
-    /// `display_math`, `links`, `footnote_defs`); the rest is left empty. Those checks hold
+    /// This `Doc` with only the parts the campaign-level checks read (`prose`, here the clean
+    /// prose, `headings`, `display_math`, `links`, `footnote_defs`); the rest is left empty. Those checks hold
     /// every unit of the book at once (see [`super::Parsed`]).
     pub fn for_campaign(self) -> Doc {
         Doc {
-            prose: self.prose,
+            // The clean prose in place of the prose: the campaign checks read only the clean
+            // prose (cleaning it again changes nothing), and a second copy of every unit's
+            // text was a third of `Parsed`'s memory on a long book (issue 15).
+            prose: self.clean_prose(),
             headings: self.headings,
             display_math: self.display_math,
             links: self.links,

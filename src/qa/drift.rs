@@ -154,7 +154,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
     // Translated units, in campaign order.
     let tu: Vec<(&Parsed, &str)> = units
         .iter()
-        .filter_map(|u| u.tgt_prose.as_deref().map(|t| (*u, t)))
+        .filter_map(|u| u.tgt_prose().map(|t| (*u, t)))
         .collect();
     if tu.is_empty() {
         return (Vec::new(), Vec::new());
@@ -214,7 +214,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         .iter()
         .map(|(u, _)| {
             let mut v: Vec<usize> = matcher
-                .find_all(&u.src_prose)
+                .find_all(u.src_prose())
                 .iter()
                 .map(|o| o.entry)
                 .collect();
@@ -305,13 +305,14 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                     && surface.chars().any(char::is_alphabetic)
                     && !surface.chars().any(char::is_lowercase)
                     && tracked[t].term.chars().any(char::is_lowercase)
-                    && tu[k].0.src_prose.contains(surface)
+                    && tu[k].0.src_prose().contains(surface)
                 {
                     continue;
                 }
                 let glossed = gloss::enclosing_paren(w, s, e, &ctx.source_lang).and_then(|p| {
                     if same_script {
-                        let src = src_lower.get_or_insert_with(|| tu[k].0.src_prose.to_lowercase());
+                        let src =
+                            src_lower.get_or_insert_with(|| tu[k].0.src_prose().to_lowercase());
                         if gloss::parenthesized_in(src, &p.content, &ctx.source_lang) {
                             return None;
                         }
@@ -823,7 +824,7 @@ fn paragraphs(text: &str) -> Vec<&str> {
 
 /// The aligned segments of the translations and their n-gram → segments index, for the Dice
 /// association.
-struct NgramIndex {
+struct NgramIndex<'w> {
     ids: HashMap<String, u32>,
     strings: Vec<String>,
     /// Per segment: its translated unit.
@@ -839,25 +840,33 @@ struct NgramIndex {
     unit_segs: Vec<std::ops::Range<usize>>,
     /// Per n-gram: the segments that contain it, ascending.
     postings: Vec<Vec<u32>>,
-    /// Per segment: its translation text.
-    seg_text: Vec<String>,
+    /// Per segment: its translation text, borrowed unless it was lower-cased (Latin-script
+    /// targets): a copy of every translation doubled the index's size (issue 15).
+    seg_text: Vec<std::borrow::Cow<'w, str>>,
 }
 
-impl NgramIndex {
+impl<'w> NgramIndex<'w> {
     /// Segments each translated unit into paragraph pairs when its source and translation have
     /// the same number of paragraphs (more than one), else into one segment (the clean prose of
     /// both), and indexes the n-grams of the translations' segments.
     fn build(
-        tu: &[(&Parsed, &str)],
-        work: &[&str],
+        tu: &[(&'w Parsed, &'w str)],
+        work: &[&'w str],
         matcher: &Matcher,
         target: &crate::lang::Lang,
         fold: bool,
         nested: &[Vec<usize>],
-    ) -> NgramIndex {
+    ) -> NgramIndex<'w> {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut strings = Vec::new();
-        let mut postings: Vec<Vec<u32>> = Vec::new();
+        // Segments per n-gram, counted first so that each posting list is allocated at its
+        // size: the lists hold one entry per (n-gram, segment) pair (millions on a long book),
+        // and lists grown by doubling carried up to as much again in spare capacity (issue 15).
+        let mut occurrences: Vec<u32> = Vec::new();
+        // Per n-gram: 1 + the last segment that listed it. B is a set of segments (module
+        // docs): an n-gram written three times in a segment is one member of it, not three
+        // (regression test `repeated_ngrams_were_counted_as_segments`).
+        let mut last_seen: Vec<u32> = Vec::new();
         let mut seg_unit = Vec::new();
         let mut seg_terms = Vec::new();
         let mut seg_nested = Vec::new();
@@ -867,26 +876,24 @@ impl NgramIndex {
         for (k, (u, _)) in tu.iter().enumerate() {
             let src = paragraphs(u.source);
             let tgt = paragraphs(u.target.unwrap_or(""));
-            let pairs: Vec<(&str, String)> = if src.len() == tgt.len() && src.len() > 1 {
-                src.into_iter()
-                    .zip(tgt)
-                    .map(|(a, b)| {
-                        (
-                            a,
-                            if fold {
-                                b.to_lowercase()
+            let pairs: Vec<(&str, std::borrow::Cow<'w, str>)> =
+                if src.len() == tgt.len() && src.len() > 1 {
+                    src.into_iter()
+                        .zip(tgt)
+                        .map(|(a, b)| {
+                            let b = if fold {
+                                std::borrow::Cow::Owned(b.to_lowercase())
                             } else {
-                                b.to_string()
-                            },
-                        )
-                    })
-                    .collect()
-            } else {
-                vec![(u.src_prose.as_str(), work[k].to_string())]
-            };
+                                std::borrow::Cow::Borrowed(b)
+                            };
+                            (a, b)
+                        })
+                        .collect()
+                } else {
+                    vec![(u.src_prose(), std::borrow::Cow::Borrowed(work[k]))]
+                };
             let first = seg_unit.len();
             for (a, b) in pairs {
-                let seg = seg_unit.len() as u32;
                 let mut terms: Vec<usize> = matcher.find_all(a).iter().map(|o| o.entry).collect();
                 terms.sort_unstable();
                 terms.dedup();
@@ -896,6 +903,7 @@ impl NgramIndex {
                     .collect();
                 inner.sort_unstable();
                 inner.dedup();
+                let seg = seg_unit.len() as u32 + 1;
                 let mut mine = Vec::new();
                 for g in gloss::script_ngrams(&b, target) {
                     let id = match ids.get(&g) {
@@ -904,13 +912,19 @@ impl NgramIndex {
                             let id = strings.len() as u32;
                             ids.insert(g.clone(), id);
                             strings.push(g);
-                            postings.push(Vec::new());
+                            occurrences.push(0);
+                            last_seen.push(0);
                             id
                         }
                     };
-                    postings[id as usize].push(seg);
+                    if last_seen[id as usize] == seg {
+                        continue;
+                    }
+                    last_seen[id as usize] = seg;
+                    occurrences[id as usize] += 1;
                     mine.push(id);
                 }
+                mine.shrink_to_fit();
                 seg_unit.push(k as u32);
                 seg_terms.push(terms);
                 seg_nested.push(inner);
@@ -919,8 +933,18 @@ impl NgramIndex {
             }
             unit_segs.push(first..seg_unit.len());
         }
+        let mut postings: Vec<Vec<u32>> = occurrences
+            .iter()
+            .map(|&n| Vec::with_capacity(n as usize))
+            .collect();
+        for (seg, v) in seg_ngrams.iter().enumerate() {
+            for &g in v {
+                postings[g as usize].push(seg as u32);
+            }
+        }
         for v in seg_ngrams.iter_mut() {
             v.retain(|&g| postings[g as usize].len() >= MIN_JOINT);
+            v.shrink_to_fit();
         }
         NgramIndex {
             ids,
@@ -946,7 +970,7 @@ impl NgramIndex {
         let segs: Vec<&str> = self.postings[g as usize]
             .iter()
             .filter(|&&s| a[s as usize])
-            .map(|&s| self.seg_text[s as usize].as_str())
+            .map(|&s| self.seg_text[s as usize].as_ref())
             .collect();
         for left in [false, true] {
             while r.chars().count() < MAX_RENDERING_CHARS {
@@ -1134,6 +1158,46 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.as_str(), v.len()))
             .collect()
+    }
+
+    /// B of the Dice coefficient is a set of segments (module docs). The index listed a
+    /// segment once per occurrence of the n-gram, so a rendering written three times in one
+    /// paragraph counted as three co-occurrences and Dice could exceed 1 (found while cutting
+    /// the index's memory for issue 15).
+    #[test]
+    fn repeated_ngrams_were_counted_as_segments() {
+        let zh = Lang::parse("zh");
+        let texts = [
+            ("u-0", "Agent one.\n", "代理代理代理。\n"),
+            ("u-1", "Agent two.\n", "代理。\n"),
+            ("u-2", "Other.\n", "其他。\n"),
+        ];
+        let units: Vec<UnitText> = texts
+            .iter()
+            .map(|(id, s, t)| UnitText {
+                unit: id,
+                chapter: "c",
+                source: s,
+                target: Some(t),
+            })
+            .collect();
+        let parsed: Vec<Parsed> = units.iter().map(Parsed::new).collect();
+        let tu: Vec<(&Parsed, &str)> = parsed.iter().map(|p| (p, p.tgt_prose().unwrap())).collect();
+        let work: Vec<&str> = tu.iter().map(|t| t.1).collect();
+        let matcher = Matcher::new(&Termbase::default());
+        let idx = NgramIndex::build(&tu, &work, &matcher, &zh, false, &[]);
+        let g = idx.ids["代理"];
+        assert_eq!(idx.postings[g as usize], vec![0, 1]);
+        assert_eq!(idx.seg_ngrams[0].iter().filter(|&&x| x == g).count(), 1);
+        let (a, excl) = ([true, true, false], [false; 3]);
+        let c = Contrast {
+            a: &a,
+            excl: &excl,
+            n_excl: 0,
+        };
+        // 2·|A∩B| / (|A| + |B|) = 2·2 / (2 + 2), not 2·4 / (2 + 4).
+        assert_eq!(idx.joint(g, &a), 2);
+        assert_eq!(idx.dice(g, c, 2), 1.0);
     }
 
     #[test]

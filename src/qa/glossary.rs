@@ -101,8 +101,8 @@ pub(crate) fn adherence_parsed(ctx: &QaContext, units: &[Parsed]) -> Vec<Adheren
         })
         .collect();
     for u in units {
-        let Some(tgt) = &u.tgt_prose else { continue };
-        for r in g.evaluate(&u.src_prose, tgt) {
+        let Some(tgt) = u.tgt_prose() else { continue };
+        for r in g.evaluate(u.src_prose(), tgt) {
             let a = &mut out[r.entry];
             a.units += 1;
             a.occurrences += r.source_occurrences;

@@ -131,8 +131,8 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, LengthN
     let mut idx = Vec::new();
     let mut ratios = Vec::new();
     for (i, u) in units.iter().enumerate() {
-        let Some(t) = &u.tgt_prose else { continue };
-        let s = prose_chars(&u.src_prose);
+        let Some(t) = u.tgt_prose() else { continue };
+        let s = prose_chars(u.src_prose());
         if s < MIN_SOURCE_CHARS {
             continue;
         }
@@ -172,7 +172,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, LengthN
         for (k, r) in ratios.iter_mut().enumerate() {
             r.z = zs.as_ref().map(|z| z[k]);
             let u = &units[idx[k]];
-            let tgt = u.tgt_prose.as_deref().unwrap_or("");
+            let tgt = u.tgt_prose().unwrap_or("");
             if r.ratio < TRUNCATION * med {
                 findings.push(u.locate(Finding::new(
                     CHECK,
@@ -181,7 +181,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, LengthN
                         "{}, below {TRUNCATION} × the campaign median {med:.2}: text is likely truncated or omitted; translate the whole unit",
                         describe(r)
                     ),
-                    &u.src_prose,
+                    u.src_prose(),
                     tgt,
                 )));
             } else if let Some(z) = r.z.filter(|z| z.abs() > Z_LIMIT) {
@@ -197,7 +197,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, LengthN
                         "{}, modified z-score {z:.1} against the campaign median {med:.2}: {what}",
                         describe(r)
                     ),
-                    &u.src_prose,
+                    u.src_prose(),
                     tgt,
                 )));
             }
@@ -206,7 +206,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, LengthN
         norm.basis = NormBasis::Prior;
         for (k, r) in ratios.iter().enumerate() {
             let u = &units[idx[k]];
-            let tgt = u.tgt_prose.as_deref().unwrap_or("");
+            let tgt = u.tgt_prose().unwrap_or("");
             let what = if r.ratio < 0.5 * low {
                 "much shorter than usual for this language pair: check for omitted sentences"
             } else if r.ratio > 2.0 * high {
@@ -225,7 +225,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, LengthN
                     ctx.source_lang.code,
                     ctx.target_lang.code
                 ),
-                &u.src_prose,
+                u.src_prose(),
                 tgt,
             )));
         }

@@ -52,7 +52,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Rev
     let same_script = ctx.source_lang.script == ctx.target_lang.script;
     let mut found: Vec<(&Parsed, &str, gloss::Found)> = Vec::new();
     for u in units {
-        let Some(tgt) = &u.tgt_prose else { continue };
+        let Some(tgt) = u.tgt_prose() else { continue };
         let mut src_lower: Option<String> = None;
         for f in gloss::scan(tgt, &ctx.source_lang, &ctx.target_lang, &ctx.review_marker) {
             if !f.marked {
@@ -60,7 +60,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Rev
                 if ctx.termbase.get(t).is_some() {
                     continue;
                 }
-                let src = src_lower.get_or_insert_with(|| u.src_prose.to_lowercase());
+                let src = src_lower.get_or_insert_with(|| u.src_prose().to_lowercase());
                 if !src.contains(&t.to_lowercase())
                     || (same_script && gloss::parenthesized_in(src, t, &ctx.source_lang))
                 {
@@ -71,10 +71,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[Parsed]) -> (Vec<Finding>, Vec<Rev
         }
     }
     let boundaries = (gloss::unspaced(&ctx.target_lang) && !found.is_empty()).then(|| {
-        let texts: Vec<&str> = units
-            .iter()
-            .filter_map(|u| u.tgt_prose.as_deref())
-            .collect();
+        let texts: Vec<&str> = units.iter().filter_map(|u| u.tgt_prose()).collect();
         gloss::Boundaries::new(
             found.iter().map(|f| f.2.run.as_str()),
             &texts,

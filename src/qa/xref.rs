@@ -611,7 +611,7 @@ fn targets(ctx: &QaContext, units: &[&Parsed]) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for u in units {
-        let prose = u.tgt_prose.as_deref().unwrap_or("");
+        let prose = u.tgt_prose().unwrap_or("");
         let mut seen = BTreeSet::new();
         for r in target_refs(ctx, prose) {
             let key = (r.kind, r.number.clone());

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use minijinja::value::Serde;
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Serde};
 use minijinja::{Environment, Value, context};
 use serde::Serialize;
 
@@ -147,7 +149,7 @@ pub struct FindingView<'a> {
 /// Unit ids of `known` named in `message` other than `own`, in order of first mention. A unit
 /// id is `<chapter key>-<index>` with the key in `[A-Za-z0-9._-]`, so a word of those
 /// characters (trailing `.` dropped: the end of a sentence) is looked up as a whole.
-fn named_units(message: &str, own: &str, known: &std::collections::HashSet<&str>) -> Vec<String> {
+fn named_units(message: &str, own: &str, known: &std::collections::HashSet<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in message.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))) {
         let w = w.trim_end_matches('.');
@@ -213,58 +215,149 @@ struct BilingualChapter<'a> {
 /// The texts the page shows, by unit id: `(source, target)` (target empty when missing).
 pub type Texts = BTreeMap<String, (String, String)>;
 
+/// The unit's view: its texts from `texts` (empty when absent) and its finding counts.
+fn unit_view<'a>(u: &'a super::UnitReport, texts: &'a Texts) -> UnitView<'a> {
+    let (source, target) = texts
+        .get(&u.id)
+        .map_or(("", ""), |(s, t)| (s.as_str(), t.as_str()));
+    let count = |sev: Severity| u.findings.iter().filter(|f| f.severity == sev).count();
+    UnitView {
+        id: &u.id,
+        chapter: &u.chapter,
+        outcome: u.outcome,
+        rounds: &u.rounds,
+        source,
+        target,
+        errors: count(Severity::Error),
+        warnings: count(Severity::Warning),
+        findings: &u.findings,
+        history: &u.history,
+        candidates: &u.candidates,
+        repairs: &u.repairs,
+        worst: if matches!(u.outcome, "failed" | "pending") {
+            "missing"
+        } else {
+            super::counts::worst(&u.findings)
+        },
+    }
+}
+
+/// What the page is rendered from, owned so that the template can walk the units and the
+/// findings lazily (minijinja objects are `'static`): the template sees one unit or one
+/// finding as a `Value` at a time, never the whole book at once (issue 15: converting every
+/// unit's texts, findings and candidates into `Value`s up front was the peak of a long
+/// book's run).
+struct Page {
+    report: Report,
+    texts: Texts,
+    /// Unit ids of the report (each has an element `u-<id>` on the page).
+    known: std::collections::HashSet<String>,
+    /// Chapter keys of the report (each has a row `ch-<key>`).
+    chapters: std::collections::HashSet<String>,
+    /// The findings table's order: positions from [`Report::finding_positions`].
+    findings: Vec<super::FindingAt>,
+}
+
+impl std::fmt::Debug for Page {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<page of {} units>", self.report.units.len())
+    }
+}
+
+impl Page {
+    fn finding_view(&self, at: super::FindingAt) -> FindingView<'_> {
+        let f = self.report.finding_at(at);
+        FindingView {
+            anchor: if self.known.contains(f.unit.as_str()) {
+                Some(format!("u-{}", f.unit))
+            } else if f.unit.is_empty() && self.chapters.contains(f.chapter.as_str()) {
+                Some(format!("ch-{}", f.chapter))
+            } else {
+                None
+            },
+            related: named_units(
+                &format!("{} {} {}", f.message, f.source_excerpt, f.target_excerpt),
+                &f.unit,
+                &self.known,
+            ),
+            finding: f,
+        }
+    }
+}
+
+/// The report's units as a template sequence of [`UnitView`]s, each made when the template
+/// reaches it.
+#[derive(Debug)]
+struct UnitSeq(Arc<Page>);
+
+impl Object for UnitSeq {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let u = self.0.report.units.get(key.as_usize()?)?;
+        Some(Value::from(Serde(unit_view(u, &self.0.texts))))
+    }
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.0.report.units.len())
+    }
+}
+
+/// The findings table as a template sequence of [`FindingView`]s, each made when the
+/// template reaches it.
+#[derive(Debug)]
+struct FindingSeq(Arc<Page>);
+
+impl Object for FindingSeq {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Seq
+    }
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let at = *self.0.findings.get(key.as_usize()?)?;
+        Some(Value::from(Serde(self.0.finding_view(at))))
+    }
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Seq(self.0.findings.len())
+    }
+}
+
 /// Renders the page into a string: [`render_to`] into memory.
 ///
 /// Errors: a template error (a bug), reported with its line.
-pub fn render(r: &Report, texts: &Texts) -> anyhow::Result<String> {
+pub fn render(r: Report, texts: Texts) -> anyhow::Result<String> {
     let mut out = Vec::new();
     render_to(r, texts, &mut out)?;
     Ok(String::from_utf8(out).expect("minijinja writes UTF-8"))
 }
 
-/// Renders the page into `out` as it is produced (the page of a long book is tens of MB).
+/// Renders the page into `out` as it is produced (the page of a long book is tens of MB) and
+/// gives the report back. It takes the report and texts by value because the template walks
+/// them lazily from an owned [`Page`]; nothing of them is copied.
 ///
 /// Errors: a template error (a bug), reported with its line, or a write error of `out`.
-pub fn render_to(r: &Report, texts: &Texts, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+pub fn render_to(r: Report, texts: Texts, out: &mut dyn std::io::Write) -> anyhow::Result<Report> {
+    let page = Arc::new(Page {
+        known: r.units.iter().map(|u| u.id.clone()).collect(),
+        chapters: r.units.iter().map(|u| u.chapter.clone()).collect(),
+        findings: r.finding_positions(),
+        report: r,
+        texts,
+    });
+    render_page(&page, out)?;
+    // The template's values are gone with its environment, so the page is ours again; the
+    // clone is only a fallback that keeps the report should a value ever outlive it.
+    Ok(Arc::try_unwrap(page).map_or_else(|p| p.report.clone(), |p| p.report))
+}
+
+fn render_page(page: &Arc<Page>, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    let r = &page.report;
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
     env.add_template("report.html", include_str!("report.html.j2"))?;
-    let units: Vec<UnitView> = r
-        .units
-        .iter()
-        .map(|u| {
-            let (source, target) = texts
-                .get(&u.id)
-                .map_or(("", ""), |(s, t)| (s.as_str(), t.as_str()));
-            UnitView {
-                id: &u.id,
-                chapter: &u.chapter,
-                outcome: u.outcome,
-                rounds: &u.rounds,
-                source,
-                target,
-                errors: u
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity == Severity::Error)
-                    .count(),
-                warnings: u
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity == Severity::Warning)
-                    .count(),
-                findings: &u.findings,
-                history: &u.history,
-                candidates: &u.candidates,
-                repairs: &u.repairs,
-                worst: if matches!(u.outcome, "failed" | "pending") {
-                    "missing"
-                } else {
-                    super::counts::worst(&u.findings)
-                },
-            }
-        })
-        .collect();
+    // Views that borrow the report, for the small tables computed here (the chapter rows and
+    // their squares, the bilingual view); the template's own walk over the units goes
+    // through [`UnitSeq`].
+    let units: Vec<UnitView> = r.units.iter().map(|u| unit_view(u, &page.texts)).collect();
     let mut order: Vec<&str> = Vec::new();
     for u in &units {
         if !order.contains(&u.chapter) {
@@ -334,34 +427,14 @@ pub fn render_to(r: &Report, texts: &Texts, out: &mut dyn std::io::Write) -> any
         .iter()
         .map(|a| context! { agent => a.as_str(), u => Value::from(Serde(r.usage_of(*a))) })
         .collect();
-    let known: std::collections::HashSet<&str> = units.iter().map(|u| u.id).collect();
-    let findings: Vec<FindingView> = r
-        .findings()
-        .into_iter()
-        .map(|f| FindingView {
-            anchor: if known.contains(f.unit.as_str()) {
-                Some(format!("u-{}", f.unit))
-            } else if f.unit.is_empty() && order.contains(&f.chapter.as_str()) {
-                Some(format!("ch-{}", f.chapter))
-            } else {
-                None
-            },
-            related: named_units(
-                &format!("{} {} {}", f.message, f.source_excerpt, f.target_excerpt),
-                &f.unit,
-                &known,
-            ),
-            finding: f,
-        })
-        .collect();
     // Unit ids with an element on the page: other tables link a unit only when it is one.
-    let unit_ids: BTreeMap<&str, bool> = known.iter().map(|u| (*u, true)).collect();
+    let unit_ids: BTreeMap<&str, bool> = page.known.iter().map(|u| (u.as_str(), true)).collect();
     env.get_template("report.html")?.render_captured_to(
         context! {
             r => Value::from(Serde(ReportHead::of(r))),
-            units => Value::from(Serde(&units)),
+            units => Value::from_object(UnitSeq(Arc::clone(page))),
             chapters => Value::from(Serde(&chapters)),
-            findings => Value::from(Serde(&findings)),
+            findings => Value::from_object(FindingSeq(Arc::clone(page))),
             errors => r.error_count(),
             headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
             edited => r.units.iter().filter(|u| u.outcome == "edited").count(),
@@ -505,8 +578,13 @@ mod tests {
             ("Source <b>text</b>.".into(), "译文。".into()),
         );
         let mut out = Vec::new();
-        render_to(&r, &texts, &mut out).unwrap();
-        let page = render(&r, &texts).unwrap();
+        let back = render_to(r.clone(), texts.clone(), &mut out).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&r).unwrap(),
+            "the report comes back unchanged"
+        );
+        let page = render(r, texts).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), page);
         assert!(
             page.contains("Source &lt;b&gt;text&lt;"),
@@ -526,7 +604,7 @@ mod tests {
             "{:?}",
             r.chapter_findings
         );
-        let html = render(&r, &Texts::new()).unwrap();
+        let html = render(r.clone(), Texts::new()).unwrap();
         let ids: std::collections::BTreeSet<&str> = attrs(&html, "id").into_iter().collect();
         let links: Vec<&str> = attrs(&html, "href")
             .into_iter()
@@ -553,7 +631,7 @@ mod tests {
         let r = spanning();
         let mut texts = Texts::new();
         texts.insert("c-000".into(), ("Source.".into(), "譯文。".into()));
-        let html = render(&r, &texts).unwrap();
+        let html = render(r, texts).unwrap();
         for (id, worst) in [
             ("c-000", "error"),
             ("c-001", "warning"),
@@ -587,7 +665,8 @@ mod tests {
 
     #[test]
     fn named_units_finds_whole_ids_only() {
-        let known: std::collections::HashSet<&str> = ["c-001", "c-010"].into_iter().collect();
+        let known: std::collections::HashSet<String> =
+            ["c-001", "c-010"].into_iter().map(String::from).collect();
         assert_eq!(
             named_units("see c-001, c-0011 and c-010.", "c-010", &known),
             vec!["c-001".to_string()]

@@ -412,14 +412,34 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut units = Vec::new();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     // Every finding on the final texts: what the summary counts and the units list.
-    let verdict = crate::campaign::verdict::final_qa(c, s);
+    let mut verdict = crate::campaign::verdict::final_qa(c, s);
     let summary = summarize_with(c, m, s, status, verdict.counts());
+    // The units' findings move into the report (a copy of every finding of the book was the
+    // report's peak on a long book, issue 15).
+    let unit_findings = std::mem::take(&mut verdict.units);
+    // The scorecard reads the findings before they move into the report's units.
+    let mqm = MqmReport::of(
+        &c.chapters
+            .iter()
+            .map(|ch| {
+                let words = c
+                    .units
+                    .iter()
+                    .filter(|u| u.chapter == ch.key && u.kind.needs_translation())
+                    .map(|u| crate::qa::mqm::source_words(c.source_text(u)))
+                    .sum();
+                (ch.key.clone(), words)
+            })
+            .collect::<Vec<_>>(),
+        unit_findings.iter().flatten().chain(&verdict.chapter),
+        c.plan.mqm_threshold,
+    );
     let campaign_qa = &verdict.campaign;
     // The revision set of each round, computed once per round (issue 15: asking the Manager
     // for it again for every unit made the report quadratic in units). Unit id → the reason
     // it was sent back; the first entry for an id wins, as `find` did.
     let mut sent_back: BTreeMap<u32, std::collections::HashMap<String, String>> = BTreeMap::new();
-    for (u, final_findings) in c.units.iter().zip(&verdict.units) {
+    for (u, final_findings) in c.units.iter().zip(unit_findings) {
         let rounds: Vec<u32> = s.rounds_of(&u.id);
         let mut usage = Usage::default();
         let mut attempts = 0;
@@ -432,7 +452,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                 attempts += f.attempts;
             }
         }
-        let findings: Vec<Finding> = final_findings.clone();
+        let findings: Vec<Finding> = final_findings;
         for f in &findings {
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
@@ -655,7 +675,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         review_terms: campaign_qa.review_terms.clone(),
         adherence: campaign_qa.adherence.clone(),
         norms: Some(campaign_qa.norms.clone()),
-        chapter_findings: verdict.chapter.clone(),
+        chapter_findings: std::mem::take(&mut verdict.chapter),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
         brief: s.brief().as_ref().map(|b| BriefReport {
@@ -712,22 +732,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         repairs_by_class,
         repairs,
         fuzzy_matches: crate::campaign::memory::fuzzy_bands(c, s),
-        mqm: MqmReport::of(
-            &c.chapters
-                .iter()
-                .map(|ch| {
-                    let words = c
-                        .units
-                        .iter()
-                        .filter(|u| u.chapter == ch.key && u.kind.needs_translation())
-                        .map(|u| crate::qa::mqm::source_words(c.source_text(u)))
-                        .sum();
-                    (ch.key.clone(), words)
-                })
-                .collect::<Vec<_>>(),
-            verdict.units.iter().flatten().chain(&verdict.chapter),
-            c.plan.mqm_threshold,
-        ),
+        mqm,
         finding_marks: verdict.review.clone(),
         ledger: ledger::ledger(c, s),
     }
@@ -738,20 +743,47 @@ impl Report {
     /// check breaks the book ([`qa::check_rank`]: lost content and structure before
     /// terminology and style), then by unit.
     pub fn findings(&self) -> Vec<&Finding> {
-        let mut f: Vec<&Finding> = self
+        self.finding_positions()
+            .into_iter()
+            .map(|at| self.finding_at(at))
+            .collect()
+    }
+
+    /// Where each finding is, in the order of [`Report::findings`] (severity, then check
+    /// order, then unit id; stable, so a unit's findings keep their order).
+    pub fn finding_positions(&self) -> Vec<FindingAt> {
+        let mut at: Vec<FindingAt> = self
             .units
             .iter()
-            .flat_map(|u| u.findings.iter())
-            .chain(&self.chapter_findings)
+            .enumerate()
+            .flat_map(|(u, unit)| (0..unit.findings.len()).map(move |i| FindingAt(u, i)))
+            .chain((0..self.chapter_findings.len()).map(|i| FindingAt(self.units.len(), i)))
             .collect();
-        f.sort_by_key(|f| (f.severity, qa::check_rank(&f.check), f.unit.clone()));
-        f
+        // Keys by reference: on a long book (tens of thousands of findings) a key that
+        // cloned the unit id allocated once per comparison.
+        let key = |a: &FindingAt| {
+            let f = self.finding_at(*a);
+            (f.severity, qa::check_rank(&f.check), f.unit.as_str())
+        };
+        at.sort_by(|a, b| key(a).cmp(&key(b)));
+        at
+    }
+
+    /// The finding at `at` (from [`Report::finding_positions`]). Panics on a position that is
+    /// not this report's.
+    pub fn finding_at(&self, at: FindingAt) -> &Finding {
+        match self.units.get(at.0) {
+            Some(u) => &u.findings[at.1],
+            None => &self.chapter_findings[at.1],
+        }
     }
 
     /// Number of error findings.
     pub fn error_count(&self) -> usize {
-        self.findings()
+        self.units
             .iter()
+            .flat_map(|u| &u.findings)
+            .chain(&self.chapter_findings)
             .filter(|f| f.severity == Severity::Error)
             .count()
     }
@@ -762,29 +794,46 @@ impl Report {
     }
 
     /// Writes `report.json`, `report.md` and `report.html` (with `texts` side by side) into
-    /// `dir`; returns their paths in that order.
+    /// `dir`, and the editor's review sheet when a campaign's findings carry ids; returns the
+    /// report (the HTML page is rendered from it by value, see [`html::render_to`]) and the
+    /// paths written, in that order.
+    ///
+    /// Errors: a file that cannot be written, named with its path.
     pub fn write(
-        &self,
+        self,
         dir: &std::path::Path,
-        texts: &html::Texts,
-    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        texts: html::Texts,
+    ) -> anyhow::Result<(Report, Vec<std::path::PathBuf>)> {
         let json_path = dir.join("report.json");
-        crate::util::write_json_atomic(&json_path, self)?;
+        crate::util::write_json_atomic(&json_path, &self)?;
         let md_path = dir.join("report.md");
-        crate::util::write_atomic(&md_path, markdown::render(self).as_bytes())?;
-        let html_path = dir.join("report.html");
-        crate::util::write_atomic_with(&html_path, |w| html::render_to(self, texts, w))?;
-        let mut written = vec![json_path, md_path, html_path];
+        crate::util::write_atomic(&md_path, markdown::render(&self).as_bytes())?;
         // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
-        if !self.summary.state_dir.is_empty() && self.findings().iter().any(|f| !f.id.is_empty()) {
-            let csv_path = dir.join(crate::campaign::marks::REVIEW_CSV);
+        let csv_path = (!self.summary.state_dir.is_empty()
+            && self.findings().iter().any(|f| !f.id.is_empty()))
+        .then(|| dir.join(crate::campaign::marks::REVIEW_CSV));
+        if let Some(csv_path) = &csv_path {
             let bytes = crate::campaign::marks::review_csv(self.findings())?;
-            crate::util::write_atomic(&csv_path, &bytes)?;
-            written.push(csv_path);
+            crate::util::write_atomic(csv_path, &bytes)?;
         }
-        Ok(written)
+        let html_path = dir.join("report.html");
+        let mut back = None;
+        crate::util::write_atomic_with(&html_path, |w| {
+            back = Some(html::render_to(self, texts, w)?);
+            Ok(())
+        })?;
+        let report =
+            back.ok_or_else(|| anyhow::anyhow!("{}: not rendered", html_path.display()))?;
+        let mut written = vec![json_path, md_path, html_path];
+        written.extend(csv_path);
+        Ok((report, written))
     }
 }
+
+/// Where a finding is in a [`Report`]: `(unit index, index in its findings)`, with unit index
+/// `units.len()` for `chapter_findings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FindingAt(pub usize, pub usize);
 
 /// A report for translations made elsewhere (`booktr validate --source … --target …`): no
 /// campaign, no model calls; `units` carry their findings. Status is `complete` when every unit

@@ -242,19 +242,61 @@ fn is_capitalised(w: &str) -> bool {
     w.chars().next().is_some_and(|c| c.is_uppercase())
 }
 
-#[derive(Default)]
+/// What is counted of one lower-cased n-gram. One exists per distinct 1- to 4-gram of the
+/// book's prose (millions on a long book), so it is kept small: u32 counters (a chapter is
+/// far below 4 GiB), the first surface form inline and other forms (rare: a case variant)
+/// boxed only when they occur (issue 15: a `Vec` of forms per n-gram made this pass the
+/// largest transient of campaign QA at ten times the corpus).
 struct Stat<'a> {
-    freq: usize,
+    freq: u32,
     /// Occurrences not at a sentence start with every word capitalised.
-    mid_capitalised: usize,
-    /// Surface forms (slices of the chapters) and their counts (few per key: a list beats a
-    /// map).
-    forms: Vec<(&'a str, usize)>,
-    /// Where the first occurrence is: (chapter, prose range start, end, offset in the range);
-    /// the snippet is cut only for the candidates returned.
-    snippet: Option<(usize, usize, usize, usize)>,
-    words: usize,
-    emphasised: usize,
+    mid_capitalised: u32,
+    emphasised: u32,
+    words: u8,
+    /// The first surface form seen (a slice of a chapter) and its count.
+    form: (&'a str, u32),
+    /// Other surface forms and their counts (few per key: a list beats a map). Boxed on
+    /// purpose: 8 bytes in every `Stat` instead of a `Vec`'s 24, for a list most keys never
+    /// need.
+    #[allow(clippy::box_collection)]
+    other_forms: Option<Box<Vec<(&'a str, u32)>>>,
+    /// Where the first occurrence is: (chapter, prose range start, end, offset in the range),
+    /// in bytes; the snippet is cut only for the candidates returned.
+    snippet: [u32; 4],
+}
+
+impl<'a> Stat<'a> {
+    fn new(form: &'a str, words: usize, snippet: [u32; 4]) -> Self {
+        Stat {
+            freq: 0,
+            mid_capitalised: 0,
+            emphasised: 0,
+            words: words as u8,
+            form: (form, 0),
+            other_forms: None,
+            snippet,
+        }
+    }
+
+    fn count_form(&mut self, surface: &'a str) {
+        if self.form.0 == surface {
+            self.form.1 += 1;
+            return;
+        }
+        let others = self.other_forms.get_or_insert_with(Default::default);
+        match others.iter_mut().find(|f| f.0 == surface) {
+            Some(f) => f.1 += 1,
+            None => others.push((surface, 1)),
+        }
+    }
+
+    /// The most frequent surface form; of equally frequent ones the first in byte order.
+    fn best_form(&self) -> &'a str {
+        std::iter::once(&self.form)
+            .chain(self.other_forms.iter().flat_map(|v| v.iter()))
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+            .map_or("", |f| f.0)
+    }
 }
 
 /// Words of a prose slice with their byte offsets, split at sentence punctuation: returns
@@ -408,19 +450,15 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
                         let all_caps = ws
                             .iter()
                             .all(|&(s, e)| is_capitalised(&slice[s..e]) || is_stop(&slice[s..e]));
-                        let st = stats.entry(lower_key(surface)).or_default();
+                        let st = stats.entry(lower_key(surface)).or_insert_with(|| {
+                            let at = [ci, r_start, r_end, ws[0].0].map(|x| x as u32);
+                            Stat::new(surface, n, at)
+                        });
                         st.freq += 1;
-                        st.words = n;
                         if all_caps && !(i == 0 && sent_start && n == 1) {
                             st.mid_capitalised += 1;
                         }
-                        match st.forms.iter_mut().find(|f| f.0 == surface) {
-                            Some(f) => f.1 += 1,
-                            None => st.forms.push((surface, 1)),
-                        }
-                        if st.snippet.is_none() {
-                            st.snippet = Some((ci, r_start, r_end, ws[0].0));
-                        }
+                        st.count_form(surface);
                     }
                 }
             }
@@ -461,12 +499,7 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
     type Snippet = Option<(usize, usize, usize, usize)>;
     let mut qualified: BTreeMap<String, (String, usize, usize, Snippet)> = BTreeMap::new();
     for (key, st) in &stats {
-        let form = st
-            .forms
-            .iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-            .map(|(f, _)| f.to_string())
-            .unwrap_or_default();
+        let form = st.best_form().to_string();
         if form.chars().count() < 2 || known.get(&form).is_some() {
             continue;
         }
@@ -484,7 +517,10 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
         let emphasised = st.emphasised >= 1 && !inner_stop && words.iter().all(|w| !is_stop(w));
         let ok = ((acronym || capitalised) && st.freq >= 2) || phrase || emphasised;
         if ok {
-            qualified.insert(key.to_string(), (form, st.freq, st.words, st.snippet));
+            let [ci, start, end, at] = st.snippet.map(|x| x as usize);
+            let snippet = Some((ci, start, end, at));
+            let (freq, words) = (st.freq as usize, st.words as usize);
+            qualified.insert(key.to_string(), (form, freq, words, snippet));
         }
     }
     // C-value with nesting.

@@ -21,15 +21,22 @@ impl Manager<'_> {
         let mut revised = 0;
         let mut pending: Vec<&str> = Vec::new();
         for u in &prose {
-            if s.translation_at(&u.id, 0).is_some() {
+            // One lookup of the unit's rounds serves both counts: this loop runs once per
+            // recorded result, so its hashing of ids, fingerprints and call keys was a
+            // tenth of a long book's CPU (issue 15). Same test as `State::translation_at`.
+            let rounds = s.fp(&u.id).and_then(|fp| s.translations().get(fp));
+            let first = rounds
+                .and_then(|r| r.get(&0))
+                .and_then(|call| s.finished().get(call))
+                .is_some_and(|f| {
+                    matches!(f.output, crate::campaign::store::Output::Translation { .. })
+                });
+            if first {
                 translated += 1;
             } else {
                 pending.push(u.id.as_str());
             }
-            if s.fp(&u.id)
-                .and_then(|fp| s.translations().get(fp))
-                .is_some_and(|rounds| rounds.keys().any(|&r| r > 0))
-            {
+            if rounds.is_some_and(|r| r.range(1..).next().is_some()) {
                 revised += 1;
             }
         }
