@@ -222,6 +222,9 @@ pub struct State {
     /// Unit fingerprint → indices of every current unit with it (units with the same text and
     /// entries share one), for `first_pending`.
     fp_units: HashMap<String, Vec<usize>>,
+    /// Fingerprints with a translation of round 1 or later (the keys of `translations` with
+    /// such a round), for the Manager context's count of revised units (issue 15).
+    revised_fps: std::collections::BTreeSet<String>,
 }
 
 /// The usage of one billed call as journaled (a finished call that made requests, a failed
@@ -477,6 +480,9 @@ impl State {
                             .entry(key.to_string())
                             .or_default()
                             .insert(*round, call.clone());
+                        if *round > 0 {
+                            self.revised_fps.insert(key.to_string());
+                        }
                         if *round == 0 && self.run_started_seq > 0 && rec.seq > self.run_started_seq
                         {
                             self.translated_this_run.insert(key.to_string());

@@ -1,7 +1,7 @@
 //! The Manager's context view: a compact summary of the state (aggregates, a few pending or
 //! failed ids, a short window of recent calls, a file index) that never holds a text body.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
@@ -15,33 +15,22 @@ impl Manager<'_> {
         let c = self.campaign;
         let p = &c.plan;
         let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
-        // One pass over the prose units (issue 15: this runs for every recorded result, so
-        // each unit is looked up once, and without allocating its list of rounds).
-        let mut translated = 0;
-        let mut revised = 0;
-        let mut pending: Vec<&str> = Vec::new();
-        for u in &prose {
-            // One lookup of the unit's rounds serves both counts: this loop runs once per
-            // recorded result, so its hashing of ids, fingerprints and call keys was a
-            // tenth of a long book's CPU (issue 15). Same test as `State::translation_at`.
-            let rounds = s.fp(&u.id).and_then(|fp| s.translations().get(fp));
-            let first = rounds
-                .and_then(|r| r.get(&0))
-                .and_then(|call| s.finished().get(call))
-                .is_some_and(|f| {
-                    matches!(f.output, crate::campaign::store::Output::Translation { .. })
-                });
-            if first {
-                translated += 1;
-            } else {
-                pending.push(u.id.as_str());
-            }
-            if rounds.is_some_and(|r| r.range(1..).next().is_some()) {
-                revised += 1;
-            }
-        }
+        // The units still to translate come from the state's index of pending first
+        // translations (issue 15: this runs for every recorded result, and walking the whole
+        // book each time made a long book's run quadratic). Before the termbase is merged no
+        // unit has a fingerprint, so every prose unit is pending.
+        let pending: Vec<&str> = if c.units.first().is_some_and(|u| s.fp(&u.id).is_some()) {
+            s.first_pending()
+                .iter()
+                .map(|&i| c.units[i].id.as_str())
+                .collect()
+        } else {
+            prose.iter().map(|u| u.id.as_str()).collect()
+        };
+        let translated = prose.len() - pending.len();
+        let revised = s.revised_unit_count(c);
         let failed: Vec<&String> = s.open_failures().keys().collect();
-        let stage = self.next_step(s, &BTreeSet::new()).stage;
+        let stage = self.next_stage(s);
         ManagerContext {
             task: format!(
                 "Translate the book '{}' from {} to {}: {} chapters, {} units ({} to translate), with glossary, proofreading and up to {} revision round(s).",

@@ -28,6 +28,27 @@ impl Manager<'_> {
     /// tried again (the stage it blocks is [`Stage::Blocked`]); one that failed in an earlier
     /// run is retried.
     pub fn step(&self, s: &State, run: &str, in_flight: &BTreeSet<String>) -> Step {
+        self.step_inner(s, run, in_flight, false)
+    }
+
+    /// The stage of [`Manager::next_step`] with nothing in flight, without listing every
+    /// action of it: while first translations are pending it stops at the first runnable one.
+    /// The Manager context asks this for every recorded result, and listing all pending
+    /// translations each time made a long book's run quadratic (issue 15). The table tests
+    /// check it against `next_step` after every record.
+    pub fn next_stage(&self, s: &State) -> Stage {
+        self.step_inner(s, s.run(), &BTreeSet::new(), true).stage
+    }
+
+    /// [`Manager::step`]; with `stage_only`, the first-translation stage returns as soon as
+    /// one of its actions is runnable (its actions then are that one only).
+    fn step_inner(
+        &self,
+        s: &State,
+        run: &str,
+        in_flight: &BTreeSet<String>,
+        stage_only: bool,
+    ) -> Step {
         let c = self.campaign;
         let key = |a: &Action| a.call_key(c);
         let settled = |k: &str| s.is_settled_in(k, run);
@@ -99,6 +120,9 @@ impl Manager<'_> {
         }
         // 2. First translation (split units: their parts, then a local join).
         let mut first: Vec<Action> = Vec::new();
+        // Whether the stage has any action (in `stage_only` mode the ones not runnable are
+        // dropped from `first` as they are seen).
+        let mut had_first = false;
         // Only the units whose first translation is not finished (the others are skipped
         // below anyway): walking the whole book for every recorded result was quadratic.
         for &i in s.first_pending() {
@@ -109,23 +133,31 @@ impl Manager<'_> {
             if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
                 continue;
             }
+            let from = first.len();
+            had_first = true;
             if !s.splits().contains_key(&fp) {
                 first.push(Action::Translate {
                     unit: i,
                     fp,
                     round: 0,
                 });
-                continue;
-            }
-            let leaves = s.leaf_parts(&fp);
-            let missing = untranslated_parts(s, i, leaves);
-            if missing.is_empty() {
-                first.push(Action::JoinParts { unit: i });
             } else {
-                first.extend(missing);
+                let leaves = s.leaf_parts(&fp);
+                let missing = untranslated_parts(s, i, leaves);
+                if missing.is_empty() {
+                    first.push(Action::JoinParts { unit: i });
+                } else {
+                    first.extend(missing);
+                }
+            }
+            if stage_only && let Some(a) = first.drain(from..).find_map(open) {
+                return Step {
+                    stage: Stage::Translate,
+                    actions: vec![a],
+                };
             }
         }
-        if !first.is_empty() {
+        if had_first {
             let mut runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
             // Issue 15: a chapter whose units are all translated is proofread now, while other
             // chapters still translate (after the translations: they are on the longer path).

@@ -172,6 +172,19 @@ impl<'c> Journal<'c> {
         let resumed = fresh.step(&loaded, &self.run, &BTreeSet::new());
         assert_eq!(live.stage, resumed.stage, "resumed stage differs");
         assert_eq!(live.actions, resumed.actions, "resumed actions differ");
+        for (m, s) in [(m, &self.state), (&fresh, &loaded)] {
+            assert_eq!(
+                m.next_stage(s),
+                live.stage,
+                "next_stage is next_step's stage"
+            );
+            let p = m.context(s).progress;
+            assert_eq!(
+                (p.translated, p.revised, p.pending.clone(), p.pending_more),
+                walked_progress(self.c, s),
+                "the Manager context's counts are the book walked unit by unit"
+            );
+        }
         live
     }
 
@@ -400,6 +413,31 @@ type Row<'a> = (Stage, &'a [&'a str]);
 
 /// Plays the campaign to its end, performing every step's actions, and checks each step
 /// against `table` (and its replay from the loaded state). Returns the journal.
+/// The Manager context's progress counts as the definition gives them, by walking every prose
+/// unit (what `Manager::context` did before it read the state's indexes, issue 15):
+/// (translated, revised, the first 5 pending ids, how many more are pending).
+fn walked_progress(c: &Campaign, s: &State) -> (usize, usize, Vec<String>, usize) {
+    let mut translated = 0;
+    let mut revised = 0;
+    let mut pending = Vec::new();
+    for u in c.prose_units() {
+        if s.translation_at(&u.id, 0).is_some() {
+            translated += 1;
+        } else {
+            pending.push(u.id.clone());
+        }
+        if s.fp(&u.id)
+            .and_then(|fp| s.translations().get(fp))
+            .is_some_and(|rounds| rounds.keys().any(|&r| r > 0))
+        {
+            revised += 1;
+        }
+    }
+    let more = pending.len().saturating_sub(5);
+    pending.truncate(5);
+    (translated, revised, pending, more)
+}
+
 fn play<'c>(j: &mut Journal<'c>, m: &Manager, table: &[Row]) {
     for (i, (stage, actions)) in table.iter().enumerate() {
         let step = j.step(m);

@@ -105,6 +105,18 @@ impl State {
         &self.first_pending
     }
 
+    /// How many current units (indices into [`Campaign::units`]) that need translation have a
+    /// translation of round 1 or later: the units among those of each revised fingerprint
+    /// (`c` gives the unit kinds). Walks the revised fingerprints, not the book.
+    pub fn revised_unit_count(&self, c: &crate::campaign::Campaign) -> usize {
+        self.revised_fps
+            .iter()
+            .filter_map(|fp| self.fp_units.get(fp))
+            .flatten()
+            .filter(|&&i| c.units[i].kind.needs_translation())
+            .count()
+    }
+
     /// Unit fingerprint → round → call key of its translations.
     pub fn translations(&self) -> &HashMap<String, BTreeMap<u32, String>> {
         &self.translations
