@@ -1139,9 +1139,9 @@ mod tests {
         out
     }
 
-    fn run(tb: &Termbase, units: &[(String, String, String)]) -> (Vec<Finding>, Vec<DriftRow>) {
-        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), tb);
-        let texts: Vec<UnitText> = units
+    /// `(id, source, target)` triples as translated units of chapter `c`.
+    fn unit_texts(units: &[(String, String, String)]) -> Vec<UnitText<'_>> {
+        units
             .iter()
             .map(|(id, s, t)| UnitText {
                 unit: id,
@@ -1149,7 +1149,12 @@ mod tests {
                 source: s,
                 target: Some(t),
             })
-            .collect();
+            .collect()
+    }
+
+    fn run(tb: &Termbase, units: &[(String, String, String)]) -> (Vec<Finding>, Vec<DriftRow>) {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), tb);
+        let texts = unit_texts(units);
         check(&ctx, &Parsed::all(&texts).iter().collect::<Vec<_>>())
     }
 
@@ -1167,20 +1172,15 @@ mod tests {
     #[test]
     fn repeated_ngrams_were_counted_as_segments() {
         let zh = Lang::parse("zh");
-        let texts = [
+        let texts: Vec<(String, String, String)> = [
             ("u-0", "Agent one.\n", "代理代理代理。\n"),
             ("u-1", "Agent two.\n", "代理。\n"),
             ("u-2", "Other.\n", "其他。\n"),
-        ];
-        let units: Vec<UnitText> = texts
-            .iter()
-            .map(|(id, s, t)| UnitText {
-                unit: id,
-                chapter: "c",
-                source: s,
-                target: Some(t),
-            })
-            .collect();
+        ]
+        .iter()
+        .map(|(i, s, t)| (i.to_string(), s.to_string(), t.to_string()))
+        .collect();
+        let units = unit_texts(&texts);
         let parsed: Vec<Parsed> = units.iter().map(Parsed::new).collect();
         let tu: Vec<(&Parsed, &str)> = parsed.iter().map(|p| (p, p.tgt_prose().unwrap())).collect();
         let work: Vec<&str> = tu.iter().map(|t| t.1).collect();

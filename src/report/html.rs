@@ -285,39 +285,45 @@ impl Page {
     }
 }
 
-/// The report's units as a template sequence of [`UnitView`]s, each made when the template
-/// reaches it.
+/// A sequence of the page for the template (the units as [`UnitView`]s, the findings table
+/// as [`FindingView`]s), each item made when the template reaches it.
 #[derive(Debug)]
-struct UnitSeq(Arc<Page>);
+struct PageSeq {
+    page: Arc<Page>,
+    len: fn(&Page) -> usize,
+    item: fn(&Page, usize) -> Option<Value>,
+}
 
-impl Object for UnitSeq {
-    fn repr(self: &Arc<Self>) -> ObjectRepr {
-        ObjectRepr::Seq
+impl PageSeq {
+    fn units(page: &Arc<Page>) -> Value {
+        Value::from_object(PageSeq {
+            page: Arc::clone(page),
+            len: |p| p.report.units.len(),
+            item: |p, i| {
+                let u = p.report.units.get(i)?;
+                Some(Value::from(Serde(unit_view(u, &p.texts))))
+            },
+        })
     }
-    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        let u = self.0.report.units.get(key.as_usize()?)?;
-        Some(Value::from(Serde(unit_view(u, &self.0.texts))))
-    }
-    fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Seq(self.0.report.units.len())
+
+    fn findings(page: &Arc<Page>) -> Value {
+        Value::from_object(PageSeq {
+            page: Arc::clone(page),
+            len: |p| p.findings.len(),
+            item: |p, i| Some(Value::from(Serde(p.finding_view(*p.findings.get(i)?)))),
+        })
     }
 }
 
-/// The findings table as a template sequence of [`FindingView`]s, each made when the
-/// template reaches it.
-#[derive(Debug)]
-struct FindingSeq(Arc<Page>);
-
-impl Object for FindingSeq {
+impl Object for PageSeq {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
         ObjectRepr::Seq
     }
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        let at = *self.0.findings.get(key.as_usize()?)?;
-        Some(Value::from(Serde(self.0.finding_view(at))))
+        (self.item)(&self.page, key.as_usize()?)
     }
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Seq(self.0.findings.len())
+        Enumerator::Seq((self.len)(&self.page))
     }
 }
 
@@ -356,7 +362,7 @@ fn render_page(page: &Arc<Page>, out: &mut dyn std::io::Write) -> anyhow::Result
     env.add_template("report.html", include_str!("report.html.j2"))?;
     // Views that borrow the report, for the small tables computed here (the chapter rows and
     // their squares, the bilingual view); the template's own walk over the units goes
-    // through [`UnitSeq`].
+    // through [`PageSeq`].
     let units: Vec<UnitView> = r.units.iter().map(|u| unit_view(u, &page.texts)).collect();
     let mut order: Vec<&str> = Vec::new();
     for u in &units {
@@ -432,9 +438,9 @@ fn render_page(page: &Arc<Page>, out: &mut dyn std::io::Write) -> anyhow::Result
     env.get_template("report.html")?.render_captured_to(
         context! {
             r => Value::from(Serde(ReportHead::of(r))),
-            units => Value::from_object(UnitSeq(Arc::clone(page))),
+            units => PageSeq::units(page),
             chapters => Value::from(Serde(&chapters)),
-            findings => Value::from_object(FindingSeq(Arc::clone(page))),
+            findings => PageSeq::findings(page),
             errors => r.error_count(),
             headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
             edited => r.units.iter().filter(|u| u.outcome == "edited").count(),
