@@ -107,7 +107,13 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
         let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };
-        if crate::util::sha256_hex(&bytes) == *recorded {
+        // The hash is the file booktr last wrote. It stands for the chapter's final texts
+        // only while no hand edit of the chapter was recorded after that write (`validate`
+        // records edits without writing): an editor who then restores the written file byte
+        // for byte has undone the edit, which only a unit-by-unit comparison sees
+        // (regression test `an_undone_hand_edit_was_ignored_and_run_wrote_it_back`).
+        let edited_here = c.units_of(&ch.key).any(|u| s.human_edit(&u.id).is_some());
+        if crate::util::sha256_hex(&bytes) == *recorded && !edited_here {
             continue;
         }
         let text = String::from_utf8(bytes)

@@ -100,6 +100,32 @@ fn hand_edits_are_recorded_by_validate_and_kept_by_run_unless_forced() {
     );
 }
 
+/// Found by a new-user try: an editor broke a code span, ran `validate` (the edit is
+/// recorded), then restored the file byte for byte. The restored file has the hash booktr last
+/// wrote, so the undo was not seen: `validate` went on judging the broken edit, and `run` wrote
+/// it back into the file, losing the editor's fix without a word.
+#[test]
+fn an_undone_hand_edit_was_ignored_and_run_wrote_it_back() {
+    let c = TestCampaign::with_chapters("e", &["ch.md"], "max_unit_chars = 200\n");
+    c.write("ch.md", CHAPTER);
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let original = c.read("e/out/ch.md");
+    assert!(original.contains("read_file"), "{original}");
+    let broken = original.replace("read_file", "read_fil");
+    std::fs::write(c.path("e/out/ch.md"), &broken).unwrap();
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 1);
+
+    // The editor undoes the edit.
+    std::fs::write(c.path("e/out/ch.md"), &original).unwrap();
+    let out = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["errors"], 0);
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["status"], "complete");
+    assert_eq!(c.read("e/out/ch.md"), original, "run kept the undo");
+}
+
 #[test]
 fn validate_without_state_is_a_usage_error() {
     let c = TestCampaign::with_chapters("n", &["ch.md"], "");
