@@ -229,8 +229,8 @@ impl Doc {
     }
 
     /// This `Doc` with only the parts the campaign-level checks read (`prose`, here the clean
-    /// prose, `headings`, `display_math`, `links`, `footnote_defs`); the rest is left empty. Those checks hold
-    /// every unit of the book at once (see [`super::Parsed`]).
+    /// prose, `headings`, `display_math`, `links`, `footnote_defs`); the rest is left empty.
+    /// Those checks hold every unit of the book at once (see [`super::Parsed`]).
     pub fn for_campaign(self) -> Doc {
         Doc {
             // The clean prose in place of the prose: the campaign checks read only the clean

@@ -809,12 +809,16 @@ impl Report {
         let md_path = dir.join("report.md");
         crate::util::write_atomic(&md_path, markdown::render(&self).as_bytes())?;
         // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
-        let csv_path = (!self.summary.state_dir.is_empty()
-            && self.findings().iter().any(|f| !f.id.is_empty()))
-        .then(|| dir.join(crate::campaign::marks::REVIEW_CSV));
-        if let Some(csv_path) = &csv_path {
-            let bytes = crate::campaign::marks::review_csv(self.findings())?;
-            crate::util::write_atomic(csv_path, &bytes)?;
+        let mut csv_path = None;
+        if !self.summary.state_dir.is_empty() {
+            // Sorted once: a long book has tens of thousands of findings.
+            let findings = self.findings();
+            if findings.iter().any(|f| !f.id.is_empty()) {
+                let path = dir.join(crate::campaign::marks::REVIEW_CSV);
+                let bytes = crate::campaign::marks::review_csv(findings)?;
+                crate::util::write_atomic(&path, &bytes)?;
+                csv_path = Some(path);
+            }
         }
         let html_path = dir.join("report.html");
         let mut back = None;
