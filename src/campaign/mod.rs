@@ -400,6 +400,16 @@ impl Campaign {
         u.text(&self.chapter(&u.chapter).text)
     }
 
+    /// The range of [`Campaign::units`] indices that holds chapter `key`'s units (empty for an
+    /// unknown key). The units are in book order, so each chapter's are one run of indices.
+    pub fn chapter_range(&self, key: &str) -> std::ops::Range<usize> {
+        self.chapter_units
+            .get(key)
+            .filter(|r| r.end <= self.units.len())
+            .cloned()
+            .unwrap_or(0..0)
+    }
+
     /// Units that go to the Translation agent.
     pub fn prose_units(&self) -> impl Iterator<Item = &Unit> {
         self.units.iter().filter(|u| u.kind.needs_translation())
@@ -410,13 +420,7 @@ impl Campaign {
     /// Walks the chapter's own range of units (see `chapter_units`), still filtered by
     /// chapter key, so the result is the same as filtering the whole book.
     pub fn units_of<'a>(&'a self, chapter: &'a str) -> impl Iterator<Item = &'a Unit> + 'a {
-        let range = self
-            .chapter_units
-            .get(chapter)
-            .filter(|r| r.end <= self.units.len())
-            .cloned()
-            .unwrap_or(0..0);
-        self.units[range]
+        self.units[self.chapter_range(chapter)]
             .iter()
             .filter(move |u| u.chapter == chapter)
     }

@@ -494,22 +494,39 @@ pub async fn run<'a>(
         progress.println("--batch: this provider has no batch API; calls are streamed");
     }
 
+    // Whether this run has looked up every pending first translation in the translation
+    // memory (once, when the first-translation stage is reached).
+    let mut memory_swept = c.memory.is_empty();
     loop {
-        let step = manager.next_step(&state, &in_flight);
+        // The whole stage is listed only where all of it is used: a batch, and the memory
+        // sweep. Otherwise the loop below starts at most the window's free slots (and stops at
+        // a local action), so it asks for one action more than that: listing every pending
+        // translation after every answer was quadratic in the units (issue 15).
+        let whole = !memory_swept || batch_mode || !state.open_batches().is_empty();
+        let step = if whole {
+            manager.next_step(&state, &in_flight)
+        } else {
+            let free = window.size().saturating_sub(in_flight.len());
+            manager.next_actions(&state, &in_flight, free + 1)
+        };
         progress.status(status_text(c, &step.stage, &state));
         // First translations the translation memory holds cost nothing: record them before
         // anything is sent (or batched).
         let mut memory_hits = 0;
-        for action in &step.actions {
-            if let Some(result) = super::memory::hit(c, action) {
-                record_finished(c, &manager, &mut store, &mut state, result)?;
-                progress.finish("", true);
-                memory_hits += 1;
+        if !memory_swept {
+            for action in &step.actions {
+                if let Some(result) = super::memory::hit(c, action) {
+                    record_finished(c, &manager, &mut store, &mut state, result)?;
+                    progress.finish("", true);
+                    memory_hits += 1;
+                }
             }
         }
         if memory_hits > 0 {
             continue;
         }
+        // Memory hits are first translations (round 0), all listed in this stage.
+        memory_swept |= step.stage == Stage::Translate;
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
         if (batch_mode || !state.open_batches().is_empty())

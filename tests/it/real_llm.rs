@@ -294,6 +294,10 @@ fn live_sample_book_on_a_real_model() {
         real_llm::served_model(&url),
         left.len()
     );
+    // Every error an editor is left with, so that a live run's log can be read as it is.
+    for e in real_llm::errors_left(&run.report) {
+        eprintln!("error left: {e}");
+    }
 }
 
 /// The fixture key hashes role and content of each message only: the request parameters other

@@ -1,7 +1,7 @@
 //! The Manager's context view: a compact summary of the state (aggregates, a few pending or
 //! failed ids, a short window of recent calls, a file index) that never holds a text body.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -14,20 +14,31 @@ impl Manager<'_> {
     pub fn context(&self, s: &State) -> ManagerContext {
         let c = self.campaign;
         let p = &c.plan;
-        let prose: Vec<&crate::book::Unit> = c.prose_units().collect();
+        // Issue 15: this runs for every recorded result, so nothing here walks the book.
         // The units still to translate come from the state's index of pending first
-        // translations (issue 15: this runs for every recorded result, and walking the whole
-        // book each time made a long book's run quadratic). Before the termbase is merged no
-        // unit has a fingerprint, so every prose unit is pending.
-        let pending: Vec<&str> = if c.units.first().is_some_and(|u| s.fp(&u.id).is_some()) {
-            s.first_pending()
-                .iter()
-                .map(|&i| c.units[i].id.as_str())
-                .collect()
+        // translations; before the termbase is merged no unit has a fingerprint, so every
+        // prose unit is pending (a short stage: the glossary calls only).
+        let to_translate = self.to_translate;
+        let merged = c.units.first().is_some_and(|u| s.fp(&u.id).is_some());
+        let (pending_count, pending_first): (usize, Vec<String>) = if merged {
+            let p = s.first_pending();
+            let first = p.iter().take(5).map(|&i| c.units[i].id.clone()).collect();
+            (p.len(), first)
         } else {
-            prose.iter().map(|u| u.id.as_str()).collect()
+            let first = c.prose_units().take(5).map(|u| u.id.clone()).collect();
+            (to_translate, first)
         };
-        let translated = prose.len() - pending.len();
+        // Whether chapter `ch` has a unit still to translate: a range query on the index.
+        let chapter_pending = |ch: &crate::book::Chapter| -> bool {
+            if merged {
+                s.first_pending()
+                    .range(c.chapter_range(&ch.key))
+                    .any(|&i| c.units[i].chapter == ch.key)
+            } else {
+                c.units_of(&ch.key).any(|u| u.kind.needs_translation())
+            }
+        };
+        let translated = to_translate - pending_count;
         let revised = s.revised_unit_count(c);
         let failed: Vec<&String> = s.open_failures().keys().collect();
         let stage = self.next_stage(s);
@@ -39,7 +50,7 @@ impl Manager<'_> {
                 p.target_lang.name,
                 c.chapters.len(),
                 c.units.len(),
-                prose.len(),
+                to_translate,
                 p.revision_rounds
             ),
             guide: GuideRef {
@@ -55,8 +66,7 @@ impl Manager<'_> {
                 ),
                 format!(
                     "translate: {} units, {} concurrent",
-                    prose.len(),
-                    p.concurrency
+                    to_translate, p.concurrency
                 ),
                 "proofread: per chapter, batches within the token budget".into(),
                 format!(
@@ -68,12 +78,12 @@ impl Manager<'_> {
             stage,
             progress: Progress {
                 units: c.units.len(),
-                to_translate: prose.len(),
+                to_translate,
                 translated,
                 revised,
                 failed: failed.len(),
-                pending: pending.iter().take(5).map(|s| s.to_string()).collect(),
-                pending_more: pending.len().saturating_sub(5),
+                pending: pending_first,
+                pending_more: pending_count.saturating_sub(5),
                 failed_calls: failed.iter().take(5).map(|s| s.to_string()).collect(),
             },
             usage: s.usage().clone(),
@@ -86,18 +96,11 @@ impl Manager<'_> {
                     .unwrap_or_default(),
                 chapters: {
                     // Only chapters with work left are named (at most 3); the rest is a count.
-                    // The chapters of the pending units, gathered once (issue 15: asking each
-                    // chapter about every pending unit was chapters × units per result).
-                    let pending_chapters: HashSet<&str> = pending
-                        .iter()
-                        .filter_map(|u| c.unit(u))
-                        .map(|u| u.chapter.as_str())
-                        .collect();
                     let open: Vec<&crate::book::Chapter> = c
                         .chapters
                         .iter()
                         .filter(|ch| {
-                            pending_chapters.contains(ch.key.as_str())
+                            chapter_pending(ch)
                                 || failed.iter().any(|f| f.contains(&format!("/{}-", ch.key)))
                         })
                         .collect();

@@ -263,6 +263,8 @@ pub struct Manager<'a> {
     /// Proofreading batches per (round, chapter key), fixed when the chapter is ready.
     proofread_batches: Mutex<BTreeMap<(u32, String), Vec<ProofBatchPlan>>>,
     campaign_qa: Mutex<BTreeMap<(u32, usize), std::sync::Arc<qa::CampaignQa>>>,
+    /// How many units go to the Translation agent ([`Campaign::prose_units`]), counted once.
+    to_translate: usize,
 }
 
 impl<'a> Manager<'a> {
@@ -312,6 +314,7 @@ impl<'a> Manager<'a> {
             brief: (brief_key, brief_request),
             proofread_batches: Mutex::new(BTreeMap::new()),
             campaign_qa: Mutex::new(BTreeMap::new()),
+            to_translate: campaign.prose_units().count(),
         }
     }
 }

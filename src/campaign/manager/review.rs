@@ -76,16 +76,15 @@ impl Manager<'_> {
     /// [`Manager::forced`] with the editor's marks applied (`marked`) or not.
     fn forced_by(&self, s: &State, round: u32, marked: bool) -> Vec<String> {
         let qa = self.campaign_qa(s, round);
-        let mut campaign_errors: BTreeMap<&str, Vec<qa::Finding>> = BTreeMap::new();
+        // Borrowed, not cloned: this runs for every step of a revision round, over every unit
+        // of the round (issue 15).
+        let mut campaign_errors: BTreeMap<&str, Vec<&qa::Finding>> = BTreeMap::new();
         for f in qa
             .findings
             .iter()
             .filter(|f| f.severity == qa::Severity::Error)
         {
-            campaign_errors
-                .entry(f.unit.as_str())
-                .or_default()
-                .push(f.clone());
+            campaign_errors.entry(f.unit.as_str()).or_default().push(f);
         }
         self.units_in_round(s, round)
             .into_iter()
@@ -93,17 +92,13 @@ impl Manager<'_> {
                 if s.human_edit(u).is_some() {
                     return false;
                 }
-                let mut v = s.kept_findings(u, round).to_vec();
-                v.extend(
-                    campaign_errors
-                        .get(u.as_str())
-                        .into_iter()
-                        .flatten()
-                        .cloned(),
-                );
+                let kept = s.kept_findings(u, round);
+                let campaign = campaign_errors.get(u.as_str());
                 if !marked {
-                    return qa::has_error(&v);
+                    return qa::has_error(kept) || campaign.is_some();
                 }
+                let mut v = kept.to_vec();
+                v.extend(campaign.into_iter().flatten().map(|f| (*f).clone()));
                 let text = s.kept_translation(u, round).map_or("", |t| t.1);
                 crate::campaign::marks::has_live_error(self.campaign, s, u, text, &v)
             })
@@ -445,13 +440,18 @@ impl Manager<'_> {
         let shared_prefix = crate::tokens::count(&crate::agents::translation::system_prompt(
             &c.translation_setup_with(s.brief_text().to_string()),
         )) as u64;
-        let chapter_line: std::collections::HashMap<&str, u64> = c
-            .chapters
+        // The chapter synopsis line of the candidates' chapters only: this runs once per
+        // chapter, and counting every chapter's line each time was chapters² token counts
+        // (issue 15).
+        let chapter_line: std::collections::HashMap<&str, u64> = candidates
             .iter()
+            .map(|u| u.chapter.as_str())
+            .collect::<BTreeSet<&str>>()
+            .into_iter()
             .map(|ch| {
-                let setup = c.translation_setup_for(s.brief_text(), &ch.key);
+                let setup = c.translation_setup_for(s.brief_text(), ch);
                 let line = crate::agents::translation::chapter_brief_message(&setup.chapter_brief);
-                (ch.key.as_str(), crate::tokens::count(&line) as u64)
+                (ch, crate::tokens::count(&line) as u64)
             })
             .collect();
         let cost = |u: &crate::book::Unit| -> usize {

@@ -28,7 +28,7 @@ impl Manager<'_> {
     /// tried again (the stage it blocks is [`Stage::Blocked`]); one that failed in an earlier
     /// run is retried.
     pub fn step(&self, s: &State, run: &str, in_flight: &BTreeSet<String>) -> Step {
-        self.step_inner(s, run, in_flight, false)
+        self.step_inner(s, run, in_flight, None)
     }
 
     /// The stage of [`Manager::next_step`] with nothing in flight, without listing every
@@ -37,17 +37,43 @@ impl Manager<'_> {
     /// translations each time made a long book's run quadratic (issue 15). The table tests
     /// check it against `next_step` after every record.
     pub fn next_stage(&self, s: &State) -> Stage {
-        self.step_inner(s, s.run(), &BTreeSet::new(), true).stage
+        self.step_inner(s, s.run(), &BTreeSet::new(), Some(1)).stage
     }
 
-    /// [`Manager::step`]; with `stage_only`, the first-translation stage returns as soon as
-    /// one of its actions is runnable (its actions then are that one only).
+    /// [`Manager::next_step`] with at most `limit` actions (at least one is asked for): the
+    /// same stage, and the first `limit` of its actions in the same order. The first
+    /// translations of a long book are many, and the runner, which asks after every answer,
+    /// can start only as many as its window has free slots, so listing all of them each time
+    /// made its loop quadratic in the units (issue 15); with a limit, the walk stops once it
+    /// has them. The table tests check the prefix against `next_step` after every record.
+    pub fn next_actions(&self, s: &State, in_flight: &BTreeSet<String>, limit: usize) -> Step {
+        self.step_inner(s, s.run(), in_flight, Some(limit.max(1)))
+    }
+
+    /// [`Manager::step`]; with a `limit`, only that many actions are listed, and the
+    /// first-translation stage returns as soon as it has them.
     fn step_inner(
         &self,
         s: &State,
         run: &str,
         in_flight: &BTreeSet<String>,
-        stage_only: bool,
+        limit: Option<usize>,
+    ) -> Step {
+        let mut step = self.step_listing(s, run, in_flight, limit);
+        if let Some(limit) = limit {
+            step.actions.truncate(limit);
+        }
+        step
+    }
+
+    /// The body of [`Manager::step_inner`]: every stage lists all its actions except the
+    /// first translation, which stops at `limit` runnable ones (the caller truncates the rest).
+    fn step_listing(
+        &self,
+        s: &State,
+        run: &str,
+        in_flight: &BTreeSet<String>,
+        limit: Option<usize>,
     ) -> Step {
         let c = self.campaign;
         let key = |a: &Action| a.call_key(c);
@@ -120,8 +146,8 @@ impl Manager<'_> {
         }
         // 2. First translation (split units: their parts, then a local join).
         let mut first: Vec<Action> = Vec::new();
-        // Whether the stage has any action (in `stage_only` mode the ones not runnable are
-        // dropped from `first` as they are seen).
+        // Whether the stage has any action (with a `limit` the ones not runnable are dropped
+        // from `first` as they are seen).
         let mut had_first = false;
         // Only the units whose first translation is not finished (the others are skipped
         // below anyway): walking the whole book for every recorded result was quadratic.
@@ -150,15 +176,23 @@ impl Manager<'_> {
                     first.extend(missing);
                 }
             }
-            if stage_only && let Some(a) = first.drain(from..).find_map(open) {
-                return Step {
-                    stage: Stage::Translate,
-                    actions: vec![a],
-                };
+            if let Some(limit) = limit {
+                let runnable: Vec<Action> = first.drain(from..).filter_map(open).collect();
+                first.extend(runnable);
+                if first.len() >= limit {
+                    return Step {
+                        stage: Stage::Translate,
+                        actions: first,
+                    };
+                }
             }
         }
         if had_first {
-            let mut runnable: Vec<Action> = first.into_iter().filter_map(open).collect();
+            let mut runnable: Vec<Action> = if limit.is_some() {
+                first
+            } else {
+                first.into_iter().filter_map(open).collect()
+            };
             // Issue 15: a chapter whose units are all translated is proofread now, while other
             // chapters still translate (after the translations: they are on the longer path).
             runnable.extend(self.ready_proofreads(s, run, 0, in_flight));

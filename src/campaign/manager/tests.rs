@@ -178,6 +178,24 @@ impl<'c> Journal<'c> {
                 live.stage,
                 "next_stage is next_step's stage"
             );
+            // The runner's bounded listing is a prefix of the whole one, with nothing in
+            // flight and with the first action in flight.
+            let mut flights = vec![BTreeSet::new()];
+            if let Some(a) = live.actions.first() {
+                flights.push(BTreeSet::from([a.call_key(self.c)]));
+            }
+            for flying in &flights {
+                let all = m.step(s, &self.run, flying);
+                for limit in [1, 2, 5] {
+                    let some = m.next_actions(s, flying, limit);
+                    assert_eq!(some.stage, all.stage, "next_actions({limit}) stage");
+                    assert_eq!(
+                        some.actions[..],
+                        all.actions[..all.actions.len().min(limit)],
+                        "next_actions({limit}) is a prefix of next_step's actions"
+                    );
+                }
+            }
             let p = m.context(s).progress;
             assert_eq!(
                 (p.translated, p.revised, p.pending.clone(), p.pending_more),

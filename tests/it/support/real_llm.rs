@@ -575,15 +575,31 @@ pub fn round0_errors(run: &CampaignRun) -> BTreeMap<String, Vec<String>> {
 /// The error findings of a mechanical class ([`booktr::repair::is_mechanical_finding`]) left
 /// on the final texts in report.json (`units[].findings`), as `unit: check: message` lines.
 pub fn mechanical_errors_left(report: &Value) -> Vec<String> {
+    unit_errors(report)
+        .filter(booktr::repair::is_mechanical_finding)
+        .map(|f| format!("{}: {}: {}", f.unit, f.check, f.message))
+        .collect()
+}
+
+/// Every error finding of report.json ([`error_findings`]), mechanical or not, as
+/// `unit: check: message` lines.
+pub fn errors_left(report: &Value) -> Vec<String> {
+    error_findings(report)
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or("").to_string();
+            format!("{}: {}: {}", s("unit"), s("check"), s("message"))
+        })
+        .collect()
+}
+
+/// The error findings of the report's units.
+fn unit_errors(report: &Value) -> impl Iterator<Item = booktr::qa::Finding> + '_ {
     report["units"]
         .as_array()
         .into_iter()
         .flatten()
         .flat_map(|u| u["findings"].as_array().cloned().unwrap_or_default())
         .filter_map(|f| serde_json::from_value::<booktr::qa::Finding>(f).ok())
-        .filter(|f| {
-            f.severity == booktr::qa::Severity::Error && booktr::repair::is_mechanical_finding(f)
-        })
-        .map(|f| format!("{}: {}: {}", f.unit, f.check, f.message))
-        .collect()
+        .filter(|f| f.severity == booktr::qa::Severity::Error)
 }
