@@ -66,10 +66,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         result.summary.status,
         &result.skipped_chapters,
     );
-    let (report, written) = report.write(
-        &campaign.plan.report_dir,
-        crate::report::texts_of(&campaign, &result.state),
-    )?;
+    // What the lines below need from the state and the Manager, taken before both are dropped.
+    let kept_line = edits_kept_line(&campaign, &result.state);
+    let mut waiting = Vec::new();
+    if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &report.summary.stage
+        && report.summary.status == Status::AwaitingApproval
+    {
+        crate::campaign::desk::write_revisions_review(&campaign, &result.manager, &result.state)?;
+        waiting =
+            crate::campaign::desk::waiting_lines(&campaign, &result.manager, &result.state, *gate);
+    }
+    let texts = crate::report::texts_of(&campaign, &result.state);
+    // The state and the Manager's memos are not needed to write the report: dropped first,
+    // they do not stack under the HTML page's texts, the peak of a long book's run (issue 15).
+    drop(result);
+    let (report, written) = report.write(&campaign.plan.report_dir, texts)?;
     // The report's summary: its status and counts come from the very findings the report
     // lists. A finished campaign whose final texts still have error findings is
     // `needs_review` and exits 1, like `booktr validate` (the README's exit codes).
@@ -133,7 +144,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 campaign.plan.show(&written[2]),
                 campaign.plan.campaign_file.display()
             );
-            if let Some(line) = edits_kept_line(&campaign, &result.state) {
+            if let Some(line) = &kept_line {
                 eprintln!("  {line}");
             }
         }
@@ -151,20 +162,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Status::AwaitingApproval => {
-            if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &s.stage {
-                crate::campaign::desk::write_revisions_review(
-                    &campaign,
-                    &result.manager,
-                    &result.state,
-                )?;
-                for line in crate::campaign::desk::waiting_lines(
-                    &campaign,
-                    &result.manager,
-                    &result.state,
-                    *gate,
-                ) {
-                    eprintln!("{line}");
-                }
+            for line in &waiting {
+                eprintln!("{line}");
             }
         }
     }

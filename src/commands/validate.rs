@@ -101,10 +101,11 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
         Status::Incomplete
     };
     let report = report::build(&campaign, &manager, &state, status, &[]);
-    let (mut report, _) = report.write(
-        &campaign.plan.report_dir,
-        report::texts_of(&campaign, &state),
-    )?;
+    let texts = report::texts_of(&campaign, &state);
+    // Dropped before the write, as in `run` (issue 15: they stacked under the page's texts).
+    drop(manager);
+    drop(state);
+    let (mut report, _) = report.write(&campaign.plan.report_dir, texts)?;
     report.summary.report_dir = campaign.plan.show(&campaign.plan.report_dir);
     Ok(report)
 }

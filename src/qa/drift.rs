@@ -443,7 +443,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         for k in still {
             let mut best: Option<(f64, usize, u32)> = None;
             let segs = idx.unit_segs[k].clone().filter(|&s| a.a[s]);
-            for &g in segs.flat_map(|s| &idx.seg_ngrams[s]) {
+            for g in segs.flat_map(|s| idx.seg_ngrams[s].iter()) {
                 let score = *memo.entry(g).or_insert_with(|| {
                     let s = idx.strings[g as usize].as_str();
                     if other_renderings.contains(s) || s == term_lower {
@@ -834,12 +834,13 @@ struct NgramIndex<'w> {
     /// Per segment: the tracked terms found only inside a longer tracked term of its source
     /// (see [`nested_terms`]), sorted.
     seg_nested: Vec<Vec<usize>>,
-    /// Per segment: its distinct n-grams that occur in at least [`MIN_JOINT`] segments.
-    seg_ngrams: Vec<Vec<u32>>,
+    /// Per segment: its distinct n-grams that occur in at least [`MIN_JOINT`] segments,
+    /// ascending.
+    seg_ngrams: Vec<Gaps>,
     /// Per translated unit: its segments.
     unit_segs: Vec<std::ops::Range<usize>>,
     /// Per n-gram: the segments that contain it, ascending.
-    postings: Vec<Vec<u32>>,
+    postings: Vec<Gaps>,
     /// Per segment: its translation text, borrowed unless it was lower-cased (Latin-script
     /// targets): a copy of every translation doubled the index's size (issue 15).
     seg_text: Vec<std::borrow::Cow<'w, str>>,
@@ -924,27 +925,31 @@ impl<'w> NgramIndex<'w> {
                     occurrences[id as usize] += 1;
                     mine.push(id);
                 }
-                mine.shrink_to_fit();
+                mine.sort_unstable();
                 seg_unit.push(k as u32);
                 seg_terms.push(terms);
                 seg_nested.push(inner);
-                seg_ngrams.push(mine);
+                seg_ngrams.push(Gaps::of(&mine));
                 seg_text.push(b);
             }
             unit_segs.push(first..seg_unit.len());
         }
-        let mut postings: Vec<Vec<u32>> = occurrences
+        let mut postings: Vec<GapsBuilder> = occurrences
             .iter()
-            .map(|&n| Vec::with_capacity(n as usize))
+            .map(|&n| GapsBuilder::with_len(n as usize))
             .collect();
         for (seg, v) in seg_ngrams.iter().enumerate() {
-            for &g in v {
+            for g in v.iter() {
                 postings[g as usize].push(seg as u32);
             }
         }
+        let postings: Vec<Gaps> = postings.into_iter().map(GapsBuilder::finish).collect();
         for v in seg_ngrams.iter_mut() {
-            v.retain(|&g| postings[g as usize].len() >= MIN_JOINT);
-            v.shrink_to_fit();
+            let kept: Vec<u32> = v
+                .iter()
+                .filter(|&g| postings[g as usize].len() >= MIN_JOINT)
+                .collect();
+            *v = Gaps::of(&kept);
         }
         NgramIndex {
             ids,
@@ -969,8 +974,8 @@ impl<'w> NgramIndex<'w> {
         }
         let segs: Vec<&str> = self.postings[g as usize]
             .iter()
-            .filter(|&&s| a[s as usize])
-            .map(|&s| self.seg_text[s as usize].as_ref())
+            .filter(|&s| a[s as usize])
+            .map(|s| self.seg_text[s as usize].as_ref())
             .collect();
         for left in [false, true] {
             while r.chars().count() < MAX_RENDERING_CHARS {
@@ -1015,7 +1020,7 @@ impl<'w> NgramIndex<'w> {
     fn joint(&self, g: u32, a: &[bool]) -> usize {
         self.postings[g as usize]
             .iter()
-            .filter(|&&k| a[k as usize])
+            .filter(|&k| a[k as usize])
             .count()
     }
 
@@ -1023,7 +1028,7 @@ impl<'w> NgramIndex<'w> {
     fn count(&self, g: u32, c: Contrast) -> usize {
         self.postings[g as usize]
             .iter()
-            .filter(|&&k| !c.excl[k as usize])
+            .filter(|&k| !c.excl[k as usize])
             .count()
     }
 
@@ -1045,6 +1050,101 @@ impl<'w> NgramIndex<'w> {
         let p_in = joint as f64 / na as f64;
         let p_out = (nb - joint) as f64 / outside as f64;
         (dice >= MIN_DICE && p_in >= MIN_LIFT * p_out).then_some(dice)
+    }
+}
+
+/// An ascending list of `u32` (segment or n-gram numbers) stored as the LEB128 varint code of
+/// its gaps: 1 byte for most entries instead of 4. The Dice index holds millions of such
+/// entries on a long book (4.7 M postings and as many segment n-grams at ten times the corpus,
+/// 37 MB as `Vec<u32>`, the largest part of the drift check's peak; issue 15).
+///
+/// Hand-rolled (30 lines) rather than a compressed-bitmap crate such as `roaring`: the lists
+/// are only ever walked in order, never searched or intersected, so a gap code is the smallest
+/// form and needs no dependency.
+#[derive(Debug, Default)]
+struct Gaps {
+    bytes: Box<[u8]>,
+    len: u32,
+}
+
+impl Gaps {
+    /// The list of `sorted` (ascending, no repeats).
+    fn of(sorted: &[u32]) -> Gaps {
+        let mut b = GapsBuilder::with_len(0);
+        for &x in sorted {
+            b.push(x);
+        }
+        b.finish()
+    }
+
+    /// Number of entries.
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// The entries, ascending.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut at = 0usize;
+        let mut value = 0u32;
+        std::iter::from_fn(move || {
+            if at >= self.bytes.len() {
+                return None;
+            }
+            let (mut gap, mut shift) = (0u32, 0);
+            loop {
+                let byte = self.bytes[at];
+                at += 1;
+                gap |= u32::from(byte & 0x7f) << shift;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+                shift += 7;
+            }
+            value += gap;
+            Some(value)
+        })
+    }
+}
+
+/// Builds a [`Gaps`] from entries pushed in ascending order.
+struct GapsBuilder {
+    bytes: Vec<u8>,
+    last: u32,
+    len: u32,
+}
+
+impl GapsBuilder {
+    /// A builder for about `n` entries (1 byte each is reserved; more grows the buffer).
+    fn with_len(n: usize) -> GapsBuilder {
+        GapsBuilder {
+            bytes: Vec::with_capacity(n),
+            last: 0,
+            len: 0,
+        }
+    }
+
+    /// Appends `x`, which must be above every entry pushed so far (the first may be 0).
+    fn push(&mut self, x: u32) {
+        debug_assert!(self.len == 0 || x > self.last, "Gaps entries ascend");
+        let mut gap = x - self.last;
+        loop {
+            let byte = (gap & 0x7f) as u8;
+            gap >>= 7;
+            if gap == 0 {
+                self.bytes.push(byte);
+                break;
+            }
+            self.bytes.push(byte | 0x80);
+        }
+        self.last = x;
+        self.len += 1;
+    }
+
+    fn finish(self) -> Gaps {
+        Gaps {
+            bytes: self.bytes.into_boxed_slice(),
+            len: self.len,
+        }
     }
 }
 
@@ -1187,8 +1287,11 @@ mod tests {
         let matcher = Matcher::new(&Termbase::default());
         let idx = NgramIndex::build(&tu, &work, &matcher, &zh, false, &[]);
         let g = idx.ids["代理"];
-        assert_eq!(idx.postings[g as usize], vec![0, 1]);
-        assert_eq!(idx.seg_ngrams[0].iter().filter(|&&x| x == g).count(), 1);
+        assert_eq!(
+            idx.postings[g as usize].iter().collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert_eq!(idx.seg_ngrams[0].iter().filter(|&x| x == g).count(), 1);
         let (a, excl) = ([true, true, false], [false; 3]);
         let c = Contrast {
             a: &a,
@@ -1305,5 +1408,17 @@ mod tests {
             counts(&rows.iter().find(|r| r.term == "Agent").unwrap().clone()),
             vec![("智能体", 2)]
         );
+    }
+
+    proptest::proptest! {
+        /// The gap code is lossless: any ascending list reads back as it was, with its length.
+        #[test]
+        fn gaps_read_back_what_was_stored(mut v in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..300)) {
+            v.sort_unstable();
+            v.dedup();
+            let g = Gaps::of(&v);
+            proptest::prop_assert_eq!(g.len(), v.len());
+            proptest::prop_assert_eq!(g.iter().collect::<Vec<_>>(), v);
+        }
     }
 }
