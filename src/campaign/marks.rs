@@ -223,7 +223,7 @@ pub fn review(
     s: &State,
     units: &mut [Vec<Finding>],
     chapter: &mut [Finding],
-    finals: &[String],
+    finals: &[&str],
 ) -> Review {
     let marks = s.marks();
     let precision = marks.precision(c.plan.mark_precision_threshold);

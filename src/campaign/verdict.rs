@@ -75,8 +75,6 @@ pub struct FinalQa {
     /// id; dismissed ones are `info`, errors of downgraded checks `warning`; see
     /// [`super::marks::review`]).
     pub review: super::marks::Review,
-    /// The final text of each unit, in the order of `Campaign::units`.
-    pub finals: Vec<String>,
 }
 
 impl FinalQa {
@@ -90,10 +88,10 @@ impl FinalQa {
 /// cached by [`qa::check_translations`], so calling this for the summary and again for the
 /// report costs one run. Reads the output chapters from `out_dir` (missing ones are fine).
 pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
-    let finals: Vec<String> = c
+    let finals: Vec<&str> = c
         .units
         .iter()
-        .map(|u| super::edits::final_text(c, s, u))
+        .map(|u| super::edits::final_str(c, s, u))
         .collect();
     let outputs: Vec<(String, Option<String>)> = c
         .chapters
@@ -122,7 +120,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
                 unit: &u.id,
                 chapter: &u.chapter,
                 source: c.source_text(u),
-                target: translated.then_some(t.as_str()),
+                target: translated.then_some(*t),
             }
         })
         .collect();
@@ -185,6 +183,5 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
         chapter,
         campaign,
         review,
-        finals,
     }
 }

@@ -191,6 +191,7 @@ pub fn check_translations(ctx: &QaContext, units: &[UnitText]) -> std::sync::Arc
 /// The campaign-level checks that compare translations (everything but `completeness`, which
 /// needs the written chapters). Units without a target are ignored by every one of them.
 fn translation_checks(ctx: &QaContext, units: &[UnitText]) -> CampaignQa {
+    super::drift::warm_candidates(ctx, units);
     let parsed = Parsed::all(units);
     let mut findings = Vec::new();
     let (f, script_share) = untranslated(ctx, &parsed);
