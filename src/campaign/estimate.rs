@@ -11,8 +11,9 @@
 //!   assumed to become an entry (rendering as long as the term, a note of about seven tokens),
 //!   which is what the pseudo provider does and close to what models do. Completion ≈ the source tokens ×
 //!   [`completion_ratio`].
-//! - **Proofreading**: the review budget (`proofread_share` × translation prompt tokens) plus
-//!   each batch's instructions, one batch per chapter at least.
+//! - **Proofreading**: the review budget (`proofread_share` × the prompt tokens of the units a
+//!   model translates; translation-memory hits cost none, so they add none) plus each batch's
+//!   instructions: one batch per chapter with a budget (every chapter at a share of 1 or more).
 //! - **Manager**: one decision per revision round: its instructions, the current Manager
 //!   context and a findings summary of about [`FINDINGS_TOKENS`].
 //! - Revisions and terminology reconciliations depend on what QA finds and are not estimated
@@ -223,6 +224,9 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);
     let mut per_chapter: BTreeMap<&str, u64> = BTreeMap::new();
+    // The same for the units a model translates (not from the translation memory).
+    let mut paid_prompt_total = 0u64;
+    let mut paid_chapters: std::collections::BTreeSet<&str> = Default::default();
     // For the range: prompt tokens a prefix cache would serve (low end), and what revisions of
     // every Translation call would add (high end).
     let caching = p
@@ -246,8 +250,10 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         );
         let prompt = req.prompt_tokens_with(c.tokens()) as u64;
         let completion = (c.tokens().count(text) as f64 * ratio) as u64;
-        // A unit the translation memory holds costs no Translation call (it is still
-        // proofread).
+        // A unit the translation memory holds costs no Translation call, and adds nothing to
+        // the review budget, which is a share of the prompt tokens the translations cost
+        // (`Manager::select_for_review`): a chapter all from memory is not proofread unless
+        // the share is 1 or more.
         let from_memory =
             c.memory.lookup_joined(text).is_some() || super::memory::is_memory_hit(s, &u.id);
         if !from_memory {
@@ -273,6 +279,10 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         }
         translation_prompt_total += prompt;
         *per_chapter.entry(u.chapter.as_str()).or_insert(0) += prompt;
+        if !from_memory {
+            paid_prompt_total += prompt;
+            paid_chapters.insert(u.chapter.as_str());
+        }
         let translated = s
             .fp(&u.id)
             .is_some_and(|fp| s.is_done(&translate_key(fp, 0)));
@@ -296,17 +306,25 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     ]) as u64;
     let share = p.proofread_share.min(1.0);
     let review = |prompt: u64| (prompt as f64 * share) as u64;
-    let batches = per_chapter.len() as u64;
-    let proof_prompt = review(translation_prompt_total) + batches * instructions;
+    // A share of 1 or more reviews every unit; below it, a chapter's budget comes from the
+    // translations a model made (regression test
+    // `plan_counted_proofreading_for_a_campaign_all_from_memory`).
+    let (batches, reviewed_prompt) = if p.proofread_share >= 1.0 {
+        (per_chapter.len() as u64, translation_prompt_total)
+    } else {
+        (paid_chapters.len() as u64, paid_prompt_total)
+    };
+    let proof_prompt = review(reviewed_prompt) + batches * instructions;
     total
         .get_mut(&Agent::Proofreading)
         .unwrap()
         .add(batches, proof_prompt, batches * 40);
     if todo > 0
-        || !s
-            .finished()
-            .keys()
-            .any(|k| matches!(CallKey::parse(k), CallKey::Proofread { .. }))
+        || batches > 0
+            && !s
+                .finished()
+                .keys()
+                .any(|k| matches!(CallKey::parse(k), CallKey::Proofread { .. }))
     {
         remaining
             .get_mut(&Agent::Proofreading)

@@ -103,3 +103,80 @@ fn plan_estimates_two_corpus_chapters_within_ten_percent() {
     let c = TestCampaign::with_chapters("p", &refs, "");
     check(&c);
 }
+
+/// Helper-found bug: after a campaign whose every unit came from the translation memory had
+/// finished, `plan` still counted one proofreading call per chapter as remaining ("a resume
+/// would send 3 calls") and in the total, while `run` sent none: the run's review budget is a
+/// share of the prompt tokens the translations cost, and memory hits cost none.
+#[test]
+fn plan_counted_proofreading_for_a_campaign_all_from_memory() {
+    use support::fake_llm::FakeServer;
+    const KEY: &str = "sk-booktr-plan-memory-KEY-5c1e";
+    let chapters = [
+        (
+            "a.md",
+            "# Agents\n\nAn agent calls tools in a loop and reads what comes back before it decides on the next step.\n\nA second paragraph says why the loop ends when the task is done.\n",
+        ),
+        (
+            "b.md",
+            "# Tools\n\nA tool is a function the model may call; its result goes back into the context window.\n",
+        ),
+    ];
+    let names: Vec<&str> = chapters.iter().map(|c| c.0).collect();
+    let provider = "[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
+    let fake = FakeServer::start();
+    let run = |c: &TestCampaign| {
+        let out = c
+            .cmd("run", &["--base-url", &fake.base_url, "--json"])
+            .env("OPENAI_API_KEY", KEY)
+            .output()
+            .unwrap();
+        assert_code(&out, 0);
+        json_summary(&out)
+    };
+    let a = TestCampaign::with_chapters("a", &names, provider);
+    for (name, text) in chapters {
+        a.write(name, text);
+    }
+    let first = run(&a);
+    assert!(
+        first["usage"]["proofreading"]["calls"].as_u64().unwrap() > 0,
+        "{first}"
+    );
+    assert_code(&a.cmd("export", &["--format", "tmx"]).output().unwrap(), 0);
+
+    let b = TestCampaign::with_chapters("b", &names, &format!("memory = [\"a.tmx\"]\n{provider}"));
+    for (name, text) in chapters {
+        b.write(name, text);
+    }
+    b.write("a.tmx", &a.read("a/export/a.tmx"));
+    let plan = |c: &TestCampaign| -> serde_json::Value {
+        let out = c.cmd("plan", &["--json"]).output().unwrap();
+        assert_code(&out, 0);
+        let e: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap())
+                .unwrap();
+        e["estimate"].clone()
+    };
+    let before = plan(&b);
+    let summary = run(&b);
+    assert_eq!(summary["units"]["memory_hits"], 2, "{summary}");
+    assert_eq!(summary["usage"]["translation"]["calls"], 0, "{summary}");
+    let sent = summary["usage"]["proofreading"]["calls"].as_u64().unwrap();
+    assert_eq!(
+        sent, 0,
+        "a chapter all from memory has no review budget: {summary}"
+    );
+    // Before the run, the estimate counted the proofreading calls the run then sent.
+    assert_eq!(before["total"]["proofreading"]["calls"], sent, "{before}");
+    assert_eq!(before["remaining"]["translation"]["calls"], 0, "{before}");
+    // After it, nothing remains to send.
+    let after = plan(&b);
+    let remaining: u64 = after["remaining"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|a| a["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(remaining, 0, "{after}");
+}
