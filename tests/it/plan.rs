@@ -125,15 +125,7 @@ fn plan_counted_proofreading_for_a_campaign_all_from_memory() {
     let names: Vec<&str> = chapters.iter().map(|c| c.0).collect();
     let provider = "[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
     let fake = FakeServer::start();
-    let run = |c: &TestCampaign| {
-        let out = c
-            .cmd("run", &["--base-url", &fake.base_url, "--json"])
-            .env("OPENAI_API_KEY", KEY)
-            .output()
-            .unwrap();
-        assert_code(&out, 0);
-        json_summary(&out)
-    };
+    let run = |c: &TestCampaign| c.run_ok_against(&fake.base_url, KEY);
     let a = TestCampaign::with_chapters("a", &names, provider);
     for (name, text) in chapters {
         a.write(name, text);

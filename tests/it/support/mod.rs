@@ -95,6 +95,18 @@ impl TestCampaign {
         c
     }
 
+    /// `booktr run --base-url <base_url> --json` with `OPENAI_API_KEY=<key>`, checked to exit 0:
+    /// its `--json` summary.
+    pub fn run_ok_against(&self, base_url: &str, key: &str) -> serde_json::Value {
+        let out = self
+            .cmd("run", &["--base-url", base_url, "--json"])
+            .env("OPENAI_API_KEY", key)
+            .output()
+            .unwrap();
+        assert_code(&out, 0);
+        json_summary(&out)
+    }
+
     /// Every file under the campaign folder, recursively.
     pub fn all_files(&self) -> Vec<PathBuf> {
         fn walk(p: &Path, out: &mut Vec<PathBuf>) {
