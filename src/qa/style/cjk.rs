@@ -68,7 +68,9 @@ pub fn punctuation(v: &View, hits: &mut Hits) {
         if let Some(fw) = full_width(c) {
             // A run of the same mark (`...`, `!!`) is one finding.
             let mut j = i;
-            while j + 1 < n && v.chars[j + 1].c == c && v.chars[j + 1].at.is_some() {
+            // Not across markup: `:**:` is two marks (regression test
+            // `a_punctuation_run_ran_across_emphasis_markup`).
+            while j + 1 < n && v.chars[j + 1].c == c && v.follows(j + 1) {
                 j += 1;
             }
             let after = v.next_nonspace(j);

@@ -62,6 +62,9 @@ fn is_space_sep(c: char) -> bool {
 pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
     let n = v.chars.len();
     let c = |i: usize| v.chars.get(i).map_or('\n', |x| x.c);
+    // A number does not run across markup: `**1.234,5**1` is the number 1.234,5, then a 1
+    // (regression test `a_number_ran_across_emphasis_markup`).
+    let next_to = |k: usize| v.follows(k);
     let mut i = 0;
     while i < n {
         if !c(i).is_ascii_digit() || v.chars[i].at.is_none() {
@@ -75,7 +78,11 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
         let mut j = i;
         loop {
             let g = j;
-            while j < n && c(j).is_ascii_digit() && v.chars[j].at.is_some() {
+            while j < n
+                && c(j).is_ascii_digit()
+                && v.chars[j].at.is_some()
+                && (j == start || next_to(j))
+            {
                 j += 1;
             }
             groups.push(j - g);
@@ -83,6 +90,8 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
             if (matches!(s, '.' | ',') || is_space_sep(s))
                 && c(j + 1).is_ascii_digit()
                 && v.chars[j].at.is_some()
+                && next_to(j)
+                && next_to(j + 1)
             {
                 seps.push(s);
                 j += 1;

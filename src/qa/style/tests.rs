@@ -322,6 +322,36 @@ fn points_at_offence(check: &str, span: &str, next: Option<char>) -> bool {
     }
 }
 
+/// Found by `spans_point_at_the_offending_chars`: the digits of `**1.234,5**1` were read as one
+/// number across the closing `**`, and the finding's span covered the markup.
+#[test]
+fn a_number_ran_across_emphasis_markup() {
+    let target = "**1.234,5**1;";
+    let hits: Vec<_> = lint(&all_on("zh"), &Lang::parse("zh"), "", target)
+        .into_iter()
+        .filter(|h| h.check == NUMBER_FORMAT)
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let chars: Vec<char> = target.chars().collect();
+    let span: String = chars[hits[0].start..hits[0].end].iter().collect();
+    assert_eq!(span, "1.234,5");
+}
+
+/// Found by `spans_point_at_the_offending_chars`: the two colons of `，:**:**` were one run
+/// across the `**`, and the finding's span covered the markup.
+#[test]
+fn a_punctuation_run_ran_across_emphasis_markup() {
+    let target = "，:**:**";
+    let chars: Vec<char> = target.chars().collect();
+    let spans: Vec<String> = lint(&all_on("zh"), &Lang::parse("zh"), "", target)
+        .into_iter()
+        .filter(|h| h.check == CJK_PUNCTUATION)
+        .map(|h| chars[h.start..h.end].iter().collect())
+        .collect();
+    assert!(!spans.is_empty());
+    assert!(spans.iter().all(|s| s == ":"), "{spans:?}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 

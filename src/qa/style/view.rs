@@ -162,6 +162,18 @@ impl View {
         self.chars.get(i as usize).map_or(BREAK, |v| v.c)
     }
 
+    /// Whether view char `k` follows view char `k - 1` directly in the target, with no markup
+    /// between them (false for `k` 0, outside the view, or a char not in the target). A token a
+    /// check reads (a number, a run of one punctuation mark) does not run across markup, so its
+    /// span covers only the chars it objects to.
+    pub fn follows(&self, k: usize) -> bool {
+        k > 0
+            && matches!(
+                (self.chars[k - 1].at, self.chars.get(k).and_then(|x| x.at)),
+                (Some(a), Some(b)) if b == a + 1
+            )
+    }
+
     /// The first char before `i` that is not an ASCII space (or [`BREAK`]).
     pub fn prev_nonspace(&self, i: usize) -> char {
         let mut j = i as isize - 1;
