@@ -223,8 +223,9 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let ratio = completion_ratio(&p.source_lang, &p.target_lang);
     let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);
-    let mut per_chapter: BTreeMap<&str, u64> = BTreeMap::new();
-    // The same for the units a model translates (not from the translation memory).
+    // The chapters with prose units, and (below) the same for the units a model translates
+    // (not from the translation memory).
+    let mut chapters: std::collections::BTreeSet<&str> = Default::default();
     let mut paid_prompt_total = 0u64;
     let mut paid_chapters: std::collections::BTreeSet<&str> = Default::default();
     // For the range: prompt tokens a prefix cache would serve (low end), and what revisions of
@@ -278,7 +279,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             previous_prefix = Some(prefix);
         }
         translation_prompt_total += prompt;
-        *per_chapter.entry(u.chapter.as_str()).or_insert(0) += prompt;
+        chapters.insert(u.chapter.as_str());
         if !from_memory {
             paid_prompt_total += prompt;
             paid_chapters.insert(u.chapter.as_str());
@@ -310,7 +311,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     // translations a model made (regression test
     // `plan_counted_proofreading_for_a_campaign_all_from_memory`).
     let (batches, reviewed_prompt) = if p.proofread_share >= 1.0 {
-        (per_chapter.len() as u64, translation_prompt_total)
+        (chapters.len() as u64, translation_prompt_total)
     } else {
         (paid_chapters.len() as u64, paid_prompt_total)
     };

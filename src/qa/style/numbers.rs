@@ -62,9 +62,6 @@ fn is_space_sep(c: char) -> bool {
 pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
     let n = v.chars.len();
     let c = |i: usize| v.chars.get(i).map_or('\n', |x| x.c);
-    // A number does not run across markup: `**1.234,5**1` is the number 1.234,5, then a 1
-    // (regression test `a_number_ran_across_emphasis_markup`).
-    let next_to = |k: usize| v.follows(k);
     let mut i = 0;
     while i < n {
         if !c(i).is_ascii_digit() || v.chars[i].at.is_none() {
@@ -78,10 +75,15 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
         let mut j = i;
         loop {
             let g = j;
+            // A number does not run across markup: `**1.234,5**1` is the number 1.234,5, then
+            // a 1 (regression test `a_number_ran_across_emphasis_markup`).
             while j < n
                 && c(j).is_ascii_digit()
-                && v.chars[j].at.is_some()
-                && (j == start || next_to(j))
+                && (if j == start {
+                    v.chars[j].at.is_some()
+                } else {
+                    v.follows(j)
+                })
             {
                 j += 1;
             }
@@ -89,9 +91,8 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
             let s = c(j);
             if (matches!(s, '.' | ',') || is_space_sep(s))
                 && c(j + 1).is_ascii_digit()
-                && v.chars[j].at.is_some()
-                && next_to(j)
-                && next_to(j + 1)
+                && v.follows(j)
+                && v.follows(j + 1)
             {
                 seps.push(s);
                 j += 1;
