@@ -57,8 +57,10 @@ pub struct Chapter {
     /// campaign's `book` (`src/part1/intro.md`, see [`super::site::Page::out`]).
     pub file_name: String,
     /// The file's exact content; for a notebook, its Markdown view
-    /// ([`super::notebook::Notebook::view`]), the text its units are cut from.
-    pub text: String,
+    /// ([`super::notebook::Notebook::view`]), the text its units are cut from. Shared, not
+    /// copied, by what reads the source after the run (the HTML report's side-by-side texts: a
+    /// copy of the book was a tenth of a long book's peak memory, issue 15).
+    pub text: std::sync::Arc<str>,
     /// Hex sha256 of the file's bytes.
     pub sha256: String,
     /// The notebook, for a `*.ipynb` chapter (its JSON is what the translated chapter is
@@ -114,7 +116,7 @@ impl Chapter {
             key: chapter_key(&file_name),
             rel_path: rel_path.to_string(),
             file_name,
-            text,
+            text: text.into(),
             sha256,
             notebook: None,
         };
@@ -125,7 +127,7 @@ impl Chapter {
                     message,
                 }
             })?;
-            chapter.text = nb.view().to_string();
+            chapter.text = nb.view().into();
             chapter.notebook = Some(std::sync::Arc::new(nb));
         }
         Ok(chapter)

@@ -369,11 +369,11 @@ impl Campaign {
         self.candidates.get_or_init(|| {
             use crate::termbase::candidates;
             let max = (self.prose_units().count() * 4).clamp(60, 400);
-            let texts: Vec<&str> = self.chapters.iter().map(|c| c.text.as_str()).collect();
+            let texts: Vec<&str> = self.chapters.iter().map(|c| &*c.text).collect();
             let mut all = candidates::candidates(&texts, &self.house, max);
             let per_chapter = 8;
             for ch in &self.chapters {
-                for cand in candidates::candidates(&[ch.text.as_str()], &self.house, per_chapter) {
+                for cand in candidates::candidates(&[&*ch.text], &self.house, per_chapter) {
                     if !all.iter().any(|c| {
                         crate::termbase::term_key(&c.term) == crate::termbase::term_key(&cand.term)
                     }) {

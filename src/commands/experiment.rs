@@ -21,7 +21,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 pub fn run_single(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let plan = super::plan(&args.campaign, args.concurrency)?;
     let campaign = Campaign::load(plan)?;
-    let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
+    let provider = super::rehearsal::campaign_provider(&campaign.plan)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let result = runtime()?.block_on(single_agent::run(
         &campaign,
@@ -91,7 +91,7 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let campaign = Campaign::load(plan)?;
-    let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
+    let provider = super::rehearsal::campaign_provider(&campaign.plan)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let judge_model = args
         .judge_model

@@ -22,8 +22,9 @@
 use std::sync::Arc;
 
 use crate::agents::{Agent, glossary, translation};
+use crate::config::{CjkLatinSpace, QuoteStyle, Style};
 use crate::lang::Lang;
-use crate::llm::pseudo::pseudo_translate;
+use crate::llm::pseudo::{Typography, pseudo_translate, pseudo_translate_with};
 use crate::llm::{
     Answer, LlmError, Provider, ProviderKind, ProviderPlan, Request, Responder, Role, Usage,
 };
@@ -32,15 +33,51 @@ use crate::llm::{
 #[derive(Debug, Clone)]
 pub struct Rehearsal {
     target: Lang,
+    /// The house style's quotes and spacing the unit translations are set in.
+    typography: Typography,
+}
+
+/// The typography of house style `style` for pseudo-translations: its quotes, its CJK–Latin
+/// spacing and French spacing, each only when its rule is on (a rule that is off checks
+/// nothing, so the pseudo-words are left as they fall).
+pub fn typography(style: &Style) -> Typography {
+    if !style.enabled {
+        return Typography::default();
+    }
+    Typography {
+        quotes: style.quotes.map(|q| match q {
+            QuoteStyle::Curly => ("“", "”"),
+            QuoteStyle::Corner => ("「", "」"),
+            QuoteStyle::Guillemets => ("«\u{202F}", "\u{202F}»"),
+            QuoteStyle::LowHigh => ("„", "“"),
+            QuoteStyle::Chevrons => ("»", "«"),
+        }),
+        cjk_latin_space: style
+            .cjk_latin_space
+            .map(|p| matches!(p, CjkLatinSpace::One)),
+        fr_spacing: style.fr_spacing,
+        cjk_ellipsis: style.cjk_punctuation,
+    }
 }
 
 /// Model name reported by the rehearsal responder.
 pub const PSEUDO_MODEL: &str = "pseudo";
 
 impl Rehearsal {
-    /// A responder whose translations are pseudo-translations into `target`'s script.
+    /// A responder whose translations are pseudo-translations into `target`'s script, set in
+    /// the target's default house style ([`Style::for_target`]).
     pub fn new(target: Lang) -> Self {
-        Rehearsal { target }
+        let style = Style::for_target(&target);
+        Rehearsal::with_style(target, &style)
+    }
+
+    /// A responder whose translations follow the campaign's house style `style` (its
+    /// `[style]` table resolved): quotes and spacing as [`typography`] maps them.
+    pub fn with_style(target: Lang, style: &Style) -> Self {
+        Rehearsal {
+            typography: typography(style),
+            target,
+        }
     }
 
     /// Answers `req`, an agent's request, by reading its prompt (see the module docs).
@@ -65,7 +102,7 @@ impl Rehearsal {
                     .last()
                     .filter(|m| m.role == Role::User)
                     .map_or("", |m| m.content.as_str());
-                pseudo_translate(source, &self.target, &glossary)
+                pseudo_translate_with(source, &self.target, &glossary, &self.typography)
             }
             Agent::Judge => crate::experiment::judge::pseudo_answer(req),
             Agent::Translation => {
@@ -75,7 +112,7 @@ impl Rehearsal {
                     .map(|m| translation::parse_glossary_message(&m.content))
                     .unwrap_or_default();
                 let source = translation::source_of(req).unwrap_or("");
-                pseudo_translate(source, &self.target, &glossary)
+                pseudo_translate_with(source, &self.target, &glossary, &self.typography)
             }
             Agent::Glossary if crate::agents::brief::is_brief(req) => pseudo_brief(req),
             Agent::Glossary if crate::agents::reconcile::is_reconciliation(req) => {
@@ -157,8 +194,28 @@ impl Responder for Rehearsal {
 /// # Errors
 /// As [`Provider::connect`] (a missing API key, an HTTP client that cannot be built).
 pub fn provider(plan: &ProviderPlan, target: &Lang) -> Result<Provider, LlmError> {
+    provider_styled(plan, target, &Style::for_target(target))
+}
+
+/// [`provider`] for a campaign: a rehearsal's translations follow the campaign's house style
+/// (`[style]`), as a careful translator's would.
+///
+/// # Errors
+/// As [`provider`].
+pub fn campaign_provider(plan: &crate::config::Plan) -> Result<Provider, LlmError> {
+    provider_styled(&plan.provider, &plan.target_lang, &plan.style)
+}
+
+fn provider_styled(
+    plan: &ProviderPlan,
+    target: &Lang,
+    style: &Style,
+) -> Result<Provider, LlmError> {
     match plan.kind {
-        ProviderKind::Pseudo => Ok(Provider::Local(Arc::new(Rehearsal::new(target.clone())))),
+        ProviderKind::Pseudo => Ok(Provider::Local(Arc::new(Rehearsal::with_style(
+            target.clone(),
+            style,
+        )))),
         ProviderKind::Openai | ProviderKind::Anthropic => Provider::connect(plan),
     }
 }

@@ -32,7 +32,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     for line in super::chapter_source_lines(&campaign.plan, 6) {
         eprintln!("{line}");
     }
-    let provider = super::rehearsal::provider(&campaign.plan.provider, &campaign.plan.target_lang)
+    let provider = super::rehearsal::campaign_provider(&campaign.plan)
         .map_err(|e| UsageError::new(e.to_string()))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

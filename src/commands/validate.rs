@@ -246,7 +246,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                     )
                 });
             }
-            texts.insert(u.id.clone(), (s.to_string(), t.to_string()));
+            texts.insert(u.id.clone(), (s.into(), t.to_string()));
             units.push(UnitReport {
                 id: u.id.clone(),
                 chapter: u.chapter.clone(),
@@ -278,7 +278,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             texts.get(&u.id).map(|(s, t)| qa::UnitText {
                 unit: &u.id,
                 chapter: &u.chapter,
-                source: s,
+                source: s.as_str(),
                 target: Some(t),
             })
         })

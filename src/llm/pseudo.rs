@@ -17,9 +17,45 @@ use crate::book::markdown;
 use crate::lang::{Lang, Script};
 use crate::termbase::{Entry, Matcher, Origin, Termbase};
 
+/// The typographic conventions of the target locale a rehearsal's pseudo-translation follows,
+/// so that a rehearsal report shows what a translator who keeps the house style would leave
+/// (a pseudo text in straight quotes drew 33,860 `style_quotes` and 12,130
+/// `style_cjk_latin_space` warnings on ten times the corpus book: regression test
+/// `pseudo_rehearsals_inflated_style_warnings` in `qa`). The campaign's `[style]` table decides
+/// them (the commands layer maps it); [`Typography::default`] changes nothing (quotes and
+/// spaces as the pseudo-words fall).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Typography {
+    /// The opening and closing marks that replace straight `"` in prose (`“` `”`, `「` `」`,
+    /// `«\u{202F}` `\u{202F}»`, `„` `“`, `»` `«`); `None` keeps them. A `"` right after a
+    /// digit (an inch mark) is kept.
+    pub quotes: Option<(&'static str, &'static str)>,
+    /// Between a CJK letter and a Latin letter or digit: `Some(true)` one space,
+    /// `Some(false)` none, `None` as the pseudo-words fall.
+    pub cjk_latin_space: Option<bool>,
+    /// French spacing: a no-break space (U+00A0 before `:`, U+202F before `; ! ?`) in place
+    /// of an ordinary space, or added, before sentence punctuation.
+    pub fr_spacing: bool,
+    /// CJK punctuation: a run of two or more `.` next to CJK text becomes `……` (single marks
+    /// are made full-width by the pseudo-words already).
+    pub cjk_ellipsis: bool,
+}
+
 /// Pseudo-translates Markdown `text` into `target`'s script, keeping everything that is not
-/// prose byte-identical and applying `glossary` (source, target) pairs.
+/// prose byte-identical and applying `glossary` (source, target) pairs. Quotes and spacing
+/// stay as the pseudo-words fall ([`pseudo_translate_with`] follows a locale's typography).
 pub fn pseudo_translate(text: &str, target: &Lang, glossary: &[(String, String)]) -> String {
+    pseudo_translate_with(text, target, glossary, &Typography::default())
+}
+
+/// [`pseudo_translate`], with the prose set in `typography` (quotes, CJK–Latin spacing,
+/// French spacing).
+pub fn pseudo_translate_with(
+    text: &str,
+    target: &Lang,
+    glossary: &[(String, String)],
+    typography: &Typography,
+) -> String {
     let tb = Termbase::from_entries(glossary.iter().map(|(s, t)| Entry {
         source: s.clone(),
         target: t.clone(),
@@ -40,7 +76,12 @@ pub fn pseudo_translate(text: &str, target: &Lang, glossary: &[(String, String)]
     let mut last = 0;
     for r in ranges {
         out.push_str(&text[last..r.start]);
-        out.push_str(&pseudo_prose(&text[r.clone()], target, &tb, &matcher));
+        let prose = pseudo_prose(&text[r.clone()], target, &tb, &matcher);
+        if *typography == Typography::default() {
+            out.push_str(&prose);
+        } else {
+            out.push_str(&typeset(&prose, typography));
+        }
         last = r.end;
     }
     out.push_str(&text[last..]);
@@ -88,6 +129,112 @@ fn pseudo_prose(slice: &str, target: &Lang, tb: &Termbase, matcher: &Matcher) ->
                 .is_some_and(|c| crate::lang::script_of(c) == Some(Script::Han));
         }
         pos = e;
+    }
+    out
+}
+
+/// Sets one pseudo-translated prose slice (the text of one Markdown text event, so no markup
+/// inside) in `t`'s conventions.
+///
+/// Hand-rolled: it mirrors the house-style checks of `qa::style` (which this layer may not
+/// import) on text the pseudo provider wrote itself; no library knows those rules.
+fn typeset(slice: &str, t: &Typography) -> String {
+    const NBSP: char = '\u{00A0}';
+    const NNBSP: char = '\u{202F}';
+    let chars: Vec<char> = slice.chars().collect();
+    let mut out = String::with_capacity(slice.len() + 8);
+    let latin = |c: char| c.is_ascii_alphanumeric();
+    let mut open_quotes = 0usize;
+    let mut skip = 0usize;
+    for (i, &c) in chars.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        let prev = out.chars().next_back();
+        let next = chars.get(i + 1).copied();
+        // `...` (or `。..`, a first dot the pseudo-words made full-width) in CJK text: `……`.
+        if t.cjk_ellipsis && c == '.' {
+            let run = chars[i..].iter().take_while(|x| **x == '.').count();
+            let after = chars.get(i + run).copied();
+            let cjk_prev = prev.is_some_and(|p| crate::lang::is_cjk_letter(p) || p == '。');
+            let cjk_after = after.is_some_and(crate::lang::is_cjk_letter);
+            if (run >= 2 || prev == Some('。')) && (cjk_prev || cjk_after) {
+                if prev == Some('。') {
+                    out.pop();
+                }
+                out.push_str("……");
+                skip = run - 1;
+                continue;
+            }
+        }
+        // Straight quotes: opening after a space, an opening bracket or at the start before a
+        // word; closing otherwise. At the start of the slice (after markup, `**"`) the next char
+        // decides: a space, punctuation or the end means the quote closes.
+        // A `"` after a digit is an inch mark, unless it closes a quote opened in this slice.
+        if c == '"'
+            && let Some((open, close)) = t.quotes
+            && (open_quotes > 0 || !prev.is_some_and(|p| p.is_ascii_digit()))
+        {
+            let opens = match prev {
+                Some(p) => p.is_whitespace() || "([{—–-/".contains(p),
+                None => next.is_some_and(|n| !(n.is_whitespace() || n.is_ascii_punctuation())),
+            };
+            if opens {
+                open_quotes += 1;
+            } else {
+                open_quotes = open_quotes.saturating_sub(1);
+            }
+            if !opens && t.fr_spacing && prev == Some(' ') {
+                // The closing `\u{202F}»` brings its own (no-break) space.
+                out.pop();
+            }
+            out.push_str(if opens { open } else { close });
+            continue;
+        }
+        if t.fr_spacing && matches!(c, ';' | ':' | '!' | '?') {
+            let sentence = next.is_none_or(|n| n.is_whitespace() || "»)]\"'".contains(n));
+            let wanted = if c == ':' { NBSP } else { NNBSP };
+            match prev {
+                Some(' ') if sentence => {
+                    out.pop();
+                    out.push(wanted);
+                }
+                Some(p) if sentence && !matches!(p, NBSP | NNBSP | ';' | ':' | '!' | '?') => {
+                    out.push(wanted)
+                }
+                _ => {}
+            }
+            out.push(c);
+            continue;
+        }
+        if let Some(spaced) = t.cjk_latin_space
+            && let Some(p) = prev
+        {
+            let boundary = |a: char, b: char| {
+                (crate::lang::is_cjk_letter(a) && latin(b))
+                    || (latin(a) && crate::lang::is_cjk_letter(b))
+            };
+            if spaced && boundary(p, c) {
+                out.push(' ');
+            } else if !spaced && c == ' ' {
+                // A run of spaces between CJK and Latin text goes: look past it.
+                let after = chars[i..].iter().find(|x| **x != ' ').copied();
+                if after.is_some_and(|a| boundary(p, a)) {
+                    continue;
+                }
+            } else if spaced && c == ' ' && p == ' ' {
+                // One space, never two, where the pseudo-words left a double space.
+                let before = out.trim_end_matches(' ').chars().next_back();
+                let after = chars[i..].iter().find(|x| **x != ' ').copied();
+                if let (Some(b), Some(a)) = (before, after)
+                    && boundary(b, a)
+                {
+                    continue;
+                }
+            }
+        }
+        out.push(c);
     }
     out
 }
@@ -309,6 +456,91 @@ mod tests {
         // Latin targets keep ASCII punctuation.
         let de = pseudo_translate("First, we call it.\n", &Lang::parse("de"), &[]);
         assert!(de.contains(',') && de.ends_with(".\n"), "{de}");
+    }
+
+    const ZH_TYPE: Typography = Typography {
+        quotes: Some(("“", "”")),
+        cjk_latin_space: Some(true),
+        fr_spacing: false,
+        cjk_ellipsis: true,
+    };
+
+    #[test]
+    fn cjk_typography_curls_quotes_and_spaces_latin_words() {
+        let src = "He said \"use the API now\" and left... Then LLM calls, 5\" wide.\n";
+        let glossary = [("API".to_string(), "API".to_string())];
+        let out = pseudo_translate_with(src, &zh(), &glossary, &ZH_TYPE);
+        assert!(!out.contains('"') || out.contains("5\""), "{out}");
+        assert_eq!(out.matches('“').count(), 1, "{out}");
+        assert_eq!(out.matches('”').count(), 1, "{out}");
+        // One space on each side of a Latin word in CJK text, never none or two.
+        for w in ["API", "LLM"] {
+            let at = out.find(w).unwrap();
+            let before = out[..at].chars().next_back().unwrap();
+            let after = out[at + w.len()..].chars().next().unwrap();
+            assert!(before == ' ' || before == '“', "{w} in {out}");
+            assert!(
+                after == ' ' || !crate::lang::is_cjk_letter(after),
+                "{w} in {out}"
+            );
+        }
+        assert!(out.contains("……") && !out.contains(".."), "{out}");
+        // The inch mark after a digit is not a quotation mark.
+        assert!(out.contains("5\""), "{out}");
+    }
+
+    #[test]
+    fn japanese_typography_uses_corner_quotes_and_no_spaces() {
+        let ja = Lang::parse("ja");
+        let t = Typography {
+            quotes: Some(("「", "」")),
+            cjk_latin_space: Some(false),
+            fr_spacing: false,
+            cjk_ellipsis: true,
+        };
+        let out = pseudo_translate_with("Call \"API\" here, then use API now.\n", &ja, &[], &t);
+        assert!(out.contains("「API」"), "{out}");
+        // No space between kana and a Latin word (Microsoft Japanese Style Guide).
+        assert_eq!(out.matches("API").count(), 2, "{out}");
+        assert!(!out.contains(" API") && !out.contains("API "), "{out}");
+    }
+
+    #[test]
+    fn french_typography_uses_guillemets_and_no_break_spaces() {
+        let fr = Lang::parse("fr");
+        let t = Typography {
+            quotes: Some(("«\u{202F}", "\u{202F}»")),
+            cjk_latin_space: None,
+            fr_spacing: true,
+            cjk_ellipsis: false,
+        };
+        let out = pseudo_translate_with(
+            "Say \"hello\": really? Yes! See https://x.io/a?b=1 at 12:30.\n",
+            &fr,
+            &[],
+            &t,
+        );
+        assert!(out.contains("«\u{202F}"), "{out}");
+        assert!(out.contains("\u{202F}»\u{00A0}:"), "{out}");
+        assert!(
+            out.contains("\u{202F}?") && out.contains("\u{202F}!"),
+            "{out}"
+        );
+        // Not sentence punctuation: the URL and the time stay as they are.
+        assert!(
+            out.contains("https://x.io/a?b=1") && out.contains("12:30"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn the_default_typography_changes_nothing() {
+        let src = "He said \"hi\" to GPT-4...\n";
+        assert_eq!(
+            pseudo_translate(src, &zh(), &[]),
+            pseudo_translate_with(src, &zh(), &[], &Typography::default())
+        );
+        assert!(pseudo_translate(src, &zh(), &[]).contains('"'));
     }
 
     #[test]

@@ -213,7 +213,51 @@ struct BilingualChapter<'a> {
 }
 
 /// The texts the page shows, by unit id: `(source, target)` (target empty when missing).
-pub type Texts = BTreeMap<String, (String, String)>;
+pub type Texts = BTreeMap<String, (Shared, String)>;
+
+/// A text the page shows without owning a copy: a byte range of a shared text (a unit's
+/// source inside its chapter's text, shared with the campaign: a copy of every source was
+/// 12 MB of a ten-times-the-book run's peak, issue 15), or a whole text of its own.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    text: Arc<str>,
+    range: std::ops::Range<usize>,
+}
+
+impl Shared {
+    /// Bytes `range` of `text`.
+    ///
+    /// # Panics
+    /// When `range` is not a range of char boundaries of `text` (a unit's range always is).
+    pub fn slice(text: &Arc<str>, range: std::ops::Range<usize>) -> Shared {
+        assert!(text.get(range.clone()).is_some(), "{range:?} cuts a char");
+        Shared {
+            text: Arc::clone(text),
+            range,
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.text[self.range.clone()]
+    }
+}
+
+impl From<String> for Shared {
+    fn from(text: String) -> Shared {
+        let range = 0..text.len();
+        Shared {
+            text: text.into(),
+            range,
+        }
+    }
+}
+
+impl From<&str> for Shared {
+    fn from(text: &str) -> Shared {
+        Shared::from(text.to_string())
+    }
+}
 
 /// The unit's view: its texts from `texts` (empty when absent) and its finding counts.
 fn unit_view<'a>(u: &'a super::UnitReport, texts: &'a Texts) -> UnitView<'a> {

@@ -395,12 +395,13 @@ impl RunawayReport {
     }
 }
 
-/// The (source, target) texts of every unit of a campaign state, for the HTML report.
+/// The (source, target) texts of every unit of a campaign state, for the HTML report: the
+/// sources shared with the campaign's chapters, the targets copied.
 pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
     c.units
         .iter()
         .map(|u| {
-            let source = c.source_text(u).to_string();
+            let source = html::Shared::slice(&c.chapter(&u.chapter).text, u.range.clone());
             let target = crate::campaign::edits::final_text(c, s, u);
             (u.id.clone(), (source, target))
         })

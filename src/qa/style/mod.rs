@@ -211,13 +211,9 @@ pub fn check(ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &str
         .collect()
 }
 
-/// Whether `c` is a CJK letter: a Han ideograph, kana, or an ideographic mark (`々〆〇`).
-pub(crate) fn is_cjk_letter(c: char) -> bool {
-    matches!(
-        crate::lang::script_of(c),
-        Some(crate::lang::Script::Han | crate::lang::Script::Japanese)
-    ) || matches!(c, '\u{3005}'..='\u{3007}')
-}
+// Whether a char is a CJK letter: the language layer's, shared with the rehearsal's
+// pseudo-translation, which writes what these checks accept.
+pub(crate) use crate::lang::is_cjk_letter;
 
 /// Whether `c` is CJK punctuation (the CJK Symbols and Punctuation block and the full-width
 /// forms of ASCII punctuation).
