@@ -25,6 +25,12 @@ fn main() {
         )
         .with_target(false)
         .init();
+    if matches!(
+        &cli.command,
+        Command::Run(_) | Command::Plan(_) | Command::Experiment(_)
+    ) {
+        booktr::tokens::warm_up();
+    }
     let result = match &cli.command {
         Command::Run(a) => booktr::commands::run::run(a),
         Command::Plan(a) => booktr::commands::plan::run(a),

@@ -18,6 +18,11 @@
 //!   seconds (default 600): on a loaded 2-core machine a real model may answer at under one
 //!   token per second, and the share is defined on any stretch of pending work (a request still
 //!   out at the stop counts as busy until then).
+//!
+//! `BOOKTR_BENCH_BOUND_DEBUG=1` prints every request the fake answered in a `bound` run (agent,
+//! arrival and end, seconds after `booktr run` was spawned) and copies the run's journal to
+//! `$TMPDIR/bound-journal-<campaign>.jsonl`, where booktr's own timestamps show what it did in
+//! the gaps.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -318,6 +323,9 @@ struct BoundRun {
 }
 
 fn bound_run(label: &str, chapters: &[PathBuf]) -> BoundRun {
+    // The fake counts the usage of its answers with booktr's tokenizer: built here, its 0.25 s
+    // of table building is not charged to booktr's first answers.
+    booktr::tokens::count("warm up");
     let fake = FakeServer::start();
     fake.latency(LATENCY, Duration::ZERO);
     fake.script(consistent);
@@ -354,6 +362,25 @@ fn bound_run(label: &str, chapters: &[PathBuf]) -> BoundRun {
         .filter(|t| t.status == 200)
         .collect();
     let (busy_time, span) = busy(&timings);
+    if std::env::var("BOOKTR_BENCH_BOUND_DEBUG").is_ok() {
+        if let Some(j) = find_journal(&dir.path().join(&name).join("state")) {
+            let _ = std::fs::copy(
+                &j,
+                std::env::temp_dir().join(format!("bound-journal-{name}.jsonl")),
+            );
+        }
+        let mut t = timings.clone();
+        t.sort_by_key(|x| x.start);
+        for x in &t {
+            eprintln!(
+                "DBG {:?} start {:.3} end {:.3} dur {:.3}",
+                x.agent,
+                (x.start - run.started).as_secs_f64(),
+                (x.end - run.started).as_secs_f64(),
+                (x.end - x.start).as_secs_f64()
+            );
+        }
+    }
     let first = span.map_or(0.0, |(f, _)| (f - run.started).as_secs_f64());
     let tail = span.map_or(0.0, |(_, l)| {
         run.ended.saturating_duration_since(l).as_secs_f64()

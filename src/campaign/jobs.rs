@@ -68,6 +68,14 @@ pub struct Job {
     /// `max_output_tokens` (the model's output limit), else its `max_tokens`. The retry is made
     /// once, if the first request (bounded by [`crate::agents::bounds`]) asked for less.
     pub max_output_tokens: Option<u32>,
+    /// The request's prompt tokens (`o200k_base`) when [`prepare`] had to count them (a
+    /// request whose bytes exceed the context budget); 0 when not counted yet, in which case
+    /// [`execute_noting`] counts them while the answer is awaited. They are read when the
+    /// answer's usage is checked for a truncated prompt.
+    pub prompt_tokens: usize,
+    /// The campaign's token counter (its memo knows the prompt's stable prefix), for that
+    /// later count; `None` before [`prepare`].
+    pub counter: Option<crate::tokens::Counter>,
 }
 
 /// Why a job was not sent.
@@ -109,6 +117,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
+                prompt_tokens: 0,
+                counter: None,
                 agent: Agent::Glossary,
                 unit: None,
                 request: glossary::build_request(&p.source_lang, &p.target_lang, &c.house, &asked),
@@ -118,6 +128,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         Action::Brief { .. } => Job {
             call,
             max_output_tokens: None,
+            prompt_tokens: 0,
+            counter: None,
             agent: Agent::Glossary,
             unit: None,
             request: m.brief.1.clone(),
@@ -166,6 +178,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
+                prompt_tokens: 0,
+                counter: None,
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
                 request,
@@ -202,6 +216,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
+                prompt_tokens: 0,
+                counter: None,
                 agent: Agent::Proofreading,
                 unit: None,
                 request: proofreading::build_request(
@@ -223,6 +239,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
+                prompt_tokens: 0,
+                counter: None,
                 agent: Agent::Manager,
                 unit: None,
                 request: manager_agent::build_request(&ctx, &findings.to_string()),
@@ -258,6 +276,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             Job {
                 call,
                 max_output_tokens: p.provider.max_output_tokens,
+                prompt_tokens: 0,
+                counter: None,
                 agent: Agent::Translation,
                 unit: Some(part.clone()),
                 request,
@@ -293,6 +313,8 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             Job {
                 call,
                 max_output_tokens: None,
+                prompt_tokens: 0,
+                counter: None,
                 agent: Agent::Glossary,
                 unit: None,
                 request: reconcile::build_request(
@@ -337,11 +359,20 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     if matches!(job.kind, JobKind::Translation { .. }) {
         job.max_output_tokens = p.provider.max_output_tokens.or(p.provider.max_tokens);
     }
-    let tokens = job.request.prompt_tokens_with(c.tokens());
+    // A request whose bytes fit the budget fits it in tokens ([`crate::tokens::bound_messages`]):
+    // it is counted later, off the run loop, while its answer is awaited ([`execute_noting`]).
+    // Counting every unit's prompt here, between two requests, held up the refill of the
+    // slots (issue 15, "close to the bound").
     let budget = c.shares().request;
-    if tokens > budget {
-        return Err(PrepareError::OverBudget { tokens, budget });
+    let contents = || job.request.messages.iter().map(|m| m.content.as_str());
+    if crate::tokens::bound_messages(contents()) > budget {
+        let tokens = job.request.prompt_tokens_with(c.tokens());
+        if tokens > budget {
+            return Err(PrepareError::OverBudget { tokens, budget });
+        }
+        job.prompt_tokens = tokens;
     }
+    job.counter = Some(c.tokens().clone());
     Ok(job)
 }
 
@@ -494,7 +525,29 @@ pub async fn execute_noting(
 ) -> (Result<ResultFile, JobFailure>, Vec<RunawayRecord>) {
     let started = Instant::now();
     let mut notes = Vec::new();
-    let result = match complete_bounded(provider, &job, &job.request, &mut notes).await {
+    let mut job = job;
+    // The prompt is counted on a blocking thread while the request is out (see
+    // [`Job::prompt_tokens`]).
+    let counting = (job.prompt_tokens == 0).then(|| {
+        let contents: Vec<String> = job
+            .request
+            .messages
+            .iter()
+            .map(|m| m.content.clone())
+            .collect();
+        let counter = job.counter.clone().unwrap_or_default();
+        tokio::task::spawn_blocking(move || {
+            counter.count_messages(contents.iter().map(String::as_str))
+        })
+    });
+    let answer = complete_bounded(provider, &job, &job.request, &mut notes).await;
+    if let Some(counting) = counting {
+        job.prompt_tokens = match counting.await {
+            Ok(n) => n,
+            Err(_) => job.request.prompt_tokens_estimate(),
+        };
+    }
+    let result = match answer {
         Ok(answer) => finish_noting(provider, job, answer, started, &mut notes).await,
         Err(f) => Err(f),
     };
@@ -599,10 +652,14 @@ pub async fn finish_noting(
     let mut usage = answer.usage;
     let mut attempts = answer.attempts;
     let mut requests = answer.attempts;
-    if let Some(error) = crate::qa::prompt_usage::truncated(
-        job.request.prompt_tokens_estimate(),
-        answer.usage.prompt_tokens,
-    ) {
+    let prompt_tokens = if job.prompt_tokens > 0 {
+        job.prompt_tokens
+    } else {
+        job.request.prompt_tokens_estimate()
+    };
+    if let Some(error) =
+        crate::qa::prompt_usage::truncated(prompt_tokens, answer.usage.prompt_tokens)
+    {
         // A smaller unit may fit the server's context: a Translation is split like one cut
         // at its output limit.
         return Err(JobFailure {

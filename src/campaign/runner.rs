@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 
 use super::Campaign;
 use super::jobs::{self, JobFailure};
-use super::manager::{Action, Manager, Stage};
+use super::manager::{Action, Manager, Stage, Step};
 use super::outputs;
 use super::progress::Progress;
 use super::state::{AgentUsage, State};
@@ -470,14 +470,13 @@ pub async fn run<'a>(
         },
     )?;
 
-    #[allow(clippy::type_complexity)]
-    let mut tasks: JoinSet<(
-        String,
-        Action,
-        Result<ResultFile, JobFailure>,
-        Vec<super::state::RunawayRecord>,
-    )> = JoinSet::new();
+    let mut tasks: JoinSet<Joined> = JoinSet::new();
     let mut in_flight: BTreeSet<String> = BTreeSet::new();
+    // Answers that arrived and are not recorded yet. Their slots are filled again first, then
+    // they are recorded (issue 15, "close to the bound"): recording runs QA on a unit, and a
+    // wave of answers recorded one by one before any slot was refilled left the last slots of
+    // the wave empty for the QA time of the answers before them.
+    let mut arrived: Vec<Joined> = Vec::new();
     let mut fatal: Option<String> = None;
     // The budget cap (issue 17): the estimate of each call in flight, and the call held back.
     let budget = super::budget::Budget::of(c);
@@ -498,22 +497,43 @@ pub async fn run<'a>(
     // memory (once, when the first-translation stage is reached).
     let mut memory_swept = c.memory.is_empty();
     loop {
+        // An answer not yet recorded counts as in flight for the Manager: it is not sent again.
+        let busy: BTreeSet<String> = if arrived.is_empty() {
+            in_flight.clone()
+        } else {
+            in_flight
+                .iter()
+                .chain(arrived.iter().map(|a| &a.0))
+                .cloned()
+                .collect()
+        };
+        // No refill before a fatal answer is recorded: it stops every call after it.
+        let hold = arrived.iter().any(|a| matches!(&a.2, Err(f) if f.fatal));
         // The whole stage is listed only where all of it is used: a batch, and the memory
         // sweep. Otherwise the loop below starts at most the window's free slots (and stops at
         // a local action), so it asks for one action more than that: listing every pending
         // translation after every answer was quadratic in the units (issue 15).
-        let whole = !memory_swept || batch_mode || !state.open_batches().is_empty();
-        let step = if whole {
-            manager.next_step(&state, &in_flight)
+        let whole =
+            arrived.is_empty() && (!memory_swept || batch_mode || !state.open_batches().is_empty());
+        let step = if hold {
+            // Nothing is started; the answers are recorded below.
+            Step {
+                stage: Stage::Blocked,
+                actions: Vec::new(),
+            }
+        } else if whole {
+            manager.next_step(&state, &busy)
         } else {
             let free = window.size().saturating_sub(in_flight.len());
-            manager.next_actions(&state, &in_flight, free + 1)
+            manager.next_actions(&state, &busy, free + 1)
         };
-        progress.status(status_text(c, &step.stage, &state));
+        if !hold {
+            progress.status(status_text(c, &step.stage, &state));
+        }
         // First translations the translation memory holds cost nothing: record them before
         // anything is sent (or batched).
         let mut memory_hits = 0;
-        if !memory_swept {
+        if !memory_swept && arrived.is_empty() {
             for action in &step.actions {
                 if let Some(result) = super::memory::hit(c, action) {
                     record_finished(c, &manager, &mut store, &mut state, result)?;
@@ -526,10 +546,11 @@ pub async fn run<'a>(
             continue;
         }
         // Memory hits are first translations (round 0), all listed in this stage.
-        memory_swept |= step.stage == Stage::Translate;
+        memory_swept |= arrived.is_empty() && step.stage == Stage::Translate;
         // Batch mode (or a batch an earlier run left open): one batch for the stage's
         // Translation requests; what it does not answer goes on below as normal calls.
         if (batch_mode || !state.open_batches().is_empty())
+            && arrived.is_empty()
             && fatal.is_none()
             && in_flight.is_empty()
             && matches!(step.stage, Stage::Translate | Stage::Revise(_))
@@ -578,8 +599,13 @@ pub async fn run<'a>(
             }
         }
         let mut progressed = false;
+        let mut waiting = false;
         for action in step.actions {
             if action.is_local() {
+                // Local actions read what is recorded: they wait for the answers that arrived.
+                if !arrived.is_empty() {
+                    break;
+                }
                 match &action {
                     Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
                     Action::WriteDesk => super::desk::write(c, &mut store, &mut state)?,
@@ -645,6 +671,8 @@ pub async fn run<'a>(
                 break;
             }
             if fatal.is_some() || in_flight.len() >= window.size() {
+                // A call is waiting for a slot: the next answer must be taken at once.
+                waiting |= fatal.is_none();
                 break;
             }
             let call = action.call_key(c);
@@ -700,28 +728,12 @@ pub async fn run<'a>(
             }
             progressed = true;
         }
-        if progressed && in_flight.len() < window.size() && fatal.is_none() {
-            continue;
-        }
-        if in_flight.is_empty() {
-            break;
-        }
-        // While the calls just sent are out, compute what the next stage will read.
-        manager.prepare_ahead(&state, &step.stage);
-        tokio::select! {
-            joined = tasks.join_next() => {
-                let Some(joined) = joined else { continue };
-                let (call, action, result, notes) = joined?;
-                in_flight.remove(&call);
+        // The slots are filled again: now the answers that arrived are recorded, in the order
+        // they arrived, and the Manager looks again (what they finish may start a stage).
+        if !arrived.is_empty() {
+            for (call, action, result, notes) in std::mem::take(&mut arrived) {
                 in_flight_cost.remove(&call);
                 record_runaways(c, &mut store, &mut state, &notes, &mut progress)?;
-                let congestion = provider.congestion_events();
-                if congestion > congestion_seen {
-                    window.congestion();
-                    congestion_seen = congestion;
-                } else if result.is_ok() {
-                    window.success();
-                }
                 let unit_done = matches!(action, Action::Translate { round: 0, .. });
                 // (a split unit advances the bar when its parts are joined)
                 match result {
@@ -734,11 +746,53 @@ pub async fn run<'a>(
                     }
                     Err(f) => {
                         progress.finish(&call, false);
-                        record_failure(c, &mut store, &mut state, &action, &call, &run_id, &f, &mut progress)?;
+                        record_failure(
+                            c,
+                            &mut store,
+                            &mut state,
+                            &action,
+                            &call,
+                            &run_id,
+                            &f,
+                            &mut progress,
+                        )?;
                         if f.fatal && fatal.is_none() {
                             fatal = Some(f.error.clone());
                             stop(c, &mut store, &mut state, &run_id, &f.error, &mut progress)?;
                         }
+                    }
+                }
+            }
+            continue;
+        }
+        if progressed && in_flight.len() < window.size() && fatal.is_none() {
+            continue;
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        // While the calls just sent are out, compute what the next stage will read; not while
+        // a call waits for a slot (the whole book's last proofreading calls waited behind the
+        // half second of campaign QA this computes, issue 15).
+        if !waiting {
+            manager.prepare_ahead(&state, &step.stage);
+        }
+        tokio::select! {
+            joined = tasks.join_next() => {
+                let Some(joined) = joined else { continue };
+                // Every answer already in: their slots are refilled together.
+                arrived.push(joined?);
+                while let Some(more) = tasks.try_join_next() {
+                    arrived.push(more?);
+                }
+                for (call, _, result, _) in &arrived {
+                    in_flight.remove(call);
+                    let congestion = provider.congestion_events();
+                    if congestion > congestion_seen {
+                        window.congestion();
+                        congestion_seen = congestion;
+                    } else if result.is_ok() {
+                        window.success();
                     }
                 }
             }
@@ -794,6 +848,15 @@ pub async fn run<'a>(
         skipped_chapters,
     })
 }
+
+/// A call's task output: its call key, its action, the answer (or why there is none) and the
+/// runaway replies noted on the way.
+type Joined = (
+    String,
+    Action,
+    Result<ResultFile, JobFailure>,
+    Vec<super::state::RunawayRecord>,
+);
 
 /// The number of requests and the estimated cost (uncached, at the normal price) of the batch
 /// [`super::batch::step`] would submit for `actions`: their batchable calls not yet done nor

@@ -77,6 +77,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+// FxHash for the n-gram and count maps: they are looked up once per n-gram of the book, where
+// SipHash was a tenth of the check's time; their keys come from the book, not an adversary who
+// could choose colliding keys.
+use rustc_hash::FxHashMap;
+
 use serde::Serialize;
 
 use super::campaign::Parsed;
@@ -449,6 +454,24 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             n_excl,
         };
         let term_lower = tracked[t].term.to_lowercase();
+        // Per n-gram of A's segments, the segments of A and the excluded segments holding it:
+        // one pass over those segments' n-grams, where walking every candidate n-gram's whole
+        // posting list (twice) was most of the check's time on a book (issue 15). Exact for
+        // every n-gram a segment lists (those in at least MIN_JOINT segments).
+        let mut in_a: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut in_excl: FxHashMap<u32, u32> = FxHashMap::default();
+        for s in 0..idx.seg_unit.len() {
+            let counts = if a.a[s] {
+                &mut in_a
+            } else if a.excl[s] {
+                &mut in_excl
+            } else {
+                continue;
+            };
+            for g in idx.seg_ngrams[s].iter() {
+                *counts.entry(g).or_insert(0) += 1;
+            }
+        }
         let mut memo: HashMap<u32, Option<f64>> = HashMap::new();
         // The best association of any rendering of the term, for the relative threshold.
         let mut d_star = known[t]
@@ -466,7 +489,11 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                     if other_renderings.contains(s) || s == term_lower {
                         return None;
                     }
-                    idx.association(g, a, na)
+                    let joint = in_a.get(&g).copied().unwrap_or(0) as usize;
+                    let nb = idx.postings[g as usize].len()
+                        - in_excl.get(&g).copied().unwrap_or(0) as usize;
+                    debug_assert_eq!((joint, nb), (idx.joint(g, a.a), idx.count(g, a)));
+                    idx.association_of(joint, nb, a, na)
                 });
                 let Some(d) = score else { continue };
                 let len = idx.strings[g as usize].chars().count();
@@ -842,7 +869,7 @@ fn paragraphs(text: &str) -> Vec<&str> {
 /// The aligned segments of the translations and their n-gram → segments index, for the Dice
 /// association.
 struct NgramIndex<'w> {
-    ids: HashMap<String, u32>,
+    ids: FxHashMap<String, u32>,
     strings: Vec<String>,
     /// Per segment: its translated unit.
     seg_unit: Vec<u32>,
@@ -875,7 +902,7 @@ impl<'w> NgramIndex<'w> {
         fold: bool,
         nested: &[Vec<usize>],
     ) -> NgramIndex<'w> {
-        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut strings = Vec::new();
         // Segments per n-gram, counted first so that each posting list is allocated at its
         // size: the lists hold one entry per (n-gram, segment) pair (millions on a long book),
@@ -923,11 +950,12 @@ impl<'w> NgramIndex<'w> {
                 inner.dedup();
                 let seg = seg_unit.len() as u32 + 1;
                 let mut mine = Vec::new();
-                for g in gloss::script_ngrams(&b, target) {
-                    let id = match ids.get(&g) {
+                for g in gloss::script_ngram_slices(&b, target) {
+                    let id = match ids.get(g.as_ref()) {
                         Some(&id) => id,
                         None => {
                             let id = strings.len() as u32;
+                            let g = g.into_owned();
                             ids.insert(g.clone(), id);
                             strings.push(g);
                             occurrences.push(0);
@@ -1054,11 +1082,11 @@ impl<'w> NgramIndex<'w> {
         2.0 * self.joint(g, c.a) as f64 / (na + self.count(g, c)) as f64
     }
 
-    /// Dice of n-gram `g` with the segment set `c.a` (of size `na`), if it passes the guards of
-    /// the module docs (all but the relative one).
-    fn association(&self, g: u32, c: Contrast, na: usize) -> Option<f64> {
-        let nb = self.count(g, c);
-        let joint = self.joint(g, c.a);
+    /// Dice of an n-gram with the segment set `c.a` (of size `na`), if it passes the guards of
+    /// the module docs (all but the relative one), from its counts: `joint` segments of A hold
+    /// it, `nb` segments outside the excluded ones ([`NgramIndex::joint`],
+    /// [`NgramIndex::count`]).
+    fn association_of(&self, joint: usize, nb: usize, c: Contrast, na: usize) -> Option<f64> {
         if joint < MIN_JOINT {
             return None;
         }

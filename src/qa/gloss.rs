@@ -44,7 +44,7 @@ const CUT_WORDS: &[&str] = &[
 /// Characters dropped at the start of a rendering (step 2).
 const LEAD_CHARS: &[char] = &['为', '之', '做', '于', '由', '从', '而'];
 
-/// Characters that never start or end a Chinese term n-gram (see [`script_ngrams`]).
+/// Characters that never start or end a Chinese term n-gram (see [`script_ngram_slices`]).
 const NGRAM_EDGE_STOP: &[char] = &[
     '的', '了', '是', '把', '被', '将', '就', '也', '都', '这', '那', '其', '该', '此', '和', '与',
     '或', '及', '让', '给', '我', '你', '他', '她', '它', '们', '但',
@@ -543,29 +543,38 @@ pub(crate) fn is_edge_stop(c: char, target: &Lang) -> bool {
 
 /// The distinct n-grams of target-script text in `text` that could be a rendering: for
 /// unspaced scripts, 2–4 character n-grams inside runs of target-script letters that neither
-/// start nor end with a function character (的 了 是 …, or hiragana for Japanese); for other
-/// scripts, single words of at least 3 letters and word bigrams, lower-cased. Sorted.
-pub(crate) fn script_ngrams(text: &str, target: &Lang) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// start nor end with a function character (的 了 是 …, or hiragana for Japanese), borrowed
+/// from `text` (each is a run of consecutive chars of it: the drift check's index reads every
+/// n-gram of the book and keeps only the distinct ones, and a copy of each was most of its
+/// time, issue 15); for other scripts, single words of at least 3 letters and word bigrams,
+/// lower-cased. Sorted.
+pub(crate) fn script_ngram_slices<'t>(
+    text: &'t str,
+    target: &Lang,
+) -> Vec<std::borrow::Cow<'t, str>> {
+    use std::borrow::Cow;
+    let mut out: Vec<Cow<'t, str>> = Vec::new();
     if unspaced(target) {
         let edge_stop = |c: char| is_edge_stop(c, target);
-        let mut run: Vec<char> = Vec::new();
-        let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
+        // The run's chars with their byte offsets in `text` (they are consecutive there).
+        let mut run: Vec<(usize, char)> = Vec::new();
+        let flush = |run: &mut Vec<(usize, char)>, out: &mut Vec<Cow<'t, str>>| {
             for n in 2..=4usize {
                 if run.len() < n {
                     break;
                 }
                 for w in run.windows(n) {
-                    if !edge_stop(w[0]) && !edge_stop(w[n - 1]) {
-                        out.push(w.iter().collect());
+                    let (first, last) = (w[0], w[n - 1]);
+                    if !edge_stop(first.1) && !edge_stop(last.1) {
+                        out.push(Cow::Borrowed(&text[first.0..last.0 + last.1.len_utf8()]));
                     }
                 }
             }
             run.clear();
         };
-        for c in text.chars() {
+        for (at, c) in text.char_indices() {
             if c.is_alphabetic() && target.is_script_letter(c) {
-                run.push(c);
+                run.push((at, c));
             } else {
                 flush(&mut run, &mut out);
             }
@@ -579,14 +588,14 @@ pub(crate) fn script_ngrams(text: &str, target: &Lang) -> Vec<String> {
             .collect();
         for (i, w) in words.iter().enumerate() {
             if w.chars().count() >= 3 {
-                out.push(w.clone());
+                out.push(Cow::Owned(w.clone()));
             }
             if let Some(next) = words.get(i + 1) {
-                out.push(format!("{w} {next}"));
+                out.push(Cow::Owned(format!("{w} {next}")));
             }
         }
     }
-    out.sort();
+    out.sort_unstable();
     out.dedup();
     out
 }
@@ -695,12 +704,36 @@ mod tests {
 
     #[test]
     fn ngrams_skip_function_edges() {
-        let g = script_ngrams("代理的工具", &zh());
-        assert!(g.contains(&"代理".to_string()) && g.contains(&"工具".to_string()));
-        assert!(!g.iter().any(|n| n.starts_with('的') || n.ends_with('的')));
-        assert!(g.contains(&"理的工".to_string()));
-        let g = script_ngrams("Das Werkzeug ist gut", &Lang::parse("de"));
-        assert!(g.contains(&"werkzeug".to_string()) && g.contains(&"werkzeug ist".to_string()));
+        let g = script_ngram_slices("代理的工具", &zh());
+        assert_eq!(g, ["代理", "代理的工", "工具", "理的工", "理的工具"]);
+        let g = script_ngram_slices("Das Werkzeug ist gut", &Lang::parse("de"));
+        assert_eq!(
+            g,
+            [
+                "das",
+                "das werkzeug",
+                "gut",
+                "ist",
+                "ist gut",
+                "werkzeug",
+                "werkzeug ist"
+            ]
+        );
+    }
+
+    #[test]
+    fn ngrams_of_an_unspaced_script_are_slices_of_the_text() {
+        let text = "用 Python 调用上下文窗口，再（见图）调用工具的结果。";
+        let g = script_ngram_slices(text, &zh());
+        assert!(!g.is_empty());
+        for n in &g {
+            assert!(matches!(n, std::borrow::Cow::Borrowed(_)), "{n} was copied");
+            assert!(text.contains(n.as_ref()), "{n}");
+            assert!((2..=4).contains(&n.chars().count()), "{n}");
+        }
+        // Sorted and distinct (调用 occurs twice).
+        assert!(g.windows(2).all(|w| w[0] < w[1]), "{g:?}");
+        assert_eq!(g.iter().filter(|n| *n == "调用").count(), 1);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Build script of `booktr-test-needs`: finds which optional resources of booktr's integration
 //! tests are present and tells the proc macro through `cfg` flags (`has_corpus`, `has_chromium`,
-//! `has_translate_toolkit`, `has_nbformat`, `has_real_llm`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
+//! `has_translate_toolkit`, `has_nbformat`, `has_mdbook`, `has_mkdocs`, `has_real_llm`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
 //! is found, so the test runs and fails with its own clear message when the resource is missing.
 //!
 //! Rebuilds: this script lives in a separate crate (a dev-dependency), so when it reruns only the
@@ -36,6 +36,8 @@ fn main() {
         "has_chromium",
         "has_translate_toolkit",
         "has_nbformat",
+        "has_mdbook",
+        "has_mkdocs",
         "has_real_llm",
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
@@ -77,6 +79,24 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if flag("BOOKTR_REQUIRE_NBFORMAT") || nbf {
         println!("cargo::rustc-cfg=has_nbformat");
+    }
+
+    // mdBook's own builder checks that a translated mdBook builds.
+    let mdbook = Command::new("mdbook")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_MDBOOK") || mdbook {
+        println!("cargo::rustc-cfg=has_mdbook");
+    }
+
+    // MkDocs (PyPI) checks that a translated MkDocs site builds (`mkdocs build --strict`).
+    let mkdocs = Command::new("python3")
+        .args(["-c", "import mkdocs"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_MKDOCS") || mkdocs {
+        println!("cargo::rustc-cfg=has_mkdocs");
     }
 
     println!("cargo::rerun-if-env-changed=BOOKTR_REAL_LLM_URL");

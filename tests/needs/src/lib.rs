@@ -6,7 +6,9 @@
 //! built while the resource was there but run after it went away.
 //!
 //! Resources: `corpus` (`../shared/corpus/ai-agent-book`), `chromium` (Debian's `chromium`),
-//! `translate_toolkit` (python3 with translate-toolkit), `nbformat` (python3 with nbformat) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
+//! `translate_toolkit` (python3 with translate-toolkit), `nbformat` (python3 with nbformat),
+//! `mdbook` (the `mdbook` command), `mkdocs` (python3 with mkdocs) and `real_llm`
+//! (`BOOKTR_REAL_LLM_URL`).
 //! Each has a `BOOKTR_REQUIRE_*=1` switch that makes the test run (and fail) instead.
 
 use proc_macro::TokenStream;
@@ -34,6 +36,17 @@ fn resource(name: &str) -> Option<(bool, &'static str)> {
             "needs python3 with nbformat (absent when the tests were built; \
              pip install nbformat); BOOKTR_REQUIRE_NBFORMAT=1 makes this a failure",
         ),
+        "mdbook" => (
+            cfg!(has_mdbook),
+            "needs the mdbook command (absent when the tests were built; \
+             cargo install --locked mdbook --version 0.5.4 --no-default-features); \
+             BOOKTR_REQUIRE_MDBOOK=1 makes this a failure",
+        ),
+        "mkdocs" => (
+            cfg!(has_mkdocs),
+            "needs python3 with mkdocs (absent when the tests were built; \
+             pip install mkdocs); BOOKTR_REQUIRE_MKDOCS=1 makes this a failure",
+        ),
         "real_llm" => (
             cfg!(has_real_llm),
             "needs a real model at BOOKTR_REAL_LLM_URL (unset when the tests were built; \
@@ -53,7 +66,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some((present, reason)) = resource(name) else {
             let msg = format!(
-                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, real_llm"
+                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mkdocs, real_llm"
             );
             return format!("compile_error!({msg:?});").parse().unwrap();
         };
