@@ -526,27 +526,26 @@ pub async fn execute_noting(
     let started = Instant::now();
     let mut notes = Vec::new();
     let mut job = job;
-    // The prompt is counted on a blocking thread while the request is out (see
-    // [`Job::prompt_tokens`]).
-    let counting = (job.prompt_tokens == 0).then(|| {
-        let contents: Vec<String> = job
-            .request
-            .messages
-            .iter()
-            .map(|m| m.content.clone())
-            .collect();
-        let counter = job.counter.clone().unwrap_or_default();
-        tokio::task::spawn_blocking(move || {
-            counter.count_messages(contents.iter().map(String::as_str))
-        })
-    });
-    let answer = complete_bounded(provider, &job, &job.request, &mut notes).await;
-    if let Some(counting) = counting {
-        job.prompt_tokens = match counting.await {
-            Ok(n) => n,
-            Err(_) => job.request.prompt_tokens_estimate(),
-        };
-    }
+    // The prompt is counted while the request is out (see [`Job::prompt_tokens`]): the count
+    // is polled after the request, whose first poll sends it, so it runs while the answer is
+    // awaited, on this task's thread (a thread of its own per call made the allocator keep an
+    // arena per thread: +13 MB of peak memory on the corpus book).
+    let counted = job.prompt_tokens;
+    let count = async {
+        if counted > 0 {
+            return counted;
+        }
+        let contents = job.request.messages.iter().map(|m| m.content.as_str());
+        match &job.counter {
+            Some(counter) => counter.count_messages(contents),
+            None => crate::tokens::count_messages(contents),
+        }
+    };
+    let (answer, prompt_tokens) = tokio::join!(
+        complete_bounded(provider, &job, &job.request, &mut notes),
+        count
+    );
+    job.prompt_tokens = prompt_tokens;
     let result = match answer {
         Ok(answer) => finish_noting(provider, job, answer, started, &mut notes).await,
         Err(f) => Err(f),

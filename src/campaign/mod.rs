@@ -370,27 +370,10 @@ impl Campaign {
             use crate::termbase::candidates;
             let max = (self.prose_units().count() * 4).clamp(60, 400);
             let texts: Vec<&str> = self.chapters.iter().map(|c| &*c.text).collect();
+            let mut all = candidates::candidates(&texts, &self.house, max);
             let per_chapter = 8;
-            // The chapters' own passes run on a second thread beside the book's: both are on
-            // the way to the first request of a run (issue 15, "close to the bound"), and the
-            // result is the same as one after the other.
-            let (mut all, by_chapter) = std::thread::scope(|scope| {
-                let chapters = scope.spawn(|| {
-                    self.chapters
-                        .iter()
-                        .map(|ch| candidates::candidates(&[&*ch.text], &self.house, per_chapter))
-                        .collect::<Vec<_>>()
-                });
-                let all = candidates::candidates(&texts, &self.house, max);
-                (
-                    all,
-                    chapters
-                        .join()
-                        .expect("the chapters' candidate pass panicked"),
-                )
-            });
-            for found in by_chapter {
-                for cand in found {
+            for ch in &self.chapters {
+                for cand in candidates::candidates(&[&*ch.text], &self.house, per_chapter) {
                     if !all.iter().any(|c| {
                         crate::termbase::term_key(&c.term) == crate::termbase::term_key(&cand.term)
                     }) {
