@@ -139,9 +139,49 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `ms` since the Unix epoch as a UTC time: `YYYY-MM-DDTHH:MM:SSZ`, or `YYYYMMDDTHHMMSSZ` for
+/// folder names when `extended` is false.
+///
+/// Hand-rolled (the days-to-civil-date conversion of Howard Hinnant's "chrono-Compatible
+/// Low-Level Date Algorithms") rather than a date crate for one format.
+pub fn utc_timestamp(ms: u64, extended: bool) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    if extended {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+    } else {
+        format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_utc_civil_dates() {
+        assert_eq!(utc_timestamp(0, true), "1970-01-01T00:00:00Z");
+        // 2024-02-29 12:34:56 UTC (a leap day).
+        assert_eq!(
+            utc_timestamp(1_709_210_096_000, true),
+            "2024-02-29T12:34:56Z"
+        );
+        assert_eq!(utc_timestamp(1_709_210_096_000, false), "20240229T123456Z");
+        assert_eq!(
+            utc_timestamp(4_102_444_800_000, true),
+            "2100-01-01T00:00:00Z"
+        );
+    }
 
     #[test]
     fn relative_paths() {

@@ -6,7 +6,7 @@
 use super::Campaign;
 use super::edits::final_text;
 use super::state::State;
-use crate::interchange::{po, segments, tmx, xliff};
+use crate::interchange::{po, segments, tmx, xgettext, xliff};
 use crate::qa::Severity;
 use crate::termbase::Entry;
 
@@ -198,7 +198,7 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
 /// import looks its edited `msgstr`s up by ([`super::imports::apply_po`]).
 ///
 /// Messages come from [`po::unit_messages`] of each prose unit's source and final text
-/// (untranslated units get empty `msgstr`s). Blocks with the same `msgid` and the same
+/// (untranslated units get empty `msgstr`s). Messages with the same `msgid` and the same
 /// translation share one message (references joined, as gettext does); the same `msgid` with
 /// another translation gets `msgctxt` `<unit id>.<message index>`. A message is `fuzzy` when
 /// one of its units' translations is a machine's (no human edit); the unit's QA findings are
@@ -207,27 +207,35 @@ pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys)
     let mut messages: Vec<po::Message> = Vec::new();
     let mut by_id: std::collections::HashMap<String, Vec<usize>> = Default::default();
     let mut keys = Vec::new();
+    let mut links: Option<(String, xgettext::Links)> = None;
     for u in c.prose_units() {
         let ch = c.chapter(&u.chapter);
+        if links.as_ref().is_none_or(|(name, _)| *name != u.chapter) {
+            links = Some((u.chapter.clone(), po_links(c, &u.chapter)));
+        }
+        let chapter_links = &links.as_ref().expect("set just above").1;
         let source = c.source_text(u);
         let edited = s.human_edit(&u.id).is_some();
         let translated = edited || s.kept_translation(&u.id, u32::MAX).is_some();
         let target = translated.then(|| final_text(c, s, u));
         let first_line = ch.text[..u.range.start].matches('\n').count() + 1;
         let mut unit_keys = Vec::new();
-        let unit_messages = po::unit_messages(source, target.as_deref());
+        let unit_messages = po::unit_messages(source, target.as_deref(), chapter_links);
         let whole = unit_messages.first().is_some_and(|m| m.whole);
         for (k, m) in unit_messages.into_iter().enumerate() {
             let line = first_line + source[..m.offset].matches('\n').count();
             let reference = format!("{}:{line}", ch.rel_path);
-            let comments = if k == 0 {
-                s.final_findings(&u.id)
-                    .iter()
-                    .map(|f| format!("booktr QA {}: {}", f.check, f.message))
-                    .collect()
-            } else {
-                Vec::new()
-            };
+            let mut comments: Vec<String> = Vec::new();
+            if !m.comment.is_empty() {
+                comments.push(m.comment.clone());
+            }
+            if k == 0 {
+                comments.extend(
+                    s.final_findings(&u.id)
+                        .iter()
+                        .map(|f| format!("booktr QA {}: {}", f.check, f.message)),
+                );
+            }
             let same = by_id
                 .get(&m.msgid)
                 .and_then(|v| v.iter().find(|&&i| messages[i].msgstr == m.msgstr));
@@ -264,6 +272,22 @@ pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys)
     (messages, keys)
 }
 
+/// How PO messages read the links of chapter `key` ([`xgettext::Links`]): its reference
+/// definitions, and for an mdBook's `SUMMARY.md` (the first page of an mdBook site) titles
+/// without their links.
+pub(crate) fn po_links(c: &Campaign, key: &str) -> xgettext::Links {
+    let text = &c.chapter(key).text;
+    let summary = c.plan.site.as_ref().is_some_and(|site| {
+        site.kind == crate::book::site::SiteKind::MdBook
+            && site.pages.first().is_some_and(|p| p.key == key)
+    });
+    if summary {
+        xgettext::Links::summary(text)
+    } else {
+        xgettext::Links::of(text)
+    }
+}
+
 /// For each prose unit: its id, whether its one message is for the whole unit
 /// ([`po::UnitMessage::whole`]), and the (`msgctxt`, `msgid`) of its PO messages in order.
 pub(crate) type PoKeys = Vec<(String, bool, Vec<(Option<String>, String)>)>;
@@ -273,9 +297,11 @@ pub(crate) type PoKeys = Vec<(String, bool, Vec<(Option<String>, String)>)>;
 /// is one. Returns the document and its number of messages.
 pub fn po(c: &Campaign, s: &State) -> (String, usize) {
     let (messages, _) = po_messages(c, s);
+    let date = crate::util::utc_timestamp(super::store::now_ms(), true);
     let doc = po::write(
         &c.plan.target_lang.code,
         &c.plan.name,
+        &date,
         &messages,
         c.plan.is_rehearsal(),
     );

@@ -116,8 +116,13 @@ pub fn apply_po(
         .collect();
     let (_, keys) = super::exports::po_messages(c, state);
     let mut out = PoImport::default();
+    let mut links: Option<(String, crate::interchange::xgettext::Links)> = None;
     for (id, whole, unit_keys) in keys {
         let Some(u) = c.unit(&id) else { continue };
+        if links.as_ref().is_none_or(|(name, _)| *name != u.chapter) {
+            links = Some((u.chapter.clone(), super::exports::po_links(c, &u.chapter)));
+        }
+        let chapter_links = &links.as_ref().expect("set just above").1;
         let found: Option<Vec<&crate::interchange::po::ReadMessage>> = unit_keys
             .iter()
             .map(|(ctxt, msgid)| file.get(&(ctxt.as_deref(), msgid.as_str())).copied())
@@ -132,11 +137,14 @@ pub fn apply_po(
         }
         let strs: Vec<String> = found.iter().map(|m| m.msgstr.clone()).collect();
         let source = c.source_text(u);
-        let Some(text) = crate::interchange::po::rebuild(source, &strs, whole) else {
+        let current = final_text(c, state, u);
+        // The messages were written from the current translation, or from the source when the
+        // unit has none; the edited `msgstr`s replace their messages in that text.
+        let base = if current.is_empty() { source } else { &current };
+        let Some(text) = crate::interchange::po::rebuild(base, &strs, whole, chapter_links) else {
             out.missing.push(id);
             continue;
         };
-        let current = final_text(c, state, u);
         let same = text == current || text.trim() == current.trim();
         let approved = same
             && state.human_edit(&u.id).is_none()

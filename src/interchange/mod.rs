@@ -7,7 +7,7 @@
 //! | TBX (ISO 30042: TBX-Basic/TBX-Core, `martif`/`termEntry`/`langSet` and `tbx`/`conceptEntry`/`langSec`) | [`tbx`] | glossary entries | the campaign termbase (TBX-Basic, `martif`) |
 //! | XLIFF 2.0 | [`xliff`] | edited targets → human edits | one `<file>` per chapter, one `<unit>` per translation unit |
 //! | TMX 1.4b | [`tmx`] | a translation memory ([`memory::Memory`]) | every unit pair |
-//! | gettext PO (as `mdbook-i18n-helpers` writes it) | [`po`] | edited `msgstr`s → human edits | one `msgid` per Markdown block, machine translations `fuzzy` |
+//! | gettext PO (as `mdbook-i18n-helpers` writes it) | [`po`] | edited `msgstr`s → human edits | the messages `mdbook-xgettext` extracts ([`xgettext`]), machine translations `fuzzy` |
 //! | XLIFF 1.2 | [`xliff12`] | edited targets → human edits | one `<file>` per chapter, one `<trans-unit>` per translation unit |
 //!
 //! Inline Markdown that must not be translated (code, HTML, link targets, math) is carried in
@@ -32,6 +32,7 @@ pub mod rehearsal;
 pub mod segments;
 pub mod tbx;
 pub mod tmx;
+pub mod xgettext;
 pub mod xliff;
 pub mod xliff12;
 pub mod xml;

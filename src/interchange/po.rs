@@ -2,13 +2,15 @@
 //! `mdbook-i18n-helpers` itself uses, so its escaping and line folding are what mdBook's
 //! gettext workflow already reads).
 //!
-//! Messages follow `mdbook-i18n-helpers`: one `msgid` per Markdown block (a paragraph, a list, a
-//! table, a quote; a heading without its `#` marks), `#:` references `file:line` to where the
-//! block starts, a header naming the `Language`. Code blocks, HTML and other verbatim blocks are
-//! not messages. A unit whose target does not pair block for block with its source (the
-//! translator merged or split paragraphs, or translated comments inside a code block) is one
-//! message for the whole unit, so that every message rebuilds its unit exactly ([`unit_messages`]
-//! and [`rebuild`], property-tested). Machine translations are `#, fuzzy`; human edits are not.
+//! Messages are the ones `mdbook-xgettext` extracts ([`xgettext`]): one `msgid` per paragraph,
+//! heading (without its `#` marks), list item, table cell or HTML block, as normalised Markdown,
+//! so `mdbook-gettext` translates a book with a catalog booktr wrote (it uses only messages that
+//! are not `fuzzy`). `#:` references `file:line` to where the message starts, and a header names
+//! the `Language`. Code blocks are not messages. A unit whose target does not pair with its
+//! source message for message (the translator merged or split paragraphs, or turned a list into
+//! prose) is one message for the whole unit, so that every unit's messages rebuild it exactly
+//! ([`unit_messages`] and [`rebuild`], property-tested). Machine translations are `#, fuzzy`;
+//! human edits are not.
 //!
 //! The rehearsal mark of a PO file is a header comment line `# x-booktr-rehearsal: true. …`
 //! (polib keeps only the standard header fields).
@@ -16,7 +18,7 @@
 use std::io::BufWriter;
 
 use super::FileError;
-use crate::book::segment::{BlockKind, top_level_blocks};
+use super::xgettext::{self, Links};
 
 /// A message to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,14 +54,29 @@ pub fn rehearsal_comment() -> String {
     )
 }
 
-/// Writes a PO catalog for target language `lang` (BCP 47) of project `project`.
-pub fn write(lang: &str, project: &str, messages: &[Message], rehearsal: bool) -> String {
+/// Writes a PO catalog for target language `lang` (BCP 47) of project `project`, dated `date`
+/// (`POT-Creation-Date` and `PO-Revision-Date`; mdbook-xgettext writes RFC 3339 UTC times).
+///
+/// The header has every field `mdbook-gettext` (mdbook-i18n-helpers 0.4, polib 0.2) requires:
+/// it stops with a panic on a catalog without `POT-Creation-Date`, `PO-Revision-Date` or
+/// `Language-Team` (found by building an mdBook with a booktr catalog).
+pub fn write(
+    lang: &str,
+    project: &str,
+    date: &str,
+    messages: &[Message],
+    rehearsal: bool,
+) -> String {
     use polib::catalog::Catalog;
     use polib::message::Message as PoMessage;
     use polib::metadata::CatalogMetadata;
     let mut meta = CatalogMetadata::new();
     meta.project_id_version = project.to_string();
     meta.language = lang.to_string();
+    meta.pot_creation_date = date.to_string();
+    meta.po_revision_date = date.to_string();
+    // gettext's msginit writes `none` when no team is named.
+    meta.language_team = "none".into();
     meta.mime_version = "1.0".into();
     meta.content_type = "text/plain; charset=UTF-8".into();
     meta.content_transfer_encoding = "8bit".into();
@@ -142,68 +159,30 @@ pub fn is_marked(text: &str) -> bool {
 }
 
 /// One message of a unit: its `msgid`, `msgstr` (empty when untranslated) and the byte offset
-/// in the unit's source where its block starts (for the `#:` line).
+/// in the unit's source where its text starts (for the `#:` line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitMessage {
     pub msgid: String,
     pub msgstr: String,
     pub offset: usize,
-    /// True for the one message of a unit whose target does not pair with its source block
-    /// for block (give it to [`rebuild`]).
+    /// True for the one message of a unit whose target does not pair with its source message
+    /// for message (give it to [`rebuild`]).
     pub whole: bool,
+    /// `<!-- i18n:comment … -->` text for the message (empty if none).
+    pub comment: String,
 }
 
-/// The byte range of a block's message text inside `text[range]`: trimmed of surrounding
-/// whitespace, and for an ATX heading without its `#` marks and the space after them.
-fn message_range(
-    text: &str,
-    range: std::ops::Range<usize>,
-    heading: bool,
-) -> std::ops::Range<usize> {
-    let s = &text[range.clone()];
-    let lead = s.len() - s.trim_start().len();
-    let body = s.trim();
-    let mut start = range.start + lead;
-    let end = start + body.len();
-    if heading && body.starts_with('#') {
-        let hashes = body.bytes().take_while(|b| *b == b'#').count();
-        let rest = &body[hashes..];
-        let gap = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-        start = (start + hashes + gap).min(end);
-    }
-    start..end
-}
-
-/// Message ranges of the prose blocks of `text`, with whether each is a heading.
-fn blocks(text: &str) -> Vec<(std::ops::Range<usize>, BlockKind)> {
-    top_level_blocks(text)
-        .into_iter()
-        .filter(|b| matches!(b.kind, BlockKind::Prose | BlockKind::Heading))
-        .map(|b| {
-            let r = message_range(text, b.range, b.kind == BlockKind::Heading);
-            (r, b.kind)
-        })
-        .filter(|(r, _)| !r.is_empty())
-        .collect()
-}
-
-/// The messages of one prose unit: one per prose block of `source` when `target` is `None`
-/// (empty `msgstr`s) or pairs with it block for block (same number and kinds of prose blocks,
-/// and [`rebuild`] from the pairs gives `target` exactly); otherwise one message for the whole
-/// unit (source and target trimmed). Code and other verbatim blocks are never messages.
-pub fn unit_messages(source: &str, target: Option<&str>) -> Vec<UnitMessage> {
-    let sb = blocks(source);
-    let per_block = |strs: Vec<String>| -> Vec<UnitMessage> {
-        sb.iter()
-            .zip(strs)
-            .map(|((r, _), msgstr)| UnitMessage {
-                msgid: source[r.clone()].to_string(),
-                msgstr,
-                offset: r.start,
-                whole: false,
-            })
-            .collect()
-    };
+/// The messages of one prose unit, as mdbook-xgettext extracts them ([`xgettext::extract`];
+/// `links` are the chapter's link reference definitions):
+/// - one per message of `source`, with empty `msgstr`s, when `target` is `None`;
+/// - the same, each with the message of `target` at the same place, when `target` has as many
+///   messages in the same places (paragraph, heading, list item, table cell, HTML);
+/// - otherwise one message for the whole unit (source and target trimmed), so that nothing of
+///   the translation is lost; `mdbook-gettext` will not find it, and an editor sees why.
+///
+/// Code blocks are never messages. [`rebuild`] with the `msgstr`s gives `target` back exactly.
+pub fn unit_messages(source: &str, target: Option<&str>, links: &Links) -> Vec<UnitMessage> {
+    let sm = xgettext::extract(source, links);
     let whole = |t: &str| {
         let lead = source.len() - source.trim_start().len();
         vec![UnitMessage {
@@ -211,46 +190,62 @@ pub fn unit_messages(source: &str, target: Option<&str>) -> Vec<UnitMessage> {
             msgstr: t.trim().to_string(),
             offset: lead,
             whole: true,
+            comment: String::new(),
         }]
     };
+    let per_message = |strs: Vec<String>| -> Vec<UnitMessage> {
+        sm.iter()
+            .zip(strs)
+            .map(|(m, msgstr)| UnitMessage {
+                msgid: m.msgid.clone(),
+                msgstr,
+                offset: m.range.start,
+                whole: false,
+                comment: m.comment.clone(),
+            })
+            .collect()
+    };
     let Some(target) = target else {
-        if sb.is_empty() {
+        if sm.is_empty() {
             return whole("");
         }
-        return per_block(vec![String::new(); sb.len()]);
+        return per_message(vec![String::new(); sm.len()]);
     };
-    let tb = blocks(target);
-    if !sb.is_empty() && sb.len() == tb.len() && sb.iter().zip(&tb).all(|(a, b)| a.1 == b.1) {
-        let strs: Vec<String> = tb
-            .iter()
-            .map(|(r, _)| target[r.clone()].to_string())
-            .collect();
-        if rebuild(source, &strs, false).as_deref() == Some(target) {
-            return per_block(strs);
-        }
+    let tm = xgettext::extract(target, links);
+    let paired = !sm.is_empty()
+        && sm.len() == tm.len()
+        && sm.iter().zip(&tm).all(|(a, b)| a.place == b.place);
+    if paired {
+        return per_message(tm.into_iter().map(|m| m.msgid).collect());
     }
     whole(target)
 }
 
-/// The unit text that `msgstrs` (one per message of [`unit_messages`], in order) give: for
-/// per-block messages, `source` with each block's message text replaced by its `msgstr`; for a
-/// whole-unit message (`whole`, see [`UnitMessage::whole`]), the `msgstr` with the source's
-/// surrounding whitespace. `None` when the count does not match.
-pub fn rebuild(source: &str, msgstrs: &[String], whole: bool) -> Option<String> {
-    let sb = blocks(source);
-    if !whole && msgstrs.len() == sb.len() && !sb.is_empty() {
-        let mut out = String::with_capacity(source.len() * 2);
+/// The unit text that `msgstrs` give, over `base`: the unit's current translation, or its
+/// source when it has none. With per-message `msgstrs` (one per message of [`unit_messages`],
+/// in order), each `msgstr` that differs from the message `base` has at that place replaces
+/// that message's bytes, and the rest of `base` (code, structure, unchanged messages in their
+/// original Markdown spelling) is kept byte for byte. With a whole-unit message (`whole`, see
+/// [`UnitMessage::whole`]), the `msgstr` with `base`'s surrounding whitespace. `None` when the
+/// count does not match.
+pub fn rebuild(base: &str, msgstrs: &[String], whole: bool, links: &Links) -> Option<String> {
+    let bm = xgettext::extract(base, links);
+    if !whole && msgstrs.len() == bm.len() && !bm.is_empty() {
+        let mut out = String::with_capacity(base.len() * 2);
         let mut pos = 0;
-        for ((r, _), s) in sb.iter().zip(msgstrs) {
-            out.push_str(&source[pos..r.start]);
-            out.push_str(s);
-            pos = r.end;
+        for (m, s) in bm.iter().zip(msgstrs) {
+            if *s == m.msgid {
+                continue;
+            }
+            out.push_str(&base[pos..m.range.start]);
+            out.push_str(s.trim());
+            pos = m.range.end;
         }
-        out.push_str(&source[pos..]);
+        out.push_str(&base[pos..]);
         return Some(out);
     }
     match msgstrs {
-        [one] if whole || sb.is_empty() => Some(super::surround_like(source, one)),
+        [one] if whole || bm.is_empty() => Some(super::surround_like(base, one)),
         _ => None,
     }
 }
@@ -260,19 +255,37 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn none() -> Links {
+        Links::default()
+    }
+
     #[test]
-    fn one_message_per_block_headings_without_marks() {
+    fn messages_as_mdbook_xgettext_makes_them_headings_without_marks() {
         let src = "## Agents\n\nAn agent *decides*.\n\n```\nx = 1\n```\n\n- one\n- two\n";
         let tgt = "## 智能体\n\n智能体会*决定*。\n\n```\nx = 1\n```\n\n- 一\n- 二\n";
-        let m = unit_messages(src, Some(tgt));
+        let m = unit_messages(src, Some(tgt), &none());
         let ids: Vec<&str> = m.iter().map(|m| m.msgid.as_str()).collect();
-        assert_eq!(ids, ["Agents", "An agent *decides*.", "- one\n- two"]);
+        assert_eq!(ids, ["Agents", "An agent _decides_.", "one", "two"]);
         let strs: Vec<String> = m.iter().map(|m| m.msgstr.clone()).collect();
-        assert_eq!(strs, ["智能体", "智能体会*决定*。", "- 一\n- 二"]);
-        assert_eq!(rebuild(src, &strs, false).as_deref(), Some(tgt));
+        assert_eq!(strs, ["智能体", "智能体会_决定_。", "一", "二"]);
+        assert_eq!(rebuild(tgt, &strs, false, &none()).as_deref(), Some(tgt));
         assert_eq!(m[1].offset, src.find("An agent").unwrap());
+        // An edited message replaces its own bytes only: the rest keeps its spelling.
+        let mut edited = strs.clone();
+        edited[3] = "两个".into();
+        assert_eq!(
+            rebuild(tgt, &edited, false, &none()).as_deref(),
+            Some("## 智能体\n\n智能体会*决定*。\n\n```\nx = 1\n```\n\n- 一\n- 两个\n")
+        );
+        // An untranslated unit's messages are filled in over its source.
+        let m = unit_messages(src, None, &none());
+        assert!(m.iter().all(|m| m.msgstr.is_empty() && !m.whole));
+        assert_eq!(
+            rebuild(src, &strs, false, &none()).as_deref(),
+            Some(tgt.replace("*决定*", "_决定_").as_str())
+        );
         // A target with merged paragraphs is one message for the unit.
-        let m = unit_messages("A.\n\nB.\n", Some("甲乙。\n"));
+        let m = unit_messages("A.\n\nB.\n", Some("甲乙。\n"), &none());
         assert_eq!(m.len(), 1);
         assert_eq!(
             (m[0].msgid.as_str(), m[0].msgstr.as_str()),
@@ -280,14 +293,14 @@ mod tests {
         );
         assert!(m[0].whole);
         assert_eq!(
-            rebuild("A.\n\nB.\n", &["甲乙。".into()], true).as_deref(),
-            Some("甲乙。\n")
+            rebuild("甲乙。\n", &["甲乙丙。".into()], true, &none()).as_deref(),
+            Some("甲乙丙。\n")
         );
-        // A heading translated as a paragraph: one whole-unit message that rebuilds as such.
-        let m = unit_messages("# Title\n", Some("标题段落\n"));
+        // A heading translated as a paragraph: one whole-unit message.
+        let m = unit_messages("# Title\n", Some("标题段落\n"), &none());
         assert!(m[0].whole);
         assert_eq!(
-            rebuild("# Title\n", &[m[0].msgstr.clone()], true).as_deref(),
+            rebuild("标题段落\n", &[m[0].msgstr.clone()], true, &none()).as_deref(),
             Some("标题段落\n")
         );
     }
@@ -312,7 +325,7 @@ mod tests {
                 comments: vec![],
             },
         ];
-        let text = write("zh-Hans", "demo", &msgs, false);
+        let text = write("zh-Hans", "demo", "2026-12-02T11:44:54Z", &msgs, false);
         assert!(text.contains("Language: zh-Hans\\n"), "{text}");
         assert!(
             text.contains("#: src/ch1.md:3 src/ch2.md:10\n#, fuzzy\n"),
@@ -328,13 +341,44 @@ mod tests {
                 (&m.msgctxt, &m.msgid, &m.msgstr, m.fuzzy)
             );
         }
-        assert!(is_marked(&write("zh", "demo", &msgs, true)));
+        assert!(is_marked(&write(
+            "zh",
+            "demo",
+            "2026-12-02T11:44:54Z",
+            &msgs,
+            true
+        )));
         let e = read(
             "msgid \"\"\nmsgstr \"\"\n\nmsgid \"a\nmsgstr \"b\"\n",
             "bad.po",
         )
         .unwrap_err();
         assert_eq!(e.line, Some(4), "{e}");
+    }
+
+    /// mdbook-gettext (mdbook-i18n-helpers 0.4 reads PO files with polib 0.2) panicked on a
+    /// booktr catalog: its header had no `POT-Creation-Date`, `PO-Revision-Date` or
+    /// `Language-Team`.
+    #[test]
+    fn mdbook_gettext_panicked_on_a_booktr_header() {
+        let text = write("zh", "demo", "2026-12-02T11:44:54Z", &[], false);
+        // Every header field mdbook-gettext's PO reader (polib 0.2) unwraps.
+        for field in [
+            "Project-Id-Version",
+            "POT-Creation-Date",
+            "PO-Revision-Date",
+            "Language-Team",
+            "MIME-Version",
+            "Content-Type",
+            "Content-Transfer-Encoding",
+            "Language",
+            "Plural-Forms",
+        ] {
+            assert!(
+                text.contains(&format!("\"{field}: ")),
+                "{field} missing: {text}"
+            );
+        }
     }
 
     proptest! {
@@ -348,20 +392,30 @@ mod tests {
             ], 1..6),
             translate in proptest::collection::vec(any::<bool>(), 6),
             trail in prop_oneof![Just(""), Just("\n"), Just("\n\n")],
+            edit in 0usize..64,
         ) {
             let source = paras.join("\n\n") + trail;
             let target: String = paras.iter().zip(&translate).map(|(p, t)| {
                 if *t && !p.starts_with("```") { p.replace("a", "甲").replace("Title", "标题") } else { p.to_string() }
             }).collect::<Vec<_>>().join("\n\n") + trail;
-            let m = unit_messages(&source, Some(&target));
+            let m = unit_messages(&source, Some(&target), &none());
             let strs: Vec<String> = m.iter().map(|m| m.msgstr.clone()).collect();
-            let rebuilt = rebuild(&source, &strs, m[0].whole).unwrap();
+            let rebuilt = rebuild(&target, &strs, m[0].whole, &none()).unwrap();
             prop_assert_eq!(rebuilt.trim(), target.trim());
+            // An edited msgstr changes its own message and no other.
+            if !m[0].whole {
+                let k = edit % strs.len();
+                let mut edited = strs.clone();
+                edited[k] = "编辑过的文字".to_string();
+                let text = rebuild(&target, &edited, false, &none()).unwrap();
+                let again: Vec<String> = xgettext::extract(&text, &none()).into_iter().map(|m| m.msgid).collect();
+                prop_assert_eq!(again, edited);
+            }
             let po: Vec<Message> = m.iter().enumerate().map(|(i, u)| Message {
                 msgctxt: Some(format!("u.{i}")), msgid: u.msgid.clone(), msgstr: u.msgstr.clone(),
                 references: vec![format!("ch.md:{}", i + 1)], fuzzy: true, comments: vec![],
             }).collect();
-            let back = read(&write("zh", "p", &po, false), "p.po").unwrap();
+            let back = read(&write("zh", "p", "2026-12-02T11:44:54Z", &po, false), "p.po").unwrap();
             let got: Vec<String> = back.into_iter().map(|b| b.msgstr).collect();
             prop_assert_eq!(got, strs);
         }

@@ -125,7 +125,7 @@ fn bad_chapter_patterns_are_usage_errors_naming_the_campaign_file() {
 }
 
 /// Copies `tests/fixtures/books/<name>` into `dest`.
-fn copy_fixture(name: &str, dest: &std::path::Path) {
+pub(crate) fn copy_fixture(name: &str, dest: &std::path::Path) {
     let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/books")
         .join(name);

@@ -1,5 +1,5 @@
-//! gettext PO and XLIFF 1.2 through the `booktr` binary: `export --format po` writes one
-//! message per Markdown block with `#:` references and machine translations `fuzzy`; importing
+//! gettext PO and XLIFF 1.2 through the `booktr` binary: `export --format po` writes the
+//! messages mdbook-xgettext extracts (a recorded catalog of the real tool is the reference) with `#:` references and machine translations `fuzzy`; importing
 //! it unedited changes nothing; an edited `msgstr` becomes a human edit of its unit (and is no
 //! longer fuzzy in the next export); `export --format xliff12` reads back into an import; and
 //! translate-toolkit opens both files.
@@ -65,12 +65,18 @@ fn po_export_then_import_unedited_changes_nothing_and_an_edit_is_kept() {
     assert_code(&c.cmd("export", &["--format", "po"]).output().unwrap(), 0);
     let po = c.read("g/export/g.po");
     assert!(po.contains("\"Language: zh\\n\""), "{po}");
-    // One message per block: headings without their marks, lists whole, code never.
+    // Messages as mdbook-xgettext makes them: headings without their marks, one per list
+    // item, links and code as normalised Markdown; code blocks never.
     assert!(po.contains("msgid \"Section A.0\"\n"), "{po}");
     assert!(
-        po.contains("msgid \"- first point about memory 0\\n- second point about tools 0\"\n"),
+        po.contains("msgid \"first point about memory 0\"\n"),
         "{po}"
     );
+    assert!(
+        po.contains("msgid \"second point about tools 0\"\n"),
+        "{po}"
+    );
+    assert!(!po.contains("msgid \"- first point"), "{po}");
     assert!(!po.contains("def step_0"), "code blocks are not messages");
     // `#:` references point at the block's line; machine translations are fuzzy.
     let refs = comments_of(&po, "Section A.0");
@@ -245,4 +251,61 @@ print("translate-toolkit read", len(msgs), "PO messages and", len(ids), "XLIFF 1
         String::from_utf8_lossy(&out.stderr)
     );
     eprintln!("{}", String::from_utf8_lossy(&out.stdout).trim());
+}
+
+/// The messages of a PO file (header excepted), by `msgid`.
+fn po_msgids(text: &str) -> std::collections::BTreeSet<String> {
+    booktr::interchange::po::read(text, "test.po")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.msgid)
+        .collect()
+}
+
+/// booktr's PO messages for an mdBook are the ones the real mdbook-xgettext extracts from it
+/// (`tests/fixtures/gettext/mdbook-xgettext.pot`, recorded from mdbook-i18n-helpers 0.4.0 on
+/// the mdBook fixture), so `mdbook-gettext` finds every one of them: `SUMMARY.md` titles
+/// without their links, headings without `#`, normalised Markdown. The one message of the
+/// recorded catalog booktr leaves out is the string literal of a code block (booktr never
+/// translates code). The header has the fields mdbook-gettext's PO reader requires.
+#[test]
+fn po_msgids_are_the_ones_mdbook_xgettext_extracts() {
+    let c = TestCampaign::new(
+        "name = \"mb\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"book/src/SUMMARY.md\"\n",
+    );
+    crate::book_formats::copy_fixture("mdbook", &c.path("book"));
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_code(&c.cmd("export", &["--format", "po"]).output().unwrap(), 0);
+    let po = c.read("mb/export/mb.po");
+    let recorded = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gettext/mdbook-xgettext.pot"),
+    )
+    .unwrap();
+    let ours = po_msgids(&po);
+    let theirs = po_msgids(&recorded);
+    assert_eq!(theirs.len(), 17, "the recorded catalog");
+    let missing: Vec<&String> = theirs.difference(&ours).collect();
+    let extra: Vec<&String> = ours.difference(&theirs).collect();
+    assert_eq!(
+        missing,
+        [&"\";\"".to_string()],
+        "only the code string is left out"
+    );
+    assert!(
+        extra.is_empty(),
+        "messages mdbook-gettext would never find: {extra:?}"
+    );
+    for id in ["Summary", "Building Agents", "Evaluating Agents"] {
+        assert!(ours.contains(id), "{id}");
+    }
+    assert!(ours.contains(
+        "Start with [the first chapter](chapter_1/index.md), or see the [data](data/tools.csv) used in the examples."
+    ));
+    // Every message is translated (a rehearsal's pseudo text) and fuzzy.
+    let read = booktr::interchange::po::read(&po, "mb.po").unwrap();
+    assert!(read.iter().all(|m| !m.msgstr.is_empty() && m.fuzzy));
+    for field in ["POT-Creation-Date", "PO-Revision-Date", "Language-Team"] {
+        assert!(po.contains(&format!("\"{field}: ")), "{field} missing");
+    }
 }
