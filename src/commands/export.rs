@@ -100,7 +100,8 @@ fn write_termbase(c: &Campaign, s: Option<&State>, args: &ExportArgs) -> anyhow:
     emit(c, args, &bytes, &format!("{} entries", entries.len()))
 }
 
-/// Writes `bytes` to `--out` (stdout for `-`), else `<name>/export/<name>.<ext>`.
+/// Writes `bytes` to `--out` (stdout for `-`), else `<name>/export/<name>.<suffix>`
+/// ([`Format::export_suffix`]).
 fn emit(c: &Campaign, args: &ExportArgs, bytes: &[u8], what: &str) -> anyhow::Result<ExitCode> {
     let p = &c.plan;
     let path = match &args.out {
@@ -113,7 +114,7 @@ fn emit(c: &Campaign, args: &ExportArgs, bytes: &[u8], what: &str) -> anyhow::Re
         None => p.campaign_dir.join(&p.name).join("export").join(format!(
             "{}.{}",
             p.name,
-            args.format.extension()
+            args.format.export_suffix()
         )),
     };
     crate::util::write_atomic(&path, bytes)?;

@@ -113,6 +113,16 @@ impl Format {
         }
     }
 
+    /// The end of an export's default file name (`<name>.<this>`): the extension, except for
+    /// XLIFF 1.2 (`xliff12.xlf`), whose default file would otherwise overwrite the XLIFF 2.0
+    /// export.
+    pub fn export_suffix(self) -> &'static str {
+        match self {
+            Format::Xliff12 => "xliff12.xlf",
+            f => f.extension(),
+        }
+    }
+
     /// The format of a file: by extension (`.csv`, `.tsv`/`.tab`, `.tbx`, `.xlf`/`.xliff`,
     /// `.tmx`, `.po`/`.pot`), otherwise sniffed from its content: the root element of an XML
     /// document (`martif`/`tbx`, `xliff`, `tmx`), a PO file's `msgid` lines, else TSV when the

@@ -154,14 +154,25 @@ fn po_export_then_import_unedited_changes_nothing_and_an_edit_is_kept() {
     assert!(!std::fs::read_to_string(&last).unwrap().contains("#, fuzzy"));
 }
 
+/// Also the regression `xliff12_export_overwrote_the_xliff2_export`: both formats' default
+/// files were `<name>/export/<name>.xlf`; the 1.2 one is now `<name>.xliff12.xlf`.
 #[test]
 fn xliff12_export_imports_back() {
     let c = campaign();
     assert_code(
+        &c.cmd("export", &["--format", "xliff"]).output().unwrap(),
+        0,
+    );
+    assert_code(
         &c.cmd("export", &["--format", "xliff12"]).output().unwrap(),
         0,
     );
-    let x = c.read("g/export/g.xlf");
+    assert!(
+        c.read("g/export/g.xlf")
+            .contains("urn:oasis:names:tc:xliff:document:2.0"),
+        "the XLIFF 2.0 export is still there"
+    );
+    let x = c.read("g/export/g.xliff12.xlf");
     assert!(
         x.contains("<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">"),
         "{x}"
@@ -169,7 +180,7 @@ fn xliff12_export_imports_back() {
     assert!(x.contains("<trans-unit id=\"a-000\""), "{x}");
     assert!(x.contains("\">`tool_0()`</ph>"), "{x}");
     assert!(x.contains("<target state=\"translated\">"), "{x}");
-    let exported = c.path("g/export/g.xlf").display().to_string();
+    let exported = c.path("g/export/g.xliff12.xlf").display().to_string();
     let out = c.cmd("import", &[&exported, "--json"]).output().unwrap();
     assert_code(&out, 0);
     let v = json_summary(&out);
@@ -210,7 +221,8 @@ fn po_and_xliff12_open_in_translate_toolkit() {
     for f in ["po", "xliff12"] {
         assert_code(&c.cmd("export", &["--format", f]).output().unwrap(), 0);
     }
-    let units = booktr::interchange::xliff12::read(&c.read("g/export/g.xlf"), "g.xlf").unwrap();
+    let units =
+        booktr::interchange::xliff12::read(&c.read("g/export/g.xliff12.xlf"), "g.xlf").unwrap();
     let expected = serde_json::json!({
         "ids": units.iter().map(|u| &u.id).collect::<Vec<_>>(),
         "sources": units.iter().map(|u| &u.source).collect::<Vec<_>>(),
@@ -227,7 +239,7 @@ assert p.gettargetlanguage() == "zh", p.gettargetlanguage()
 assert msgs and all(u.isfuzzy() for u in msgs if u.target), [u.source for u in msgs if not u.isfuzzy()][:3]
 assert any(u.source == "Section A.0" for u in msgs)
 assert all(loc.split(":")[0] in ("a.md", "b.md") for u in msgs for loc in u.getlocations())
-x = xliff.xlifffile(open("g/export/g.xlf", "rb").read())
+x = xliff.xlifffile(open("g/export/g.xliff12.xlf", "rb").read())
 ids = [u.getid().split("\x04")[-1] for u in x.units]
 assert ids == exp["ids"], (ids[:3], exp["ids"][:3])
 # translate-toolkit's plain text drops the native code of <ph>/<bpt>/<ept>: compare ids only,
