@@ -139,8 +139,16 @@ pub fn extract(text: &str, links: &Links) -> Vec<Extracted> {
         if !g.translate || rendered.trim().is_empty() {
             continue;
         }
-        let start = slice.iter().map(|(_, r)| r.start).min().unwrap_or(0);
-        let end = slice.iter().map(|(_, r)| r.end).max().unwrap_or(start);
+        // The text is where the paragraph's inline events are: a paragraph's own range also
+        // covers the link markup a summary's message leaves out.
+        let inline = slice.iter().filter(|(e, _)| {
+            !matches!(
+                e,
+                Event::Start(Tag::Paragraph) | Event::End(TagEnd::Paragraph)
+            )
+        });
+        let start = inline.clone().map(|(_, r)| r.start).min().unwrap_or(0);
+        let end = inline.map(|(_, r)| r.end).max().unwrap_or(start);
         let end = start + body[start..end].trim_end().len();
         out.push(Extracted {
             msgid: rendered,
