@@ -207,13 +207,10 @@ pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys)
     let mut messages: Vec<po::Message> = Vec::new();
     let mut by_id: std::collections::HashMap<String, Vec<usize>> = Default::default();
     let mut keys = Vec::new();
-    let mut links: Option<(String, xgettext::Links)> = None;
+    let mut links = PoLinks::default();
     for u in c.prose_units() {
         let ch = c.chapter(&u.chapter);
-        if links.as_ref().is_none_or(|(name, _)| *name != u.chapter) {
-            links = Some((u.chapter.clone(), po_links(c, &u.chapter)));
-        }
-        let chapter_links = &links.as_ref().expect("set just above").1;
+        let chapter_links = links.of(c, &u.chapter);
         let source = c.source_text(u);
         let edited = s.human_edit(&u.id).is_some();
         let translated = edited || s.kept_translation(&u.id, u32::MAX).is_some();
@@ -272,19 +269,30 @@ pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys)
     (messages, keys)
 }
 
-/// How PO messages read the links of chapter `key` ([`xgettext::Links`]): its reference
+/// How PO messages read the links of a chapter ([`xgettext::Links`]): its reference
 /// definitions, and for an mdBook's `SUMMARY.md` (the first page of an mdBook site) titles
-/// without their links.
-pub(crate) fn po_links(c: &Campaign, key: &str) -> xgettext::Links {
-    let text = &c.chapter(key).text;
-    let summary = c.plan.site.as_ref().is_some_and(|site| {
-        site.kind == crate::book::site::SiteKind::MdBook
-            && site.pages.first().is_some_and(|p| p.key == key)
-    });
-    if summary {
-        xgettext::Links::summary(text)
-    } else {
-        xgettext::Links::of(text)
+/// without their links. Units come in book order, so the links of the last chapter asked for
+/// are kept and built again only when the chapter changes.
+#[derive(Default)]
+pub(crate) struct PoLinks(Option<(String, xgettext::Links)>);
+
+impl PoLinks {
+    /// The links of chapter `key`.
+    pub(crate) fn of(&mut self, c: &Campaign, key: &str) -> &xgettext::Links {
+        if self.0.as_ref().is_none_or(|(k, _)| k != key) {
+            let text = &c.chapter(key).text;
+            let summary = c.plan.site.as_ref().is_some_and(|site| {
+                site.kind == crate::book::site::SiteKind::MdBook
+                    && site.pages.first().is_some_and(|p| p.key == key)
+            });
+            let links = if summary {
+                xgettext::Links::summary(text)
+            } else {
+                xgettext::Links::of(text)
+            };
+            self.0 = Some((key.to_string(), links));
+        }
+        &self.0.as_ref().expect("set just above").1
     }
 }
 

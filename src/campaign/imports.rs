@@ -116,13 +116,9 @@ pub fn apply_po(
         .collect();
     let (_, keys) = super::exports::po_messages(c, state);
     let mut out = PoImport::default();
-    let mut links: Option<(String, crate::interchange::xgettext::Links)> = None;
+    let mut links = super::exports::PoLinks::default();
     for (id, whole, unit_keys) in keys {
         let Some(u) = c.unit(&id) else { continue };
-        if links.as_ref().is_none_or(|(name, _)| *name != u.chapter) {
-            links = Some((u.chapter.clone(), super::exports::po_links(c, &u.chapter)));
-        }
-        let chapter_links = &links.as_ref().expect("set just above").1;
         let found: Option<Vec<&crate::interchange::po::ReadMessage>> = unit_keys
             .iter()
             .map(|(ctxt, msgid)| file.get(&(ctxt.as_deref(), msgid.as_str())).copied())
@@ -141,6 +137,7 @@ pub fn apply_po(
         // The messages were written from the current translation, or from the source when the
         // unit has none; the edited `msgstr`s replace their messages in that text.
         let base = if current.is_empty() { source } else { &current };
+        let chapter_links = links.of(c, &u.chapter);
         let Some(text) = crate::interchange::po::rebuild(base, &strs, whole, chapter_links) else {
             out.missing.push(id);
             continue;

@@ -229,7 +229,7 @@ enum Directive {
 fn directive(html: &str) -> Option<Directive> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"^<!-{2,}\s*(?:i18n|mdbook-xgettext)\s*:(?<command>.*[^-])-{2,}>$")
+        regex::Regex::new(r"<!-{2,}\s*(?:i18n|mdbook-xgettext)\s*:(?<command>.*[^-])-{2,}>")
             .expect("a valid pattern")
     });
     let command = re.captures(html.trim())?.name("command")?.as_str().trim();
