@@ -91,13 +91,18 @@ pub struct PoImport {
     /// Units with a message the file does not have (the book or the translations changed
     /// since the export): not taken (ids).
     pub missing: Vec<String>,
+    /// Messages whose `msgstr` differs from the campaign's but which are still `#, fuzzy`: a
+    /// draft no human approved (gettext and `mdbook-gettext` do not use fuzzy messages), or a
+    /// stale export's machine text. Not taken; the rest of their unit is.
+    pub fuzzy: usize,
 }
 
 /// Maps the `msgstr`s of a PO file back to the units they came from: the campaign's current
 /// messages ([`super::exports::po_messages`]) are looked up in the file by (`msgctxt`,
 /// `msgid`), each unit's text is rebuilt from its messages' `msgstr`s
 /// ([`crate::interchange::po::rebuild`]), and a changed (or newly approved, no longer `fuzzy`)
-/// one is recorded as a human edit (QA runs on it as it is applied). Exporting then importing
+/// one is recorded as a human edit (QA runs on it as it is applied). A changed `msgstr` that is
+/// still `fuzzy` is not taken ([`PoImport::fuzzy`]). Exporting then importing
 /// the file unedited changes nothing.
 ///
 /// Errors: the state has no glossary termbase yet (run the campaign first), I/O.
@@ -114,7 +119,13 @@ pub fn apply_po(
         .iter()
         .map(|m| ((m.msgctxt.as_deref(), m.msgid.as_str()), m))
         .collect();
-    let (_, keys) = super::exports::po_messages(c, state);
+    let (exported, keys) = super::exports::po_messages(c, state);
+    // What the campaign itself would write for each message: a fuzzy msgstr that differs from
+    // it is not taken.
+    let ours: std::collections::HashMap<(Option<&str>, &str), &str> = exported
+        .iter()
+        .map(|m| ((m.msgctxt.as_deref(), m.msgid.as_str()), m.msgstr.as_str()))
+        .collect();
     let mut out = PoImport::default();
     let mut links = super::exports::PoLinks::default();
     for (id, whole, unit_keys) in keys {
@@ -127,11 +138,23 @@ pub fn apply_po(
             out.missing.push(id);
             continue;
         };
-        if found.iter().any(|m| m.msgstr.trim().is_empty()) {
+        let strs: Vec<String> = found
+            .iter()
+            .map(|m| {
+                let key = (m.msgctxt.as_deref(), m.msgid.as_str());
+                match ours.get(&key) {
+                    Some(own) if m.fuzzy && !m.msgstr.is_empty() && m.msgstr != *own => {
+                        out.fuzzy += 1;
+                        own.to_string()
+                    }
+                    _ => m.msgstr.clone(),
+                }
+            })
+            .collect();
+        if strs.iter().any(|m| m.trim().is_empty()) {
             out.untranslated += 1;
             continue;
         }
-        let strs: Vec<String> = found.iter().map(|m| m.msgstr.clone()).collect();
         let source = c.source_text(u);
         let current = final_text(c, state, u);
         // The messages were written from the current translation, or from the source when the

@@ -163,9 +163,15 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
                 r.unchanged,
                 r.untranslated
             );
+            if r.fuzzy > 0 {
+                eprintln!(
+                    "  not taken: {} changed message(s) still marked fuzzy (drafts, or an older export's machine text); clear `fuzzy` on the ones you approve and import again",
+                    r.fuzzy
+                );
+            }
             if !r.missing.is_empty() {
                 eprintln!(
-                    "  not taken: {} unit(s) whose messages the file does not have (the book or its translations changed since the export, e.g. {}); export again and redo them",
+                    "  not taken: {} unit(s) whose messages the file does not have (e.g. {}): the file was made from another version of the book or its translations, or a message was merged or split; export again and redo them",
                     r.missing.len(),
                     r.missing[0]
                 );

@@ -2,8 +2,8 @@
 //! `mdbook-i18n-helpers` itself uses, so its escaping and line folding are what mdBook's
 //! gettext workflow already reads).
 //!
-//! Messages are the ones `mdbook-xgettext` extracts ([`xgettext`]): one `msgid` per paragraph,
-//! heading (without its `#` marks), list item, table cell or HTML block, as normalised Markdown,
+//! Messages are the ones `mdbook-xgettext` 0.4.0 extracts ([`xgettext`]): one `msgid` per
+//! paragraph, heading (without its `#` marks), list item or table cell, as normalised Markdown,
 //! so `mdbook-gettext` translates a book with a catalog booktr wrote (it uses only messages that
 //! are not `fuzzy`). `#:` references `file:line` to where the message starts, and a header names
 //! the `Language`. Code blocks are not messages. A unit whose target does not pair with its
@@ -176,7 +176,7 @@ pub struct UnitMessage {
 /// `links` are the chapter's link reference definitions):
 /// - one per message of `source`, with empty `msgstr`s, when `target` is `None`;
 /// - the same, each with the message of `target` at the same place, when `target` has as many
-///   messages in the same places (paragraph, heading, list item, table cell, HTML);
+///   messages in the same places (paragraph, heading, list item, table cell);
 /// - otherwise one message for the whole unit (source and target trimmed), so that nothing of
 ///   the translation is lost; `mdbook-gettext` will not find it, and an editor sees why.
 ///

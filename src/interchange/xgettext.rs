@@ -1,15 +1,15 @@
-//! The gettext messages of a Markdown text as `mdbook-xgettext` (mdbook-i18n-helpers 0.4)
-//! extracts them, so that a PO catalog booktr writes is one `mdbook-gettext` can translate a
+//! The gettext messages of a Markdown text as `mdbook-xgettext` (mdbook-i18n-helpers 0.4.0, the
+//! release on crates.io) extracts them, so that a PO catalog booktr writes is one `mdbook-gettext` can translate a
 //! book with, and one an mdBook project's existing catalog can be merged with.
 //!
 //! What a message is, following mdbook-i18n-helpers' documented grouping:
-//! - the text of a paragraph, of a heading (without its `#` marks), of a tight list item, of a
-//!   table cell, of a definition-list term, and of an HTML block;
+//! - the text of a paragraph, of a heading (without its `#` marks), of a tight list item and of
+//!   a table cell; HTML blocks are not messages (inline HTML is part of its message);
 //! - written back as Markdown by `pulldown-cmark-to-cmark` (the renderer mdbook-i18n-helpers
 //!   uses) with its options: `_` for emphasis, `**` for strong, `-` for list items, soft line
 //!   breaks as spaces, and reference and shortcut links written inline;
-//! - `<!-- i18n:skip -->`, `<!-- i18n:skip-start -->` … `<!-- i18n:skip-end -->` leave messages
-//!   out, and `<!-- i18n:comment … -->` gives the next message an extracted comment.
+//! - `<!-- i18n:skip -->` leaves the next message out, and `<!-- i18n:comment … -->` gives it an
+//!   extracted comment (0.4.0 knows no other directive).
 //!
 //! One deliberate difference: code blocks are never messages here. mdbook-xgettext extracts the
 //! string literals and comments of a code block (through syntect's grammars); booktr never
@@ -112,16 +112,15 @@ fn normalise_label(label: &str) -> String {
         .to_lowercase()
 }
 
-/// mdbook-i18n-helpers' parser options (tables, GFM, old-style footnotes, strikethrough, task
-/// lists, heading attributes, definition lists).
+/// mdbook-i18n-helpers 0.4.0's parser options: tables, old-style footnotes, strikethrough, task
+/// lists, heading attributes. No definition lists and no GFM alerts: `Term` / `: Definition`
+/// is one paragraph to it, so one message here.
 fn parser_options() -> Options {
     Options::ENABLE_TABLES
-        | Options::ENABLE_GFM
         | Options::ENABLE_OLD_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_DEFINITION_LIST
 }
 
 /// The messages of `text` (a chapter or one translation unit of it), in order. Reference links
@@ -221,11 +220,11 @@ struct Group {
 /// An `i18n:` (or `mdbook-xgettext:`) directive in an HTML comment.
 enum Directive {
     Skip,
-    SkipStart,
-    SkipEnd,
     Comment(String),
 }
 
+/// The directive of an HTML comment, read as mdbook-i18n-helpers 0.4.0 reads it: the first word
+/// after the prefix (`skip-start` is `skip`), and a comment's text after one delimiter.
 fn directive(html: &str) -> Option<Directive> {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
@@ -234,41 +233,40 @@ fn directive(html: &str) -> Option<Directive> {
     });
     let command = re.captures(html.trim())?.name("command")?.as_str().trim();
     let delimiter = |c: char| c.is_whitespace() || c == ':' || c == '-';
-    let mut words = command.split(delimiter).filter(|w| !w.is_empty());
-    match (words.next(), words.next()) {
-        (Some("skip"), None) => Some(Directive::Skip),
-        (Some("skip"), Some("start")) => Some(Directive::SkipStart),
-        (Some("skip"), Some("end")) => Some(Directive::SkipEnd),
-        (Some("comment"), _) => {
-            let rest = &command[command.find("comment")? + "comment".len()..];
-            let rest = rest.strip_prefix(delimiter).unwrap_or(rest);
-            Some(Directive::Comment(rest.trim().to_string()))
+    match command.split(delimiter).next() {
+        Some("skip") => Some(Directive::Skip),
+        Some("comment") => {
+            let at = (command.find("comment")? + "comment".len() + 1).min(command.len());
+            // The one delimiter skipped may be a multi-byte space: step to a char boundary.
+            let at = (at..=command.len())
+                .find(|&i| command.is_char_boundary(i))
+                .unwrap_or(command.len());
+            Some(Directive::Comment(command[at..].trim().to_string()))
         }
         _ => None,
     }
 }
 
-/// Splits events into messages and the structure between them, the way mdbook-i18n-helpers'
-/// `group_events` does: a paragraph (with its start and end) is one group; inline events and
-/// HTML outside a paragraph start a message; any other block event ends one. Code blocks are
-/// never messages (see the module doc).
+/// Splits events into messages and the structure between them, the way mdbook-i18n-helpers
+/// 0.4.0's `group_events` does: a paragraph (with its start and end) is one group; inline
+/// events and inline HTML outside a paragraph start a message; an HTML block and any other block
+/// event end one. Code blocks are never messages (see the module doc).
 fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
     #[derive(Default)]
     struct Ctx {
         skip_next: bool,
-        skip_until_end: bool,
         comments: Vec<String>,
     }
     let mut out: Vec<Group> = Vec::new();
     let mut ctx = Ctx::default();
-    // (start index, translating?) of the open group, and the open block tags.
+    // (start index, translating?) of the open group, its place, and the open block tags.
     let mut open = (0usize, false);
+    let mut open_place = Place::Other;
     let mut stack: Vec<Place> = Vec::new();
     let place_at = |i: usize, stack: &[Place]| match &events[i].0 {
         Event::Start(Tag::Paragraph) => Place::Paragraph,
         _ => stack.last().copied().unwrap_or(Place::Other),
     };
-    let mut open_place = Place::Other;
     // Ends the open group just before `end`.
     let close = |out: &mut Vec<Group>, ctx: &mut Ctx, open: (usize, bool), place, end: usize| {
         if open.0 >= end {
@@ -282,10 +280,11 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
                 Some((Event::End(TagEnd::CodeBlock), _))
             )
         );
-        let translate = open.1 && !ctx.skip_next && !ctx.skip_until_end && !code;
-        if open.1 && (ctx.skip_next || ctx.skip_until_end) {
+        let skipped = open.1 && ctx.skip_next;
+        if skipped {
             ctx.skip_next = false;
         }
+        let translate = open.1 && !skipped && !code;
         let comment = if translate {
             std::mem::take(&mut ctx.comments).join(" ")
         } else {
@@ -305,15 +304,10 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
                 open = (i, true);
                 open_place = place_at(i, &stack);
             }
-            Event::Start(Tag::BlockQuote(Some(_))) => {
-                close(&mut out, &mut ctx, open, open_place, i);
-                open = (i, false);
-            }
             Event::End(TagEnd::Paragraph | TagEnd::CodeBlock) => {
                 close(&mut out, &mut ctx, open, open_place, i + 1);
                 open = (i + 1, false);
             }
-            Event::End(TagEnd::BlockQuote(Some(_))) | Event::Start(Tag::Heading { .. }) => {}
             Event::Start(
                 Tag::Emphasis
                 | Tag::Strong
@@ -332,7 +326,10 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
             | Event::Code(_)
             | Event::FootnoteReference(_)
             | Event::SoftBreak
-            | Event::HardBreak => {
+            | Event::HardBreak
+            | Event::InlineHtml(_)
+                if directive_of(event).is_none() =>
+            {
                 if !open.1 {
                     close(&mut out, &mut ctx, open, open_place, i);
                     open = (i, true);
@@ -341,7 +338,7 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
             }
             Event::Html(s) | Event::InlineHtml(s) => match directive(s) {
                 Some(d) => {
-                    // A directive ends the message it is in, and the rest starts a new one.
+                    // A directive ends the message it is in, and what follows starts a new one.
                     if open.1 {
                         close(&mut out, &mut ctx, open, open_place, i);
                         open = (i, true);
@@ -349,21 +346,14 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
                     }
                     match d {
                         Directive::Skip => ctx.skip_next = true,
-                        Directive::SkipStart => ctx.skip_until_end = true,
-                        Directive::SkipEnd => {
-                            if open.1 {
-                                ctx.skip_next = true;
-                            }
-                            ctx.skip_until_end = false;
-                        }
                         Directive::Comment(c) => ctx.comments.push(c),
                     }
                 }
+                // An HTML block (inline HTML without a directive is taken above).
                 None => {
-                    if !open.1 {
+                    if open.1 {
                         close(&mut out, &mut ctx, open, open_place, i);
-                        open = (i, true);
-                        open_place = place_at(i, &stack);
+                        open = (i, false);
                     }
                 }
             },
@@ -377,8 +367,8 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
         // The block a later message starts in.
         match event {
             Event::Start(tag) => stack.push(match tag {
-                Tag::Heading { .. } | Tag::DefinitionListTitle => Place::Heading,
-                Tag::Item | Tag::DefinitionListDefinition => Place::ListItem,
+                Tag::Heading { .. } => Place::Heading,
+                Tag::Item => Place::ListItem,
                 Tag::TableCell => Place::TableCell,
                 Tag::HtmlBlock => Place::Html,
                 Tag::Paragraph => Place::Paragraph,
@@ -390,17 +380,25 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
             _ => {}
         }
     }
-    // The last group: no code-block test and no comment, as in mdbook-i18n-helpers.
+    // The last group: translated even after a skip directive, with no code-block test and no
+    // comment, as in mdbook-i18n-helpers 0.4.0.
     if open.0 < events.len() {
-        let translate = open.1 && !ctx.skip_next && !ctx.skip_until_end;
         out.push(Group {
             events: open.0..events.len(),
-            translate,
+            translate: open.1,
             place: open_place,
             comment: String::new(),
         });
     }
     out
+}
+
+/// The directive of an inline HTML event, if it is one.
+fn directive_of(event: &Event<'_>) -> Option<Directive> {
+    match event {
+        Event::InlineHtml(s) => directive(s),
+        _ => None,
+    }
 }
 
 /// Renders a group as Markdown with mdbook-i18n-helpers' writer options, and the writer state
@@ -509,13 +507,32 @@ mod tests {
 
     #[test]
     fn directives_skip_and_comment() {
-        let text = "<!-- i18n:skip -->\nSkipped.\n\n<!-- i18n:comment Say it kindly -->\nKept.\n\n<!-- i18n:skip-start -->\n\nA.\n\nB.\n\n<!-- i18n:skip-end -->\n\nC.\n";
+        let text = "<!-- i18n:skip -->\nSkipped.\n\n<!-- i18n:comment Say it kindly -->\nKept.\n\nA <!-- i18n:skip --> b.\n\nC.\n";
         let m = extract(text, &Links::default());
         let got: Vec<(&str, &str)> = m
             .iter()
             .map(|m| (m.msgid.as_str(), m.comment.as_str()))
             .collect();
-        assert_eq!(got, [("Kept.", "Say it kindly"), ("C.", "")]);
+        // Inline, the directive ends "A " and skips the rest of its paragraph (the real
+        // mdbook-xgettext 0.4.0 gives these same four messages, trailing space included).
+        assert_eq!(got, [("Kept.", "Say it kindly"), ("A ", ""), ("C.", "")]);
+    }
+
+    /// A new user's catalog from the real mdbook-xgettext 0.4.0 left every unit with an HTML
+    /// block or a definition list untranslated on import: booktr had made messages of HTML
+    /// blocks and split `Term` / `: Definition` in two (the options of an unreleased version).
+    #[test]
+    fn html_blocks_and_definition_lists_as_mdbook_xgettext_0_4_0_makes_them() {
+        let text = "Before.\n\n<div class=\"warning\">\n\nInside div.\n\n</div>\n\n<details>\n<summary>Click me</summary>\nHidden text.\n</details>\n\nTerm\n: Definition of the term.\n\n> [!NOTE]\n> An alert.\n";
+        assert_eq!(
+            ids(text),
+            [
+                "Before.",
+                "Inside div.",
+                "Term : Definition of the term.",
+                "\\[!NOTE\\] An alert."
+            ]
+        );
     }
 
     #[test]
