@@ -202,7 +202,7 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
 /// translation share one message (references joined, as gettext does); the same `msgid` with
 /// another translation gets `msgctxt` `<unit id>.<message index>`. A message is `fuzzy` when
 /// one of its units' translations is a machine's (no human edit); the unit's QA findings are
-/// `#.` comments on its first message.
+/// `#.` comments on the message each is about ([`po::message_of_finding`]).
 pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys) {
     let mut messages: Vec<po::Message> = Vec::new();
     let mut by_id: std::collections::HashMap<String, Vec<usize>> = Default::default();
@@ -219,20 +219,29 @@ pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys)
         let mut unit_keys = Vec::new();
         let unit_messages = po::unit_messages(source, target.as_deref(), chapter_links);
         let whole = unit_messages.first().is_some_and(|m| m.whole);
-        for (k, m) in unit_messages.into_iter().enumerate() {
+        // Each QA finding of the unit's final text goes above the message it is about.
+        let mut qa: Vec<Vec<String>> = vec![Vec::new(); unit_messages.len()];
+        for f in s.final_findings(&u.id) {
+            let k = po::message_of_finding(
+                &unit_messages,
+                source,
+                target.as_deref(),
+                f.span,
+                &f.source_excerpt,
+                &f.target_excerpt,
+            );
+            if let Some(v) = qa.get_mut(k) {
+                v.push(format!("booktr QA {}: {}", f.check, f.message));
+            }
+        }
+        for ((k, m), qa) in unit_messages.into_iter().enumerate().zip(qa) {
             let line = first_line + source[..m.offset].matches('\n').count();
             let reference = format!("{}:{line}", ch.rel_path);
             let mut comments: Vec<String> = Vec::new();
             if !m.comment.is_empty() {
                 comments.push(m.comment.clone());
             }
-            if k == 0 {
-                comments.extend(
-                    s.final_findings(&u.id)
-                        .iter()
-                        .map(|f| format!("booktr QA {}: {}", f.check, f.message)),
-                );
-            }
+            comments.extend(qa);
             let same = by_id
                 .get(&m.msgid)
                 .and_then(|v| v.iter().find(|&&i| messages[i].msgstr == m.msgstr));

@@ -158,13 +158,17 @@ pub fn is_marked(text: &str) -> bool {
         .any(|l| l.starts_with(&mark))
 }
 
-/// One message of a unit: its `msgid`, `msgstr` (empty when untranslated) and the byte offset
-/// in the unit's source where its text starts (for the `#:` line).
+/// One message of a unit: its `msgid`, `msgstr` (empty when untranslated) and where its text
+/// is in the unit's source and target (byte ranges; the source's start gives the `#:` line).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitMessage {
     pub msgid: String,
     pub msgstr: String,
     pub offset: usize,
+    /// Bytes of the source the message was made from.
+    pub source_range: std::ops::Range<usize>,
+    /// Bytes of the target its `msgstr` was made from (`None` when untranslated or whole).
+    pub target_range: Option<std::ops::Range<usize>>,
     /// True for the one message of a unit whose target does not pair with its source message
     /// for message (give it to [`rebuild`]).
     pub whole: bool,
@@ -189,17 +193,21 @@ pub fn unit_messages(source: &str, target: Option<&str>, links: &Links) -> Vec<U
             msgid: source.trim().to_string(),
             msgstr: t.trim().to_string(),
             offset: lead,
+            source_range: lead..lead + source.trim().len(),
+            target_range: None,
             whole: true,
             comment: String::new(),
         }]
     };
-    let per_message = |strs: Vec<String>| -> Vec<UnitMessage> {
+    let per_message = |strs: Vec<(String, Option<std::ops::Range<usize>>)>| -> Vec<UnitMessage> {
         sm.iter()
             .zip(strs)
-            .map(|(m, msgstr)| UnitMessage {
+            .map(|(m, (msgstr, target_range))| UnitMessage {
                 msgid: m.msgid.clone(),
                 msgstr,
                 offset: m.range.start,
+                source_range: m.range.clone(),
+                target_range,
                 whole: false,
                 comment: m.comment.clone(),
             })
@@ -209,16 +217,70 @@ pub fn unit_messages(source: &str, target: Option<&str>, links: &Links) -> Vec<U
         if sm.is_empty() {
             return whole("");
         }
-        return per_message(vec![String::new(); sm.len()]);
+        return per_message(vec![(String::new(), None); sm.len()]);
     };
     let tm = xgettext::extract(target, links);
     let paired = !sm.is_empty()
         && sm.len() == tm.len()
         && sm.iter().zip(&tm).all(|(a, b)| a.place == b.place);
     if paired {
-        return per_message(tm.into_iter().map(|m| m.msgid).collect());
+        return per_message(tm.into_iter().map(|m| (m.msgid, Some(m.range))).collect());
     }
     whole(target)
+}
+
+/// The index of the message of `messages` (of one unit, [`unit_messages`]) that a QA finding is
+/// about, to write it as that message's `#.` comment: the message whose target text holds the
+/// finding's span (`span`, chars of `target`), else the first 40 chars of its target excerpt,
+/// else those of its source excerpt (in `source`), else the message whose text holds either
+/// excerpt; the unit's first message when none does.
+pub fn message_of_finding(
+    messages: &[UnitMessage],
+    source: &str,
+    target: Option<&str>,
+    span: Option<(usize, usize)>,
+    source_excerpt: &str,
+    target_excerpt: &str,
+) -> usize {
+    let head = |e: &str| e.chars().take(40).collect::<String>();
+    let in_target = |at: usize| {
+        messages
+            .iter()
+            .position(|m| m.target_range.as_ref().is_some_and(|r| r.contains(&at)))
+    };
+    let by_span = target.zip(span).and_then(|(t, (start, _))| {
+        t.char_indices()
+            .nth(start)
+            .map(|(b, _)| b)
+            .and_then(in_target)
+    });
+    let by_target = || {
+        let e = head(target_excerpt.trim());
+        (!e.is_empty())
+            .then(|| target.and_then(|t| t.find(&e)))
+            .flatten()
+            .and_then(in_target)
+    };
+    let by_source = || {
+        let e = head(source_excerpt.trim());
+        (!e.is_empty())
+            .then(|| source.find(&e))
+            .flatten()
+            .and_then(|at| messages.iter().position(|m| m.source_range.contains(&at)))
+    };
+    // A reference link's target is in its definition, outside every message's bytes, but in
+    // the message as written (links inline).
+    let by_text = || {
+        let (se, te) = (head(source_excerpt.trim()), head(target_excerpt.trim()));
+        messages.iter().position(|m| {
+            (!se.is_empty() && m.msgid.contains(&se)) || (!te.is_empty() && m.msgstr.contains(&te))
+        })
+    };
+    by_span
+        .or_else(by_target)
+        .or_else(by_source)
+        .or_else(by_text)
+        .unwrap_or(0)
 }
 
 /// The unit text that `msgstrs` give, over `base`: the unit's current translation, or its
@@ -354,6 +416,26 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line, Some(4), "{e}");
+    }
+
+    /// A new user found a link finding of a list item written above the unit's heading.
+    #[test]
+    fn a_finding_was_written_above_the_units_first_message() {
+        let src =
+            "# Title\n\nPlain text.\n\n- Item with [a ref][r] link\n\n[r]: https://example.com/a\n";
+        let tgt = "# 标题\n\n纯文本。\n\n- 带 [参考][r] 的项\n\n[r]: https://example.com/a\n";
+        let m = unit_messages(src, Some(tgt), &none());
+        assert_eq!(m.len(), 3, "{m:?}");
+        let at = |span, se: &str, te: &str| message_of_finding(&m, src, Some(tgt), span, se, te);
+        // By the URL in the message as written (the definition is outside every message).
+        assert_eq!(at(None, "https://example.com/a", ""), 2);
+        // By a target excerpt, by a source excerpt, by a span (chars of the target).
+        assert_eq!(at(None, "", "纯文本"), 1);
+        assert_eq!(at(None, "Plain text.", ""), 1);
+        let span_start = tgt[..tgt.find("带").unwrap()].chars().count();
+        assert_eq!(at(Some((span_start, span_start + 1)), "", ""), 2);
+        // Nothing to go by: the first message.
+        assert_eq!(at(None, "", ""), 0);
     }
 
     /// mdbook-gettext (mdbook-i18n-helpers 0.4 reads PO files with polib 0.2) panicked on a

@@ -377,6 +377,21 @@ fn a_real_catalog_left_html_and_definition_list_units_untranslated() {
             .contains(&"#. Translate \"agent\" as 智能体"),
         "{po}"
     );
+    // The pseudo text broke a reference link of a list item: its QA finding is a comment on
+    // that item's message, not on the unit's heading (regression
+    // a_finding_was_written_above_the_units_first_message).
+    let item = "Item two with [a ref](https://example.com/a) link";
+    assert!(
+        comments_of(&po, item)
+            .iter()
+            .any(|c| c.starts_with("#. booktr QA links: link target `https://example.com/a`")),
+        "{po}"
+    );
+    assert!(
+        !comments_of(&po, "Tricky `Markdown`")
+            .iter()
+            .any(|c| c.contains("booktr QA"))
+    );
 }
 
 /// Regression `a_fuzzy_draft_was_imported_as_a_human_edit` (found by a new user): a msgstr
