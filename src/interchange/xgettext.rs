@@ -39,7 +39,6 @@ pub enum Place {
     Heading,
     ListItem,
     TableCell,
-    Html,
     Other,
 }
 
@@ -326,10 +325,7 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
             | Event::Code(_)
             | Event::FootnoteReference(_)
             | Event::SoftBreak
-            | Event::HardBreak
-            | Event::InlineHtml(_)
-                if directive_of(event).is_none() =>
-            {
+            | Event::HardBreak => {
                 if !open.1 {
                     close(&mut out, &mut ctx, open, open_place, i);
                     open = (i, true);
@@ -349,11 +345,13 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
                         Directive::Comment(c) => ctx.comments.push(c),
                     }
                 }
-                // An HTML block (inline HTML without a directive is taken above).
+                // Inline HTML is text of a message; an HTML block ends one.
                 None => {
-                    if open.1 {
+                    let inline = matches!(event, Event::InlineHtml(_));
+                    if inline != open.1 {
                         close(&mut out, &mut ctx, open, open_place, i);
-                        open = (i, false);
+                        open = (i, inline);
+                        open_place = place_at(i, &stack);
                     }
                 }
             },
@@ -370,7 +368,6 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
                 Tag::Heading { .. } => Place::Heading,
                 Tag::Item => Place::ListItem,
                 Tag::TableCell => Place::TableCell,
-                Tag::HtmlBlock => Place::Html,
                 Tag::Paragraph => Place::Paragraph,
                 _ => Place::Other,
             }),
@@ -391,14 +388,6 @@ fn groups(events: &[(Event<'_>, Range<usize>)]) -> Vec<Group> {
         });
     }
     out
-}
-
-/// The directive of an inline HTML event, if it is one.
-fn directive_of(event: &Event<'_>) -> Option<Directive> {
-    match event {
-        Event::InlineHtml(s) => directive(s),
-        _ => None,
-    }
 }
 
 /// Renders a group as Markdown with mdbook-i18n-helpers' writer options, and the writer state
