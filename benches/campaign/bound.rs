@@ -60,6 +60,8 @@ fn consistent(r: &Recorded) -> Reply {
             messages: r.messages.clone(),
             json_schema: None,
             max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
         };
         let entries: Vec<Value> = booktr::agents::glossary::candidates_in(&req)
             .into_iter()

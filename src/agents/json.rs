@@ -148,6 +148,8 @@ pub fn repair_request(original: &Request, invalid_answer: &str, problem: &str) -
         messages,
         json_schema: original.json_schema.clone(),
         max_tokens: original.max_tokens,
+        ceiling_tokens: original.ceiling_tokens,
+        prefill: None,
     }
 }
 

@@ -713,6 +713,7 @@ pub async fn run<'a>(
                         truncated: true,
                         usage: Default::default(),
                         unusable: false,
+                        kept: None,
                     };
                     record_failure(
                         c,
@@ -1036,6 +1037,12 @@ pub(super) fn record_failure(
         Action::TranslatePart { unit, part, range } => Some((part.clone(), *unit, range.clone())),
         _ => None,
     };
+    if let (Some(kept), Some((id, unit, range))) = (&f.kept, splittable.clone())
+        && kept.source_end > 0
+        && kept.source_end < range.len()
+    {
+        return record_kept_split(c, store, state, &id, unit, range, kept, f, progress);
+    }
     if f.truncated
         && let Some((id, unit, range)) = splittable.clone()
     {
@@ -1067,7 +1074,7 @@ pub(super) fn record_failure(
     }
     let error = if f.truncated && splittable.is_some() {
         format!(
-            "{}; the text is a single block with a single sentence, so it cannot be split; raise max_tokens/max_output_tokens for this model or translate it by hand",
+            "{}; the text is a single block with a single sentence, so it cannot be split: raise max_tokens (if the reply was cut) or max_context_tokens (if the prompt was too long) for this model, or translate it by hand",
             f.error
         )
     } else {
@@ -1089,6 +1096,80 @@ pub(super) fn record_failure(
         },
     )?;
     progress.println(&format!("failed {call}: {error}"));
+    Ok(())
+}
+
+/// Records a cut translation whose part ending on a block boundary was kept
+/// ([`super::jobs::KeptPart`]): the text `range` of unit `unit` (whose translation key is `id`)
+/// is split where the kept part's source ends, and the kept part is recorded as the first
+/// part's translation, with the whole reply's usage: nothing paid for is thrown away, and only
+/// the rest of the text is asked for again.
+///
+/// Order on disk: the first part's result file, then the `unit_split` line, then the part's
+/// `call_finished` line. A crash after the result file leaves it to be adopted; the call's
+/// checkpoint ([`super::store::PartialReply`]) lets a resume redo the split without a request.
+#[allow(clippy::too_many_arguments)]
+fn record_kept_split(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    id: &str,
+    unit: usize,
+    range: std::ops::Range<usize>,
+    kept: &super::jobs::KeptPart,
+    f: &JobFailure,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let mid = range.start + kept.source_end;
+    let part = format!("{id}.p1");
+    let output = Output::Translation {
+        round: 0,
+        text: kept.text.clone(),
+        cleanup: Default::default(),
+        reasoning_chars: kept.reasoning_chars,
+        joined_from: Vec::new(),
+    };
+    let result = ResultFile {
+        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
+        call: super::manager::translate_key(&part, 0),
+        agent: crate::agents::Agent::Translation,
+        unit: Some(part.clone()),
+        request_sha256: String::new(),
+        usage: f.usage,
+        attempts: f.attempts,
+        requests: f.attempts.max(1),
+        model: kept.model.clone(),
+        finish_reason: Some("length".into()),
+        elapsed_ms: 0,
+        output_sha256: ResultFile::output_hash(&output),
+        output,
+        origin: None,
+        long: (kept.long != Default::default()).then_some(kept.long),
+        sample: kept.sample,
+        kept_blocks: Some(kept.blocks),
+    };
+    store.write_result(&result)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::UnitSplit {
+            unit: c.units[unit].id.clone(),
+            key: id.to_string(),
+            parts: vec![(range.start, mid), (mid, range.end)],
+            reason: f.error.clone(),
+            // Paid for the kept part: counted with its result, not as rejected.
+            usage: Default::default(),
+            requests: 0,
+        },
+    )?;
+    if !state.is_done(&result.call) {
+        super::commit::record_result(c, store, state, result, |_| 0)?;
+    }
+    progress.println(&format!(
+        "kept the first {} block(s) of {id}'s cut reply and split the rest off: {}",
+        kept.blocks, f.error
+    ));
     Ok(())
 }
 

@@ -86,11 +86,25 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // `needs_review` and exits 1, like `booktr validate` (the README's exit codes).
     let s = &report.summary;
     let errors = s.findings.errors;
-    if report.runaway.replies > 0 {
+    let rr = &report.runaway;
+    if rr.replies > 0 {
         eprintln!(
-            "  runaway replies stopped: {} ({} completion tokens, not kept)",
-            report.runaway.replies, report.runaway.completion_tokens
+            "  runaway replies stopped: {} ({} repeating themselves; {} completion tokens, not kept)",
+            rr.replies, rr.repetitions, rr.completion_tokens
         );
+    }
+    if !rr.continued.is_empty() || !rr.kept_splits.is_empty() {
+        eprintln!(
+            "  long answers: {} continued ({} continuation requests, {} prompt + {} completion tokens), {} cut and kept up to a block boundary",
+            rr.continued.len(),
+            rr.continuations,
+            rr.continuation_usage.prompt_tokens,
+            rr.continuation_usage.completion_tokens,
+            rr.kept_splits.len()
+        );
+    }
+    if rr.not_kept.completion_tokens > 0 {
+        eprintln!("  {}", rr.not_kept.line());
     }
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     // A resume says what it did not pay for: translations reused from earlier runs.

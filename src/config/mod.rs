@@ -542,6 +542,21 @@ fn resolve_provider(
     if let Some(u) = rawp.stream_usage {
         quirks.stream_usage = u;
     }
+    if preset.is_none() {
+        // Anthropic continues a final assistant turn; so do the servers people run on their
+        // own machine (llama.cpp, Ollama); a hosted OpenAI-compatible API may not.
+        quirks.continuation =
+            if kind == ProviderKind::Anthropic || crate::llm::call::is_local(&base_url) {
+                crate::llm::presets::Continuation::Prefix
+            } else {
+                crate::llm::presets::Continuation::None
+            };
+    }
+    if let Some(m) = &rawp.continuation {
+        quirks.continuation = m
+            .parse()
+            .map_err(|e: String| err("provider.continuation", e))?;
+    }
     Ok(ProviderPlan {
         kind,
         model,

@@ -201,6 +201,8 @@ fn consistent_run_sends_no_revision_and_reports_no_drift() {
                 messages: r.messages.clone(),
                 json_schema: None,
                 max_tokens: None,
+                ceiling_tokens: None,
+                prefill: None,
             };
             let entries: Vec<serde_json::Value> = booktr::agents::glossary::candidates_in(&req)
                 .into_iter()

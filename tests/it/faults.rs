@@ -1,7 +1,8 @@
-//! Provider faults at campaign level, scripted in the fake server over HTTP: truncated answers
-//! (`finish_reason: length`) are retried with a higher `max_tokens` when the model allows it,
-//! else the unit is split losslessly at a block boundary (a single block at a sentence boundary,
-//! see tests/it/sentence_split.rs); a single block of one sentence
+//! Provider faults at campaign level, scripted in the fake server over HTTP: an answer
+//! truncated (`finish_reason: length`) before its first block ended, by a server that cannot
+//! continue it, makes the unit split losslessly at a block boundary (a single block at a
+//! sentence boundary, see tests/it/sentence_split.rs; continued and partly kept answers are in
+//! tests/it/long_answers.rs); a single block of one sentence
 //! fails clearly; final errors (401) stop the campaign early; a unit that keeps failing is
 //! reported failed while the others complete, and a re-run retries only it.
 
@@ -56,37 +57,14 @@ fn truncated() -> Reply {
 }
 
 #[test]
-fn truncation_is_retried_with_a_higher_max_tokens_when_the_model_allows_it() {
-    let fake = FakeServer::start();
-    fake.script(|r| {
-        // (Every request now carries a derived max_tokens; the first one is below the model's
-        // limit of 8192.)
-        if r.agent == Agent::Translation && r.body["max_tokens"].as_u64().unwrap_or(0) < 8192 {
-            truncated()
-        } else {
-            Reply::Default
-        }
-    });
-    let c = campaign("t", "max_output_tokens = 8192\n");
-    let out = run(&c, &fake);
-    assert_code(&out, 0);
-    let tr: Vec<_> = fake
-        .requests()
-        .into_iter()
-        .filter(|r| r.agent == Agent::Translation)
-        .collect();
-    assert_eq!(tr.len(), 2, "one truncated answer, one retry");
-    assert_eq!(tr[1].body["max_tokens"], 8192);
-    assert!(!c.read("t/out/a.md").contains("截断"));
-}
-
-#[test]
 fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
     let fake = FakeServer::start();
     let reference = campaign("s", "");
     assert_code(&run(&reference, &fake), 0);
     fake.clear();
-    // Any translation request carrying the whole unit is truncated; halves are fine.
+    // Any translation request carrying the whole unit is truncated before its first block
+    // ends, by a server that cannot continue a reply (the continued case is in
+    // tests/it/long_answers.rs); halves are fine.
     fake.script(|r| {
         if r.agent == Agent::Translation && r.unit_text() == Some(LONG_UNIT) {
             truncated()
@@ -94,7 +72,7 @@ fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
             Reply::Default
         }
     });
-    let c = campaign("s", "");
+    let c = campaign("s", "continuation = \"none\"\n");
     let out = run(&c, &fake);
     assert_code(&out, 0);
     assert_eq!(json_summary(&out)["status"], "complete");
@@ -128,8 +106,18 @@ fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
     let usage = &report["summary"]["usage"]["translation"];
     assert_eq!(usage["calls"], 2, "two parts translated");
     assert_eq!(
-        usage["requests"], 3,
-        "and the truncated attempt is paid for and counted"
+        usage["requests"], 4,
+        "and the truncated attempt, asked once more with room for its first block, is paid for and counted"
+    );
+    // Those two replies were paid and not kept, and the report says why.
+    let nk = &report["runaway"]["not_kept"];
+    assert!(nk["rejected"].as_u64().unwrap() > 0, "{nk}");
+    assert!(
+        nk["calls"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("before its first block ended"),
+        "{nk}"
     );
 }
 

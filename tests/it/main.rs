@@ -33,6 +33,7 @@ mod incremental;
 mod interchange;
 mod kept_candidate;
 mod layers;
+mod long_answers;
 mod masking;
 mod mdx_props;
 mod mechanical_repair;

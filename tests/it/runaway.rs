@@ -236,10 +236,12 @@ fn runaway_repetition_is_aborted_before_provider_limit() {
 }
 
 #[test]
-fn runaway_over_bound_is_not_kept() {
+fn runaway_past_the_ceiling_is_not_kept() {
     let fake = FakeServer::start();
     const PROVIDER_LIMIT: usize = 20_000;
-    // Never the same text twice, and no end: the server ignores max_tokens.
+    // Never the same text twice, and no end: the server ignores max_tokens. Without repetition
+    // such a reply is stopped only at the hard ceiling (here its floor, 4,096 o200k_base
+    // tokens for a one-line unit), far past what the unit needs.
     fake.script(move |r| {
         if r.agent == Agent::Translation {
             Reply::Stream {
@@ -272,9 +274,10 @@ fn runaway_over_bound_is_not_kept() {
         "no configured temperature: the retry uses 0.3"
     );
     let sent = fake.streamed_chunks();
+    let floor = booktr::agents::bounds::CEILING_FLOOR as usize;
     assert!(
-        sent < 2 * 1_000,
-        "each attempt stopped near its bound: {sent} chunks of {}",
+        sent > 2 * floor / 8 && sent < 2 * floor / 2,
+        "each attempt stopped at its ceiling of {floor} tokens (2 to 8 tokens a chunk): {sent} chunks of {}",
         2 * PROVIDER_LIMIT
     );
 
@@ -294,7 +297,7 @@ fn runaway_over_bound_is_not_kept() {
         rep["runaway"]["calls"][0]["reason"]
             .as_str()
             .unwrap()
-            .contains("outgrew its bound")
+            .contains("passed the hard ceiling of 4096 tokens")
     );
     assert_eq!(rep["summary"]["runaway_replies"], 2);
     let spent = rep["runaway"]["completion_tokens"].as_u64().unwrap();
@@ -547,6 +550,8 @@ fn anthropic_runaway_and_billing_errors_are_typed() {
         ],
         json_schema: None,
         max_tokens: Some(1024),
+        ceiling_tokens: None,
+        prefill: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -267,6 +267,9 @@ impl<'c> Journal<'c> {
                     output_sha256: ResultFile::output_hash(&output),
                     output,
                     origin: None,
+                    long: None,
+                    sample: None,
+                    kept_blocks: None,
                 };
                 runner::record_finished(c, m, store, state, result).unwrap();
             }

@@ -237,6 +237,30 @@ impl State {
         &self.imported_edits
     }
 
+    /// The journaled figure of `agent`'s reply lengths, which its requests are bounded by
+    /// (see [`crate::agents::bounds::Figure`]); `None` until one is learned.
+    pub fn figure(&self, agent: Agent) -> Option<&crate::agents::bounds::Figure> {
+        self.figures.get(&agent)
+    }
+
+    /// The figure the samples recorded so far give for `agent` (journaled by
+    /// [`super::super::commit::record_result`] when it differs from [`State::figure`]).
+    pub fn learned_figure(&self, agent: Agent) -> Option<crate::agents::bounds::Figure> {
+        crate::agents::bounds::learn(self.samples.get(&agent).map_or(&[][..], |v| &v[..]))
+    }
+
+    /// Answers paid for and not kept (failed calls, rejected replies of split units), in
+    /// journal order. Runaway replies are listed apart ([`State::runaways`]); their tokens are
+    /// part of the usage of the call they ended.
+    pub fn not_kept(&self) -> &[NotKept] {
+        &self.not_kept
+    }
+
+    /// Every journaled figure, by agent.
+    pub fn figures(&self) -> &BTreeMap<Agent, crate::agents::bounds::Figure> {
+        &self.figures
+    }
+
     /// Runaway replies stopped by the stream reader, in journal order (all runs).
     pub fn runaways(&self) -> &Vec<RunawayRecord> {
         &self.runaways
