@@ -144,21 +144,10 @@ pub fn anchors(text: &str) -> Vec<u64> {
     out
 }
 
-/// Share of the anchors of a source group `a` and a target group `b` (each the union of its
-/// blocks' anchors) found on one side only: 0 when they agree or neither has any, 1 when none
-/// is shared.
-fn anchor_mismatch(a: &[&Block], b: &[&Block]) -> f64 {
-    fn union<'b>(g: &[&'b Block]) -> std::borrow::Cow<'b, [u64]> {
-        if let [one] = g {
-            std::borrow::Cow::Borrowed(&one.anchors)
-        } else {
-            let mut v: Vec<u64> = g.iter().flat_map(|x| x.anchors.iter().copied()).collect();
-            v.sort_unstable();
-            v.dedup();
-            std::borrow::Cow::Owned(v)
-        }
-    }
-    let (x, y) = (union(a), union(b));
+/// Share of the anchors of a source group `x` and a target group `y` (each the sorted union of
+/// its blocks' anchors) found on one side only: 0 when they agree or neither has any, 1 when
+/// none is shared.
+fn anchor_mismatch(x: &[u64], y: &[u64]) -> f64 {
     if x.is_empty() && y.is_empty() {
         return 0.0;
     }
@@ -175,6 +164,45 @@ fn anchor_mismatch(a: &[&Block], b: &[&Block]) -> f64 {
         }
     }
     (x.len() + y.len() - 2 * shared) as f64 / (x.len() + y.len()) as f64
+}
+
+/// What the alignment needs of one outline, computed once for both of its passes: each block's
+/// length and, for `k` in 2..=[`MAX_MERGE`], the union of the anchors of `k` blocks from each
+/// block on (`unions[k - 2][i]`, empty past the end).
+struct Prepared {
+    chars: Vec<f64>,
+    unions: Vec<Vec<Vec<u64>>>,
+}
+
+impl Prepared {
+    fn new(bs: &[Block]) -> Prepared {
+        let unions = (2..=MAX_MERGE)
+            .map(|k| {
+                (0..bs.len())
+                    .map(|i| {
+                        if i + k > bs.len() {
+                            return Vec::new();
+                        }
+                        let mut v: Vec<u64> = bs[i..i + k]
+                            .iter()
+                            .flat_map(|b| b.anchors.iter().copied())
+                            .collect();
+                        v.sort_unstable();
+                        v.dedup();
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        Prepared {
+            chars: bs.iter().map(|b| b.chars() as f64).collect(),
+            unions,
+        }
+    }
+
+    fn total(&self) -> f64 {
+        self.chars.iter().sum::<f64>().max(1.0)
+    }
 }
 
 impl Block {
@@ -520,25 +548,31 @@ fn align(src: &[Block], tgt: &[Block]) -> Vec<(Step, usize, usize)> {
             })
             .collect();
     }
-    let total = |bs: &[Block]| bs.iter().map(Block::chars).sum::<usize>().max(1) as f64;
-    let first = align_with(src, tgt, total(tgt) / total(src));
-    let (mut a, mut b) = (0usize, 0usize);
+    let (ps, pt) = (Prepared::new(src), Prepared::new(tgt));
+    let first = align_with(src, tgt, &ps, &pt, pt.total() / ps.total());
+    let (mut a, mut b) = (0.0f64, 0.0f64);
     for &(st, i, j) in &first {
         if st == Step::Match {
-            a += src[i].chars();
-            b += tgt[j].chars();
+            a += ps.chars[i];
+            b += pt.chars[j];
         }
     }
-    if a == 0 || b == 0 {
+    if a == 0.0 || b == 0.0 {
         return first;
     }
-    align_with(src, tgt, b as f64 / a as f64)
+    align_with(src, tgt, &ps, &pt, b / a)
 }
 
-fn align_with(src: &[Block], tgt: &[Block], ratio: f64) -> Vec<(Step, usize, usize)> {
-    let total = src.iter().map(Block::chars).sum::<usize>().max(1) as f64;
-    let s: Vec<f64> = src.iter().map(|b| b.chars() as f64).collect();
-    let t: Vec<f64> = tgt.iter().map(|b| b.chars() as f64 / ratio).collect();
+fn align_with(
+    src: &[Block],
+    tgt: &[Block],
+    ps: &Prepared,
+    pt: &Prepared,
+    ratio: f64,
+) -> Vec<(Step, usize, usize)> {
+    let total = ps.total();
+    let s = &ps.chars;
+    let t: Vec<f64> = pt.chars.iter().map(|c| c / ratio).collect();
     let (n, m) = (src.len(), tgt.len());
     let mut cost = vec![vec![f64::INFINITY; m + 1]; n + 1];
     let mut back = vec![vec![(Step::Match, 0usize, 0usize); m + 1]; n + 1];
@@ -557,8 +591,8 @@ fn align_with(src: &[Block], tgt: &[Block], ratio: f64) -> Vec<(Step, usize, usi
                 }
             };
             if i < n && j < m && pairable(&src[i], &tgt[j]) {
-                let c =
-                    len_cost(s[i], t[j]) + COST_ANCHORS * anchor_mismatch(&[&src[i]], &[&tgt[j]]);
+                let c = len_cost(s[i], t[j])
+                    + COST_ANCHORS * anchor_mismatch(&src[i].anchors, &tgt[j].anchors);
                 if same_attrs(&src[i], &tgt[j]) {
                     relax(i + 1, j + 1, c, Step::Match);
                 } else {
@@ -573,15 +607,13 @@ fn align_with(src: &[Block], tgt: &[Block], ratio: f64) -> Vec<(Step, usize, usi
                             .all(|b| para(b) && b.footnote == bs[at].footnote)
                 };
                 if j < m && joins(src, i) && para(&tgt[j]) && src[i].footnote == tgt[j].footnote {
-                    let group: Vec<&Block> = src[i..i + k].iter().collect();
                     let c = len_cost(s[i..i + k].iter().sum(), t[j])
-                        + COST_ANCHORS * anchor_mismatch(&group, &[&tgt[j]]);
+                        + COST_ANCHORS * anchor_mismatch(&ps.unions[k - 2][i], &tgt[j].anchors);
                     relax(i + k, j + 1, c + merge_cost(k), Step::Merge(k));
                 }
                 if i < n && joins(tgt, j) && para(&src[i]) && src[i].footnote == tgt[j].footnote {
-                    let group: Vec<&Block> = tgt[j..j + k].iter().collect();
                     let c = len_cost(s[i], t[j..j + k].iter().sum())
-                        + COST_ANCHORS * anchor_mismatch(&[&src[i]], &group);
+                        + COST_ANCHORS * anchor_mismatch(&src[i].anchors, &pt.unions[k - 2][j]);
                     relax(i + 1, j + k, c + merge_cost(k), Step::Split(k));
                 }
             }
