@@ -230,6 +230,17 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             let t = &target[range.clone()];
             let mut findings = if u.kind.needs_translation() {
                 qa::check_unit(&ctx, &u.id, &u.chapter, s, t)
+            } else if u.kind == crate::book::UnitKind::FrontMatter {
+                // A translation made elsewhere may have translated its front matter: its keys
+                // and untranslatable values are checked like any unit's.
+                qa::front_matter::findings(s, t)
+                    .into_iter()
+                    .map(|f| qa::Finding {
+                        unit: u.id.clone(),
+                        chapter: u.chapter.clone(),
+                        ..f
+                    })
+                    .collect()
             } else {
                 Vec::new()
             };

@@ -62,6 +62,11 @@ pub(crate) fn footnote_refs(doc: &Doc) -> Vec<String> {
     // Unresolved references reach the prose as the text events `[`, `^label`, `]`, which
     // Doc joins with newlines; newlines inside the brackets are skipped.
     let p = &doc.prose;
+    let mut broken: Vec<&str> = doc
+        .broken_footnote_defs
+        .iter()
+        .map(String::as_str)
+        .collect();
     let mut from = 0;
     while let Some(i) = p[from..].find('[').map(|i| i + from) {
         from = i + 1;
@@ -82,9 +87,16 @@ pub(crate) fn footnote_refs(doc: &Doc) -> Vec<String> {
                 c => label.push(c),
             }
         }
-        // `[^label]:` with a colon the parser did not accept (`：`) is a broken definition.
-        let broken_def =
+        // `[^label]：` at the start of a line, a definition the parser did not accept, is not a
+        // reference; the same text inside a sentence (`…所指出的[^ch7-8]：当前…`) is one.
+        let colon =
             end.is_some_and(|e| rest[e..].trim_start_matches('\n').starts_with([':', '：']));
+        let broken_def = colon
+            && broken
+                .iter()
+                .position(|b| *b == label)
+                .map(|at| broken.remove(at))
+                .is_some();
         if end.is_some() && !label.is_empty() && !broken_def {
             out.push(format!("[^{label}]"));
         }
@@ -246,6 +258,26 @@ mod tests {
                 "link targets are in a different order: number 1 is `https://a.io/guide` in the source but `https://b.io` in the translation; keep the source order"
             )]
         );
+    }
+
+    #[test]
+    fn a_footnote_reference_before_a_full_width_colon_was_read_as_a_broken_definition() {
+        // `[^ch7-8]：` inside a sentence is a reference (its definition is in another unit);
+        // only at the start of a line is it a definition the parser did not accept.
+        let src = Doc::parse(
+            "As Silver and Sutton point out in \"Welcome to the Era of Experience\"[^ch7-8], current RL learns from outcomes.\n",
+        );
+        let tgt = Doc::parse(
+            "正如 Silver 与 Sutton 在《Welcome to the Era of Experience》中所指出的[^ch7-8]：当前 RL 方法只能从结果中学习。\n",
+        );
+        assert_eq!(footnote_refs(&tgt), vec!["[^ch7-8]"]);
+        let mut out = Vec::new();
+        footnotes(&mut out, &src, &tgt);
+        assert_eq!(out, vec![]);
+        // A definition written with a full-width colon is still no reference.
+        let broken = Doc::parse("正文[^1]。\n\n[^1]：脚注。\n");
+        assert_eq!(broken.broken_footnote_defs, vec!["1"]);
+        assert_eq!(footnote_refs(&broken), vec!["[^1]"]);
     }
 
     #[test]

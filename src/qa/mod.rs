@@ -18,6 +18,7 @@ pub mod context;
 pub mod doc;
 pub mod drift;
 pub mod emphasis;
+pub mod front_matter;
 mod gloss;
 pub mod glossary;
 pub mod headings;

@@ -48,6 +48,7 @@ mod presets;
 mod provider_anthropic;
 mod provider_openai;
 mod qa_campaign_corpus;
+mod qa_faults;
 mod qa_labelled;
 mod real_llm;
 mod record_corpus;
