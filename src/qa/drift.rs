@@ -86,6 +86,7 @@ use serde::Serialize;
 
 use super::campaign::Parsed;
 use super::gloss;
+use super::words::{self, Words};
 use super::{Finding, QaContext, Severity};
 use crate::lang::{Script, script_of};
 use crate::termbase::{Entry, Matcher, Origin, Termbase, term_key};
@@ -108,9 +109,6 @@ pub const MIN_LIFT: f64 = 2.0;
 pub const MIN_CONTRAST: usize = 3;
 /// A unit's statistical rendering must reach this fraction of the term's best Dice.
 pub const REL_DICE: f64 = 0.5;
-/// A statistical rendering grows by a neighbouring character shared by this share of its
-/// occurrences.
-pub const EXTEND_SHARE: f64 = 0.9;
 /// Longest statistical rendering, in characters.
 pub const MAX_RENDERING_CHARS: usize = 8;
 /// Fewest units a rendering found only by the statistical association must be credited in to
@@ -133,6 +131,17 @@ pub struct DriftRow {
     /// alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statistical: Vec<String>,
+    /// Confirmed renderings: named by the termbase, a gloss or a rendering known from a gloss,
+    /// and written on word boundaries in every unit credited with them (module docs,
+    /// "Confirmed drift"). The only renderings reconciliation may offer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirmed: Vec<String>,
+    /// Whether the drift is confirmed: the term is kept in some units and written in a
+    /// confirmed rendering in others (not for acronyms), or written in two confirmed
+    /// renderings. An unconfirmed drift is reported for the editor's review only: it is never
+    /// reconciled and sends no revision.
+    #[serde(default)]
+    pub confirmed_drift: bool,
 }
 
 struct Tracked {
@@ -283,6 +292,34 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         })
     };
     let renderings: Vec<Option<String>> = (0..tracked.len()).map(rendering_of).collect();
+    // Word boundaries of the translations in a script without spaces (module docs, "Word
+    // boundaries"): first with the termbase's renderings as known words, later with the
+    // glosses' renderings too. Spaced scripts need none (their words are cut at spaces).
+    let segmented = gloss::unspaced(&ctx.target_lang);
+    let raw_bounds: Vec<Vec<usize>> = if segmented {
+        work.iter().map(|w| words::raw_boundaries(w)).collect()
+    } else {
+        Vec::new()
+    };
+    let words_with = |known: Option<&aho_corasick::AhoCorasick>| -> Vec<Words> {
+        raw_bounds
+            .iter()
+            .zip(&work)
+            .map(|(raw, w)| Words::from_raw(w, raw.clone(), known))
+            .collect()
+    };
+    let termbase_words: Vec<Words> = words_with(
+        words::known_automaton(renderings.iter().flatten().map(String::as_str)).as_ref(),
+    );
+    // Whether rendering `r` occurs in unit `k`'s translation (on word boundaries where the
+    // script is segmented), and how often.
+    let occurs = |ws: &[Words], k: usize, r: &str| -> usize {
+        if segmented {
+            ws[k].find(work[k], r).count()
+        } else {
+            work[k].matches(r).count()
+        }
+    };
 
     // Pass 1: evidence (a), (b) and kept.
     #[derive(Clone, Default)]
@@ -307,7 +344,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         for &t in terms.iter().filter(|&&t| keep(t)) {
             let mut cell = Cell::default();
             if let Some(r) = &renderings[t]
-                && w.contains(r.as_str())
+                && occurs(&termbase_words, k, r) > 0
             {
                 cell.rendered.push(r.clone());
             }
@@ -392,6 +429,25 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         k.dedup();
         known[t] = k;
     }
+    // The words of the translations with every named rendering as a known word: the
+    // termbase's, and the renderings the glosses give.
+    let known_list: Vec<&str> = renderings
+        .iter()
+        .flatten()
+        .chain(known.iter().flatten())
+        .map(String::as_str)
+        .collect();
+    let known_words = if segmented {
+        words::known_automaton(known_list.iter().copied())
+    } else {
+        None
+    };
+    let unit_words: Vec<Words> = if segmented {
+        words_with(known_words.as_ref())
+    } else {
+        Vec::new()
+    };
+    drop(termbase_words);
     // Pass 2: (c) known renderings, then (d) Dice, for units with no evidence yet.
     let nested = nested_terms(&tracked);
     let mut index: Option<NgramIndex> = None;
@@ -415,8 +471,10 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         for k in pending {
             let present = known[t]
                 .iter()
-                .filter(|r| work[k].contains(r.as_str()))
-                .max_by_key(|r| (work[k].matches(r.as_str()).count(), r.chars().count()));
+                .map(|r| (r, occurs(&unit_words, k, r)))
+                .filter(|(_, n)| *n > 0)
+                .max_by_key(|(r, n)| (*n, r.chars().count()))
+                .map(|(r, _)| r);
             match present {
                 Some(r) => cells[t].get_mut(&k).expect("cell").rendered.push(r.clone()),
                 None => still.push(k),
@@ -426,7 +484,15 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             continue;
         }
         let idx = index.get_or_insert_with(|| {
-            NgramIndex::build(&tu, &work, &matcher, &ctx.target_lang, fold, &nested)
+            NgramIndex::build(
+                &tu,
+                &work,
+                &matcher,
+                &ctx.target_lang,
+                fold,
+                &nested,
+                known_words.as_ref(),
+            )
         });
         // A: the segments whose source has the term, in units that do not only keep it;
         // segments where the term occurs only inside a longer tracked term (`assistant` in
@@ -480,7 +546,20 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             .map(|&g| idx.dice(g, a, na))
             .fold(0.0f64, f64::max);
         let mut chosen: Vec<(usize, f64, u32)> = Vec::new();
-        for k in still {
+        // Whether an n-gram is a neighbour's rendering rather than the term's (see
+        // [`NgramIndex::neighbour_of`]), asked only of an n-gram that would become a unit's
+        // choice.
+        let term_word_ids: Vec<u32> = term_words(&tracked[t].term)
+            .iter()
+            .filter_map(|w| idx.src_ids.get(w).copied())
+            .collect();
+        let n_term = idx
+            .seg_terms
+            .iter()
+            .filter(|v| v.binary_search(&t).is_ok())
+            .count();
+        let mut neighbour: HashMap<u32, bool> = HashMap::new();
+        for &k in &still {
             let mut best: Option<(f64, usize, u32)> = None;
             let segs = idx.unit_segs[k].clone().filter(|&s| a.a[s]);
             for g in segs.flat_map(|s| idx.seg_ngrams[s].iter()) {
@@ -507,7 +586,11 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                                         && idx.strings[g as usize] < idx.strings[bg as usize])))
                     }
                 };
-                if better {
+                if better
+                    && !*neighbour
+                        .entry(g)
+                        .or_insert_with(|| idx.neighbour_of(g, t, n_term, &term_word_ids))
+                {
                     best = Some((d, len, g));
                 }
             }
@@ -516,21 +599,52 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                 chosen.push((k, d, g));
             }
         }
-        let mut extended: HashMap<u32, String> = HashMap::new();
+        let mut credited: HashSet<usize> = HashSet::new();
+        let mut found: Vec<String> = Vec::new();
         for (k, d, g) in chosen {
             if d >= REL_DICE * d_star {
-                let r = extended
-                    .entry(g)
-                    .or_insert_with(|| idx.extend(g, a.a, &ctx.target_lang))
-                    .clone();
+                let r = idx.strings[g as usize].clone();
                 if !known[t].contains(&r) {
                     statistical[t].insert(r.clone());
                 }
+                if !found.contains(&r) {
+                    found.push(r.clone());
+                }
+                credited.insert(k);
                 cells[t].get_mut(&k).expect("cell").rendered.push(r);
+            }
+        }
+        // A unit left without a rendering may write one found in the other units where the
+        // dictionary joined it with a neighbour (预算用完时代理就停止: 时代|理 hides 代理);
+        // with the renderings found as known words (one edge agreeing, as for the named
+        // ones) it is credited with the one it writes most.
+        if segmented && !found.is_empty() {
+            let ac = words::known_automaton(
+                known_list
+                    .iter()
+                    .copied()
+                    .chain(found.iter().map(String::as_str)),
+            );
+            for &k in still.iter().filter(|k| !credited.contains(k)) {
+                let ws = Words::from_raw(work[k], raw_bounds[k].clone(), ac.as_ref());
+                if let Some(r) = found
+                    .iter()
+                    .map(|r| (r, ws.find(work[k], r).count()))
+                    .filter(|(_, n)| *n > 0)
+                    .max_by_key(|(r, n)| (*n, r.chars().count()))
+                    .map(|(r, _)| r.clone())
+                {
+                    cells[t].get_mut(&k).expect("cell").rendered.push(r);
+                }
             }
         }
     }
     // Rows and findings.
+    let unit_index: HashMap<&str, usize> = tu
+        .iter()
+        .enumerate()
+        .map(|(k, (u, _))| (u.unit, k))
+        .collect();
     let mut rows = Vec::new();
     for (t, tr) in tracked.iter().enumerate() {
         if cells[t].is_empty() {
@@ -670,6 +784,26 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             }
             attempt += 1;
         };
+        // Confirmed renderings: named by the termbase, a gloss or a known rendering (not by
+        // the association alone) and written, on word boundaries, in every unit credited with
+        // them. Only a drift between confirmed forms (or the term kept) is confirmed.
+        let confirmed: Vec<String> = row_cells
+            .iter()
+            .filter(|(label, ids)| {
+                *label != KEPT
+                    && *label != UNIDENTIFIED
+                    && !statistical[t].contains(label.as_str())
+                    && ids.iter().all(|id| {
+                        unit_index
+                            .get(id.as_str())
+                            .is_some_and(|&k| occurs(&unit_words, k, label) > 0)
+                    })
+            })
+            .map(|(label, _)| label.clone())
+            .collect();
+        let confirmed_drift = drifting
+            && ((row_cells.contains_key(KEPT) && !confirmed.is_empty() && !acronym)
+                || confirmed.len() >= 2);
         let entry = tr.entry.map(|i| &ctx.termbase.entries[i]);
         let suggested = match entry {
             Some(e) => Some(e.target.trim().to_string()),
@@ -694,6 +828,8 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             cells: row_cells,
             suggested,
             drifting,
+            confirmed,
+            confirmed_drift,
         });
     }
     rows.sort_by(|a, b| {
@@ -750,11 +886,26 @@ fn finding(r: &DriftRow) -> Finding {
         msg.push_str(&format!(" (rendering unidentified in {})", units(u.len())));
     }
     let suggested = r.suggested.as_deref().unwrap_or(KEPT);
+    // Evidence of an unconfirmed drift: which renderings rest on the association alone.
+    let unconfirmed: Vec<&str> = r
+        .cells
+        .keys()
+        .filter(|k| *k != KEPT && *k != UNIDENTIFIED && !r.confirmed.contains(k))
+        .map(String::as_str)
+        .collect();
     let (severity, advice) = if r.in_glossary {
         (
             Severity::Info,
             format!(
                 "the glossary requires {suggested}; every unit that breaks it is already a `glossary` error, so this is a summary"
+            ),
+        )
+    } else if !r.confirmed_drift {
+        (
+            Severity::Warning,
+            format!(
+                "unconfirmed: {} found only by statistical association or not on word boundaries in every unit credited with it (no glossary entry or gloss names it there), so no reconciliation or revision is sent; check the units listed and add the right rendering to the glossary",
+                unconfirmed.join(", ")
             ),
         )
     } else if suggested == KEPT {
@@ -868,7 +1019,7 @@ fn paragraphs(text: &str) -> Vec<&str> {
 
 /// The aligned segments of the translations and their n-gram → segments index, for the Dice
 /// association.
-struct NgramIndex<'w> {
+struct NgramIndex {
     ids: FxHashMap<String, u32>,
     strings: Vec<String>,
     /// Per segment: its translated unit.
@@ -885,23 +1036,27 @@ struct NgramIndex<'w> {
     unit_segs: Vec<std::ops::Range<usize>>,
     /// Per n-gram: the segments that contain it, ascending.
     postings: Vec<Gaps>,
-    /// Per segment: its translation text, borrowed unless it was lower-cased (Latin-script
-    /// targets): a copy of every translation doubled the index's size (issue 15).
-    seg_text: Vec<std::borrow::Cow<'w, str>>,
+    /// Source words ([`term_words`] of the segments' sources) → their numbers.
+    src_ids: FxHashMap<String, u32>,
+    /// Per source word: the segments holding it.
+    src_count: Vec<u32>,
+    /// Per segment: its source's words, ascending.
+    seg_src: Vec<Gaps>,
 }
 
-impl<'w> NgramIndex<'w> {
+impl NgramIndex {
     /// Segments each translated unit into paragraph pairs when its source and translation have
     /// the same number of paragraphs (more than one), else into one segment (the clean prose of
     /// both), and indexes the n-grams of the translations' segments.
-    fn build(
+    fn build<'w>(
         tu: &[(&'w Parsed, &'w str)],
         work: &[&'w str],
         matcher: &Matcher,
         target: &crate::lang::Lang,
         fold: bool,
         nested: &[Vec<usize>],
-    ) -> NgramIndex<'w> {
+        known: Option<&aho_corasick::AhoCorasick>,
+    ) -> NgramIndex {
         let mut ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut strings = Vec::new();
         // Segments per n-gram, counted first so that each posting list is allocated at its
@@ -917,7 +1072,10 @@ impl<'w> NgramIndex<'w> {
         let mut seg_nested = Vec::new();
         let mut seg_ngrams = Vec::new();
         let mut unit_segs = Vec::with_capacity(tu.len());
-        let mut seg_text = Vec::new();
+        let mut src_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut src_count: Vec<u32> = Vec::new();
+        let mut seg_src = Vec::new();
+        let segmented = gloss::unspaced(target);
         for (k, (u, _)) in tu.iter().enumerate() {
             let src = paragraphs(u.source);
             let tgt = paragraphs(u.target.unwrap_or(""));
@@ -949,8 +1107,40 @@ impl<'w> NgramIndex<'w> {
                 inner.sort_unstable();
                 inner.dedup();
                 let seg = seg_unit.len() as u32 + 1;
+                // The source's words (lower case, simple plurals folded), for the test of a
+                // rendering against the neighbours of its term ([`NgramIndex::neighbour_of`]).
+                let mut src_words: Vec<u32> = term_words(a)
+                    .into_iter()
+                    .map(|w| {
+                        let n = src_ids.len() as u32;
+                        *src_ids.entry(w).or_insert_with(|| {
+                            src_count.push(0);
+                            n
+                        })
+                    })
+                    .collect();
+                src_words.sort_unstable();
+                src_words.dedup();
+                for &w in &src_words {
+                    src_count[w as usize] += 1;
+                }
+                seg_src.push(Gaps::of(&src_words));
+                let grams: Vec<std::borrow::Cow<'_, str>> = if segmented {
+                    // Runs of whole words (module docs, "Word boundaries").
+                    let ws = Words::new(&b, known);
+                    let mut v: Vec<&str> =
+                        words::rendering_ngrams(&b, &ws, target, MAX_RENDERING_CHARS)
+                            .into_iter()
+                            .map(|r| &b[r])
+                            .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v.into_iter().map(std::borrow::Cow::Borrowed).collect()
+                } else {
+                    gloss::script_ngram_slices(&b, target)
+                };
                 let mut mine = Vec::new();
-                for g in gloss::script_ngram_slices(&b, target) {
+                for g in grams {
                     let id = match ids.get(g.as_ref()) {
                         Some(&id) => id,
                         None => {
@@ -975,7 +1165,6 @@ impl<'w> NgramIndex<'w> {
                 seg_terms.push(terms);
                 seg_nested.push(inner);
                 seg_ngrams.push(Gaps::of(&mine));
-                seg_text.push(b);
             }
             unit_segs.push(first..seg_unit.len());
         }
@@ -999,67 +1188,49 @@ impl<'w> NgramIndex<'w> {
         NgramIndex {
             ids,
             strings,
+            src_ids,
+            src_count,
+            seg_src,
             seg_unit,
             seg_terms,
             seg_nested,
             seg_ngrams,
             unit_segs,
             postings,
-            seg_text,
         }
     }
 
-    /// N-gram `g` extended to the left and right while at least [`EXTEND_SHARE`] of its
-    /// occurrences in the segments of `a` share the neighbouring character (a target-script
-    /// letter that may end a word), up to [`MAX_RENDERING_CHARS`]: 上下文窗 becomes 上下文窗口.
-    fn extend(&self, g: u32, a: &[bool], target: &crate::lang::Lang) -> String {
-        let mut r = self.strings[g as usize].clone();
-        if !gloss::unspaced(target) {
-            return r;
+    /// Whether n-gram `g` is the rendering of a neighbour of term `t` rather than of `t`: some
+    /// source word outside the term's own words (`term_words`, numbers `own`) is more
+    /// strongly associated with it, by the Dice coefficient over all segments, than the term
+    /// (in `n_term` segments) is. A word that keeps the term company in many segments
+    /// (`system` beside `Agent`) shares its rendering's segments with the term, but its own
+    /// segments match the rendering's better. This is the test of competitive linking (a
+    /// target word is linked to the source word it is most associated with; I. D. Melamed,
+    /// "Models of translational equivalence among words", Computational Linguistics 26(2),
+    /// 2000), applied to the one link the check is about to make.
+    fn neighbour_of(&self, g: u32, t: usize, n_term: usize, own: &[u32]) -> bool {
+        let segs: Vec<u32> = self.postings[g as usize].iter().collect();
+        let ng = segs.len();
+        if ng == 0 || n_term == 0 {
+            return false;
         }
-        let segs: Vec<&str> = self.postings[g as usize]
+        let joint_t = segs
             .iter()
-            .filter(|&s| a[s as usize])
-            .map(|s| self.seg_text[s as usize].as_ref())
-            .collect();
-        for left in [false, true] {
-            while r.chars().count() < MAX_RENDERING_CHARS {
-                let mut counts: HashMap<char, usize> = HashMap::new();
-                let mut total = 0usize;
-                for text in &segs {
-                    for (i, m) in text.match_indices(r.as_str()) {
-                        total += 1;
-                        let next = if left {
-                            text[..i].chars().next_back()
-                        } else {
-                            text[i + m.len()..].chars().next()
-                        };
-                        if let Some(c) = next {
-                            *counts.entry(c).or_insert(0) += 1;
-                        }
-                    }
-                }
-                let Some((&c, &n)) = counts
-                    .iter()
-                    .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
-                else {
-                    break;
-                };
-                if total < 3
-                    || (n as f64) < EXTEND_SHARE * total as f64
-                    || !(c.is_alphabetic() && target.is_script_letter(c))
-                    || gloss::is_edge_stop(c, target)
-                {
-                    break;
-                }
-                if left {
-                    r.insert(0, c);
-                } else {
-                    r.push(c);
-                }
+            .filter(|&&s| self.seg_terms[s as usize].binary_search(&t).is_ok())
+            .count();
+        let dice_t = 2.0 * joint_t as f64 / (ng + n_term) as f64;
+        let mut joint: FxHashMap<u32, u32> = FxHashMap::default();
+        for &s in &segs {
+            for w in self.seg_src[s as usize].iter() {
+                *joint.entry(w).or_insert(0) += 1;
             }
         }
-        r
+        joint.iter().any(|(&w, &j)| {
+            !own.contains(&w)
+                && 2.0 * j as f64 / (ng + self.src_count[w as usize] as usize) as f64
+                    > dice_t + 1e-9
+        })
     }
 
     fn joint(&self, g: u32, a: &[bool]) -> usize {
@@ -1330,7 +1501,7 @@ mod tests {
         let tu: Vec<(&Parsed, &str)> = parsed.iter().map(|p| (p, p.tgt_prose().unwrap())).collect();
         let work: Vec<&str> = tu.iter().map(|t| t.1).collect();
         let matcher = Matcher::new(&Termbase::default());
-        let idx = NgramIndex::build(&tu, &work, &matcher, &zh, false, &[]);
+        let idx = NgramIndex::build(&tu, &work, &matcher, &zh, false, &[], None);
         let g = idx.ids["代理"];
         assert_eq!(
             idx.postings[g as usize].iter().collect::<Vec<_>>(),

@@ -173,33 +173,31 @@ impl Manager<'_> {
             }))
             .collect();
         let mut out: Vec<Conflict> = Vec::new();
-        for row in qa.drift.iter().filter(|r| r.drifting && !r.in_glossary) {
+        // Act on confirmed drift only (see `qa::drift`, "Confirmed drift"): a term kept in some
+        // units and written in a confirmed rendering in others, or written in two confirmed
+        // renderings. An unconfirmed (statistical) drift stays in the report for the editor:
+        // reconciling it could write a neighbour's rendering into the termbase and then into
+        // every unit of the term. Only the kept term and the confirmed renderings are offered,
+        // so the rendering chosen is one that occurs, on word boundaries, as the term's
+        // translation in every unit that uses it.
+        for row in qa
+            .drift
+            .iter()
+            .filter(|r| r.drifting && r.confirmed_drift && !r.in_glossary)
+        {
             if done.contains(&crate::termbase::term_key(&row.term)) {
                 continue;
             }
             let renderings: Vec<Rendering> = row
                 .cells
                 .iter()
-                .filter(|(r, _)| r.as_str() != crate::qa::drift::UNIDENTIFIED)
+                .filter(|(r, _)| r.as_str() == crate::qa::drift::KEPT || row.confirmed.contains(r))
                 .map(|(r, units)| Rendering {
                     rendering: r.clone(),
                     units: units.len(),
                 })
                 .collect();
             if renderings.len() < 2 {
-                continue;
-            }
-            // Act on solid evidence only: a term kept in some units and rendered in others, or
-            // at least two renderings each backed by a gloss, a marker or the termbase (not
-            // only by the statistical association).
-            let kept = row.cells.contains_key(crate::qa::drift::KEPT);
-            let solid = renderings
-                .iter()
-                .filter(|r| {
-                    r.rendering != crate::qa::drift::KEPT && !row.statistical.contains(&r.rendering)
-                })
-                .count();
-            if !(kept || solid >= 2) {
                 continue;
             }
             let examples: Vec<String> = row
