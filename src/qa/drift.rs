@@ -1626,6 +1626,54 @@ mod tests {
         );
     }
 
+    /// The translator drops "Agent" where it works on the system (重启系统) and keeps it
+    /// elsewhere; `system` is written 系统 with or without "Agent". The association credited "Agent" with
+    /// 系统, the word of its neighbour, so the term looked kept in some units and rendered 系统
+    /// in others, a drift the Manager reconciled to `Agent → 系统` and wrote into the book.
+    #[test]
+    fn agent_was_reconciled_to_the_word_for_system() {
+        let dropped = [
+            ("The Agent restarts the system.", "重启系统。"),
+            ("Our Agent tests the system daily.", "我们每天测试系统。"),
+            ("The Agent watches the system logs.", "监看系统日志。"),
+            ("Each Agent updates the system.", "每次都更新系统。"),
+            ("An Agent may stop the system.", "可能停止系统。"),
+            ("The Agent checks the system clock.", "检查系统时钟。"),
+        ];
+        let kept = [
+            ("An Agent asks before acting.", "Agent 行动前先询问。"),
+            ("The Agent retries a failed test.", "Agent 重试失败的测试。"),
+            ("A good Agent logs its steps.", "好的 Agent 会记录步骤。"),
+            ("The Agent books a meeting.", "Agent 预订会议。"),
+        ];
+        let system = [
+            ("The system restarts daily.", "系统每天重启。"),
+            ("A system needs power.", "系统需要电力。"),
+            ("The system sends mail.", "系统发送邮件。"),
+        ];
+        let units: Vec<(String, String, String)> = dropped
+            .iter()
+            .chain(&kept)
+            .chain(&system)
+            .enumerate()
+            .map(|(i, (s, t))| (format!("u-{i:03}"), s.to_string(), t.to_string()))
+            .collect();
+        let (f, rows) = run(&Termbase::default(), &units);
+        let agent = rows
+            .iter()
+            .find(|r| r.term == "Agent")
+            .expect("Agent tracked");
+        assert!(!agent.cells.contains_key("系统"), "{agent:?}");
+        assert!(!agent.drifting, "{agent:?}");
+        assert!(
+            f.iter().all(|f| !f.message.starts_with("\"Agent\"")),
+            "{f:?}"
+        );
+        // The units that drop the term are unidentified, not rendered.
+        assert_eq!(agent.cells[UNIDENTIFIED].len(), 6, "{agent:?}");
+        assert_eq!(agent.cells[KEPT].len(), 4, "{agent:?}");
+    }
+
     proptest::proptest! {
         /// The gap code is lossless: any ascending list reads back as it was, with its length.
         #[test]
