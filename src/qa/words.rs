@@ -166,60 +166,76 @@ pub fn known_automaton<'a>(
 /// Most words in a statistical rendering candidate (上下文 + 窗口 is two).
 pub const MAX_NGRAM_WORDS: usize = 3;
 
-/// The word n-grams of `text` that may be a rendering, for the drift check's association: runs
-/// of 1 to [`MAX_NGRAM_WORDS`] consecutive words made only of `target`-script letters, of 2 to
-/// `max_chars` characters, without a word of one function character (的, 了, 是 …:
-/// [`super::gloss::is_edge_stop`]) in them. Byte ranges into `text`, in text order, with
-/// repeats.
+/// Longest candidate that agrees with the word boundaries at one edge only, in characters.
+pub const MAX_ONE_EDGE_CHARS: usize = 4;
+
+/// The n-grams of `text` that may be a rendering, for the drift check's association, as byte
+/// ranges into `text` in text order, with repeats. Within runs of `target`-script letters:
+/// - runs of 1 to [`MAX_NGRAM_WORDS`] whole words, of 2 to `max_chars` characters;
+/// - 2 to [`MAX_ONE_EDGE_CHARS`] characters with one edge on a word boundary, the rule by which a
+///   named rendering is a word in [`Words::new`]: a rendering the dictionary joined with a
+///   neighbour (时代|理 hides 代理) stays visible to the association, which the competing
+///   units' evidence then decides.
+///
+/// None starts or ends with a function character (的, 了, 是 …: [`super::gloss::is_edge_stop`])
+/// or holds a word of one function character.
 pub fn rendering_ngrams(
     text: &str,
     words: &Words,
     target: &Lang,
     max_chars: usize,
 ) -> Vec<std::ops::Range<usize>> {
-    let script_word = |r: &std::ops::Range<usize>| {
-        let w = &text[r.clone()];
-        !w.is_empty()
-            && w.chars()
-                .all(|c| c.is_alphabetic() && target.is_script_letter(c))
-    };
-    let stop_word = |r: &std::ops::Range<usize>| {
-        let mut cs = text[r.clone()].chars();
-        matches!((cs.next(), cs.next()), (Some(c), None) if super::gloss::is_edge_stop(c, target))
-    };
-    let all: Vec<std::ops::Range<usize>> = words.words().collect();
+    let letter = |c: char| c.is_alphabetic() && target.is_script_letter(c);
+    let stop = |c: char| super::gloss::is_edge_stop(c, target);
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < all.len() {
-        if !script_word(&all[i]) {
-            i += 1;
-            continue;
-        }
-        let mut j = i;
-        while j < all.len() && script_word(&all[j]) {
-            j += 1;
-        }
-        let run = &all[i..j];
+    // The chars of the current run of script letters, with their byte offsets.
+    let mut run: Vec<(usize, char)> = Vec::new();
+    let mut flush = |run: &mut Vec<(usize, char)>| {
+        let end_of = |i: usize| run[i].0 + run[i].1.len_utf8();
         for a in 0..run.len() {
-            if stop_word(&run[a]) {
+            if stop(run[a].1) {
                 continue;
             }
-            let mut chars = 0;
-            for b in a..run.len().min(a + MAX_NGRAM_WORDS) {
-                if stop_word(&run[b]) {
+            let start = run[a].0;
+            let start_ok = words.bounds.binary_search(&start).is_ok();
+            // Words crossed so far (boundaries strictly inside), and whether a one-character
+            // function word lies inside.
+            let mut inner = 0usize;
+            let mut stop_word = false;
+            for b in a + 1..run.len().min(a + max_chars) {
+                let cut = run[b].0;
+                if words.bounds.binary_search(&cut).is_ok() {
+                    inner += 1;
+                    // A one-character word of a function character (… 的 …) ends the run.
+                    let next_cut = end_of(b);
+                    if stop(run[b].1) && words.bounds.binary_search(&next_cut).is_ok() {
+                        stop_word = true;
+                    }
+                }
+                if stop_word || inner >= MAX_NGRAM_WORDS {
                     break;
                 }
-                chars += text[run[b].clone()].chars().count();
-                if chars > max_chars {
-                    break;
+                let n = b - a + 1;
+                if stop(run[b].1) {
+                    continue;
                 }
-                if chars >= 2 {
-                    out.push(run[a].start..run[b].end);
+                let end = end_of(b);
+                let end_ok = words.bounds.binary_search(&end).is_ok();
+                if (start_ok && end_ok) || ((start_ok || end_ok) && n <= MAX_ONE_EDGE_CHARS) {
+                    out.push(start..end);
                 }
             }
         }
-        i = j;
+        run.clear();
+    };
+    for (at, c) in text.char_indices() {
+        if letter(c) {
+            run.push((at, c));
+        } else {
+            flush(&mut run);
+        }
     }
+    flush(&mut run);
     out
 }
 
