@@ -17,11 +17,12 @@
 //! - rendered `R`, from evidence in this order: (a) the termbase target, if present; (b) a gloss
 //!   `R（Term）`, `R (Term)` or `R（Term）[待审]` (R cut as in [`super::gloss`]); (c) a
 //!   rendering found by (b) in another unit, if present; (d) statistical association: the
-//!   target-script n-gram (2–4 characters for Chinese and Japanese, words and word pairs for
-//!   spaced scripts) with the highest Dice coefficient `2|A∩B| / (|A|+|B|)`, the association
-//!   measure of Smadja, McKeown & Hatzivassiloglou ("Translating collocations for bilingual
-//!   lexicons: a statistical approach", Computational Linguistics 22(1), 1996), restricted to
-//!   n-grams present in this unit (in its segments whose source has the term).
+//!   target-script candidate (see "Word boundaries"; words and word pairs for spaced scripts)
+//!   with the highest Dice coefficient `2|A∩B| / (|A|+|B|)`, the association measure of
+//!   Smadja, McKeown & Hatzivassiloglou ("Translating collocations for bilingual lexicons: a
+//!   statistical approach", Computational Linguistics 22(1), 1996), restricted to candidates
+//!   present in this unit (in its segments whose source has the term), and not the rendering
+//!   of a neighbour (see "Neighbours").
 //!
 //! - `(unidentified)`: none of the above.
 //!
@@ -41,8 +42,9 @@
 //!
 //! These are the causes found for word-for-word consistent translations reported as drifting
 //! (a dictionary-style translation of the corpus' first two chapters gave 18 drifting terms,
-//! now none; see `tests/it/drift_consistency.rs`, and `benches/drift.rs` for precision and
-//! recall on planted drifts).
+//! then none; a translation of them into real Chinese words with the glossary followed gave 5
+//! before word boundaries and the neighbour test, now none; see `tests/it/drift_consistency.rs`,
+//! and `benches/drift.rs` for precision and recall on planted drifts).
 //!
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
 //! kept in some units and rendered in others, or rendered two or more ways; `(unidentified)`
@@ -50,6 +52,29 @@
 //! finding per drifting term (for an acronym such as `LLM`, being kept where elsewhere it is
 //! glossed is the usual convention, so only competing renderings count): `warning`, or `info` for glossary terms, whose units breaking the
 //! glossary are already `glossary` errors.
+//!
+//! ## Word boundaries
+//! In Chinese and Japanese translations, (a) and (c) count a rendering only where it occurs on
+//! word boundaries ([`super::words`]: ICU4X's dictionary segmenter, with the termbase's and the
+//! glosses' renderings as known words), and the candidates of (d) are runs of one to three
+//! whole words, or 2–4 characters with one edge on a word boundary (the rule that makes a
+//! named rendering a word). A unit left without a rendering after (d) is credited with a
+//! rendering (d) found elsewhere when it writes it with one edge on a word boundary.
+//!
+//! ## Neighbours
+//! A candidate of (d) is refused when some source word outside the term is more strongly
+//! associated with it than the term is (`system` with 系统, beside `Agent`): the test of
+//! competitive linking (Melamed 2000), see `NgramIndex::neighbour_of`.
+//!
+//! ## Confirmed drift
+//! A rendering is **confirmed** when it is named by (a)–(c), not by the association alone, and
+//! is written on word boundaries in every unit credited with it. A drift is confirmed when the
+//! term is kept in some units and written in a confirmed rendering in others (not for
+//! acronyms), or written in two confirmed renderings. Only a confirmed drift is reconciled by
+//! the campaign (`campaign::manager::review`), and only confirmed renderings are offered, so a
+//! reconciled rendering always occurs, on word boundaries, as the term's translation in the
+//! units that use it. An unconfirmed drift is a warning for the editor's review (its finding
+//! names the unconfirmed renderings and lists the units of each); it sends no revision.
 //!
 //! ## The association, in detail
 //! Presence is counted over **aligned segments**, as Smadja et al. count it over aligned
@@ -70,9 +95,7 @@
 //!   any unit, or a rendering found by (a)–(c)): a unit that lacks the term's main rendering
 //!   must not be credited with whatever frequent word it shares with the term.
 //!
-//! Ties prefer the longer n-gram. The n-gram chosen is then extended, left and right, by a
-//! neighbouring character that at least [`EXTEND_SHARE`] of its occurrences in `A` share (up to
-//! [`MAX_RENDERING_CHARS`]), so a 5-character rendering is not cut to 4 (上下文窗 → 上下文窗口).
+//! Ties prefer the longer candidate.
 //! The segment index (n-gram → segments) is built once, only when some unit needs (d).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
