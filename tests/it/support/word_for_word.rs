@@ -144,6 +144,9 @@ impl Dictionary {
                 && !FUNCTION_WORDS
                     .iter()
                     .any(|(_, r)| r.chars().count() >= 2 && word.contains(r))
+                // No numerals and no chapter, section, figure or table words: the English
+                // source has no such number there, so the number checks would object.
+                && !word.chars().any(|c| "〇零一二三四五六七八九十百千万亿两第章节图表".contains(c))
             {
                 *zh.entry(word).or_insert(0) += 1;
             }
@@ -331,11 +334,16 @@ fn prose(s: &str, planted: &[&str], alternate: bool, dict: Option<&Dictionary>) 
     let mut out = String::new();
     let mut pos = 0;
     let mut prev_han = false;
+    // A word dropped with no space before it (`**The LLM`): the space after it goes too.
+    let mut skip_space = false;
     for (k, &(a, b)) in ws.iter().enumerate() {
         let gap = &s[pos..a];
         let w = &s[a..b];
         let keep = kept(w);
-        let gap_out = gap.replace(". ", "。").replace(", ", "，");
+        let mut gap_out = gap.replace(". ", "。").replace(", ", "，");
+        if std::mem::take(&mut skip_space) && gap_out.starts_with(' ') {
+            gap_out.remove(0);
+        }
         // No space between two Han words.
         if !(prev_han && !keep && gap.chars().all(|c| c == ' ')) {
             out.push_str(&gap_out);
@@ -356,6 +364,8 @@ fn prose(s: &str, planted: &[&str], alternate: bool, dict: Option<&Dictionary>) 
                 // A dropped word: drop one space next to it too.
                 if out.ends_with(' ') {
                     out.pop();
+                } else {
+                    skip_space = true;
                 }
                 prev_han = out.chars().last().is_some_and(|c| !c.is_ascii());
             } else {
