@@ -46,7 +46,7 @@ mod bound;
 // Issue 30: booktr beside the seed's Python original, on the issue's pseudo-Chinese case.
 #[path = "campaign/seed.rs"]
 mod seed;
-#[allow(dead_code)]
+// The word-for-word consistent translator (`bound`, `seed_original`).
 #[path = "../tests/it/support/word_for_word.rs"]
 mod word_for_word;
 

@@ -191,7 +191,6 @@ pub fn rendering_ngrams(
     // The chars of the current run of script letters, with their byte offsets.
     let mut run: Vec<(usize, char)> = Vec::new();
     let mut flush = |run: &mut Vec<(usize, char)>| {
-        let end_of = |i: usize| run[i].0 + run[i].1.len_utf8();
         for a in 0..run.len() {
             if stop(run[a].1) {
                 continue;
@@ -202,13 +201,13 @@ pub fn rendering_ngrams(
             // function word lies inside.
             let mut inner = 0usize;
             let mut stop_word = false;
-            for b in a + 1..run.len().min(a + max_chars) {
-                let cut = run[b].0;
+            let limit = run.len().min(a + max_chars);
+            for (b, &(cut, ch)) in run.iter().enumerate().take(limit).skip(a + 1) {
+                let end = cut + ch.len_utf8();
                 if words.bounds.binary_search(&cut).is_ok() {
                     inner += 1;
                     // A one-character word of a function character (… 的 …) ends the run.
-                    let next_cut = end_of(b);
-                    if stop(run[b].1) && words.bounds.binary_search(&next_cut).is_ok() {
+                    if stop(ch) && words.bounds.binary_search(&end).is_ok() {
                         stop_word = true;
                     }
                 }
@@ -216,10 +215,9 @@ pub fn rendering_ngrams(
                     break;
                 }
                 let n = b - a + 1;
-                if stop(run[b].1) {
+                if stop(ch) {
                     continue;
                 }
-                let end = end_of(b);
                 let end_ok = words.bounds.binary_search(&end).is_ok();
                 if (start_ok && end_ok) || ((start_ok || end_ok) && n <= MAX_ONE_EDGE_CHARS) {
                     out.push(start..end);

@@ -290,6 +290,15 @@ fn consistent_pseudo_translation_has_no_drift() {
     }
 }
 
+/// The pseudo-Chinese case ([`pseudo_chinese_corpus`]).
+struct PseudoChinese {
+    /// (unit id, chapter, source).
+    units: Vec<(String, String, String)>,
+    dict: word_for_word::Dictionary,
+    /// (source, target) pairs the prompts carry.
+    glossary: Vec<(String, String)>,
+}
+
 /// The house-style glossary (`glossaries/house-style.en-zh.csv`) as (source, target) pairs.
 fn house_style() -> Vec<(String, String)> {
     let csv = std::fs::read_to_string(
@@ -311,11 +320,7 @@ fn house_style() -> Vec<(String, String)> {
 /// house style and, as a Glossary agent would propose them, the 200 most frequent term
 /// candidates, their multi-word ones with a coined word of their own (not the words' renderings
 /// joined). Returns the units, the dictionary and the glossary.
-fn pseudo_chinese_corpus() -> Option<(
-    Vec<(String, String, String)>,
-    word_for_word::Dictionary,
-    Vec<(String, String)>,
-)> {
+fn pseudo_chinese_corpus() -> Option<PseudoChinese> {
     let ch = corpus_chapters()?;
     let u = units(&ch, 2000);
     let zh_dir = support::corpus_dir()?.join("zh");
@@ -344,7 +349,11 @@ fn pseudo_chinese_corpus() -> Option<(
         };
         glossary.push((c.term, target));
     }
-    Some((u, dict, glossary))
+    Some(PseudoChinese {
+        units: u,
+        dict,
+        glossary,
+    })
 }
 
 fn termbase_of(glossary: &[(String, String)]) -> Termbase {
@@ -366,7 +375,12 @@ fn termbase_of(glossary: &[(String, String)]) -> Termbase {
 #[booktr_test_needs::needs(corpus)]
 #[test]
 fn a_consistent_pseudo_chinese_translation_was_reported_drifting() {
-    let Some((u, dict, glossary)) = pseudo_chinese_corpus() else {
+    let Some(PseudoChinese {
+        units: u,
+        dict,
+        glossary,
+    }) = pseudo_chinese_corpus()
+    else {
         return;
     };
     assert!(glossary.len() > 100, "{} glossary entries", glossary.len());
@@ -384,7 +398,7 @@ fn a_consistent_pseudo_chinese_translation_was_reported_drifting() {
 #[booktr_test_needs::needs(corpus)]
 #[test]
 fn two_planted_drifts_are_both_found_in_the_pseudo_chinese_corpus() {
-    let Some((u, dict, _)) = pseudo_chinese_corpus() else {
+    let Some(PseudoChinese { units: u, dict, .. }) = pseudo_chinese_corpus() else {
         return;
     };
     let house = house_style();
