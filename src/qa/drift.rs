@@ -576,11 +576,6 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             .iter()
             .filter_map(|w| idx.src_ids.get(w).copied())
             .collect();
-        let n_term = idx
-            .seg_terms
-            .iter()
-            .filter(|v| v.binary_search(&t).is_ok())
-            .count();
         let mut neighbour: HashMap<u32, bool> = HashMap::new();
         for &k in &still {
             let mut best: Option<(f64, usize, u32)> = None;
@@ -612,7 +607,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                 if better
                     && !*neighbour
                         .entry(g)
-                        .or_insert_with(|| idx.neighbour_of(g, t, n_term, &term_word_ids))
+                        .or_insert_with(|| idx.neighbour_of(g, a.a, &term_word_ids))
                 {
                     best = Some((d, len, g));
                 }
@@ -1223,25 +1218,25 @@ impl NgramIndex {
         }
     }
 
-    /// Whether n-gram `g` is the rendering of a neighbour of term `t` rather than of `t`: some
-    /// source word outside the term's own words (`term_words`, numbers `own`) is more
-    /// strongly associated with it, by the Dice coefficient over all segments, than the term
-    /// (in `n_term` segments) is. A word that keeps the term company in many segments
+    /// Whether n-gram `g` is the rendering of a neighbour of the term rather than of the term:
+    /// some source word outside the term's own words (`term_words`, numbers `own`) is more
+    /// strongly associated with it, by the Dice coefficient over all segments, than the term's
+    /// segments `a` (set `A` of the module docs: units that only keep the term, where its
+    /// rendering is absent by construction, are not the term's evidence against a rendering)
+    /// are. A word that keeps the term company in many segments
     /// (`system` beside `Agent`) shares its rendering's segments with the term, but its own
     /// segments match the rendering's better. This is the test of competitive linking (a
     /// target word is linked to the source word it is most associated with; I. D. Melamed,
     /// "Models of translational equivalence among words", Computational Linguistics 26(2),
     /// 2000), applied to the one link the check is about to make.
-    fn neighbour_of(&self, g: u32, t: usize, n_term: usize, own: &[u32]) -> bool {
+    fn neighbour_of(&self, g: u32, a: &[bool], own: &[u32]) -> bool {
         let segs: Vec<u32> = self.postings[g as usize].iter().collect();
         let ng = segs.len();
+        let n_term = a.iter().filter(|&&x| x).count();
         if ng == 0 || n_term == 0 {
             return false;
         }
-        let joint_t = segs
-            .iter()
-            .filter(|&&s| self.seg_terms[s as usize].binary_search(&t).is_ok())
-            .count();
+        let joint_t = segs.iter().filter(|&&s| a[s as usize]).count();
         let dice_t = 2.0 * joint_t as f64 / (ng + n_term) as f64;
         let mut joint: FxHashMap<u32, u32> = FxHashMap::default();
         for &s in &segs {
