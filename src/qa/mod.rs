@@ -36,6 +36,7 @@ pub mod structure;
 pub mod style;
 pub mod tables;
 pub mod untranslated;
+pub mod words;
 pub mod xref;
 
 use serde::{Deserialize, Serialize};

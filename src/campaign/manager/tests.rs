@@ -1418,3 +1418,46 @@ fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
         &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
     );
 }
+
+/// A drift row as the campaign had it: "Agent" kept in 3 units and credited with 系统
+/// (the word for "system") by the statistical association alone in 27. The Manager reconciled
+/// it (a kept term made any drift "solid"), the reconciler picked the most used rendering, and
+/// `Agent → 系统` entered the termbase and was written into the book by revisions. An
+/// unconfirmed drift is now left to the editor; a confirmed one is reconciled over its
+/// confirmed renderings only.
+#[test]
+fn a_kept_term_and_a_statistical_rendering_were_reconciled() {
+    use crate::qa::DriftRow;
+    let ids = |p: &str, n: usize| (0..n).map(|i| format!("{p}-{i:03}")).collect::<Vec<_>>();
+    let statistical = DriftRow {
+        term: "Agent".into(),
+        in_glossary: false,
+        cells: [
+            ("(kept)".to_string(), ids("k", 3)),
+            ("系统".to_string(), ids("s", 27)),
+        ]
+        .into_iter()
+        .collect(),
+        suggested: Some("系统".into()),
+        drifting: true,
+        statistical: vec!["系统".into()],
+        confirmed: Vec::new(),
+        confirmed_drift: false,
+    };
+    let done = std::collections::BTreeSet::new();
+    assert!(super::review::drift_conflicts(std::slice::from_ref(&statistical), &done).is_empty());
+    // Confirmed: 智能体 glossed in 4 units; the statistical 系统 is not offered.
+    let mut confirmed = statistical.clone();
+    confirmed.cells.insert("智能体".into(), ids("g", 4));
+    confirmed.confirmed = vec!["智能体".into()];
+    confirmed.confirmed_drift = true;
+    let c = super::review::drift_conflicts(&[confirmed], &done);
+    assert_eq!(c.len(), 1);
+    let offered: Vec<(&str, usize)> = c[0]
+        .renderings
+        .iter()
+        .map(|r| (r.rendering.as_str(), r.units))
+        .collect();
+    assert_eq!(offered, vec![("(kept)", 3), ("智能体", 4)]);
+    assert_eq!(c[0].examples, vec!["k-000", "g-000"]);
+}

@@ -866,6 +866,29 @@ async fn answer(
             (kept, finish, n)
         }
     };
+    flight.usage = (prompt_tokens, completion_tokens, cached_tokens);
+    // A request without `"stream": true` (the OpenAI Python client's default, used by the
+    // seed original in the campaign bench) gets one `chat.completion` JSON object after the
+    // same latency.
+    if body["stream"] != json!(true) {
+        tokio::time::sleep(base + per_token * completion_tokens as u32).await;
+        let mut message = json!({"role": "assistant", "content": content});
+        if !reasoning.is_empty() {
+            message["reasoning_content"] = json!(reasoning);
+        }
+        let answer = json!({"id": "fake", "object": "chat.completion", "created": 0,
+            "model": body["model"].as_str().unwrap_or("fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached_tokens}}});
+        flight.answered(200);
+        return (
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            answer.to_string(),
+        )
+            .into_response();
+    }
     let mut steps = vec![Step::Sleep(base + per_token * completion_tokens as u32)];
     steps.push(Step::Data(chunk(
         json!({"role": "assistant", "content": ""}),
@@ -883,7 +906,6 @@ async fn answer(
                   "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": {"cached_tokens": cached_tokens}}});
     steps.push(Step::Data(format!("data: {usage}\n\n")));
     steps.push(Step::Data("data: [DONE]\n\n".into()));
-    flight.usage = (prompt_tokens, completion_tokens, cached_tokens);
     sse(steps, flight, true)
 }
 
