@@ -660,6 +660,9 @@ pub async fn execute_noting(
     (result, notes)
 }
 
+/// How the error of a [`JobFailure`] for a runaway reply begins (see [`complete_bounded`]).
+const RUNAWAY_NOT_KEPT: &str = "runaway reply, not kept: ";
+
 /// Sends `req` (the job's request or a follow-up of it); a runaway reply is noted and retried
 /// once at a lower temperature (see the module docs). Returns the answer and, apart, the
 /// usage of the runaway reply it replaced (billed, not part of the answer).
@@ -686,7 +689,7 @@ async fn complete_bounded(
         retry_temperature: lower,
     });
     let runaway_failure = |reason: &str, usage: Usage, attempts: u32| JobFailure {
-        error: format!("runaway reply, not kept: {reason}"),
+        error: format!("{RUNAWAY_NOT_KEPT}{reason}"),
         attempts,
         fatal: false,
         // Like a reply that did not fit: a first translation is split in two.
@@ -806,15 +809,27 @@ async fn continue_long(
             }
         }
         tracing::info!(call = %job.call, "reply cut at max_tokens = {:?}; continuing it ({} so far)", job.request.max_tokens, c.stats().continuations);
-        let (piece, extra) = complete_bounded(provider, job, &next, notes)
-            .await
-            .map_err(|mut f| {
-                // The part received was paid for; the runaway (or error) ended the reply.
+        let (piece, extra) = match complete_bounded(provider, job, &next, notes).await {
+            Ok(x) => x,
+            Err(f) if f.error.starts_with(RUNAWAY_NOT_KEPT) => {
+                // The continuation repeated itself (and again at the lower temperature): the
+                // reply ends here. What came before it was received whole up to its cut and
+                // paid for, so it is kept without the passage it was repeating, as a reply
+                // still cut: a translation keeps its complete blocks, a structured answer its
+                // complete entries. The runaway's tokens are paid and not kept (noted).
+                tracing::warn!(call = %job.call, "a continuation repeated itself; the reply is kept as received before it: {}", f.error);
+                spent.add(&f.usage);
+                c.end_runaway();
+                break;
+            }
+            Err(mut f) => {
+                // The part received was paid for; the error ended the reply.
                 f.usage.add(&c.answer().usage);
                 f.usage.add(&spent);
                 f.attempts += c.answer().attempts;
-                f
-            })?;
+                return Err(f);
+            }
+        };
         spent.add(&extra);
         match c.absorb(&sent, piece) {
             Step::Joined => {}
@@ -979,7 +994,9 @@ async fn finish_continued(
                     )
                 });
                 let max = job.request.max_tokens.unwrap_or(0);
-                let why = if !provider.continues() {
+                let why = if long.ended_by_runaway {
+                    "its continuation repeated itself (a runaway, not kept)".to_string()
+                } else if !provider.continues() {
                     "the provider does not continue replies".to_string()
                 } else if long.continuations >= crate::llm::continuation::MAX_CONTINUATIONS {
                     format!(
@@ -1187,6 +1204,14 @@ async fn structured(
     notes: &mut Vec<RunawayRecord>,
 ) -> (Value, ParseStats, Option<Answer>) {
     let mut stats = ParseStats::default();
+    let cut = answer.finish_reason.as_deref() == Some("length");
+    if cut && let Some((v, dropped)) = json::extract_cut(&answer.content) {
+        // A reply the provider could not finish: its complete entries are kept.
+        stats.repair(format!(
+            "the answer was cut at max_tokens: its complete entries were kept ({dropped} characters of an unfinished entry dropped)"
+        ));
+        return (v, stats, None);
+    }
     match json::extract(&answer.content) {
         Ok(v) => (v, stats, None),
         Err(e) => {
