@@ -32,6 +32,7 @@ fn main() {
         booktr::tokens::warm_up();
     }
     let result = match &cli.command {
+        Command::Init(a) => booktr::commands::init::run(a),
         Command::Run(a) => booktr::commands::run::run(a),
         Command::Plan(a) => booktr::commands::plan::run(a),
         Command::Status(a) => booktr::commands::status::run(a),
@@ -61,9 +62,4 @@ fn main() {
         _ => code,
     };
     std::process::exit(code as i32);
-}
-
-#[allow(dead_code)]
-fn _exit_codes_are_stable() {
-    let _ = ExitCode::Ok;
 }

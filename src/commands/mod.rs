@@ -6,6 +6,7 @@ pub mod experiment;
 pub mod explain;
 pub mod export;
 pub mod import;
+pub mod init;
 pub mod plan;
 pub mod qa;
 pub mod rehearsal;

@@ -4,10 +4,21 @@ use std::sync::Arc;
 
 use crate::campaign::Campaign;
 use crate::campaign::runner::{self, Status};
-use crate::cli::RunArgs;
+use crate::cli::{CampaignArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    // A book folder or chapter with --to: the campaign file `init` writes beside it.
+    let resolved = super::init::campaign_for_run(
+        &args.campaign.campaign,
+        &args.book,
+        args.campaign.model.as_deref(),
+    )?
+    .map(|file| CampaignArgs {
+        campaign: file,
+        ..args.campaign.clone()
+    });
+    let campaign_args = resolved.as_ref().unwrap_or(&args.campaign);
     if args.mode == crate::cli::Mode::SingleAgent {
         if args.batch {
             return Err(UsageError::new(
@@ -21,9 +32,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             )
             .into());
         }
-        return super::experiment::run_single(args);
+        return super::experiment::run_single(args, campaign_args);
     }
-    let mut plan = super::plan(&args.campaign, args.concurrency)?;
+    let mut plan = super::plan(campaign_args, args.concurrency)?;
     plan.bilingual |= args.bilingual;
     if let Some(cap) = args.max_cost {
         apply_max_cost(&mut plan, cap)?;
