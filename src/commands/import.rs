@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
-use crate::campaign::manager::{Manager, Stage};
+use crate::campaign::manager::Manager;
 use crate::campaign::runner::{Status, import_edits};
 use crate::campaign::state::State;
 use crate::campaign::store::{Existing, Store};
@@ -205,11 +205,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     // Validate again: the report covers every unit, the summary the imported ones.
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-    let status = if stage == Stage::Complete {
-        Status::Complete
-    } else {
-        Status::Incomplete
-    };
+    let status = Status::of_stage(&stage);
     let report = crate::report::build(&campaign, &manager, &state, status, &[]);
     let (report, _) = report.write(&p.report_dir, crate::report::texts_of(&campaign, &state))?;
     let touched_set: BTreeSet<&str> = touched.iter().map(String::as_str).collect();
