@@ -365,9 +365,9 @@ impl Manager<'_> {
     /// A hand or imported edit never reopens a decided round: an edited unit leaves the forced
     /// set (an editor's text is never sent back to a model), which changes the key, yet the
     /// decision recorded on the same review batches with the edited units among its forced
-    /// ones still stands, and its key is kept. Without this an import after the run made
-    /// `status` say `incomplete` at "decide revisions (round 0)" and the next `run` paid for
-    /// a Manager call that decided nothing new (regression test
+    /// ones still stands, and its key is kept. Otherwise an import after a run would leave
+    /// the round undecided (`status`: `incomplete` at "decide revisions (round 0)") and the
+    /// next `run` would pay for a Manager call that decides nothing new (regression test
     /// `a_po_import_reopened_the_decision_of_round_0`).
     pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
         let forced = self.forced(s, round);
