@@ -24,7 +24,23 @@ use crate::agents::Agent;
 use crate::llm::Provider;
 use crate::termbase::{Entry, Termbase};
 
-/// How a run ended.
+/// A campaign's status: the one vocabulary of `run` (its last line and `--json`), `status`,
+/// `validate` (campaign and `--source/--target` alike, its `--json` `status`), `import` and
+/// the reports. For one state every command says the same word; it comes from the Manager's
+/// next stage ([`Status::of_stage`]) and the findings on the final texts
+/// ([`Status::with_findings`]):
+///
+/// | word | meaning | `run` exits |
+/// |---|---|---|
+/// | `complete` | every stage done, no error finding on the final texts | 0 |
+/// | `needs_review` | every stage done, error findings remain (an editor must fix them) | 1 |
+/// | `incomplete` | work remains: calls failed, or the provider stopped the run (quota, key) | 1 |
+/// | `awaiting_approval` | waiting at an approval gate (campaign key `review`) | 3 |
+/// | `budget_reached` | stopped before a request would exceed the budget cap | 4 |
+/// | `interrupted` | stopped by Ctrl-C or SIGTERM (only `run` sees it happen) | 130 |
+///
+/// The headline adds the counts that make the word: `needs_review: 12 errors in 3 units`,
+/// `incomplete: 2 failed` ([`Status::headline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
