@@ -340,7 +340,7 @@ pub fn summarize_with(
         manager_context_peak_tokens: s.ctx_peak(),
         usage,
         cost,
-        last_error: s.last_error().clone(),
+        last_error: s.last_error(),
         findings,
         runaway_replies: s.runaways().len(),
         stopped: s.stopped().clone(),
