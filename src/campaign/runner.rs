@@ -248,6 +248,10 @@ impl Cost {
     }
 }
 
+/// The run id the summary's stage is computed for: no run records failures under it, so every
+/// failed call counts as still to do, as the next `run` (and `status`) sees it.
+pub const NEXT_RUN: &str = "(next run)";
+
 /// Builds the summary of a state, running the QA of its final texts
 /// ([`super::verdict::final_qa`]) for the finding counts; `status` becomes `needs_review` when
 /// it is `complete` and errors remain.
@@ -275,17 +279,18 @@ pub fn summarize_with(
         .iter()
         .filter(|u| s.translation_at(&u.id, 0).is_some())
         .count();
+    // Every translation call of the unit counts, its first translation, revisions, parts and
+    // pieces alike: each failure is logged as `failed translate/…`, and the count agrees.
     let failed = prose
         .iter()
         .filter(|u| {
-            s.translation_at(&u.id, 0).is_none()
-                && s.fp(&u.id).is_some_and(|fp| {
-                    s.open_failures().keys().any(|k| {
-                        super::CallKey::parse(k)
-                            .translation()
-                            .is_some_and(|(key, _)| key.starts_with(fp))
-                    })
+            s.fp(&u.id).is_some_and(|fp| {
+                s.open_failures().keys().any(|k| {
+                    super::CallKey::parse(k)
+                        .translation()
+                        .is_some_and(|(key, _)| key.starts_with(fp))
                 })
+            })
         })
         .count();
     let mut usage = s.usage().clone();
@@ -293,7 +298,7 @@ pub fn summarize_with(
         usage.entry(a).or_default();
     }
     let cost = c.plan.pricing.as_ref().map(|p| Cost::of(&usage, p));
-    let stage = m.next_step(s, &BTreeSet::new()).stage;
+    let stage = m.step(s, NEXT_RUN, &BTreeSet::new()).stage;
     let awaiting = match &stage {
         Stage::AwaitingApproval(gate) => Some(Awaiting {
             gate: *gate,
@@ -849,7 +854,9 @@ pub async fn run<'a>(
         })?;
         summarize(c, &manager, &state, Status::Interrupted)
     } else {
-        let stage = manager.next_step(&state, &BTreeSet::new()).stage;
+        // What a later run would do: calls that failed in this run (a piece, a revision) are
+        // retried then, so the campaign is not complete yet, whatever this run may still try.
+        let stage = manager.step(&state, NEXT_RUN, &BTreeSet::new()).stage;
         // The journal records the status the summary tells (`needs_review` with errors left).
         let summary = summarize(c, &manager, &state, Status::of_stage(&stage));
         store.append(Event::RunFinished {
