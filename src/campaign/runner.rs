@@ -732,6 +732,7 @@ pub async fn run<'a>(
                         attempts: 0,
                         fatal: false,
                         truncated: true,
+                        context: true,
                         usage: Default::default(),
                         unusable: false,
                         kept: None,
@@ -1096,8 +1097,14 @@ pub(super) fn record_failure(
         }
     }
     let error = if f.truncated && splittable.is_some() {
+        // A prompt too large for the context is not helped by a larger reply limit.
+        let remedy = if f.context {
+            "give this model more context (a larger context window, and max_context_tokens with it), or translate it by hand"
+        } else {
+            "raise max_tokens (the reply limit) for this model, or translate it by hand"
+        };
         format!(
-            "{}; the text is a single block with a single sentence, so it cannot be split: raise max_tokens (if the reply was cut) or max_context_tokens (if the prompt was too long) for this model, or translate it by hand",
+            "{}; the text is a single block with a single sentence, so it cannot be split smaller: {remedy}",
             f.error
         )
     } else {
