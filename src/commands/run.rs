@@ -19,6 +19,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         ..args.campaign.clone()
     });
     let campaign_args = resolved.as_ref().unwrap_or(&args.campaign);
+    super::naming_campaign(&campaign_args.campaign, run_campaign(args, campaign_args))
+}
+
+/// `run` once the campaign file is known.
+fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<ExitCode> {
     if args.mode == crate::cli::Mode::SingleAgent {
         if args.batch {
             return Err(UsageError::new(
