@@ -169,6 +169,9 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
                     r.fuzzy
                 );
             }
+            for refused in &r.refused {
+                eprintln!("  not taken: {refused}; fix the msgstr and import again");
+            }
             if !r.missing.is_empty() {
                 eprintln!(
                     "  not taken: {} unit(s) whose messages the file does not have (e.g. {}): the file was made from another version of the book or its translations, or a message was merged or split; export again and redo them",
