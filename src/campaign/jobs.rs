@@ -110,6 +110,12 @@ impl Caps {
     }
 }
 
+/// What to do about a request larger than the model's context window (a context-length
+/// error, or a prompt the server cut): make the requests smaller, which booktr does when
+/// `max_context_tokens` is the model's window, or give the model a larger window. Never
+/// `max_tokens`, which bounds the reply, not the prompt.
+pub const CONTEXT_REMEDY: &str = "the unit or batch is too large for this model's context window: set max_context_tokens to the model's context size (booktr then splits units and batches to fit), lower max_unit_chars, or use a model or server with a larger context";
+
 /// Why a job was not sent.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PrepareError {
@@ -128,6 +134,10 @@ pub struct JobFailure {
     pub fatal: bool,
     /// The translation did not fit the model's output (or input) limit: split the unit.
     pub truncated: bool,
+    /// The prompt did not fit the model's context window (a context-length error, or a prompt
+    /// the server cut) or booktr's `max_context_tokens`: the remedy is a smaller unit or more
+    /// context, never a larger `max_tokens`.
+    pub context: bool,
     /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
     pub usage: Usage,
     /// The model answered, and the answer could not be used as a translation (empty after
@@ -592,10 +602,18 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
 }
 
 fn fail(e: LlmError) -> JobFailure {
+    let context = matches!(e, LlmError::ContextLength(_));
     JobFailure {
         fatal: e.is_fatal_for_campaign(),
-        truncated: matches!(e, LlmError::ContextLength(_)),
-        error: e.to_string(),
+        truncated: context,
+        context,
+        // The request is larger than the model's window: smaller requests fit, a larger
+        // output limit does not help. A first translation is split without being asked.
+        error: if context {
+            format!("{e}; {CONTEXT_REMEDY}")
+        } else {
+            e.to_string()
+        },
         attempts: 0,
         usage: Usage::default(),
         unusable: false,
@@ -694,6 +712,7 @@ async fn complete_bounded(
         fatal: false,
         // Like a reply that did not fit: a first translation is split in two.
         truncated: true,
+        context: false,
         usage,
         unusable: false,
         kept: None,
@@ -904,6 +923,7 @@ async fn finish_continued(
             attempts: answer.attempts,
             fatal: false,
             truncated: matches!(job.kind, JobKind::Translation { .. }),
+            context: true,
             usage,
             unusable: false,
             kept: None,
@@ -1023,6 +1043,7 @@ async fn finish_continued(
                     attempts,
                     fatal: false,
                     truncated: true,
+                    context: false,
                     usage,
                     unusable: false,
                     kept: kept.filter(|_| *round == 0),
@@ -1033,6 +1054,7 @@ async fn finish_continued(
                 attempts,
                 fatal: false,
                 truncated: false,
+                context: false,
                 usage,
                 unusable: true,
                 kept: None,
@@ -1044,6 +1066,7 @@ async fn finish_continued(
                     attempts,
                     fatal: false,
                     truncated: false,
+                    context: false,
                     usage,
                     unusable: true,
                     kept: None,
@@ -1070,6 +1093,7 @@ async fn finish_continued(
                     attempts,
                     fatal: false,
                     truncated: false,
+                    context: false,
                     usage,
                     unusable: false,
                     kept: None,
