@@ -10,14 +10,18 @@
 //! The translation is cut into its text blocks ([`BlockKind`]: paragraphs, list items, table
 //! cells, headings, image captions, footnotes) with pulldown-cmark, and each into sentences.
 //! Only the words that say what language a text is in are judged. Left out are code, inline
-//! code, math, HTML, URLs; identifiers (a digit, `_`, `.`, `/`, `:`, `@`, `#` inside, or
-//! camelCase); acronyms (`LLM`, `APIs`); names the source also writes that way (a capitalised
-//! word found verbatim in the source); glossary terms (any word of a termbase entry for
+//! code, math, HTML, URLs; identifiers (a digit, `_`, `.`, `/`, `:`, `@`, `#` inside,
+//! camelCase, or a word the source writes as code, such as `numpy`); single letters
+//! (variables); acronyms (`LLM`, `APIs`); names the source also writes that way (a capitalised
+//! word of the source's running text, or of the whole source book when `booktr validate` has
+//! tallied it, `Anthropic` for `Anthropic's`); admonition types
+//! (`!!! tip`); glossary terms (any word of a termbase entry for
 //! `untranslated_word`; for blocks of same-script pairs, the entries kept in the source
-//! language); quotations (`"…"`, `“…”`, `‘…’`, `«…»`, `„…“`, `「…」`, `『…』`); and short
-//! parentheticals (at most [`GLOSS_WORDS`] words: the source term a translator puts after its
-//! rendering, `上下文窗口（context window）`). A bibliography entry thus leaves only its
-//! lower-case title words and `and`/`et al.`, too few to judge.
+//! language); quotations (`"…"`, `'…'`, `“…”`, `‘…’`, `«…»`, `„…“`, `「…」`, `『…』`, and
+//! titles in `《…》`); and glosses: a parenthetical of at most [`GLOSS_WORDS`] words (the
+//! source term a translator puts after its rendering, `上下文窗口（context window）`), or the
+//! start of a longer one up to its first separator (`预训练（Pre-training，即…）`). A footnote with a year in it is a bibliography
+//! entry (authors, title, venue stay as the source writes them) and is not judged at all.
 //!
 //! ## `untranslated` (errors, then a warning)
 //! 1. **Echo**: the translation equals the source after collapsing whitespace → error.
@@ -385,6 +389,8 @@ fn left_out(text: &str) -> Vec<Range<usize>> {
         ('「', &['」']),
         ('『', &['』']),
         ('"', &['"']),
+        ('\'', &['\'']),
+        ('《', &['》']),
         ('(', &[')']),
         ('（', &['）']),
     ];
@@ -395,20 +401,35 @@ fn left_out(text: &str) -> Vec<Range<usize>> {
             i += 1;
             continue;
         };
-        // An opening `‘` or `"` starts a word (not an apostrophe or a closing mark).
-        if matches!(c, '‘' | '"') && i > 0 && chars[i - 1].1.is_alphanumeric() {
+        // An opening `‘`, `"` or `'` starts a word (not an apostrophe or a closing mark), and
+        // a closing `'` ends one.
+        if matches!(c, '‘' | '"' | '\'') && i > 0 && chars[i - 1].1.is_alphanumeric() {
             i += 1;
             continue;
         }
-        let Some(k) = (i + 1..chars.len()).find(|&k| closers.contains(&chars[k].1)) else {
+        let Some(k) = (i + 1..chars.len()).find(|&k| {
+            closers.contains(&chars[k].1)
+                && (c != '\'' || chars.get(k + 1).is_none_or(|n| !n.1.is_alphanumeric()))
+        }) else {
             i += 1;
             continue;
         };
         let end = chars[k].0 + chars[k].1.len_utf8();
         if matches!(c, '(' | '（') {
             let inner = &text[at..end];
-            let n = words(inner).len();
-            if n > GLOSS_WORDS {
+            if words(inner).len() > GLOSS_WORDS {
+                // A gloss that leads a longer parenthetical: `（Precision，精确率——…）`, the
+                // source term up to the first separator.
+                let lead_end = inner
+                    .char_indices()
+                    .skip(1)
+                    .find(|(_, c)| matches!(c, '，' | ',' | '：' | ':' | '；' | ';' | '—' | '、'))
+                    .map(|(j, _)| at + j);
+                if let Some(e) = lead_end
+                    && words(&text[at..e]).len() <= GLOSS_WORDS
+                {
+                    spans.push(at..e);
+                }
                 i += 1;
                 continue;
             }
@@ -420,12 +441,38 @@ fn left_out(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
+/// The names of a source text: the capitalised words of its running text. Headings are left
+/// out: a title-case heading capitalises every word, and would make an echoed heading a string
+/// of names. (A capitalised word that starts a sentence, `The`, counts too: leaving it out of
+/// judging costs one word of evidence.) `Anthropic's` names `Anthropic`.
+fn source_names(source: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    for b in text_blocks(source) {
+        if b.kind == BlockKind::Heading {
+            continue;
+        }
+        for w in words(&b.text) {
+            if w.5 && !w.4 {
+                let word = &b.text[w.0];
+                if let Some(base) = word.strip_suffix("'s").or(word.strip_suffix("’s")) {
+                    names.insert(base.to_string());
+                }
+                names.insert(word.to_string());
+            }
+        }
+    }
+    names
+}
+
 /// What the check knows about the pair besides the texts: the identifier, the source's names
 /// and the glossary's words.
 struct Judge {
     id: PairIdentifier,
-    /// Capitalised words of the source's running text that do not start a sentence, verbatim.
+    /// The source's names ([`source_names`]), and the whole book's when
+    /// [`QaContext::kept_words`] is set.
     names: HashSet<String>,
+    /// Lower-case words the source writes as code.
+    code: HashSet<String>,
     /// Lower-case words of every termbase entry (source, target, variants).
     glossary: HashSet<String>,
     /// Lower-case words of the entries kept in the source language (target contains source).
@@ -433,21 +480,19 @@ struct Judge {
 }
 
 impl Judge {
-    fn new(ctx: &QaContext, source: &str) -> Option<Judge> {
+    fn new(ctx: &QaContext, source: &str, src: &Doc) -> Option<Judge> {
         let id = PairIdentifier::new(&ctx.source_lang, &ctx.target_lang)?;
-        // Names: capitalised words of the source's running text. Headings are left out: a
-        // title-case heading capitalises every word, and would make an echoed heading a string
-        // of names. (A capitalised word that starts a sentence, `The`, counts too: leaving it
-        // out of judging costs one word of evidence.)
-        let mut names = HashSet::new();
-        for b in text_blocks(source) {
-            if b.kind == BlockKind::Heading {
-                continue;
-            }
-            for w in words(&b.text) {
-                if w.5 && !w.4 {
-                    names.insert(b.text[w.0].to_string());
-                }
+        let mut names = source_names(source);
+        if let Some(k) = &ctx.kept_words {
+            names.extend(k.names.iter().cloned());
+        }
+        // Identifiers: the words the source writes as inline code, such as `numpy` or `grep`,
+        // are identifiers wherever the translation writes them. (Not the words of code blocks:
+        // those hold prompts and comments in plain English.)
+        let mut code = HashSet::new();
+        for c in &src.inline_code {
+            for w in words(c) {
+                code.insert(c[w.0].to_lowercase());
             }
         }
         let lower_words = |s: &str| -> Vec<String> {
@@ -468,6 +513,7 @@ impl Judge {
         }
         Some(Judge {
             id,
+            code,
             names,
             glossary,
             kept,
@@ -475,12 +521,13 @@ impl Judge {
     }
 
     /// The words of a block's text, each marked whether it is left out of judging.
-    fn tokens(&self, text: &str) -> Vec<Tok> {
+    fn tokens(&self, b: &TextBlock, raw: &str) -> Vec<Tok> {
+        let text = b.text.as_str();
         let spans = left_out(text);
         let differ = self.id.scripts_differ();
         words(text)
             .into_iter()
-            .map(|(range, _script, letters, ident, acronym, capital)| {
+            .map(|(range, script, letters, ident, acronym, capital)| {
                 let w = &text[range.clone()];
                 let inside = spans
                     .iter()
@@ -493,8 +540,27 @@ impl Judge {
                     self.kept.contains(&lower) || self.kept.contains(stem)
                 };
                 let name = capital && self.names.contains(w);
+                let code = self.code.contains(&lower);
+                // An admonition's type (`!!! tip "…"`, `:::warning`) is markup, not prose:
+                // looked up in the raw line, where the parser may have taken the colons.
+                let at = b.to_text(range.start);
+                let line = raw
+                    .get(..at)
+                    .map_or("", |r| &r[r.rfind('\n').map_or(0, |i| i + 1)..]);
+                let marker = ["!!!", "???", ":::"]
+                    .iter()
+                    .any(|m| line.trim_end().ends_with(m));
                 Tok {
-                    out: letters == 0 || inside || ident || acronym || glossary || name,
+                    // A single letter is a variable or a label (`k`, `x`, `B`), not a word (a
+                    // CJK character is a word of one letter).
+                    out: (letters < 2 && script != Some(WScript::Mandarin))
+                        || inside
+                        || ident
+                        || acronym
+                        || glossary
+                        || name
+                        || code
+                        || marker,
                     range,
                     letters,
                 }
@@ -593,6 +659,9 @@ fn stray_runs(judge: &Judge, text: &str, toks: &[Tok], within: &Range<usize>) ->
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeptWords {
     blocks: HashMap<String, usize>,
+    /// The names of the whole source book (see `Judge::names`): a name the source writes in
+    /// another chapter or section is a name in this one too.
+    names: HashSet<String>,
 }
 
 impl KeptWords {
@@ -602,16 +671,22 @@ impl KeptWords {
         ctx: &QaContext,
         pairs: impl IntoIterator<Item = (&'t str, &'t str)>,
     ) -> KeptWords {
+        let pairs: Vec<(&str, &str)> = pairs.into_iter().collect();
+        let mut names = HashSet::new();
+        for (source, _) in &pairs {
+            names.extend(source_names(source));
+        }
         let mut blocks: HashMap<String, usize> = HashMap::new();
         for (source, target) in pairs {
-            let Some(judge) = Judge::new(ctx, source) else {
+            let Some(mut judge) = Judge::new(ctx, source, &Doc::parse(source)) else {
                 return KeptWords::default();
             };
             if !judge.id.scripts_differ() {
                 return KeptWords::default();
             }
+            judge.names.extend(names.iter().cloned());
             for b in text_blocks(target).iter().filter(|b| !is_citation(b)) {
-                let toks = judge.tokens(&b.text);
+                let toks = judge.tokens(b, target);
                 let mut seen: HashSet<String> = HashSet::new();
                 for s in sentences(&b.text) {
                     let (_, side) = judge.side(&b.text, &toks_in(&toks, &s));
@@ -630,7 +705,7 @@ impl KeptWords {
                 }
             }
         }
-        KeptWords { blocks }
+        KeptWords { blocks, names }
     }
 
     /// Blocks of the book in which `word` (any case) stands as a stray word.
@@ -679,7 +754,7 @@ pub fn check(ctx: &QaContext, src: &Doc, _tgt: &Doc, source: &str, target: &str)
             target.trim(),
         )];
     }
-    let Some(judge) = Judge::new(ctx, source) else {
+    let Some(judge) = Judge::new(ctx, source, src) else {
         return Vec::new();
     };
     let from = &ctx.source_lang.name;
@@ -696,7 +771,7 @@ pub fn check(ctx: &QaContext, src: &Doc, _tgt: &Doc, source: &str, target: &str)
         if is_citation(&b) {
             continue;
         }
-        let toks = judge.tokens(&b.text);
+        let toks = judge.tokens(&b, target);
         let judged_letters = |ts: &[Tok]| {
             ts.iter()
                 .filter(|t| !t.out)
