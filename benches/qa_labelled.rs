@@ -98,6 +98,14 @@ fn real_part() -> serde_json::Value {
     let labels = real::labels();
     let mut found = real::findings(&real::context(&units), &units);
     found.extend(real::findings(&real::context(&human), &human));
+    if let Ok(unit) = std::env::var("BOOKTR_LABEL_SHOW") {
+        for u in units.iter().chain(&human).filter(|u| u.unit == unit) {
+            println!(
+                "{} {}\n--- source\n{}\n--- target\n{}",
+                u.set, u.unit, u.source, u.target
+            );
+        }
+    }
     if let Ok(path) = std::env::var("BOOKTR_LABEL_DUMP") {
         let all: Vec<&real::RealUnit> = units.iter().chain(&human).collect();
         let mut lines = String::new();

@@ -10,7 +10,8 @@
 //! The translation is cut into its text blocks ([`BlockKind`]: paragraphs, list items, table
 //! cells, headings, image captions, footnotes) with pulldown-cmark, and each into sentences.
 //! Only the words that say what language a text is in are judged. Left out are code, inline
-//! code, math, HTML, URLs; identifiers (a digit, `_`, `.`, `/`, `:`, `@`, `#` inside,
+//! code, math, HTML, URLs; identifiers (a digit, `_`, `.`, `/`, `:`, `@`, `#`, `=` inside, a
+//! call such as `cos(θ)`,
 //! camelCase, or a word the source writes as code, such as `numpy`); single letters
 //! (variables); acronyms (`LLM`, `APIs`); names the source also writes that way (a capitalised
 //! word of the source's running text, or of the whole source book when `booktr validate` has
@@ -292,11 +293,11 @@ struct Tok {
 }
 
 /// Whether `c` may join two parts of one word (`don't`, `mode-seeking`, `snake_case`,
-/// `file.py`, `a/b`, `std::io`).
+/// `file.py`, `a/b`, `std::io`, `version=4`).
 fn joiner(c: char) -> bool {
     matches!(
         c,
-        '\'' | '’' | '-' | '_' | '.' | '/' | ':' | '@' | '#' | '+'
+        '\'' | '’' | '-' | '_' | '.' | '/' | ':' | '@' | '#' | '+' | '='
     )
 }
 
@@ -441,36 +442,62 @@ fn left_out(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
-/// The names of a source text: the capitalised words of its running text. Headings are left
-/// out: a title-case heading capitalises every word, and would make an echoed heading a string
-/// of names. (A capitalised word that starts a sentence, `The`, counts too: leaving it out of
-/// judging costs one word of evidence.) `Anthropic's` names `Anthropic`.
-fn source_names(source: &str) -> HashSet<String> {
-    let mut names = HashSet::new();
-    for b in text_blocks(source) {
-        if b.kind == BlockKind::Heading {
-            continue;
-        }
-        for w in words(&b.text) {
-            if w.5 && !w.4 {
-                let word = &b.text[w.0];
-                if let Some(base) = word.strip_suffix("'s").or(word.strip_suffix("’s")) {
-                    names.insert(base.to_string());
+/// The names of source texts: the capitalised words of their running text that are names,
+/// not sentence starts: a word capitalised inside a sentence (`OpenAI` in "calls OpenAI"), or
+/// one never written in lower case (`Rafailov` at the start of a citation), but not `Beyond`
+/// at the start of a sentence when "beyond" occurs elsewhere. Headings are left out: a
+/// title-case heading capitalises every word, and would make an echoed heading a string of
+/// names. `Anthropic's` names `Anthropic`.
+fn source_names<'t>(sources: impl IntoIterator<Item = &'t str>) -> HashSet<String> {
+    let mut inside = HashSet::new();
+    let mut initial = HashSet::new();
+    let mut lower = HashSet::new();
+    for source in sources {
+        for b in text_blocks(source) {
+            if b.kind == BlockKind::Heading {
+                continue;
+            }
+            let ws = words(&b.text);
+            for r in sentences(&b.text) {
+                let mut first = true;
+                for w in ws
+                    .iter()
+                    .filter(|w| w.0.start >= r.start && w.0.end <= r.end)
+                {
+                    let word = &b.text[w.0.clone()];
+                    let word = word
+                        .strip_suffix("'s")
+                        .or(word.strip_suffix("’s"))
+                        .unwrap_or(word);
+                    if w.5 && !w.4 {
+                        if first {
+                            initial.insert(word.to_string());
+                        } else {
+                            inside.insert(word.to_string());
+                        }
+                    } else if w.2 > 0 {
+                        lower.insert(word.to_string());
+                    }
+                    first = false;
                 }
-                names.insert(word.to_string());
             }
         }
     }
-    names
+    for w in initial {
+        if !lower.contains(&w.to_lowercase()) {
+            inside.insert(w);
+        }
+    }
+    inside
 }
 
 /// What the check knows about the pair besides the texts: the identifier, the source's names
 /// and the glossary's words.
 struct Judge {
     id: PairIdentifier,
-    /// The source's names ([`source_names`]), and the whole book's when
-    /// [`QaContext::kept_words`] is set.
-    names: HashSet<String>,
+    /// The source's names ([`source_names`]), or the whole book's when
+    /// [`QaContext::kept_words`] is set (shared, not copied per unit).
+    names: std::sync::Arc<HashSet<String>>,
     /// Lower-case words the source writes as code.
     code: HashSet<String>,
     /// Lower-case words of every termbase entry (source, target, variants).
@@ -482,10 +509,12 @@ struct Judge {
 impl Judge {
     fn new(ctx: &QaContext, source: &str, src: &Doc) -> Option<Judge> {
         let id = PairIdentifier::new(&ctx.source_lang, &ctx.target_lang)?;
-        let mut names = source_names(source);
-        if let Some(k) = &ctx.kept_words {
-            names.extend(k.names.iter().cloned());
-        }
+        // With the book tallied, its names decide (a sentence start is told from a name by
+        // the whole book's lower-case words); else the unit's own.
+        let names = match &ctx.kept_words {
+            Some(k) if !k.names.is_empty() => k.names.clone(),
+            _ => std::sync::Arc::new(source_names([source])),
+        };
         // Identifiers: the words the source writes as inline code, such as `numpy` or `grep`,
         // are identifiers wherever the translation writes them. (Not the words of code blocks:
         // those hold prompts and comments in plain English.)
@@ -550,6 +579,10 @@ impl Judge {
                 let marker = ["!!!", "???", ":::"]
                     .iter()
                     .any(|m| line.trim_end().ends_with(m));
+                // A URL scheme (`https://` right after a CJK colon, where the URL scanner does
+                // not see a word start) and a call (`cos(θ)`, `wait()`) are code.
+                let after = &text[range.end..];
+                let call = after.starts_with("://") || after.starts_with('(');
                 Tok {
                     // A single letter is a variable or a label (`k`, `x`, `B`), not a word (a
                     // CJK character is a word of one letter).
@@ -560,7 +593,8 @@ impl Judge {
                         || glossary
                         || name
                         || code
-                        || marker,
+                        || marker
+                        || call,
                     range,
                     letters,
                 }
@@ -661,7 +695,7 @@ pub struct KeptWords {
     blocks: HashMap<String, usize>,
     /// The names of the whole source book (see `Judge::names`): a name the source writes in
     /// another chapter or section is a name in this one too.
-    names: HashSet<String>,
+    names: std::sync::Arc<HashSet<String>>,
 }
 
 impl KeptWords {
@@ -672,10 +706,7 @@ impl KeptWords {
         pairs: impl IntoIterator<Item = (&'t str, &'t str)>,
     ) -> KeptWords {
         let pairs: Vec<(&str, &str)> = pairs.into_iter().collect();
-        let mut names = HashSet::new();
-        for (source, _) in &pairs {
-            names.extend(source_names(source));
-        }
+        let names = std::sync::Arc::new(source_names(pairs.iter().map(|p| p.0)));
         let mut blocks: HashMap<String, usize> = HashMap::new();
         for (source, target) in pairs {
             let Some(mut judge) = Judge::new(ctx, source, &Doc::parse(source)) else {
@@ -684,7 +715,7 @@ impl KeptWords {
             if !judge.id.scripts_differ() {
                 return KeptWords::default();
             }
-            judge.names.extend(names.iter().cloned());
+            judge.names = names.clone();
             for b in text_blocks(target).iter().filter(|b| !is_citation(b)) {
                 let toks = judge.tokens(b, target);
                 let mut seen: HashSet<String> = HashSet::new();
@@ -1231,6 +1262,15 @@ mod tests {
             "{}",
             words[0].message
         );
+    }
+
+    #[test]
+    fn stray_words_in_a_bold_list_item_are_found() {
+        let src = "1. **The prefix never changes**: it stays cached.\n2. **This is a conscious trade-off**: without compression the task fails outright.\n";
+        let tgt = "1. **前缀始终不被修改**：它一直被缓存。\n2. **这是一个 conscious的权衡**：不压缩会导致上下文超出窗口限制，任务 outright失败。\n";
+        let f = run(&ctx("en", "zh"), src, tgt);
+        let words: Vec<String> = of(&f, WORD_CHECK).iter().map(|w| at(tgt, w)).collect();
+        assert_eq!(words, ["conscious", "outright"], "{f:#?}");
     }
 
     #[test]
