@@ -178,6 +178,42 @@ fn real_part() -> serde_json::Value {
             json!({"units": n, "checks": checks, "wrong": lines}),
         );
     }
+    // How the convention rule (`KeptWords::is_convention`) measures a few words: blocks of
+    // the translation keeping the word, and blocks of the source using it.
+    for (name, set) in [("1.5B answers", &units), ("human zh edition", &human)] {
+        let ctx = real::context(set);
+        if let Some(k) = &ctx.kept_words {
+            let words = [
+                "token",
+                "schema",
+                "rollout",
+                "prompt",
+                "orchestration",
+                "never",
+                "glossary",
+                "harness",
+                "shell",
+                "mode-seeking",
+            ];
+            println!(
+                "{name}: kept / used blocks: {}",
+                words
+                    .iter()
+                    .map(|w| format!(
+                        "{w} {}/{}{}",
+                        k.blocks(w),
+                        k.source_blocks(w),
+                        if k.is_convention(w) {
+                            " (convention)"
+                        } else {
+                            ""
+                        }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
     // The stray words the human edition keeps throughout (warnings, not scored).
     let mut kept: BTreeMap<String, usize> = BTreeMap::new();
     for f in found.iter().filter(|f| {

@@ -29,6 +29,9 @@ use booktr::lang::Lang;
 use booktr::qa::{self, Finding, QaContext, Severity};
 use booktr::termbase::{Entry, Origin, Termbase};
 
+// Loaded here by path because this file is shared with `benches/qa_labelled.rs`, which has no
+// `support` module; in the `it` binary it is therefore loaded twice.
+#[allow(clippy::duplicate_mod)]
 #[path = "../support/corpus_replay.rs"]
 mod corpus_replay;
 
