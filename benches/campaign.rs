@@ -17,7 +17,9 @@
 //!   book against a zero-latency fake, and the bytes written to the state directory per unit;
 //! - `throughput`: segmentation, QA and tokenizer MB/s;
 //! - `scale10` (`campaign/scale10.rs`): the corpus book at 1× and 10×: per-unit prompt overhead
-//!   by agent, CPU time, peak RSS and Manager context (issue 15).
+//!   by agent, CPU time, peak RSS and Manager context (issue 15);
+//! - `seed_original` (`campaign/seed.rs`): booktr beside the seed's Python original on chapters
+//!   1–2 against one fake (issue 30): translation requests per unit and the wall-time ratio.
 //!
 //! Run `cargo bench --bench campaign` (all) or `cargo bench --bench campaign -- NAME…` (those
 //! whose name contains one of the arguments). Each prints a Markdown table and whether each
@@ -41,6 +43,12 @@ mod scale10;
 // Issue 15: the critical-path bound ratio and the real server's idle share.
 #[path = "campaign/bound.rs"]
 mod bound;
+// Issue 30: booktr beside the seed's Python original, on the issue's pseudo-Chinese case.
+#[path = "campaign/seed.rs"]
+mod seed;
+// The word-for-word consistent translator (`bound`, `seed_original`).
+#[path = "../tests/it/support/word_for_word.rs"]
+mod word_for_word;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -150,6 +158,7 @@ const BENCHES: &[(&str, Bench)] = &[
     ("scale10", scale10::scale10),
     ("bound", bound::bound),
     ("real_idle", bound::real_idle),
+    ("seed_original", seed::seed_original),
 ];
 
 fn main() {

@@ -34,8 +34,7 @@ use serde_json::{Value, json};
 use super::fake_llm::{FakeServer, Recorded, Reply, Timing};
 use super::{Ctx, Report, TWO, Target, WHOLE, find_journal, table};
 
-#[path = "../../tests/it/support/word_for_word.rs"]
-mod word_for_word;
+use super::word_for_word;
 
 /// The fixed latency of every answer (issue 15: "0.5 s latency per request").
 const LATENCY: Duration = Duration::from_millis(500);
@@ -60,6 +59,8 @@ fn consistent(r: &Recorded) -> Reply {
             messages: r.messages.clone(),
             json_schema: None,
             max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
         };
         let entries: Vec<Value> = booktr::agents::glossary::candidates_in(&req)
             .into_iter()

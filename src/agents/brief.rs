@@ -93,6 +93,8 @@ pub fn build_request(source: &Lang, target: &Lang, outline: &str) -> Request {
         ],
         json_schema: None,
         max_tokens: Some(BRIEF_TOKENS),
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

@@ -60,6 +60,8 @@ pub fn build_request(context_json: &str, findings_json: &str) -> Request {
         ],
         json_schema: Some(schema()),
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

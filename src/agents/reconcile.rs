@@ -87,6 +87,8 @@ pub fn build_request(
         ],
         json_schema: Some(schema()),
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

@@ -229,6 +229,8 @@ pub fn build_request_with_context(
         messages,
         json_schema: None,
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

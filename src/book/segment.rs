@@ -648,3 +648,61 @@ mod split_tests {
         assert_eq!(split_in_two("```\nonly code\n\n\nstill code\n```\n"), None);
     }
 }
+
+/// The part of a translation cut mid-reply that can be kept: `(source_end, target_end,
+/// blocks)`, where `cut_translation[..target_end]` is the translation of `source[..source_end]`,
+/// both ending on a top-level block boundary after `blocks` blocks.
+///
+/// The translation's last block is taken as incomplete (the reply stopped inside it) and left
+/// out. The kept blocks must have the kinds of the source's first blocks, one for one (a
+/// heading for a heading, prose for prose, verbatim for verbatim), and the source must allow a
+/// cut after them ([`Block::cut_before`]). `None` when not even one block can be kept. When
+/// every source block is matched (the reply went on past the source), the whole source is
+/// covered: `source_end == source.len()`.
+pub fn kept_prefix(source: &str, cut_translation: &str) -> Option<(usize, usize, usize)> {
+    let sb = top_level_blocks(source);
+    let tb = top_level_blocks(cut_translation);
+    let complete = tb.len().saturating_sub(1);
+    let mut m = sb
+        .iter()
+        .zip(&tb[..complete])
+        .take_while(|(s, t)| s.kind == t.kind)
+        .count();
+    // Back off to a block the source may be cut before.
+    while m > 0 && m < sb.len() && !sb[m].cut_before {
+        m -= 1;
+    }
+    if m == 0 {
+        return None;
+    }
+    let source_end = sb.get(m).map_or(source.len(), |b| b.range.start);
+    let target_end = tb[m].range.start;
+    Some((source_end, target_end, m))
+}
+
+#[cfg(test)]
+mod kept_prefix_tests {
+    use super::*;
+
+    #[test]
+    fn the_complete_blocks_of_a_cut_reply_are_kept() {
+        let source = "# Tools\n\nAn agent calls a tool.\n\n```py\ncall()\n```\n\nThe model reads the result.\n\nThen it decides.\n";
+        let cut = "# 工具\n\n智能体调用工具。\n\n```py\ncall()\n```\n\n模型读取";
+        let (s, t, k) = kept_prefix(source, cut).expect("kept");
+        assert_eq!(k, 3);
+        assert!(
+            source[s..].starts_with("The model reads"),
+            "{}",
+            &source[s..]
+        );
+        assert_eq!(
+            &cut[..t],
+            "# 工具\n\n智能体调用工具。\n\n```py\ncall()\n```\n\n"
+        );
+        // Cut inside the first block: nothing to keep.
+        assert_eq!(kept_prefix(source, "# 工"), None);
+        // A reply whose blocks do not follow the source's kinds keeps only the matching ones.
+        let odd = "# 工具\n\n```py\ncall()\n```\n\n智能体调用工具。\n\n模型";
+        assert_eq!(kept_prefix(source, odd).map(|k| k.2), Some(1));
+    }
+}

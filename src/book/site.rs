@@ -8,8 +8,10 @@
 //! Paths in a [`Site`] are `/`-separated: `source` paths relative to the campaign file,
 //! `out` paths relative to the campaign's `out_dir`.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use saphyr::{LoadableYamlNode, Mapping, Scalar, ScalarOwned, Yaml, YamlOwned};
 use serde::Serialize;
 
 /// Which tool the book is written for.
@@ -300,30 +302,29 @@ pub enum NavItem {
     Section { title: String, items: Vec<NavItem> },
 }
 
-/// Parses the `nav` of an `mkdocs.yml` (a YAML sequence; `serde_yaml`).
+/// Parses the `nav` of an `mkdocs.yml` (a YAML sequence, read with `saphyr`).
 ///
 /// Errors: a `nav` that is not a sequence of pages and sections.
-pub fn mkdocs_nav(value: &serde_yaml::Value) -> Result<Vec<NavItem>, String> {
-    use serde_yaml::Value;
-    let Value::Sequence(seq) = value else {
+pub fn mkdocs_nav(value: &YamlOwned) -> Result<Vec<NavItem>, String> {
+    let YamlOwned::Sequence(seq) = value else {
         return Err("`nav` is not a list".into());
     };
     let mut out = Vec::new();
     for item in seq {
         match item {
-            Value::String(p) => out.push(NavItem::Page {
+            YamlOwned::Value(ScalarOwned::String(p)) => out.push(NavItem::Page {
                 title: None,
                 path: p.clone(),
             }),
-            Value::Mapping(m) if m.len() == 1 => {
+            YamlOwned::Mapping(m) if m.len() == 1 => {
                 let (k, v) = m.iter().next().expect("one entry");
                 let title = k.as_str().ok_or("a nav title is not text")?.to_string();
                 match v {
-                    Value::String(p) => out.push(NavItem::Page {
+                    YamlOwned::Value(ScalarOwned::String(p)) => out.push(NavItem::Page {
                         title: Some(title),
                         path: p.clone(),
                     }),
-                    Value::Sequence(_) => out.push(NavItem::Section {
+                    YamlOwned::Sequence(_) => out.push(NavItem::Section {
                         title,
                         items: mkdocs_nav(v)?,
                     }),
@@ -382,51 +383,56 @@ pub fn retitle(items: &[NavItem], titles: &mut impl Iterator<Item = String>) -> 
         .collect()
 }
 
-/// The nav as YAML (`serde_yaml`), for the output `mkdocs.yml`.
-pub fn nav_yaml(items: &[NavItem]) -> serde_yaml::Value {
-    use serde_yaml::{Mapping, Value};
-    Value::Sequence(
+/// The nav as YAML (a `saphyr` document that owns its strings), for the output `mkdocs.yml`.
+pub fn nav_yaml(items: &[NavItem]) -> Yaml<'static> {
+    let text = |t: &str| Yaml::Value(Scalar::String(Cow::Owned(t.to_string())));
+    let entry = |k: Yaml<'static>, v: Yaml<'static>| {
+        let mut m = Mapping::new();
+        m.insert(k, v);
+        Yaml::Mapping(m)
+    };
+    Yaml::Sequence(
         items
             .iter()
             .map(|i| match i {
-                NavItem::Page { title: None, path } => Value::String(path.clone()),
+                NavItem::Page { title: None, path } => text(path),
                 NavItem::Page {
                     title: Some(t),
                     path,
-                } => {
-                    let mut m = Mapping::new();
-                    m.insert(Value::String(t.clone()), Value::String(path.clone()));
-                    Value::Mapping(m)
-                }
-                NavItem::Section { title, items } => {
-                    let mut m = Mapping::new();
-                    m.insert(Value::String(title.clone()), nav_yaml(items));
-                    Value::Mapping(m)
-                }
+                } => entry(text(t), text(path)),
+                NavItem::Section { title, items } => entry(text(title), nav_yaml(items)),
             })
             .collect(),
     )
 }
 
-/// Reads `mkdocs.yml` as YAML, ignoring the Python-specific tags MkDocs configs use
-/// (`!!python/name:…`, `!ENV`): they parse as tagged values and are left alone.
-pub fn mkdocs_config(path: &Path) -> Result<serde_yaml::Value, String> {
+/// Reads `mkdocs.yml` as YAML (`saphyr`), ignoring the Python-specific tags MkDocs configs use
+/// (`!!python/name:…`, `!ENV`): they load as tagged or bad values and are left alone. An empty
+/// file is an empty mapping.
+///
+/// Errors: the file cannot be read, or is not YAML (with the line and column of the fault).
+pub fn mkdocs_config(path: &Path) -> Result<YamlOwned, String> {
     let text = read_text(path)?;
-    serde_yaml::from_str(&text).map_err(|e| format!("{} is not valid YAML: {e}", path.display()))
+    let docs = YamlOwned::load_from_str(&text)
+        .map_err(|e| format!("{} is not valid YAML: {e}", path.display()))?;
+    Ok(docs
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| YamlOwned::Mapping(Default::default())))
 }
 
 fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, String> {
     let cfg = mkdocs_config(file)?;
     let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let docs_dir = cfg
-        .get("docs_dir")
+        .as_mapping_get("docs_dir")
         .and_then(|v| v.as_str())
         .unwrap_or("docs")
         .trim_end_matches('/')
         .to_string();
     let docs = crate::util::normalize(&root.join(&docs_dir));
     let mut notes = Vec::new();
-    let (paths, titles) = match cfg.get("nav") {
+    let (paths, titles) = match cfg.as_mapping_get("nav") {
         Some(nav) => {
             let items = mkdocs_nav(nav).map_err(|e| format!("{}: {e}", file.display()))?;
             let (mut paths, mut titles) = (Vec::new(), Vec::new());

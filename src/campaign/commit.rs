@@ -20,6 +20,11 @@
 //! same way. The measurement is why the line is appended after the apply: `ctx_tokens` is a
 //! fact about the state *with* the result.
 //!
+//! A result that is a sample of the model's reply lengths ([`ResultFile::sample`]) may change
+//! what the campaign has learned of them; when it does, an `output_bound` line follows the
+//! `call_finished` line ([`crate::agents::bounds::changed`]), so the figure every later request
+//! is bounded by is a recorded fact, the same for a resumed run.
+//!
 //! Every other event ([`record_event`]) is appended first, then applied, and a human edit
 //! ([`record_edit`]) writes its text file first, then its line, then applies it.
 //!
@@ -68,7 +73,34 @@ pub fn record_result(
     if let Event::CallFinished { ctx_tokens, .. } = &mut event {
         *ctx_tokens = tokens;
     }
-    store.append(event)
+    let agent = result_agent(&event);
+    let rec = store.append(event)?;
+    if let Some(agent) = agent
+        && let Some(figure) = state.learned_figure(agent)
+        && crate::agents::bounds::changed(state.figure(agent), &figure)
+    {
+        record_event(
+            c,
+            store,
+            state,
+            Event::OutputBound {
+                agent,
+                target_lang: c.plan.target_lang.code.clone(),
+                figure,
+            },
+        )?;
+    }
+    Ok(rec)
+}
+
+/// The agent of a `call_finished` line that made a request.
+fn result_agent(event: &Event) -> Option<crate::agents::Agent> {
+    match event {
+        Event::CallFinished {
+            agent, requests, ..
+        } if *requests > 0 => Some(*agent),
+        _ => None,
+    }
 }
 
 /// Commits an event that has no result file (a failure, a split, a gate, a run boundary…):
@@ -181,6 +213,9 @@ mod tests {
             output_sha256: ResultFile::output_hash(&output),
             output,
             origin: None,
+            long: None,
+            sample: None,
+            kept_blocks: None,
         }
     }
 

@@ -10,7 +10,9 @@
 //!   termbase). Before the Glossary stage the agent's entries are unknown: each candidate term is
 //!   assumed to become an entry (rendering as long as the term, a note of about seven tokens),
 //!   which is what the pseudo provider does and close to what models do. Completion ≈ the source tokens ×
-//!   [`completion_ratio`].
+//!   [`completion_ratio`], or, once the campaign has learned its model's reply lengths
+//!   ([`crate::agents::bounds::Figure`], journaled), × their median in the model's own tokens
+//!   (the high end of the range × their learned quantile).
 //! - **Proofreading**: the review budget (`proofread_share` × the prompt tokens of the units a
 //!   model translates; translation-memory hits cost none, so they add none) plus each batch's
 //!   instructions: one batch per chapter with a budget (every chapter at a share of 1 or more).
@@ -220,7 +222,15 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     };
     // Units come in book order: the setup changes with the chapter.
     let mut setup: Option<(&str, translation::Setup)> = None;
-    let ratio = completion_ratio(&p.source_lang, &p.target_lang);
+    // Completion per source token: what this campaign's accepted replies measured, in the
+    // model's own tokens (the median; the high end takes the learned bound's quantile), else
+    // the table.
+    let learned = s.figure(Agent::Translation);
+    let ratio = learned.map_or_else(
+        || completion_ratio(&p.source_lang, &p.target_lang),
+        |f| f.median,
+    );
+    let high_factor = learned.map_or(1.0, |f| (f.per_token / f.median.max(1e-9)).max(1.0));
     let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);
     // The chapters with prose units, and (below) the same for the units a model translates
@@ -372,6 +382,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             let mut high = *t;
             match a {
                 Agent::Translation => {
+                    high.completion_tokens = (high.completion_tokens as f64 * high_factor) as u64;
                     for _ in 0..rounds_u {
                         high.add(
                             revision.calls,

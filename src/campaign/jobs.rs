@@ -2,13 +2,24 @@
 //! [`ResultFile`] ([`execute`]). Structured agents get one schema-repair request when their
 //! answer is not JSON, then a safe empty default, and the event is kept in the result's stats.
 //!
-//! Every request carries a `max_tokens` derived from what it asks for
-//! ([`crate::agents::bounds`], capped by the campaign's `max_tokens`). A reply the stream reader
-//! stops as a runaway ([`LlmError::Runaway`]: it repeated itself or outgrew that bound) is a
-//! failed attempt, never an answer: it is retried once at a lower temperature
-//! ([`crate::llm::runaway::retry_temperature`]); if that runs away too (or the temperature
-//! cannot be lowered), the call fails as `truncated`, so a first translation is split in two
-//! like one that did not fit. Each runaway is returned as a [`RunawayRecord`] for the journal.
+//! Every request carries a `max_tokens` derived from what it asks for and from what the
+//! campaign has learned of its model ([`crate::agents::bounds`], capped by the campaign's
+//! `max_tokens` and `max_output_tokens`), and a runaway ceiling in `o200k_base` tokens.
+//!
+//! - A reply the stream reader stops as a **runaway** ([`LlmError::Runaway`]: it repeated
+//!   itself, or passed the hard ceiling) is a failed attempt, never an answer: it is retried
+//!   once at a lower temperature ([`crate::llm::runaway::retry_temperature`]); if that runs
+//!   away too (or the temperature cannot be lowered), the call fails as `truncated`, so a first
+//!   translation is split in two like one that did not fit. Each runaway is returned as a
+//!   [`RunawayRecord`] for the journal.
+//! - A reply **cut at `max_tokens`** (`finish_reason = length`) that does not repeat itself is
+//!   a long answer, and what was paid for is kept: it is continued where the provider can
+//!   ([`crate::llm::continuation`]; before each continuation the part received is saved as a
+//!   checkpoint, [`super::store::PartialReply`], so a resume never asks for it again); where it
+//!   cannot, a translation's part that ends on a block boundary is kept
+//!   ([`crate::book::segment::kept_prefix`], [`KeptPart`]) and the rest of the unit becomes a
+//!   part of its own. This holds for streamed and batch answers, revisions, parts and pieces,
+//!   and the structured agents alike.
 
 use std::time::Instant;
 
@@ -64,10 +75,9 @@ pub struct Job {
     pub unit: Option<String>,
     pub request: Request,
     pub kind: JobKind,
-    /// The largest `max_tokens` a truncated translation may be retried with: the campaign's
-    /// `max_output_tokens` (the model's output limit), else its `max_tokens`. The retry is made
-    /// once, if the first request (bounded by [`crate::agents::bounds`]) asked for less.
-    pub max_output_tokens: Option<u32>,
+    /// The campaign's state directory, where a reply cut at `max_tokens` is checkpointed before
+    /// it is continued ([`super::store::write_partial`]); `None`: no checkpoint (a test).
+    pub state_dir: Option<std::path::PathBuf>,
     /// The request's prompt tokens (`o200k_base`) when [`prepare`] had to count them (a
     /// request whose bytes exceed the context budget); 0 when not counted yet, in which case
     /// [`execute_noting`] counts them while the answer is awaited. They are read when the
@@ -76,7 +86,35 @@ pub struct Job {
     /// The campaign's token counter (its memo knows the prompt's stable prefix), for that
     /// later count; `None` before [`prepare`].
     pub counter: Option<crate::tokens::Counter>,
+    /// The campaign's caps on `max_tokens` (its `max_tokens` and `max_output_tokens`).
+    pub max_tokens_cap: Caps,
+    /// A translation's source tokens (`o200k_base`): what its reply's length is learned
+    /// against ([`crate::agents::bounds::Sample`]); `None` for the structured agents, whose
+    /// replies are learned against their own text.
+    pub basis_tokens: Option<u64>,
 }
+
+/// The campaign's caps on a request's `max_tokens`, in the model's tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// `[provider] max_tokens`: every request's cap.
+    pub max_tokens: Option<u32>,
+    /// `[provider] max_output_tokens`: the model's output limit.
+    pub output: Option<u32>,
+}
+
+impl Caps {
+    /// `bound` under both caps.
+    pub fn apply(self, bound: u32) -> u32 {
+        bounds::capped(bounds::capped(bound, self.output), self.max_tokens)
+    }
+}
+
+/// What to do about a request larger than the model's context window (a context-length
+/// error, or a prompt the server cut): make the requests smaller, which booktr does when
+/// `max_context_tokens` is the model's window, or give the model a larger window. Never
+/// `max_tokens`, which bounds the reply, not the prompt.
+pub const CONTEXT_REMEDY: &str = "the unit or batch is too large for this model's context window: set max_context_tokens to the model's context size (booktr then splits units and batches to fit), lower max_unit_chars, or use a model or server with a larger context";
 
 /// Why a job was not sent.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -96,12 +134,41 @@ pub struct JobFailure {
     pub fatal: bool,
     /// The translation did not fit the model's output (or input) limit: split the unit.
     pub truncated: bool,
+    /// The prompt did not fit the model's context window (a context-length error, or a prompt
+    /// the server cut) or booktr's `max_context_tokens`: the remedy is a smaller unit or more
+    /// context, never a larger `max_tokens`.
+    pub context: bool,
     /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
     pub usage: Usage,
     /// The model answered, and the answer could not be used as a translation (empty after
     /// clean-up, or its placeholders duplicated or unknown): the provider works, the model
     /// failed this text. Recorded in [`super::store::Event::CallFailed`].
     pub unusable: bool,
+    /// A translation cut at `max_tokens` that the provider could not continue: the part that
+    /// ends on a block boundary, kept (`truncated` is set; the runner splits the unit there).
+    pub kept: Option<KeptPart>,
+}
+
+/// The kept part of a cut translation (see [`JobFailure::kept`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptPart {
+    /// Byte offset in the job's source text (unmasked) where the kept translation's source
+    /// ends: the start of its first block not kept.
+    pub source_end: usize,
+    /// Top-level blocks kept.
+    pub blocks: usize,
+    /// The translation of `source[..source_end]`, cleaned up and unmasked.
+    pub text: String,
+    pub model: Option<String>,
+    /// Characters of reasoning received (the text is not kept).
+    pub reasoning_chars: usize,
+    /// Continuations made before the provider was found not to continue (part of `usage`).
+    pub long: crate::llm::continuation::LongStats,
+    /// The cut reply as a sample of the model's reply lengths: its completion tokens against
+    /// the source it covered (the kept blocks; the unfinished block's share makes it err
+    /// high, the safe side for a bound). Without it only the replies that fit would be
+    /// learned from, and the bound would sink below the replies that did not.
+    pub sample: Option<bounds::Sample>,
 }
 
 /// Builds the job for `action` from the current state.
@@ -116,9 +183,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let asked = m.glossary_batches[*n].1.clone();
             Job {
                 call,
-                max_output_tokens: p.provider.max_output_tokens,
+                state_dir: None,
                 prompt_tokens: 0,
                 counter: None,
+                basis_tokens: None,
+                max_tokens_cap: Caps::default(),
                 agent: Agent::Glossary,
                 unit: None,
                 request: glossary::build_request(&p.source_lang, &p.target_lang, &c.house, &asked),
@@ -127,9 +196,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         }
         Action::Brief { .. } => Job {
             call,
-            max_output_tokens: None,
+            state_dir: None,
             prompt_tokens: 0,
             counter: None,
+            basis_tokens: None,
+            max_tokens_cap: Caps::default(),
             agent: Agent::Glossary,
             unit: None,
             request: m.brief.1.clone(),
@@ -177,9 +248,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             mask.instruct(&mut request);
             Job {
                 call,
-                max_output_tokens: p.provider.max_output_tokens,
+                state_dir: None,
                 prompt_tokens: 0,
                 counter: None,
+                basis_tokens: None,
+                max_tokens_cap: Caps::default(),
                 agent: Agent::Translation,
                 unit: Some(u.id.clone()),
                 request,
@@ -215,9 +288,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let entries = termbase.relevant_to(&joined_source);
             Job {
                 call,
-                max_output_tokens: p.provider.max_output_tokens,
+                state_dir: None,
                 prompt_tokens: 0,
                 counter: None,
+                basis_tokens: None,
+                max_tokens_cap: Caps::default(),
                 agent: Agent::Proofreading,
                 unit: None,
                 request: proofreading::build_request(
@@ -238,9 +313,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let ctx = m.context(s).to_json();
             Job {
                 call,
-                max_output_tokens: p.provider.max_output_tokens,
+                state_dir: None,
                 prompt_tokens: 0,
                 counter: None,
+                basis_tokens: None,
+                max_tokens_cap: Caps::default(),
                 agent: Agent::Manager,
                 unit: None,
                 request: manager_agent::build_request(&ctx, &findings.to_string()),
@@ -275,9 +352,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             mask.instruct(&mut request);
             Job {
                 call,
-                max_output_tokens: p.provider.max_output_tokens,
+                state_dir: None,
                 prompt_tokens: 0,
                 counter: None,
+                basis_tokens: None,
+                max_tokens_cap: Caps::default(),
                 agent: Agent::Translation,
                 unit: Some(part.clone()),
                 request,
@@ -312,9 +391,11 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                 .collect();
             Job {
                 call,
-                max_output_tokens: None,
+                state_dir: None,
                 prompt_tokens: 0,
                 counter: None,
+                basis_tokens: None,
+                max_tokens_cap: Caps::default(),
                 agent: Agent::Glossary,
                 unit: None,
                 request: reconcile::build_request(
@@ -341,24 +422,42 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         }
     };
     let mut job = job;
-    // The bound of what the request asks for (see `agents::bounds`).
-    let bound = match &job.kind {
+    // The bound of what the request asks for, in the model's tokens as far as the campaign has
+    // learned them, and the runaway ceiling in o200k_base (see `agents::bounds`).
+    let learned = s.figure(job.agent);
+    let (bound, ceiling) = match &job.kind {
         JobKind::Translation { source, .. } => {
-            bounds::translation_of(source, &p.source_lang, &p.target_lang)
+            let tokens = c.tokens().count(source);
+            job.basis_tokens = Some(tokens as u64);
+            (
+                bounds::learned_translation(tokens, &p.source_lang, &p.target_lang, learned),
+                bounds::ceiling(tokens, &p.source_lang, &p.target_lang),
+            )
         }
-        JobKind::Glossary { asked } => bounds::glossary(asked.len()),
-        JobKind::Proofread { units, .. } => bounds::proofreading(units.len()),
-        JobKind::Decide { candidates, .. } => bounds::decision(candidates.len()),
-        JobKind::Reconcile { .. } => bounds::RECONCILE_MAX_TOKENS,
-        JobKind::Brief => job
-            .request
-            .max_tokens
-            .unwrap_or(crate::agents::brief::BRIEF_TOKENS),
+        kind => {
+            let formula = match kind {
+                JobKind::Glossary { asked } => bounds::glossary(asked.len()),
+                JobKind::Proofread { units, .. } => bounds::proofreading(units.len()),
+                JobKind::Decide { candidates, .. } => bounds::decision(candidates.len()),
+                JobKind::Reconcile { .. } => bounds::RECONCILE_MAX_TOKENS,
+                _ => job
+                    .request
+                    .max_tokens
+                    .unwrap_or(crate::agents::brief::BRIEF_TOKENS),
+            };
+            (
+                bounds::learned_structured(formula, learned),
+                bounds::structured_ceiling(formula),
+            )
+        }
     };
-    job.request.max_tokens = Some(bounds::capped(bound, p.provider.max_tokens));
-    if matches!(job.kind, JobKind::Translation { .. }) {
-        job.max_output_tokens = p.provider.max_output_tokens.or(p.provider.max_tokens);
-    }
+    job.max_tokens_cap = Caps {
+        max_tokens: p.provider.max_tokens,
+        output: p.provider.max_output_tokens,
+    };
+    job.request.max_tokens = Some(job.max_tokens_cap.apply(bound));
+    job.request.ceiling_tokens = Some(ceiling);
+    job.state_dir = Some(c.state_path());
     // A request whose bytes fit the budget fits it in tokens ([`crate::tokens::bound_messages`]):
     // it is counted later, off the run loop, while its answer is awaited ([`execute_noting`]).
     // Counting every unit's prompt here, between two requests, held up the refill of the
@@ -503,13 +602,22 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
 }
 
 fn fail(e: LlmError) -> JobFailure {
+    let context = matches!(e, LlmError::ContextLength(_));
     JobFailure {
         fatal: e.is_fatal_for_campaign(),
-        truncated: matches!(e, LlmError::ContextLength(_)),
-        error: e.to_string(),
+        truncated: context,
+        context,
+        // The request is larger than the model's window: smaller requests fit, a larger
+        // output limit does not help. A first translation is split without being asked.
+        error: if context {
+            format!("{e}; {CONTEXT_REMEDY}")
+        } else {
+            e.to_string()
+        },
         attempts: 0,
         usage: Usage::default(),
         unusable: false,
+        kept: None,
     }
 }
 
@@ -518,7 +626,10 @@ pub async fn execute(provider: &Provider, job: Job) -> Result<ResultFile, JobFai
     execute_noting(provider, job).await.0
 }
 
-/// [`execute`], also returning the runaway replies met on the way (for the journal).
+/// [`execute`], also returning the runaway replies met on the way (for the journal). A reply
+/// of this call cut at `max_tokens` and checkpointed by an earlier run
+/// ([`super::store::PartialReply`]) is continued from where it stopped: nothing received is
+/// asked for again.
 pub async fn execute_noting(
     provider: &Provider,
     job: Job,
@@ -526,6 +637,10 @@ pub async fn execute_noting(
     let started = Instant::now();
     let mut notes = Vec::new();
     let mut job = job;
+    let resumed = job
+        .state_dir
+        .as_deref()
+        .and_then(|dir| super::store::read_partial(dir, &job.call, &job.request.fingerprint()));
     // The prompt is counted while the request is out (see [`Job::prompt_tokens`]): the count
     // is polled after the request, whose first poll sends it, so it runs while the answer is
     // awaited, on this task's thread (a thread of its own per call made the allocator keep an
@@ -541,29 +656,42 @@ pub async fn execute_noting(
             None => crate::tokens::count_messages(contents),
         }
     };
-    let (answer, prompt_tokens) = tokio::join!(
-        complete_bounded(provider, &job, &job.request, &mut notes),
-        count
-    );
+    let first = async {
+        match resumed {
+            Some(p) => {
+                tracing::info!(call = %job.call, "continuing the reply checkpointed after {} continuation(s)", p.long.continuations);
+                Ok((p.answer, p.long, Usage::default()))
+            }
+            None => complete_bounded(provider, &job, &job.request, &mut notes)
+                .await
+                .map(|(a, spent)| (a, Default::default(), spent)),
+        }
+    };
+    let (answer, prompt_tokens) = tokio::join!(first, count);
     job.prompt_tokens = prompt_tokens;
     let result = match answer {
-        Ok(answer) => finish_noting(provider, job, answer, started, &mut notes).await,
+        Ok((answer, long, spent)) => {
+            finish_continued(provider, job, answer, long, spent, started, &mut notes).await
+        }
         Err(f) => Err(f),
     };
     (result, notes)
 }
 
+/// How the error of a [`JobFailure`] for a runaway reply begins (see [`complete_bounded`]).
+const RUNAWAY_NOT_KEPT: &str = "runaway reply, not kept: ";
+
 /// Sends `req` (the job's request or a follow-up of it); a runaway reply is noted and retried
-/// once at a lower temperature (see the module docs). The retry's answer carries the runaway's
-/// usage and request too: they were billed.
+/// once at a lower temperature (see the module docs). Returns the answer and, apart, the
+/// usage of the runaway reply it replaced (billed, not part of the answer).
 async fn complete_bounded(
     provider: &Provider,
     job: &Job,
     req: &Request,
     notes: &mut Vec<RunawayRecord>,
-) -> Result<Answer, JobFailure> {
+) -> Result<(Answer, Usage), JobFailure> {
     let (reason, spent) = match provider.complete(req).await {
-        Ok(a) => return Ok(a),
+        Ok(a) => return Ok((a, Usage::default())),
         Err(LlmError::Runaway { reason, usage }) => (reason, usage),
         Err(e) => return Err(fail(e)),
     };
@@ -579,13 +707,15 @@ async fn complete_bounded(
         retry_temperature: lower,
     });
     let runaway_failure = |reason: &str, usage: Usage, attempts: u32| JobFailure {
-        error: format!("runaway reply, not kept: {reason}"),
+        error: format!("{RUNAWAY_NOT_KEPT}{reason}"),
         attempts,
         fatal: false,
         // Like a reply that did not fit: a first translation is split in two.
         truncated: true,
+        context: false,
         usage,
         unusable: false,
+        kept: None,
     };
     let Some(t) = lower else {
         return Err(runaway_failure(&reason, spent, 1));
@@ -601,9 +731,8 @@ async fn complete_bounded(
         .await
     {
         Ok(mut a) => {
-            a.usage.add(&spent);
             a.attempts += 1;
-            Ok(a)
+            Ok((a, spent))
         }
         Err(LlmError::Runaway { reason, usage }) => {
             notes.push(RunawayRecord {
@@ -628,9 +757,115 @@ async fn complete_bounded(
     }
 }
 
+/// The larger `max_tokens` to ask a translation again with when its reply was cut before its
+/// first block ended (or a revision's reply was cut) and the provider could not continue it: four times the bound (at least the
+/// campaign's `max_output_tokens` when that is larger), under the campaign's caps; `None` when
+/// the reply is not such a cut or the caps leave no room. Four times: the learned bound already
+/// holds 19 of 20 whole replies with half again of headroom, so a first block that does not fit
+/// is an outlier (a long table or list in one block); one more request is cheaper than two.
+fn more_room(job: &Job, answer: &Answer) -> Option<u32> {
+    let JobKind::Translation {
+        source,
+        mask,
+        round,
+    } = &job.kind
+    else {
+        return None;
+    };
+    if answer.finish_reason.as_deref() != Some("length") {
+        return None;
+    }
+    // A first translation keeps what ends on a block boundary and splits the rest off; a
+    // revision cannot be split (it competes whole with the kept text), so it is asked again.
+    if *round == 0 {
+        let (text, _) = translation::postprocess(source, &answer.content);
+        let original = mask.restore(source).unwrap_or_else(|_| source.clone());
+        let kept = mask
+            .recover(&text)
+            .ok()
+            .and_then(|(t, _)| crate::book::segment::kept_prefix(&original, &t));
+        if kept.is_some() {
+            return None;
+        }
+    }
+    let asked = job.request.max_tokens?;
+    let bigger = asked
+        .saturating_mul(4)
+        .max(job.max_tokens_cap.output.unwrap_or(0));
+    let bigger = job.max_tokens_cap.apply(bigger);
+    (bigger > asked).then_some(bigger)
+}
+
+/// Continues a reply cut at `max_tokens` while the provider can (see
+/// [`crate::llm::continuation`]), saving the part received before each continuation request.
+/// Returns the reply (cut still when it could not be finished), what continuing it took, and the
+/// usage of runaway replies met on the way (billed, not part of the reply).
+async fn continue_long(
+    provider: &Provider,
+    job: &Job,
+    first: Answer,
+    long: crate::llm::continuation::LongStats,
+    notes: &mut Vec<RunawayRecord>,
+) -> Result<(Answer, crate::llm::continuation::LongStats, Usage), JobFailure> {
+    use crate::llm::continuation::{Continuer, Step};
+    let mut spent = Usage::default();
+    let mut c = Continuer::new(first, long);
+    while c.is_cut() && provider.continues() {
+        let sent = provider.prefill_as_sent(&c.answer().content).to_string();
+        let Some(next) = c.next_request(&job.request, &sent) else {
+            break;
+        };
+        if let Some(dir) = &job.state_dir {
+            let partial = super::store::PartialReply {
+                schema_version: STATE_SCHEMA_VERSION,
+                call: job.call.clone(),
+                request_sha256: job.request.fingerprint(),
+                answer: c.answer().clone(),
+                long: c.stats(),
+            };
+            if let Err(e) = super::store::write_partial(dir, &partial) {
+                tracing::warn!(call = %job.call, "could not checkpoint the reply before continuing it: {e:#}");
+            }
+        }
+        tracing::info!(call = %job.call, "reply cut at max_tokens = {:?}; continuing it ({} so far)", job.request.max_tokens, c.stats().continuations);
+        let (piece, extra) = match complete_bounded(provider, job, &next, notes).await {
+            Ok(x) => x,
+            Err(f) if f.error.starts_with(RUNAWAY_NOT_KEPT) => {
+                // The continuation repeated itself (and again at the lower temperature): the
+                // reply ends here. What came before it was received whole up to its cut and
+                // paid for, so it is kept without the passage it was repeating, as a reply
+                // still cut: a translation keeps its complete blocks, a structured answer its
+                // complete entries. The runaway's tokens are paid and not kept (noted).
+                tracing::warn!(call = %job.call, "a continuation repeated itself; the reply is kept as received before it: {}", f.error);
+                spent.add(&f.usage);
+                c.end_runaway();
+                break;
+            }
+            Err(mut f) => {
+                // The part received was paid for; the error ended the reply.
+                f.usage.add(&c.answer().usage);
+                f.usage.add(&spent);
+                f.attempts += c.answer().attempts;
+                return Err(f);
+            }
+        };
+        spent.add(&extra);
+        match c.absorb(&sent, piece) {
+            Step::Joined => {}
+            Step::Restarted => {
+                tracing::warn!(call = %job.call, "the provider answered a continuation with a new reply: it does not continue a final assistant message; continuation is off for this run (set [provider] continuation = \"none\")");
+                provider.stop_continuing();
+            }
+            Step::Stalled => break,
+        }
+    }
+    let (answer, long) = c.finish();
+    Ok((answer, long, spent))
+}
+
 /// Turns an answer to `job` (streamed, or from a batch) into a result file: the same checks,
-/// clean-up and follow-up requests (a larger `max_tokens` after truncation, one schema repair)
-/// whichever way the answer came. `started` is when the call began (for `elapsed_ms`).
+/// clean-up and follow-up requests (continuations of a reply cut at `max_tokens`, one schema
+/// repair) whichever way the answer came. `started` is when the call began (for `elapsed_ms`).
 pub async fn finish(
     provider: &Provider,
     job: Job,
@@ -648,9 +883,29 @@ pub async fn finish_noting(
     started: Instant,
     notes: &mut Vec<RunawayRecord>,
 ) -> Result<ResultFile, JobFailure> {
-    let mut usage = answer.usage;
-    let mut attempts = answer.attempts;
-    let mut requests = answer.attempts;
+    finish_continued(
+        provider,
+        job,
+        answer,
+        Default::default(),
+        Usage::default(),
+        started,
+        notes,
+    )
+    .await
+}
+
+/// [`finish_noting`] for an answer already continued `long` times, with `spent` tokens paid for
+/// runaway replies before it.
+async fn finish_continued(
+    provider: &Provider,
+    job: Job,
+    answer: Answer,
+    long: crate::llm::continuation::LongStats,
+    spent: Usage,
+    started: Instant,
+    notes: &mut Vec<RunawayRecord>,
+) -> Result<ResultFile, JobFailure> {
     let prompt_tokens = if job.prompt_tokens > 0 {
         job.prompt_tokens
     } else {
@@ -661,65 +916,148 @@ pub async fn finish_noting(
     {
         // A smaller unit may fit the server's context: a Translation is split like one cut
         // at its output limit.
+        let mut usage = answer.usage;
+        usage.add(&spent);
         return Err(JobFailure {
             error,
-            attempts,
+            attempts: answer.attempts,
             fatal: false,
             truncated: matches!(job.kind, JobKind::Translation { .. }),
+            context: true,
             usage,
             unusable: false,
+            kept: None,
         });
     }
+    let (mut answer, mut long, more) = continue_long(provider, &job, answer, long, notes)
+        .await
+        .map_err(|mut f| {
+            f.usage.add(&spent);
+            f
+        })?;
+    let mut spent = spent;
+    spent.add(&more);
+    if let Some(bigger) = more_room(&job, &answer) {
+        // A translation cut before its first block ended, by a provider that could not
+        // continue it: nothing of it can be kept, so it is asked once more with room for that
+        // block. The cut reply is paid and not kept; the result says so (`long.discarded`).
+        tracing::info!(call = %job.call, "the reply was cut at max_tokens = {:?} before its first block ended and cannot be continued; asking again with max_tokens = {bigger}", job.request.max_tokens);
+        let mut req = job.request.clone();
+        req.max_tokens = Some(bigger);
+        let (again, extra) = complete_bounded(provider, &job, &req, notes)
+            .await
+            .map_err(|mut f| {
+                f.usage.add(&answer.usage);
+                f.usage.add(&spent);
+                f.attempts += answer.attempts;
+                f
+            })?;
+        spent.add(&extra);
+        long.discarded.add(&answer.usage);
+        long.retried_with = Some(bigger);
+        let mut discarded = answer.usage;
+        discarded.add(&again.usage);
+        let attempts = answer.attempts + again.attempts;
+        answer = again;
+        answer.usage = discarded;
+        answer.attempts = attempts;
+    }
+    // What the accepted reply itself cost, for learning the model's bounds: not the runaway
+    // replies it replaced, nor a schema repair.
+    let reply_completion = answer.usage.completion_tokens;
+    let mut usage = answer.usage;
+    usage.add(&spent);
+    let mut attempts = answer.attempts;
+    let mut requests = answer.attempts;
+    let cut = answer.finish_reason.as_deref() == Some("length");
+    let mut basis_tokens = job.basis_tokens;
+    let mut kept_blocks = None;
     let output = match &job.kind {
         JobKind::Translation {
             round,
             source,
             mask,
         } => {
-            let mut answer = answer.clone();
-            if answer.finish_reason.as_deref() == Some("length") {
-                let asked = job.request.max_tokens;
-                if let Some(cap) = job
-                    .max_output_tokens
-                    .filter(|cap| asked.is_none_or(|a| a < *cap))
-                {
-                    tracing::info!(unit = ?job.unit, "truncated at {asked:?} tokens; retrying with max_tokens = {cap}");
-                    let mut bigger = job.request.clone();
-                    bigger.max_tokens = Some(cap);
-                    let again = complete_bounded(provider, &job, &bigger, notes)
-                        .await
-                        .map_err(|mut f| {
-                            f.usage.add(&usage);
-                            f.attempts += attempts;
-                            f
-                        })?;
-                    usage.add(&again.usage);
-                    attempts += again.attempts;
-                    requests += again.attempts;
-                    answer = again;
-                }
-            }
-            if answer.finish_reason.as_deref() == Some("length") {
-                return Err(JobFailure {
-                    error: "the model stopped at its completion limit (finish_reason = length) even with the largest max_tokens allowed; the translation would be truncated, so it was not accepted".into(),
-                    attempts,
-                    fatal: false,
-                    truncated: true,
-                    usage,
-                    unusable: false,
-                });
-            }
             let (text, mut cleanup) = translation::postprocess(source, &answer.content);
             // Every masked span comes back once: a look-alike placeholder counts, a lost one
             // is left out for QA and the repair (recorded in the cleanup); a duplicated or
             // unknown placeholder fails the attempt.
-            let (text, lost) = mask.recover(&text).map_err(|e| JobFailure {
+            let mut recovered = mask.recover(&text);
+            let original = mask.restore(source).unwrap_or_else(|_| source.clone());
+            let whole = cut
+                .then(|| recovered.as_ref().ok())
+                .flatten()
+                .and_then(|(t, _)| crate::book::segment::kept_prefix(&original, t))
+                .filter(|(source_end, _, _)| *source_end == original.len());
+            if let (Some((_, target_end, blocks)), Ok((t, _))) = (whole, recovered.as_mut()) {
+                // Every source block was translated before the cut (the reply went on past
+                // the source): the complete blocks are the translation.
+                t.truncate(target_end);
+                kept_blocks = Some(blocks);
+            }
+            if cut && whole.is_none() {
+                // The provider could not finish the reply: keep what ends on a block boundary.
+                let kept = recovered.ok().and_then(|(text, _)| {
+                    crate::book::segment::kept_prefix(&original, &text).map(
+                        |(source_end, target_end, blocks)| KeptPart {
+                            source_end,
+                            blocks,
+                            text: text[..target_end].to_string(),
+                            model: answer.model.clone(),
+                            reasoning_chars: answer.reasoning.chars().count(),
+                            long,
+                            sample: Some(bounds::Sample {
+                                basis_tokens: crate::tokens::count(&original[..source_end]) as u64,
+                                completion_tokens: reply_completion,
+                            }),
+                        },
+                    )
+                });
+                let max = job.request.max_tokens.unwrap_or(0);
+                let why = if long.ended_by_runaway {
+                    "its continuation repeated itself (a runaway, not kept)".to_string()
+                } else if !provider.continues() {
+                    "the provider does not continue replies".to_string()
+                } else if long.continuations >= crate::llm::continuation::MAX_CONTINUATIONS {
+                    format!(
+                        "it was still cut after {} continuations",
+                        long.continuations
+                    )
+                } else {
+                    "a continuation added nothing".to_string()
+                };
+                let error = match (&kept, round) {
+                    (Some(k), 0) => format!(
+                        "the reply reached max_tokens = {max} and {why}: its first {} block(s), which end on a block boundary, were kept; the rest of the text is translated as a part of its own",
+                        k.blocks
+                    ),
+                    (None, 0) => format!(
+                        "the reply reached max_tokens = {max} before its first block ended and {why}; nothing of it could be kept"
+                    ),
+                    _ => format!(
+                        "the revision reached max_tokens = {max} and {why}: a cut revision is not kept, the earlier translation stays"
+                    ),
+                };
+                return Err(JobFailure {
+                    error,
+                    attempts,
+                    fatal: false,
+                    truncated: true,
+                    context: false,
+                    usage,
+                    unusable: false,
+                    kept: kept.filter(|_| *round == 0),
+                });
+            }
+            let (text, lost) = recovered.map_err(|e| JobFailure {
                 error: e.to_string(),
                 attempts,
                 fatal: false,
                 truncated: false,
+                context: false,
                 usage,
                 unusable: true,
+                kept: None,
             })?;
             cleanup.placeholders_lost = lost;
             if text.trim().is_empty() && !source.trim().is_empty() {
@@ -728,8 +1066,10 @@ pub async fn finish_noting(
                     attempts,
                     fatal: false,
                     truncated: false,
+                    context: false,
                     usage,
                     unusable: true,
+                    kept: None,
                 });
             }
             Output::Translation {
@@ -741,20 +1081,31 @@ pub async fn finish_noting(
             }
         }
         JobKind::Brief => {
-            let text = crate::agents::brief::clean(&answer.content);
+            // A brief the provider could not finish keeps its complete paragraphs.
+            let content = match answer.content.rfind("\n\n") {
+                Some(end) if cut => &answer.content[..end],
+                _ => answer.content.as_str(),
+            };
+            let text = crate::agents::brief::clean(content);
             if text.trim().is_empty() {
                 return Err(JobFailure {
                     error: "the brief was empty".into(),
                     attempts,
                     fatal: false,
                     truncated: false,
+                    context: false,
                     usage,
                     unusable: false,
+                    kept: None,
                 });
             }
             Output::Brief { text }
         }
         kind => {
+            basis_tokens = Some(
+                (crate::tokens::count(&answer.content) + crate::tokens::count(&answer.reasoning))
+                    as u64,
+            );
             let (value, mut stats, extra) =
                 structured(provider, &job, &job.request, &answer, notes).await;
             if let Some(extra) = extra {
@@ -844,6 +1195,15 @@ pub async fn finish_noting(
         output,
         output_sha256,
         origin: None,
+        long: (long != Default::default()).then_some(long),
+        // A reply that was cut says nothing of how long a whole one is.
+        sample: basis_tokens
+            .filter(|_| !cut)
+            .map(|basis_tokens| bounds::Sample {
+                basis_tokens,
+                completion_tokens: reply_completion,
+            }),
+        kept_blocks,
     })
 }
 
@@ -868,6 +1228,14 @@ async fn structured(
     notes: &mut Vec<RunawayRecord>,
 ) -> (Value, ParseStats, Option<Answer>) {
     let mut stats = ParseStats::default();
+    let cut = answer.finish_reason.as_deref() == Some("length");
+    if cut && let Some((v, dropped)) = json::extract_cut(&answer.content) {
+        // A reply the provider could not finish: its complete entries are kept.
+        stats.repair(format!(
+            "the answer was cut at max_tokens: its complete entries were kept ({dropped} characters of an unfinished entry dropped)"
+        ));
+        return (v, stats, None);
+    }
     match json::extract(&answer.content) {
         Ok(v) => (v, stats, None),
         Err(e) => {
@@ -875,6 +1243,10 @@ async fn structured(
             let repair = json::repair_request(req, &answer.content, &e.0);
             match complete_bounded(provider, job, &repair, notes)
                 .await
+                .map(|(mut a, spent)| {
+                    a.usage.add(&spent);
+                    a
+                })
                 .map_err(|f| (f.error, f.usage, f.attempts))
             {
                 Ok(a2) => match json::extract(&a2.content) {

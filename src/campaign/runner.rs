@@ -24,7 +24,23 @@ use crate::agents::Agent;
 use crate::llm::Provider;
 use crate::termbase::{Entry, Termbase};
 
-/// How a run ended.
+/// A campaign's status: the one vocabulary of `run` (its last line and `--json`), `status`,
+/// `validate` (campaign and `--source/--target` alike, its `--json` `status`), `import` and
+/// the reports. For one state every command says the same word; it comes from the Manager's
+/// next stage ([`Status::of_stage`]) and the findings on the final texts
+/// ([`Status::with_findings`]):
+///
+/// | word | meaning | `run` exits |
+/// |---|---|---|
+/// | `complete` | every stage done, no error finding on the final texts | 0 |
+/// | `needs_review` | every stage done, error findings remain (an editor must fix them) | 1 |
+/// | `incomplete` | work remains: calls failed, or the provider stopped the run (quota, key) | 1 |
+/// | `awaiting_approval` | waiting at an approval gate (campaign key `review`) | 3 |
+/// | `budget_reached` | stopped before a request would exceed the budget cap | 4 |
+/// | `interrupted` | stopped by Ctrl-C or SIGTERM (only `run` sees it happen) | 130 |
+///
+/// The headline adds the counts that make the word: `needs_review: 12 errors in 3 units`,
+/// `incomplete: 2 failed` ([`Status::headline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -232,6 +248,10 @@ impl Cost {
     }
 }
 
+/// The run id the summary's stage is computed for: no run records failures under it, so every
+/// failed call counts as still to do, as the next `run` (and `status`) sees it.
+pub const NEXT_RUN: &str = "(next run)";
+
 /// Builds the summary of a state, running the QA of its final texts
 /// ([`super::verdict::final_qa`]) for the finding counts; `status` becomes `needs_review` when
 /// it is `complete` and errors remain.
@@ -259,17 +279,18 @@ pub fn summarize_with(
         .iter()
         .filter(|u| s.translation_at(&u.id, 0).is_some())
         .count();
+    // Every translation call of the unit counts, its first translation, revisions, parts and
+    // pieces alike: each failure is logged as `failed translate/…`, and the count agrees.
     let failed = prose
         .iter()
         .filter(|u| {
-            s.translation_at(&u.id, 0).is_none()
-                && s.fp(&u.id).is_some_and(|fp| {
-                    s.open_failures().keys().any(|k| {
-                        super::CallKey::parse(k)
-                            .translation()
-                            .is_some_and(|(key, _)| key.starts_with(fp))
-                    })
+            s.fp(&u.id).is_some_and(|fp| {
+                s.open_failures().keys().any(|k| {
+                    super::CallKey::parse(k)
+                        .translation()
+                        .is_some_and(|(key, _)| key.starts_with(fp))
                 })
+            })
         })
         .count();
     let mut usage = s.usage().clone();
@@ -277,7 +298,7 @@ pub fn summarize_with(
         usage.entry(a).or_default();
     }
     let cost = c.plan.pricing.as_ref().map(|p| Cost::of(&usage, p));
-    let stage = m.next_step(s, &BTreeSet::new()).stage;
+    let stage = m.step(s, NEXT_RUN, &BTreeSet::new()).stage;
     let awaiting = match &stage {
         Stage::AwaitingApproval(gate) => Some(Awaiting {
             gate: *gate,
@@ -324,7 +345,7 @@ pub fn summarize_with(
         manager_context_peak_tokens: s.ctx_peak(),
         usage,
         cost,
-        last_error: s.last_error().clone(),
+        last_error: s.last_error(),
         findings,
         runaway_replies: s.runaways().len(),
         stopped: s.stopped().clone(),
@@ -711,8 +732,10 @@ pub async fn run<'a>(
                         attempts: 0,
                         fatal: false,
                         truncated: true,
+                        context: true,
                         usage: Default::default(),
                         unusable: false,
+                        kept: None,
                     };
                     record_failure(
                         c,
@@ -832,7 +855,9 @@ pub async fn run<'a>(
         })?;
         summarize(c, &manager, &state, Status::Interrupted)
     } else {
-        let stage = manager.next_step(&state, &BTreeSet::new()).stage;
+        // What a later run would do: calls that failed in this run (a piece, a revision) are
+        // retried then, so the campaign is not complete yet, whatever this run may still try.
+        let stage = manager.step(&state, NEXT_RUN, &BTreeSet::new()).stage;
         // The journal records the status the summary tells (`needs_review` with errors left).
         let summary = summarize(c, &manager, &state, Status::of_stage(&stage));
         store.append(Event::RunFinished {
@@ -1036,6 +1061,12 @@ pub(super) fn record_failure(
         Action::TranslatePart { unit, part, range } => Some((part.clone(), *unit, range.clone())),
         _ => None,
     };
+    if let (Some(kept), Some((id, unit, range))) = (&f.kept, splittable.clone())
+        && kept.source_end > 0
+        && kept.source_end < range.len()
+    {
+        return record_kept_split(c, store, state, &id, unit, range, kept, f, progress);
+    }
     if f.truncated
         && let Some((id, unit, range)) = splittable.clone()
     {
@@ -1066,8 +1097,14 @@ pub(super) fn record_failure(
         }
     }
     let error = if f.truncated && splittable.is_some() {
+        // A prompt too large for the context is not helped by a larger reply limit.
+        let remedy = if f.context {
+            "give this model more context (a larger context window, and max_context_tokens with it), or translate it by hand"
+        } else {
+            "raise max_tokens (the reply limit) for this model, or translate it by hand"
+        };
         format!(
-            "{}; the text is a single block with a single sentence, so it cannot be split; raise max_tokens/max_output_tokens for this model or translate it by hand",
+            "{}; the text is a single block with a single sentence, so it cannot be split smaller: {remedy}",
             f.error
         )
     } else {
@@ -1089,6 +1126,80 @@ pub(super) fn record_failure(
         },
     )?;
     progress.println(&format!("failed {call}: {error}"));
+    Ok(())
+}
+
+/// Records a cut translation whose part ending on a block boundary was kept
+/// ([`super::jobs::KeptPart`]): the text `range` of unit `unit` (whose translation key is `id`)
+/// is split where the kept part's source ends, and the kept part is recorded as the first
+/// part's translation, with the whole reply's usage: nothing paid for is thrown away, and only
+/// the rest of the text is asked for again.
+///
+/// Order on disk: the first part's result file, then the `unit_split` line, then the part's
+/// `call_finished` line. A crash after the result file leaves it to be adopted; the call's
+/// checkpoint ([`super::store::PartialReply`]) lets a resume redo the split without a request.
+#[allow(clippy::too_many_arguments)]
+fn record_kept_split(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    id: &str,
+    unit: usize,
+    range: std::ops::Range<usize>,
+    kept: &super::jobs::KeptPart,
+    f: &JobFailure,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let mid = range.start + kept.source_end;
+    let part = format!("{id}.p1");
+    let output = Output::Translation {
+        round: 0,
+        text: kept.text.clone(),
+        cleanup: Default::default(),
+        reasoning_chars: kept.reasoning_chars,
+        joined_from: Vec::new(),
+    };
+    let result = ResultFile {
+        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
+        call: super::manager::translate_key(&part, 0),
+        agent: crate::agents::Agent::Translation,
+        unit: Some(part.clone()),
+        request_sha256: String::new(),
+        usage: f.usage,
+        attempts: f.attempts,
+        requests: f.attempts.max(1),
+        model: kept.model.clone(),
+        finish_reason: Some("length".into()),
+        elapsed_ms: 0,
+        output_sha256: ResultFile::output_hash(&output),
+        output,
+        origin: None,
+        long: (kept.long != Default::default()).then_some(kept.long),
+        sample: kept.sample,
+        kept_blocks: Some(kept.blocks),
+    };
+    store.write_result(&result)?;
+    super::commit::record_event(
+        c,
+        store,
+        state,
+        Event::UnitSplit {
+            unit: c.units[unit].id.clone(),
+            key: id.to_string(),
+            parts: vec![(range.start, mid), (mid, range.end)],
+            reason: f.error.clone(),
+            // Paid for the kept part: counted with its result, not as rejected.
+            usage: Default::default(),
+            requests: 0,
+        },
+    )?;
+    if !state.is_done(&result.call) {
+        super::commit::record_result(c, store, state, result, |_| 0)?;
+    }
+    progress.println(&format!(
+        "kept the first {} block(s) of {id}'s cut reply and split the rest off: {}",
+        kept.blocks, f.error
+    ));
     Ok(())
 }
 

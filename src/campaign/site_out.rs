@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use saphyr::{LoadableYamlNode, Mapping, Scalar, Yaml, YamlEmitter};
 
 use super::Campaign;
 use super::state::State;
@@ -128,7 +129,7 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
             let text = std::fs::read_to_string(&from)
                 .with_context(|| format!("reading {}", from.display()))?;
             let cfg = site::mkdocs_config(&from).map_err(anyhow::Error::msg)?;
-            let out = match cfg.get("nav") {
+            let out = match cfg.as_mapping_get("nav") {
                 Some(nav) => {
                     let items = site::mkdocs_nav(nav).map_err(anyhow::Error::msg)?;
                     let items = site::retitle(&items, &mut titles.clone().into_iter());
@@ -300,12 +301,12 @@ pub fn with_language(text: &str, lang: &str) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// `mkdocs.yml` text with its top-level `nav:` block replaced by `nav` (`serde_yaml`), every
-/// other line kept as written: re-serialising the whole file would drop comments and rewrite
-/// MkDocs' `!!python/name:` tags.
+/// `mkdocs.yml` text with its top-level `nav:` block replaced by `nav` (emitted by `saphyr`),
+/// every other line kept as written: re-serialising the whole file would drop comments and
+/// rewrite MkDocs' `!!python/name:` tags.
 ///
-/// Errors: the result is not YAML (it is parsed back to check).
-pub fn splice_nav(text: &str, nav: &serde_yaml::Value) -> anyhow::Result<String> {
+/// Errors: the nav cannot be emitted, or the result is not YAML (it is parsed back to check).
+pub fn splice_nav(text: &str, nav: &Yaml<'_>) -> anyhow::Result<String> {
     let lines: Vec<&str> = text.lines().collect();
     let Some(start) = lines.iter().position(|l| l.starts_with("nav:")) else {
         return Ok(text.to_string());
@@ -314,19 +315,25 @@ pub fn splice_nav(text: &str, nav: &serde_yaml::Value) -> anyhow::Result<String>
         .iter()
         .position(|l| !l.is_empty() && !l.starts_with([' ', '\t', '#', '-']))
         .map_or(lines.len(), |i| start + 1 + i);
-    let mut m = serde_yaml::Mapping::new();
-    m.insert(serde_yaml::Value::String("nav".into()), nav.clone());
-    let block = serde_yaml::to_string(&m)?;
+    let mut m = Mapping::new();
+    m.insert(Yaml::Value(Scalar::String("nav".into())), nav.clone());
+    let mut dumped = String::new();
+    YamlEmitter::new(&mut dumped)
+        .dump(&Yaml::Mapping(m))
+        .map_err(|e| anyhow::anyhow!("cannot write the translated nav as YAML: {e}"))?;
+    // The emitter opens a document with `---`; the block goes inside the existing one.
+    let block = dumped.strip_prefix("---\n").unwrap_or(&dumped);
     let mut out = lines[..start].join("\n");
     if start > 0 {
         out.push('\n');
     }
-    out.push_str(&block);
+    out.push_str(block);
+    out.push('\n');
     if end < lines.len() {
         out.push_str(&lines[end..].join("\n"));
         out.push('\n');
     }
-    serde_yaml::from_str::<serde_yaml::Value>(&out)
+    Yaml::load_from_str(&out)
         .context("the mkdocs.yml with translated nav titles is not valid YAML")?;
     Ok(out)
 }
@@ -365,11 +372,13 @@ mod tests {
     #[test]
     fn nav_is_replaced_and_the_rest_kept() {
         let text = "site_name: S # name\nnav:\n  - Home: index.md\n# c\ntheme: material\nx: !!python/name:a.b\n";
-        let nav = serde_yaml::from_str("[{Accueil: index.md}]").unwrap();
+        let nav = Yaml::load_from_str("[{Accueil: index.md}, {'oui: non': b.md}, {'1.0': c.md}]")
+            .unwrap()
+            .remove(0);
         let out = splice_nav(text, &nav).unwrap();
         assert_eq!(
             out,
-            "site_name: S # name\nnav:\n- Accueil: index.md\ntheme: material\nx: !!python/name:a.b\n"
+            "site_name: S # name\nnav:\n  - Accueil: index.md\n  - \"oui: non\": b.md\n  - \"1.0\": c.md\ntheme: material\nx: !!python/name:a.b\n"
         );
     }
 }

@@ -108,7 +108,8 @@ pub struct State {
     files: HashMap<String, String>,
     /// Calls that failed at some point and have not finished since, with their last error.
     open_failures: BTreeMap<String, String>,
-    last_error: Option<String>,
+    /// The call key of the newest failure (its error is in `open_failures` while it is open).
+    last_failed: Option<String>,
     /// The merged termbase once the Glossary stage is done, with its file (relative to the
     /// state directory).
     termbase: Option<(String, Termbase)>,
@@ -183,6 +184,15 @@ pub struct State {
     imported_edits: HashSet<String>,
     /// Runaway replies stopped by the stream reader, in journal order (all runs).
     runaways: Vec<RunawayRecord>,
+    /// Accepted replies as samples of the model's reply lengths, per agent, in journal order
+    /// ([`ResultFile::sample`]).
+    samples: BTreeMap<Agent, Vec<crate::agents::bounds::Sample>>,
+    /// The newest journaled figure per agent ([`Event::OutputBound`]): what requests are
+    /// bounded by.
+    figures: BTreeMap<Agent, crate::agents::bounds::Figure>,
+    /// Answers paid for and not kept, in journal order: the usage of every failed call and of
+    /// every rejected reply a unit split was recorded for, with the reason journaled.
+    not_kept: Vec<NotKept>,
     /// Why the newest run stopped early (an account problem: quota, billing, key), if it did.
     stopped: Option<String>,
     /// Agent entries the newest glossary merge left out because they failed a deterministic
@@ -236,6 +246,17 @@ pub struct PaidCall {
     pub call: String,
     /// The unit id (or part id) the call was about, when it was about one.
     pub unit: Option<String>,
+    pub usage: Usage,
+}
+
+/// Tokens paid for a call's answers that were not kept (see [`State::not_kept`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NotKept {
+    pub call: String,
+    pub agent: Agent,
+    pub unit: Option<String>,
+    /// Why: the failure or split reason as journaled.
+    pub reason: String,
     pub usage: Usage,
 }
 
@@ -394,6 +415,9 @@ impl State {
                 retry_temperature: *retry_temperature,
             }),
             Event::RunStopped { error, .. } => self.stopped = Some(error.clone()),
+            Event::OutputBound { agent, figure, .. } => {
+                self.figures.insert(*agent, *figure);
+            }
             Event::FindingMarked {
                 id,
                 mark,
@@ -444,6 +468,9 @@ impl State {
                 ..
             } => {
                 let result = result.ok_or_else(|| anyhow::anyhow!("no result for {call}"))?;
+                if let (Some(sample), true) = (result.sample, *requests > 0) {
+                    self.samples.entry(*agent).or_default().push(sample);
+                }
                 // A local join of split parts made no request: it is not a call of its own.
                 if *requests > 0 {
                     self.record_usage(*agent, usage, *requests);
@@ -551,6 +578,15 @@ impl State {
                     unit: unit.clone(),
                     usage: *usage,
                 });
+                if usage.completion_tokens > 0 {
+                    self.not_kept.push(NotKept {
+                        call: call.clone(),
+                        agent: *agent,
+                        unit: unit.clone(),
+                        reason: error.clone(),
+                        usage: *usage,
+                    });
+                }
                 self.usage.entry(*agent).or_default().failed += 1;
                 self.push_log(
                     *agent,
@@ -558,7 +594,7 @@ impl State {
                     "failed",
                     &Usage::default(),
                 );
-                self.last_error = Some(format!("{call}: {error}"));
+                self.last_failed = Some(call.clone());
                 self.open_failures.insert(call.clone(), error.clone());
                 self.failure_runs
                     .insert(call.clone(), (run.clone(), *unusable));
@@ -698,7 +734,7 @@ impl State {
                 parts,
                 usage,
                 requests,
-                ..
+                reason,
             } => {
                 self.add_paid(Agent::Translation, usage, *requests);
                 self.paid.push(PaidCall {
@@ -707,6 +743,15 @@ impl State {
                     unit: Some(unit.clone()),
                     usage: *usage,
                 });
+                if usage.completion_tokens > 0 {
+                    self.not_kept.push(NotKept {
+                        call: super::manager::translate_key(key, 0),
+                        agent: Agent::Translation,
+                        unit: Some(unit.clone()),
+                        reason: reason.clone(),
+                        usage: *usage,
+                    });
+                }
                 self.splits
                     .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
             }

@@ -317,6 +317,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         csv_sha256: String,
     },
+    /// What the campaign has learned of its model's reply lengths for `agent` (see
+    /// [`crate::agents::bounds::Figure`]): journaled when it changes, so that every later
+    /// request, in this run or a resumed one, is bounded by the same figure.
+    OutputBound {
+        agent: Agent,
+        /// The campaign's target language (the figure holds for it only).
+        target_lang: String,
+        figure: crate::agents::bounds::Figure,
+    },
     /// Issue 17, the budget cap: the run stopped sending requests because the next one would
     /// have taken the campaign's spending over `[pricing] max_cost` (or `run --max-cost`).
     /// The calls in flight finished and were recorded before this line; the next `booktr run`
@@ -416,6 +425,21 @@ pub struct ResultFile {
     /// for model calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<ResultOrigin>,
+    /// The reply reached `max_tokens` and was continued: how many continuation requests it
+    /// took and what they cost (part of `usage`). Absent for a reply that fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long: Option<crate::llm::continuation::LongStats>,
+    /// The accepted reply as a sample for learning the model's bounds: its own completion
+    /// tokens (not a runaway it replaced, nor a schema repair) against its basis in
+    /// `o200k_base` tokens (a translation's source; a structured answer's own text). Absent
+    /// for a reply that was cut, a local result, or an older result file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<crate::agents::bounds::Sample>,
+    /// A cut reply whose part that ends on a block boundary was kept as the translation of
+    /// the unit's first `kept_blocks` top-level blocks (the provider could not continue it);
+    /// the rest of the unit became a part of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_blocks: Option<usize>,
 }
 
 /// The source of a result that no model call produced.
@@ -456,6 +480,9 @@ impl ResultFile {
             output_sha256: ResultFile::output_hash(&output),
             output,
             origin,
+            long: None,
+            sample: None,
+            kept_blocks: None,
         }
     }
 
@@ -492,6 +519,58 @@ pub fn result_rel_path(call: &str) -> String {
         })
         .collect();
     format!("results/{kind}/{}.json", safe.trim_start_matches('.'))
+}
+
+/// A reply cut at `max_tokens`, saved before a continuation request is sent for it
+/// (`partials/<call>.<n>.json`, `n` = continuations made before it). A resume that finds one
+/// for the same request continues from it instead of asking again: what was paid for is never
+/// asked for twice. Its usage enters the journal with the call's result (the reply's usage
+/// includes it), so it is counted once. Reasoning text is not kept (as in result files).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartialReply {
+    pub schema_version: u32,
+    pub call: String,
+    /// sha256 of the request's messages and schema ([`crate::llm::Request::fingerprint`]): a
+    /// partial is used only for the same request.
+    pub request_sha256: String,
+    pub answer: crate::llm::Answer,
+    /// Continuations made so far and their cost (part of `answer.usage`).
+    pub long: crate::llm::continuation::LongStats,
+}
+
+/// The path (relative to the state directory) of the partial reply of `call` after `n`
+/// continuations.
+pub fn partial_rel_path(call: &str, n: u32) -> String {
+    let safe = result_rel_path(call)
+        .trim_start_matches("results/")
+        .trim_end_matches(".json")
+        .replace('/', ".");
+    format!("partials/{safe}.{n}.json")
+}
+
+/// Saves `p` atomically under `dir` (the state directory). Earlier partials of the call are
+/// left as they are: each file is what was received at that point.
+///
+/// Errors: I/O while writing.
+pub fn write_partial(dir: &Path, p: &PartialReply) -> anyhow::Result<()> {
+    let mut keep = p.clone();
+    keep.answer.reasoning.clear();
+    let mut bytes = serde_json::to_vec_pretty(&keep)?;
+    bytes.push(b'\n');
+    crate::util::write_atomic(
+        &dir.join(partial_rel_path(&p.call, p.long.continuations)),
+        &bytes,
+    )
+}
+
+/// The newest partial reply of `call` saved under `dir` for a request with fingerprint
+/// `request_sha256` (see [`PartialReply`]); `None` when there is none (or none readable).
+pub fn read_partial(dir: &Path, call: &str, request_sha256: &str) -> Option<PartialReply> {
+    (0..=crate::llm::continuation::MAX_CONTINUATIONS)
+        .rev()
+        .filter_map(|n| std::fs::read(dir.join(partial_rel_path(call, n))).ok())
+        .filter_map(|b| serde_json::from_slice::<PartialReply>(&b).ok())
+        .find(|p| p.call == call && p.request_sha256 == request_sha256)
 }
 
 /// Milliseconds since the Unix epoch.
@@ -902,6 +981,9 @@ mod tests {
             output_sha256: ResultFile::output_hash(&output),
             output,
             origin: None,
+            long: None,
+            sample: None,
+            kept_blocks: None,
         };
         let back: ResultFile =
             serde_json::from_slice(&serde_json::to_vec_pretty(&r).unwrap()).unwrap();

@@ -73,6 +73,23 @@ pub struct Explanation {
     /// ([`crate::campaign::marks::unit_marks`]): the finding id, the mark, the note, the
     /// check, where it was made (`cli` or `csv`) and the sha256 of the text it was made on.
     pub marks: Vec<crate::campaign::marks::MarkRecord>,
+    /// The unit's replies that reached `max_tokens` (its translation calls and their parts),
+    /// oldest key first: continued, or cut with their first blocks kept.
+    pub long_answers: Vec<LongAnswerExplained>,
+}
+
+/// One reply of the unit that reached `max_tokens`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LongAnswerExplained {
+    /// The call key (a part's key when the unit was split).
+    pub call: String,
+    /// Continuation requests made (0 when the provider could not continue).
+    pub continuations: u32,
+    /// What the continuation requests cost.
+    pub continuation_usage: Usage,
+    /// Blocks kept from a reply that could not be continued (the rest of the unit became a
+    /// part of its own).
+    pub kept_blocks: Option<usize>,
 }
 
 /// One glossary entry a unit's prompts carried.
@@ -202,6 +219,7 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
         })
         .collect();
     let fp = s.fp(id).map(str::to_string);
+    let fp_for_long = fp.clone();
     let mut memory = None;
     let mut candidates = Vec::new();
     let mut best: Option<(usize, usize)> = None;
@@ -338,6 +356,7 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
             .into_iter()
             .cloned()
             .collect(),
+        long_answers: long_answers(&s, fp_for_long.as_deref()),
     })
 }
 
@@ -394,6 +413,29 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
 }
 
 /// The plain-text form of an explanation, one line per fact.
+/// The replies of the unit with fingerprint `fp` (its calls `translate/<fp>…`) that reached
+/// `max_tokens`.
+fn long_answers(s: &State, fp: Option<&str>) -> Vec<LongAnswerExplained> {
+    let Some(fp) = fp else {
+        return Vec::new();
+    };
+    let prefix = format!("translate/{fp}");
+    let mut out: Vec<LongAnswerExplained> = s
+        .finished()
+        .values()
+        .filter(|r| r.call.starts_with(&prefix))
+        .filter(|r| r.long.is_some() || (r.kept_blocks.is_some() && r.requests > 0))
+        .map(|r| LongAnswerExplained {
+            call: r.call.clone(),
+            continuations: r.long.map_or(0, |l| l.continuations),
+            continuation_usage: r.long.map_or_else(Usage::default, |l| l.usage),
+            kept_blocks: r.kept_blocks.filter(|_| r.requests > 0),
+        })
+        .collect();
+    out.sort_by(|a, b| a.call.cmp(&b.call));
+    out
+}
+
 pub fn text_lines(e: &Explanation) -> Vec<String> {
     let mut out = vec![
         format!("unit {} (chapter {}) of {}", e.unit, e.chapter, e.campaign),
@@ -465,6 +507,23 @@ pub fn text_lines(e: &Explanation) -> Vec<String> {
     match (&e.kept, &e.kept_because) {
         (Some(i), Some(why)) => out.push(format!("  kept: #{i} ({}): {why}", e.text_origin)),
         _ => out.push(format!("  kept: nothing ({})", e.text_origin)),
+    }
+    for l in &e.long_answers {
+        let mut line = format!("  long answer {}:", l.call);
+        if l.continuations > 0 {
+            line.push_str(&format!(
+                " reached max_tokens and was continued {} time(s) ({} prompt + {} completion tokens)",
+                l.continuations,
+                l.continuation_usage.prompt_tokens,
+                l.continuation_usage.completion_tokens
+            ));
+        }
+        if let Some(k) = l.kept_blocks {
+            line.push_str(&format!(
+                " cut and not continued: its first {k} block(s) kept, the rest translated as a part of its own"
+            ));
+        }
+        out.push(line);
     }
     for m in &e.marks {
         let mark = m

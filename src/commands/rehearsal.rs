@@ -283,6 +283,8 @@ mod tests {
             messages: vec![Message::user("x")],
             json_schema: None,
             max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
         };
         let v: serde_json::Value =
             serde_json::from_str(&p.complete(&mreq).unwrap().content).unwrap();
@@ -296,6 +298,8 @@ mod tests {
             messages: vec![Message::user("x")],
             json_schema: None,
             max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
         };
         let e = Rehearsal::new(zh()).complete(&req).unwrap_err();
         assert!(e.to_string().contains("not a `summarise` task"), "{e}");

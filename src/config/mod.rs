@@ -16,7 +16,7 @@ mod style;
 
 use std::path::{Path, PathBuf};
 
-pub use chapters::{ChapterEntry, EntryKind};
+pub use chapters::{ChapterEntry, EntryKind, MARKDOWN_EXTENSIONS, is_glob};
 pub use raw::{Pricing, RawCampaign, RawProvider, RawStyle};
 pub use settings::{CodeComments, default_review_marker};
 pub use style::{CjkLatinSpace, QuoteStyle, Style, StyleSeverity, default_quotes, is_cjk_target};
@@ -541,6 +541,21 @@ fn resolve_provider(
     }
     if let Some(u) = rawp.stream_usage {
         quirks.stream_usage = u;
+    }
+    if preset.is_none() {
+        // Anthropic continues a final assistant turn; so do the servers people run on their
+        // own machine (llama.cpp, Ollama); a hosted OpenAI-compatible API may not.
+        quirks.continuation =
+            if kind == ProviderKind::Anthropic || crate::llm::call::is_local(&base_url) {
+                crate::llm::presets::Continuation::Prefix
+            } else {
+                crate::llm::presets::Continuation::None
+            };
+    }
+    if let Some(m) = &rawp.continuation {
+        quirks.continuation = m
+            .parse()
+            .map_err(|e: String| err("provider.continuation", e))?;
     }
     Ok(ProviderPlan {
         kind,

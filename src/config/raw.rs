@@ -195,8 +195,7 @@ pub struct RawProvider {
     pub api_key: Option<toml::Value>,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
-    /// The model's output limit in tokens; a truncated translation is retried once with
-    /// `max_tokens` raised to it before the unit is split (unset: split at once).
+    /// The model's output limit in tokens: no learned bound goes above it (unset: none).
     pub max_output_tokens: Option<u32>,
     pub max_attempts: Option<u32>,
     /// Client-side limit on requests per minute (unset: none).
@@ -212,6 +211,12 @@ pub struct RawProvider {
     pub json_mode: Option<String>,
     /// Whether to send `stream_options.include_usage` (default: the preset's, else true).
     pub stream_usage: Option<bool>,
+    /// How a reply cut at `max_tokens` is continued: `prefix` (a final assistant message the
+    /// model goes on from), `vllm` (the same with vLLM's `continue_final_message`) or `none`
+    /// (the unit is split at a block boundary, keeping what was received). Default: the
+    /// preset's; else `prefix` for `kind = "anthropic"` and for a server on this machine,
+    /// `none` otherwise.
+    pub continuation: Option<String>,
     /// Wait between two polls of a batch (`run --batch`), in milliseconds (default 30,000).
     pub batch_poll_ms: Option<u64>,
 }

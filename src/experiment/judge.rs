@@ -286,6 +286,8 @@ pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Req
         ],
         json_schema: Some(schema()),
         max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 
@@ -310,6 +312,8 @@ pub fn repair_request(invalid_answer: &str, problems: &[String]) -> Request {
         ],
         json_schema: Some(schema()),
         max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 
@@ -762,8 +766,10 @@ async fn judge_one(
         elapsed_ms: 0,
         result: Err(String::new()),
     };
-    let answer = match provider.complete(&req).await {
-        Ok(a) => a,
+    // A judgment cut at max_tokens is continued like every other reply
+    // (crate::llm::continuation), not repaired from a fragment.
+    let answer = match crate::llm::continuation::complete_continued(&provider, &req).await {
+        Ok((a, _)) => a,
         Err(e) => {
             let msg = e.to_string();
             out.drafts.push(response_receipt(&call, "judge", Err(&msg)));
@@ -1030,6 +1036,9 @@ fn record(
                 elapsed_ms: out.elapsed_ms,
                 output_sha256: ResultFile::output_hash(&output),
                 output,
+                long: None,
+                sample: None,
+                kept_blocks: None,
             };
             commit::record_result(jc, store, state, result, |_| 0)?;
             Ok(Some(judgment))

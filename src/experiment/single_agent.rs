@@ -112,6 +112,124 @@ fn link(previous: &str, part: &str) -> String {
     crate::util::sha256_hex(serde_json::to_vec(&[previous, part]).expect("json"))
 }
 
+/// One turn of the conversation: the translation of a unit, however many requests it took.
+struct Turn {
+    text: String,
+    cleanup: translation::Cleanup,
+    reasoning_chars: usize,
+    usage: crate::llm::Usage,
+    attempts: u32,
+    model: Option<String>,
+    finish_reason: Option<String>,
+    request_sha256: String,
+    long: crate::llm::continuation::LongStats,
+    /// The turn's length as a sample for the learned bounds (one request, not cut).
+    sample: Option<crate::agents::bounds::Sample>,
+    /// Blocks kept from a cut reply the provider could not continue (the rest was asked for in
+    /// a follow-up message of the same conversation).
+    kept_blocks: Option<usize>,
+}
+
+/// Why a turn failed.
+enum TurnError {
+    Llm(LlmError),
+    /// The model answered and the answer could not be taken: `why`, with what it cost.
+    Rejected {
+        why: String,
+        attempts: u32,
+        usage: crate::llm::Usage,
+    },
+}
+
+/// Translates `source` as the next turn of the conversation `base` (its messages so far, its
+/// bounds). A reply cut at `max_tokens` is continued where the provider can; where it cannot,
+/// the part that ends on a block boundary is kept as an assistant turn and the rest of the
+/// source is sent as the next user message of the same conversation, so the baseline never
+/// stops at a long reply and never pays twice for what it received.
+async fn translate_turn(
+    provider: &Provider,
+    base: &Request,
+    source: &str,
+) -> Result<Turn, TurnError> {
+    let mut req = base.clone();
+    req.messages.push(Message::user(source));
+    let request_sha256 = req.fingerprint();
+    let mut remaining = source;
+    let mut text = String::new();
+    let mut cleanup = translation::Cleanup::default();
+    let mut turn_usage = crate::llm::Usage::default();
+    let (mut attempts, mut reasoning_chars, mut model) = (0, 0, None);
+    let mut finish;
+    let mut long = crate::llm::continuation::LongStats::default();
+    let (mut kept_blocks, mut requests) = (None::<usize>, 0u32);
+    let mut sample = None;
+    loop {
+        let (answer, l) = crate::llm::continuation::complete_continued(provider, &req)
+            .await
+            .map_err(TurnError::Llm)?;
+        requests += 1;
+        turn_usage.add(&answer.usage);
+        attempts += answer.attempts;
+        reasoning_chars += answer.reasoning.chars().count();
+        long.continuations += l.continuations;
+        long.usage.add(&l.usage);
+        long.restarted |= l.restarted;
+        model = answer.model.clone().or(model);
+        finish = answer.finish_reason.clone();
+        let (piece, c) = translation::postprocess(remaining, &answer.content);
+        let cut = answer.finish_reason.as_deref() == Some("length");
+        if !cut {
+            if piece.trim().is_empty() && !remaining.trim().is_empty() {
+                return Err(TurnError::Rejected {
+                    why: "the translation was empty after clean-up".into(),
+                    attempts,
+                    usage: turn_usage,
+                });
+            }
+            if requests == 1 {
+                sample = Some(crate::agents::bounds::Sample {
+                    basis_tokens: crate::tokens::count(source) as u64,
+                    completion_tokens: answer.usage.completion_tokens,
+                });
+            }
+            text.push_str(&piece);
+            cleanup = c;
+            break;
+        }
+        let Some((source_end, target_end, blocks)) =
+            crate::book::segment::kept_prefix(remaining, &piece)
+        else {
+            return Err(TurnError::Rejected {
+                why: "the reply reached max_tokens before its first block ended and the provider could not continue it; nothing of it could be kept".into(),
+                attempts,
+                usage: turn_usage,
+            });
+        };
+        let kept = &piece[..target_end];
+        text.push_str(kept);
+        *kept_blocks.get_or_insert(0) += blocks;
+        if source_end >= remaining.len() {
+            break;
+        }
+        remaining = &remaining[source_end..];
+        req.messages.push(Message::assistant(kept));
+        req.messages.push(Message::user(remaining));
+    }
+    Ok(Turn {
+        text,
+        cleanup,
+        reasoning_chars,
+        usage: turn_usage,
+        attempts,
+        model,
+        finish_reason: finish,
+        request_sha256,
+        long,
+        sample,
+        kept_blocks,
+    })
+}
+
 /// How a single-agent run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -306,24 +424,26 @@ pub async fn run(
             agent: Agent::Translation,
             unit: Some(u.id.clone()),
         })?;
-        let mut request_messages = messages.clone();
-        request_messages.push(Message::user(source));
-        let req = Request {
-            task: Agent::Translation.into(),
-            messages: request_messages,
-            json_schema: None,
-            max_tokens: Some(crate::agents::bounds::capped(
-                crate::agents::bounds::translation_of(
-                    source,
-                    &sc.plan.source_lang,
-                    &sc.plan.target_lang,
-                ),
-                sc.plan.provider.max_tokens,
-            )),
-        };
+        let tokens_src = crate::tokens::count(source);
+        let bound = crate::agents::bounds::learned_translation(
+            tokens_src,
+            &sc.plan.source_lang,
+            &sc.plan.target_lang,
+            state.figure(Agent::Translation),
+        );
+        let mut req = Request::new(Agent::Translation.into(), messages.clone());
+        req.max_tokens = Some(crate::agents::bounds::capped(
+            crate::agents::bounds::capped(bound, sc.plan.provider.max_output_tokens),
+            sc.plan.provider.max_tokens,
+        ));
+        req.ceiling_tokens = Some(crate::agents::bounds::ceiling(
+            tokens_src,
+            &sc.plan.source_lang,
+            &sc.plan.target_lang,
+        ));
         let started = std::time::Instant::now();
-        let answer = tokio::select! {
-            a = provider.complete(&req) => a,
+        let turn = tokio::select! {
+            t = translate_turn(provider.as_ref(), &req, source) => t,
             _ = &mut shutdown => {
                 status = Status::Interrupted;
                 break;
@@ -339,16 +459,16 @@ pub async fn run(
             usage,
             unusable: false,
         };
-        let answer = match answer {
-            Ok(a) => a,
-            Err(LlmError::ContextLength(msg)) => {
+        let turn = match turn {
+            Ok(t) => t,
+            Err(TurnError::Llm(LlmError::ContextLength(msg))) => {
                 exhausted = Some(exhaust(
                     0,
                     format!("the provider refused the conversation as too long: {msg}"),
                 ));
                 break;
             }
-            Err(e) => {
+            Err(TurnError::Llm(e)) => {
                 commit::record_event(
                     &sc,
                     &mut store,
@@ -359,33 +479,28 @@ pub async fn run(
                 status = Status::Incomplete;
                 break;
             }
+            Err(TurnError::Rejected {
+                why,
+                attempts,
+                usage,
+            }) => {
+                commit::record_event(
+                    &sc,
+                    &mut store,
+                    &mut state,
+                    failure(why.clone(), attempts, usage),
+                )?;
+                eprintln!("failed at unit {} ({}): {why}", i + 1, u.id);
+                status = Status::Incomplete;
+                break;
+            }
         };
-        let (text, cleanup) = translation::postprocess(source, &answer.content);
-        let rejected = if answer.finish_reason.as_deref() == Some("length") {
-            Some(
-                "the model stopped at its completion limit (finish_reason = length); the translation would be truncated, so it was not accepted",
-            )
-        } else if text.trim().is_empty() && !source.trim().is_empty() {
-            Some("the translation was empty after clean-up")
-        } else {
-            None
-        };
-        if let Some(why) = rejected {
-            commit::record_event(
-                &sc,
-                &mut store,
-                &mut state,
-                failure(why.into(), answer.attempts, answer.usage),
-            )?;
-            eprintln!("failed at unit {} ({}): {why}", i + 1, u.id);
-            status = Status::Incomplete;
-            break;
-        }
+        let (text, cleanup) = (turn.text, turn.cleanup);
         let output = Output::Translation {
             round: 0,
             text: text.clone(),
             cleanup,
-            reasoning_chars: answer.reasoning.chars().count(),
+            reasoning_chars: turn.reasoning_chars,
             joined_from: Vec::new(),
         };
         let result = ResultFile {
@@ -394,15 +509,18 @@ pub async fn run(
             call: key.clone(),
             agent: Agent::Translation,
             unit: Some(u.id.clone()),
-            request_sha256: req.fingerprint(),
-            usage: answer.usage,
-            attempts: answer.attempts,
-            requests: answer.attempts,
-            model: answer.model.clone(),
-            finish_reason: answer.finish_reason.clone(),
+            request_sha256: turn.request_sha256,
+            usage: turn.usage,
+            attempts: turn.attempts,
+            requests: turn.attempts,
+            model: turn.model,
+            finish_reason: turn.finish_reason,
             elapsed_ms: started.elapsed().as_millis() as u64,
             output_sha256: ResultFile::output_hash(&output),
             output,
+            long: (turn.long.continuations > 0).then_some(turn.long),
+            sample: turn.sample,
+            kept_blocks: turn.kept_blocks,
         };
         commit::record_result(&sc, &mut store, &mut state, result, |_| prompt_tokens)?;
         tokens = prompt_tokens + message_tokens(&text);
@@ -467,7 +585,7 @@ pub async fn run(
         usage,
         out_dir: sc.plan.rel(&sc.plan.out_dir),
         state_dir: sc.plan.rel(&store.dir),
-        last_error: state.last_error().clone(),
+        last_error: state.last_error(),
     };
     Ok(SingleRun {
         summary,
@@ -556,6 +674,8 @@ mod tests {
             ],
             json_schema: None,
             max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
         };
         assert!(is_conversation(&req));
         assert_eq!(

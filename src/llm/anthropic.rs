@@ -82,6 +82,8 @@ pub struct AnthropicClient {
     idle_timeout: Duration,
     /// Cleared when the endpoint rejects tools; then JSON is asked for in the prompt only.
     tools_ok: AtomicBool,
+    /// Cleared when a continuation came back as a new reply (see [`super::continuation`]).
+    pub(crate) continuation_ok: AtomicBool,
     /// Rate limits and congestion signals shared by every request.
     pub limits: super::limits::Limits,
 }
@@ -103,6 +105,9 @@ impl AnthropicClient {
             request_timeout: Duration::from_secs(plan.request_timeout_s),
             idle_timeout: Duration::from_secs(plan.stream_idle_timeout_s),
             tools_ok: AtomicBool::new(plan.quirks.json_mode == JsonMode::Schema),
+            continuation_ok: AtomicBool::new(
+                plan.quirks.continuation != super::presets::Continuation::None,
+            ),
             limits: super::limits::Limits::new(
                 plan.max_requests_per_minute,
                 plan.max_tokens_per_minute,
@@ -111,10 +116,14 @@ impl AnthropicClient {
     }
 
     /// Whether `req` is sent with the JSON tool now.
+    /// A continuation ([`Request::prefill`]) never does: Anthropic does not let a forced tool
+    /// call follow an assistant prefill, so the cut JSON is continued as text.
     pub(crate) fn uses_tool(&self, req: &Request) -> bool {
-        req.json_schema
-            .as_ref()
-            .is_some_and(|s| s.schema.get("type").and_then(Value::as_str) == Some("object"))
+        req.prefill.is_none()
+            && req
+                .json_schema
+                .as_ref()
+                .is_some_and(|s| s.schema.get("type").and_then(Value::as_str) == Some("object"))
             && self.tools_ok.load(Ordering::Relaxed)
     }
 
@@ -133,6 +142,16 @@ impl AnthropicClient {
             match turns.last_mut() {
                 Some((role, blocks)) if *role == m.role => blocks.push(block),
                 _ => turns.push((m.role, vec![block])),
+            }
+        }
+        if let Some(prefill) = &req.prefill {
+            // The API refuses a final assistant turn that ends in white space
+            // ("final assistant content cannot end with trailing whitespace"):
+            // [`prefill_as_sent`] is what goes out, and what the continuation follows.
+            let block = json!({"type": "text", "text": prefill_as_sent(prefill)});
+            match turns.last_mut() {
+                Some((Role::Assistant, blocks)) => blocks.push(block),
+                _ => turns.push((Role::Assistant, vec![block])),
             }
         }
         let messages: Vec<Value> = turns
@@ -280,11 +299,7 @@ impl AnthropicClient {
         use_tool: bool,
         opts: CallOptions,
     ) -> Result<Answer, LlmError> {
-        let max_tokens = req
-            .max_tokens
-            .or(self.max_tokens)
-            .unwrap_or(DEFAULT_MAX_TOKENS);
-        let mut guard = Guard::new(Some(max_tokens)).with_prompt(super::openai::prompt_text(req));
+        let mut guard = Guard::for_request(req);
         let resp = self
             .request(reqwest::Method::POST, &self.url)
             .json(&self.body_with(req, use_tool, opts))
@@ -342,8 +357,18 @@ impl AnthropicClient {
             )));
         }
         let answer = acc.finish(1, use_tool);
+        if req.prefill.is_some() {
+            // A continuation may rightly add nothing (the reply was cut at its very end).
+            return Ok(answer);
+        }
         check_not_empty(answer)
     }
+}
+
+/// The prefill as this client sends it: without trailing white space, which the Messages API
+/// refuses in a final assistant turn. A continuation follows these bytes.
+pub fn prefill_as_sent(prefill: &str) -> &str {
+    prefill.trim_end()
 }
 
 /// An answer with no visible content and no tool call is an error ([`LlmError::Empty`],
@@ -868,6 +893,8 @@ mod tests {
                 schema: json!({"type": "object", "properties": {}}),
             }),
             max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
         };
         assert!(c.uses_tool(&req));
         let b = c.body(&req, true);

@@ -16,14 +16,16 @@
 //!   the rehearsal responder uses.
 //! - [`error`]: [`LlmError`], classified for retry decisions (and account problems that stop
 //!   a campaign).
-//! - [`runaway`]: the stream guard that stops a reply repeating itself or outgrowing its
-//!   `max_tokens`.
+//! - [`runaway`]: the stream guard that stops a reply repeating itself (or passing a hard
+//!   ceiling far above any translation).
+//! - [`continuation`]: finishing a reply cut at `max_tokens` with continuation requests.
 //!
 //! Agents never see HTTP: they build a [`Request`] and parse an [`Answer`].
 
 pub mod anthropic;
 pub mod batch;
 pub mod call;
+pub mod continuation;
 pub mod error;
 pub mod limits;
 pub mod openai;
@@ -56,6 +58,12 @@ pub trait Responder: Send + Sync {
     /// Whether its answers are rehearsals (placeholder text that says REHEARSAL), not
     /// translations.
     fn is_rehearsal(&self) -> bool;
+
+    /// Whether it continues a request's [`Request::prefill`] (default: no; a local responder
+    /// answers whole).
+    fn continues(&self) -> bool {
+        false
+    }
 }
 
 /// A configured provider. An enum rather than a trait object for the network clients: the set
@@ -133,6 +141,37 @@ impl Provider {
             Provider::Openai(c) => c.limits.congestion_events(),
             Provider::Anthropic(c) => c.limits.congestion_events(),
             Provider::Local(_) => 0,
+        }
+    }
+
+    /// Whether a reply cut at `max_tokens` can be continued now (the provider's
+    /// [`presets::Continuation`], until [`Provider::stop_continuing`]).
+    pub fn continues(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        match self {
+            Provider::Openai(c) => c.continuation_ok.load(Ordering::Relaxed),
+            Provider::Anthropic(c) => c.continuation_ok.load(Ordering::Relaxed),
+            Provider::Local(r) => r.continues(),
+        }
+    }
+
+    /// Turns continuation off for the rest of the run: the server answered a continuation with
+    /// a new reply (it does not continue a final assistant message).
+    pub fn stop_continuing(&self) {
+        use std::sync::atomic::Ordering;
+        match self {
+            Provider::Openai(c) => c.continuation_ok.store(false, Ordering::Relaxed),
+            Provider::Anthropic(c) => c.continuation_ok.store(false, Ordering::Relaxed),
+            Provider::Local(_) => {}
+        }
+    }
+
+    /// The bytes of `prefill` this provider sends as the final assistant message (Anthropic
+    /// drops trailing white space, which its API refuses there); a continuation follows them.
+    pub fn prefill_as_sent<'a>(&self, prefill: &'a str) -> &'a str {
+        match self {
+            Provider::Anthropic(_) => anthropic::prefill_as_sent(prefill),
+            _ => prefill,
         }
     }
 

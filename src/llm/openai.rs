@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use super::ProviderPlan;
 use super::call;
 use super::error::LlmError;
-use super::presets::{JsonMode, Quirks};
+use super::presets::{Continuation, JsonMode, Quirks};
 use super::runaway::{Channel, Guard};
 use super::stream::{Accumulator, Chunk};
 use super::types::{Answer, CallOptions, Request};
@@ -44,6 +44,8 @@ pub struct OpenAiClient {
     quirks: Quirks,
     /// Cleared after the server rejects `json_schema`; then `json_object` is used.
     json_schema_ok: AtomicBool,
+    /// Cleared when a continuation came back as a new reply (see [`super::continuation`]).
+    pub(crate) continuation_ok: AtomicBool,
     /// Rate limits and congestion signals shared by every request.
     pub limits: super::limits::Limits,
 }
@@ -69,6 +71,7 @@ impl OpenAiClient {
             idle_timeout: Duration::from_secs(plan.stream_idle_timeout_s),
             quirks: plan.quirks,
             json_schema_ok: AtomicBool::new(plan.quirks.json_mode == JsonMode::Schema),
+            continuation_ok: AtomicBool::new(plan.quirks.continuation != Continuation::None),
             limits: super::limits::Limits::new(
                 plan.max_requests_per_minute,
                 plan.max_tokens_per_minute,
@@ -94,19 +97,34 @@ impl OpenAiClient {
         body
     }
 
-    /// The body without streaming fields (what a batch line carries; pure).
+    /// The body without streaming fields (what a batch line carries; pure). A request with a
+    /// [`Request::prefill`] ends with that assistant message (and, for vLLM, the flags that
+    /// make it continue the message: [`Continuation::Vllm`]); it carries no `response_format`,
+    /// since a grammar-constrained server would start a new JSON value instead of finishing
+    /// the one cut.
     pub fn plain_body(&self, req: &Request, use_json_schema: bool) -> Value {
+        let mut messages = serde_json::to_value(&req.messages).unwrap_or_else(|_| json!([]));
+        if let (Some(prefill), Some(list)) = (&req.prefill, messages.as_array_mut()) {
+            list.push(json!({"role": "assistant", "content": prefill}));
+        }
         let mut body = json!({
             "model": self.model,
-            "messages": req.messages,
+            "messages": messages,
         });
+        if req.prefill.is_some() && self.quirks.continuation == Continuation::Vllm {
+            // <https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html#chat-api>:
+            // `continue_final_message` continues the last assistant message instead of
+            // starting a new turn; it needs `add_generation_prompt: false`.
+            body["continue_final_message"] = json!(true);
+            body["add_generation_prompt"] = json!(false);
+        }
         if let Some(t) = self.temperature {
             body["temperature"] = json!(t);
         }
         if let Some(m) = req.max_tokens.or(self.max_tokens) {
             body["max_tokens"] = json!(m);
         }
-        if let Some(schema) = &req.json_schema {
+        if let Some(schema) = req.json_schema.as_ref().filter(|_| req.prefill.is_none()) {
             if use_json_schema {
                 body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema}});
             } else if self.quirks.json_mode != JsonMode::Prompt {
@@ -218,8 +236,7 @@ impl OpenAiClient {
         }
         let mut events = resp.bytes_stream().eventsource();
         let mut acc = Accumulator::new();
-        let mut guard =
-            Guard::new(req.max_tokens.or(self.max_tokens)).with_prompt(prompt_text(req));
+        let mut guard = Guard::for_request(req);
         let mut done = false;
         loop {
             let next = match tokio::time::timeout(self.idle_timeout, events.next()).await {
@@ -255,7 +272,8 @@ impl OpenAiClient {
         }
         let answer = acc.finish(1);
         let (visible, think) = super::stream::split_think(&answer.content);
-        if visible.trim().is_empty() && answer.tool_calls.is_empty() {
+        // A continuation may rightly add nothing: the reply was cut at its very end.
+        if visible.trim().is_empty() && answer.tool_calls.is_empty() && req.prefill.is_none() {
             let why = if answer.reasoning.is_empty() && think.is_empty() {
                 String::new()
             } else {
@@ -265,15 +283,6 @@ impl OpenAiClient {
         }
         Ok(answer)
     }
-}
-
-/// The text of `req`'s messages, joined by newlines (what a runaway guard exempts).
-pub(crate) fn prompt_text(req: &Request) -> String {
-    req.messages
-        .iter()
-        .map(|m| m.content.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Feeds the deltas of choice 0 of `chunk` to `guard`.

@@ -45,6 +45,49 @@ impl std::str::FromStr for JsonMode {
     }
 }
 
+/// How a reply cut at `max_tokens` (`finish_reason = length`) can be continued: the request
+/// is sent again with the part received as a final assistant message, which the model goes on
+/// from (see [`super::continuation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Continuation {
+    /// A final assistant message is continued as it is (Anthropic's prefill, llama.cpp's
+    /// server, Ollama, OpenRouter).
+    Prefix,
+    /// vLLM: the final assistant message plus `continue_final_message: true` and
+    /// `add_generation_prompt: false`.
+    Vllm,
+    /// The server starts a new reply after a final assistant message (OpenAI's API): a cut
+    /// translation is split at a block boundary instead, keeping what was received.
+    #[default]
+    None,
+}
+
+impl std::str::FromStr for Continuation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "prefix" => Ok(Continuation::Prefix),
+            "vllm" => Ok(Continuation::Vllm),
+            "none" => Ok(Continuation::None),
+            other => Err(format!(
+                "unknown continuation `{other}`; use `prefix`, `vllm` or `none`"
+            )),
+        }
+    }
+}
+
+impl Continuation {
+    /// The name used in the campaign file and the README table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Continuation::Prefix => "prefix",
+            Continuation::Vllm => "vllm",
+            Continuation::None => "none",
+        }
+    }
+}
+
 /// Differences between OpenAI-compatible servers that change what is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Quirks {
@@ -53,6 +96,9 @@ pub struct Quirks {
     /// Whether to send `stream_options: {include_usage: true}` (servers that report usage
     /// without it, or reject unknown fields, get none).
     pub stream_usage: bool,
+    /// How a reply cut at `max_tokens` is continued.
+    #[serde(default)]
+    pub continuation: Continuation,
 }
 
 impl Default for Quirks {
@@ -60,6 +106,7 @@ impl Default for Quirks {
         Quirks {
             json_mode: JsonMode::Schema,
             stream_usage: true,
+            continuation: Continuation::None,
         }
     }
 }
@@ -86,10 +133,11 @@ pub struct Preset {
     pub docs: &'static str,
 }
 
-const fn q(json_mode: JsonMode, stream_usage: bool) -> Quirks {
+const fn q(json_mode: JsonMode, stream_usage: bool, continuation: Continuation) -> Quirks {
     Quirks {
         json_mode,
         stream_usage,
+        continuation,
     }
 }
 
@@ -103,7 +151,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "https://api.openai.com/v1",
         api_key_env: "OPENAI_API_KEY",
-        quirks: q(JsonMode::Schema, true),
+        quirks: q(JsonMode::Schema, true, Continuation::None),
         reasoning: "not returned",
         batch: true,
         docs: "https://platform.openai.com/docs/api-reference/chat/create",
@@ -116,7 +164,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Anthropic,
         base_url: "https://api.anthropic.com",
         api_key_env: "ANTHROPIC_API_KEY",
-        quirks: q(JsonMode::Schema, true),
+        quirks: q(JsonMode::Schema, true, Continuation::Prefix),
         reasoning: "`thinking` content blocks",
         batch: true,
         docs: "https://docs.anthropic.com/en/api/messages",
@@ -130,7 +178,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "https://api.deepseek.com",
         api_key_env: "DEEPSEEK_API_KEY",
-        quirks: q(JsonMode::Object, true),
+        quirks: q(JsonMode::Object, true, Continuation::None),
         reasoning: "`reasoning_content`",
         batch: false,
         docs: "https://api-docs.deepseek.com/",
@@ -143,7 +191,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "https://ark.cn-beijing.volces.com/api/v3",
         api_key_env: "ARK_API_KEY",
-        quirks: q(JsonMode::Object, true),
+        quirks: q(JsonMode::Object, true, Continuation::None),
         reasoning: "`reasoning_content`",
         batch: false,
         docs: "https://www.volcengine.com/docs/82379",
@@ -159,13 +207,15 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "https://dashscope.aliyuncs.com/compatible-mode/v1",
         api_key_env: "DASHSCOPE_API_KEY",
-        quirks: q(JsonMode::Object, true),
+        quirks: q(JsonMode::Object, true, Continuation::None),
         reasoning: "`reasoning_content`",
         batch: true,
         docs: "https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope",
     },
     // OpenRouter: many upstream models; `json_schema` where the model supports structured
-    // outputs (else the automatic fallback); reasoning in `reasoning`.
+    // outputs (else the automatic fallback); reasoning in `reasoning`; a final assistant
+    // message is continued ("assistant prefill",
+    // <https://openrouter.ai/docs/api-reference/overview#assistant-prefill>).
     // <https://openrouter.ai/docs/api-reference/overview>,
     // <https://openrouter.ai/docs/use-cases/reasoning-tokens>
     Preset {
@@ -173,7 +223,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "https://openrouter.ai/api/v1",
         api_key_env: "OPENROUTER_API_KEY",
-        quirks: q(JsonMode::Schema, true),
+        quirks: q(JsonMode::Schema, true, Continuation::Prefix),
         reasoning: "`reasoning`",
         batch: false,
         docs: "https://openrouter.ai/docs/api-reference/overview",
@@ -185,7 +235,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "http://localhost:11434/v1",
         api_key_env: "OLLAMA_API_KEY",
-        quirks: q(JsonMode::Object, true),
+        quirks: q(JsonMode::Object, true, Continuation::Prefix),
         reasoning: "`reasoning`",
         batch: false,
         docs: "https://github.com/ollama/ollama/blob/main/docs/openai.md",
@@ -199,7 +249,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "http://localhost:8000/v1",
         api_key_env: "VLLM_API_KEY",
-        quirks: q(JsonMode::Schema, true),
+        quirks: q(JsonMode::Schema, true, Continuation::Vllm),
         reasoning: "`reasoning_content`",
         batch: false,
         docs: "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
@@ -207,14 +257,16 @@ pub const PRESETS: &[Preset] = &[
     // llama.cpp's `llama-server` (key only with `--api-key`): it sends a usage chunk at the
     // end of every stream without being asked (ggml-org/llama.cpp#16048), so no
     // `stream_options`; `json_schema` is turned into a grammar; `reasoning_content` with
-    // `--reasoning-format deepseek`.
+    // `--reasoning-format deepseek`; a final assistant message is continued (the server's
+    // assistant prefill; checked on the 0.5b/1.5b servers of shared/real-llm: the stream
+    // carries only the new text).
     // <https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md>
     Preset {
         name: "llamacpp",
         kind: ProviderKind::Openai,
         base_url: "http://localhost:8080/v1",
         api_key_env: "LLAMA_API_KEY",
-        quirks: q(JsonMode::Schema, false),
+        quirks: q(JsonMode::Schema, false, Continuation::Prefix),
         reasoning: "`reasoning_content`",
         batch: false,
         docs: "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",
@@ -241,7 +293,7 @@ pub fn find(name: &str) -> Result<&'static Preset, String> {
 /// apart (a test compares it with the README).
 pub fn markdown_table() -> String {
     let mut s = String::from(
-        "| preset | kind | base_url | key variable | JSON answers | usage in stream | reasoning | batch | docs |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| preset | kind | base_url | key variable | JSON answers | usage in stream | reasoning | cut replies | batch | docs |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for p in PRESETS {
         let json = match p.quirks.json_mode {
@@ -262,8 +314,13 @@ pub fn markdown_table() -> String {
         } else {
             format!("`{}`", p.api_key_env)
         };
+        let cut = match p.quirks.continuation {
+            Continuation::Prefix => "continued (`prefix`)",
+            Continuation::Vllm => "continued (`vllm`)",
+            Continuation::None => "split, part kept (`none`)",
+        };
         s.push_str(&format!(
-            "| `{}` | `{}` | `{}` | {key} | {json} | {usage} | {} | {} | [docs]({}) |\n",
+            "| `{}` | `{}` | `{}` | {key} | {json} | {usage} | {} | {cut} | {} | [docs]({}) |\n",
             p.name,
             p.kind.as_str(),
             p.base_url,

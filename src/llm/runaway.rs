@@ -1,5 +1,6 @@
-//! Runaway replies: a streamed answer that repeats itself or outgrows the bound it was asked
-//! for is stopped by the stream reader before the provider's own limit ends it.
+//! Runaway replies: a streamed answer that repeats itself is stopped by the stream reader
+//! before the provider's own limit ends it. A long answer is not a runaway: only repetition,
+//! or a reply past a hard ceiling far above anything a translation needs, is.
 //!
 //! Observed with a small model (Qwen2.5-Coder-1.5B via llama.cpp): replies of 7,291 and 6,545
 //! tokens for units of a few hundred, one sentence or line over and over until the server's
@@ -14,13 +15,20 @@
 //!   back; the unit tests run the detector over every chapter of a real book (en and zh) to
 //!   show it stays silent there;
 //!   A repetition the prompt itself contains (the same stretch of text, e.g. a hex dump or a
-//!   row of `=` in a code block of the unit) is exempt: copying the source is not running away
-//!   (the bound still applies);
-//! - **over bound**: the completion, counted in `o200k_base` tokens per delta, passes the
-//!   request's `max_tokens` by more than [`BOUND_SLACK_PERCENT`] % plus
-//!   [`BOUND_SLACK_TOKENS`] (the slack covers the difference between `o200k_base` and the
-//!   model's own tokenizer). A provider that honours `max_tokens` ends the reply itself
-//!   (`finish_reason: length`) before that; this catches the ones that do not.
+//!   row of `=` in a code block of the unit) is exempt: copying the source is not running away.
+//!   A continued reply's prefill (the part received before its cut) is not prompt text here:
+//!   it seeds the detector, so a loop that spans the cut is still seen;
+//! - **over the ceiling**: the reply's visible text (content and tool-call arguments, prefill
+//!   included), counted in `o200k_base` tokens per delta on this machine, passes the request's
+//!   [`crate::llm::Request::ceiling_tokens`] (or [`DEFAULT_CEILING_TOKENS`]) without repeating
+//!   itself. The ceiling is set far above anything a translation needs (the caller sets it;
+//!   the campaign's bounds module documents the measurements behind it): a reply that long has
+//!   gone wrong even if no passage repeats back to back.
+//!
+//! The request's `max_tokens` counts in the **model's** tokenizer, which may spend three times
+//! `o200k_base`'s tokens on the same Chinese, Thai or Hindi text: this guard never compares its
+//! own count with it. A reply that reaches `max_tokens` ends with `finish_reason = length` and
+//! is continued or split by the caller ([`super::continuation`]), not stopped here.
 //!
 //! The caller drops the HTTP stream at once (no more tokens are generated or billed) and
 //! returns [`super::LlmError::Runaway`] with the tokens consumed so far as usage. This module is
@@ -42,11 +50,10 @@ pub const MIN_CYCLES: usize = 5;
 /// [`MAX_PERIOD_CHARS`] comparisons when nothing repeats).
 pub const CHECK_EVERY_CHARS: usize = 32;
 
-/// Relative slack over `max_tokens` before a reply counts as over its bound, in percent.
-pub const BOUND_SLACK_PERCENT: u64 = 25;
-
-/// Absolute slack over `max_tokens` before a reply counts as over its bound, in tokens.
-pub const BOUND_SLACK_TOKENS: u64 = 64;
+/// The ceiling of a reply whose request names none (the experiment's judge, a test's request),
+/// in `o200k_base` tokens: 32,768, four times the 8,192-token output limit of the Claude 3.5
+/// and GPT-4o families. Campaign requests name their own (from the unit's source size).
+pub const DEFAULT_CEILING_TOKENS: u32 = 32_768;
 
 /// Temperature of the one retry of a runaway reply when the campaign sets none: below every
 /// documented provider default (OpenAI, Anthropic and DeepSeek default to 1.0, llama.cpp's
@@ -76,8 +83,47 @@ pub enum RunawayKind {
         /// The passage (at most 80 characters of it).
         passage: String,
     },
-    /// The completion reached `tokens` (o200k_base) against a bound of `bound` tokens.
-    OverBound { bound: u32, tokens: u64 },
+    /// The reply's visible text reached `tokens` (`o200k_base`) against a hard ceiling of
+    /// `ceiling` tokens without repeating itself.
+    OverCeiling { ceiling: u32, tokens: u64 },
+}
+
+/// The repeated tail of `text`: where the text ends in one passage (of 8 to
+/// [`MAX_PERIOD_CHARS`] characters) written at least three times in a row, possibly cut inside
+/// its last copy, `start..text.len()` is everything after the first copy (byte offsets); `None`
+/// when the text does not end that way. The passage kept is the one of the longest repeated
+/// run (the shortest passage among equals). Used to keep the part of a reply received before
+/// a continuation repeated itself: the stream reader saw the repetition in the prefix and the
+/// continuation together, so most of its copies are already in the prefix.
+///
+/// Three copies, not two: a translation may well say one short sentence twice; the stream
+/// reader stops a reply only at [`MIN_CYCLES`] copies, so what it cut has at least three in
+/// most cases (the last copies arrive in the continuation).
+pub fn repeated_tail(text: &str) -> Option<std::ops::Range<usize>> {
+    // Characters of the last part only: a run longer than MAX_PERIOD_CHARS × 8 characters is
+    // measured only that far, which is enough to find its period and cut after one copy.
+    let mut tail: Vec<(usize, char)> = text
+        .char_indices()
+        .rev()
+        .take(MAX_PERIOD_CHARS * 8)
+        .collect();
+    tail.reverse();
+    let chars: Vec<char> = tail.iter().map(|&(_, c)| c).collect();
+    let n = chars.len();
+    // (length of the periodic run beyond its first copy, period)
+    let mut best: Option<(usize, usize)> = None;
+    for p in 8..=MAX_PERIOD_CHARS.min(n / 3) {
+        let mut run = 0;
+        while run + p < n && chars[n - 1 - run] == chars[n - 1 - run - p] {
+            run += 1;
+        }
+        // `run` characters equal the ones a period before: `run + p` characters repeat `p`.
+        if run + p >= 3 * p && best.is_none_or(|(b, _)| run > b) {
+            best = Some((run, p));
+        }
+    }
+    let (run, _) = best?;
+    Some(tail[n - run].0..text.len())
 }
 
 /// A stopped reply: why, and how much it had cost.
@@ -119,9 +165,9 @@ impl fmt::Display for Runaway {
                 "the reply repeats itself: its {channel} ends in a {period_chars}-character passage written {cycles} times in a row ({passage:?}); stopped after {} tokens",
                 self.completion_tokens
             ),
-            RunawayKind::OverBound { bound, tokens } => write!(
+            RunawayKind::OverCeiling { ceiling, tokens } => write!(
                 f,
-                "the reply outgrew its bound: {tokens} tokens against max_tokens = {bound}; stopped"
+                "the reply passed the hard ceiling of {ceiling} tokens (o200k_base) without finishing: {tokens} tokens; stopped"
             ),
         }
     }
@@ -163,6 +209,16 @@ const WINDOW: usize = if MIN_SPAN_CHARS > MIN_CYCLES * MAX_PERIOD_CHARS {
 impl Detector {
     pub fn new() -> Detector {
         Detector::default()
+    }
+
+    /// Adds `text` as already received (a continued reply's prefill) without testing it: a
+    /// repetition that goes on in the new deltas is then measured across the cut.
+    pub fn seed(&mut self, text: &str) {
+        self.tail.extend(text.chars());
+        if self.tail.len() > 2 * WINDOW {
+            let cut = self.tail.len() - WINDOW;
+            self.tail.drain(..cut);
+        }
     }
 
     /// Adds `delta`; returns `(period_chars, cycles, passage)` when the text now ends in a
@@ -230,9 +286,13 @@ impl Detector {
 /// Watches one streamed reply (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Guard {
-    bound: Option<u32>,
+    ceiling: u32,
     /// The prompt's text: repetitions it contains are exempt.
     prompt: String,
+    /// `o200k_base` tokens of the visible text (content and tool-call arguments, prefill
+    /// included).
+    visible: u64,
+    /// `o200k_base` tokens of every channel received in this stream (reasoning included).
     tokens: u64,
     content: Detector,
     reasoning: Detector,
@@ -240,16 +300,28 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// A guard for a reply asked to stay within `max_tokens` (`None`: repetition only).
-    pub fn new(max_tokens: Option<u32>) -> Guard {
+    /// A guard for a reply whose visible text may reach `ceiling_tokens` (`o200k_base`;
+    /// `None`: [`DEFAULT_CEILING_TOKENS`]).
+    pub fn new(ceiling_tokens: Option<u32>) -> Guard {
         Guard {
-            bound: max_tokens,
+            ceiling: ceiling_tokens.unwrap_or(DEFAULT_CEILING_TOKENS),
             prompt: String::new(),
+            visible: 0,
             tokens: 0,
             content: Detector::new(),
             reasoning: Detector::new(),
             tools: Detector::new(),
         }
+    }
+
+    /// The guard of `req`: its ceiling, its prompt exempt, its prefill seeded.
+    pub fn for_request(req: &super::Request) -> Guard {
+        let mut g = Guard::new(req.ceiling_tokens).with_prompt(prompt_text(req));
+        if let Some(p) = &req.prefill {
+            g.content.seed(p);
+            g.visible = crate::tokens::count(p) as u64;
+        }
+        g
     }
 
     /// Exempts repetitions that occur in `prompt` (the request's messages, joined).
@@ -258,13 +330,13 @@ impl Guard {
         self
     }
 
-    /// The token count at which a reply bounded by `bound` counts as over it.
-    pub fn limit(bound: u32) -> u64 {
-        let b = u64::from(bound);
-        b + b * BOUND_SLACK_PERCENT / 100 + BOUND_SLACK_TOKENS
+    /// The hard ceiling in `o200k_base` tokens.
+    pub fn ceiling(&self) -> u32 {
+        self.ceiling
     }
 
-    /// Completion tokens seen so far (o200k_base, per delta).
+    /// Tokens received in this stream so far (`o200k_base`, per delta, every channel; the
+    /// prefill is not counted: it was received, and billed, before).
     pub fn tokens(&self) -> u64 {
         self.tokens
     }
@@ -274,7 +346,11 @@ impl Guard {
         if delta.is_empty() {
             return None;
         }
-        self.tokens += crate::tokens::count(delta) as u64;
+        let n = crate::tokens::count(delta) as u64;
+        self.tokens += n;
+        if channel != Channel::Reasoning {
+            self.visible += n;
+        }
         let det = match channel {
             Channel::Content => &mut self.content,
             Channel::Reasoning => &mut self.reasoning,
@@ -291,22 +367,48 @@ impl Guard {
                 completion_tokens: self.tokens,
             });
         }
-        match self.bound {
-            Some(bound) if self.tokens > Guard::limit(bound) => Some(Runaway {
-                kind: RunawayKind::OverBound {
-                    bound,
-                    tokens: self.tokens,
-                },
-                completion_tokens: self.tokens,
-            }),
-            _ => None,
-        }
+        (self.visible > u64::from(self.ceiling)).then_some(Runaway {
+            kind: RunawayKind::OverCeiling {
+                ceiling: self.ceiling,
+                tokens: self.visible,
+            },
+            completion_tokens: self.tokens,
+        })
     }
+}
+
+/// The text of `req`'s messages, joined by newlines (what a runaway guard exempts; a
+/// continuation's prefill is not part of it).
+pub fn prompt_text(req: &super::Request) -> String {
+    req.messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_tail_is_cut_after_its_first_copy() {
+        let entry = "{\"source\": \"large language model\", \"target\": \"上下文窗口\", \"note\": \"\"},\n    ";
+        let head = "{\"entries\": [\n    {\"source\": \"agent\", \"target\": \"智能体\", \"note\": \"\"},\n    ";
+        // Four copies and part of a fifth, as a cut reply leaves them.
+        let text = format!("{head}{}{}", entry.repeat(4), &entry[..20]);
+        let cut = repeated_tail(&text).expect("repeats");
+        // One copy is kept (the run may begin inside the head, where its end matches the
+        // passage's: the copy kept is then a rotation of it, cut a few characters early).
+        let kept = &text[..cut.start];
+        assert!(format!("{head}{entry}").starts_with(kept), "{kept}");
+        assert_eq!(kept.matches("large language model").count(), 1, "{kept}");
+        assert!(kept.len() > head.len() + entry.len() / 2, "{kept}");
+        // Two copies are not a loop; nor is text that does not end in one.
+        assert_eq!(repeated_tail(&format!("{head}{}", entry.repeat(2))), None);
+        assert_eq!(repeated_tail(&format!("{}{head}", entry.repeat(4))), None);
+        assert_eq!(repeated_tail("短"), None);
+    }
 
     /// Feeds `text` in deltas of `step` characters; the first runaway, if any.
     fn scan(text: &str, step: usize) -> Option<(usize, usize, String)> {
@@ -380,7 +482,17 @@ mod tests {
     }
 
     #[test]
-    fn the_guard_stops_a_reply_over_its_bound() {
+    fn a_long_reply_under_the_ceiling_is_not_a_runaway() {
+        // 3,000 distinct words: far more than any max_tokens of a short unit, but no repetition.
+        let mut g = Guard::new(Some(20_000));
+        for i in 0..3000 {
+            assert_eq!(g.observe(Channel::Content, &format!("word{i} ")), None);
+        }
+        assert!(g.tokens() > 3000);
+    }
+
+    #[test]
+    fn the_guard_stops_a_reply_over_its_ceiling() {
         let mut g = Guard::new(Some(100));
         let mut stopped = None;
         for i in 0..1000 {
@@ -390,11 +502,41 @@ mod tests {
             }
         }
         let r = stopped.expect("stopped");
-        assert!(matches!(r.kind, RunawayKind::OverBound { bound: 100, .. }));
-        assert!(r.completion_tokens > Guard::limit(100));
-        assert!(r.completion_tokens < Guard::limit(100) + 10);
-        assert_eq!(Guard::limit(100), 100 + 25 + 64);
-        assert!(r.to_string().contains("max_tokens = 100"), "{r}");
+        assert!(matches!(
+            r.kind,
+            RunawayKind::OverCeiling { ceiling: 100, .. }
+        ));
+        assert!(r.completion_tokens > 100 && r.completion_tokens < 110);
+        assert!(r.to_string().contains("hard ceiling of 100 tokens"), "{r}");
+        // Reasoning does not count against the ceiling of the visible text.
+        let mut g = Guard::new(Some(100));
+        for i in 0..1000 {
+            assert_eq!(g.observe(Channel::Reasoning, &format!("thought{i} ")), None);
+        }
+    }
+
+    #[test]
+    fn a_loop_across_a_continuation_cut_is_still_a_runaway() {
+        // The part received before the cut already repeats; the continuation goes on.
+        let sentence = "模型会读取结果并决定下一步。";
+        let prefill = format!("正常的开头。{}", sentence.repeat(30));
+        let mut req = crate::llm::Request::new(
+            crate::llm::Task::new("translation"),
+            vec![crate::llm::Message::user(
+                "Translate: the model reads the result.",
+            )],
+        );
+        req.prefill = Some(prefill.clone());
+        let mut g = Guard::for_request(&req);
+        let hit = (0..40).find_map(|_| g.observe(Channel::Content, sentence));
+        assert!(
+            matches!(hit.map(|r| r.kind), Some(RunawayKind::Repetition { .. })),
+            "the loop spans the cut"
+        );
+        // Its prefill was counted against the ceiling, not as tokens of this stream.
+        let mut g = Guard::for_request(&req);
+        assert_eq!(g.tokens(), 0);
+        assert_eq!(g.observe(Channel::Content, "。"), None);
     }
 
     #[test]

@@ -56,9 +56,8 @@ pub struct ProviderPlan {
     pub temperature: Option<f64>,
     /// Completion token cap per request; `None` leaves the provider default.
     pub max_tokens: Option<u32>,
-    /// The model's output limit in tokens (the campaign file's `max_output_tokens`); a
-    /// truncated translation is retried once with `max_tokens` raised to it before the unit is
-    /// split (unset: split at once).
+    /// The model's output limit in tokens (the campaign file's `max_output_tokens`): no
+    /// learned bound goes above it.
     pub max_output_tokens: Option<u32>,
     /// Attempts per call including the first (default 5).
     pub max_attempts: u32,

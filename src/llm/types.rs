@@ -95,11 +95,37 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// Structured output wanted, if any.
     pub json_schema: Option<JsonSchema>,
-    /// Completion cap in tokens, if any.
+    /// Completion cap in the **model's own tokens** (the server's `max_tokens`), if any. A
+    /// reply that reaches it ends with `finish_reason = length` and is continued or split
+    /// (see [`crate::llm::continuation`]), never discarded for its length.
     pub max_tokens: Option<u32>,
+    /// The runaway guard's hard ceiling for the reply's visible text (content and tool-call
+    /// arguments, prefill included), in `o200k_base` tokens counted on this machine; `None`:
+    /// [`crate::llm::runaway::DEFAULT_CEILING_TOKENS`]. Never compared with `max_tokens`,
+    /// which counts in another tokenizer (see [`crate::llm::runaway`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling_tokens: Option<u32>,
+    /// The start of the assistant's reply that this request asks the model to continue (a
+    /// reply cut at `max_tokens`): sent as a final assistant message (see
+    /// [`crate::llm::continuation`]). The answer's content is then only the continuation.
+    /// Not part of [`Request::fingerprint`]: a continuation asks the same question.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<String>,
 }
 
 impl Request {
+    /// A request of `task` with `messages`, no schema, no bound, no prefill.
+    pub fn new(task: Task, messages: Vec<Message>) -> Request {
+        Request {
+            task,
+            messages,
+            json_schema: None,
+            max_tokens: None,
+            ceiling_tokens: None,
+            prefill: None,
+        }
+    }
+
     /// Estimated prompt size in `o200k_base` tokens (see [`crate::tokens::count_messages`]).
     pub fn prompt_tokens_estimate(&self) -> usize {
         crate::tokens::count_messages(self.messages.iter().map(|m| m.content.as_str()))

@@ -27,6 +27,10 @@ pub struct Syntax {
     /// Whether `'` delimits strings (not in Lisp, where it quotes a form, nor in Rust/OCaml,
     /// where it starts lifetimes and type variables).
     pub single_quote_strings: bool,
+    /// Whether a triple-quoted string standing as a statement of its own (`"""…"""` or
+    /// `'''…'''` on its own lines: a Python docstring, PEP 257) is documentation, removed
+    /// like a comment. A triple-quoted string that is part of an expression stays code.
+    pub docstrings: bool,
 }
 
 const C_BLOCK: &[(&str, &str)] = &[("/*", "*/")];
@@ -45,13 +49,16 @@ pub fn syntax_for(lang: &str) -> Syntax {
         block,
         backquote_strings,
         single_quote_strings: true,
+        docstrings: false,
     };
     match word.as_str() {
-        "python" | "py" | "python3" | "ruby" | "rb" | "yaml" | "yml" | "toml" | "r" | "perl"
-        | "pl" | "dockerfile" | "docker" | "makefile" | "make" | "cmake" | "conf" | "nginx"
-        | "julia" | "elixir" | "ex" | "nim" | "gitignore" | "properties" | "tcl" => {
-            s(&["#"], &[], false)
-        }
+        "python" | "py" | "python3" => Syntax {
+            docstrings: true,
+            ..s(&["#"], &[], false)
+        },
+        "ruby" | "rb" | "yaml" | "yml" | "toml" | "r" | "perl" | "pl" | "dockerfile" | "docker"
+        | "makefile" | "make" | "cmake" | "conf" | "nginx" | "julia" | "elixir" | "ex" | "nim"
+        | "gitignore" | "properties" | "tcl" => s(&["#"], &[], false),
         "sh" | "bash" | "shell" | "zsh" | "fish" | "console" | "shell-session" | "ksh" => {
             s(&["#"], &[], true)
         }
@@ -68,6 +75,7 @@ pub fn syntax_for(lang: &str) -> Syntax {
             block: C_BLOCK,
             backquote_strings: false,
             single_quote_strings: false,
+            docstrings: false,
         },
         "php" => s(&["//", "#"], C_BLOCK, true),
         "css" | "scss" | "less" => s(&["//"], C_BLOCK, false),
@@ -84,6 +92,7 @@ pub fn syntax_for(lang: &str) -> Syntax {
             block: &[],
             backquote_strings: false,
             single_quote_strings: false,
+            docstrings: false,
         },
         "ini" | "asm" | "nasm" | "assembly" => s(&[";", "#"], &[], false),
         "tex" | "latex" | "erlang" | "erl" | "matlab" | "octave" | "prolog" => {
@@ -94,6 +103,7 @@ pub fn syntax_for(lang: &str) -> Syntax {
             block: &[("(*", "*)")],
             backquote_strings: false,
             single_quote_strings: false,
+            docstrings: false,
         },
         "vim" | "viml" => s(&["\""], &[], false),
         // JSON has no comments; text and output blocks have no syntax: nothing is a comment.
@@ -154,6 +164,23 @@ fn strip(syn: &Syntax, body: &str) -> String {
                 continue 'outer;
             }
         }
+        if syn.docstrings
+            && let Some(end) = triple_quoted(body, i)
+        {
+            let line_start = body[..i].rfind('\n').map_or(0, |n| n + 1);
+            let line_end = body[end..].find('\n').map_or(body.len(), |n| end + n);
+            let after = body[end..line_end].trim_start();
+            if body[line_start..i].trim().is_empty() && (after.is_empty() || after.starts_with('#'))
+            {
+                // A string that is a statement of its own: documentation.
+                out.push_str(&body[run..i]);
+                out.extend(body[i..end].chars().filter(|&c| c == '\n'));
+                run = end;
+            }
+            // Otherwise a string value: code, skipped whole (a `#` inside it is no comment).
+            i = end;
+            continue;
+        }
         let c = b[i];
         let quote = c == b'"'
             || (c == b'\'' && syn.single_quote_strings)
@@ -183,6 +210,43 @@ fn strip(syn: &Syntax, body: &str) -> String {
     out
 }
 
+/// The end (exclusive, in bytes) of a triple-quoted string starting at byte `i` of `body`
+/// (`"""` or `'''`, after an optional `r`, `u` or `b` prefix, backslash escapes skipped), or
+/// `None` when none starts there or it does not close.
+fn triple_quoted(body: &str, i: usize) -> Option<usize> {
+    let rest = &body[i..];
+    let prefix = match rest.as_bytes().first()? {
+        b'r' | b'R' | b'u' | b'U' | b'b' | b'B' => {
+            let word_start = i == 0
+                || !(body.as_bytes()[i - 1].is_ascii_alphanumeric()
+                    || body.as_bytes()[i - 1] == b'_');
+            if !word_start {
+                return None;
+            }
+            1
+        }
+        _ => 0,
+    };
+    let q = rest.get(prefix..prefix + 3)?;
+    if q != "\"\"\"" && q != "'''" {
+        return None;
+    }
+    let open = i + prefix + 3;
+    let bytes = body.as_bytes();
+    let mut j = open;
+    while j + 3 <= body.len() {
+        if bytes[j] == b'\\' {
+            j += 2;
+            continue;
+        }
+        if &bytes[j..j + 3] == q.as_bytes() {
+            return Some(j + 3);
+        }
+        j += 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +268,32 @@ mod tests {
         assert_ne!(
             code_without_comments("python", src),
             code_without_comments("python", zh2)
+        );
+    }
+
+    #[test]
+    fn a_python_docstring_was_compared_as_code_under_translate() {
+        let src = "def cancel(r_id: str) -> dict:\n    \"\"\"\n    Cancel a reservation.\n\n    Rules:\n    - Rule 1: # not a comment\n    \"\"\"\n    x = r'''kept''' + \"\"\"# a value\"\"\"  # trailing\n    return x\n";
+        let zh = "def cancel(r_id: str) -> dict:\n    \"\"\"取消一个预订。\n\n    规则：\n    - 规则 1：…\n    \"\"\"\n    x = r'''kept''' + \"\"\"# a value\"\"\"  # 末尾\n    return x\n";
+        assert_eq!(
+            code_without_comments("python", src),
+            "def cancel(r_id: str) -> dict:\n    x = r'''kept''' + \"\"\"# a value\"\"\"\n    return x\n"
+        );
+        assert_eq!(
+            code_without_comments("python", src),
+            code_without_comments("python", zh)
+        );
+        // A triple-quoted string that is a value stays code: translating it is a change.
+        let v = "PROMPT = \"\"\"\nYou are a helpful agent.\n\"\"\"\n";
+        let v_zh = "PROMPT = \"\"\"\n你是一个乐于助人的智能体。\n\"\"\"\n";
+        assert_ne!(
+            code_without_comments("python", v),
+            code_without_comments("python", v_zh)
+        );
+        // Other languages have no docstrings.
+        assert_eq!(
+            code_without_comments("ruby", "\"\"\"x\"\"\"\n"),
+            "\"\"\"x\"\"\"\n"
         );
     }
 

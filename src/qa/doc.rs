@@ -64,6 +64,34 @@ pub fn raw_cells(row: &str) -> usize {
     cells
 }
 
+/// Labels of the lines of `text` that start (after up to three spaces and any `>` quote
+/// markers) with `[^label]` and a colon, `:` or `：`, less one per label the parser did read as
+/// a definition (`defs`).
+fn broken_footnote_defs(text: &str, defs: &[String]) -> Vec<String> {
+    let mut parsed: Vec<&str> = defs.iter().map(String::as_str).collect();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim_start_matches([' ', '>']);
+        let Some(rest) = l.strip_prefix("[^") else {
+            continue;
+        };
+        let Some(end) = rest.find(']') else { continue };
+        let label = &rest[..end];
+        if label.is_empty() || label.contains(char::is_whitespace) {
+            continue;
+        }
+        if !rest[end + 1..].trim_start().starts_with([':', '：']) {
+            continue;
+        }
+        if let Some(p) = parsed.iter().position(|d| *d == label) {
+            parsed.remove(p);
+        } else {
+            out.push(label.to_string());
+        }
+    }
+    out
+}
+
 /// Everything the checks look at, in document order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Doc {
@@ -79,6 +107,10 @@ pub struct Doc {
     pub footnote_refs: Vec<String>,
     /// Footnote labels defined (`[^x]: …`), in order.
     pub footnote_defs: Vec<String>,
+    /// Labels of lines that start like a footnote definition, `[^x]` and a colon, that the
+    /// parser did not read as one (a full-width `：`, or a definition where none may start), in
+    /// order: what [`super::links`] must not count as references.
+    pub broken_footnote_defs: Vec<String>,
     /// Link reference definitions as `label → destination`, sorted by label.
     pub ref_defs: Vec<(String, String)>,
     pub headings: Vec<Heading>,
@@ -117,7 +149,7 @@ impl Doc {
         let mut iter = parser.into_offset_iter();
         let mut outline = super::structure::OutlineBuilder::default();
         for (ev, range) in iter.by_ref() {
-            outline.event(&ev);
+            outline.event(&ev, &range);
             match ev {
                 Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
                     fence = Some(Fence {
@@ -225,6 +257,7 @@ impl Doc {
         defs.sort();
         d.ref_defs = defs;
         d.blocks = outline.finish();
+        d.broken_footnote_defs = broken_footnote_defs(text, &d.footnote_defs);
         d
     }
 

@@ -17,11 +17,12 @@
 //! - rendered `R`, from evidence in this order: (a) the termbase target, if present; (b) a gloss
 //!   `R（Term）`, `R (Term)` or `R（Term）[待审]` (R cut as in [`super::gloss`]); (c) a
 //!   rendering found by (b) in another unit, if present; (d) statistical association: the
-//!   target-script n-gram (2–4 characters for Chinese and Japanese, words and word pairs for
-//!   spaced scripts) with the highest Dice coefficient `2|A∩B| / (|A|+|B|)`, the association
-//!   measure of Smadja, McKeown & Hatzivassiloglou ("Translating collocations for bilingual
-//!   lexicons: a statistical approach", Computational Linguistics 22(1), 1996), restricted to
-//!   n-grams present in this unit (in its segments whose source has the term).
+//!   target-script candidate (see "Word boundaries"; words and word pairs for spaced scripts)
+//!   with the highest Dice coefficient `2|A∩B| / (|A|+|B|)`, the association measure of
+//!   Smadja, McKeown & Hatzivassiloglou ("Translating collocations for bilingual lexicons: a
+//!   statistical approach", Computational Linguistics 22(1), 1996), restricted to candidates
+//!   present in this unit (in its segments whose source has the term), and not the rendering
+//!   of a neighbour (see "Neighbours").
 //!
 //! - `(unidentified)`: none of the above.
 //!
@@ -41,8 +42,9 @@
 //!
 //! These are the causes found for word-for-word consistent translations reported as drifting
 //! (a dictionary-style translation of the corpus' first two chapters gave 18 drifting terms,
-//! now none; see `tests/it/drift_consistency.rs`, and `benches/drift.rs` for precision and
-//! recall on planted drifts).
+//! then none; a translation of them into real Chinese words with the glossary followed gave 5
+//! before word boundaries and the neighbour test, now none; see `tests/it/drift_consistency.rs`,
+//! and `benches/drift.rs` for precision and recall on planted drifts).
 //!
 //! A unit may fall in two cells (a gloss and a kept occurrence). A term **drifts** when it is
 //! kept in some units and rendered in others, or rendered two or more ways; `(unidentified)`
@@ -50,6 +52,29 @@
 //! finding per drifting term (for an acronym such as `LLM`, being kept where elsewhere it is
 //! glossed is the usual convention, so only competing renderings count): `warning`, or `info` for glossary terms, whose units breaking the
 //! glossary are already `glossary` errors.
+//!
+//! ## Word boundaries
+//! In Chinese and Japanese translations, (a) and (c) count a rendering only where it occurs on
+//! word boundaries ([`super::words`]: ICU4X's dictionary segmenter, with the termbase's and the
+//! glosses' renderings as known words), and the candidates of (d) are runs of one to three
+//! whole words, or 2–4 characters with one edge on a word boundary (the rule that makes a
+//! named rendering a word). A unit left without a rendering after (d) is credited with a
+//! rendering (d) found elsewhere when it writes it with one edge on a word boundary.
+//!
+//! ## Neighbours
+//! A candidate of (d) is refused when some source word outside the term is more strongly
+//! associated with it than the term is (`system` with 系统, beside `Agent`): the test of
+//! competitive linking (Melamed 2000), see `NgramIndex::neighbour_of`.
+//!
+//! ## Confirmed drift
+//! A rendering is **confirmed** when it is named by (a)–(c), not by the association alone, and
+//! is written on word boundaries in every unit credited with it. A drift is confirmed when the
+//! term is kept in some units and written in a confirmed rendering in others (not for
+//! acronyms), or written in two confirmed renderings. Only a confirmed drift is reconciled by
+//! the campaign (`campaign::manager::review`), and only confirmed renderings are offered, so a
+//! reconciled rendering always occurs, on word boundaries, as the term's translation in the
+//! units that use it. An unconfirmed drift is a warning for the editor's review (its finding
+//! names the unconfirmed renderings and lists the units of each); it sends no revision.
 //!
 //! ## The association, in detail
 //! Presence is counted over **aligned segments**, as Smadja et al. count it over aligned
@@ -70,9 +95,7 @@
 //!   any unit, or a rendering found by (a)–(c)): a unit that lacks the term's main rendering
 //!   must not be credited with whatever frequent word it shares with the term.
 //!
-//! Ties prefer the longer n-gram. The n-gram chosen is then extended, left and right, by a
-//! neighbouring character that at least [`EXTEND_SHARE`] of its occurrences in `A` share (up to
-//! [`MAX_RENDERING_CHARS`]), so a 5-character rendering is not cut to 4 (上下文窗 → 上下文窗口).
+//! Ties prefer the longer candidate.
 //! The segment index (n-gram → segments) is built once, only when some unit needs (d).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -86,6 +109,7 @@ use serde::Serialize;
 
 use super::campaign::Parsed;
 use super::gloss;
+use super::words::{self, Words};
 use super::{Finding, QaContext, Severity};
 use crate::lang::{Script, script_of};
 use crate::termbase::{Entry, Matcher, Origin, Termbase, term_key};
@@ -108,9 +132,6 @@ pub const MIN_LIFT: f64 = 2.0;
 pub const MIN_CONTRAST: usize = 3;
 /// A unit's statistical rendering must reach this fraction of the term's best Dice.
 pub const REL_DICE: f64 = 0.5;
-/// A statistical rendering grows by a neighbouring character shared by this share of its
-/// occurrences.
-pub const EXTEND_SHARE: f64 = 0.9;
 /// Longest statistical rendering, in characters.
 pub const MAX_RENDERING_CHARS: usize = 8;
 /// Fewest units a rendering found only by the statistical association must be credited in to
@@ -133,6 +154,17 @@ pub struct DriftRow {
     /// alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub statistical: Vec<String>,
+    /// Confirmed renderings: named by the termbase, a gloss or a rendering known from a gloss,
+    /// and written on word boundaries in every unit credited with them (module docs,
+    /// "Confirmed drift"). The only renderings reconciliation may offer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirmed: Vec<String>,
+    /// Whether the drift is confirmed: the term is kept in some units and written in a
+    /// confirmed rendering in others (not for acronyms), or written in two confirmed
+    /// renderings. An unconfirmed drift is reported for the editor's review only: it is never
+    /// reconciled and sends no revision.
+    #[serde(default)]
+    pub confirmed_drift: bool,
 }
 
 struct Tracked {
@@ -283,6 +315,34 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         })
     };
     let renderings: Vec<Option<String>> = (0..tracked.len()).map(rendering_of).collect();
+    // Word boundaries of the translations in a script without spaces (module docs, "Word
+    // boundaries"): first with the termbase's renderings as known words, later with the
+    // glosses' renderings too. Spaced scripts need none (their words are cut at spaces).
+    let segmented = gloss::unspaced(&ctx.target_lang);
+    let raw_bounds: Vec<Vec<usize>> = if segmented {
+        work.iter().map(|w| words::raw_boundaries(w)).collect()
+    } else {
+        Vec::new()
+    };
+    let words_with = |known: Option<&aho_corasick::AhoCorasick>| -> Vec<Words> {
+        raw_bounds
+            .iter()
+            .zip(&work)
+            .map(|(raw, w)| Words::from_raw(w, raw.clone(), known))
+            .collect()
+    };
+    let termbase_words: Vec<Words> = words_with(
+        words::known_automaton(renderings.iter().flatten().map(String::as_str)).as_ref(),
+    );
+    // Whether rendering `r` occurs in unit `k`'s translation (on word boundaries where the
+    // script is segmented), and how often.
+    let occurs = |ws: &[Words], k: usize, r: &str| -> usize {
+        if segmented {
+            ws[k].find(work[k], r).count()
+        } else {
+            work[k].matches(r).count()
+        }
+    };
 
     // Pass 1: evidence (a), (b) and kept.
     #[derive(Clone, Default)]
@@ -307,7 +367,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         for &t in terms.iter().filter(|&&t| keep(t)) {
             let mut cell = Cell::default();
             if let Some(r) = &renderings[t]
-                && w.contains(r.as_str())
+                && occurs(&termbase_words, k, r) > 0
             {
                 cell.rendered.push(r.clone());
             }
@@ -392,6 +452,25 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         k.dedup();
         known[t] = k;
     }
+    // The words of the translations with every named rendering as a known word: the
+    // termbase's, and the renderings the glosses give.
+    let known_list: Vec<&str> = renderings
+        .iter()
+        .flatten()
+        .chain(known.iter().flatten())
+        .map(String::as_str)
+        .collect();
+    let known_words = if segmented {
+        words::known_automaton(known_list.iter().copied())
+    } else {
+        None
+    };
+    let unit_words: Vec<Words> = if segmented {
+        words_with(known_words.as_ref())
+    } else {
+        Vec::new()
+    };
+    drop(termbase_words);
     // Pass 2: (c) known renderings, then (d) Dice, for units with no evidence yet.
     let nested = nested_terms(&tracked);
     let mut index: Option<NgramIndex> = None;
@@ -415,8 +494,10 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         for k in pending {
             let present = known[t]
                 .iter()
-                .filter(|r| work[k].contains(r.as_str()))
-                .max_by_key(|r| (work[k].matches(r.as_str()).count(), r.chars().count()));
+                .map(|r| (r, occurs(&unit_words, k, r)))
+                .filter(|(_, n)| *n > 0)
+                .max_by_key(|(r, n)| (*n, r.chars().count()))
+                .map(|(r, _)| r);
             match present {
                 Some(r) => cells[t].get_mut(&k).expect("cell").rendered.push(r.clone()),
                 None => still.push(k),
@@ -426,7 +507,15 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             continue;
         }
         let idx = index.get_or_insert_with(|| {
-            NgramIndex::build(&tu, &work, &matcher, &ctx.target_lang, fold, &nested)
+            NgramIndex::build(
+                &tu,
+                &work,
+                &matcher,
+                &ctx.target_lang,
+                fold,
+                &nested,
+                known_words.as_ref(),
+            )
         });
         // A: the segments whose source has the term, in units that do not only keep it;
         // segments where the term occurs only inside a longer tracked term (`assistant` in
@@ -480,7 +569,15 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             .map(|&g| idx.dice(g, a, na))
             .fold(0.0f64, f64::max);
         let mut chosen: Vec<(usize, f64, u32)> = Vec::new();
-        for k in still {
+        // Whether an n-gram is a neighbour's rendering rather than the term's (see
+        // [`NgramIndex::neighbour_of`]), asked only of an n-gram that would become a unit's
+        // choice.
+        let term_word_ids: Vec<u32> = term_words(&tracked[t].term)
+            .iter()
+            .filter_map(|w| idx.src_ids.get(w).copied())
+            .collect();
+        let mut neighbour: HashMap<u32, bool> = HashMap::new();
+        for &k in &still {
             let mut best: Option<(f64, usize, u32)> = None;
             let segs = idx.unit_segs[k].clone().filter(|&s| a.a[s]);
             for g in segs.flat_map(|s| idx.seg_ngrams[s].iter()) {
@@ -507,7 +604,11 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                                         && idx.strings[g as usize] < idx.strings[bg as usize])))
                     }
                 };
-                if better {
+                if better
+                    && !*neighbour
+                        .entry(g)
+                        .or_insert_with(|| idx.neighbour_of(g, a.a, &term_word_ids))
+                {
                     best = Some((d, len, g));
                 }
             }
@@ -516,21 +617,52 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
                 chosen.push((k, d, g));
             }
         }
-        let mut extended: HashMap<u32, String> = HashMap::new();
+        let mut credited: HashSet<usize> = HashSet::new();
+        let mut found: Vec<String> = Vec::new();
         for (k, d, g) in chosen {
             if d >= REL_DICE * d_star {
-                let r = extended
-                    .entry(g)
-                    .or_insert_with(|| idx.extend(g, a.a, &ctx.target_lang))
-                    .clone();
+                let r = idx.strings[g as usize].clone();
                 if !known[t].contains(&r) {
                     statistical[t].insert(r.clone());
                 }
+                if !found.contains(&r) {
+                    found.push(r.clone());
+                }
+                credited.insert(k);
                 cells[t].get_mut(&k).expect("cell").rendered.push(r);
+            }
+        }
+        // A unit left without a rendering may write one found in the other units where the
+        // dictionary joined it with a neighbour (预算用完时代理就停止: 时代|理 hides 代理);
+        // with the renderings found as known words (one edge agreeing, as for the named
+        // ones) it is credited with the one it writes most.
+        if segmented && !found.is_empty() {
+            let ac = words::known_automaton(
+                known_list
+                    .iter()
+                    .copied()
+                    .chain(found.iter().map(String::as_str)),
+            );
+            for &k in still.iter().filter(|k| !credited.contains(k)) {
+                let ws = Words::from_raw(work[k], raw_bounds[k].clone(), ac.as_ref());
+                if let Some(r) = found
+                    .iter()
+                    .map(|r| (r, ws.find(work[k], r).count()))
+                    .filter(|(_, n)| *n > 0)
+                    .max_by_key(|(r, n)| (*n, r.chars().count()))
+                    .map(|(r, _)| r.clone())
+                {
+                    cells[t].get_mut(&k).expect("cell").rendered.push(r);
+                }
             }
         }
     }
     // Rows and findings.
+    let unit_index: HashMap<&str, usize> = tu
+        .iter()
+        .enumerate()
+        .map(|(k, (u, _))| (u.unit, k))
+        .collect();
     let mut rows = Vec::new();
     for (t, tr) in tracked.iter().enumerate() {
         if cells[t].is_empty() {
@@ -670,6 +802,26 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             }
             attempt += 1;
         };
+        // Confirmed renderings: named by the termbase, a gloss or a known rendering (not by
+        // the association alone) and written, on word boundaries, in every unit credited with
+        // them. Only a drift between confirmed forms (or the term kept) is confirmed.
+        let confirmed: Vec<String> = row_cells
+            .iter()
+            .filter(|(label, ids)| {
+                *label != KEPT
+                    && *label != UNIDENTIFIED
+                    && !statistical[t].contains(label.as_str())
+                    && ids.iter().all(|id| {
+                        unit_index
+                            .get(id.as_str())
+                            .is_some_and(|&k| occurs(&unit_words, k, label) > 0)
+                    })
+            })
+            .map(|(label, _)| label.clone())
+            .collect();
+        let confirmed_drift = drifting
+            && ((row_cells.contains_key(KEPT) && !confirmed.is_empty() && !acronym)
+                || confirmed.len() >= 2);
         let entry = tr.entry.map(|i| &ctx.termbase.entries[i]);
         let suggested = match entry {
             Some(e) => Some(e.target.trim().to_string()),
@@ -694,6 +846,8 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
             cells: row_cells,
             suggested,
             drifting,
+            confirmed,
+            confirmed_drift,
         });
     }
     rows.sort_by(|a, b| {
@@ -750,11 +904,26 @@ fn finding(r: &DriftRow) -> Finding {
         msg.push_str(&format!(" (rendering unidentified in {})", units(u.len())));
     }
     let suggested = r.suggested.as_deref().unwrap_or(KEPT);
+    // Evidence of an unconfirmed drift: which renderings rest on the association alone.
+    let unconfirmed: Vec<&str> = r
+        .cells
+        .keys()
+        .filter(|k| *k != KEPT && *k != UNIDENTIFIED && !r.confirmed.contains(k))
+        .map(String::as_str)
+        .collect();
     let (severity, advice) = if r.in_glossary {
         (
             Severity::Info,
             format!(
                 "the glossary requires {suggested}; every unit that breaks it is already a `glossary` error, so this is a summary"
+            ),
+        )
+    } else if !r.confirmed_drift {
+        (
+            Severity::Warning,
+            format!(
+                "unconfirmed: {} found only by statistical association or not on word boundaries in every unit credited with it (no glossary entry or gloss names it there), so no reconciliation or revision is sent; check the units listed and add the right rendering to the glossary",
+                unconfirmed.join(", ")
             ),
         )
     } else if suggested == KEPT {
@@ -868,7 +1037,7 @@ fn paragraphs(text: &str) -> Vec<&str> {
 
 /// The aligned segments of the translations and their n-gram → segments index, for the Dice
 /// association.
-struct NgramIndex<'w> {
+struct NgramIndex {
     ids: FxHashMap<String, u32>,
     strings: Vec<String>,
     /// Per segment: its translated unit.
@@ -885,23 +1054,27 @@ struct NgramIndex<'w> {
     unit_segs: Vec<std::ops::Range<usize>>,
     /// Per n-gram: the segments that contain it, ascending.
     postings: Vec<Gaps>,
-    /// Per segment: its translation text, borrowed unless it was lower-cased (Latin-script
-    /// targets): a copy of every translation doubled the index's size (issue 15).
-    seg_text: Vec<std::borrow::Cow<'w, str>>,
+    /// Source words ([`term_words`] of the segments' sources) → their numbers.
+    src_ids: FxHashMap<String, u32>,
+    /// Per source word: the segments holding it.
+    src_count: Vec<u32>,
+    /// Per segment: its source's words, ascending.
+    seg_src: Vec<Gaps>,
 }
 
-impl<'w> NgramIndex<'w> {
+impl NgramIndex {
     /// Segments each translated unit into paragraph pairs when its source and translation have
     /// the same number of paragraphs (more than one), else into one segment (the clean prose of
     /// both), and indexes the n-grams of the translations' segments.
-    fn build(
+    fn build<'w>(
         tu: &[(&'w Parsed, &'w str)],
         work: &[&'w str],
         matcher: &Matcher,
         target: &crate::lang::Lang,
         fold: bool,
         nested: &[Vec<usize>],
-    ) -> NgramIndex<'w> {
+        known: Option<&aho_corasick::AhoCorasick>,
+    ) -> NgramIndex {
         let mut ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut strings = Vec::new();
         // Segments per n-gram, counted first so that each posting list is allocated at its
@@ -917,7 +1090,10 @@ impl<'w> NgramIndex<'w> {
         let mut seg_nested = Vec::new();
         let mut seg_ngrams = Vec::new();
         let mut unit_segs = Vec::with_capacity(tu.len());
-        let mut seg_text = Vec::new();
+        let mut src_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut src_count: Vec<u32> = Vec::new();
+        let mut seg_src = Vec::new();
+        let segmented = gloss::unspaced(target);
         for (k, (u, _)) in tu.iter().enumerate() {
             let src = paragraphs(u.source);
             let tgt = paragraphs(u.target.unwrap_or(""));
@@ -949,8 +1125,40 @@ impl<'w> NgramIndex<'w> {
                 inner.sort_unstable();
                 inner.dedup();
                 let seg = seg_unit.len() as u32 + 1;
+                // The source's words (lower case, simple plurals folded), for the test of a
+                // rendering against the neighbours of its term ([`NgramIndex::neighbour_of`]).
+                let mut src_words: Vec<u32> = term_words(a)
+                    .into_iter()
+                    .map(|w| {
+                        let n = src_ids.len() as u32;
+                        *src_ids.entry(w).or_insert_with(|| {
+                            src_count.push(0);
+                            n
+                        })
+                    })
+                    .collect();
+                src_words.sort_unstable();
+                src_words.dedup();
+                for &w in &src_words {
+                    src_count[w as usize] += 1;
+                }
+                seg_src.push(Gaps::of(&src_words));
+                let grams: Vec<std::borrow::Cow<'_, str>> = if segmented {
+                    // Runs of whole words (module docs, "Word boundaries").
+                    let ws = Words::new(&b, known);
+                    let mut v: Vec<&str> =
+                        words::rendering_ngrams(&b, &ws, target, MAX_RENDERING_CHARS)
+                            .into_iter()
+                            .map(|r| &b[r])
+                            .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v.into_iter().map(std::borrow::Cow::Borrowed).collect()
+                } else {
+                    gloss::script_ngram_slices(&b, target)
+                };
                 let mut mine = Vec::new();
-                for g in gloss::script_ngram_slices(&b, target) {
+                for g in grams {
                     let id = match ids.get(g.as_ref()) {
                         Some(&id) => id,
                         None => {
@@ -975,7 +1183,6 @@ impl<'w> NgramIndex<'w> {
                 seg_terms.push(terms);
                 seg_nested.push(inner);
                 seg_ngrams.push(Gaps::of(&mine));
-                seg_text.push(b);
             }
             unit_segs.push(first..seg_unit.len());
         }
@@ -999,67 +1206,49 @@ impl<'w> NgramIndex<'w> {
         NgramIndex {
             ids,
             strings,
+            src_ids,
+            src_count,
+            seg_src,
             seg_unit,
             seg_terms,
             seg_nested,
             seg_ngrams,
             unit_segs,
             postings,
-            seg_text,
         }
     }
 
-    /// N-gram `g` extended to the left and right while at least [`EXTEND_SHARE`] of its
-    /// occurrences in the segments of `a` share the neighbouring character (a target-script
-    /// letter that may end a word), up to [`MAX_RENDERING_CHARS`]: 上下文窗 becomes 上下文窗口.
-    fn extend(&self, g: u32, a: &[bool], target: &crate::lang::Lang) -> String {
-        let mut r = self.strings[g as usize].clone();
-        if !gloss::unspaced(target) {
-            return r;
+    /// Whether n-gram `g` is the rendering of a neighbour of the term rather than of the term:
+    /// some source word outside the term's own words (`term_words`, numbers `own`) is more
+    /// strongly associated with it, by the Dice coefficient over all segments, than the term's
+    /// segments `a` (set `A` of the module docs: units that only keep the term, where its
+    /// rendering is absent by construction, are not the term's evidence against a rendering)
+    /// are. A word that keeps the term company in many segments
+    /// (`system` beside `Agent`) shares its rendering's segments with the term, but its own
+    /// segments match the rendering's better. This is the test of competitive linking (a
+    /// target word is linked to the source word it is most associated with; I. D. Melamed,
+    /// "Models of translational equivalence among words", Computational Linguistics 26(2),
+    /// 2000), applied to the one link the check is about to make.
+    fn neighbour_of(&self, g: u32, a: &[bool], own: &[u32]) -> bool {
+        let segs: Vec<u32> = self.postings[g as usize].iter().collect();
+        let ng = segs.len();
+        let n_term = a.iter().filter(|&&x| x).count();
+        if ng == 0 || n_term == 0 {
+            return false;
         }
-        let segs: Vec<&str> = self.postings[g as usize]
-            .iter()
-            .filter(|&s| a[s as usize])
-            .map(|s| self.seg_text[s as usize].as_ref())
-            .collect();
-        for left in [false, true] {
-            while r.chars().count() < MAX_RENDERING_CHARS {
-                let mut counts: HashMap<char, usize> = HashMap::new();
-                let mut total = 0usize;
-                for text in &segs {
-                    for (i, m) in text.match_indices(r.as_str()) {
-                        total += 1;
-                        let next = if left {
-                            text[..i].chars().next_back()
-                        } else {
-                            text[i + m.len()..].chars().next()
-                        };
-                        if let Some(c) = next {
-                            *counts.entry(c).or_insert(0) += 1;
-                        }
-                    }
-                }
-                let Some((&c, &n)) = counts
-                    .iter()
-                    .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
-                else {
-                    break;
-                };
-                if total < 3
-                    || (n as f64) < EXTEND_SHARE * total as f64
-                    || !(c.is_alphabetic() && target.is_script_letter(c))
-                    || gloss::is_edge_stop(c, target)
-                {
-                    break;
-                }
-                if left {
-                    r.insert(0, c);
-                } else {
-                    r.push(c);
-                }
+        let joint_t = segs.iter().filter(|&&s| a[s as usize]).count();
+        let dice_t = 2.0 * joint_t as f64 / (ng + n_term) as f64;
+        let mut joint: FxHashMap<u32, u32> = FxHashMap::default();
+        for &s in &segs {
+            for w in self.seg_src[s as usize].iter() {
+                *joint.entry(w).or_insert(0) += 1;
             }
         }
-        r
+        joint.iter().any(|(&w, &j)| {
+            !own.contains(&w)
+                && 2.0 * j as f64 / (ng + self.src_count[w as usize] as usize) as f64
+                    > dice_t + 1e-9
+        })
     }
 
     fn joint(&self, g: u32, a: &[bool]) -> usize {
@@ -1330,7 +1519,7 @@ mod tests {
         let tu: Vec<(&Parsed, &str)> = parsed.iter().map(|p| (p, p.tgt_prose().unwrap())).collect();
         let work: Vec<&str> = tu.iter().map(|t| t.1).collect();
         let matcher = Matcher::new(&Termbase::default());
-        let idx = NgramIndex::build(&tu, &work, &matcher, &zh, false, &[]);
+        let idx = NgramIndex::build(&tu, &work, &matcher, &zh, false, &[], None);
         let g = idx.ids["代理"];
         assert_eq!(
             idx.postings[g as usize].iter().collect::<Vec<_>>(),
@@ -1453,6 +1642,54 @@ mod tests {
             counts(&rows.iter().find(|r| r.term == "Agent").unwrap().clone()),
             vec![("智能体", 2)]
         );
+    }
+
+    /// The translator drops "Agent" where it works on the system (重启系统) and keeps it
+    /// elsewhere; `system` is written 系统 with or without "Agent". The association credited "Agent" with
+    /// 系统, the word of its neighbour, so the term looked kept in some units and rendered 系统
+    /// in others, a drift the Manager reconciled to `Agent → 系统` and wrote into the book.
+    #[test]
+    fn agent_was_reconciled_to_the_word_for_system() {
+        let dropped = [
+            ("The Agent restarts the system.", "重启系统。"),
+            ("Our Agent tests the system daily.", "我们每天测试系统。"),
+            ("The Agent watches the system logs.", "监看系统日志。"),
+            ("Each Agent updates the system.", "每次都更新系统。"),
+            ("An Agent may stop the system.", "可能停止系统。"),
+            ("The Agent checks the system clock.", "检查系统时钟。"),
+        ];
+        let kept = [
+            ("An Agent asks before acting.", "Agent 行动前先询问。"),
+            ("The Agent retries a failed test.", "Agent 重试失败的测试。"),
+            ("A good Agent logs its steps.", "好的 Agent 会记录步骤。"),
+            ("The Agent books a meeting.", "Agent 预订会议。"),
+        ];
+        let system = [
+            ("The system restarts daily.", "系统每天重启。"),
+            ("A system needs power.", "系统需要电力。"),
+            ("The system sends mail.", "系统发送邮件。"),
+        ];
+        let units: Vec<(String, String, String)> = dropped
+            .iter()
+            .chain(&kept)
+            .chain(&system)
+            .enumerate()
+            .map(|(i, (s, t))| (format!("u-{i:03}"), s.to_string(), t.to_string()))
+            .collect();
+        let (f, rows) = run(&Termbase::default(), &units);
+        let agent = rows
+            .iter()
+            .find(|r| r.term == "Agent")
+            .expect("Agent tracked");
+        assert!(!agent.cells.contains_key("系统"), "{agent:?}");
+        assert!(!agent.drifting, "{agent:?}");
+        assert!(
+            f.iter().all(|f| !f.message.starts_with("\"Agent\"")),
+            "{f:?}"
+        );
+        // The units that drop the term are unidentified, not rendered.
+        assert_eq!(agent.cells[UNIDENTIFIED].len(), 6, "{agent:?}");
+        assert_eq!(agent.cells[KEPT].len(), 4, "{agent:?}");
     }
 
     proptest::proptest! {

@@ -759,6 +759,55 @@ mod tests {
     }
 
     #[test]
+    fn a_glossary_term_written_with_a_different_stem_passed_as_an_inflected_form() {
+        // задание (assignment) shares its first letters with задача (task); an inflected form
+        // of задача (задачи, задачей, задач) is the rendering, задание is another word.
+        let c = ru(vec![entry("task", "задача", &[])]);
+        let f = run(
+            &c,
+            "Each task has an owner.",
+            "У каждого задания есть владелец.",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("never uses задача"),
+            "{}",
+            f[0].message
+        );
+        for ok in [
+            "У каждой задачи есть владелец.",
+            "Каждой задачей кто-то владеет.",
+            "Владельцы задач известны.",
+        ] {
+            assert_eq!(run(&c, "Each task has an owner.", ok), vec![], "{ok}");
+        }
+        // Polish: wiedźma (witch) is not a form of wiedza (knowledge); wiedzy (genitive) is.
+        let pl = QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("pl"),
+            &Termbase::from_entries([entry("knowledge", "wiedza", &[])]),
+        );
+        assert_eq!(run(&pl, "No knowledge.", "Brak wiedzy."), vec![]);
+        assert_eq!(run(&pl, "No knowledge.", "Brak wiedźmy.").len(), 1);
+        // German: Speichers (genitive) is a form of Speicher. (A German rendering is also
+        // found inside compounds, Arbeitsspeicher, by the exact matcher, so near-misses that
+        // contain it whole are not the stem rule's to judge.)
+        let de = QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("de"),
+            &Termbase::from_entries([entry("memory", "Speicher", &[])]),
+        );
+        assert_eq!(
+            run(&de, "The memory's size.", "Die Größe des Speichers."),
+            vec![]
+        );
+        assert_eq!(
+            run(&de, "The memory's size.", "Die Größe des Spechts.").len(),
+            1
+        );
+    }
+
+    #[test]
     fn forbidden_rendering_is_an_error_in_any_form() {
         let c = ru(vec![entry("agent", "агент", &["посредник"])]);
         let f = run(&c, "Ask the agents.", "Спросите посредников.");

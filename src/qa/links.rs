@@ -22,7 +22,7 @@ use super::doc::Doc;
 use super::{Finding, QaContext, SeqDiff, Severity};
 
 /// Runs `links`, `images`, `footnotes` and `reference_definitions` (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     targets(
         &mut out,
@@ -40,9 +40,48 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
         &src.images,
         &tgt.images,
     );
+    reference_labels(&mut out, source, target);
     footnotes(&mut out, src, tgt);
     reference_definitions(&mut out, src, tgt);
     out
+}
+
+/// `links`, for the references whose definition is not in the unit (a chapter's definitions
+/// often sit at its end, in another unit): each full or collapsed reference of the source
+/// (`[text][label]`, `[label][]`, references by their form) keeps its label in the
+/// translation, as a reference of any form. A label defined in the unit is covered by the
+/// link targets. A shortcut `[label]` is left out: without its definition it may be bracketed
+/// text.
+fn reference_labels(out: &mut Vec<Finding>, source: &str, target: &str) {
+    use crate::book::markdown::{RefForm, label_key, reference_links};
+    let sources: Vec<_> = reference_links(source)
+        .into_iter()
+        .filter(|l| !l.defined && l.form != RefForm::Shortcut)
+        .collect();
+    if sources.is_empty() {
+        return;
+    }
+    let mut kept: Vec<String> = reference_links(target)
+        .iter()
+        .map(|l| label_key(&target[l.label.clone()]))
+        .collect();
+    for l in sources {
+        let label = &source[l.label.clone()];
+        match kept.iter().position(|k| *k == label_key(label)) {
+            Some(i) => {
+                kept.swap_remove(i);
+            }
+            None => out.push(Finding::new(
+                "links",
+                Severity::Error,
+                format!(
+                    "reference link label [{label}] is missing from the translation; keep the link as `[…][{label}]`: its label names the definition and is not translated"
+                ),
+                &source[l.range.clone()],
+                "",
+            )),
+        }
+    }
 }
 
 fn targets(out: &mut Vec<Finding>, check: &str, noun: &str, fix: &str, s: &[String], t: &[String]) {
@@ -62,6 +101,11 @@ pub(crate) fn footnote_refs(doc: &Doc) -> Vec<String> {
     // Unresolved references reach the prose as the text events `[`, `^label`, `]`, which
     // Doc joins with newlines; newlines inside the brackets are skipped.
     let p = &doc.prose;
+    let mut broken: Vec<&str> = doc
+        .broken_footnote_defs
+        .iter()
+        .map(String::as_str)
+        .collect();
     let mut from = 0;
     while let Some(i) = p[from..].find('[').map(|i| i + from) {
         from = i + 1;
@@ -82,9 +126,16 @@ pub(crate) fn footnote_refs(doc: &Doc) -> Vec<String> {
                 c => label.push(c),
             }
         }
-        // `[^label]:` with a colon the parser did not accept (`：`) is a broken definition.
-        let broken_def =
+        // `[^label]：` at the start of a line, a definition the parser did not accept, is not a
+        // reference; the same text inside a sentence (`…所指出的[^ch7-8]：当前…`) is one.
+        let colon =
             end.is_some_and(|e| rest[e..].trim_start_matches('\n').starts_with([':', '：']));
+        let broken_def = colon
+            && broken
+                .iter()
+                .position(|b| *b == label)
+                .map(|at| broken.remove(at))
+                .is_some();
         if end.is_some() && !label.is_empty() && !broken_def {
             out.push(format!("[^{label}]"));
         }
@@ -246,6 +297,26 @@ mod tests {
                 "link targets are in a different order: number 1 is `https://a.io/guide` in the source but `https://b.io` in the translation; keep the source order"
             )]
         );
+    }
+
+    #[test]
+    fn a_footnote_reference_before_a_full_width_colon_was_read_as_a_broken_definition() {
+        // `[^ch7-8]：` inside a sentence is a reference (its definition is in another unit);
+        // only at the start of a line is it a definition the parser did not accept.
+        let src = Doc::parse(
+            "As Silver and Sutton point out in \"Welcome to the Era of Experience\"[^ch7-8], current RL learns from outcomes.\n",
+        );
+        let tgt = Doc::parse(
+            "正如 Silver 与 Sutton 在《Welcome to the Era of Experience》中所指出的[^ch7-8]：当前 RL 方法只能从结果中学习。\n",
+        );
+        assert_eq!(footnote_refs(&tgt), vec!["[^ch7-8]"]);
+        let mut out = Vec::new();
+        footnotes(&mut out, &src, &tgt);
+        assert_eq!(out, vec![]);
+        // A definition written with a full-width colon is still no reference.
+        let broken = Doc::parse("正文[^1]。\n\n[^1]：脚注。\n");
+        assert_eq!(broken.broken_footnote_defs, vec!["1"]);
+        assert_eq!(footnote_refs(&broken), vec!["[^1]"]);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod context;
 pub mod doc;
 pub mod drift;
 pub mod emphasis;
+pub mod front_matter;
 mod gloss;
 pub mod glossary;
 pub mod headings;
@@ -35,6 +36,7 @@ pub mod structure;
 pub mod style;
 pub mod tables;
 pub mod untranslated;
+pub mod words;
 pub mod xref;
 
 use serde::{Deserialize, Serialize};

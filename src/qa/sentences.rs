@@ -11,7 +11,10 @@
 //!   faithful paragraph keeps more than a third of its source's sentence count.
 //! - **A last sentence cut off**: the source's last paragraph (list items often end without
 //!   punctuation in one language and with it in another) ends with sentence punctuation and its
-//!   counterpart ends with a letter or digit (a stream cut mid-sentence).
+//!   counterpart ends with a letter or digit (a stream cut mid-sentence), unless its last word
+//!   is a URL (a reference entry may end with one). Paragraphs of footnote definitions are
+//!   paired only within the same footnote ([`super::structure`]), so two different reference
+//!   entries are never compared.
 //!
 //! Sentences end at `.`, `!`, `?` or `…` followed by whitespace or the end of the block, and at
 //! the CJK full stops `。！？` (also `।`, `؟`, `۔`), whatever the language.
@@ -59,6 +62,14 @@ fn ends_sentence(text: &str) -> bool {
     ])
 }
 
+/// Whether the last word of `text` is a URL (`https://…`, `www.…`): a reference entry may end
+/// with one where its source ends with a full stop, and a URL takes no punctuation after it.
+fn ends_with_url(text: &str) -> bool {
+    text.split_whitespace()
+        .next_back()
+        .is_some_and(|w| w.contains("://") || w.starts_with("www."))
+}
+
 /// Runs the check (see the module docs).
 pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -92,7 +103,10 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
         && ends_sentence(&src.blocks[i].text)
     {
         let t = tgt.blocks[j].text.trim_end();
-        if t.chars().last().is_some_and(char::is_alphanumeric) && out.is_empty() {
+        if t.chars().last().is_some_and(char::is_alphanumeric)
+            && !ends_with_url(t)
+            && out.is_empty()
+        {
             out.push(Finding::new(
                 structure::TRUNCATION,
                 Severity::Error,
@@ -111,6 +125,34 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(src: &str, tgt: &str) -> Vec<Finding> {
+        use crate::lang::Lang;
+        use crate::termbase::Termbase;
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt)
+    }
+
+    #[test]
+    fn a_reference_entry_ending_in_a_url_was_reported_as_cut_off() {
+        // The translation's edition adds two reference entries, the last ending in a URL; the
+        // source's last entry is compared with its own counterpart only.
+        let src = "Memory grows over time.[^v]\n\n[^v]: Wang, G., et al. *Voyager: An Open-Ended Agent.* arXiv:2305.16291, 2023.\n";
+        let tgt = "记忆随时间增长。[^c][^h][^v]\n\n[^c]: Anthropic, “How Claude remembers your project”, 2026. https://code.example/docs/memory\n\n[^h]: Nous Research, *Hermes Agent Documentation*, 2026. https://hermes.example/docs/features\n\n[^v]: Wang, G., et al. *Voyager: An Open-Ended Agent.* arXiv:2305.16291, 2023.\n";
+        assert_eq!(run(src, tgt), vec![]);
+        // A last paragraph ending in a URL is not cut off either.
+        let src = "See the documentation.\n\nThe project lives at the address below.\n";
+        let tgt = "参见文档。\n\n项目地址是 https://example.org/booktr\n";
+        assert_eq!(run(src, tgt), vec![]);
+        // Cut mid-sentence is still found.
+        let f = run(src, "参见文档。\n\n项目地址是\n");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.contains("ends mid-sentence"),
+            "{}",
+            f[0].message
+        );
+    }
 
     #[test]
     fn counts_sentences_in_any_script() {

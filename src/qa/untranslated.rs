@@ -554,10 +554,12 @@ impl Judge {
         // is often a plain term elsewhere (measured on the human zh edition: the whole book's
         // code words passed 69 kept terms and caught 6 more names of programs).
         let code = std::sync::Arc::new(code_words(src));
+        // Cut as the judged text is cut ([`words`]), so that a target such as `=cmd|x` gives
+        // the word `cmd` the text has, not `=cmd`.
         let lower_words = |s: &str| -> Vec<String> {
-            s.split(|c: char| !c.is_alphanumeric() && !joiner(c))
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
+            words(s)
+                .into_iter()
+                .map(|w| s[w.0].to_lowercase())
                 .collect()
         };
         let mut glossary = HashSet::new();
@@ -1279,6 +1281,25 @@ mod tests {
             2,
             "{all:#?}"
         );
+    }
+
+    #[test]
+    fn a_glossary_target_with_punctuation_at_a_word_edge_was_reported_as_a_stray_word() {
+        let tb = Termbase::from_entries([Entry {
+            source: "Agent".into(),
+            target: "=cmd|' /C calc'!A0".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+            forbidden: vec![],
+            variants: vec![],
+        }]);
+        let c = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &tb);
+        // The rehearsal's pseudo translation of the hostile-input test's chapter.
+        let (src, tgt) = (
+            "# Agents\n\nAn Agent uses a tool.\n",
+            "# =cmd|' /C calc'!A0\n\n伪=cmd|' /C calc'!A0 样演样工具。\n",
+        );
+        assert_eq!(run(&c, src, tgt), vec![]);
     }
 
     #[test]

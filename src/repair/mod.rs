@@ -46,12 +46,12 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 use crate::qa::comments::{CodeComments, code_without_comments};
-use crate::qa::structure::{TRANSLATED_KEYS, front_matter, yaml_keys};
+use crate::qa::front_matter::{self, TRANSLATED_KEYS, block as front_matter};
 use spans::{InlineKind, Spans};
 
 /// The class of a mechanical repair (serialized in snake_case: `code_block`, `inline_code`,
 /// `url`, `footnote_label`, `heading`, `anchor`, `html`, `comment`, `math`, `callout`,
-/// `front_matter`, `duplicate_block`, `injected_block`, `emphasis`).
+/// `front_matter`, `duplicate_block`, `injected_block`, `emphasis`, `reference_label`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
@@ -84,11 +84,14 @@ pub enum Class {
     /// Emphasis markup broken by a space after its opening `*` or `**`
     /// ([`crate::qa::emphasis`]), closed up.
     Emphasis,
+    /// The label of a reference link or image (`[text][label]`): a name, restored when the
+    /// model translated or dropped it, the translated link text kept.
+    ReferenceLabel,
 }
 
 impl Class {
     /// Every class, in declaration order.
-    pub const ALL: [Class; 14] = [
+    pub const ALL: [Class; 15] = [
         Class::CodeBlock,
         Class::InlineCode,
         Class::Url,
@@ -103,6 +106,7 @@ impl Class {
         Class::DuplicateBlock,
         Class::InjectedBlock,
         Class::Emphasis,
+        Class::ReferenceLabel,
     ];
 
     /// The serialized (snake_case) name.
@@ -122,6 +126,7 @@ impl Class {
             Class::DuplicateBlock => "duplicate_block",
             Class::InjectedBlock => "injected_block",
             Class::Emphasis => "emphasis",
+            Class::ReferenceLabel => "reference_label",
         }
     }
 }
@@ -1056,43 +1061,20 @@ fn callouts(
     }
 }
 
-/// Front matter entries: `(key, value as QA compares it, byte range of the key, byte range of
-/// the whole entry without its final newline)`, offsets in `text`.
-type Entry = (String, String, Range<usize>, Range<usize>);
-
-fn entries(text: &str) -> Option<Vec<Entry>> {
+/// The front matter block of `text` with its entries as QA reads them
+/// ([`crate::qa::front_matter::parse`]), offsets made relative to `text`; `None` when `text`
+/// has no block, or one that is not a YAML mapping.
+fn entries(text: &str) -> Option<Vec<front_matter::Entry<'_>>> {
     let fm = front_matter(text)?;
     let base = fm.as_ptr() as usize - text.as_ptr() as usize;
-    let keys = yaml_keys(fm).ok()?;
-    let mut out: Vec<Entry> = Vec::new();
-    let mut at = base;
-    for line in fm.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let l = line.trim_end();
-        if l.trim().is_empty() || l.trim_start().starts_with('#') {
-            continue;
-        }
-        let end = start + l.len();
-        if line.starts_with([' ', '\t']) || l.starts_with("- ") || l == "-" {
-            out.last_mut()?.3.end = end;
-            continue;
-        }
-        let k = l.split_once(':')?.0;
-        out.push((
-            k.to_string(),
-            String::new(),
-            start..start + k.len(),
-            start..end,
-        ));
-    }
-    if out.len() != keys.len() {
+    let front_matter::Parsed::Mapping(mut es) = front_matter::parse(fm).ok()? else {
         return None;
+    };
+    for e in &mut es {
+        e.key_range = e.key_range.start + base..e.key_range.end + base;
+        e.range = e.range.start + base..e.range.end + base;
     }
-    for (e, (_, v)) in out.iter_mut().zip(keys) {
-        e.1 = v;
-    }
-    Some(out)
+    Some(es)
 }
 
 fn front_matter_entries(source: &str, text: &str, edits: &mut Vec<Edit>, skipped: &mut Vec<Skip>) {
@@ -1103,7 +1085,8 @@ fn front_matter_entries(source: &str, text: &str, edits: &mut Vec<Edit>, skipped
         if front_matter(text) != front_matter(source) {
             skipped.push(Skip {
                 class: Class::FrontMatter,
-                why: "the front matter of the translation is missing or not the small YAML subset QA reads".to_string(),
+                why: "the front matter of the translation is missing or not a YAML mapping"
+                    .to_string(),
             });
         }
         return;
@@ -1119,20 +1102,30 @@ fn front_matter_entries(source: &str, text: &str, edits: &mut Vec<Edit>, skipped
         });
         return;
     }
-    for (a, b) in s.iter().zip(&t) {
-        if TRANSLATED_KEYS.contains(&a.0.as_str()) {
-            if a.0 != b.0 {
+    // Paired by key when the translation only reordered them (YAML mappings have no order),
+    // else in order (a renamed key sits where the source's was).
+    let same_keys = s.iter().all(|a| t.iter().any(|b| b.key == a.key));
+    let pairs: Vec<(&front_matter::Entry<'_>, &front_matter::Entry<'_>)> = if same_keys {
+        s.iter()
+            .filter_map(|a| t.iter().find(|b| b.key == a.key).map(|b| (a, b)))
+            .collect()
+    } else {
+        s.iter().zip(&t).collect()
+    };
+    for (a, b) in pairs {
+        if TRANSLATED_KEYS.contains(&a.key.as_str()) {
+            if a.key != b.key {
                 edits.push(Edit {
                     class: Class::FrontMatter,
-                    range: b.2.clone(),
-                    with: a.0.clone(),
+                    range: b.key_range.clone(),
+                    with: source[a.key_range.clone()].to_string(),
                 });
             }
-        } else if a.0 != b.0 || a.1 != b.1 {
+        } else if a.key != b.key || a.value != b.value {
             edits.push(Edit {
                 class: Class::FrontMatter,
-                range: b.3.clone(),
-                with: source[a.3.clone()].to_string(),
+                range: b.range.clone(),
+                with: source[a.range.clone()].to_string(),
             });
         }
     }
@@ -1146,6 +1139,7 @@ fn inline_class(k: InlineKind) -> Class {
         InlineKind::Footnote => Class::FootnoteLabel,
         InlineKind::Tag => Class::Html,
         InlineKind::Comment => Class::Comment,
+        InlineKind::RefLabel => Class::ReferenceLabel,
     }
 }
 
@@ -1234,6 +1228,9 @@ fn inline_spans(
             for (a, b) in missing.iter().zip(&foreign) {
                 let with = match kind {
                     InlineKind::Tag => transplant(&source[a.range.clone()], &text[b.range.clone()]),
+                    InlineKind::RefLabel => {
+                        relabel(&source[a.range.clone()], &text[b.range.clone()])
+                    }
                     _ => source[a.range.clone()].to_string(),
                 };
                 edits.push(Edit {
@@ -1319,6 +1316,35 @@ fn bare_once(
     match tokens(text, &scope).as_slice() {
         [one] => Some(*one..*one + inner.len()),
         _ => None,
+    }
+}
+
+/// The target's reference link `tgt` (a full reference's label, or a whole `[text]` or
+/// `[text][]`) with the source's label (from `src`, written the same two ways): a label is
+/// replaced, and a shortcut or collapsed link keeps its translated text and gets the label
+/// (`[文本]` → `[文本][label]`).
+fn relabel(src: &str, tgt: &str) -> String {
+    let inner = |s: &str| -> (bool, String) {
+        let bang = s.starts_with('!');
+        let t = s.trim_start_matches('!');
+        match t.strip_prefix('[') {
+            Some(rest) => {
+                let rest = rest.strip_suffix("][]").or_else(|| rest.strip_suffix(']'));
+                (bang, rest.unwrap_or(rest.unwrap_or_default()).to_string())
+            }
+            None => (bang, s.to_string()),
+        }
+    };
+    let label = if src.trim_start_matches('!').starts_with('[') {
+        inner(src).1
+    } else {
+        src.to_string()
+    };
+    if tgt.trim_start_matches('!').starts_with('[') {
+        let (bang, text) = inner(tgt);
+        format!("{}[{text}][{label}]", if bang { "!" } else { "" })
+    } else {
+        label
     }
 }
 

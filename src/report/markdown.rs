@@ -92,12 +92,30 @@ pub fn render(r: &Report) -> String {
             cur = b.currency
         );
     }
-    if r.runaway.replies > 0 {
+    let rr = &r.runaway;
+    if rr.replies > 0 {
         let _ = writeln!(
             o,
-            "Runaway replies: {} stopped by the stream reader (repeating or over their bound), {} completion tokens billed and discarded; none was kept. See `runaway` in report.json.\n",
-            r.runaway.replies, r.runaway.completion_tokens
+            "Runaway replies: {} stopped by the stream reader ({} repeating themselves, {} past the hard ceiling), {} completion tokens billed and discarded; none was kept. See `runaway` in report.json.\n",
+            rr.replies,
+            rr.repetitions,
+            rr.replies - rr.repetitions,
+            rr.completion_tokens
         );
+    }
+    if !rr.continued.is_empty() || !rr.kept_splits.is_empty() {
+        let _ = writeln!(
+            o,
+            "Long answers: {} reply(ies) reached max_tokens and were continued ({} continuation request(s), {} prompt and {} completion tokens); {} cut reply(ies) kept their first blocks and the rest of the unit was translated apart. Nothing of them was discarded but an unfinished last block.\n",
+            rr.continued.len(),
+            rr.continuations,
+            rr.continuation_usage.prompt_tokens,
+            rr.continuation_usage.completion_tokens,
+            rr.kept_splits.len()
+        );
+    }
+    if rr.not_kept.completion_tokens > 0 {
+        let _ = writeln!(o, "Paid and not kept: {}.\n", rr.not_kept.line());
     }
 
     let failed: Vec<_> = r

@@ -282,8 +282,11 @@ pub struct Report {
     /// Whether report.html carries the bilingual view (the campaign's `bilingual`).
     #[serde(skip)]
     pub bilingual: bool,
-    /// Replies the stream reader stopped as runaways (repeating, or over their bound) and what
-    /// they cost. Their tokens are billed, so they are also in `summary.usage`.
+    /// Long and runaway replies: the replies the stream reader stopped as runaways (repeating,
+    /// or past the hard ceiling) and what they cost, apart from the long answers that were
+    /// continued or split with their received part kept; and every completion token paid and
+    /// not kept, with its reason. All these tokens are billed, so they are also in
+    /// `summary.usage`.
     pub runaway: RunawayReport,
     /// Glossary-agent entries left out of the termbase because a deterministic check failed
     /// (`{source, target, reason, action}`, `action` `dropped` or `review`; see
@@ -370,27 +373,177 @@ pub fn repair_totals(units: &[UnitReport]) -> (BTreeMap<String, usize>, usize) {
     (by, n)
 }
 
-/// The runaway replies of a campaign (all runs).
+/// The runaway and long replies of a campaign (all runs; see [`Report::runaway`]).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RunawayReport {
-    /// Replies stopped.
+    /// Runaway replies stopped (repetition or the hard ceiling): their tokens are discarded.
     pub replies: usize,
+    /// Of those, replies that repeated themselves.
+    pub repetitions: usize,
     /// Completion tokens they consumed before their streams were dropped.
     pub completion_tokens: u64,
     /// Prompt tokens of the requests they answered.
     pub prompt_tokens: u64,
-    /// One entry per reply, in journal order.
+    /// One entry per runaway reply, in journal order.
     pub calls: Vec<crate::campaign::state::RunawayRecord>,
+    /// Calls whose reply reached `max_tokens` and was continued (a long answer, kept whole).
+    pub continued: Vec<LongCall>,
+    /// Continuation requests made, over all `continued` calls.
+    pub continuations: u32,
+    /// What those continuation requests cost (prompt and completion tokens).
+    pub continuation_usage: crate::llm::Usage,
+    /// Cut replies the provider could not continue, whose part ending on a block boundary was
+    /// kept (the rest of the unit was translated as a part of its own).
+    pub kept_splits: Vec<KeptSplit>,
+    /// Completion tokens paid and not kept, and why.
+    pub not_kept: NotKeptTokens,
+    /// What the campaign learned of its model's reply lengths, per agent (snake_case agent
+    /// name → figure), as journaled: the bounds its requests carry.
+    pub learned_bounds: BTreeMap<String, crate::agents::bounds::Figure>,
+}
+
+/// A call whose reply was continued.
+#[derive(Debug, Clone, Serialize)]
+pub struct LongCall {
+    pub call: String,
+    pub agent: crate::agents::Agent,
+    pub unit: Option<String>,
+    pub continuations: u32,
+    /// What the continuation requests cost.
+    pub usage: crate::llm::Usage,
+    /// A continuation came back as a new reply (the server does not continue), taken instead.
+    pub restarted: bool,
+}
+
+/// A cut reply whose first blocks were kept.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeptSplit {
+    /// The call key of the kept part (`translate/<fp>.p1/r0`).
+    pub call: String,
+    pub unit: Option<String>,
+    pub blocks: usize,
+    /// Completion tokens of the reply, all kept but its unfinished last block.
+    pub completion_tokens: u64,
+}
+
+/// Completion tokens paid for and not kept (see [`RunawayReport::not_kept`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NotKeptTokens {
+    pub completion_tokens: u64,
+    /// Runaway replies that repeated themselves.
+    pub runaway_repetition: u64,
+    /// Runaway replies past the hard ceiling without repeating.
+    pub runaway_ceiling: u64,
+    /// Answers of failed calls and rejected replies of split units (an empty or unusable
+    /// answer, a reply cut before its first block ended, …), runaway replies left out.
+    pub rejected: u64,
+    /// Replies cut before their first block ended by a provider that could not continue them,
+    /// asked again with a larger `max_tokens` (the call then succeeded).
+    pub asked_again: u64,
+    /// The rejected answers, one per call, with the reason journaled.
+    pub calls: Vec<crate::campaign::state::NotKept>,
+}
+
+impl NotKeptTokens {
+    /// One line for people: the total and its parts.
+    pub fn line(&self) -> String {
+        format!(
+            "{} completion tokens paid and not kept: {} in runaway replies that repeated themselves, {} in runaway replies past the hard ceiling, {} in answers rejected by failed calls and unit splits, {} in replies cut before their first block and asked again with more room",
+            self.completion_tokens,
+            self.runaway_repetition,
+            self.runaway_ceiling,
+            self.rejected,
+            self.asked_again
+        )
+    }
 }
 
 impl RunawayReport {
-    /// The runaway replies recorded in `s`.
+    /// The runaway and long replies recorded in `s`.
     pub fn of(s: &State) -> RunawayReport {
+        let runaways = s.runaways();
+        let is_repetition = |r: &&crate::campaign::state::RunawayRecord| {
+            r.reason.starts_with("the reply repeats itself")
+        };
+        let mut continued: Vec<LongCall> = Vec::new();
+        let mut kept_splits = Vec::new();
+        let mut asked_again = 0u64;
+        for r in s.finished().values() {
+            if let Some(l) = r.long {
+                asked_again += l.discarded.completion_tokens;
+            }
+            if let Some(l) = r.long.filter(|l| l.continuations > 0) {
+                continued.push(LongCall {
+                    call: r.call.clone(),
+                    agent: r.agent,
+                    unit: r.unit.clone(),
+                    continuations: l.continuations,
+                    usage: l.usage,
+                    restarted: l.restarted,
+                });
+            }
+            if let (Some(blocks), true) = (r.kept_blocks, r.requests > 0) {
+                kept_splits.push(KeptSplit {
+                    call: r.call.clone(),
+                    unit: r.unit.clone(),
+                    blocks,
+                    completion_tokens: r.usage.completion_tokens,
+                });
+            }
+        }
+        continued.sort_by(|a, b| a.call.cmp(&b.call));
+        kept_splits.sort_by(|a, b| a.call.cmp(&b.call));
+        let mut continuation_usage = crate::llm::Usage::default();
+        for c in &continued {
+            continuation_usage.add(&c.usage);
+        }
+        // A failed call's usage includes the runaway replies that ended it: counted once, as
+        // runaways.
+        let mut runaway_by_call: BTreeMap<&str, u64> = BTreeMap::new();
+        for r in runaways {
+            *runaway_by_call.entry(r.call.as_str()).or_default() += r.usage.completion_tokens;
+        }
+        let rejected: u64 = s
+            .not_kept()
+            .iter()
+            .map(|n| {
+                let r = runaway_by_call.remove(n.call.as_str()).unwrap_or(0);
+                n.usage.completion_tokens.saturating_sub(r)
+            })
+            .sum();
+        let runaway_repetition = runaways
+            .iter()
+            .filter(is_repetition)
+            .map(|r| r.usage.completion_tokens)
+            .sum();
+        let runaway_ceiling = runaways
+            .iter()
+            .filter(|r| !is_repetition(r))
+            .map(|r| r.usage.completion_tokens)
+            .sum();
         RunawayReport {
-            replies: s.runaways().len(),
-            completion_tokens: s.runaways().iter().map(|r| r.usage.completion_tokens).sum(),
-            prompt_tokens: s.runaways().iter().map(|r| r.usage.prompt_tokens).sum(),
-            calls: s.runaways().clone(),
+            replies: runaways.len(),
+            repetitions: runaways.iter().filter(is_repetition).count(),
+            completion_tokens: runaways.iter().map(|r| r.usage.completion_tokens).sum(),
+            prompt_tokens: runaways.iter().map(|r| r.usage.prompt_tokens).sum(),
+            calls: runaways.clone(),
+            continuations: continued.iter().map(|c| c.continuations).sum(),
+            continued,
+            continuation_usage,
+            kept_splits,
+            not_kept: NotKeptTokens {
+                completion_tokens: runaway_repetition + runaway_ceiling + rejected + asked_again,
+                runaway_repetition,
+                runaway_ceiling,
+                rejected,
+                asked_again,
+                calls: s.not_kept().to_vec(),
+            },
+            learned_bounds: s
+                .figures()
+                .iter()
+                .map(|(a, f)| (a.as_str().to_string(), *f))
+                .collect(),
         }
     }
 }

@@ -170,6 +170,57 @@ fn openai_batch_sends_every_translation_in_one_batch_and_records_the_answers() {
 }
 
 #[test]
+fn cut_batch_answers_are_continued_not_discarded() {
+    let reference = campaign("openai", 5);
+    let plain = FakeServer::start();
+    assert_code(
+        &cmd(&reference, &plain.base_url, &["--json"])
+            .output()
+            .unwrap(),
+        0,
+    );
+    let batch = FakeBatch::new("zh");
+    batch.cut_translations(true);
+    let fake = FakeServer::start_with("zh", batch.router());
+    fake.model_tokens(1.0, true);
+    let c = campaign("openai", 5);
+    let out = cmd(&c, &fake.base_url, &["--batch", "--json"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert_eq!(json_summary(&out)["status"], "complete");
+    let items = batch.batches()[0].items.len();
+    // Each cut answer was continued once, over the streaming endpoint, from its half.
+    let continuations: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .collect();
+    assert_eq!(continuations.len(), items);
+    assert!(continuations.iter().all(|r| r.prefill.is_some()));
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(c.dir.path().join("b/validation/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        report["runaway"]["continued"].as_array().unwrap().len(),
+        items
+    );
+    assert_eq!(report["runaway"]["not_kept"]["completion_tokens"], 0);
+    for ch in std::fs::read_dir(reference.dir.path().join("b/out"))
+        .unwrap()
+        .flatten()
+    {
+        let name = ch.file_name();
+        assert_eq!(
+            std::fs::read_to_string(c.dir.path().join("b/out").join(&name)).unwrap(),
+            std::fs::read_to_string(ch.path()).unwrap(),
+            "{name:?} joined byte for byte"
+        );
+    }
+}
+
+#[test]
 fn failed_batch_items_fall_back_to_normal_calls() {
     let batch = FakeBatch::new("zh");
     batch.fail_if(|id, _| id == "req-1" || id == "req-3");

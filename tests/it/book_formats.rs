@@ -4,6 +4,7 @@
 //! from their own tables of contents and written back as buildable translated sites.
 
 use crate::support;
+use saphyr::{LoadableYamlNode, Yaml, YamlEmitter};
 
 use support::{TestCampaign, assert_code, corpus_dir};
 
@@ -321,12 +322,14 @@ fn mkdocs_nav_gives_order_and_a_translated_site() {
     assert_code(&out, 0);
     let site = c.path("mk/out");
     let yml = c.read("mk/out/mkdocs.yml");
-    let cfg: serde_yaml::Value = serde_yaml::from_str(&yml).unwrap();
-    let source: serde_yaml::Value = serde_yaml::from_str(&c.read("site/mkdocs.yml")).unwrap();
+    let cfg = &Yaml::load_from_str(&yml).unwrap()[0];
+    let source_text = c.read("site/mkdocs.yml");
+    let source = &Yaml::load_from_str(&source_text).unwrap()[0];
     assert_eq!(cfg["site_name"], source["site_name"]);
     assert_eq!(cfg["markdown_extensions"], source["markdown_extensions"]);
     assert!(yml.starts_with("# A small MkDocs site"), "{yml}");
-    let nav = serde_yaml::to_string(&cfg["nav"]).unwrap();
+    let mut nav = String::new();
+    YamlEmitter::new(&mut nav).dump(&cfg["nav"]).unwrap();
     for (title, page) in [
         ("Home", "index.md"),
         ("User Guide", ""),
@@ -370,7 +373,8 @@ fn mkdocs_builds_the_translated_site_strictly() {
         String::from_utf8_lossy(&o.stderr)
     );
     let index = std::fs::read_to_string(site.join("site/index.html")).unwrap();
-    let cfg: serde_yaml::Value = serde_yaml::from_str(&c.read("mk/out/mkdocs.yml")).unwrap();
+    let yml = c.read("mk/out/mkdocs.yml");
+    let cfg = &Yaml::load_from_str(&yml).unwrap()[0];
     let first = cfg["nav"][0]
         .as_mapping()
         .and_then(|m| m.keys().next())

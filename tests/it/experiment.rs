@@ -242,6 +242,8 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
                 messages: r.messages.clone(),
                 json_schema: None,
                 max_tokens: None,
+                ceiling_tokens: None,
+                prefill: None,
             };
             let (source, x, y) = booktr::experiment::judge::texts_of(&req).unwrap();
             assert_eq!(

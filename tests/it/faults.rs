@@ -1,7 +1,8 @@
-//! Provider faults at campaign level, scripted in the fake server over HTTP: truncated answers
-//! (`finish_reason: length`) are retried with a higher `max_tokens` when the model allows it,
-//! else the unit is split losslessly at a block boundary (a single block at a sentence boundary,
-//! see tests/it/sentence_split.rs); a single block of one sentence
+//! Provider faults at campaign level, scripted in the fake server over HTTP: an answer
+//! truncated (`finish_reason: length`) before its first block ended, by a server that cannot
+//! continue it, makes the unit split losslessly at a block boundary (a single block at a
+//! sentence boundary, see tests/it/sentence_split.rs; continued and partly kept answers are in
+//! tests/it/long_answers.rs); a single block of one sentence
 //! fails clearly; final errors (401) stop the campaign early; a unit that keeps failing is
 //! reported failed while the others complete, and a re-run retries only it.
 
@@ -56,37 +57,14 @@ fn truncated() -> Reply {
 }
 
 #[test]
-fn truncation_is_retried_with_a_higher_max_tokens_when_the_model_allows_it() {
-    let fake = FakeServer::start();
-    fake.script(|r| {
-        // (Every request now carries a derived max_tokens; the first one is below the model's
-        // limit of 8192.)
-        if r.agent == Agent::Translation && r.body["max_tokens"].as_u64().unwrap_or(0) < 8192 {
-            truncated()
-        } else {
-            Reply::Default
-        }
-    });
-    let c = campaign("t", "max_output_tokens = 8192\n");
-    let out = run(&c, &fake);
-    assert_code(&out, 0);
-    let tr: Vec<_> = fake
-        .requests()
-        .into_iter()
-        .filter(|r| r.agent == Agent::Translation)
-        .collect();
-    assert_eq!(tr.len(), 2, "one truncated answer, one retry");
-    assert_eq!(tr[1].body["max_tokens"], 8192);
-    assert!(!c.read("t/out/a.md").contains("截断"));
-}
-
-#[test]
 fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
     let fake = FakeServer::start();
     let reference = campaign("s", "");
     assert_code(&run(&reference, &fake), 0);
     fake.clear();
-    // Any translation request carrying the whole unit is truncated; halves are fine.
+    // Any translation request carrying the whole unit is truncated before its first block
+    // ends, by a server that cannot continue a reply (the continued case is in
+    // tests/it/long_answers.rs); halves are fine.
     fake.script(|r| {
         if r.agent == Agent::Translation && r.unit_text() == Some(LONG_UNIT) {
             truncated()
@@ -94,7 +72,7 @@ fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
             Reply::Default
         }
     });
-    let c = campaign("s", "");
+    let c = campaign("s", "continuation = \"none\"\n");
     let out = run(&c, &fake);
     assert_code(&out, 0);
     assert_eq!(json_summary(&out)["status"], "complete");
@@ -128,8 +106,18 @@ fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
     let usage = &report["summary"]["usage"]["translation"];
     assert_eq!(usage["calls"], 2, "two parts translated");
     assert_eq!(
-        usage["requests"], 3,
-        "and the truncated attempt is paid for and counted"
+        usage["requests"], 4,
+        "and the truncated attempt, asked once more with room for its first block, is paid for and counted"
+    );
+    // Those two replies were paid and not kept, and the report says why.
+    let nk = &report["runaway"]["not_kept"];
+    assert!(nk["rejected"].as_u64().unwrap() > 0, "{nk}");
+    assert!(
+        nk["calls"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("before its first block ended"),
+        "{nk}"
     );
 }
 
@@ -280,4 +268,56 @@ fn a_context_length_error_splits_the_unit() {
         1,
         "a context-length error is not retried as is"
     );
+}
+
+/// Regression (a new user): for a unit too large for the model's context (a 400
+/// context-length error, or a prompt the server cut short), the remedy said "raise
+/// max_tokens", which bounds the reply, not the prompt. Every context failure now says to set
+/// max_context_tokens to the model's context size (booktr then splits to fit) or lower
+/// max_unit_chars, and a unit that cannot be split smaller says to give the model more
+/// context; none mentions max_tokens.
+#[test]
+fn the_remedy_for_a_unit_too_large_for_the_context_said_raise_max_tokens() {
+    const ONE: &str = "One single paragraph that the model cannot take in one request.\n";
+    let context = || {
+        Reply::Status {
+        code: 400,
+        body: "{\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"This model's maximum context length is 8192 tokens\"}}".into(),
+        retry_after: None,
+    }
+    };
+    let fake = FakeServer::start();
+    fake.script(move |r| {
+        if r.agent == Agent::Translation {
+            context()
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "cx",
+        &["a.md", "b.md"],
+        "[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", ONE);
+    c.write("b.md", LONG_UNIT);
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let failures: Vec<&str> = err.lines().filter(|l| l.starts_with("failed ")).collect();
+    assert!(!failures.is_empty(), "{err}");
+    for line in &failures {
+        assert!(
+            line.contains("max_context_tokens") && !line.contains("max_tokens"),
+            "a context failure's remedy: {line}"
+        );
+    }
+    let single = failures
+        .iter()
+        .find(|l| l.contains("single block"))
+        .unwrap_or_else(|| panic!("the one-sentence unit fails: {err}"));
+    assert!(single.contains("more context"), "{single}");
+    let s = json_summary(&out);
+    let last = s["last_error"].as_str().unwrap();
+    assert!(!last.contains("max_tokens"), "{last}");
 }

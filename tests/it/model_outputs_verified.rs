@@ -185,12 +185,15 @@ fn reconciliation_answer_ok_is_rejected_in_a_run() {
         if r.agent != Agent::Translation || r.is_revision() {
             return Reply::Default;
         }
-        // Sections 2 and 5 keep "tool call" in English; the others render it 工具调用.
+        // Sections 2 and 5 keep "tool call" in English; the others render it 工具调用, which
+        // section 1 glosses (工具调用（tool call）), so the drift is confirmed and reconciled.
         let unit = r.unit_text().unwrap_or("");
         let keep = unit.contains("Section 2\n") || unit.contains("Section 5\n");
         let mut messages: Vec<Message> = r.messages.clone();
         let line = if keep {
             "- tool call → tool call\n"
+        } else if unit.contains("Section 1\n") {
+            "- tool call → 工具调用（tool call）\n"
         } else {
             "- tool call → 工具调用\n"
         };
@@ -232,7 +235,21 @@ fn reconciliation_answer_ok_is_rejected_in_a_run() {
         "{}",
         report["glossary"]
     );
-    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    // Sections 2 and 5 keep "tool call" in English: `untranslated_word` errors, whose
+    // revisions are not the reconciliation's.
+    let revisions = fake
+        .requests()
+        .iter()
+        .filter(|r| r.is_revision())
+        .filter(|r| {
+            let t = r.all_text();
+            let review = t.rsplit("A review found problems").next().unwrap_or("");
+            review
+                .lines()
+                .filter(|l| l.starts_with("- "))
+                .any(|l| !l.starts_with("- untranslated_word: \"tool call\""))
+        })
+        .count();
     assert_eq!(
         revisions, 0,
         "no revision from a rejected reconciliation; {s}"

@@ -172,6 +172,8 @@ fn glossary_request() -> Request {
             schema: serde_json::json!({"type": "object"}),
         }),
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

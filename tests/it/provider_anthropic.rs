@@ -70,6 +70,8 @@ fn request(schema: bool) -> Request {
                 "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
         }),
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

@@ -52,6 +52,8 @@ fn request(agent: Agent, schema: bool) -> Request {
             schema: serde_json::json!({"type": "object"}),
         }),
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     }
 }
 

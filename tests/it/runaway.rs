@@ -236,10 +236,12 @@ fn runaway_repetition_is_aborted_before_provider_limit() {
 }
 
 #[test]
-fn runaway_over_bound_is_not_kept() {
+fn runaway_past_the_ceiling_is_not_kept() {
     let fake = FakeServer::start();
     const PROVIDER_LIMIT: usize = 20_000;
-    // Never the same text twice, and no end: the server ignores max_tokens.
+    // Never the same text twice, and no end: the server ignores max_tokens. Without repetition
+    // such a reply is stopped only at the hard ceiling (here its floor, 4,096 o200k_base
+    // tokens for a one-line unit), far past what the unit needs.
     fake.script(move |r| {
         if r.agent == Agent::Translation {
             Reply::Stream {
@@ -272,9 +274,10 @@ fn runaway_over_bound_is_not_kept() {
         "no configured temperature: the retry uses 0.3"
     );
     let sent = fake.streamed_chunks();
+    let floor = booktr::agents::bounds::CEILING_FLOOR as usize;
     assert!(
-        sent < 2 * 1_000,
-        "each attempt stopped near its bound: {sent} chunks of {}",
+        sent > 2 * floor / 8 && sent < 2 * floor / 2,
+        "each attempt stopped at its ceiling of {floor} tokens (2 to 8 tokens a chunk): {sent} chunks of {}",
         2 * PROVIDER_LIMIT
     );
 
@@ -294,7 +297,7 @@ fn runaway_over_bound_is_not_kept() {
         rep["runaway"]["calls"][0]["reason"]
             .as_str()
             .unwrap()
-            .contains("outgrew its bound")
+            .contains("passed the hard ceiling of 4096 tokens")
     );
     assert_eq!(rep["summary"]["runaway_replies"], 2);
     let spent = rep["runaway"]["completion_tokens"].as_u64().unwrap();
@@ -433,6 +436,52 @@ fn insufficient_quota_stops_campaign_at_first_occurrence() {
     }
 }
 
+/// Regression (a new user): after a quota stop and a clean resume, the summary said
+/// `complete` while `last_error` still showed the old quota error. An error is shown only
+/// while its call is still failed; `status` says `none` once every call has finished.
+#[test]
+fn a_clean_resume_after_a_quota_stop_still_showed_the_quota_error() {
+    let fake = FakeServer::start();
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    fake.script(move |r| {
+        if r.agent == Agent::Translation && n2.fetch_add(1, Ordering::SeqCst) == 1 {
+            Reply::Status {
+                code: 429,
+                body: r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#.into(),
+                retry_after: None,
+            }
+        } else {
+            Reply::Default
+        }
+    });
+    let c = quota_campaign("lq");
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete");
+    assert!(
+        s["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeded your current quota"),
+        "the stopping error is shown while it stands: {s}"
+    );
+    // The account is fixed; the resume redoes the stopped call and the rest.
+    fake.script(|_| Reply::Default);
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+    assert!(
+        s["last_error"].is_null(),
+        "a resolved error is not shown: {s}"
+    );
+    let status = c.cmd("status", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("last error: none"), "{text}");
+}
+
 #[test]
 fn insufficient_quota_stops_a_batch_campaign_at_submission() {
     let batch = FakeBatch::new("zh");
@@ -547,6 +596,8 @@ fn anthropic_runaway_and_billing_errors_are_typed() {
         ],
         json_schema: None,
         max_tokens: Some(1024),
+        ceiling_tokens: None,
+        prefill: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

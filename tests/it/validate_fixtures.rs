@@ -144,7 +144,11 @@ fn every_failure_class_is_flagged_with_the_right_check_and_severity() {
     assert!(has(&fs, "links", "error"), "{fs:?}");
     assert!(has(&fs, "glossary", "error"), "{fs:?}");
     assert!(has(&fs, "length_ratio", "error"), "{fs:?}");
-    assert!(has(&fs, "term_drift", "warning"), "{fs:?}");
+    assert!(
+        has(&fs, "term_drift", "warning"),
+        "{fs:?}\n{}",
+        report["drift"]
+    );
     let drift = report["drift"].as_array().unwrap();
     let row = drift
         .iter()

@@ -25,6 +25,53 @@ pub struct Conflict {
     pub examples: Vec<String>,
 }
 
+/// The conflicts of the drift rows `rows` (see [`Manager::conflicts`]), leaving out the terms
+/// (keys of [`crate::termbase::term_key`]) in `done`.
+pub(super) fn drift_conflicts(
+    rows: &[crate::qa::DriftRow],
+    done: &BTreeSet<String>,
+) -> Vec<Conflict> {
+    let mut out: Vec<Conflict> = Vec::new();
+    // Act on confirmed drift only (see `qa::drift`, "Confirmed drift"): a term kept in some
+    // units and written in a confirmed rendering in others, or written in two confirmed
+    // renderings. An unconfirmed (statistical) drift stays in the report for the editor:
+    // reconciling it could write a neighbour's rendering into the termbase and then into
+    // every unit of the term. Only the kept term and the confirmed renderings are offered,
+    // so the rendering chosen is one that occurs, on word boundaries, as the term's
+    // translation in every unit that uses it.
+    for row in rows
+        .iter()
+        .filter(|r| r.drifting && r.confirmed_drift && !r.in_glossary)
+    {
+        if done.contains(&crate::termbase::term_key(&row.term)) {
+            continue;
+        }
+        let renderings: Vec<Rendering> = row
+            .cells
+            .iter()
+            .filter(|(r, _)| r.as_str() == crate::qa::drift::KEPT || row.confirmed.contains(r))
+            .map(|(r, units)| Rendering {
+                rendering: r.clone(),
+                units: units.len(),
+            })
+            .collect();
+        if renderings.len() < 2 {
+            continue;
+        }
+        let examples: Vec<String> = renderings
+            .iter()
+            .filter_map(|r| row.cells.get(&r.rendering)?.first().cloned())
+            .take(3)
+            .collect();
+        out.push(Conflict {
+            term: row.term.clone(),
+            renderings,
+            examples,
+        });
+    }
+    out
+}
+
 /// A planned proofreading batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProofBatchPlan {
@@ -172,48 +219,7 @@ impl Manager<'_> {
                 _ => None,
             }))
             .collect();
-        let mut out: Vec<Conflict> = Vec::new();
-        for row in qa.drift.iter().filter(|r| r.drifting && !r.in_glossary) {
-            if done.contains(&crate::termbase::term_key(&row.term)) {
-                continue;
-            }
-            let renderings: Vec<Rendering> = row
-                .cells
-                .iter()
-                .filter(|(r, _)| r.as_str() != crate::qa::drift::UNIDENTIFIED)
-                .map(|(r, units)| Rendering {
-                    rendering: r.clone(),
-                    units: units.len(),
-                })
-                .collect();
-            if renderings.len() < 2 {
-                continue;
-            }
-            // Act on solid evidence only: a term kept in some units and rendered in others, or
-            // at least two renderings each backed by a gloss, a marker or the termbase (not
-            // only by the statistical association).
-            let kept = row.cells.contains_key(crate::qa::drift::KEPT);
-            let solid = renderings
-                .iter()
-                .filter(|r| {
-                    r.rendering != crate::qa::drift::KEPT && !row.statistical.contains(&r.rendering)
-                })
-                .count();
-            if !(kept || solid >= 2) {
-                continue;
-            }
-            let examples: Vec<String> = row
-                .cells
-                .values()
-                .filter_map(|u| u.first().cloned())
-                .take(3)
-                .collect();
-            out.push(Conflict {
-                term: row.term.clone(),
-                renderings,
-                examples,
-            });
-        }
+        let mut out = drift_conflicts(&qa.drift, &done);
         // Marked renderings that disagree.
         let mut marked: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
         for t in qa.review_terms.iter().filter(|t| t.marked) {
@@ -361,8 +367,45 @@ impl Manager<'_> {
     }
 
     /// [`Manager::decide_key`] as a [`CallKey`].
+    ///
+    /// A hand or imported edit never reopens a decided round: an edited unit leaves the forced
+    /// set (an editor's text is never sent back to a model), which changes the key, yet the
+    /// decision recorded on the same review batches with the edited units among its forced
+    /// ones still stands, and its key is kept. Otherwise an import after a run would leave
+    /// the round undecided (`status`: `incomplete` at "decide revisions (round 0)") and the
+    /// next `run` would pay for a Manager call that decides nothing new (regression test
+    /// `a_po_import_reopened_the_decision_of_round_0`).
     pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
-        self.decide_key_for(s, round, &self.forced(s, round))
+        let forced = self.forced(s, round);
+        let key = self.decide_key_for(s, round, &forced);
+        if s.human_edits().is_empty() || s.is_done(&key.to_string()) {
+            return key;
+        }
+        self.decided_before_edits(s, round, &forced).unwrap_or(key)
+    }
+
+    /// The key of a recorded decision of `round` that covers the units `forced` now: made on
+    /// the same proofreading batches, its forced units being `forced` plus units edited by
+    /// hand or imported since. Scans the finished calls; only asked when the state has edits
+    /// and the current key is not done.
+    fn decided_before_edits(&self, s: &State, round: u32, forced: &[String]) -> Option<CallKey> {
+        let now: BTreeSet<&str> = forced.iter().map(String::as_str).collect();
+        s.finished().iter().find_map(|(k, r)| {
+            let parsed = CallKey::parse(k);
+            if !matches!(parsed, CallKey::Decide { round: r0, .. } if r0 == round) {
+                return None;
+            }
+            let Output::Decision { forced: then, .. } = &r.output else {
+                return None;
+            };
+            let covers = now.iter().all(|u| then.iter().any(|t| t == u))
+                && then
+                    .iter()
+                    .all(|u| now.contains(u.as_str()) || s.human_edit(u).is_some());
+            // The same batches and units give the same key: the decision is about this round
+            // as it stands, but for the edits.
+            (covers && self.decide_key_for(s, round, then) == parsed).then_some(parsed)
+        })
     }
 
     /// The decision key of `round` with `forced` as its forced units.

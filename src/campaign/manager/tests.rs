@@ -267,6 +267,9 @@ impl<'c> Journal<'c> {
                     output_sha256: ResultFile::output_hash(&output),
                     output,
                     origin: None,
+                    long: None,
+                    sample: None,
+                    kept_blocks: None,
                 };
                 runner::record_finished(c, m, store, state, result).unwrap();
             }
@@ -610,6 +613,69 @@ fn journal_to_stage_table_qa_errors_and_flags_go_to_a_revision_round() {
         ["ch1-001", "ch2-001"]
     );
     assert!(m.forced(&j.state, 1).is_empty(), "the revision fixed it");
+}
+
+/// Regression (a new user's PO import): after a run whose round 0 forced a revision, an
+/// imported edit of that unit took it out of the forced set, which changed the decision's key:
+/// `status` said `incomplete` at "decide revisions (round 0)" and the next run made one more
+/// Manager call, though every unit was reused. The decision stands; only the outputs are
+/// written again.
+#[test]
+fn a_po_import_reopened_the_decision_of_round_0() {
+    let dir = TempDir::new("import-after-run");
+    let c = campaign(&dir.0, "");
+    let answers = Answers {
+        untranslated: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    let decided = m.decide_key(&j.state, 0);
+    // The import: an editor's text for the unit the round forced (and another one).
+    for (unit, text) in [
+        ("ch1-001", "智能体编辑过的译文。\n"),
+        ("ch2-000", "# 记忆\n"),
+    ] {
+        let fp = j.state.fp(unit).unwrap().to_string();
+        crate::campaign::commit::record_edit(&c, &mut j.store, &mut j.state, unit, &fp, text, true)
+            .unwrap();
+    }
+    // A new process (import, status, run) builds its Manager from the state on disk.
+    let m = Manager::new(&c, &j.state);
+    assert!(
+        !m.forced(&j.state, 0).contains(&"ch1-001".to_string()),
+        "an edited unit is never forced"
+    );
+    assert_eq!(
+        m.decide_key(&j.state, 0),
+        decided,
+        "the recorded decision stands"
+    );
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+    let status = Status::of_stage(&m.next_step(&j.state, &BTreeSet::new()).stage);
+    assert_eq!(status, Status::Complete);
 }
 
 #[test]
@@ -1414,4 +1480,47 @@ fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
         &m,
         &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
     );
+}
+
+/// A drift row as the campaign had it: "Agent" kept in 3 units and credited with 系统
+/// (the word for "system") by the statistical association alone in 27. The Manager reconciled
+/// it (a kept term made any drift "solid"), the reconciler picked the most used rendering, and
+/// `Agent → 系统` entered the termbase and was written into the book by revisions. An
+/// unconfirmed drift is now left to the editor; a confirmed one is reconciled over its
+/// confirmed renderings only.
+#[test]
+fn a_kept_term_and_a_statistical_rendering_were_reconciled() {
+    use crate::qa::DriftRow;
+    let ids = |p: &str, n: usize| (0..n).map(|i| format!("{p}-{i:03}")).collect::<Vec<_>>();
+    let statistical = DriftRow {
+        term: "Agent".into(),
+        in_glossary: false,
+        cells: [
+            ("(kept)".to_string(), ids("k", 3)),
+            ("系统".to_string(), ids("s", 27)),
+        ]
+        .into_iter()
+        .collect(),
+        suggested: Some("系统".into()),
+        drifting: true,
+        statistical: vec!["系统".into()],
+        confirmed: Vec::new(),
+        confirmed_drift: false,
+    };
+    let done = std::collections::BTreeSet::new();
+    assert!(super::review::drift_conflicts(std::slice::from_ref(&statistical), &done).is_empty());
+    // Confirmed: 智能体 glossed in 4 units; the statistical 系统 is not offered.
+    let mut confirmed = statistical.clone();
+    confirmed.cells.insert("智能体".into(), ids("g", 4));
+    confirmed.confirmed = vec!["智能体".into()];
+    confirmed.confirmed_drift = true;
+    let c = super::review::drift_conflicts(&[confirmed], &done);
+    assert_eq!(c.len(), 1);
+    let offered: Vec<(&str, usize)> = c[0]
+        .renderings
+        .iter()
+        .map(|r| (r.rendering.as_str(), r.units))
+        .collect();
+    assert_eq!(offered, vec![("(kept)", 3), ("智能体", 4)]);
+    assert_eq!(c[0].examples, vec!["k-000", "g-000"]);
 }

@@ -32,9 +32,17 @@ impl State {
         &self.open_failures
     }
 
-    /// `last_error` of the state (read-only: it changes through [`State::apply`]).
-    pub fn last_error(&self) -> &Option<String> {
-        &self.last_error
+    /// The newest error of a call that is still failed, as `call: error`: the newest failure
+    /// while its call has not finished since, else the newest-keyed open failure; `None` when
+    /// every call that failed has finished since (a resume after a quota stop that redid the
+    /// stopped calls has no error left to show, and the summary says `complete`).
+    pub fn last_error(&self) -> Option<String> {
+        let call = self
+            .last_failed
+            .as_ref()
+            .filter(|c| self.open_failures.contains_key(*c))
+            .or_else(|| self.open_failures.keys().next_back())?;
+        Some(format!("{call}: {}", self.open_failures[call]))
     }
 
     /// The merged termbase once the Glossary stage is done, with its file (relative to the
@@ -235,6 +243,30 @@ impl State {
     /// made by hand in an output chapter (see [`CandidateOrigin::Imported`]).
     pub fn imported_edits(&self) -> &HashSet<String> {
         &self.imported_edits
+    }
+
+    /// The journaled figure of `agent`'s reply lengths, which its requests are bounded by
+    /// (see [`crate::agents::bounds::Figure`]); `None` until one is learned.
+    pub fn figure(&self, agent: Agent) -> Option<&crate::agents::bounds::Figure> {
+        self.figures.get(&agent)
+    }
+
+    /// The figure the samples recorded so far give for `agent` (journaled by
+    /// [`super::super::commit::record_result`] when it differs from [`State::figure`]).
+    pub fn learned_figure(&self, agent: Agent) -> Option<crate::agents::bounds::Figure> {
+        crate::agents::bounds::learn(self.samples.get(&agent).map_or(&[][..], |v| &v[..]))
+    }
+
+    /// Answers paid for and not kept (failed calls, rejected replies of split units), in
+    /// journal order. Runaway replies are listed apart ([`State::runaways`]); their tokens are
+    /// part of the usage of the call they ended.
+    pub fn not_kept(&self) -> &[NotKept] {
+        &self.not_kept
+    }
+
+    /// Every journaled figure, by agent.
+    pub fn figures(&self) -> &BTreeMap<Agent, crate::agents::bounds::Figure> {
+        &self.figures
     }
 
     /// Runaway replies stopped by the stream reader, in journal order (all runs).

@@ -59,6 +59,9 @@ struct Shared {
     refuse: Mutex<Option<(u16, String)>>,
     /// Uploads refused so.
     refused: AtomicUsize,
+    /// Translation answers are cut in half with `finish_reason: length` (see
+    /// [`FakeBatch::cut_translations`]).
+    cut: AtomicBool,
 }
 
 /// Handle on the fake batch endpoints.
@@ -82,8 +85,15 @@ impl FakeBatch {
                 keys: Mutex::new(Vec::new()),
                 refuse: Mutex::new(None),
                 refused: AtomicUsize::new(0),
+                cut: AtomicBool::new(false),
             }),
         }
+    }
+
+    /// Cuts every Translation answer (OpenAI API) at half its characters, with
+    /// `finish_reason: length`, as a model that reached `max_tokens` does.
+    pub fn cut_translations(&self, on: bool) {
+        self.shared.cut.store(on, Ordering::SeqCst);
     }
 
     /// The routes, to merge into a fake server.
@@ -285,7 +295,13 @@ async fn poll_openai(
         }
         ok_n += 1;
         let agent = agent_of(messages);
-        let content = default_content(&s.target, agent, messages);
+        let mut content = default_content(&s.target, agent, messages);
+        let mut finish = "stop";
+        if agent == booktr::agents::Agent::Translation && s.cut.load(Ordering::SeqCst) {
+            let half = content.char_indices().nth(content.chars().count() / 2);
+            content.truncate(half.map_or(0, |(i, _)| i));
+            finish = "length";
+        }
         let (p, c) = usage_tokens(messages, &content);
         out.push_str(&format!(
             "{}\n",
@@ -293,7 +309,7 @@ async fn poll_openai(
                 "response": {"status_code": 200, "request_id": "x", "body": {
                     "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake-model",
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop"}],
+                        "finish_reason": finish}],
                     "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}}}})
         ));
     }

@@ -44,7 +44,10 @@ pub struct Recorded {
     /// 0-based arrival order.
     pub n: usize,
     pub agent: Agent,
+    /// The messages, without a final assistant message (see `prefill`).
     pub messages: Vec<Message>,
+    /// A final assistant message: the start of a reply to continue (a continuation request).
+    pub prefill: Option<String>,
     pub body: Value,
     pub authorization: Option<String>,
     pub at: Instant,
@@ -130,6 +133,46 @@ pub enum Reply {
     Stream { parts: Vec<String>, delay: Duration },
 }
 
+/// How the fake's model counts its tokens and honours `max_tokens` (see
+/// [`FakeServer::model_tokens`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ModelTokens {
+    /// The model's tokens per `o200k_base` token of the text it writes (1.0: the same
+    /// tokenizer; 3.0: a Llama-family tokenizer on Chinese).
+    pub per_o200k: f64,
+    /// Whether a final assistant message is continued (llama.cpp, Anthropic) or ignored, the
+    /// reply starting over (OpenAI).
+    pub continues: bool,
+}
+
+impl ModelTokens {
+    /// The model's tokens for `text`: `ceil(o200k_base tokens × per_o200k)`.
+    pub fn count(&self, text: &str) -> u64 {
+        (booktr::tokens::count(text) as f64 * self.per_o200k).ceil() as u64
+    }
+
+    /// The longest prefix of `text` (on a char boundary) of at most `max` model tokens (a
+    /// binary search over char counts; BPE counts of prefixes are monotone enough for a fake).
+    pub fn cut<'a>(&self, text: &'a str, max: u64) -> &'a str {
+        if self.count(text) <= max {
+            return text;
+        }
+        let mut ends: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+        ends.push(text.len());
+        let end = |n: usize| if n == 0 { 0 } else { ends[n - 1] };
+        let (mut lo, mut hi) = (0usize, ends.len());
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if self.count(&text[..end(mid)]) <= max {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        &text[..end(lo)]
+    }
+}
+
 /// The timing of one answered request (see [`FakeServer::timings`]).
 #[derive(Debug, Clone)]
 pub struct Timing {
@@ -192,6 +235,8 @@ struct Shared {
     max_in_flight: AtomicUsize,
     /// Content chunks of [`Reply::Stream`] answers handed to connections.
     streamed: Arc<AtomicUsize>,
+    /// The model's tokenizer (see [`FakeServer::model_tokens`]).
+    model_tokens: Mutex<Option<ModelTokens>>,
     /// Replay of recorded answers, or proxying to a real server (see [`FakeServer::replay`]).
     recording: Mutex<Option<Recording>>,
     /// Answers recorded in proxy mode, in the order they finished.
@@ -270,6 +315,7 @@ impl FakeServer {
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             streamed: Arc::new(AtomicUsize::new(0)),
+            model_tokens: Mutex::new(None),
             recording: Mutex::new(None),
             exchanges: Mutex::new(Vec::new()),
             misses: Mutex::new(Vec::new()),
@@ -310,6 +356,18 @@ impl FakeServer {
     /// Replaces the script.
     pub fn script(&self, f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) {
         *self.shared.script.lock().unwrap() = Arc::new(f);
+    }
+
+    /// Makes the fake's model count its completion tokens as `per_o200k` times `o200k_base`'s
+    /// and honour `max_tokens` as a real server does: a reply longer than that is cut there and
+    /// ends with `finish_reason: length`. With `continues`, a final assistant message is
+    /// continued (the reply goes on from it: llama.cpp, Anthropic); without, it is ignored and
+    /// the reply starts over (OpenAI). Off by default: replies are never cut.
+    pub fn model_tokens(&self, per_o200k: f64, continues: bool) {
+        *self.shared.model_tokens.lock().unwrap() = Some(ModelTokens {
+            per_o200k,
+            continues,
+        });
     }
 
     /// Sets latency: `base` before the first byte, plus `per_token` per completion token.
@@ -599,6 +657,8 @@ pub fn default_content(target: &Lang, agent: Agent, messages: &[Message]) -> Str
         messages: messages.to_vec(),
         json_schema: None,
         max_tokens: None,
+        ceiling_tokens: None,
+        prefill: None,
     };
     Rehearsal::new(target.clone())
         .complete(&req)
@@ -649,8 +709,14 @@ async fn answer(
         Ok(v) => v,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("bad json: {e}")).into_response(),
     };
-    let messages: Vec<Message> =
+    let mut messages: Vec<Message> =
         serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+    let prefill = match messages.last() {
+        Some(m) if m.role == booktr::llm::Role::Assistant && messages.len() > 1 => {
+            messages.pop().map(|m| m.content)
+        }
+        _ => None,
+    };
     let agent = agent_of(&messages);
     let rec = {
         let mut reqs = shared.requests.lock().unwrap();
@@ -658,6 +724,7 @@ async fn answer(
             n: reqs.len(),
             agent,
             messages: messages.clone(),
+            prefill: prefill.clone(),
             body: body.clone(),
             authorization: headers
                 .get("authorization")
@@ -771,8 +838,57 @@ async fn answer(
             finish,
         } => (reasoning, content, finish),
     };
-    let completion_tokens =
-        booktr::tokens::count(&content) as u64 + booktr::tokens::count(&reasoning) as u64;
+    let model = *shared.model_tokens.lock().unwrap();
+    let (content, finish, completion_tokens) = match model {
+        None => {
+            let n =
+                booktr::tokens::count(&content) as u64 + booktr::tokens::count(&reasoning) as u64;
+            (content, finish, n)
+        }
+        Some(m) => {
+            // A continuation goes on from the prefill when the whole reply starts with it;
+            // a model that does not continue starts over.
+            let content = match (&prefill, m.continues) {
+                (Some(p), true) if content.starts_with(p.as_str()) => {
+                    content[p.len()..].to_string()
+                }
+                _ => content,
+            };
+            let max = body["max_tokens"].as_u64().unwrap_or(u64::MAX);
+            let kept = m.cut(&content, max.saturating_sub(m.count(&reasoning)));
+            let finish = if kept.len() < content.len() {
+                "length".to_string()
+            } else {
+                finish
+            };
+            let kept = kept.to_string();
+            let n = m.count(&kept) + m.count(&reasoning);
+            (kept, finish, n)
+        }
+    };
+    flight.usage = (prompt_tokens, completion_tokens, cached_tokens);
+    // A request without `"stream": true` (the OpenAI Python client's default, used by the
+    // seed original in the campaign bench) gets one `chat.completion` JSON object after the
+    // same latency.
+    if body["stream"] != json!(true) {
+        tokio::time::sleep(base + per_token * completion_tokens as u32).await;
+        let mut message = json!({"role": "assistant", "content": content});
+        if !reasoning.is_empty() {
+            message["reasoning_content"] = json!(reasoning);
+        }
+        let answer = json!({"id": "fake", "object": "chat.completion", "created": 0,
+            "model": body["model"].as_str().unwrap_or("fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached_tokens}}});
+        flight.answered(200);
+        return (
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            answer.to_string(),
+        )
+            .into_response();
+    }
     let mut steps = vec![Step::Sleep(base + per_token * completion_tokens as u32)];
     steps.push(Step::Data(chunk(
         json!({"role": "assistant", "content": ""}),
@@ -790,7 +906,6 @@ async fn answer(
                   "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": {"cached_tokens": cached_tokens}}});
     steps.push(Step::Data(format!("data: {usage}\n\n")));
     steps.push(Step::Data("data: [DONE]\n\n".into()));
-    flight.usage = (prompt_tokens, completion_tokens, cached_tokens);
     sse(steps, flight, true)
 }
 

@@ -98,10 +98,178 @@ pub fn translate(text: &str) -> String {
     translate_planted(text, &[], false)
 }
 
+/// Like [`translate`], but following a glossary as a translator follows the one its prompt
+/// carries: every occurrence of a glossary source term (found as the campaign finds it, with
+/// [`booktr::termbase::Matcher`]: case-insensitive, word boundaries, simple plurals, the longest
+/// term first) is written as its glossary target, the other words word for word. A target is
+/// not the words' dictionary renderings joined (`Agent` → 智能体, `context window` →
+/// 上下文窗口), so a glossary term and the same words elsewhere read differently, as in a real
+/// translation; every word and every term still has exactly one rendering.
+pub fn translate_with_glossary(text: &str, glossary: &[(String, String)]) -> String {
+    translate_inner(text, glossary, &[], false, None)
+}
+
+/// A dictionary of real Chinese words for [`translate_inner`]: every English word (lemma) of a
+/// book gets one distinct word of a real Chinese text, by rank of frequency (the most frequent
+/// English word gets the most frequent Chinese word), so the translation reads like Chinese to
+/// a segmenter (its words are dictionary words, and their characters recur across words as in
+/// real text: 系统, 统一, 一个) while every English word still has exactly one rendering. The
+/// issue's "pseudo-Chinese" translation of the corpus is of this kind.
+/// Words a [`Dictionary`] keeps for [`Dictionary::coined`].
+const SPARE: usize = 300;
+
+pub struct Dictionary {
+    primary: std::collections::HashMap<String, String>,
+    /// A second, competing word per lemma, for planted drift.
+    alternate: std::collections::HashMap<String, String>,
+    /// Words of the pool no lemma has, for coined glossary renderings ([`Dictionary::coined`]).
+    spare: Vec<String>,
+}
+
+impl Dictionary {
+    /// From the English `sources` and the Chinese `reference` text (segmented with ICU4X's
+    /// dictionary segmenter, as booktr's drift check does): words of 2 or 3 Han characters,
+    /// leaving out those that share a character run with a glossary target (`avoid`), so no
+    /// dictionary word is also a glossary rendering.
+    pub fn new(sources: &[&str], reference: &str, avoid: &[&str]) -> Dictionary {
+        use std::collections::HashMap;
+        let mut zh: HashMap<&str, usize> = HashMap::new();
+        let bounds = booktr::qa::words::raw_boundaries(reference);
+        for w in bounds.windows(2) {
+            let word = &reference[w[0]..w[1]];
+            let n = word.chars().count();
+            if (2..=3).contains(&n)
+                && word.chars().all(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+                && !avoid.iter().any(|a| a.contains(word) || word.contains(a))
+                && !FUNCTION_WORDS
+                    .iter()
+                    .any(|(_, r)| r.chars().count() >= 2 && word.contains(r))
+                // No numerals and no chapter, section, figure or table words: the English
+                // source has no such number there, so the number checks would object.
+                && !word.chars().any(|c| "〇零一二三四五六七八九十百千万亿两第章节图表".contains(c))
+            {
+                *zh.entry(word).or_insert(0) += 1;
+            }
+        }
+        let mut pool: Vec<(&str, usize)> = zh.into_iter().collect();
+        pool.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut en: HashMap<String, usize> = HashMap::new();
+        for src in sources {
+            for (a, b) in words(src) {
+                let w = &src[a..b];
+                if kept(w) || acronym_plural(w).is_some() {
+                    continue;
+                }
+                let l = lemma(w);
+                if FUNCTION_WORDS.iter().any(|(f, _)| *f == l) {
+                    continue;
+                }
+                *en.entry(l).or_insert(0) += 1;
+            }
+        }
+        let mut lemmas: Vec<(String, usize)> = en.into_iter().collect();
+        lemmas.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut primary = HashMap::new();
+        let mut alternate = HashMap::new();
+        let n = lemmas.len();
+        for (i, (l, _)) in lemmas.into_iter().enumerate() {
+            // Past the pool's end, the hashed pair of characters.
+            let word = |j: usize| {
+                pool.get(j)
+                    .map_or_else(|| rendering(&l, 0), |p| p.0.to_string())
+            };
+            primary.insert(l.clone(), word(i));
+            alternate.insert(l.clone(), word(n + SPARE + i));
+        }
+        let spare = pool
+            .iter()
+            .skip(n)
+            .take(SPARE)
+            .map(|p| p.0.to_string())
+            .collect();
+        Dictionary {
+            primary,
+            alternate,
+            spare,
+        }
+    }
+
+    /// The `i`-th word no lemma has: a glossary rendering that is not the words' renderings
+    /// joined (as a terminologist coins 注意力机制 for "attention mechanism").
+    pub fn coined(&self, i: usize) -> Option<&str> {
+        self.spare.get(i).map(String::as_str)
+    }
+
+    /// The word for `word` (any case, plural folded), `variant` 0 its rendering, else the
+    /// competing one; function words as [`rendering`].
+    pub fn rendering(&self, word: &str, variant: u8) -> String {
+        let l = lemma(word);
+        let map = if variant == 0 {
+            &self.primary
+        } else {
+            &self.alternate
+        };
+        map.get(&l)
+            .cloned()
+            .unwrap_or_else(|| rendering(word, variant))
+    }
+}
+
 /// Like [`translate`], but the words of every phrase in `planted` (lower case, e.g.
 /// `"context window"`) get their competing rendering (variant 1) when `alternate` is true: a
 /// caller alternating `alternate` across units plants two renderings of each such term.
 pub fn translate_planted(text: &str, planted: &[&str], alternate: bool) -> String {
+    translate_inner(text, &[], planted, alternate, None)
+}
+
+/// [`translate_with_glossary`] and [`translate_planted`] in one, with the words of `dict`
+/// instead of the hashed pairs of characters when given.
+pub fn translate_inner(
+    text: &str,
+    glossary: &[(String, String)],
+    planted: &[&str],
+    alternate: bool,
+    dict: Option<&Dictionary>,
+) -> String {
+    let tb = booktr::termbase::Termbase::from_entries(glossary.iter().map(|(s, t)| {
+        booktr::termbase::Entry {
+            source: s.clone(),
+            target: t.clone(),
+            note: String::new(),
+            origin: booktr::termbase::Origin::HouseStyle,
+            forbidden: Vec::new(),
+            variants: Vec::new(),
+        }
+    }));
+    let matcher = booktr::termbase::Matcher::new(&tb);
+    // Prose words (not glossary terms) word for word, glossary terms by the glossary.
+    let render = |s: &str| -> String {
+        let mut out = String::new();
+        let mut pos = 0;
+        for o in matcher.find_all(s) {
+            if o.start < pos {
+                continue;
+            }
+            out.push_str(&prose(&s[pos..o.start], planted, alternate, dict));
+            out.push_str(tb.entries[o.entry].target.trim());
+            pos = o.end;
+        }
+        out.push_str(&prose(&s[pos..], planted, alternate, dict));
+        if glossary.is_empty() && dict.is_none() {
+            return out;
+        }
+        // No space between two Han words (a glossary target next to a rendered word).
+        let chars: Vec<char> = out.chars().collect();
+        let han = |c: Option<&char>| c.is_some_and(|c| ('\u{4e00}'..='\u{9fff}').contains(c));
+        chars
+            .iter()
+            .enumerate()
+            .filter(|&(i, c)| {
+                !(*c == ' ' && i > 0 && han(chars.get(i - 1)) && han(chars.get(i + 1)))
+            })
+            .map(|(_, c)| *c)
+            .collect()
+    };
     let ranges = booktr::book::markdown::prose_ranges(text);
     let mut out = String::with_capacity(text.len() * 2);
     let mut last = 0;
@@ -111,11 +279,11 @@ pub fn translate_planted(text: &str, planted: &[&str], alternate: bool) -> Strin
         let protected = booktr::book::markdown::protected_spans(slice);
         let mut pos = 0;
         for p in protected {
-            out.push_str(&prose(&slice[pos..p.start], planted, alternate));
+            out.push_str(&render(&slice[pos..p.start]));
             out.push_str(&slice[p.clone()]);
             pos = p.end;
         }
-        out.push_str(&prose(&slice[pos..], planted, alternate));
+        out.push_str(&render(&slice[pos..]));
         last = r.end;
     }
     out.push_str(&text[last..]);
@@ -143,7 +311,7 @@ fn words(s: &str) -> Vec<(usize, usize)> {
     v
 }
 
-fn prose(s: &str, planted: &[&str], alternate: bool) -> String {
+fn prose(s: &str, planted: &[&str], alternate: bool, dict: Option<&Dictionary>) -> String {
     let ws = words(s);
     // Words inside a planted phrase get variant 1.
     let mut variant = vec![0u8; ws.len()];
@@ -166,11 +334,16 @@ fn prose(s: &str, planted: &[&str], alternate: bool) -> String {
     let mut out = String::new();
     let mut pos = 0;
     let mut prev_han = false;
+    // A word dropped with no space before it (`**The LLM`): the space after it goes too.
+    let mut skip_space = false;
     for (k, &(a, b)) in ws.iter().enumerate() {
         let gap = &s[pos..a];
         let w = &s[a..b];
         let keep = kept(w);
-        let gap_out = gap.replace(". ", "。").replace(", ", "，");
+        let mut gap_out = gap.replace(". ", "。").replace(", ", "，");
+        if std::mem::take(&mut skip_space) && gap_out.starts_with(' ') {
+            gap_out.remove(0);
+        }
         // No space between two Han words.
         if !(prev_han && !keep && gap.chars().all(|c| c == ' ')) {
             out.push_str(&gap_out);
@@ -183,11 +356,16 @@ fn prose(s: &str, planted: &[&str], alternate: bool) -> String {
             out.push_str(acronym);
             prev_han = false;
         } else {
-            let r = rendering(w, variant[k]);
+            let r = match dict {
+                Some(d) => d.rendering(w, variant[k]),
+                None => rendering(w, variant[k]),
+            };
             if r.is_empty() {
                 // A dropped word: drop one space next to it too.
                 if out.ends_with(' ') {
                     out.pop();
+                } else {
+                    skip_space = true;
                 }
                 prev_han = out.chars().last().is_some_and(|c| !c.is_ascii());
             } else {
