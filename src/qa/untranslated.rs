@@ -529,6 +529,9 @@ struct Judge {
     id: PairIdentifier,
     /// The unit source's names ([`source_names`]).
     local_names: std::sync::Arc<HashSet<String>>,
+    /// Lower-case forms of the unit source's names with a capital inside (`MarkItDown`,
+    /// `GitHub`): a translation that changes their casing (`Markitdown`) still writes the name.
+    camel_names: HashSet<String>,
     /// The unit source's names, or the whole book's when
     /// [`QaContext::kept_words`] is set (shared, not copied per unit).
     names: std::sync::Arc<HashSet<String>>,
@@ -546,6 +549,11 @@ impl Judge {
         // With the book tallied, its names decide (a sentence start is told from a name by
         // the whole book's lower-case words); else the unit's own.
         let local_names = std::sync::Arc::new(source_names([source]));
+        let camel_names = local_names
+            .iter()
+            .filter(|n| n.chars().skip(1).any(char::is_uppercase))
+            .map(|n| n.to_lowercase())
+            .collect();
         let names = match &ctx.kept_words {
             Some(k) if !k.names.is_empty() => k.names.clone(),
             _ => local_names.clone(),
@@ -575,6 +583,7 @@ impl Judge {
         Some(Judge {
             id,
             local_names,
+            camel_names,
             code,
             names,
             glossary,
@@ -601,7 +610,8 @@ impl Judge {
                 } else {
                     self.kept.contains(&lower) || self.kept.contains(stem)
                 };
-                let name = capital && self.local_names.contains(w);
+                let name =
+                    capital && (self.local_names.contains(w) || self.camel_names.contains(&lower));
                 let book_name = capital && self.names.contains(w);
                 let code = self.code.contains(&lower);
                 // An admonition's type (`!!! tip "…"`, `:::warning`) is markup, not prose:
@@ -829,14 +839,33 @@ fn char_at(text: &str, b: usize) -> usize {
 
 /// Runs both checks (see the module docs).
 pub fn check(ctx: &QaContext, src: &Doc, _tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+    check_and_share(ctx, src, source, target).0
+}
+
+/// The share of a translation's judged letters that are in the source language (letters of
+/// source-language sentences and stray source words over all judged letters), as the check
+/// measures it for its warning, or `None` when the pair is not judged (same language, too few
+/// source letters, an echo) or has fewer than [`MIN_SHARE_LETTERS`] judged letters. For
+/// measuring [`SHARE_WARNING`] (`cargo bench --bench qa_labelled`).
+pub fn source_share(ctx: &QaContext, source: &str, target: &str) -> Option<f64> {
+    check_and_share(ctx, &Doc::parse(source), source, target).1
+}
+
+/// [`check`]'s findings and the measured share ([`source_share`]).
+fn check_and_share(
+    ctx: &QaContext,
+    src: &Doc,
+    source: &str,
+    target: &str,
+) -> (Vec<Finding>, Option<f64>) {
     let src_prose = src.clean_prose();
     if src_prose.chars().filter(|c| c.is_alphabetic()).count() < MIN_SOURCE_LETTERS {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let lang = &ctx.target_lang;
     let same_lang = ctx.source_lang.primary() == lang.primary();
     if same_lang {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     if source.split_whitespace().eq(target.split_whitespace()) {
         let severity = if only_definitions(source) {
@@ -844,19 +873,22 @@ pub fn check(ctx: &QaContext, src: &Doc, _tgt: &Doc, source: &str, target: &str)
         } else {
             Severity::Error
         };
-        return vec![Finding::new(
-            CHECK,
-            severity,
-            format!(
-                "the translation is identical to the source; translate the prose into {}",
-                lang.name
-            ),
-            source.trim(),
-            target.trim(),
-        )];
+        return (
+            vec![Finding::new(
+                CHECK,
+                severity,
+                format!(
+                    "the translation is identical to the source; translate the prose into {}",
+                    lang.name
+                ),
+                source.trim(),
+                target.trim(),
+            )],
+            None,
+        );
     }
     let Some(judge) = Judge::new(ctx, source, src) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
     let from = &ctx.source_lang.name;
     let mut out = Vec::new();
@@ -985,25 +1017,23 @@ pub fn check(ctx: &QaContext, src: &Doc, _tgt: &Doc, source: &str, target: &str)
             }
         }
     }
-    if out.is_empty() && letters >= MIN_SHARE_LETTERS {
-        let share = source_letters as f64 / letters as f64;
-        if share > SHARE_WARNING {
-            out.push(Finding::new(
-                CHECK,
-                Severity::Warning,
-                format!(
-                    "{:.0}% of the {letters} letters of the translation's prose are in {from} (a translation stays under {:.0}%); translate the prose left in {from} into {}",
-                    share * 100.0,
-                    SHARE_WARNING * 100.0,
-                    lang.name
-                ),
-                source.trim(),
-                target.trim(),
-            ));
-        }
+    let share = (letters >= MIN_SHARE_LETTERS).then(|| source_letters as f64 / letters as f64);
+    if let Some(share) = share.filter(|s| out.is_empty() && *s > SHARE_WARNING) {
+        out.push(Finding::new(
+            CHECK,
+            Severity::Warning,
+            format!(
+                "{:.0}% of the {letters} letters of the translation's prose are in {from} (a translation stays under {:.0}%); translate the prose left in {from} into {}",
+                share * 100.0,
+                SHARE_WARNING * 100.0,
+                lang.name
+            ),
+            source.trim(),
+            target.trim(),
+        ));
     }
     out.extend(words_out);
-    out
+    (out, share)
 }
 
 /// Whether every non-blank line of `source` belongs to a footnote definition or is a link
@@ -1280,6 +1310,26 @@ mod tests {
             all.iter().filter(|f| f.check == WORD_CHECK).count(),
             2,
             "{all:#?}"
+        );
+    }
+
+    #[test]
+    fn a_source_name_written_with_another_casing_was_reported_as_a_stray_word() {
+        let src = "Microsoft's MarkItDown converts documents to Markdown.\n";
+        let tgt = "微软的 Markitdown 可以把文档转换为 Markdown 格式。\n";
+        assert_eq!(
+            of(&run(&ctx("en", "zh"), src, tgt), WORD_CHECK),
+            Vec::<&Finding>::new()
+        );
+        // A plain word with a capital is not made a name by this.
+        let tgt = "微软的 MarkItDown 可以把文档 Converts 为 Markdown 格式。\n";
+        let f = run(&ctx("en", "zh"), src, tgt);
+        assert_eq!(
+            of(&f, WORD_CHECK)
+                .iter()
+                .map(|f| at(tgt, f))
+                .collect::<Vec<_>>(),
+            ["Converts"]
         );
     }
 
