@@ -143,6 +143,7 @@ fn human_edition_scaling() {
     );
     println!("|---|---|---|---|---|---|");
     let mut times = Vec::new();
+    let mut rows = Vec::new();
     for copies in [1usize, 10] {
         let dir = tempfile::tempdir().unwrap();
         let (en, zh) = (dir.path().join("en"), dir.path().join("zh"));
@@ -202,8 +203,29 @@ fn human_edition_scaling() {
             count("untranslated_word", "error"),
             count("untranslated_word", "warning"),
         );
+        rows.push(serde_json::json!({
+            "copies": copies,
+            "source_bytes": bytes,
+            "units": units.len(),
+            "untranslated_errors": count("untranslated", "error"),
+            "untranslated_word_errors": count("untranslated_word", "error"),
+            "untranslated_word_warnings": count("untranslated_word", "warning"),
+            "wall_seconds": secs,
+        }));
     }
     let ratio = times[1] / times[0];
+    let out = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/validation/bench/qa_validate.json"
+    ));
+    let json = serde_json::json!({
+        "what": "booktr validate of the corpus zh edition against the en edition (in-process, release), 1x and 10x",
+        "runs": rows,
+        "ratio_10x_over_1x": ratio,
+        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+    });
+    std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap() + "\n").unwrap();
+    println!("wrote {}", out.display());
     println!(
         "targets: 1x under 2 s: {} ({:.2} s); 10x at most 11 x 1x: {} ({ratio:.1}x)",
         if times[0] < 2.0 { "met" } else { "NOT met" },

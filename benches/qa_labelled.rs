@@ -178,6 +178,64 @@ fn real_part() -> serde_json::Value {
             json!({"units": n, "checks": checks, "wrong": lines}),
         );
     }
+    // The share of source-language letters (`untranslated::source_share`) on translations an
+    // editor would pass and on those with a block or sentence labelled left in English: the
+    // figures `untranslated::SHARE_WARNING` is set from.
+    let faulty: std::collections::HashSet<(&str, &str)> = labels
+        .iter()
+        .filter(|l| l.fault && l.check == "untranslated")
+        .map(|l| (l.set.as_str(), l.unit.as_str()))
+        .collect();
+    let pct = |v: &mut Vec<f64>| -> serde_json::Value {
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            v.get(((v.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+        };
+        json!({"n": v.len(), "p50": at(0.5), "p90": at(0.9), "p95": at(0.95), "p99": at(0.99), "max": v.last()})
+    };
+    let mut shares = serde_json::Map::new();
+    for (name, set) in [("1.5B answers", &units), ("human zh edition", &human)] {
+        let ctx = real::context(set);
+        let (mut clean, mut bad) = (Vec::new(), Vec::new());
+        for u in set.iter() {
+            if let Some(x) = qa::untranslated::source_share(&ctx, &u.source, &u.target) {
+                if faulty.contains(&(u.set, u.unit.as_str())) {
+                    bad.push(x);
+                } else {
+                    clean.push(x);
+                }
+            }
+        }
+        let (c, b) = (pct(&mut clean), pct(&mut bad));
+        println!(
+            "{name}: source-language share, units without a leftover block or sentence: {c}; with one: {b}"
+        );
+        shares.insert(
+            name.into(),
+            json!({"without_leftover": c, "with_leftover": b}),
+        );
+    }
+    let mut good: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for p in labelled::pairs()
+        .iter()
+        .filter(|p| p.expected_check.is_none())
+    {
+        let ctx = qa::QaContext::new(
+            &booktr::lang::Lang::parse("en"),
+            &booktr::lang::Lang::parse(&p.lang),
+            &booktr::termbase::Termbase::default(),
+        );
+        if let Some(x) = qa::untranslated::source_share(&ctx, &p.source, &p.target) {
+            good.entry(p.lang.clone()).or_default().push(x);
+        }
+    }
+    for (lang, v) in &mut good {
+        let d = pct(v);
+        println!("synthetic faithful pairs, {lang}: source-language share {d}");
+        shares.insert(format!("synthetic faithful {lang}"), d);
+    }
+    out.insert("source_share".into(), serde_json::Value::Object(shares));
     // How the convention rule (`KeptWords::is_convention`) measures a few words: blocks of
     // the translation keeping the word, and blocks of the source using it.
     for (name, set) in [("1.5B answers", &units), ("human zh edition", &human)] {
