@@ -79,7 +79,11 @@ pub const MIN_SENTENCE_WORDS: usize = 4;
 /// language.
 pub const MIN_CONFIDENCE: f64 = 0.5;
 /// The highest share of judged letters in the source language a translation may show without
-/// a warning.
+/// a warning ([`source_share`]). Measured (`cargo bench --bench qa_labelled`, "source-language
+/// share"): the human zh edition's 268 judged sections reach p99 0.106 and at most 0.158; the
+/// 1.5B answers without a labelled leftover block or sentence (63 units) p95 0.201, p99 0.271;
+/// the 3 units with one 0.99 at the median; the synthetic faithful pairs 0.0. 0.25 is above
+/// every human section and 95 % of the model's clean units.
 pub const SHARE_WARNING: f64 = 0.25;
 /// Judged letters a translation needs before its share is judged.
 pub const MIN_SHARE_LETTERS: usize = 40;
