@@ -31,12 +31,43 @@
 //! What this module does not own: the usage (the state's, from the journal), prices
 //! ([`crate::config::Pricing`]), the estimator ([`super::estimate`]).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::Campaign;
 use super::estimate::AgentEstimate;
-use super::state::State;
+use super::state::{AgentUsage, State};
+use crate::agents::Agent;
 use crate::config::Pricing;
+
+/// Money spent, from usage and `[pricing]`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cost {
+    pub currency: String,
+    pub total: f64,
+    pub by_agent: BTreeMap<Agent, f64>,
+}
+
+impl Cost {
+    /// The cost of `usage` at `pricing`.
+    pub fn of(usage: &BTreeMap<Agent, AgentUsage>, pricing: &Pricing) -> Cost {
+        let by_agent: BTreeMap<Agent, f64> = usage
+            .iter()
+            .map(|(a, u)| {
+                (
+                    *a,
+                    pricing.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens),
+                )
+            })
+            .collect();
+        Cost {
+            currency: pricing.currency.clone(),
+            total: by_agent.values().sum(),
+            by_agent,
+        }
+    }
+}
 
 /// The cap of a run and the prices to apply it with.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +91,7 @@ impl Budget {
     /// the same sum as the summary's `cost.total`.
     pub fn spent(&self, s: &State) -> f64 {
         // (a fold from +0.0: an empty float `sum` is -0.0, printed "-0.0000")
-        super::runner::Cost::of(s.usage(), &self.pricing)
+        Cost::of(s.usage(), &self.pricing)
             .by_agent
             .values()
             .fold(0.0, |a, b| a + b)

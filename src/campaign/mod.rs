@@ -37,6 +37,7 @@ pub mod site_out;
 pub mod source_targets;
 pub mod state;
 pub mod store;
+pub mod summary;
 pub mod verdict;
 
 #[cfg(test)]

@@ -14,9 +14,10 @@ use crate::agents::manager::{Decision, RevisionOrder};
 use crate::agents::proofreading::ProofReport;
 use crate::campaign::Campaign;
 use crate::campaign::jobs::{self, JobKind};
-use crate::campaign::runner::{self, Status};
+use crate::campaign::runner;
 use crate::campaign::state::State;
 use crate::campaign::store::{Event, Existing, Output, ResultFile, Store};
+use crate::campaign::summary::{self, Status};
 use crate::config::{Overrides, Plan, RawCampaign};
 
 /// A directory under the system temp dir, removed when dropped.
@@ -896,7 +897,7 @@ fn journal_to_stage_table_errors_left_after_the_last_round_end_needs_review() {
             (Stage::Complete, &[]),
         ],
     );
-    let summary = runner::summarize(&c, &m, &j.state, Status::of_stage(&Stage::Complete));
+    let summary = summary::summarize(&c, &m, &j.state, Status::of_stage(&Stage::Complete));
     assert_eq!(
         summary.status.as_str(),
         "needs_review",
