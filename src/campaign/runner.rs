@@ -13,15 +13,15 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::Campaign;
-use super::jobs::{self, JobFailure};
+use super::jobs;
 use super::manager::{Action, Manager, Stage, Step};
 use super::outputs;
 use super::progress::Progress;
 use super::state::State;
-use super::store::{Event, Existing, Output, ResultFile, Store, now_ms};
+use super::store::{Event, Existing, ResultFile, Store, now_ms};
 use super::summary::{NEXT_RUN, Status, Summary, summarize};
 use crate::llm::Provider;
-use crate::termbase::{Entry, Termbase};
+use super::commit::{self, JobFailure};
 
 /// Adaptive concurrency, additive increase and multiplicative decrease as in TCP congestion
 /// control (RFC 5681): the window starts at the configured ceiling, grows by 1/window per
@@ -93,7 +93,7 @@ pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyho
         let Some(fp) = state.fp(&e.unit).map(String::from) else {
             continue;
         };
-        super::commit::record_edit(c, store, state, &e.unit, &fp, &e.text, false)?;
+        commit::record_edit(c, store, state, &e.unit, &fp, &e.text, false)?;
     }
     Ok(edited.len())
 }
@@ -135,12 +135,12 @@ pub async fn run<'a>(
     for w in state.take_warnings() {
         progress.println(&format!("warning: {w}"));
     }
-    journal_adopted(&mut store, &mut state)?;
+    commit::journal_adopted(&mut store, &mut state)?;
     if opts.force {
         let mut fps: Vec<String> = state.human_edits().keys().cloned().collect();
         fps.sort();
         if !fps.is_empty() {
-            super::commit::record_event(
+            commit::record_event(
                 c,
                 &mut store,
                 &mut state,
@@ -173,7 +173,7 @@ pub async fn run<'a>(
     for line in super::marks::journal_csv(c, &mut store, &mut state)? {
         progress.println(&line);
     }
-    super::commit::record_event(
+    commit::record_event(
         c,
         &mut store,
         &mut state,
@@ -252,7 +252,7 @@ pub async fn run<'a>(
         if !memory_swept && arrived.is_empty() {
             for action in &step.actions {
                 if let Some(result) = super::memory::hit(c, action) {
-                    record_finished(c, &manager, &mut store, &mut state, result)?;
+                    commit::record_finished(c, &manager, &mut store, &mut state, result)?;
                     progress.finish("", true);
                     memory_hits += 1;
                 }
@@ -303,7 +303,14 @@ pub async fn run<'a>(
                 Outcome::Recorded => continue,
                 Outcome::Stopped(error) => {
                     if fatal.is_none() {
-                        stop(c, &mut store, &mut state, &run_id, &error, &mut progress)?;
+                        commit::record_stop(
+                            c,
+                            &mut store,
+                            &mut state,
+                            &run_id,
+                            &error,
+                            &|l: &str| progress.println(l),
+                        )?;
                         fatal = Some(error);
                     }
                 }
@@ -323,10 +330,12 @@ pub async fn run<'a>(
                     break;
                 }
                 match &action {
-                    Action::MergeGlossary => merge_glossary(c, &manager, &mut store, &mut state)?,
+                    Action::MergeGlossary => {
+                        commit::merge_glossary(c, &manager, &mut store, &mut state)?
+                    }
                     Action::WriteDesk => super::desk::write(c, &mut store, &mut state)?,
                     Action::JoinParts { unit } => {
-                        join_parts(c, &manager, &mut store, &mut state, *unit)?;
+                        commit::join_parts(c, &manager, &mut store, &mut state, *unit)?;
                         progress.finish("", true);
                     }
                     Action::SplitStuck {
@@ -341,7 +350,7 @@ pub async fn run<'a>(
                             "{id}: still wrong after its revision rounds ({reason}); translating it again in {} smaller pieces",
                             parts.len()
                         ));
-                        super::commit::record_event(
+                        commit::record_event(
                             c,
                             &mut store,
                             &mut state,
@@ -355,7 +364,9 @@ pub async fn run<'a>(
                         )?;
                     }
                     Action::JoinPieces { unit, fp, round } => {
-                        join_pieces(c, &manager, &mut store, &mut state, *unit, fp, *round)?;
+                        commit::join_pieces(
+                            c, &manager, &mut store, &mut state, *unit, fp, *round,
+                        )?;
                         let id = &c.units[*unit].id;
                         let candidates = state.candidates(id);
                         if let (Some(this), Some(kept)) = (
@@ -372,7 +383,7 @@ pub async fn run<'a>(
                     Action::WriteOutputs => {
                         let written = outputs::write_all(c, &state)?;
                         skipped_chapters = written.skipped;
-                        super::commit::record_event(
+                        commit::record_event(
                             c,
                             &mut store,
                             &mut state,
@@ -393,7 +404,7 @@ pub async fn run<'a>(
             }
             let call = action.call_key(c);
             let agent = action.agent().expect("model calls have an agent");
-            let unit = action_unit(c, &action);
+            let unit = commit::action_unit(c, &action);
             match jobs::prepare(&manager, &state, &action) {
                 Ok(job) => {
                     if let Some(b) = &budget {
@@ -432,7 +443,7 @@ pub async fn run<'a>(
                         unusable: false,
                         kept: None,
                     };
-                    record_failure(
+                    commit::record_failure(
                         c,
                         &mut store,
                         &mut state,
@@ -440,7 +451,7 @@ pub async fn run<'a>(
                         &call,
                         &run_id,
                         &failure,
-                        &mut progress,
+                        &|l: &str| progress.println(l),
                     )?;
                 }
             }
@@ -451,12 +462,14 @@ pub async fn run<'a>(
         if !arrived.is_empty() {
             for (call, action, result, notes) in std::mem::take(&mut arrived) {
                 in_flight_cost.remove(&call);
-                record_runaways(c, &mut store, &mut state, &notes, &mut progress)?;
+                commit::record_runaways(c, &mut store, &mut state, &notes, &|l: &str| {
+                    progress.println(l)
+                })?;
                 let unit_done = matches!(action, Action::Translate { round: 0, .. });
                 // (a split unit advances the bar when its parts are joined)
                 match result {
                     Ok(result) => {
-                        record_finished(c, &manager, &mut store, &mut state, result)?;
+                        commit::record_finished(c, &manager, &mut store, &mut state, result)?;
                         progress.finish(&call, unit_done);
                         if let Some(note) = rejected_note(c, &state, &action) {
                             progress.println(&note);
@@ -464,7 +477,7 @@ pub async fn run<'a>(
                     }
                     Err(f) => {
                         progress.finish(&call, false);
-                        record_failure(
+                        commit::record_failure(
                             c,
                             &mut store,
                             &mut state,
@@ -472,11 +485,18 @@ pub async fn run<'a>(
                             &call,
                             &run_id,
                             &f,
-                            &mut progress,
+                            &|l: &str| progress.println(l),
                         )?;
                         if f.fatal && fatal.is_none() {
                             fatal = Some(f.error.clone());
-                            stop(c, &mut store, &mut state, &run_id, &f.error, &mut progress)?;
+                            commit::record_stop(
+                                c,
+                                &mut store,
+                                &mut state,
+                                &run_id,
+                                &f.error,
+                                &|l: &str| progress.println(l),
+                            )?;
                         }
                     }
                 }
@@ -532,7 +552,7 @@ pub async fn run<'a>(
             currency: b.currency().to_string(),
         };
         progress.println(&stop.message(c));
-        super::commit::record_event(
+        commit::record_event(
             c,
             &mut store,
             &mut state,
@@ -632,80 +652,6 @@ fn fmt_tokens(s: &State) -> String {
     }
 }
 
-/// Journals the stop of the run after an error no other call can get past (see
-/// [`Event::RunStopped`]): no further call is scheduled, the calls in flight may finish.
-pub(super) fn stop(
-    c: &Campaign,
-    store: &mut Store,
-    state: &mut State,
-    run_id: &str,
-    error: &str,
-    progress: &mut Progress,
-) -> anyhow::Result<()> {
-    super::commit::record_event(
-        c,
-        store,
-        state,
-        Event::RunStopped {
-            run: run_id.to_string(),
-            error: error.to_string(),
-        },
-    )?;
-    progress.println(&format!(
-        "stopping: {error}\n  no further calls are sent (this error affects every call); finished work is saved. Fix it, then resume with `booktr run {}`",
-        c.plan.campaign_file.display()
-    ));
-    Ok(())
-}
-
-/// Journals the runaway replies of a call (before its result or failure).
-pub(super) fn record_runaways(
-    c: &Campaign,
-    store: &mut Store,
-    state: &mut State,
-    notes: &[super::state::RunawayRecord],
-    progress: &mut Progress,
-) -> anyhow::Result<()> {
-    for n in notes {
-        super::commit::record_event(
-            c,
-            store,
-            state,
-            Event::RunawayReply {
-                call: n.call.clone(),
-                agent: n.agent,
-                unit: n.unit.clone(),
-                reason: n.reason.clone(),
-                usage: n.usage,
-                temperature: n.temperature,
-                retry_temperature: n.retry_temperature,
-            },
-        )?;
-        let then = match n.retry_temperature {
-            Some(t) => format!("retrying once at temperature {t}"),
-            None => "not kept".to_string(),
-        };
-        progress.println(&format!(
-            "runaway reply to {}: {}; {then}",
-            n.call, n.reason
-        ));
-    }
-    Ok(())
-}
-
-/// Records a finished call through the write protocol ([`super::commit::record_result`]),
-/// with the Manager context measured on the state that holds it.
-pub(super) fn record_finished(
-    c: &Campaign,
-    m: &Manager,
-    store: &mut Store,
-    state: &mut State,
-    result: ResultFile,
-) -> anyhow::Result<()> {
-    super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
-    Ok(())
-}
-
 /// A line for the progress display when the revision `action` just recorded is rejected (more
 /// error findings than the best earlier candidate), naming the round kept instead.
 fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
@@ -725,308 +671,6 @@ fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
         )
     })
 }
-
-/// The unit id (or part id) a translation action is about.
-fn action_unit(c: &Campaign, action: &Action) -> Option<String> {
-    match action {
-        Action::Translate { unit, .. } => Some(c.units[*unit].id.clone()),
-        Action::TranslatePart { part, .. } => Some(part.clone()),
-        _ => None,
-    }
-}
-
-/// Records a failed call. A first translation that did not fit the model's limits is split in
-/// two instead (recorded as `unit_split`): at a block boundary when it has more than one block,
-/// else at a sentence boundary of its one block ([`crate::book::sentences`]).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn record_failure(
-    c: &Campaign,
-    store: &mut Store,
-    state: &mut State,
-    action: &Action,
-    call: &str,
-    run_id: &str,
-    f: &JobFailure,
-    progress: &mut Progress,
-) -> anyhow::Result<()> {
-    let splittable = match action {
-        Action::Translate { unit, fp, round: 0 } => {
-            Some((fp.clone(), *unit, 0..c.source_text(&c.units[*unit]).len()))
-        }
-        Action::TranslatePart { unit, part, range } => Some((part.clone(), *unit, range.clone())),
-        _ => None,
-    };
-    if let (Some(kept), Some((id, unit, range))) = (&f.kept, splittable.clone())
-        && kept.source_end > 0
-        && kept.source_end < range.len()
-    {
-        return record_kept_split(c, store, state, &id, unit, range, kept, f, progress);
-    }
-    if f.truncated
-        && let Some((id, unit, range)) = splittable.clone()
-    {
-        let text = &c.source_text(&c.units[unit])[range.clone()];
-        // Between blocks when there are several, else between sentences of the one block.
-        let cut = crate::book::segment::split_in_two(text)
-            .map(|c| (c, "a block boundary"))
-            .or_else(|| {
-                crate::book::sentences::split_at_sentence(text).map(|c| (c, "a sentence boundary"))
-            });
-        if let Some((cut, at)) = cut {
-            let mid = range.start + cut;
-            super::commit::record_event(
-                c,
-                store,
-                state,
-                Event::UnitSplit {
-                    unit: c.units[unit].id.clone(),
-                    key: id.clone(),
-                    parts: vec![(range.start, mid), (mid, range.end)],
-                    reason: f.error.clone(),
-                    usage: f.usage,
-                    requests: f.attempts,
-                },
-            )?;
-            progress.println(&format!("split {id} in two at {at}: {}", f.error));
-            return Ok(());
-        }
-    }
-    let error = if f.truncated && splittable.is_some() {
-        // A prompt too large for the context is not helped by a larger reply limit.
-        let remedy = if f.context {
-            "give this model more context (a larger context window, and max_context_tokens with it), or translate it by hand"
-        } else {
-            "raise max_tokens (the reply limit) for this model, or translate it by hand"
-        };
-        format!(
-            "{}; the text is a single block with a single sentence, so it cannot be split smaller: {remedy}",
-            f.error
-        )
-    } else {
-        f.error.clone()
-    };
-    super::commit::record_event(
-        c,
-        store,
-        state,
-        Event::CallFailed {
-            call: call.to_string(),
-            agent: action.agent().expect("model call"),
-            unit: action_unit(c, action),
-            run: run_id.to_string(),
-            error: error.clone(),
-            attempts: f.attempts,
-            usage: f.usage,
-            unusable: f.unusable,
-        },
-    )?;
-    progress.println(&format!("failed {call}: {error}"));
-    Ok(())
-}
-
-/// Records a cut translation whose part ending on a block boundary was kept
-/// ([`super::jobs::KeptPart`]): the text `range` of unit `unit` (whose translation key is `id`)
-/// is split where the kept part's source ends, and the kept part is recorded as the first
-/// part's translation, with the whole reply's usage: nothing paid for is thrown away, and only
-/// the rest of the text is asked for again.
-///
-/// Order on disk: the first part's result file, then the `unit_split` line, then the part's
-/// `call_finished` line. A crash after the result file leaves it to be adopted; the call's
-/// checkpoint ([`super::store::PartialReply`]) lets a resume redo the split without a request.
-#[allow(clippy::too_many_arguments)]
-fn record_kept_split(
-    c: &Campaign,
-    store: &mut Store,
-    state: &mut State,
-    id: &str,
-    unit: usize,
-    range: std::ops::Range<usize>,
-    kept: &super::jobs::KeptPart,
-    f: &JobFailure,
-    progress: &mut Progress,
-) -> anyhow::Result<()> {
-    let mid = range.start + kept.source_end;
-    let part = format!("{id}.p1");
-    let output = Output::Translation {
-        round: 0,
-        text: kept.text.clone(),
-        cleanup: Default::default(),
-        reasoning_chars: kept.reasoning_chars,
-        joined_from: Vec::new(),
-    };
-    let result = ResultFile {
-        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
-        call: super::manager::translate_key(&part, 0),
-        agent: crate::agents::Agent::Translation,
-        unit: Some(part.clone()),
-        request_sha256: String::new(),
-        usage: f.usage,
-        attempts: f.attempts,
-        requests: f.attempts.max(1),
-        model: kept.model.clone(),
-        finish_reason: Some("length".into()),
-        elapsed_ms: 0,
-        output_sha256: ResultFile::output_hash(&output),
-        output,
-        origin: None,
-        long: (kept.long != Default::default()).then_some(kept.long),
-        sample: kept.sample,
-        kept_blocks: Some(kept.blocks),
-    };
-    store.write_result(&result)?;
-    super::commit::record_event(
-        c,
-        store,
-        state,
-        Event::UnitSplit {
-            unit: c.units[unit].id.clone(),
-            key: id.to_string(),
-            parts: vec![(range.start, mid), (mid, range.end)],
-            reason: f.error.clone(),
-            // Paid for the kept part: counted with its result, not as rejected.
-            usage: Default::default(),
-            requests: 0,
-        },
-    )?;
-    if !state.is_done(&result.call) {
-        super::commit::record_result(c, store, state, result, |_| 0)?;
-    }
-    progress.println(&format!(
-        "kept the first {} block(s) of {id}'s cut reply and split the rest off: {}",
-        kept.blocks, f.error
-    ));
-    Ok(())
-}
-
-/// Joins the translated parts of a split unit into its round-0 translation (no model call).
-pub(super) fn join_parts(
-    c: &Campaign,
-    m: &Manager,
-    store: &mut Store,
-    state: &mut State,
-    unit: usize,
-) -> anyhow::Result<()> {
-    let u = &c.units[unit];
-    let fp = state
-        .fp(&u.id)
-        .expect("a split unit has a fingerprint")
-        .to_string();
-    let leaves = state.leaf_parts(&fp);
-    let mut text = String::new();
-    for (part, _) in &leaves {
-        text.push_str(&state.part_translations()[part]);
-    }
-    let output = Output::Translation {
-        round: 0,
-        text,
-        cleanup: Default::default(),
-        reasoning_chars: 0,
-        joined_from: leaves
-            .iter()
-            .map(|(p, _)| super::manager::translate_key(p, 0))
-            .collect(),
-    };
-    let result = ResultFile::local(super::manager::translate_key(&fp, 0), &u.id, output, None);
-    record_finished(c, m, store, state, result)
-}
-
-/// Joins the translated pieces of a stuck unit (issue 18, [`super::pieces`]) into its
-/// translation at `round` (no model call); QA checks it when it is recorded, and it competes
-/// with the unit's earlier candidates.
-pub(super) fn join_pieces(
-    c: &Campaign,
-    m: &Manager,
-    store: &mut Store,
-    state: &mut State,
-    unit: usize,
-    fp: &str,
-    round: u32,
-) -> anyhow::Result<()> {
-    let u = &c.units[unit];
-    let source = c.source_text(u);
-    let leaves = state.leaf_parts(&super::pieces::pieces_key(fp));
-    let mut text = String::new();
-    let mut joined_from = Vec::new();
-    let mut cleanup = crate::agents::translation::Cleanup::default();
-    for (part, range) in &leaves {
-        // A piece the model was not asked for (nothing to translate, see
-        // `pieces::needs_model`) or answered unusably in this run is its source's bytes; a
-        // recorded answer always wins.
-        match state.part_translations().get(part) {
-            Some(t) => {
-                text.push_str(t);
-                joined_from.push(super::manager::translate_key(part, 0));
-            }
-            None => {
-                let piece = &source[range.clone()];
-                if super::pieces::needs_model(piece) {
-                    cleanup.left_in_source.push(piece.to_string());
-                }
-                text.push_str(piece);
-            }
-        }
-    }
-    let output = Output::Translation {
-        round,
-        text,
-        cleanup,
-        reasoning_chars: 0,
-        joined_from,
-    };
-    let result = ResultFile::local(
-        super::manager::translate_key(fp, round),
-        &u.id,
-        output,
-        None,
-    );
-    record_finished(c, m, store, state, result)
-}
-
-/// Merges the house-style entries with every glossary batch's entries (in batch order) and
-/// records the termbase file.
-pub(super) fn merge_glossary(
-    c: &Campaign,
-    m: &Manager,
-    store: &mut Store,
-    state: &mut State,
-) -> anyhow::Result<()> {
-    // Agent entries in the order of the book's candidates (best first), each the newest
-    // proposal for its term; terms no longer among the candidates drop out.
-    let proposals = state.proposed_entries();
-    let proposed: Vec<Entry> = m
-        .candidates
-        .iter()
-        .filter_map(|cand| {
-            proposals
-                .get(&crate::termbase::term_key(&cand.term))
-                .cloned()
-        })
-        .collect();
-    let (tb, dropped) = Termbase::merge(&c.house, &proposed);
-    // Nothing a model proposed is enforced unverified: agent entries failing a check leave.
-    let (tb, rejected) = crate::termbase::vet::vet(&tb, &c.plan.target_lang);
-    let mut bytes = serde_json::to_vec_pretty(&tb)?;
-    bytes.push(b'\n');
-    // A new file per merge: a recorded termbase is never rewritten.
-    let rel = format!("results/glossary/termbase.{}.json", store.next_seq());
-    let sha256 = store.write_file(&rel, &bytes)?;
-    super::commit::record_event(
-        c,
-        store,
-        state,
-        Event::GlossaryMerged {
-            file: rel,
-            sha256,
-            entries: tb.len(),
-            dropped_by_house: dropped,
-            inputs: m.glossary_inputs.clone(),
-            rejected,
-        },
-    )?;
-    Ok(())
-}
-
-pub(crate) use super::commit::journal_adopted;
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
 pub async fn shutdown_signal() {

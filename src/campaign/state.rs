@@ -1148,7 +1148,7 @@ impl State {
     }
 
     /// Whether model call `call` failed in run `run` with an answer the model gave but that
-    /// could not be used (see [`super::jobs::JobFailure::unusable`]), as its newest failure.
+    /// could not be used (see [`super::commit::JobFailure::unusable`]), as its newest failure.
     pub fn unusable_in_run(&self, call: &str, run: &str) -> bool {
         self.failure_runs
             .get(call)

@@ -93,7 +93,7 @@ pub enum Event {
         #[serde(default)]
         usage: Usage,
         /// The model answered and the answer was not usable as a translation (see
-        /// [`crate::campaign::jobs::JobFailure::unusable`]); absent (false) in older journals.
+        /// [`crate::campaign::commit::JobFailure::unusable`]); absent (false) in older journals.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         unusable: bool,
     },

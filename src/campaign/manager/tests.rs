@@ -13,8 +13,8 @@ use crate::agents::json::ParseStats;
 use crate::agents::manager::{Decision, RevisionOrder};
 use crate::agents::proofreading::ProofReport;
 use crate::campaign::Campaign;
+use crate::campaign::commit;
 use crate::campaign::jobs::{self, JobKind};
-use crate::campaign::runner;
 use crate::campaign::state::State;
 use crate::campaign::store::{Event, Existing, Output, ResultFile, Store};
 use crate::campaign::summary::{self, Status};
@@ -213,9 +213,9 @@ impl<'c> Journal<'c> {
         let c = self.c;
         let (store, state) = (&mut self.store, &mut self.state);
         match a {
-            Action::MergeGlossary => runner::merge_glossary(c, m, store, state).unwrap(),
+            Action::MergeGlossary => commit::merge_glossary(c, m, store, state).unwrap(),
             Action::WriteDesk => crate::campaign::desk::write(c, store, state).unwrap(),
-            Action::JoinParts { unit } => runner::join_parts(c, m, store, state, *unit).unwrap(),
+            Action::JoinParts { unit } => commit::join_parts(c, m, store, state, *unit).unwrap(),
             Action::SplitStuck {
                 unit,
                 fp,
@@ -235,7 +235,7 @@ impl<'c> Journal<'c> {
                 state.apply(c, &store.dir, &rec, None).unwrap();
             }
             Action::JoinPieces { unit, fp, round } => {
-                runner::join_pieces(c, m, store, state, *unit, fp, *round).unwrap()
+                commit::join_pieces(c, m, store, state, *unit, fp, *round).unwrap()
             }
             Action::WriteOutputs => {
                 let written = crate::campaign::outputs::write_all(c, state).unwrap();
@@ -272,7 +272,7 @@ impl<'c> Journal<'c> {
                     sample: None,
                     kept_blocks: None,
                 };
-                runner::record_finished(c, m, store, state, result).unwrap();
+                commit::record_finished(c, m, store, state, result).unwrap();
             }
         }
     }
