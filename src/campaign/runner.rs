@@ -12,16 +12,17 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
+mod actions;
+mod start;
+
 use super::Campaign;
-use super::jobs;
+use super::commit::{self, JobFailure};
 use super::manager::{Action, Manager, Stage, Step};
-use super::outputs;
 use super::progress::Progress;
 use super::state::State;
-use super::store::{Event, Existing, ResultFile, Store, now_ms};
+use super::store::{Event, ResultFile, Store};
 use super::summary::{NEXT_RUN, Status, Summary, summarize};
 use crate::llm::Provider;
-use super::commit::{self, JobFailure};
 
 /// Adaptive concurrency, additive increase and multiplicative decrease as in TCP congestion
 /// control (RFC 5681): the window starts at the configured ceiling, grows by 1/window per
@@ -105,488 +106,308 @@ pub async fn run<'a>(
     provider: Arc<Provider>,
     opts: RunOptions,
 ) -> anyhow::Result<RunResult<'a>> {
-    let existing = if opts.fresh {
-        Existing::MoveAside
-    } else if opts.retranslate {
-        Existing::KeepBeside
-    } else {
-        Existing::Refuse
-    };
-    let mut store = Store::open_for_run(c, existing)?;
-    let run_id = format!("{}-{}", now_ms(), std::process::id());
-    let mut state = State::load(c, &store.dir, &run_id)?;
-    let manager = Manager::new(c, &state);
-    let rehearsal = provider.is_rehearsal();
-    let prose_total = c.prose_units().count() as u64;
-    let done = c
-        .prose_units()
-        .filter(|u| state.translation_at(&u.id, 0).is_some())
-        .count() as u64;
-    let mut progress = Progress::with_every(
-        prose_total,
-        done,
-        rehearsal,
-        opts.progress_every
-            .unwrap_or(super::progress::DEFAULT_EVERY),
-    );
-    if rehearsal {
-        progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
-    }
-    for w in state.take_warnings() {
-        progress.println(&format!("warning: {w}"));
-    }
-    commit::journal_adopted(&mut store, &mut state)?;
-    if opts.force {
-        let mut fps: Vec<String> = state.human_edits().keys().cloned().collect();
-        fps.sort();
-        if !fps.is_empty() {
-            commit::record_event(
-                c,
-                &mut store,
-                &mut state,
-                Event::HumanEditsDiscarded { fps },
-            )?;
-        }
-        // Rewrite the outputs even if nothing else changed.
-        state.require_outputs_rewrite();
-    } else {
-        let n = import_edits(c, &mut store, &mut state)?;
-        if n > 0 {
-            progress.println(&format!("kept {n} unit(s) edited by hand in {} (recorded as human edits; use --force to overwrite them)", c.plan.show(&c.plan.out_dir)));
-        }
-        // An output chapter deleted since the last write is written again (from the recorded
-        // translations and human edits, so nothing is lost).
-        if state.outputs_current()
-            && c.chapters
-                .iter()
-                .any(|ch| !c.plan.out_dir.join(&ch.file_name).exists())
-        {
-            progress.println("rewriting output chapters that are missing");
-            state.require_outputs_rewrite();
-        }
-    }
-    if let Some(note) = super::desk::check_at_start(c, &mut store, &mut state)? {
-        progress.println(&note);
-    }
-    // Issue 17: marks the editor wrote in findings-review.csv (read before the Manager decides,
-    // so a dismissed finding sends no revision).
-    for line in super::marks::journal_csv(c, &mut store, &mut state)? {
-        progress.println(&line);
-    }
-    commit::record_event(
-        c,
-        &mut store,
-        &mut state,
-        Event::RunStarted {
-            run: run_id.clone(),
-            pid: std::process::id(),
-            provider: c.plan.provider.kind.as_str().into(),
-            model: c.plan.provider.model.clone(),
-            fingerprint: c.fingerprint.clone(),
-        },
-    )?;
+    let mut run = RunLoop::start(c, provider, opts)?;
+    while run.turn().await? {}
+    run.finish()
+}
 
-    let mut tasks: JoinSet<Joined> = JoinSet::new();
-    let mut in_flight: BTreeSet<String> = BTreeSet::new();
-    // Answers that arrived and are not recorded yet. Their slots are filled again first, then
-    // they are recorded (issue 15, "close to the bound"): recording runs QA on a unit, and a
-    // wave of answers recorded one by one before any slot was refilled left the last slots of
-    // the wave empty for the QA time of the answers before them.
-    let mut arrived: Vec<Joined> = Vec::new();
-    let mut fatal: Option<String> = None;
-    // The budget cap (issue 17): the estimate of each call in flight, and the call held back.
-    let budget = super::budget::Budget::of(c);
-    let mut in_flight_cost: BTreeMap<String, f64> = BTreeMap::new();
-    let mut held_back: Option<(String, f64, f64)> = None;
-    let mut skipped_chapters = Vec::new();
-    let mut window = Aimd::new(c.plan.concurrency);
-    let mut congestion_seen = provider.congestion_events();
-    let mut shutdown = Box::pin(shutdown_signal());
-    let mut interrupted = false;
-    // Cleared when the endpoint turns out to have no batch API.
-    let mut batch_mode = opts.batch;
-    if opts.batch && !provider.supports_batch() {
-        progress.println("--batch: this provider has no batch API; calls are streamed");
+/// The resolved shutdown signal ([`shutdown_signal`]), boxed so the loop can keep it.
+type Shutdown = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// The state of one run of the loop: what is recorded (store, state), what is out (calls in
+/// flight, answers arrived and not yet recorded), and what the run has learned on the way
+/// (the concurrency window, a fatal error, the budget's held-back call). [`run`] drives it
+/// one [`RunLoop::turn`] at a time.
+struct RunLoop<'a> {
+    c: &'a Campaign,
+    manager: Manager<'a>,
+    provider: Arc<Provider>,
+    store: Store,
+    state: State,
+    progress: Progress,
+    run_id: String,
+    tasks: JoinSet<Joined>,
+    in_flight: BTreeSet<String>,
+    /// Answers that arrived and are not recorded yet. Their slots are filled again first, then
+    /// they are recorded: recording runs QA on a unit, and a wave of answers recorded one by
+    /// one before any slot was refilled left the last slots of the wave empty for the QA time
+    /// of the answers before them.
+    arrived: Vec<Joined>,
+    /// The error that stops scheduling (a fatal provider error, or the budget cap).
+    fatal: Option<String>,
+    /// The budget cap (see [`super::budget`]), when the campaign has one.
+    budget: Option<super::budget::Budget>,
+    /// The estimate of each call in flight, in the pricing currency.
+    in_flight_cost: BTreeMap<String, f64>,
+    /// The call the budget held back: its call key (or batch), its estimate and the estimate
+    /// of the calls in flight then.
+    held_back: Option<(String, f64, f64)>,
+    skipped_chapters: Vec<String>,
+    window: Aimd,
+    congestion_seen: u64,
+    shutdown: Shutdown,
+    interrupted: bool,
+    /// Cleared when the endpoint turns out to have no batch API.
+    batch_mode: bool,
+    /// Whether this run has looked up every pending first translation in the translation
+    /// memory (once, when the first-translation stage is reached).
+    memory_swept: bool,
+}
+
+impl<'a> RunLoop<'a> {
+    /// One turn of the loop: ask the Manager, record memory hits, run a batch step, fill the
+    /// free slots, record the answers that arrived, or wait for the next answer. Returns
+    /// whether the loop goes on.
+    async fn turn(&mut self) -> anyhow::Result<bool> {
+        let step = self.next_step();
+        // First translations the translation memory holds cost nothing: record them before
+        // anything is sent (or batched).
+        if self.record_memory_hits(&step.actions)? {
+            return Ok(true);
+        }
+        // Memory hits are first translations (round 0), all listed in this stage.
+        self.memory_swept |= self.arrived.is_empty() && step.stage == Stage::Translate;
+        if let Some(go_on) = self.batch(&step).await? {
+            return Ok(go_on);
+        }
+        let stage = step.stage;
+        let (progressed, waiting) = self.refill(step.actions)?;
+        // The slots are filled again: now the answers that arrived are recorded, in the order
+        // they arrived, and the Manager looks again (what they finish may start a stage).
+        if !self.arrived.is_empty() {
+            self.record_arrived()?;
+            return Ok(true);
+        }
+        if progressed && self.in_flight.len() < self.window.size() && self.fatal.is_none() {
+            return Ok(true);
+        }
+        if self.in_flight.is_empty() {
+            return Ok(false);
+        }
+        // While the calls just sent are out, compute what the next stage will read; not while
+        // a call waits for a slot (the whole book's last proofreading calls waited behind the
+        // half second of campaign QA this computes).
+        if !waiting {
+            self.manager.prepare_ahead(&self.state, &stage);
+        }
+        self.wait().await
     }
 
-    // Whether this run has looked up every pending first translation in the translation
-    // memory (once, when the first-translation stage is reached).
-    let mut memory_swept = c.memory.is_empty();
-    loop {
+    /// The Manager's next step, as much of it as this turn can use.
+    fn next_step(&mut self) -> Step {
         // An answer not yet recorded counts as in flight for the Manager: it is not sent again.
-        let busy: BTreeSet<String> = if arrived.is_empty() {
-            in_flight.clone()
+        let busy: BTreeSet<String> = if self.arrived.is_empty() {
+            self.in_flight.clone()
         } else {
-            in_flight
+            self.in_flight
                 .iter()
-                .chain(arrived.iter().map(|a| &a.0))
+                .chain(self.arrived.iter().map(|a| &a.0))
                 .cloned()
                 .collect()
         };
         // No refill before a fatal answer is recorded: it stops every call after it.
-        let hold = arrived.iter().any(|a| matches!(&a.2, Err(f) if f.fatal));
+        let hold = self
+            .arrived
+            .iter()
+            .any(|a| matches!(&a.2, Err(f) if f.fatal));
         // The whole stage is listed only where all of it is used: a batch, and the memory
-        // sweep. Otherwise the loop below starts at most the window's free slots (and stops at
-        // a local action), so it asks for one action more than that: listing every pending
-        // translation after every answer was quadratic in the units (issue 15).
-        let whole =
-            arrived.is_empty() && (!memory_swept || batch_mode || !state.open_batches().is_empty());
+        // sweep. Otherwise the loop starts at most the window's free slots (and stops at a
+        // local action), so it asks for one action more than that: listing every pending
+        // translation after every answer was quadratic in the units.
+        let whole = self.arrived.is_empty()
+            && (!self.memory_swept || self.batch_mode || !self.state.open_batches().is_empty());
         let step = if hold {
-            // Nothing is started; the answers are recorded below.
+            // Nothing is started; the answers are recorded by this turn.
             Step {
                 stage: Stage::Blocked,
                 actions: Vec::new(),
             }
         } else if whole {
-            manager.next_step(&state, &busy)
+            self.manager.next_step(&self.state, &busy)
         } else {
-            let free = window.size().saturating_sub(in_flight.len());
-            manager.next_actions(&state, &busy, free + 1)
+            let free = self.window.size().saturating_sub(self.in_flight.len());
+            self.manager.next_actions(&self.state, &busy, free + 1)
         };
         if !hold {
-            progress.status(status_text(c, &step.stage, &state));
+            self.progress
+                .status(status_text(self.c, &step.stage, &self.state));
         }
-        // First translations the translation memory holds cost nothing: record them before
-        // anything is sent (or batched).
+        step
+    }
+
+    /// Records the first translations of `actions` that the translation memory holds, before
+    /// the stage's first sweep; returns whether it recorded any.
+    fn record_memory_hits(&mut self, actions: &[Action]) -> anyhow::Result<bool> {
         let mut memory_hits = 0;
-        if !memory_swept && arrived.is_empty() {
-            for action in &step.actions {
-                if let Some(result) = super::memory::hit(c, action) {
-                    commit::record_finished(c, &manager, &mut store, &mut state, result)?;
-                    progress.finish("", true);
+        if !self.memory_swept && self.arrived.is_empty() {
+            for action in actions {
+                if let Some(result) = super::memory::hit(self.c, action) {
+                    commit::record_finished(
+                        self.c,
+                        &self.manager,
+                        &mut self.store,
+                        &mut self.state,
+                        result,
+                    )?;
+                    self.progress.finish("", true);
                     memory_hits += 1;
                 }
             }
         }
-        if memory_hits > 0 {
-            continue;
-        }
-        // Memory hits are first translations (round 0), all listed in this stage.
-        memory_swept |= arrived.is_empty() && step.stage == Stage::Translate;
-        // Batch mode (or a batch an earlier run left open): one batch for the stage's
-        // Translation requests; what it does not answer goes on below as normal calls.
-        if (batch_mode || !state.open_batches().is_empty())
-            && arrived.is_empty()
-            && fatal.is_none()
-            && in_flight.is_empty()
-            && matches!(step.stage, Stage::Translate | Stage::Revise(_))
-            && step.actions.iter().any(super::batch::is_batchable)
-        {
-            // The cap applies to a new batch as a whole (see the budget module).
-            if let Some(b) = &budget
-                && state.open_batches().is_empty()
-                && let Some((calls, next)) = batch_estimate(c, &manager, &state, &step.actions, b)
-                && !b.admits(b.spent(&state), 0.0, next)
-            {
-                held_back = Some((format!("batch of {calls} translation requests"), next, 0.0));
-                fatal = Some("budget reached".into());
-                continue;
-            }
-            use super::batch::{Outcome, step as batch_step};
-            match batch_step(
-                c,
-                &manager,
-                &provider,
-                &mut store,
-                &mut state,
-                &step.actions,
-                &mut progress,
-                &mut shutdown,
-                batch_mode,
-            )
-            .await?
-            {
-                Outcome::Unsupported(note) => {
-                    progress.println(&note);
-                    batch_mode = false;
-                }
-                Outcome::Recorded => continue,
-                Outcome::Stopped(error) => {
-                    if fatal.is_none() {
-                        commit::record_stop(
-                            c,
-                            &mut store,
-                            &mut state,
-                            &run_id,
-                            &error,
-                            &|l: &str| progress.println(l),
-                        )?;
-                        fatal = Some(error);
+        Ok(memory_hits > 0)
+    }
+
+    /// Records the answers that arrived, in the order they arrived (a fatal failure stops the
+    /// run's scheduling).
+    fn record_arrived(&mut self) -> anyhow::Result<()> {
+        let c = self.c;
+        for (call, action, result, notes) in std::mem::take(&mut self.arrived) {
+            self.in_flight_cost.remove(&call);
+            let progress = &self.progress;
+            let say = |l: &str| progress.println(l);
+            commit::record_runaways(c, &mut self.store, &mut self.state, &notes, &say)?;
+            let unit_done = matches!(action, Action::Translate { round: 0, .. });
+            // (a split unit advances the bar when its parts are joined)
+            match result {
+                Ok(result) => {
+                    commit::record_finished(
+                        c,
+                        &self.manager,
+                        &mut self.store,
+                        &mut self.state,
+                        result,
+                    )?;
+                    self.progress.finish(&call, unit_done);
+                    if let Some(note) = rejected_note(c, &self.state, &action) {
+                        self.progress.println(&note);
                     }
                 }
-                Outcome::Interrupted => {
-                    interrupted = true;
-                    break;
-                }
-                Outcome::Nothing => {}
-            }
-        }
-        let mut progressed = false;
-        let mut waiting = false;
-        for action in step.actions {
-            if action.is_local() {
-                // Local actions read what is recorded: they wait for the answers that arrived.
-                if !arrived.is_empty() {
-                    break;
-                }
-                match &action {
-                    Action::MergeGlossary => {
-                        commit::merge_glossary(c, &manager, &mut store, &mut state)?
-                    }
-                    Action::WriteDesk => super::desk::write(c, &mut store, &mut state)?,
-                    Action::JoinParts { unit } => {
-                        commit::join_parts(c, &manager, &mut store, &mut state, *unit)?;
-                        progress.finish("", true);
-                    }
-                    Action::SplitStuck {
-                        unit,
-                        fp,
-                        round,
-                        parts,
-                        reason,
-                    } => {
-                        let id = c.units[*unit].id.clone();
-                        progress.println(&format!(
-                            "{id}: still wrong after its revision rounds ({reason}); translating it again in {} smaller pieces",
-                            parts.len()
-                        ));
-                        commit::record_event(
-                            c,
-                            &mut store,
-                            &mut state,
-                            Event::UnitPieces {
-                                unit: id,
-                                fp: fp.clone(),
-                                round: *round,
-                                parts: parts.iter().map(|r| (r.start, r.end)).collect(),
-                                reason: reason.clone(),
-                            },
-                        )?;
-                    }
-                    Action::JoinPieces { unit, fp, round } => {
-                        commit::join_pieces(
-                            c, &manager, &mut store, &mut state, *unit, fp, *round,
-                        )?;
-                        let id = &c.units[*unit].id;
-                        let candidates = state.candidates(id);
-                        if let (Some(this), Some(kept)) = (
-                            candidates.iter().find(|k| k.round == Some(*round)),
-                            candidates.iter().find(|k| k.kept),
-                        ) {
-                            progress.println(&format!(
-                                "{id}: pieces joined as round {round} ({} error finding(s)); {} is kept",
-                                this.errors,
-                                kept.round.map_or("the edit".to_string(), |r| format!("round {r}"))
-                            ));
-                        }
-                    }
-                    Action::WriteOutputs => {
-                        let written = outputs::write_all(c, &state)?;
-                        skipped_chapters = written.skipped;
-                        commit::record_event(
-                            c,
-                            &mut store,
-                            &mut state,
-                            Event::OutputsWritten {
-                                files: written.files,
-                            },
-                        )?;
-                    }
-                    _ => {}
-                }
-                progressed = true;
-                break;
-            }
-            if fatal.is_some() || in_flight.len() >= window.size() {
-                // A call is waiting for a slot: the next answer must be taken at once.
-                waiting |= fatal.is_none();
-                break;
-            }
-            let call = action.call_key(c);
-            let agent = action.agent().expect("model calls have an agent");
-            let unit = commit::action_unit(c, &action);
-            match jobs::prepare(&manager, &state, &action) {
-                Ok(job) => {
-                    if let Some(b) = &budget {
-                        let next = b.cost(&super::estimate::job_estimate(c, &job));
-                        let out: f64 = in_flight_cost.values().fold(0.0, |a, b| a + b);
-                        if !b.admits(b.spent(&state), out, next) {
-                            // Not sent, nor anything after it: the calls in flight finish.
-                            held_back = Some((call.clone(), next, out));
-                            fatal = Some("budget reached".into());
-                            break;
-                        }
-                        in_flight_cost.insert(call.clone(), next);
-                    }
-                    store.append(Event::CallStarted {
-                        call: call.clone(),
-                        agent,
-                        unit,
-                    })?;
-                    progress.start_labelled(&call, &super::progress::label(c, &action));
-                    in_flight.insert(call.clone());
-                    let provider = provider.clone();
-                    tasks.spawn(async move {
-                        let (r, notes) = jobs::execute_noting(&provider, job).await;
-                        (call, action, r, notes)
-                    });
-                }
-                Err(e) => {
-                    // A unit too large for the input budget is split, like a truncated one.
-                    let failure = JobFailure {
-                        error: e.to_string(),
-                        attempts: 0,
-                        fatal: false,
-                        truncated: true,
-                        context: true,
-                        usage: Default::default(),
-                        unusable: false,
-                        kept: None,
-                    };
+                Err(f) => {
+                    self.progress.finish(&call, false);
+                    let progress = &self.progress;
                     commit::record_failure(
                         c,
-                        &mut store,
-                        &mut state,
+                        &mut self.store,
+                        &mut self.state,
                         &action,
                         &call,
-                        &run_id,
-                        &failure,
+                        &self.run_id,
+                        &f,
                         &|l: &str| progress.println(l),
                     )?;
-                }
-            }
-            progressed = true;
-        }
-        // The slots are filled again: now the answers that arrived are recorded, in the order
-        // they arrived, and the Manager looks again (what they finish may start a stage).
-        if !arrived.is_empty() {
-            for (call, action, result, notes) in std::mem::take(&mut arrived) {
-                in_flight_cost.remove(&call);
-                commit::record_runaways(c, &mut store, &mut state, &notes, &|l: &str| {
-                    progress.println(l)
-                })?;
-                let unit_done = matches!(action, Action::Translate { round: 0, .. });
-                // (a split unit advances the bar when its parts are joined)
-                match result {
-                    Ok(result) => {
-                        commit::record_finished(c, &manager, &mut store, &mut state, result)?;
-                        progress.finish(&call, unit_done);
-                        if let Some(note) = rejected_note(c, &state, &action) {
-                            progress.println(&note);
-                        }
-                    }
-                    Err(f) => {
-                        progress.finish(&call, false);
-                        commit::record_failure(
-                            c,
-                            &mut store,
-                            &mut state,
-                            &action,
-                            &call,
-                            &run_id,
-                            &f,
-                            &|l: &str| progress.println(l),
-                        )?;
-                        if f.fatal && fatal.is_none() {
-                            fatal = Some(f.error.clone());
-                            commit::record_stop(
-                                c,
-                                &mut store,
-                                &mut state,
-                                &run_id,
-                                &f.error,
-                                &|l: &str| progress.println(l),
-                            )?;
-                        }
+                    if f.fatal && self.fatal.is_none() {
+                        self.fatal = Some(f.error.clone());
+                        self.record_stop(&f.error)?;
                     }
                 }
             }
-            continue;
         }
-        if progressed && in_flight.len() < window.size() && fatal.is_none() {
-            continue;
-        }
-        if in_flight.is_empty() {
-            break;
-        }
-        // While the calls just sent are out, compute what the next stage will read; not while
-        // a call waits for a slot (the whole book's last proofreading calls waited behind the
-        // half second of campaign QA this computes, issue 15).
-        if !waiting {
-            manager.prepare_ahead(&state, &step.stage);
-        }
-        tokio::select! {
-            joined = tasks.join_next() => {
-                let Some(joined) = joined else { continue };
-                // Every answer already in: their slots are refilled together.
-                arrived.push(joined?);
-                while let Some(more) = tasks.try_join_next() {
-                    arrived.push(more?);
-                }
-                for (call, _, result, _) in &arrived {
-                    in_flight.remove(call);
-                    let congestion = provider.congestion_events();
-                    if congestion > congestion_seen {
-                        window.congestion();
-                        congestion_seen = congestion;
-                    } else if result.is_ok() {
-                        window.success();
-                    }
-                }
-            }
-            _ = &mut shutdown => {
-                interrupted = true;
-                tasks.abort_all();
-                break;
-            }
-        }
+        Ok(())
     }
-    if !interrupted && let (Some(b), Some((next_call, next, out))) = (&budget, held_back) {
-        let stop = super::budget::BudgetStop {
-            cap: b.cap,
-            spent: b.spent(&state),
-            next_call,
-            next_estimate: next,
-            in_flight_estimate: out,
-            remaining_estimate: super::estimate::estimate(c, &state, &manager).cost_remaining,
-            currency: b.currency().to_string(),
-        };
-        progress.println(&stop.message(c));
-        commit::record_event(
-            c,
-            &mut store,
-            &mut state,
-            Event::BudgetReached {
-                run: run_id.clone(),
-                stop,
-            },
-        )?;
-    }
-    progress.done();
 
-    let summary = if interrupted {
-        store.append(Event::RunInterrupted {
-            run: run_id.clone(),
-        })?;
-        summarize(c, &manager, &state, Status::Interrupted)
-    } else {
-        // What a later run would do: calls that failed in this run (a piece, a revision) are
-        // retried then, so the campaign is not complete yet, whatever this run may still try.
-        let stage = manager.step(&state, NEXT_RUN, &BTreeSet::new()).stage;
-        // The journal records the status the summary tells (`needs_review` with errors left).
-        let summary = summarize(c, &manager, &state, Status::of_stage(&stage));
-        store.append(Event::RunFinished {
-            run: run_id.clone(),
-            status: summary.status.as_str().to_string(),
-        })?;
-        summary
-    };
-    Ok(RunResult {
-        manager,
-        summary,
-        state,
-        skipped_chapters,
-    })
+    /// Journals the stop of the run after `error` (see [`commit::record_stop`]).
+    fn record_stop(&mut self, error: &str) -> anyhow::Result<()> {
+        let progress = &self.progress;
+        commit::record_stop(
+            self.c,
+            &mut self.store,
+            &mut self.state,
+            &self.run_id,
+            error,
+            &|l: &str| progress.println(l),
+        )
+    }
+
+    /// Waits for the next answer (taking every answer already in, so their slots are refilled
+    /// together, and adapting the window) or for the shutdown signal. Returns whether the loop
+    /// goes on.
+    async fn wait(&mut self) -> anyhow::Result<bool> {
+        tokio::select! {
+            joined = self.tasks.join_next() => {
+                let Some(joined) = joined else { return Ok(true) };
+                self.arrived.push(joined?);
+                while let Some(more) = self.tasks.try_join_next() {
+                    self.arrived.push(more?);
+                }
+                for (call, _, result, _) in &self.arrived {
+                    self.in_flight.remove(call);
+                    let congestion = self.provider.congestion_events();
+                    if congestion > self.congestion_seen {
+                        self.window.congestion();
+                        self.congestion_seen = congestion;
+                    } else if result.is_ok() {
+                        self.window.success();
+                    }
+                }
+                Ok(true)
+            }
+            _ = &mut self.shutdown => {
+                self.interrupted = true;
+                self.tasks.abort_all();
+                Ok(false)
+            }
+        }
+    }
+
+    /// Ends the run: journals where the budget stopped it (if it did), then how it ended, and
+    /// builds the summary.
+    fn finish(mut self) -> anyhow::Result<RunResult<'a>> {
+        let c = self.c;
+        if !self.interrupted
+            && let (Some(b), Some((next_call, next, out))) = (&self.budget, self.held_back.take())
+        {
+            let stop = super::budget::BudgetStop {
+                cap: b.cap,
+                spent: b.spent(&self.state),
+                next_call,
+                next_estimate: next,
+                in_flight_estimate: out,
+                remaining_estimate: super::estimate::estimate(c, &self.state, &self.manager)
+                    .cost_remaining,
+                currency: b.currency().to_string(),
+            };
+            self.progress.println(&stop.message(c));
+            commit::record_event(
+                c,
+                &mut self.store,
+                &mut self.state,
+                Event::BudgetReached {
+                    run: self.run_id.clone(),
+                    stop,
+                },
+            )?;
+        }
+        self.progress.done();
+
+        let summary = if self.interrupted {
+            self.store.append(Event::RunInterrupted {
+                run: self.run_id.clone(),
+            })?;
+            summarize(c, &self.manager, &self.state, Status::Interrupted)
+        } else {
+            // What a later run would do: calls that failed in this run (a piece, a revision)
+            // are retried then, so the campaign is not complete yet, whatever this run may
+            // still try.
+            let stage = self
+                .manager
+                .step(&self.state, NEXT_RUN, &BTreeSet::new())
+                .stage;
+            // The journal records the status the summary tells (`needs_review` with errors
+            // left).
+            let summary = summarize(c, &self.manager, &self.state, Status::of_stage(&stage));
+            self.store.append(Event::RunFinished {
+                run: self.run_id.clone(),
+                status: summary.status.as_str().to_string(),
+            })?;
+            summary
+        };
+        Ok(RunResult {
+            manager: self.manager,
+            summary,
+            state: self.state,
+            skipped_chapters: self.skipped_chapters,
+        })
+    }
 }
 
 /// A call's task output: its call key, its action, the answer (or why there is none) and the
@@ -597,31 +418,6 @@ type Joined = (
     Result<ResultFile, JobFailure>,
     Vec<super::state::RunawayRecord>,
 );
-
-/// The number of requests and the estimated cost (uncached, at the normal price) of the batch
-/// [`super::batch::step`] would submit for `actions`: their batchable calls not yet done nor
-/// tried in a batch. `None` when there is none.
-fn batch_estimate(
-    c: &Campaign,
-    m: &Manager,
-    s: &State,
-    actions: &[Action],
-    b: &super::budget::Budget,
-) -> Option<(usize, f64)> {
-    let mut n = 0;
-    let mut cost = 0.0;
-    for a in actions.iter().filter(|a| super::batch::is_batchable(a)) {
-        let call = a.call_key(c);
-        if s.batch_tried().contains(&call) || s.is_done(&call) {
-            continue;
-        }
-        if let Ok(job) = jobs::prepare(m, s, a) {
-            n += 1;
-            cost += b.cost(&super::estimate::job_estimate(c, &job));
-        }
-    }
-    (n > 0).then_some((n, cost))
-}
 
 /// The status text of the progress display: stage, tokens and, with `[pricing]`, the cost so
 /// far (`120.3k tokens · $0.42 · Translate`).
