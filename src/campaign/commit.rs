@@ -424,7 +424,7 @@ fn record_kept_split(
     };
     let result = ResultFile {
         schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
-        call: super::manager::translate_key(&part, 0),
+        call: super::CallKey::translate(&part, 0).to_string(),
         agent: crate::agents::Agent::Translation,
         unit: Some(part.clone()),
         request_sha256: String::new(),
@@ -491,10 +491,15 @@ pub(super) fn join_parts(
         reasoning_chars: 0,
         joined_from: leaves
             .iter()
-            .map(|(p, _)| super::manager::translate_key(p, 0))
+            .map(|(p, _)| super::CallKey::translate(p, 0).to_string())
             .collect(),
     };
-    let result = ResultFile::local(super::manager::translate_key(&fp, 0), &u.id, output, None);
+    let result = ResultFile::local(
+        super::CallKey::translate(&fp, 0).to_string(),
+        &u.id,
+        output,
+        None,
+    );
     record_finished(c, m, store, state, result)
 }
 
@@ -523,7 +528,7 @@ pub(super) fn join_pieces(
         match state.part_translations().get(part) {
             Some(t) => {
                 text.push_str(t);
-                joined_from.push(super::manager::translate_key(part, 0));
+                joined_from.push(super::CallKey::translate(part, 0).to_string());
             }
             None => {
                 let piece = &source[range.clone()];
@@ -542,7 +547,7 @@ pub(super) fn join_pieces(
         joined_from,
     };
     let result = ResultFile::local(
-        super::manager::translate_key(fp, round),
+        super::CallKey::translate(fp, round).to_string(),
         &u.id,
         output,
         None,

@@ -445,7 +445,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
 pub const SHORT_ANSWER_TOKENS: u64 = 40;
 
 /// The estimate of one prepared request, by the same rules as [`estimate`] (for the budget
-/// cap, [`super::budget`]): one call, the request's exact prompt tokens (`o200k_base`, counted
+/// cap): one call, the request's exact prompt tokens (`o200k_base`, counted
 /// with the campaign's memo), and completion tokens by kind: a translation or revision ≈ its
 /// source tokens × [`completion_ratio`], a Glossary batch [`GLOSSARY_TOKENS_PER_CANDIDATE`]
 /// per candidate, the brief [`crate::agents::brief::expected_tokens`], anything else

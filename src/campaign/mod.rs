@@ -145,7 +145,7 @@ impl Campaign {
             chapters.push(ch);
         }
         if let Some(site) = plan.site.as_ref().filter(|s| !s.titles.is_empty()) {
-            chapters.push(site_out::titles_chapter(site)?);
+            chapters.push(titles_chapter(site)?);
         }
         let mut glossaries = Vec::new();
         for rel in &plan.glossaries {
@@ -603,4 +603,29 @@ impl Campaign {
             tb.relevant_to(text)
         }
     }
+}
+
+/// The chapter that carries a site's navigation titles ([`crate::book::site::Site::titles_markdown`]) through
+/// translation and QA like any chapter. Its key is [`crate::book::site::TITLES_KEY`], its output
+/// [`crate::book::site::TITLES_OUT`] (outside the docs folder, so the site never shows it) and its source
+/// path the site's configuration file, which it is read from.
+///
+/// Errors: none in practice (the list is UTF-8 text without NUL bytes); a NUL byte in a title
+/// is reported as a [`UsageError`].
+fn titles_chapter(site: &crate::book::site::Site) -> Result<Chapter, UsageError> {
+    let config = match site.kind {
+        crate::book::site::SiteKind::MkDocs => "mkdocs.yml",
+        crate::book::site::SiteKind::MdBook => "book.toml",
+        crate::book::site::SiteKind::Docusaurus => "_category_.json",
+    };
+    let rel = if site.root == "." {
+        config.to_string()
+    } else {
+        format!("{}/{config}", site.root)
+    };
+    let mut ch = Chapter::from_bytes(&rel, site.titles_markdown().into_bytes())
+        .map_err(|e| UsageError::new(e.to_string()))?;
+    ch.key = crate::book::site::TITLES_KEY.into();
+    ch.file_name = crate::book::site::TITLES_OUT.into();
+    Ok(ch)
 }

@@ -356,7 +356,7 @@ impl<'a> RunLoop<'a> {
         if !self.interrupted
             && let (Some(b), Some((next_call, next, out))) = (&self.budget, self.held_back.take())
         {
-            let stop = super::budget::BudgetStop {
+            let stop = super::store::BudgetStop {
                 cap: b.cap,
                 spent: b.spent(&self.state),
                 next_call,

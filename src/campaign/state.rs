@@ -219,7 +219,7 @@ pub struct State {
     marks: super::marks::Marks,
     /// Why the newest run stopped at its budget cap, if it did (issue 17,
     /// [`super::budget`]); cleared when a run starts.
-    budget_stop: Option<super::budget::BudgetStop>,
+    budget_stop: Option<super::store::BudgetStop>,
     /// Every billed call in journal order (issue 17's cost ledger): what `usage` sums, one
     /// line per call, so reports can split it by chapter.
     paid: Vec<PaidCall>,
@@ -739,13 +739,13 @@ impl State {
                 self.add_paid(Agent::Translation, usage, *requests);
                 self.paid.push(PaidCall {
                     agent: Agent::Translation,
-                    call: super::manager::translate_key(key, 0),
+                    call: super::CallKey::translate(key, 0).to_string(),
                     unit: Some(unit.clone()),
                     usage: *usage,
                 });
                 if usage.completion_tokens > 0 {
                     self.not_kept.push(NotKept {
-                        call: super::manager::translate_key(key, 0),
+                        call: super::CallKey::translate(key, 0).to_string(),
                         agent: Agent::Translation,
                         unit: Some(unit.clone()),
                         reason: reason.clone(),
@@ -1302,9 +1302,9 @@ impl State {
         self.kept_findings(unit, u32::MAX - 1)
     }
 
-    /// Why the newest run stopped at its budget cap ([`super::budget::BudgetStop`]), if it
+    /// Why the newest run stopped at its budget cap ([`super::store::BudgetStop`]), if it
     /// did.
-    pub fn budget_stop(&self) -> Option<&super::budget::BudgetStop> {
+    pub fn budget_stop(&self) -> Option<&super::store::BudgetStop> {
         self.budget_stop.as_ref()
     }
 

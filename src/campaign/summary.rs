@@ -162,7 +162,7 @@ pub struct Summary {
     /// Where the newest run stopped at its budget cap (status `budget_reached`); `null` when
     /// it did not.
     #[serde(default)]
-    pub budget: Option<super::budget::BudgetStop>,
+    pub budget: Option<super::store::BudgetStop>,
 }
 
 /// A gate the campaign waits at.

@@ -19,7 +19,11 @@ use crate::llm::Provider;
 impl<'a> RunLoop<'a> {
     /// Opens the state directory, loads the state, records what changed outside booktr since
     /// the last run (hand edits, review marks, deleted outputs) and journals the run's start.
-    pub(super) fn start(c: &'a Campaign, provider: Arc<Provider>, opts: RunOptions) -> anyhow::Result<Self> {
+    pub(super) fn start(
+        c: &'a Campaign,
+        provider: Arc<Provider>,
+        opts: RunOptions,
+    ) -> anyhow::Result<Self> {
         let existing = if opts.fresh {
             Existing::MoveAside
         } else if opts.retranslate {
