@@ -1,4 +1,4 @@
-//! The budget cap (issue 17): `[pricing] max_cost` in the campaign file, or `booktr run
+//! The budget cap: `[pricing] max_cost` in the campaign file, or `booktr run
 //! --max-cost X` (the flag wins). Before the runner sends a request it asks [`Budget::admits`]
 //! whether
 //!

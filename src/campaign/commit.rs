@@ -503,7 +503,7 @@ pub(super) fn join_parts(
     record_finished(c, m, store, state, result)
 }
 
-/// Joins the translated pieces of a stuck unit (issue 18, [`super::pieces`]) into its
+/// Joins the translated pieces of a stuck unit ([`super::pieces`]) into its
 /// translation at `round` (no model call); QA checks it when it is recorded, and it competes
 /// with the unit's earlier candidates.
 pub(super) fn join_pieces(

@@ -101,7 +101,7 @@ pub struct Campaign {
     unit_index: HashMap<String, usize>,
     /// Chapter key → the range of its units in `units` (units are segmented chapter by
     /// chapter, so each chapter's units are contiguous): [`Campaign::units_of`] walks one
-    /// chapter, not the whole book (issue 15, "linear local cost").
+    /// chapter, not the whole book, so a step's cost does not grow with the book.
     chapter_units: HashMap<String, std::ops::Range<usize>>,
     /// The memo of every QA context this campaign builds ([`Campaign::qa_context`]), so the
     /// Manager's rounds, the verdict and the report reuse one another's QA work.
@@ -464,7 +464,7 @@ impl Campaign {
 
     /// The translation setup for a unit of chapter `chapter` (key): the book-level part of
     /// `brief` (the whole brief as recorded) and that chapter's synopsis, so that the brief's
-    /// share of the prompt does not grow with the book (issue 15). An unknown chapter key gets
+    /// share of the prompt does not grow with the book. An unknown chapter key gets
     /// no synopsis, nor does a book of one chapter (its whole brief is in the system message).
     pub fn translation_setup_for(
         &self,

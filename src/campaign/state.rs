@@ -215,25 +215,26 @@ pub struct State {
     /// part (campaign key `repair`): derived from the recorded text in
     /// [`State::check_translation`], never stored.
     repaired: HashMap<(String, u32), RepairedText>,
-    /// Issue 17: the editor's marks of findings ([`Event::FindingMarked`]), newest per id.
+    /// The editor's marks of findings ([`Event::FindingMarked`]), newest per id.
     marks: super::marks::Marks,
-    /// Why the newest run stopped at its budget cap, if it did (issue 17,
-    /// [`super::budget`]); cleared when a run starts.
+    /// Why the newest run stopped at its budget cap, if it did
+    /// ([`super::budget`]); cleared when a run starts.
     budget_stop: Option<super::store::BudgetStop>,
-    /// Every billed call in journal order (issue 17's cost ledger): what `usage` sums, one
+    /// Every billed call in journal order (the reports' cost ledger): what `usage` sums, one
     /// line per call, so reports can split it by chapter.
     paid: Vec<PaidCall>,
     /// Indices (into [`Campaign::units`], book order) of the units that need translation, have
     /// a fingerprint and no finished first translation (`translate/<fp>/r0`): derived from
     /// `fps` and `finished`, kept up to date by [`State::apply`], so the Manager's step walks
-    /// the units still to translate, not the whole book, for every recorded result (issue 15,
-    /// "linear local cost").
+    /// the units still to translate, not the whole book, for every recorded result: the
+    /// cost of a step stays linear in the book.
     first_pending: std::collections::BTreeSet<usize>,
     /// Unit fingerprint → indices of every current unit with it (units with the same text and
     /// entries share one), for `first_pending`.
     fp_units: HashMap<String, Vec<usize>>,
     /// Fingerprints with a translation of round 1 or later (the keys of `translations` with
-    /// such a round), for the Manager context's count of revised units (issue 15).
+    /// such a round), for the Manager context's count of revised units (without walking
+    /// every unit).
     revised_fps: std::collections::BTreeSet<String>,
 }
 
@@ -1471,7 +1472,7 @@ pub fn score(findings: &[Finding]) -> (usize, usize) {
 /// recording order: the first translation, then each revision): the fewest error findings,
 /// then the fewest warnings, and on a tie the latest. `None` for no candidate.
 ///
-/// The rule of issue 12 ("the loop never makes a unit worse"): a revision replaces what came
+/// The loop never makes a unit worse: a revision replaces what came
 /// before only when deterministic QA finds it no worse; the tie goes to the latest because it
 /// answered the most feedback.
 pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
@@ -1484,7 +1485,7 @@ pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
 
 /// Whether a repaired candidate scoring `repaired` (`(errors, warnings)`) replaces the model's
 /// text of the same round scoring `model`: [`select_kept`] on the two, the repaired one listed
-/// later, so it wins a tie and never replaces a better text (never-worse, issue 18).
+/// later, so it wins a tie and never replaces a better text.
 pub fn prefer_repaired(model: (usize, usize), repaired: (usize, usize)) -> bool {
     select_kept(&[model, repaired]) == Some(1)
 }
