@@ -30,7 +30,6 @@ use super::Campaign;
 use super::jobs;
 use super::manager::{Action, Manager};
 use super::progress::Progress;
-use super::runner;
 use super::state::State;
 use super::store::{BatchItem, Event, Store};
 use crate::llm::Provider;
@@ -240,7 +239,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         let unit_done = matches!(action, Action::Translate { round: 0, .. });
         let mut notes = Vec::new();
         let finished = jobs::finish_noting(provider, job, answer, started, &mut notes).await;
-        runner::record_runaways(c, store, state, &notes, progress)?;
+        super::commit::record_runaways(c, store, state, &notes, &|l: &str| progress.println(l))?;
         match finished {
             Ok(result) => {
                 super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
@@ -251,7 +250,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                 if f.fatal && stopped.is_none() {
                     stopped = Some(f.error.clone());
                 }
-                runner::record_failure(
+                super::commit::record_failure(
                     c,
                     store,
                     state,
@@ -259,7 +258,7 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
                     &item.call,
                     &state.run().clone(),
                     &f,
-                    progress,
+                    &|l: &str| progress.println(l),
                 )?;
                 failed += 1;
             }

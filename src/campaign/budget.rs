@@ -1,4 +1,4 @@
-//! The budget cap (issue 17): `[pricing] max_cost` in the campaign file, or `booktr run
+//! The budget cap: `[pricing] max_cost` in the campaign file, or `booktr run
 //! --max-cost X` (the flag wins). Before the runner sends a request it asks [`Budget::admits`]
 //! whether
 //!
@@ -31,12 +31,45 @@
 //! What this module does not own: the usage (the state's, from the journal), prices
 //! ([`crate::config::Pricing`]), the estimator ([`super::estimate`]).
 
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use super::Campaign;
 use super::estimate::AgentEstimate;
-use super::state::State;
+use super::state::{AgentUsage, State};
+// The journal record of a stop lives with the other records; its name stays here too.
+pub use super::store::{BudgetStop, RESUME_MARGIN};
+use crate::agents::Agent;
 use crate::config::Pricing;
+
+/// Money spent, from usage and `[pricing]`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cost {
+    pub currency: String,
+    pub total: f64,
+    pub by_agent: BTreeMap<Agent, f64>,
+}
+
+impl Cost {
+    /// The cost of `usage` at `pricing`.
+    pub fn of(usage: &BTreeMap<Agent, AgentUsage>, pricing: &Pricing) -> Cost {
+        let by_agent: BTreeMap<Agent, f64> = usage
+            .iter()
+            .map(|(a, u)| {
+                (
+                    *a,
+                    pricing.cost(u.prompt_tokens, u.cached_tokens, u.completion_tokens),
+                )
+            })
+            .collect();
+        Cost {
+            currency: pricing.currency.clone(),
+            total: by_agent.values().sum(),
+            by_agent,
+        }
+    }
+}
 
 /// The cap of a run and the prices to apply it with.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +93,7 @@ impl Budget {
     /// the same sum as the summary's `cost.total`.
     pub fn spent(&self, s: &State) -> f64 {
         // (a fold from +0.0: an empty float `sum` is -0.0, printed "-0.0000")
-        super::runner::Cost::of(s.usage(), &self.pricing)
+        Cost::of(s.usage(), &self.pricing)
             .by_agent
             .values()
             .fold(0.0, |a, b| a + b)
@@ -80,76 +113,6 @@ impl Budget {
     /// The `[pricing]` currency code the cap and every amount are in.
     pub fn currency(&self) -> &str {
         &self.pricing.currency
-    }
-}
-
-/// Why and where a run stopped at its budget cap: journaled as
-/// [`super::store::Event::BudgetReached`], shown in the summary (`budget`) and the reports.
-/// Amounts are in `currency`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BudgetStop {
-    /// The cap in force for that run.
-    pub cap: f64,
-    /// Cost of the usage recorded when the run stopped (every run, in-flight calls included
-    /// once they finished).
-    pub spent: f64,
-    /// The call not sent (its call key, or `batch of N translation requests`).
-    pub next_call: String,
-    /// Its estimate.
-    pub next_estimate: f64,
-    /// Estimates of the requests that were in flight when it was held back.
-    pub in_flight_estimate: f64,
-    /// What the plan's estimator says a resume still has to send (revisions not included).
-    pub remaining_estimate: Option<f64>,
-    pub currency: String,
-}
-
-/// Factor on the remaining estimate in [`BudgetStop::suggested_cap`]: 2×, about the spread
-/// between `plan`'s low and high ends (every revision round used) on the sample book and
-/// corpus chapters 1–2 (`tests/it/budget.rs`).
-pub const RESUME_MARGIN: f64 = 2.0;
-
-impl BudgetStop {
-    /// A cap that covers the rest with a margin: spent + [`RESUME_MARGIN`] × the remaining
-    /// estimate (at least the next request's), rounded up to the cent. The plan's estimate
-    /// leaves out revisions and runs short on long answers, so a cap of spent + remaining
-    /// alone stopped the resumed run again (found trying the suggested command as a new user).
-    pub fn suggested_cap(&self) -> f64 {
-        let rest = self
-            .remaining_estimate
-            .unwrap_or(0.0)
-            .max(self.next_estimate);
-        ((self.spent + RESUME_MARGIN * rest) * 100.0).ceil() / 100.0
-    }
-
-    /// The command that resumes with the suggested cap.
-    pub fn resume_command(&self, c: &Campaign) -> String {
-        format!(
-            "booktr run {} --max-cost {:.2}",
-            c.plan.campaign_file.display(),
-            self.suggested_cap()
-        )
-    }
-
-    /// The message for stderr and the reports: spent, cap, the call held back, what remains,
-    /// and how to resume.
-    pub fn message(&self, c: &Campaign) -> String {
-        let cur = &self.currency;
-        let remaining = match self.remaining_estimate {
-            Some(r) => format!(
-                "; about {r:.4} {cur} of calls remain by the plan's estimate (revisions not included)"
-            ),
-            None => String::new(),
-        };
-        format!(
-            "budget reached: spent {:.4} {cur} of max_cost {:.4} {cur}; the next call ({}, estimated {:.4} {cur}, with {:.4} {cur} estimated for the calls then in flight, since finished and recorded) would have exceeded it, so it was not sent{remaining}. Finished work is saved and not paid again: resume with a higher cap, e.g. `{}`",
-            self.spent,
-            self.cap,
-            self.next_call,
-            self.next_estimate,
-            self.in_flight_estimate,
-            self.resume_command(c)
-        )
     }
 }
 

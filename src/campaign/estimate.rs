@@ -21,7 +21,7 @@
 //! - Revisions and terminology reconciliations depend on what QA finds and are not estimated
 //!   in `total` and `remaining`.
 //!
-//! **The range** (`range`, issue 17): the whole campaign's cost per agent between two ends.
+//! **The range** (`range`): the whole campaign's cost per agent between two ends.
 //! - *low*: `total` (no revision), with the provider's prefix cache serving what it can as
 //!   configured: when `[pricing]` has a `cached_input_per_million`, a Translation request
 //!   whose stable prefix (the system message, and with `prompt_layout = "full"` the glossary
@@ -134,6 +134,8 @@ pub struct Estimate {
 /// Estimates the campaign `c` given its state `s` (empty for a new campaign).
 pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let p = &c.plan;
+    // Every agent has an entry from the start (so the tables list all four); the entries are
+    // then reached with `entry().or_default()`, which finds them.
     let mut total: BTreeMap<Agent, AgentEstimate> = Agent::ALL
         .iter()
         .map(|a| (*a, AgentEstimate::default()))
@@ -156,7 +158,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     for b in &all_batches {
         let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
             .prompt_tokens_with(c.tokens()) as u64;
-        total.get_mut(&Agent::Glossary).unwrap().add(
+        total.entry(Agent::Glossary).or_default().add(
             1,
             t,
             b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
@@ -166,19 +168,19 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let brief_prompt = m.brief.1.prompt_tokens_with(c.tokens()) as u64;
     let brief_completion = crate::agents::brief::expected_tokens(c.chapters.len()) as u64;
     total
-        .get_mut(&Agent::Glossary)
-        .unwrap()
+        .entry(Agent::Glossary)
+        .or_default()
         .add(1, brief_prompt, brief_completion);
     if !s.is_done(&m.brief.0.to_string()) {
         remaining
-            .get_mut(&Agent::Glossary)
-            .unwrap()
+            .entry(Agent::Glossary)
+            .or_default()
             .add(1, brief_prompt, brief_completion);
     }
     for (_, b) in &m.glossary_batches {
         let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
             .prompt_tokens_with(c.tokens()) as u64;
-        remaining.get_mut(&Agent::Glossary).unwrap().add(
+        remaining.entry(Agent::Glossary).or_default().add(
             1,
             t,
             b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
@@ -269,8 +271,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             c.memory.lookup_joined(text).is_some() || super::memory::is_memory_hit(s, &u.id);
         if !from_memory {
             total
-                .get_mut(&Agent::Translation)
-                .unwrap()
+                .entry(Agent::Translation)
+                .or_default()
                 .add(1, prompt, completion);
             revision.add(1, prompt + completion + FINDINGS_TOKENS, completion);
             let stable = if p.full_glossary_prompt { 2 } else { 1 };
@@ -304,8 +306,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         } else {
             todo += 1;
             remaining
-                .get_mut(&Agent::Translation)
-                .unwrap()
+                .entry(Agent::Translation)
+                .or_default()
                 .add(1, prompt, completion);
         }
     }
@@ -327,8 +329,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     };
     let proof_prompt = review(reviewed_prompt) + batches * instructions;
     total
-        .get_mut(&Agent::Proofreading)
-        .unwrap()
+        .entry(Agent::Proofreading)
+        .or_default()
         .add(batches, proof_prompt, batches * 40);
     if todo > 0
         || batches > 0
@@ -338,8 +340,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
                 .any(|k| matches!(CallKey::parse(k), CallKey::Proofread { .. }))
     {
         remaining
-            .get_mut(&Agent::Proofreading)
-            .unwrap()
+            .entry(Agent::Proofreading)
+            .or_default()
             .add(batches, proof_prompt, batches * 40);
     }
 
@@ -350,8 +352,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         + ctx
         + FINDINGS_TOKENS;
     total
-        .get_mut(&Agent::Manager)
-        .unwrap()
+        .entry(Agent::Manager)
+        .or_default()
         .add(rounds, rounds * decision, rounds * 40);
     if !s
         .finished()
@@ -359,8 +361,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .any(|k| matches!(CallKey::parse(k), CallKey::Decide { .. }))
     {
         remaining
-            .get_mut(&Agent::Manager)
-            .unwrap()
+            .entry(Agent::Manager)
+            .or_default()
             .add(rounds, rounds * decision, rounds * 40);
     }
 
@@ -445,7 +447,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
 pub const SHORT_ANSWER_TOKENS: u64 = 40;
 
 /// The estimate of one prepared request, by the same rules as [`estimate`] (for the budget
-/// cap, [`super::budget`]): one call, the request's exact prompt tokens (`o200k_base`, counted
+/// cap): one call, the request's exact prompt tokens (`o200k_base`, counted
 /// with the campaign's memo), and completion tokens by kind: a translation or revision ≈ its
 /// source tokens × [`completion_ratio`], a Glossary batch [`GLOSSARY_TOKENS_PER_CANDIDATE`]
 /// per candidate, the brief [`crate::agents::brief::expected_tokens`], anything else

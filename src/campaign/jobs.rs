@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::commit::{JobFailure, KeptPart};
 use super::fingerprint::STATE_SCHEMA_VERSION;
 use super::manager::{Action, Manager};
 use super::state::{RunawayRecord, State};
@@ -123,52 +124,6 @@ pub enum PrepareError {
         "the request would need {tokens} prompt tokens, over max_context_tokens = {budget}; nothing was sent. Lower max_unit_chars or raise max_context_tokens in the campaign file."
     )]
     OverBudget { tokens: usize, budget: usize },
-}
-
-/// A failed call.
-#[derive(Debug, Clone)]
-pub struct JobFailure {
-    pub error: String,
-    pub attempts: u32,
-    /// No other call can succeed either (bad key, unknown model): stop scheduling.
-    pub fatal: bool,
-    /// The translation did not fit the model's output (or input) limit: split the unit.
-    pub truncated: bool,
-    /// The prompt did not fit the model's context window (a context-length error, or a prompt
-    /// the server cut) or booktr's `max_context_tokens`: the remedy is a smaller unit or more
-    /// context, never a larger `max_tokens`.
-    pub context: bool,
-    /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
-    pub usage: Usage,
-    /// The model answered, and the answer could not be used as a translation (empty after
-    /// clean-up, or its placeholders duplicated or unknown): the provider works, the model
-    /// failed this text. Recorded in [`super::store::Event::CallFailed`].
-    pub unusable: bool,
-    /// A translation cut at `max_tokens` that the provider could not continue: the part that
-    /// ends on a block boundary, kept (`truncated` is set; the runner splits the unit there).
-    pub kept: Option<KeptPart>,
-}
-
-/// The kept part of a cut translation (see [`JobFailure::kept`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeptPart {
-    /// Byte offset in the job's source text (unmasked) where the kept translation's source
-    /// ends: the start of its first block not kept.
-    pub source_end: usize,
-    /// Top-level blocks kept.
-    pub blocks: usize,
-    /// The translation of `source[..source_end]`, cleaned up and unmasked.
-    pub text: String,
-    pub model: Option<String>,
-    /// Characters of reasoning received (the text is not kept).
-    pub reasoning_chars: usize,
-    /// Continuations made before the provider was found not to continue (part of `usage`).
-    pub long: crate::llm::continuation::LongStats,
-    /// The cut reply as a sample of the model's reply lengths: its completion tokens against
-    /// the source it covered (the kept blocks; the unfinished block's share makes it err
-    /// high, the safe side for a bound). Without it only the replies that fit would be
-    /// learned from, and the bound would sink below the replies that did not.
-    pub sample: Option<bounds::Sample>,
 }
 
 /// Builds the job for `action` from the current state.

@@ -37,6 +37,7 @@ pub mod site_out;
 pub mod source_targets;
 pub mod state;
 pub mod store;
+pub mod summary;
 pub mod verdict;
 
 #[cfg(test)]
@@ -100,7 +101,7 @@ pub struct Campaign {
     unit_index: HashMap<String, usize>,
     /// Chapter key → the range of its units in `units` (units are segmented chapter by
     /// chapter, so each chapter's units are contiguous): [`Campaign::units_of`] walks one
-    /// chapter, not the whole book (issue 15, "linear local cost").
+    /// chapter, not the whole book, so a step's cost does not grow with the book.
     chapter_units: HashMap<String, std::ops::Range<usize>>,
     /// The memo of every QA context this campaign builds ([`Campaign::qa_context`]), so the
     /// Manager's rounds, the verdict and the report reuse one another's QA work.
@@ -144,7 +145,7 @@ impl Campaign {
             chapters.push(ch);
         }
         if let Some(site) = plan.site.as_ref().filter(|s| !s.titles.is_empty()) {
-            chapters.push(site_out::titles_chapter(site)?);
+            chapters.push(titles_chapter(site)?);
         }
         let mut glossaries = Vec::new();
         for rel in &plan.glossaries {
@@ -463,7 +464,7 @@ impl Campaign {
 
     /// The translation setup for a unit of chapter `chapter` (key): the book-level part of
     /// `brief` (the whole brief as recorded) and that chapter's synopsis, so that the brief's
-    /// share of the prompt does not grow with the book (issue 15). An unknown chapter key gets
+    /// share of the prompt does not grow with the book. An unknown chapter key gets
     /// no synopsis, nor does a book of one chapter (its whole brief is in the system message).
     pub fn translation_setup_for(
         &self,
@@ -602,4 +603,29 @@ impl Campaign {
             tb.relevant_to(text)
         }
     }
+}
+
+/// The chapter that carries a site's navigation titles ([`crate::book::site::Site::titles_markdown`]) through
+/// translation and QA like any chapter. Its key is [`crate::book::site::TITLES_KEY`], its output
+/// [`crate::book::site::TITLES_OUT`] (outside the docs folder, so the site never shows it) and its source
+/// path the site's configuration file, which it is read from.
+///
+/// Errors: none in practice (the list is UTF-8 text without NUL bytes); a NUL byte in a title
+/// is reported as a [`UsageError`].
+fn titles_chapter(site: &crate::book::site::Site) -> Result<Chapter, UsageError> {
+    let config = match site.kind {
+        crate::book::site::SiteKind::MkDocs => "mkdocs.yml",
+        crate::book::site::SiteKind::MdBook => "book.toml",
+        crate::book::site::SiteKind::Docusaurus => "_category_.json",
+    };
+    let rel = if site.root == "." {
+        config.to_string()
+    } else {
+        format!("{}/{config}", site.root)
+    };
+    let mut ch = Chapter::from_bytes(&rel, site.titles_markdown().into_bytes())
+        .map_err(|e| UsageError::new(e.to_string()))?;
+    ch.key = crate::book::site::TITLES_KEY.into();
+    ch.file_name = crate::book::site::TITLES_OUT.into();
+    Ok(ch)
 }

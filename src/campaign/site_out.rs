@@ -3,8 +3,9 @@
 //! copies the files of the docs folder that are not chapters (images, data, includes), writes
 //! the site's configuration for the target language (`book.toml` with `language`, `mkdocs.yml`
 //! with translated nav titles) and Docusaurus `_category_.json` labels, so that `out_dir` builds
-//! with the tool. It also owns the synthetic chapter that carries navigation titles to the
-//! translator. Chapters themselves are never written here.
+//! with the tool. The synthetic chapter that carries navigation titles to the translator is
+//! built when the campaign is loaded ([`super::Campaign`]). Chapters themselves are never
+//! written here.
 
 use std::path::{Path, PathBuf};
 
@@ -13,34 +14,7 @@ use saphyr::{LoadableYamlNode, Mapping, Scalar, Yaml, YamlEmitter};
 
 use super::Campaign;
 use super::state::State;
-use crate::book::Chapter;
 use crate::book::site::{self, Site, SiteKind};
-use crate::exit::UsageError;
-
-/// The chapter that carries a site's navigation titles ([`Site::titles_markdown`]) through
-/// translation and QA like any chapter. Its key is [`site::TITLES_KEY`], its output
-/// [`site::TITLES_OUT`] (outside the docs folder, so the site never shows it) and its source
-/// path the site's configuration file, which it is read from.
-///
-/// Errors: none in practice (the list is UTF-8 text without NUL bytes); a NUL byte in a title
-/// is reported as a [`UsageError`].
-pub fn titles_chapter(site: &Site) -> Result<Chapter, UsageError> {
-    let config = match site.kind {
-        SiteKind::MkDocs => "mkdocs.yml",
-        SiteKind::MdBook => "book.toml",
-        SiteKind::Docusaurus => "_category_.json",
-    };
-    let rel = if site.root == "." {
-        config.to_string()
-    } else {
-        format!("{}/{config}", site.root)
-    };
-    let mut ch = Chapter::from_bytes(&rel, site.titles_markdown().into_bytes())
-        .map_err(|e| UsageError::new(e.to_string()))?;
-    ch.key = site::TITLES_KEY.into();
-    ch.file_name = site::TITLES_OUT.into();
-    Ok(ch)
-}
 
 /// What [`write_site`] did.
 #[derive(Debug, Default)]

@@ -215,25 +215,26 @@ pub struct State {
     /// part (campaign key `repair`): derived from the recorded text in
     /// [`State::check_translation`], never stored.
     repaired: HashMap<(String, u32), RepairedText>,
-    /// Issue 17: the editor's marks of findings ([`Event::FindingMarked`]), newest per id.
+    /// The editor's marks of findings ([`Event::FindingMarked`]), newest per id.
     marks: super::marks::Marks,
-    /// Why the newest run stopped at its budget cap, if it did (issue 17,
-    /// [`super::budget`]); cleared when a run starts.
-    budget_stop: Option<super::budget::BudgetStop>,
-    /// Every billed call in journal order (issue 17's cost ledger): what `usage` sums, one
+    /// Why the newest run stopped at its budget cap, if it did
+    /// ([`super::budget`]); cleared when a run starts.
+    budget_stop: Option<super::store::BudgetStop>,
+    /// Every billed call in journal order (the reports' cost ledger): what `usage` sums, one
     /// line per call, so reports can split it by chapter.
     paid: Vec<PaidCall>,
     /// Indices (into [`Campaign::units`], book order) of the units that need translation, have
     /// a fingerprint and no finished first translation (`translate/<fp>/r0`): derived from
     /// `fps` and `finished`, kept up to date by [`State::apply`], so the Manager's step walks
-    /// the units still to translate, not the whole book, for every recorded result (issue 15,
-    /// "linear local cost").
+    /// the units still to translate, not the whole book, for every recorded result: the
+    /// cost of a step stays linear in the book.
     first_pending: std::collections::BTreeSet<usize>,
     /// Unit fingerprint → indices of every current unit with it (units with the same text and
     /// entries share one), for `first_pending`.
     fp_units: HashMap<String, Vec<usize>>,
     /// Fingerprints with a translation of round 1 or later (the keys of `translations` with
-    /// such a round), for the Manager context's count of revised units (issue 15).
+    /// such a round), for the Manager context's count of revised units (without walking
+    /// every unit).
     revised_fps: std::collections::BTreeSet<String>,
 }
 
@@ -457,175 +458,9 @@ impl State {
             // Experiment facts (single-agent context exhaustion, judge receipts) are read from
             // the journal by the experiment (`booktr experiment`); they change nothing here.
             Event::ContextExhausted { .. } | Event::Receipt { .. } => {}
-            Event::CallFinished {
-                call,
-                agent,
-                unit,
-                file,
-                usage,
-                requests,
-                ctx_tokens,
-                ..
-            } => {
-                let result = result.ok_or_else(|| anyhow::anyhow!("no result for {call}"))?;
-                if let (Some(sample), true) = (result.sample, *requests > 0) {
-                    self.samples.entry(*agent).or_default().push(sample);
-                }
-                // A local join of split parts made no request: it is not a call of its own.
-                if *requests > 0 {
-                    self.record_usage(*agent, usage, *requests);
-                    self.paid.push(PaidCall {
-                        agent: *agent,
-                        call: call.clone(),
-                        unit: unit.clone(),
-                        usage: *usage,
-                    });
-                }
-                self.push_log(
-                    *agent,
-                    unit.clone().unwrap_or_else(|| call_label(call)),
-                    "ok",
-                    usage,
-                );
-                self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
-                self.open_failures.remove(call);
-                self.failure_runs.remove(call);
-                if let (
-                    Output::Translation {
-                        round,
-                        text,
-                        cleanup,
-                        ..
-                    },
-                    Some((key, _)),
-                ) = (&result.output, parse_translate_key(call))
-                {
-                    if key.contains(".p") {
-                        self.part_translations.insert(key.to_string(), text.clone());
-                    } else {
-                        self.translations
-                            .entry(key.to_string())
-                            .or_default()
-                            .insert(*round, call.clone());
-                        if *round > 0 {
-                            self.revised_fps.insert(key.to_string());
-                        }
-                        if *round == 0 && self.run_started_seq > 0 && rec.seq > self.run_started_seq
-                        {
-                            self.translated_this_run.insert(key.to_string());
-                        }
-                        self.check_translation(c, key, *round, text, &cleanup.left_in_source);
-                    }
-                }
-                let reconciled = match &result.output {
-                    // Checked again on replay: a result file recorded before the check existed
-                    // must not enforce an unobserved rendering either.
-                    Output::Reconciliation {
-                        choice: Some(ch),
-                        term,
-                        renderings,
-                        ..
-                    } if crate::agents::reconcile::verify(ch, term, renderings).is_ok() => {
-                        Some(crate::termbase::Entry {
-                            source: ch.term.clone(),
-                            target: ch.rendering.clone(),
-                            note: ch.note.clone(),
-                            origin: crate::termbase::Origin::Reconciled,
-                            forbidden: Vec::new(),
-                            variants: Vec::new(),
-                        })
-                    }
-                    _ => None,
-                };
-                // The editor's version of the brief stays in force over a newer agent brief.
-                if let Output::Brief { text } = &result.output
-                    && !self.brief.as_ref().is_some_and(|b| b.edited)
-                {
-                    self.set_brief(c, text.clone(), false);
-                }
-                self.files.insert(call.clone(), file.clone());
-                self.finished.insert(call.clone(), result);
-                if let Some((key, 0)) = parse_translate_key(call)
-                    && let Some(units) = self.fp_units.get(key)
-                {
-                    for i in units {
-                        self.first_pending.remove(i);
-                    }
-                }
-                self.outputs_current = false;
-                if let Some(entry) = reconciled {
-                    let key = crate::termbase::term_key(&entry.source);
-                    self.reconciled
-                        .retain(|e| crate::termbase::term_key(&e.source) != key);
-                    self.reconciled.push(entry);
-                    self.refresh_qa(c);
-                }
-            }
-            Event::CallFailed {
-                call,
-                agent,
-                unit,
-                run,
-                error,
-                attempts,
-                usage,
-                unusable,
-            } => {
-                self.add_paid(*agent, usage, *attempts);
-                self.paid.push(PaidCall {
-                    agent: *agent,
-                    call: call.clone(),
-                    unit: unit.clone(),
-                    usage: *usage,
-                });
-                if usage.completion_tokens > 0 {
-                    self.not_kept.push(NotKept {
-                        call: call.clone(),
-                        agent: *agent,
-                        unit: unit.clone(),
-                        reason: error.clone(),
-                        usage: *usage,
-                    });
-                }
-                self.usage.entry(*agent).or_default().failed += 1;
-                self.push_log(
-                    *agent,
-                    unit.clone().unwrap_or_else(|| call_label(call)),
-                    "failed",
-                    &Usage::default(),
-                );
-                self.last_failed = Some(call.clone());
-                self.open_failures.insert(call.clone(), error.clone());
-                self.failure_runs
-                    .insert(call.clone(), (run.clone(), *unusable));
-            }
-            Event::GlossaryMerged {
-                file,
-                sha256,
-                dropped_by_house,
-                inputs,
-                rejected,
-                ..
-            } => {
-                self.glossary_inputs = Some(inputs.clone());
-                self.glossary_rejections = rejected.clone();
-                let bytes = std::fs::read(dir.join(file))?;
-                anyhow::ensure!(
-                    crate::util::sha256_hex(&bytes) == *sha256,
-                    "glossary {file} changed after it was recorded"
-                );
-                let tb: Termbase = serde_json::from_slice(&bytes)?;
-                self.merged_sha256 = Some(sha256.clone());
-                // An approval of this very termbase (same bytes) still holds.
-                match self.glossary_approval.clone() {
-                    Some(a) if a.merged_sha256 == *sha256 => {
-                        self.set_termbase(c, &a.file, a.termbase)
-                    }
-                    _ => self.set_termbase(c, file, tb),
-                }
-                self.glossary_dropped_by_house = *dropped_by_house;
-                self.outputs_current = false;
-            }
+            Event::CallFinished { .. } => self.apply_call_finished(c, rec, result)?,
+            Event::CallFailed { .. } => self.apply_call_failed(rec)?,
+            Event::GlossaryMerged { .. } => self.apply_glossary_merged(c, dir, rec)?,
             Event::BriefWritten { sha256, .. } => {
                 self.brief_on_desk = Some(sha256.clone());
             }
@@ -647,114 +482,10 @@ impl State {
                 self.glossary_review_of = Some(merged_sha256.clone());
                 self.glossary_review_csv = Some((csv.clone(), csv_sha256.clone()));
             }
-            Event::GlossaryApproved {
-                merged_sha256,
-                csv_sha256,
-                file,
-                sha256,
-                brief_sha256,
-                changes,
-            } => {
-                let bytes = std::fs::read(dir.join(file))?;
-                anyhow::ensure!(
-                    crate::util::sha256_hex(&bytes) == *sha256,
-                    "approved termbase {file} changed after it was recorded"
-                );
-                let tb: Termbase = serde_json::from_slice(&bytes)?;
-                self.glossary_approval = Some(GlossaryApproval {
-                    merged_sha256: merged_sha256.clone(),
-                    csv_sha256: csv_sha256.clone(),
-                    brief_sha256: brief_sha256.clone(),
-                    file: file.clone(),
-                    termbase: tb.clone(),
-                    changes: changes.clone(),
-                    at_ms: rec.at_ms,
-                });
-                self.set_termbase(c, file, tb);
-                self.outputs_current = false;
-            }
-            Event::RevisionsApproved {
-                round,
-                decision,
-                approved,
-                rejected,
-                chapters,
-            } => {
-                // Approvals by chapter add up; a unit keeps its first decision.
-                let a = self
-                    .revision_approvals
-                    .entry(decision.clone())
-                    .or_insert_with(|| RevisionApproval {
-                        round: *round,
-                        approved: Vec::new(),
-                        rejected: Vec::new(),
-                        chapters: Vec::new(),
-                    });
-                for u in approved {
-                    if !a.decided(u) {
-                        a.approved.push(u.clone());
-                    }
-                }
-                for u in rejected {
-                    if !a.decided(u) {
-                        a.rejected.push(u.clone());
-                    }
-                }
-                for ch in chapters {
-                    if !a.chapters.contains(ch) {
-                        a.chapters.push(ch.clone());
-                    }
-                }
-            }
-            Event::HumanEdit {
-                fp,
-                file,
-                sha256,
-                imported,
-                ..
-            } => {
-                let bytes = std::fs::read(dir.join(file))?;
-                anyhow::ensure!(
-                    crate::util::sha256_hex(&bytes) == *sha256,
-                    "human edit {file} changed after it was recorded"
-                );
-                let edit: store::HumanEditFile = serde_json::from_slice(&bytes)?;
-                self.check_translation(c, fp, HUMAN_ROUND, &edit.text, &[]);
-                self.human_edits.insert(fp.clone(), edit.text);
-                if *imported {
-                    self.imported_edits.insert(fp.clone());
-                } else {
-                    self.imported_edits.remove(fp);
-                }
-                self.outputs_current = false;
-            }
-            Event::UnitSplit {
-                unit,
-                key,
-                parts,
-                usage,
-                requests,
-                reason,
-            } => {
-                self.add_paid(Agent::Translation, usage, *requests);
-                self.paid.push(PaidCall {
-                    agent: Agent::Translation,
-                    call: super::manager::translate_key(key, 0),
-                    unit: Some(unit.clone()),
-                    usage: *usage,
-                });
-                if usage.completion_tokens > 0 {
-                    self.not_kept.push(NotKept {
-                        call: super::manager::translate_key(key, 0),
-                        agent: Agent::Translation,
-                        unit: Some(unit.clone()),
-                        reason: reason.clone(),
-                        usage: *usage,
-                    });
-                }
-                self.splits
-                    .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
-            }
+            Event::GlossaryApproved { .. } => self.apply_glossary_approved(c, dir, rec)?,
+            Event::RevisionsApproved { .. } => self.apply_revisions_approved(rec)?,
+            Event::HumanEdit { .. } => self.apply_human_edit(c, dir, rec)?,
+            Event::UnitSplit { .. } => self.apply_unit_split(rec)?,
             Event::UnitPieces {
                 fp,
                 round,
@@ -794,6 +525,351 @@ impl State {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Applies a `call_finished` record (see [`State::apply`]).
+    fn apply_call_finished(
+        &mut self,
+        c: &Campaign,
+        rec: &Record,
+        result: Option<ResultFile>,
+    ) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::CallFinished {
+            call,
+            agent,
+            unit,
+            file,
+            usage,
+            requests,
+            ctx_tokens,
+            ..
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        let result = result.ok_or_else(|| anyhow::anyhow!("no result for {call}"))?;
+        if let (Some(sample), true) = (result.sample, *requests > 0) {
+            self.samples.entry(*agent).or_default().push(sample);
+        }
+        // A local join of split parts made no request: it is not a call of its own.
+        if *requests > 0 {
+            self.record_usage(*agent, usage, *requests);
+            self.paid.push(PaidCall {
+                agent: *agent,
+                call: call.clone(),
+                unit: unit.clone(),
+                usage: *usage,
+            });
+        }
+        self.push_log(
+            *agent,
+            unit.clone().unwrap_or_else(|| call_label(call)),
+            "ok",
+            usage,
+        );
+        self.ctx_peak = self.ctx_peak.max(*ctx_tokens);
+        self.open_failures.remove(call);
+        self.failure_runs.remove(call);
+        if let (
+            Output::Translation {
+                round,
+                text,
+                cleanup,
+                ..
+            },
+            Some((key, _)),
+        ) = (&result.output, parse_translate_key(call))
+        {
+            if key.contains(".p") {
+                self.part_translations.insert(key.to_string(), text.clone());
+            } else {
+                self.translations
+                    .entry(key.to_string())
+                    .or_default()
+                    .insert(*round, call.clone());
+                if *round > 0 {
+                    self.revised_fps.insert(key.to_string());
+                }
+                if *round == 0 && self.run_started_seq > 0 && rec.seq > self.run_started_seq {
+                    self.translated_this_run.insert(key.to_string());
+                }
+                self.check_translation(c, key, *round, text, &cleanup.left_in_source);
+            }
+        }
+        let reconciled = match &result.output {
+            // Checked again on replay: a result file recorded before the check existed
+            // must not enforce an unobserved rendering either.
+            Output::Reconciliation {
+                choice: Some(ch),
+                term,
+                renderings,
+                ..
+            } if crate::agents::reconcile::verify(ch, term, renderings).is_ok() => {
+                Some(crate::termbase::Entry {
+                    source: ch.term.clone(),
+                    target: ch.rendering.clone(),
+                    note: ch.note.clone(),
+                    origin: crate::termbase::Origin::Reconciled,
+                    forbidden: Vec::new(),
+                    variants: Vec::new(),
+                })
+            }
+            _ => None,
+        };
+        // The editor's version of the brief stays in force over a newer agent brief.
+        if let Output::Brief { text } = &result.output
+            && !self.brief.as_ref().is_some_and(|b| b.edited)
+        {
+            self.set_brief(c, text.clone(), false);
+        }
+        self.files.insert(call.clone(), file.clone());
+        self.finished.insert(call.clone(), result);
+        if let Some((key, 0)) = parse_translate_key(call)
+            && let Some(units) = self.fp_units.get(key)
+        {
+            for i in units {
+                self.first_pending.remove(i);
+            }
+        }
+        self.outputs_current = false;
+        if let Some(entry) = reconciled {
+            let key = crate::termbase::term_key(&entry.source);
+            self.reconciled
+                .retain(|e| crate::termbase::term_key(&e.source) != key);
+            self.reconciled.push(entry);
+            self.refresh_qa(c);
+        }
+        Ok(())
+    }
+
+    /// Applies a `call_failed` record (see [`State::apply`]).
+    fn apply_call_failed(&mut self, rec: &Record) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::CallFailed {
+            call,
+            agent,
+            unit,
+            run,
+            error,
+            attempts,
+            usage,
+            unusable,
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        self.add_paid(*agent, usage, *attempts);
+        self.paid.push(PaidCall {
+            agent: *agent,
+            call: call.clone(),
+            unit: unit.clone(),
+            usage: *usage,
+        });
+        if usage.completion_tokens > 0 {
+            self.not_kept.push(NotKept {
+                call: call.clone(),
+                agent: *agent,
+                unit: unit.clone(),
+                reason: error.clone(),
+                usage: *usage,
+            });
+        }
+        self.usage.entry(*agent).or_default().failed += 1;
+        self.push_log(
+            *agent,
+            unit.clone().unwrap_or_else(|| call_label(call)),
+            "failed",
+            &Usage::default(),
+        );
+        self.last_failed = Some(call.clone());
+        self.open_failures.insert(call.clone(), error.clone());
+        self.failure_runs
+            .insert(call.clone(), (run.clone(), *unusable));
+        Ok(())
+    }
+
+    /// Applies a `glossary_merged` record (see [`State::apply`]).
+    fn apply_glossary_merged(
+        &mut self,
+        c: &Campaign,
+        dir: &Path,
+        rec: &Record,
+    ) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::GlossaryMerged {
+            file,
+            sha256,
+            dropped_by_house,
+            inputs,
+            rejected,
+            ..
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        self.glossary_inputs = Some(inputs.clone());
+        self.glossary_rejections = rejected.clone();
+        let bytes = std::fs::read(dir.join(file))?;
+        anyhow::ensure!(
+            crate::util::sha256_hex(&bytes) == *sha256,
+            "glossary {file} changed after it was recorded"
+        );
+        let tb: Termbase = serde_json::from_slice(&bytes)?;
+        self.merged_sha256 = Some(sha256.clone());
+        // An approval of this very termbase (same bytes) still holds.
+        match self.glossary_approval.clone() {
+            Some(a) if a.merged_sha256 == *sha256 => self.set_termbase(c, &a.file, a.termbase),
+            _ => self.set_termbase(c, file, tb),
+        }
+        self.glossary_dropped_by_house = *dropped_by_house;
+        self.outputs_current = false;
+        Ok(())
+    }
+
+    /// Applies a `glossary_approved` record (see [`State::apply`]).
+    fn apply_glossary_approved(
+        &mut self,
+        c: &Campaign,
+        dir: &Path,
+        rec: &Record,
+    ) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::GlossaryApproved {
+            merged_sha256,
+            csv_sha256,
+            file,
+            sha256,
+            brief_sha256,
+            changes,
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        let bytes = std::fs::read(dir.join(file))?;
+        anyhow::ensure!(
+            crate::util::sha256_hex(&bytes) == *sha256,
+            "approved termbase {file} changed after it was recorded"
+        );
+        let tb: Termbase = serde_json::from_slice(&bytes)?;
+        self.glossary_approval = Some(GlossaryApproval {
+            merged_sha256: merged_sha256.clone(),
+            csv_sha256: csv_sha256.clone(),
+            brief_sha256: brief_sha256.clone(),
+            file: file.clone(),
+            termbase: tb.clone(),
+            changes: changes.clone(),
+            at_ms: rec.at_ms,
+        });
+        self.set_termbase(c, file, tb);
+        self.outputs_current = false;
+        Ok(())
+    }
+
+    /// Applies a `revisions_approved` record (see [`State::apply`]).
+    fn apply_revisions_approved(&mut self, rec: &Record) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::RevisionsApproved {
+            round,
+            decision,
+            approved,
+            rejected,
+            chapters,
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        // Approvals by chapter add up; a unit keeps its first decision.
+        let a = self
+            .revision_approvals
+            .entry(decision.clone())
+            .or_insert_with(|| RevisionApproval {
+                round: *round,
+                approved: Vec::new(),
+                rejected: Vec::new(),
+                chapters: Vec::new(),
+            });
+        for u in approved {
+            if !a.decided(u) {
+                a.approved.push(u.clone());
+            }
+        }
+        for u in rejected {
+            if !a.decided(u) {
+                a.rejected.push(u.clone());
+            }
+        }
+        for ch in chapters {
+            if !a.chapters.contains(ch) {
+                a.chapters.push(ch.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a `human_edit` record (see [`State::apply`]).
+    fn apply_human_edit(&mut self, c: &Campaign, dir: &Path, rec: &Record) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::HumanEdit {
+            fp,
+            file,
+            sha256,
+            imported,
+            ..
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        let bytes = std::fs::read(dir.join(file))?;
+        anyhow::ensure!(
+            crate::util::sha256_hex(&bytes) == *sha256,
+            "human edit {file} changed after it was recorded"
+        );
+        let edit: store::HumanEditFile = serde_json::from_slice(&bytes)?;
+        self.check_translation(c, fp, HUMAN_ROUND, &edit.text, &[]);
+        self.human_edits.insert(fp.clone(), edit.text);
+        if *imported {
+            self.imported_edits.insert(fp.clone());
+        } else {
+            self.imported_edits.remove(fp);
+        }
+        self.outputs_current = false;
+        Ok(())
+    }
+
+    /// Applies a `unit_split` record (see [`State::apply`]).
+    fn apply_unit_split(&mut self, rec: &Record) -> anyhow::Result<()> {
+        // `apply` dispatches by event, so the record is always this one.
+        let Event::UnitSplit {
+            unit,
+            key,
+            parts,
+            usage,
+            requests,
+            reason,
+        } = &rec.event
+        else {
+            return Ok(());
+        };
+        self.add_paid(Agent::Translation, usage, *requests);
+        self.paid.push(PaidCall {
+            agent: Agent::Translation,
+            call: super::CallKey::translate(key, 0).to_string(),
+            unit: Some(unit.clone()),
+            usage: *usage,
+        });
+        if usage.completion_tokens > 0 {
+            self.not_kept.push(NotKept {
+                call: super::CallKey::translate(key, 0).to_string(),
+                agent: Agent::Translation,
+                unit: Some(unit.clone()),
+                reason: reason.clone(),
+                usage: *usage,
+            });
+        }
+        self.splits
+            .insert(key.clone(), parts.iter().map(|&(a, b)| a..b).collect());
         Ok(())
     }
 
@@ -1148,7 +1224,7 @@ impl State {
     }
 
     /// Whether model call `call` failed in run `run` with an answer the model gave but that
-    /// could not be used (see [`super::jobs::JobFailure::unusable`]), as its newest failure.
+    /// could not be used (see [`super::commit::JobFailure::unusable`]), as its newest failure.
     pub fn unusable_in_run(&self, call: &str, run: &str) -> bool {
         self.failure_runs
             .get(call)
@@ -1302,9 +1378,9 @@ impl State {
         self.kept_findings(unit, u32::MAX - 1)
     }
 
-    /// Why the newest run stopped at its budget cap ([`super::budget::BudgetStop`]), if it
+    /// Why the newest run stopped at its budget cap ([`super::store::BudgetStop`]), if it
     /// did.
-    pub fn budget_stop(&self) -> Option<&super::budget::BudgetStop> {
+    pub fn budget_stop(&self) -> Option<&super::store::BudgetStop> {
         self.budget_stop.as_ref()
     }
 
@@ -1396,7 +1472,7 @@ pub fn score(findings: &[Finding]) -> (usize, usize) {
 /// recording order: the first translation, then each revision): the fewest error findings,
 /// then the fewest warnings, and on a tie the latest. `None` for no candidate.
 ///
-/// The rule of issue 12 ("the loop never makes a unit worse"): a revision replaces what came
+/// The loop never makes a unit worse: a revision replaces what came
 /// before only when deterministic QA finds it no worse; the tie goes to the latest because it
 /// answered the most feedback.
 pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
@@ -1409,7 +1485,7 @@ pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
 
 /// Whether a repaired candidate scoring `repaired` (`(errors, warnings)`) replaces the model's
 /// text of the same round scoring `model`: [`select_kept`] on the two, the repaired one listed
-/// later, so it wins a tie and never replaces a better text (never-worse, issue 18).
+/// later, so it wins a tie and never replaces a better text.
 pub fn prefer_repaired(model: (usize, usize), repaired: (usize, usize)) -> bool {
     select_kept(&[model, repaired]) == Some(1)
 }

@@ -93,7 +93,7 @@ pub enum Event {
         #[serde(default)]
         usage: Usage,
         /// The model answered and the answer was not usable as a translation (see
-        /// [`crate::campaign::jobs::JobFailure::unusable`]); absent (false) in older journals.
+        /// [`crate::campaign::commit::JobFailure::unusable`]); absent (false) in older journals.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         unusable: bool,
     },
@@ -332,7 +332,7 @@ pub enum Event {
     /// with a higher cap resumes (see [`crate::campaign::budget`]).
     BudgetReached {
         run: String,
-        stop: super::budget::BudgetStop,
+        stop: BudgetStop,
     },
 }
 
@@ -937,6 +937,76 @@ pub fn read_journal(dir: &Path) -> anyhow::Result<(Vec<Record>, Vec<String>)> {
         }
     }
     Ok((records, warnings))
+}
+
+/// Why and where a run stopped at its budget cap: journaled as
+/// [`Event::BudgetReached`], shown in the summary (`budget`) and the reports.
+/// Amounts are in `currency`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetStop {
+    /// The cap in force for that run.
+    pub cap: f64,
+    /// Cost of the usage recorded when the run stopped (every run, in-flight calls included
+    /// once they finished).
+    pub spent: f64,
+    /// The call not sent (its call key, or `batch of N translation requests`).
+    pub next_call: String,
+    /// Its estimate.
+    pub next_estimate: f64,
+    /// Estimates of the requests that were in flight when it was held back.
+    pub in_flight_estimate: f64,
+    /// What the plan's estimator says a resume still has to send (revisions not included).
+    pub remaining_estimate: Option<f64>,
+    pub currency: String,
+}
+
+/// Factor on the remaining estimate in [`BudgetStop::suggested_cap`]: 2×, about the spread
+/// between `plan`'s low and high ends (every revision round used) on the sample book and
+/// corpus chapters 1–2 (`tests/it/budget.rs`).
+pub const RESUME_MARGIN: f64 = 2.0;
+
+impl BudgetStop {
+    /// A cap that covers the rest with a margin: spent + [`RESUME_MARGIN`] × the remaining
+    /// estimate (at least the next request's), rounded up to the cent. The plan's estimate
+    /// leaves out revisions and runs short on long answers, so a cap of spent + remaining
+    /// alone stopped the resumed run again (found trying the suggested command as a new user).
+    pub fn suggested_cap(&self) -> f64 {
+        let rest = self
+            .remaining_estimate
+            .unwrap_or(0.0)
+            .max(self.next_estimate);
+        ((self.spent + RESUME_MARGIN * rest) * 100.0).ceil() / 100.0
+    }
+
+    /// The command that resumes with the suggested cap.
+    pub fn resume_command(&self, c: &Campaign) -> String {
+        format!(
+            "booktr run {} --max-cost {:.2}",
+            c.plan.campaign_file.display(),
+            self.suggested_cap()
+        )
+    }
+
+    /// The message for stderr and the reports: spent, cap, the call held back, what remains,
+    /// and how to resume.
+    pub fn message(&self, c: &Campaign) -> String {
+        let cur = &self.currency;
+        let remaining = match self.remaining_estimate {
+            Some(r) => format!(
+                "; about {r:.4} {cur} of calls remain by the plan's estimate (revisions not included)"
+            ),
+            None => String::new(),
+        };
+        format!(
+            "budget reached: spent {:.4} {cur} of max_cost {:.4} {cur}; the next call ({}, estimated {:.4} {cur}, with {:.4} {cur} estimated for the calls then in flight, since finished and recorded) would have exceeded it, so it was not sent{remaining}. Finished work is saved and not paid again: resume with a higher cap, e.g. `{}`",
+            self.spent,
+            self.cap,
+            self.next_call,
+            self.next_estimate,
+            self.in_flight_estimate,
+            self.resume_command(c)
+        )
+    }
 }
 
 #[cfg(test)]

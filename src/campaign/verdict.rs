@@ -3,7 +3,7 @@
 //! candidate, plus the campaign-level checks over all final texts and the chapters as written
 //! to `out_dir`), and the counts that separate `complete` from `needs_review`.
 //!
-//! It owns no state and writes nothing: [`crate::campaign::runner::summarize`], the report and
+//! It owns no state and writes nothing: [`crate::campaign::summary::summarize`], the report and
 //! the CLI all read the same [`FinalQa`], so the status line, `report.json`, `report.md` and
 //! `report.html` cannot disagree on how many errors remain.
 

@@ -8,9 +8,10 @@ use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
 use crate::campaign::manager::Manager;
-use crate::campaign::runner::{Status, import_edits};
+use crate::campaign::runner::import_edits;
 use crate::campaign::state::State;
 use crate::campaign::store::{Existing, Store};
+use crate::campaign::summary::Status;
 use crate::cli::ImportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::interchange::memory::Memory;

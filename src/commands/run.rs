@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use crate::campaign::Campaign;
-use crate::campaign::runner::{self, Status};
+use crate::campaign::runner;
+use crate::campaign::summary::Status;
 use crate::cli::{CampaignArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 

@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
 use crate::campaign::manager::{Manager, Stage};
-use crate::campaign::runner::{Status, summarize};
 use crate::campaign::state::State;
+use crate::campaign::summary::{Status, summarize};
 use crate::cli::StatusArgs;
 use crate::exit::{ExitCode, UsageError};
 

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use crate::book::{Chapter, align};
 use crate::campaign::Campaign;
 use crate::campaign::manager::Manager;
-use crate::campaign::runner::{Status, import_edits};
+use crate::campaign::runner::import_edits;
 use crate::campaign::state::State;
 use crate::campaign::store::Store;
+use crate::campaign::summary::Status;
 use crate::cli::ValidateArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::lang::Lang;
@@ -38,7 +39,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             serde_json::json!({
                 "campaign": report.summary.campaign,
                 // The status word `run` and `status` use for the same state
-                // (`crate::campaign::runner::Status`); `pass` is the gate the exit code gives.
+                // (`crate::campaign::summary::Status`); `pass` is the gate the exit code gives.
                 "status": report.summary.status,
                 "pass": errors == 0,
                 "errors": errors,

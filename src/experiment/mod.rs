@@ -27,7 +27,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::Campaign;
-use crate::campaign::runner::{self, RunOptions, Status};
+use crate::campaign::runner::{self, RunOptions};
+use crate::campaign::summary::Status;
 use crate::llm::Provider;
 
 /// The two arms of the experiment.

@@ -17,6 +17,23 @@ fn cell(s: &str) -> String {
 
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
+    header_section(&mut o, r);
+    failures_section(&mut o, r);
+    repairs_section(&mut o, r);
+    pieces_section(&mut o, r);
+    qa_findings_section(&mut o, r);
+    choices_section(&mut o, r);
+    proofreading_section(&mut o, r);
+    decisions_and_drift_section(&mut o, r);
+    terminology_section(&mut o, r);
+    brief_and_approvals_section(&mut o, r);
+    glossary_and_usage_section(&mut o, r);
+    o
+}
+
+/// The title, the status line, unit counts and cost, then what the run kept, reused, stopped
+/// on or threw away.
+fn header_section(o: &mut String, r: &Report) {
     let s = &r.summary;
     if r.rehearsal {
         let _ = writeln!(
@@ -117,7 +134,10 @@ pub fn render(r: &Report) -> String {
     if rr.not_kept.completion_tokens > 0 {
         let _ = writeln!(o, "Paid and not kept: {}.\n", rr.not_kept.line());
     }
+}
 
+/// Units whose translation failed, and chapters not written.
+fn failures_section(o: &mut String, r: &Report) {
     let failed: Vec<_> = r
         .units
         .iter()
@@ -142,8 +162,10 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
 
-    let findings = r.findings();
+/// What the repair loop fixed, and what still needs a human.
+fn repairs_section(o: &mut String, r: &Report) {
     // What the repair loop fixed, and what still needs a human.
     let fixed: Vec<String> = r
         .units
@@ -245,8 +267,11 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
 
-    // Issue 18, "smaller when stuck": which units were translated again in pieces, and why.
+/// Units translated again in smaller pieces, and why.
+fn pieces_section(o: &mut String, r: &Report) {
+    // Which units were translated again in pieces when still wrong after their revisions, and why.
     let pieces: Vec<(&str, &super::PiecesReport, bool)> = r
         .units
         .iter()
@@ -274,7 +299,11 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The QA findings on the final translations, by check, then the worst rows.
+fn qa_findings_section(o: &mut String, r: &Report) {
+    let findings = r.findings();
     let _ = writeln!(o, "## QA findings on the final translations\n");
     if findings.is_empty() {
         let _ = writeln!(o, "No deterministic check found a problem.\n");
@@ -313,9 +342,12 @@ pub fn render(r: &Report) -> String {
         o.push('\n');
     }
 
-    marks_section(&mut o, r);
-    mqm_section(&mut o, r);
+    marks_section(o, r);
+    mqm_section(o, r);
+}
 
+/// The candidates of each unit that had more than one, and which one is kept.
+fn choices_section(o: &mut String, r: &Report) {
     let choices: Vec<&super::UnitReport> = r
         .units
         .iter()
@@ -345,7 +377,10 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The Proofreading agent's findings (advisory).
+fn proofreading_section(o: &mut String, r: &Report) {
     let issues: usize = r.proofreading.iter().map(|b| b.issues.len()).sum();
     let _ = writeln!(o, "## Proofreading (advisory)\n");
     let _ = writeln!(
@@ -369,7 +404,10 @@ pub fn render(r: &Report) -> String {
     if issues > 0 {
         o.push('\n');
     }
+}
 
+/// The Manager's decisions and the terms rendered inconsistently.
+fn decisions_and_drift_section(o: &mut String, r: &Report) {
     if !r.decisions.is_empty() {
         let _ = writeln!(o, "## Manager decisions\n");
         for d in &r.decisions {
@@ -427,6 +465,10 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
+
+/// Reconciled terms, glossary proposals not enforced, and terms for review.
+fn terminology_section(o: &mut String, r: &Report) {
     if !r.reconciliations.is_empty() {
         let _ = writeln!(o, "## Terminology reconciliation\n");
         for x in &r.reconciliations {
@@ -500,7 +542,10 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
 
+/// The book brief, the approvals given, and the comparison with another run.
+fn brief_and_approvals_section(o: &mut String, r: &Report) {
     if let Some(b) = &r.brief {
         let _ = writeln!(
             o,
@@ -556,6 +601,10 @@ pub fn render(r: &Report) -> String {
         }
         o.push('\n');
     }
+}
+
+/// The glossary, usage by agent and the cost ledger.
+fn glossary_and_usage_section(o: &mut String, r: &Report) {
     let _ = writeln!(o, "## Glossary\n");
     let count = |origin: Origin| r.glossary.iter().filter(|e| e.origin == origin).count();
     let _ = writeln!(
@@ -607,7 +656,6 @@ pub fn render(r: &Report) -> String {
         o.push_str(&l.markdown());
         o.push('\n');
     }
-    o
 }
 
 /// The severity cell of a finding with the editor's review: `info (dismissed error)`,

@@ -19,9 +19,9 @@ use crate::agents::proofreading::Issue;
 use crate::campaign::CallKey;
 use crate::campaign::Campaign;
 use crate::campaign::manager::{Manager, translate_key};
-use crate::campaign::runner::{Status, Summary, summarize_with};
 use crate::campaign::state::State;
 use crate::campaign::store::Output;
+use crate::campaign::summary::{Status, Summary, summarize_with};
 use crate::llm::Usage;
 use crate::qa::{self, Finding, Severity};
 use crate::termbase::Entry;
@@ -1005,7 +1005,7 @@ pub fn build_standalone(
     report_dir: &str,
     campaign_qa: qa::CampaignQa,
 ) -> Report {
-    use crate::campaign::runner::UnitCounts;
+    use crate::campaign::summary::UnitCounts;
     let missing = units.iter().filter(|u| u.outcome == "pending").count();
     let chapter_findings: Vec<Finding> = campaign_qa
         .findings

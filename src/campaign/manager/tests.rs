@@ -13,10 +13,11 @@ use crate::agents::json::ParseStats;
 use crate::agents::manager::{Decision, RevisionOrder};
 use crate::agents::proofreading::ProofReport;
 use crate::campaign::Campaign;
+use crate::campaign::commit;
 use crate::campaign::jobs::{self, JobKind};
-use crate::campaign::runner::{self, Status};
 use crate::campaign::state::State;
 use crate::campaign::store::{Event, Existing, Output, ResultFile, Store};
+use crate::campaign::summary::{self, Status};
 use crate::config::{Overrides, Plan, RawCampaign};
 
 /// A directory under the system temp dir, removed when dropped.
@@ -212,9 +213,9 @@ impl<'c> Journal<'c> {
         let c = self.c;
         let (store, state) = (&mut self.store, &mut self.state);
         match a {
-            Action::MergeGlossary => runner::merge_glossary(c, m, store, state).unwrap(),
+            Action::MergeGlossary => commit::merge_glossary(c, m, store, state).unwrap(),
             Action::WriteDesk => crate::campaign::desk::write(c, store, state).unwrap(),
-            Action::JoinParts { unit } => runner::join_parts(c, m, store, state, *unit).unwrap(),
+            Action::JoinParts { unit } => commit::join_parts(c, m, store, state, *unit).unwrap(),
             Action::SplitStuck {
                 unit,
                 fp,
@@ -234,7 +235,7 @@ impl<'c> Journal<'c> {
                 state.apply(c, &store.dir, &rec, None).unwrap();
             }
             Action::JoinPieces { unit, fp, round } => {
-                runner::join_pieces(c, m, store, state, *unit, fp, *round).unwrap()
+                commit::join_pieces(c, m, store, state, *unit, fp, *round).unwrap()
             }
             Action::WriteOutputs => {
                 let written = crate::campaign::outputs::write_all(c, state).unwrap();
@@ -271,7 +272,7 @@ impl<'c> Journal<'c> {
                     sample: None,
                     kept_blocks: None,
                 };
-                runner::record_finished(c, m, store, state, result).unwrap();
+                commit::record_finished(c, m, store, state, result).unwrap();
             }
         }
     }
@@ -896,7 +897,7 @@ fn journal_to_stage_table_errors_left_after_the_last_round_end_needs_review() {
             (Stage::Complete, &[]),
         ],
     );
-    let summary = runner::summarize(&c, &m, &j.state, Status::of_stage(&Stage::Complete));
+    let summary = summary::summarize(&c, &m, &j.state, Status::of_stage(&Stage::Complete));
     assert_eq!(
         summary.status.as_str(),
         "needs_review",
