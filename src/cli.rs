@@ -7,9 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use crate::exit::EXIT_CODES_HELP;
 use crate::llm::ProviderKind;
 
-/// Translate whole Markdown books with LLMs: a Manager with Glossary, Translation and
-/// Proofreading agents, checkpoints that resume without paying twice, and reports editors can
-/// act on.
+/// Translate whole Markdown books with LLMs.
+///
+/// A Manager with Glossary, Translation and Proofreading agents, checkpoints that resume
+/// without paying twice, and reports editors can act on. Start with `booktr init BOOK --to
+/// LANG`, or translate a book in one step with `booktr run BOOK --to LANG`.
 #[derive(Debug, Parser)]
 #[command(name = "booktr", version, about, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
@@ -20,63 +22,139 @@ pub struct Cli {
     pub verbose: u8,
 }
 
+/// The subcommands. Each doc comment's first line is the command's one-line `about` (what
+/// `booktr --help` lists); the rest is its `long_about` (`booktr help CMD`, `booktr CMD
+/// --help`), which ends with the exit codes the command uses.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run (or resume) a translation campaign.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Write a campaign file for a book folder or file (layout and source language detected).
+    ///
+    /// Detects the layout of PATH (default: the current folder): an mdBook (`book.toml`,
+    /// `SUMMARY.md`), an MkDocs site (`mkdocs.yml`), a Docusaurus project (`docs/` beside a
+    /// `docusaurus.config.*`), a folder of Markdown files or Jupyter notebooks, or one file. It
+    /// detects the source language from the chapters' prose (or takes --from), and writes a
+    /// commented campaign file beside the book (`<book>-<lang>.toml`, or --file) that names only
+    /// what differs from the defaults. Then it prints the next two commands: `booktr plan FILE`
+    /// and `booktr run FILE`. An existing file is never overwritten. No model call.
+    #[command(after_help = crate::exit::INIT_EXIT_CODES)]
+    Init(InitArgs),
+    /// Run or resume a translation campaign (a campaign file, or a book with --to).
+    ///
+    /// Runs the Manager with its Glossary, Translation and Proofreading agents until every unit
+    /// is translated, reviewed and written, or resumes where the last run stopped without paying
+    /// twice for finished work. PATH is a campaign file, or a book folder or file with --to
+    /// LANG: then `booktr init` writes the campaign file first (or reuses the one it wrote
+    /// before) and says where it went. The last line on stderr gives the status: complete,
+    /// needs_review, incomplete, awaiting_approval, budget_reached or interrupted.
+    #[command(after_help = crate::exit::RUN_EXIT_CODES)]
     Run(RunArgs),
-    /// Offline dry run: units per chapter, agent graph, the Manager's plan, estimated tokens
-    /// and cost per agent, and what a resume would send. No key, no request.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Offline dry run: units, the Manager's plan, calls, tokens and cost per agent.
+    ///
+    /// Shows the units per chapter, the agent graph, the Manager's plan, the estimated calls,
+    /// tokens and cost per agent (with a low/high range), and what a resume would send. Needs no
+    /// key and sends no request.
+    #[command(after_help = crate::exit::PLAN_EXIT_CODES)]
     Plan(PlanArgs),
-    /// Show a campaign's progress from its saved state (no model call).
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Show a campaign's status and progress from its saved state (no model call).
+    ///
+    /// Prints the status word (complete, needs_review, incomplete, awaiting_approval,
+    /// budget_reached), the stage, units, tokens, findings and the last error, and, at an
+    /// approval gate or after a stop, the command that continues. The exit code does not
+    /// depend on the status: read it from the output (`--json`: `status`).
+    #[command(after_help = crate::exit::STATUS_EXIT_CODES)]
     Status(StatusArgs),
-    /// Record an editor's approval at a gate (campaign key `review`), so the next `run` goes on:
+    /// Record an editor's approval at a gate (campaign key `review`) so `run` goes on.
+    ///
     /// `--stage glossary` takes the edited review CSV and brief from the report folder;
     /// `--stage revisions` chooses which proposed units are revised.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = crate::exit::APPROVE_EXIT_CODES)]
     Approve(ApproveArgs),
-    /// Re-run every QA check on a campaign's current output files (recording hand edits), or on
-    /// translations made elsewhere (`--source` and `--target`). Exit 0: no error finding;
-    /// 1: error findings; 2: usage error.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Re-run every QA check on a campaign's outputs, or on files made elsewhere.
+    ///
+    /// With a campaign file: checks its current output files, recording hand edits first (a
+    /// later `run` keeps them), and writes the report to the campaign's report folder. With
+    /// `--source` and `--target`: checks translations made elsewhere (chapters paired by file
+    /// name) and writes the report under `--report-dir` (default: `booktr-validate/<name>` in
+    /// the current folder, which it names); never into the book. The status words are the
+    /// ones `run` and `status` use.
+    #[command(after_help = crate::exit::VALIDATE_EXIT_CODES)]
     Validate(ValidateArgs),
-    /// Export a campaign for CAT tools and termbases: `xliff` (XLIFF 2.0: one <file> per
-    /// chapter, one <unit> per translation unit, inline code as <ph>/<pc>, QA findings as
-    /// <note>), `tmx` (TMX 1.4b: every translated unit pair), `tbx` or `csv`/`tsv` (the
-    /// termbase with each entry's origin; CSV cells are formula-safe). No model call.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Export a campaign for CAT tools and termbases (XLIFF, PO, TMX, TBX, CSV).
+    ///
+    /// `xliff` (XLIFF 2.0: one <file> per chapter, one <unit> per translation unit, inline
+    /// code as <ph>/<pc>, QA findings as <note>), `xliff12`, `po` (gettext, the messages
+    /// mdbook-xgettext extracts), `tmx` (TMX 1.4b: every translated unit pair), `tbx` or
+    /// `csv`/`tsv` (the termbase with each entry's origin; CSV cells are formula-safe). No
+    /// model call.
+    #[command(after_help = crate::exit::EXPORT_EXIT_CODES)]
     Export(ExportArgs),
-    /// Import into a campaign: an edited XLIFF 2 file (changed targets become human edits,
-    /// are checked by QA and written to the output chapters; a later `run` keeps them) or a
-    /// TMX memory (units not yet translated whose source it holds get its translation, with
-    /// no model call). Glossaries (CSV, TSV, TBX) go in the campaign's `glossaries` instead.
-    /// Exit 1 when an imported unit has an error finding.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Import edited XLIFF or PO files (human edits) or a TMX memory into a campaign.
+    ///
+    /// An edited XLIFF 2 or 1.2 file or PO catalog: changed targets become human edits, are
+    /// checked by QA and written to the output chapters; a later `run` keeps them. A TMX
+    /// memory: units not yet translated whose source it holds get its translation, with no
+    /// model call. Glossaries (CSV, TSV, TBX) go in the campaign's `glossaries` instead.
+    #[command(after_help = crate::exit::IMPORT_EXIT_CODES)]
     Import(ImportArgs),
-    /// Measure the design against the naive approach on the same book: run the orchestration
-    /// (as `run`) and the single-agent baseline (as `run --mode single-agent`), judge every unit
-    /// blind with a pairwise LLM judge, compute metrics and chrF against `reference_dir`, and
-    /// write `<report_dir>/<campaign>/<timestamp>/evidence.json` with acceptance gates
+    /// Measure the orchestration against a single-agent baseline on the same book.
+    ///
+    /// Runs the orchestration (as `run`) and the single-agent baseline (as `run --mode
+    /// single-agent`), judges every unit blind with a pairwise LLM judge, computes metrics and
+    /// chrF against `reference_dir`, and writes
+    /// `<report_dir>/<campaign>/<timestamp>/evidence.json` with acceptance gates
     /// (`<report_dir>/latest.json` points to it) and a comparison section in report.html.
-    /// Resumable. Exit 0: every gate true; 1: some gate false; 3: the orchestration arm waits
-    /// at an approval gate.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Resumable.
+    #[command(after_help = crate::exit::EXPERIMENT_EXIT_CODES)]
     Experiment(ExperimentArgs),
-    /// Explain one unit from the files on disk (no model call): its source fingerprint, model
-    /// and prompt version, the glossary entries its prompts carried (with origin) and the brief
-    /// hash, every candidate text with its findings, which one is kept and why, and whether
-    /// the text came from a model, a translation memory or an editor. Exit 0; 2: unknown unit
-    /// (the message suggests close ids) or no saved state.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Explain one unit's history from the files on disk (no model call).
+    ///
+    /// Its source fingerprint, model and prompt version, the glossary entries its prompts
+    /// carried (with origin) and the brief hash, every candidate text with its findings, which
+    /// one is kept and why, and whether the text came from a model, a translation memory or an
+    /// editor.
+    #[command(after_help = crate::exit::EXPLAIN_EXIT_CODES)]
     Explain(ExplainArgs),
-    /// Mark QA findings on the final texts (ids from `findings-review.csv` or report.json):
-    /// `dismiss` (a false positive: it no longer counts toward the status or exit code and
-    /// sends no revision) or `confirm` (an error). Marks are journaled and hold while the
-    /// unit's text and the finding's evidence are unchanged. Exit 2 for an unknown id.
-    #[command(after_help = EXIT_CODES_HELP)]
+    /// Dismiss or confirm QA findings on the final texts (false positives, errors).
+    ///
+    /// Ids come from `findings-review.csv` or report.json. `dismiss` (a false positive: it no
+    /// longer counts toward the status or exit code and sends no revision) or `confirm` (an
+    /// error). Marks are journaled and hold while the unit's text and the finding's evidence
+    /// are unchanged.
+    #[command(after_help = crate::exit::QA_EXIT_CODES)]
     Qa(QaArgs),
+}
+
+/// `booktr init`.
+#[derive(Debug, Args, Clone)]
+pub struct InitArgs {
+    /// The book: a folder (mdBook, MkDocs, Docusaurus, or Markdown files or notebooks) or one
+    /// Markdown or notebook file.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub book: BookArgs,
+    /// Where to write the campaign file (default: `<book>-<lang>.toml` beside the book).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Model name for the provider preset (written as `[provider] model`).
+    #[arg(long, requires = "preset")]
+    pub model: Option<String>,
+}
+
+/// What `init` (and `run` on a book) needs to know of a book besides its path.
+#[derive(Debug, Args, Clone, Default)]
+pub struct BookArgs {
+    /// The language to translate into (BCP 47, e.g. `zh`, `de`, `pt-BR`).
+    #[arg(long, value_name = "LANG")]
+    pub to: Option<String>,
+    /// The book's language (default: detected from its prose).
+    #[arg(long, value_name = "LANG")]
+    pub from: Option<String>,
+    /// A known service (`openai`, `anthropic`, `deepseek`, `qwen`, `ollama`, `llamacpp`, ...):
+    /// written as `[provider] preset`, with --model. Without it the campaign is an offline
+    /// rehearsal with the pseudo provider.
+    #[arg(long, value_name = "NAME", requires = "model")]
+    pub preset: Option<String>,
 }
 
 /// `booktr qa`.
@@ -124,7 +202,9 @@ pub enum Mode {
 /// Flags shared by commands that resolve a campaign.
 #[derive(Debug, Args, Clone)]
 pub struct CampaignArgs {
-    /// The campaign file (TOML). Paths inside it are relative to it.
+    /// The campaign file (TOML; paths inside it are relative to it). `run` also takes a book
+    /// folder or a Markdown file with --to (see `booktr init`).
+    #[arg(value_name = "CAMPAIGN")]
     pub campaign: PathBuf,
     /// Provider: `openai` (any OpenAI-compatible endpoint), `anthropic` (the Anthropic Messages
     /// API) or `pseudo` (offline rehearsal).
@@ -146,6 +226,10 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
 pub struct RunArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
+    /// A book folder or file instead of a campaign file: `--to` names the language, and the
+    /// campaign file `booktr init` would write is written (or reused) first.
+    #[command(flatten)]
+    pub book: BookArgs,
     /// Most model calls at once (overrides `concurrency`).
     #[arg(long)]
     pub concurrency: Option<usize>,
@@ -304,8 +388,10 @@ pub struct ValidateArgs {
     /// findings better).
     #[arg(long, default_value_t = 4000)]
     pub max_unit_chars: usize,
-    /// Where to write report.json/md/html (default: `validation` beside the target).
-    #[arg(long)]
+    /// With --source/--target: where to write report.json/md/html (default:
+    /// `booktr-validate/<source name>` in the current folder). Never the book's own folders
+    /// unless named here. A campaign writes to its `report_dir`.
+    #[arg(long, value_name = "DIR", requires = "source")]
     pub report_dir: Option<PathBuf>,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
@@ -336,4 +422,64 @@ pub struct ExplainArgs {
     /// with `schema_version`) on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// `booktr --help` lists one line per command (clap, cargo and git do so), the detail is
+    /// under `booktr help CMD`, and every command's own help ends with the exit codes it uses
+    /// (0 and 2 at least, each on a line of its own).
+    #[test]
+    fn every_command_has_a_one_line_about_and_its_exit_codes() {
+        let mut cli = Cli::command();
+        cli.build();
+        let mut seen = 0;
+        for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+            let name = sub.get_name();
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            assert!(!about.is_empty(), "{name} has no about");
+            assert!(
+                !about.contains('\n') && about.chars().count() <= 90,
+                "{name}: the about is one short line: {about:?}"
+            );
+            let long = sub
+                .get_long_about()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            assert!(long.len() > about.len(), "{name} has no long_about");
+            let after = sub
+                .get_after_help()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            assert!(after.starts_with("Exit codes:"), "{name}: {after:?}");
+            for code in ["0", "2"] {
+                assert!(
+                    after.contains(&format!("\n  {code:<4} ")),
+                    "{name} does not document exit code {code}: {after}"
+                );
+            }
+            seen += 1;
+        }
+        assert_eq!(
+            seen, 11,
+            "init, run, plan, status, approve, validate, export, import, experiment, explain, qa"
+        );
+    }
+
+    /// The exit code table of `status` was missing: it now says that the code does not depend
+    /// on the campaign's status, and which errors give 2.
+    #[test]
+    fn status_exit_codes_were_not_documented() {
+        let cli = Cli::command();
+        let status = cli.find_subcommand("status").expect("status");
+        let after = status.get_after_help().expect("exit codes").to_string();
+        assert!(
+            after.contains("  0    the status was printed, whatever it is"),
+            "{after}"
+        );
+        assert!(after.contains("no saved state"), "{after}");
+    }
 }

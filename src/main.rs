@@ -31,17 +31,30 @@ fn main() {
     ) {
         booktr::tokens::warm_up();
     }
+    // Every error about a campaign names its file (`run` names the file it resolved a book to).
+    use booktr::commands::{self as cmd, naming_campaign as named};
     let result = match &cli.command {
-        Command::Run(a) => booktr::commands::run::run(a),
-        Command::Plan(a) => booktr::commands::plan::run(a),
-        Command::Status(a) => booktr::commands::status::run(a),
-        Command::Approve(a) => booktr::commands::approve::run(a),
-        Command::Validate(a) => booktr::commands::validate::run(a),
-        Command::Experiment(a) => booktr::commands::experiment::run(a),
-        Command::Export(a) => booktr::commands::export::run(a),
-        Command::Import(a) => booktr::commands::import::run(a),
-        Command::Explain(a) => booktr::commands::explain::run(a),
-        Command::Qa(a) => booktr::commands::qa::run(a),
+        Command::Init(a) => cmd::init::run(a),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Plan(a) => named(&a.campaign.campaign, cmd::plan::run(a)),
+        Command::Status(a) => named(&a.campaign.campaign, cmd::status::run(a)),
+        Command::Approve(a) => named(&a.campaign.campaign, cmd::approve::run(a)),
+        Command::Validate(a) => match &a.campaign {
+            Some(file) => named(file, cmd::validate::run(a)),
+            None => cmd::validate::run(a),
+        },
+        Command::Experiment(a) => named(&a.campaign.campaign, cmd::experiment::run(a)),
+        Command::Export(a) => named(&a.campaign.campaign, cmd::export::run(a)),
+        Command::Import(a) => named(&a.campaign.campaign, cmd::import::run(a)),
+        Command::Explain(a) => named(&a.campaign.campaign, cmd::explain::run(a)),
+        Command::Qa(a) => {
+            let file = match &a.action {
+                booktr::cli::QaAction::Dismiss(m)
+                | booktr::cli::QaAction::Confirm(m)
+                | booktr::cli::QaAction::Unmark(m) => m.campaign.clone(),
+            };
+            named(&file, cmd::qa::run(a))
+        }
     };
     let code = match result {
         Ok(code) => code,
@@ -61,9 +74,4 @@ fn main() {
         _ => code,
     };
     std::process::exit(code as i32);
-}
-
-#[allow(dead_code)]
-fn _exit_codes_are_stable() {
-    let _ = ExitCode::Ok;
 }

@@ -70,6 +70,56 @@ pub fn extract(text: &str) -> Result<Value, NotJson> {
     Err(NotJson(last_err))
 }
 
+/// The JSON value of a reply cut before it ended (`finish_reason = length`, or a reply ended
+/// after a runaway continuation): the first object or array of `text`, cut after its last
+/// complete element of a list and closed (`{"entries": [{…}, {…}, {"sou` gives the two
+/// entries). Returns the value and the characters dropped after that element; `None` when the
+/// value is complete (read it with [`extract`]) or no list element was completed.
+///
+/// Hand-rolled: a bracket scan that respects strings and escapes, a few lines; the JSON
+/// "repair" crates guess at many faults, and only this one (a clean cut) is safe to mend.
+pub fn extract_cut(text: &str) -> Option<(Value, usize)> {
+    let (text, _) = crate::llm::stream::split_think(text);
+    let start = text.find(['{', '['])?;
+    let body = &text[start..];
+    let mut stack: Vec<u8> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    let mut safe: Option<(usize, Vec<u8>)> = None;
+    for (i, b) in body.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => stack.push(b),
+            b'}' | b']' => {
+                stack.pop();
+                if stack.is_empty() {
+                    // The value is complete: nothing was cut.
+                    return None;
+                }
+                if stack.last() == Some(&b'[') {
+                    safe = Some((i + 1, stack.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (end, open) = safe?;
+    let mut mended = body[..end].to_string();
+    for b in open.iter().rev() {
+        mended.push(if *b == b'[' { ']' } else { '}' });
+    }
+    let value = serde_json::from_str(&mended).ok()?;
+    Some((value, body[end..].chars().count()))
+}
+
 /// Reads a string field under any of `keys`; returns it trimmed, or `None` when absent, not a
 /// string (numbers are stringified), or empty. Sets `*alias_used` when a key other than the
 /// first was used.
@@ -156,6 +206,18 @@ pub fn repair_request(original: &Request, invalid_answer: &str, problem: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_list_keeps_its_complete_entries() {
+        let cut = "```json\n{\"entries\": [{\"source\": \"agent\", \"target\": \"智能体\"}, {\"source\": \"a \\\"}]\", \"target\": \"x\"}, {\"source\": \"tool\", \"tar";
+        let (v, dropped) = extract_cut(cut).expect("mended");
+        assert_eq!(v["entries"].as_array().map(Vec::len), Some(2));
+        assert_eq!(v["entries"][1]["source"], "a \"}]");
+        assert_eq!(dropped, "{\"source\": \"tool\", \"tar".chars().count() + 2);
+        // A complete value is left to `extract`; a cut before any entry gives nothing.
+        assert_eq!(extract_cut("{\"entries\": []}"), None);
+        assert_eq!(extract_cut("{\"entries\": [{\"source\": \"ag"), None);
+    }
 
     #[test]
     fn extracts_from_fences_and_prose() {

@@ -86,6 +86,96 @@ pub fn prose_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// How a reference link or image is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefForm {
+    /// `[text][label]`.
+    Full,
+    /// `[label][]`: the text is the label.
+    Collapsed,
+    /// `[label]`: the text is the label.
+    Shortcut,
+}
+
+/// A reference link or image as written in a text (byte ranges in the text, BOM included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefLink {
+    pub form: RefForm,
+    /// The whole link (`[text][label]`, with the `!` of an image).
+    pub range: std::ops::Range<usize>,
+    /// The label as written: inside the second brackets of a full reference, the text inside
+    /// the brackets of a collapsed or shortcut one.
+    pub label: std::ops::Range<usize>,
+    /// Whether the text defines the label (`[label]: url`); a translation unit often uses
+    /// labels defined in another unit of its chapter.
+    pub defined: bool,
+}
+
+/// The reference links and images of `text`, defined in it or not: parsed with every label
+/// accepted, as the whole chapter's parse would resolve them (footnote references and task
+/// list markers are not links). A shortcut reference whose label the text does not define
+/// may be plain bracketed text (`[optional]`): callers decide what an undefined shortcut is.
+pub fn reference_links(text: &str) -> Vec<RefLink> {
+    use pulldown_cmark::{Event, LinkType, Tag};
+    let (bom, body) = split_bom(text);
+    let accept = |_: pulldown_cmark::BrokenLink<'_>| Some(("".into(), "".into()));
+    let mut out = Vec::new();
+    for (ev, r) in
+        Parser::new_with_broken_link_callback(body, options(), Some(accept)).into_offset_iter()
+    {
+        let link_type = match ev {
+            Event::Start(Tag::Link { link_type, .. } | Tag::Image { link_type, .. }) => link_type,
+            _ => continue,
+        };
+        let (form, defined) = match link_type {
+            LinkType::Reference => (RefForm::Full, true),
+            LinkType::ReferenceUnknown => (RefForm::Full, false),
+            LinkType::Collapsed => (RefForm::Collapsed, true),
+            LinkType::CollapsedUnknown => (RefForm::Collapsed, false),
+            LinkType::Shortcut => (RefForm::Shortcut, true),
+            LinkType::ShortcutUnknown => (RefForm::Shortcut, false),
+            _ => continue,
+        };
+        // pulldown-cmark's range of a collapsed reference leaves out its `[]`.
+        let r = if form == RefForm::Collapsed && body[r.end..].starts_with("[]") {
+            r.start..r.end + 2
+        } else {
+            r
+        };
+        let raw = &body[r.clone()];
+        let open = if raw.starts_with("![") { 2 } else { 1 };
+        let label = match form {
+            RefForm::Full if raw.ends_with(']') => match raw[..raw.len() - 1].rfind('[') {
+                Some(i) => i + 1..raw.len() - 1,
+                None => continue,
+            },
+            RefForm::Collapsed if raw.ends_with("][]") => open..raw.len() - 3,
+            RefForm::Shortcut if raw.ends_with(']') => open..raw.len() - 1,
+            _ => continue,
+        };
+        if raw[label.clone()].starts_with('^') || label.is_empty() {
+            continue;
+        }
+        out.push(RefLink {
+            form,
+            range: r.start + bom..r.end + bom,
+            label: r.start + bom + label.start..r.start + bom + label.end,
+            defined,
+        });
+    }
+    out
+}
+
+/// A link label as CommonMark matches it: case-folded, inner whitespace collapsed to one
+/// space, trimmed.
+pub fn label_key(label: &str) -> String {
+    label
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
 /// Byte ranges inside a prose slice that must not be rewritten: bare URLs (`scheme://…` or
 /// `www.…`, up to the next whitespace, minus trailing sentence punctuation), HTML entities
 /// (`&amp;`, `&#123;`) and footnote references (`[^label]`) that pulldown-cmark leaves as text
@@ -234,6 +324,25 @@ pub fn has_prose(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_links_are_found_with_their_labels_defined_or_not() {
+        let t = "See [a ref][ref-a], [the guide] and ![fig][] and [x](http://u) and [^n].\n\n[the guide]: https://g\n";
+        let got: Vec<(RefForm, &str, &str, bool)> = reference_links(t)
+            .iter()
+            .map(|l| (l.form, &t[l.range.clone()], &t[l.label.clone()], l.defined))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (RefForm::Full, "[a ref][ref-a]", "ref-a", false),
+                (RefForm::Shortcut, "[the guide]", "the guide", true),
+                (RefForm::Collapsed, "![fig][]", "fig", false),
+            ]
+        );
+        assert_eq!(label_key("  The\n Guide "), "the guide");
+    }
 
     #[test]
     fn has_prose_is_false_for_code_tag_lines_comments_and_rules_only() {

@@ -95,6 +95,9 @@ pub struct PoImport {
     /// draft no human approved (gettext and `mdbook-gettext` do not use fuzzy messages), or a
     /// stale export's machine text. Not taken; the rest of their unit is.
     pub fuzzy: usize,
+    /// Units with a `msgstr` its place in the Markdown cannot hold (a blank line in a table
+    /// cell or a heading), as `unit: why`: not taken, nothing of the unit changes.
+    pub refused: Vec<String>,
 }
 
 /// Maps the `msgstr`s of a PO file back to the units they came from: the campaign's current
@@ -161,9 +164,16 @@ pub fn apply_po(
         // unit has none; the edited `msgstr`s replace their messages in that text.
         let base = if current.is_empty() { source } else { &current };
         let chapter_links = links.of(c, &u.chapter);
-        let Some(text) = crate::interchange::po::rebuild(base, &strs, whole, chapter_links) else {
-            out.missing.push(id);
-            continue;
+        let text = match crate::interchange::po::rebuild(base, &strs, whole, chapter_links) {
+            Ok(text) => text,
+            Err(crate::interchange::po::RebuildError::Count) => {
+                out.missing.push(id);
+                continue;
+            }
+            Err(e) => {
+                out.refused.push(format!("{id}: {e}"));
+                continue;
+            }
         };
         let same = text == current || text.trim() == current.trim();
         let approved = same

@@ -110,6 +110,12 @@ impl Caps {
     }
 }
 
+/// What to do about a request larger than the model's context window (a context-length
+/// error, or a prompt the server cut): make the requests smaller, which booktr does when
+/// `max_context_tokens` is the model's window, or give the model a larger window. Never
+/// `max_tokens`, which bounds the reply, not the prompt.
+pub const CONTEXT_REMEDY: &str = "the unit or batch is too large for this model's context window: set max_context_tokens to the model's context size (booktr then splits units and batches to fit), lower max_unit_chars, or use a model or server with a larger context";
+
 /// Why a job was not sent.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PrepareError {
@@ -128,6 +134,10 @@ pub struct JobFailure {
     pub fatal: bool,
     /// The translation did not fit the model's output (or input) limit: split the unit.
     pub truncated: bool,
+    /// The prompt did not fit the model's context window (a context-length error, or a prompt
+    /// the server cut) or booktr's `max_context_tokens`: the remedy is a smaller unit or more
+    /// context, never a larger `max_tokens`.
+    pub context: bool,
     /// Tokens already paid for answers that were then rejected (truncated, empty, runaway).
     pub usage: Usage,
     /// The model answered, and the answer could not be used as a translation (empty after
@@ -592,10 +602,18 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
 }
 
 fn fail(e: LlmError) -> JobFailure {
+    let context = matches!(e, LlmError::ContextLength(_));
     JobFailure {
         fatal: e.is_fatal_for_campaign(),
-        truncated: matches!(e, LlmError::ContextLength(_)),
-        error: e.to_string(),
+        truncated: context,
+        context,
+        // The request is larger than the model's window: smaller requests fit, a larger
+        // output limit does not help. A first translation is split without being asked.
+        error: if context {
+            format!("{e}; {CONTEXT_REMEDY}")
+        } else {
+            e.to_string()
+        },
         attempts: 0,
         usage: Usage::default(),
         unusable: false,
@@ -660,6 +678,9 @@ pub async fn execute_noting(
     (result, notes)
 }
 
+/// How the error of a [`JobFailure`] for a runaway reply begins (see [`complete_bounded`]).
+const RUNAWAY_NOT_KEPT: &str = "runaway reply, not kept: ";
+
 /// Sends `req` (the job's request or a follow-up of it); a runaway reply is noted and retried
 /// once at a lower temperature (see the module docs). Returns the answer and, apart, the
 /// usage of the runaway reply it replaced (billed, not part of the answer).
@@ -686,11 +707,12 @@ async fn complete_bounded(
         retry_temperature: lower,
     });
     let runaway_failure = |reason: &str, usage: Usage, attempts: u32| JobFailure {
-        error: format!("runaway reply, not kept: {reason}"),
+        error: format!("{RUNAWAY_NOT_KEPT}{reason}"),
         attempts,
         fatal: false,
         // Like a reply that did not fit: a first translation is split in two.
         truncated: true,
+        context: false,
         usage,
         unusable: false,
         kept: None,
@@ -806,15 +828,27 @@ async fn continue_long(
             }
         }
         tracing::info!(call = %job.call, "reply cut at max_tokens = {:?}; continuing it ({} so far)", job.request.max_tokens, c.stats().continuations);
-        let (piece, extra) = complete_bounded(provider, job, &next, notes)
-            .await
-            .map_err(|mut f| {
-                // The part received was paid for; the runaway (or error) ended the reply.
+        let (piece, extra) = match complete_bounded(provider, job, &next, notes).await {
+            Ok(x) => x,
+            Err(f) if f.error.starts_with(RUNAWAY_NOT_KEPT) => {
+                // The continuation repeated itself (and again at the lower temperature): the
+                // reply ends here. What came before it was received whole up to its cut and
+                // paid for, so it is kept without the passage it was repeating, as a reply
+                // still cut: a translation keeps its complete blocks, a structured answer its
+                // complete entries. The runaway's tokens are paid and not kept (noted).
+                tracing::warn!(call = %job.call, "a continuation repeated itself; the reply is kept as received before it: {}", f.error);
+                spent.add(&f.usage);
+                c.end_runaway();
+                break;
+            }
+            Err(mut f) => {
+                // The part received was paid for; the error ended the reply.
                 f.usage.add(&c.answer().usage);
                 f.usage.add(&spent);
                 f.attempts += c.answer().attempts;
-                f
-            })?;
+                return Err(f);
+            }
+        };
         spent.add(&extra);
         match c.absorb(&sent, piece) {
             Step::Joined => {}
@@ -889,6 +923,7 @@ async fn finish_continued(
             attempts: answer.attempts,
             fatal: false,
             truncated: matches!(job.kind, JobKind::Translation { .. }),
+            context: true,
             usage,
             unusable: false,
             kept: None,
@@ -979,7 +1014,9 @@ async fn finish_continued(
                     )
                 });
                 let max = job.request.max_tokens.unwrap_or(0);
-                let why = if !provider.continues() {
+                let why = if long.ended_by_runaway {
+                    "its continuation repeated itself (a runaway, not kept)".to_string()
+                } else if !provider.continues() {
                     "the provider does not continue replies".to_string()
                 } else if long.continuations >= crate::llm::continuation::MAX_CONTINUATIONS {
                     format!(
@@ -1006,6 +1043,7 @@ async fn finish_continued(
                     attempts,
                     fatal: false,
                     truncated: true,
+                    context: false,
                     usage,
                     unusable: false,
                     kept: kept.filter(|_| *round == 0),
@@ -1016,6 +1054,7 @@ async fn finish_continued(
                 attempts,
                 fatal: false,
                 truncated: false,
+                context: false,
                 usage,
                 unusable: true,
                 kept: None,
@@ -1027,6 +1066,7 @@ async fn finish_continued(
                     attempts,
                     fatal: false,
                     truncated: false,
+                    context: false,
                     usage,
                     unusable: true,
                     kept: None,
@@ -1053,6 +1093,7 @@ async fn finish_continued(
                     attempts,
                     fatal: false,
                     truncated: false,
+                    context: false,
                     usage,
                     unusable: false,
                     kept: None,
@@ -1187,6 +1228,14 @@ async fn structured(
     notes: &mut Vec<RunawayRecord>,
 ) -> (Value, ParseStats, Option<Answer>) {
     let mut stats = ParseStats::default();
+    let cut = answer.finish_reason.as_deref() == Some("length");
+    if cut && let Some((v, dropped)) = json::extract_cut(&answer.content) {
+        // A reply the provider could not finish: its complete entries are kept.
+        stats.repair(format!(
+            "the answer was cut at max_tokens: its complete entries were kept ({dropped} characters of an unfinished entry dropped)"
+        ));
+        return (v, stats, None);
+    }
     match json::extract(&answer.content) {
         Ok(v) => (v, stats, None),
         Err(e) => {

@@ -24,7 +24,23 @@ use crate::agents::Agent;
 use crate::llm::Provider;
 use crate::termbase::{Entry, Termbase};
 
-/// How a run ended.
+/// A campaign's status: the one vocabulary of `run` (its last line and `--json`), `status`,
+/// `validate` (campaign and `--source/--target` alike, its `--json` `status`), `import` and
+/// the reports. For one state every command says the same word; it comes from the Manager's
+/// next stage ([`Status::of_stage`]) and the findings on the final texts
+/// ([`Status::with_findings`]):
+///
+/// | word | meaning | `run` exits |
+/// |---|---|---|
+/// | `complete` | every stage done, no error finding on the final texts | 0 |
+/// | `needs_review` | every stage done, error findings remain (an editor must fix them) | 1 |
+/// | `incomplete` | work remains: calls failed, or the provider stopped the run (quota, key) | 1 |
+/// | `awaiting_approval` | waiting at an approval gate (campaign key `review`) | 3 |
+/// | `budget_reached` | stopped before a request would exceed the budget cap | 4 |
+/// | `interrupted` | stopped by Ctrl-C or SIGTERM (only `run` sees it happen) | 130 |
+///
+/// The headline adds the counts that make the word: `needs_review: 12 errors in 3 units`,
+/// `incomplete: 2 failed` ([`Status::headline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -232,6 +248,10 @@ impl Cost {
     }
 }
 
+/// The run id the summary's stage is computed for: no run records failures under it, so every
+/// failed call counts as still to do, as the next `run` (and `status`) sees it.
+pub const NEXT_RUN: &str = "(next run)";
+
 /// Builds the summary of a state, running the QA of its final texts
 /// ([`super::verdict::final_qa`]) for the finding counts; `status` becomes `needs_review` when
 /// it is `complete` and errors remain.
@@ -259,17 +279,18 @@ pub fn summarize_with(
         .iter()
         .filter(|u| s.translation_at(&u.id, 0).is_some())
         .count();
+    // Every translation call of the unit counts, its first translation, revisions, parts and
+    // pieces alike: each failure is logged as `failed translate/…`, and the count agrees.
     let failed = prose
         .iter()
         .filter(|u| {
-            s.translation_at(&u.id, 0).is_none()
-                && s.fp(&u.id).is_some_and(|fp| {
-                    s.open_failures().keys().any(|k| {
-                        super::CallKey::parse(k)
-                            .translation()
-                            .is_some_and(|(key, _)| key.starts_with(fp))
-                    })
+            s.fp(&u.id).is_some_and(|fp| {
+                s.open_failures().keys().any(|k| {
+                    super::CallKey::parse(k)
+                        .translation()
+                        .is_some_and(|(key, _)| key.starts_with(fp))
                 })
+            })
         })
         .count();
     let mut usage = s.usage().clone();
@@ -277,7 +298,7 @@ pub fn summarize_with(
         usage.entry(a).or_default();
     }
     let cost = c.plan.pricing.as_ref().map(|p| Cost::of(&usage, p));
-    let stage = m.next_step(s, &BTreeSet::new()).stage;
+    let stage = m.step(s, NEXT_RUN, &BTreeSet::new()).stage;
     let awaiting = match &stage {
         Stage::AwaitingApproval(gate) => Some(Awaiting {
             gate: *gate,
@@ -324,7 +345,7 @@ pub fn summarize_with(
         manager_context_peak_tokens: s.ctx_peak(),
         usage,
         cost,
-        last_error: s.last_error().clone(),
+        last_error: s.last_error(),
         findings,
         runaway_replies: s.runaways().len(),
         stopped: s.stopped().clone(),
@@ -711,6 +732,7 @@ pub async fn run<'a>(
                         attempts: 0,
                         fatal: false,
                         truncated: true,
+                        context: true,
                         usage: Default::default(),
                         unusable: false,
                         kept: None,
@@ -833,7 +855,9 @@ pub async fn run<'a>(
         })?;
         summarize(c, &manager, &state, Status::Interrupted)
     } else {
-        let stage = manager.next_step(&state, &BTreeSet::new()).stage;
+        // What a later run would do: calls that failed in this run (a piece, a revision) are
+        // retried then, so the campaign is not complete yet, whatever this run may still try.
+        let stage = manager.step(&state, NEXT_RUN, &BTreeSet::new()).stage;
         // The journal records the status the summary tells (`needs_review` with errors left).
         let summary = summarize(c, &manager, &state, Status::of_stage(&stage));
         store.append(Event::RunFinished {
@@ -1073,8 +1097,14 @@ pub(super) fn record_failure(
         }
     }
     let error = if f.truncated && splittable.is_some() {
+        // A prompt too large for the context is not helped by a larger reply limit.
+        let remedy = if f.context {
+            "give this model more context (a larger context window, and max_context_tokens with it), or translate it by hand"
+        } else {
+            "raise max_tokens (the reply limit) for this model, or translate it by hand"
+        };
         format!(
-            "{}; the text is a single block with a single sentence, so it cannot be split: raise max_tokens (if the reply was cut) or max_context_tokens (if the prompt was too long) for this model, or translate it by hand",
+            "{}; the text is a single block with a single sentence, so it cannot be split smaller: {remedy}",
             f.error
         )
     } else {

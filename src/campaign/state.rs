@@ -108,7 +108,8 @@ pub struct State {
     files: HashMap<String, String>,
     /// Calls that failed at some point and have not finished since, with their last error.
     open_failures: BTreeMap<String, String>,
-    last_error: Option<String>,
+    /// The call key of the newest failure (its error is in `open_failures` while it is open).
+    last_failed: Option<String>,
     /// The merged termbase once the Glossary stage is done, with its file (relative to the
     /// state directory).
     termbase: Option<(String, Termbase)>,
@@ -593,7 +594,7 @@ impl State {
                     "failed",
                     &Usage::default(),
                 );
-                self.last_error = Some(format!("{call}: {error}"));
+                self.last_failed = Some(call.clone());
                 self.open_failures.insert(call.clone(), error.clone());
                 self.failure_runs
                     .insert(call.clone(), (run.clone(), *unusable));

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::campaign::Campaign;
 use crate::campaign::runner::RunOptions;
-use crate::cli::{ExperimentArgs, RunArgs};
+use crate::cli::{CampaignArgs, ExperimentArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 use crate::experiment::single_agent::{self, Status};
 use crate::experiment::{self, Outcome};
@@ -18,8 +18,8 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// `booktr run CAMPAIGN --mode single-agent`: the baseline conversation, resumable.
 /// Exit 0 when every unit is translated; 1 when the context was exhausted or a call failed;
 /// 130 when interrupted.
-pub fn run_single(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let plan = super::plan(&args.campaign, args.concurrency)?;
+pub fn run_single(args: &RunArgs, campaign: &CampaignArgs) -> anyhow::Result<ExitCode> {
+    let plan = super::plan(campaign, args.concurrency)?;
     let campaign = Campaign::load(plan)?;
     let provider = super::rehearsal::campaign_provider(&campaign.plan)
         .map_err(|e| UsageError::new(e.to_string()))?;

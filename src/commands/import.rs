@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
-use crate::campaign::manager::{Manager, Stage};
+use crate::campaign::manager::Manager;
 use crate::campaign::runner::{Status, import_edits};
 use crate::campaign::state::State;
 use crate::campaign::store::{Existing, Store};
@@ -169,6 +169,9 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
                     r.fuzzy
                 );
             }
+            for refused in &r.refused {
+                eprintln!("  not taken: {refused}; fix the msgstr and import again");
+            }
             if !r.missing.is_empty() {
                 eprintln!(
                     "  not taken: {} unit(s) whose messages the file does not have (e.g. {}): the file was made from another version of the book or its translations, or a message was merged or split; export again and redo them",
@@ -205,11 +208,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     // Validate again: the report covers every unit, the summary the imported ones.
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-    let status = if stage == Stage::Complete {
-        Status::Complete
-    } else {
-        Status::Incomplete
-    };
+    let status = Status::of_stage(&stage);
     let report = crate::report::build(&campaign, &manager, &state, status, &[]);
     let (report, _) = report.write(&p.report_dir, crate::report::texts_of(&campaign, &state))?;
     let touched_set: BTreeSet<&str> = touched.iter().map(String::as_str).collect();

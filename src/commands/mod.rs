@@ -6,6 +6,7 @@ pub mod experiment;
 pub mod explain;
 pub mod export;
 pub mod import;
+pub mod init;
 pub mod plan;
 pub mod qa;
 pub mod rehearsal;
@@ -13,8 +14,30 @@ pub mod run;
 pub mod status;
 pub mod validate;
 
+use std::path::Path;
+
 use crate::cli::CampaignArgs;
 use crate::config::{Overrides, Plan};
+use crate::exit::ExitCode;
+
+/// `result` of a command about the campaign in `file`, its error naming that file: an error
+/// whose message does not already name it (by its file name) gets the path as typed in front
+/// (`campaigns/x.toml: cannot read chapter …`), so that every error about a campaign says
+/// which campaign. The error chain is kept, so the exit code is unchanged
+/// ([`crate::exit::code_for`]).
+pub fn naming_campaign(file: &Path, result: anyhow::Result<ExitCode>) -> anyhow::Result<ExitCode> {
+    result.map_err(|e| {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.is_empty() && format!("{e:#}").contains(&name) {
+            e
+        } else {
+            e.context(file.display().to_string())
+        }
+    })
+}
 
 /// Resolves the campaign file with the command-line overrides.
 pub fn plan(

@@ -4,10 +4,26 @@ use std::sync::Arc;
 
 use crate::campaign::Campaign;
 use crate::campaign::runner::{self, Status};
-use crate::cli::RunArgs;
+use crate::cli::{CampaignArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    // A book folder or chapter with --to: the campaign file `init` writes beside it.
+    let resolved = super::init::campaign_for_run(
+        &args.campaign.campaign,
+        &args.book,
+        args.campaign.model.as_deref(),
+    )?
+    .map(|file| CampaignArgs {
+        campaign: file,
+        ..args.campaign.clone()
+    });
+    let campaign_args = resolved.as_ref().unwrap_or(&args.campaign);
+    super::naming_campaign(&campaign_args.campaign, run_campaign(args, campaign_args))
+}
+
+/// `run` once the campaign file is known.
+fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<ExitCode> {
     if args.mode == crate::cli::Mode::SingleAgent {
         if args.batch {
             return Err(UsageError::new(
@@ -21,9 +37,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             )
             .into());
         }
-        return super::experiment::run_single(args);
+        return super::experiment::run_single(args, campaign_args);
     }
-    let mut plan = super::plan(&args.campaign, args.concurrency)?;
+    let mut plan = super::plan(campaign_args, args.concurrency)?;
     plan.bilingual |= args.bilingual;
     if let Some(cap) = args.max_cost {
         apply_max_cost(&mut plan, cap)?;

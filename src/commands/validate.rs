@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::book::{Chapter, align};
 use crate::campaign::Campaign;
-use crate::campaign::manager::{Manager, Stage};
+use crate::campaign::manager::Manager;
 use crate::campaign::runner::{Status, import_edits};
 use crate::campaign::state::State;
 use crate::campaign::store::Store;
@@ -37,13 +37,14 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             "{}",
             serde_json::json!({
                 "campaign": report.summary.campaign,
-                "status": if errors == 0 { "pass" } else { "fail" },
+                // The status word `run` and `status` use for the same state
+                // (`crate::campaign::runner::Status`); `pass` is the gate the exit code gives.
+                "status": report.summary.status,
+                "pass": errors == 0,
                 "errors": errors,
                 "warnings": warnings,
                 "units": report.units.len(),
                 "qa_counts": report.qa_counts,
-                // The campaign status the report shows (`needs_review` while errors remain).
-                "campaign_status": report.summary.status,
                 "report_dir": report.summary.report_dir,
             })
         );
@@ -88,6 +89,10 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     let edited = import_edits(&campaign, &mut store, &mut state)?;
     if edited > 0 {
         eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");
+        // The output chapters are the edits just recorded: journaled as written (their text is
+        // the final texts, rewritten byte for byte), so that the status is the one `run` would
+        // give now, not `incomplete` at "write outputs". As `import` does after an import.
+        crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
     }
     // Issue 17: marks the editor wrote in findings-review.csv.
     for line in crate::campaign::marks::journal_csv(&campaign, &mut store, &mut state)? {
@@ -95,11 +100,9 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     }
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
-    let status = if stage == Stage::Complete {
-        Status::Complete
-    } else {
-        Status::Incomplete
-    };
+    // The status as `status` gives it for this state (the report turns `complete` with errors
+    // into `needs_review`, as `run` does).
+    let status = Status::of_stage(&stage);
     let report = report::build(&campaign, &manager, &state, status, &[]);
     let texts = report::texts_of(&campaign, &state);
     // Dropped before the write, as in `run` (issue 15: they stacked under the page's texts).
@@ -108,6 +111,44 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     let (mut report, _) = report.write(&campaign.plan.report_dir, texts)?;
     report.summary.report_dir = campaign.plan.show(&campaign.plan.report_dir);
     Ok(report)
+}
+
+/// Name of the folder `validate --source/--target` writes its report under by default, in the
+/// current folder.
+pub const DEFAULT_REPORT_FOLDER: &str = "booktr-validate";
+
+/// Where `validate --source SRC --target TGT` writes its report without `--report-dir`:
+/// `booktr-validate/<name>` (`name` without its extension for a file) in the current folder,
+/// or the same under the system's temporary folder when the current folder is inside the
+/// source or the target (their folder, for files), so that the report never lands in the
+/// book. The caller prints the folder.
+///
+/// Errors: the current folder cannot be read.
+pub fn default_report_dir(src: &Path, tgt: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    let cwd = crate::util::normalize(&std::env::current_dir()?);
+    let folder = |p: &Path| {
+        let abs = crate::util::normalize(&cwd.join(p));
+        if abs.is_dir() {
+            abs
+        } else {
+            abs.parent().map(Path::to_path_buf).unwrap_or_default()
+        }
+    };
+    let inside_book = [src, tgt].iter().any(|p| cwd.starts_with(folder(p)));
+    let base = if inside_book {
+        std::env::temp_dir()
+    } else {
+        cwd
+    };
+    // A chapter file's report folder is named without its extension.
+    let folder_name = if src.is_file() {
+        Path::new(name)
+            .file_stem()
+            .map_or(name.to_string(), |s| s.to_string_lossy().into_owned())
+    } else {
+        name.to_string()
+    };
+    Ok(base.join(DEFAULT_REPORT_FOLDER).join(folder_name))
 }
 
 /// `.md` files of `path` (itself when it is a file), sorted by name.
@@ -300,18 +341,14 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             u.findings.push(f.clone());
         }
     }
-    let report_dir = args.report_dir.clone().unwrap_or_else(|| {
-        let base = if target_dir_mode {
-            tgt.clone()
-        } else {
-            tgt.parent().map(Path::to_path_buf).unwrap_or_default()
-        };
-        base.join("validation")
-    });
     let name = src
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "validate".into());
+    let report_dir = match &args.report_dir {
+        Some(d) => d.clone(),
+        None => default_report_dir(src, tgt, &name)?,
+    };
     let mut report = report::build_standalone(
         &name,
         &source_lang.code,

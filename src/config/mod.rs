@@ -16,7 +16,7 @@ mod style;
 
 use std::path::{Path, PathBuf};
 
-pub use chapters::{ChapterEntry, EntryKind};
+pub use chapters::{ChapterEntry, EntryKind, MARKDOWN_EXTENSIONS, is_glob};
 pub use raw::{Pricing, RawCampaign, RawProvider, RawStyle};
 pub use settings::{CodeComments, default_review_marker};
 pub use style::{CjkLatinSpace, QuoteStyle, Style, StyleSeverity, default_quotes, is_cjk_target};

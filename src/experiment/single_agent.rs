@@ -585,7 +585,7 @@ pub async fn run(
         usage,
         out_dir: sc.plan.rel(&sc.plan.out_dir),
         state_dir: sc.plan.rel(&store.dir),
-        last_error: state.last_error().clone(),
+        last_error: state.last_error(),
     };
     Ok(SingleRun {
         summary,

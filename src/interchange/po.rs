@@ -130,6 +130,7 @@ pub fn read(text: &str, display: &str) -> Result<Vec<ReadMessage>, FileError> {
             ));
         }
     }
+    let text = join_comments_to_their_entry(text);
     let catalog = polib::po_file::parse_from_reader(text.as_bytes()).map_err(|e| {
         FileError::new(
             display,
@@ -148,6 +149,42 @@ pub fn read(text: &str, display: &str) -> Result<Vec<ReadMessage>, FileError> {
             fuzzy: m.flags().is_fuzzy(),
         })
         .collect())
+}
+
+/// `text` with the blank lines between an entry's comments and the entry itself removed, and
+/// whitespace-only lines made empty. gettext reads comments as part of the next entry whatever
+/// blank lines stand between (GNU gettext manual, "The Format of PO Files": white space is
+/// not significant between entries' parts), but polib 0.3 ends an entry at every empty line,
+/// so header comments followed by a blank line before `msgid ""` made it refuse the file
+/// ("Metadata does not exist or is ill-formed"), and a later entry's comments would become a
+/// message of their own. Obsolete entries (`#~`) are left as they are: polib skips them.
+fn join_comments_to_their_entry(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    // Whether the last non-blank line was a comment that belongs to the entry to come.
+    let mut in_comments = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if bare.trim().is_empty() {
+            if in_comments {
+                changed = true;
+                continue;
+            }
+            if !bare.is_empty() {
+                changed = true;
+                out.push_str(&line[bare.len()..]);
+                continue;
+            }
+        } else {
+            in_comments = bare.starts_with('#') && !bare.starts_with("#~");
+        }
+        out.push_str(line);
+    }
+    if changed {
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// Whether a PO file's header comments carry the rehearsal mark.
@@ -283,14 +320,35 @@ pub fn message_of_finding(
         .unwrap_or(0)
 }
 
+/// Why the `msgstr`s of a PO file cannot be put back into a unit (see [`rebuild`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RebuildError {
+    /// The file has another number of messages for the unit than its text has now.
+    #[error("the unit's messages are not the ones the file has")]
+    Count,
+    /// A `msgstr` that its place in the Markdown cannot hold as it is.
+    #[error("the msgstr of \"{msgid}\" {why}")]
+    Unrepresentable { msgid: String, why: String },
+}
+
 /// The unit text that `msgstrs` give, over `base`: the unit's current translation, or its
 /// source when it has none. With per-message `msgstrs` (one per message of [`unit_messages`],
 /// in order), each `msgstr` that differs from the message `base` has at that place replaces
-/// that message's bytes, and the rest of `base` (code, structure, unchanged messages in their
-/// original Markdown spelling) is kept byte for byte. With a whole-unit message (`whole`, see
-/// [`UnitMessage::whole`]), the `msgstr` with `base`'s surrounding whitespace. `None` when the
-/// count does not match.
-pub fn rebuild(base: &str, msgstrs: &[String], whole: bool, links: &Links) -> Option<String> {
+/// that message's bytes, fitted to its place ([`fit`]: a table cell's `|` escaped, a line
+/// break in a cell or heading made a space, the lines of a quoted or listed paragraph given
+/// their container's prefix), and the rest of `base` (code, structure, unchanged messages in
+/// their original Markdown spelling) is kept byte for byte. With a whole-unit message
+/// (`whole`, see [`UnitMessage::whole`]), the `msgstr` with `base`'s surrounding whitespace.
+///
+/// Errors: [`RebuildError::Count`] when the count does not match;
+/// [`RebuildError::Unrepresentable`] for a `msgstr` its place cannot hold (a blank line in a
+/// table cell or a heading).
+pub fn rebuild(
+    base: &str,
+    msgstrs: &[String],
+    whole: bool,
+    links: &Links,
+) -> Result<String, RebuildError> {
     let bm = xgettext::extract(base, links);
     if !whole && msgstrs.len() == bm.len() && !bm.is_empty() {
         let mut out = String::with_capacity(base.len() * 2);
@@ -299,17 +357,96 @@ pub fn rebuild(base: &str, msgstrs: &[String], whole: bool, links: &Links) -> Op
             if *s == m.msgid {
                 continue;
             }
+            let line_start = base[..m.range.start].rfind('\n').map_or(0, |i| i + 1);
+            let lead = &base[line_start..m.range.start];
+            let text = fit(s, m.place, lead).map_err(|why| RebuildError::Unrepresentable {
+                msgid: crate::util::excerpt(&m.msgid, 60),
+                why,
+            })?;
             out.push_str(&base[pos..m.range.start]);
-            out.push_str(s.trim());
+            out.push_str(&text);
             pos = m.range.end;
         }
         out.push_str(&base[pos..]);
-        return Some(out);
+        return Ok(out);
     }
     match msgstrs {
-        [one] if whole || bm.is_empty() => Some(super::surround_like(base, one)),
-        _ => None,
+        [one] if whole || bm.is_empty() => Ok(super::surround_like(base, one)),
+        _ => Err(RebuildError::Count),
     }
+}
+
+/// `msgstr` (trimmed) as it must be written at a message's place, `lead` being the text of
+/// its first line before it (`> - ` for a quoted list item, `| a | ` for a table cell):
+/// - a table cell is one line: a line break is a space (what Markdown renders a soft break
+///   as) and an unescaped `|` becomes `\|` (GFM splits cells before reading code spans);
+/// - a heading is one line: a line break is a space;
+/// - elsewhere each further line gets the container's prefix, `lead` with its list markers
+///   made spaces and its `>` kept, so a line break stays inside the quote or list item.
+///
+/// Errors: a blank line (a paragraph break) in a table cell or a heading, which cannot hold
+/// two paragraphs. Hand-rolled: no Markdown writer fits a fragment into a given container.
+pub fn fit(msgstr: &str, place: xgettext::Place, lead: &str) -> Result<String, String> {
+    use xgettext::Place;
+    let s = msgstr.trim();
+    let lines: Vec<&str> = s.lines().map(str::trim).collect();
+    let blank = lines.iter().any(|l| l.is_empty());
+    match place {
+        Place::TableCell | Place::Heading => {
+            if blank {
+                return Err(format!(
+                    "has a blank line, which a {} cannot hold; write it as one paragraph",
+                    if place == Place::Heading {
+                        "heading"
+                    } else {
+                        "table cell (a line break there is `<br>`)"
+                    }
+                ));
+            }
+            let one = lines.join(" ");
+            Ok(if place == Place::TableCell {
+                escape_pipes(&one)
+            } else {
+                one
+            })
+        }
+        _ => {
+            let cont: String = lead
+                .chars()
+                .map(|c| if c == '>' { '>' } else { ' ' })
+                .collect();
+            if lead.is_empty() {
+                return Ok(s.to_string());
+            }
+            let mut out = String::with_capacity(s.len() + cont.len() * lines.len());
+            for (i, l) in lines.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                    if l.is_empty() {
+                        out.push_str(cont.trim_end());
+                    } else {
+                        out.push_str(&cont);
+                    }
+                }
+                out.push_str(l);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// `|` not already escaped becomes `\|`.
+fn escape_pipes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut backslashes = 0;
+    for c in s.chars() {
+        if c == '|' && backslashes % 2 == 0 {
+            out.push('\\');
+        }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -330,20 +467,23 @@ mod tests {
         assert_eq!(ids, ["Agents", "An agent _decides_.", "one", "two"]);
         let strs: Vec<String> = m.iter().map(|m| m.msgstr.clone()).collect();
         assert_eq!(strs, ["智能体", "智能体会_决定_。", "一", "二"]);
-        assert_eq!(rebuild(tgt, &strs, false, &none()).as_deref(), Some(tgt));
+        assert_eq!(
+            rebuild(tgt, &strs, false, &none()).as_deref().ok(),
+            Some(tgt)
+        );
         assert_eq!(m[1].offset, src.find("An agent").unwrap());
         // An edited message replaces its own bytes only: the rest keeps its spelling.
         let mut edited = strs.clone();
         edited[3] = "两个".into();
         assert_eq!(
-            rebuild(tgt, &edited, false, &none()).as_deref(),
+            rebuild(tgt, &edited, false, &none()).as_deref().ok(),
             Some("## 智能体\n\n智能体会*决定*。\n\n```\nx = 1\n```\n\n- 一\n- 两个\n")
         );
         // An untranslated unit's messages are filled in over its source.
         let m = unit_messages(src, None, &none());
         assert!(m.iter().all(|m| m.msgstr.is_empty() && !m.whole));
         assert_eq!(
-            rebuild(src, &strs, false, &none()).as_deref(),
+            rebuild(src, &strs, false, &none()).as_deref().ok(),
             Some(tgt.replace("*决定*", "_决定_").as_str())
         );
         // A target with merged paragraphs is one message for the unit.
@@ -355,14 +495,18 @@ mod tests {
         );
         assert!(m[0].whole);
         assert_eq!(
-            rebuild("甲乙。\n", &["甲乙丙。".into()], true, &none()).as_deref(),
+            rebuild("甲乙。\n", &["甲乙丙。".into()], true, &none())
+                .as_deref()
+                .ok(),
             Some("甲乙丙。\n")
         );
         // A heading translated as a paragraph: one whole-unit message.
         let m = unit_messages("# Title\n", Some("标题段落\n"), &none());
         assert!(m[0].whole);
         assert_eq!(
-            rebuild("标题段落\n", &[m[0].msgstr.clone()], true, &none()).as_deref(),
+            rebuild("标题段落\n", &[m[0].msgstr.clone()], true, &none())
+                .as_deref()
+                .ok(),
             Some("标题段落\n")
         );
     }
@@ -438,6 +582,76 @@ mod tests {
         assert_eq!(at(None, "", ""), 0);
     }
 
+    /// Regression (a new user): polib refused a PO file with a blank line between its header
+    /// comments and `msgid ""`, which gettext (msgfmt, msgmerge) accepts; a later entry's
+    /// comments followed by a blank line lost their message too.
+    #[test]
+    fn polib_refused_a_blank_line_between_the_header_comments_and_msgid() {
+        let text = "# Translations of demo.\n# Editor: A. N. Other\n\nmsgid \"\"\nmsgstr \"\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\"Language: zh\\n\"\n\n#: ch.md:3\n#, fuzzy\n\nmsgid \"Hello\"\nmsgstr \"你好\"\n  \n#~ msgid \"Old\"\n#~ msgstr \"旧\"\n\nmsgid \"Bye\"\nmsgstr \"再见\"\n";
+        let back = read(text, "blank.po").unwrap();
+        let got: Vec<(&str, &str, bool)> = back
+            .iter()
+            .map(|m| (m.msgid.as_str(), m.msgstr.as_str(), m.fuzzy))
+            .collect();
+        assert_eq!(got, [("Hello", "你好", true), ("Bye", "再见", false)]);
+        // A file without such lines is read as it is.
+        let plain = write("zh", "demo", "2026-12-02T11:44:54Z", &[], false);
+        assert!(matches!(
+            join_comments_to_their_entry(&plain),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    /// Regression (a new user): a `msgstr` with a line break or a `|` inside a quoted list item
+    /// or a table cell was written as it was and broke the block: the quote ended at the line
+    /// break, the cell split in two. Each is now fitted to its place, and a paragraph break a
+    /// cell or heading cannot hold is refused.
+    #[test]
+    fn a_msgstr_with_a_newline_or_a_pipe_broke_its_quoted_list_item_or_table_cell() {
+        let base = "> - Quoted item one\n> - Quoted item two\n\n| Option | Meaning |\n|---|---|\n| model | The model name |\n\n## Heading\n";
+        let m = unit_messages(base, None, &none());
+        let ids: Vec<&str> = m.iter().map(|m| m.msgid.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "Quoted item one",
+                "Quoted item two",
+                "Option",
+                "Meaning",
+                "model",
+                "The model name",
+                "Heading"
+            ]
+        );
+        let mut strs: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        strs[0] = "第一行\n第二行".into();
+        strs[5] = "模型 | 名称\n第二行".into();
+        strs[6] = "标题\n续".into();
+        let text = rebuild(base, &strs, false, &none()).unwrap();
+        assert_eq!(
+            text,
+            "> - 第一行\n>   第二行\n> - Quoted item two\n\n| Option | Meaning |\n|---|---|\n| model | 模型 \\| 名称 第二行 |\n\n## 标题 续\n"
+        );
+        // The blocks are the same: the item stays in the quote, the row keeps two cells.
+        let again = xgettext::extract(&text, &none());
+        let places: Vec<xgettext::Place> = again.iter().map(|m| m.place).collect();
+        let before: Vec<xgettext::Place> = xgettext::extract(base, &none())
+            .iter()
+            .map(|m| m.place)
+            .collect();
+        assert_eq!(places, before);
+        assert_eq!(again[0].msgid, "第一行 第二行");
+        assert_eq!(again[5].msgid, "模型 \\| 名称 第二行");
+        // A paragraph break in a table cell is refused, naming the message.
+        strs[5] = "一段\n\n另一段".into();
+        let e = rebuild(base, &strs, false, &none()).unwrap_err();
+        assert!(
+            matches!(&e, RebuildError::Unrepresentable { msgid, .. } if msgid == "The model name"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("table cell"), "{e}");
+    }
+
     /// mdbook-gettext (mdbook-i18n-helpers 0.4 reads PO files with polib 0.2) panicked on a
     /// booktr catalog: its header had no `POT-Creation-Date`, `PO-Revision-Date` or
     /// `Language-Team`.
@@ -492,6 +706,12 @@ mod tests {
                 let text = rebuild(&target, &edited, false, &none()).unwrap();
                 let again: Vec<String> = xgettext::extract(&text, &none()).into_iter().map(|m| m.msgid).collect();
                 prop_assert_eq!(again, edited);
+                // A line break and a `|` fit any place: the blocks stay the same.
+                let mut broken = strs.clone();
+                broken[k] = "一 | 二\n三".to_string();
+                let text = rebuild(&target, &broken, false, &none()).unwrap();
+                let places = |t: &str| xgettext::extract(t, &none()).into_iter().map(|m| m.place).collect::<Vec<_>>();
+                prop_assert_eq!(places(&text), places(&target));
             }
             let po: Vec<Message> = m.iter().enumerate().map(|(i, u)| Message {
                 msgctxt: Some(format!("u.{i}")), msgid: u.msgid.clone(), msgstr: u.msgstr.clone(),

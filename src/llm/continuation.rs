@@ -76,6 +76,10 @@ pub struct LongStats {
     /// with more room.
     #[serde(default, skip_serializing_if = "is_zero_usage")]
     pub discarded: Usage,
+    /// A continuation repeated itself (a runaway, see [`super::runaway`]): the reply was ended
+    /// there and kept as received before it, without the passage it was repeating.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended_by_runaway: bool,
 }
 
 fn is_zero_usage(u: &Usage) -> bool {
@@ -181,6 +185,18 @@ impl Continuer {
                 Step::Restarted
             }
         }
+    }
+
+    /// Ends the reply after a continuation that repeated itself: its text is cut before the
+    /// repetition it ended in ([`super::runaway::repeated_tail`]), and it stays cut
+    /// (`finish_reason = length`), so callers keep what ends on a block boundary or a complete
+    /// entry. The runaway's own tokens are not part of the answer.
+    pub fn end_runaway(&mut self) {
+        let keep = super::runaway::repeated_tail(&self.answer.content)
+            .map_or(self.answer.content.len(), |t| t.start);
+        self.answer.content.truncate(keep);
+        self.answer.finish_reason = Some("length".into());
+        self.stats.ended_by_runaway = true;
     }
 
     /// The reply and what finishing it took.

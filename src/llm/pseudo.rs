@@ -72,6 +72,14 @@ pub fn pseudo_translate_with(
     } else {
         ranges
     };
+    // Reference labels are names, not prose, even when their definition is in another unit
+    // (then the parse above reads `[text][label]` as text): translated, they would break the
+    // link. The label of `[text][label]` is kept, and the whole text of `[label]`/`[label][]`.
+    let labels: Vec<std::ops::Range<usize>> = markdown::reference_links(text)
+        .into_iter()
+        .map(|l| l.label)
+        .collect();
+    let ranges = without(ranges, &labels);
     let mut out = String::with_capacity(text.len() * 2);
     let mut last = 0;
     for r in ranges {
@@ -85,6 +93,32 @@ pub fn pseudo_translate_with(
         last = r.end;
     }
     out.push_str(&text[last..]);
+    out
+}
+
+/// `ranges` (sorted, not overlapping) with the bytes of every range of `cut` taken out.
+fn without(
+    ranges: Vec<std::ops::Range<usize>>,
+    cut: &[std::ops::Range<usize>],
+) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        let mut start = r.start;
+        let mut inside: Vec<&std::ops::Range<usize>> = cut
+            .iter()
+            .filter(|c| c.start < r.end && r.start < c.end)
+            .collect();
+        inside.sort_by_key(|c| c.start);
+        for c in inside {
+            if c.start > start {
+                out.push(start..c.start);
+            }
+            start = start.max(c.end);
+        }
+        if start < r.end {
+            out.push(start..r.end);
+        }
+    }
     out
 }
 
@@ -541,6 +575,29 @@ mod tests {
             pseudo_translate_with(src, &zh(), &[], &Typography::default())
         );
         assert!(pseudo_translate(src, &zh(), &[]).contains('"'));
+    }
+
+    /// Regression (a new user): the pseudo provider translated reference-link labels
+    /// (`[a ref][ref-a]` became `[样练][练-样]`) when the definition was in another unit, and
+    /// the link broke. Labels are names: kept, the link text translated.
+    #[test]
+    fn the_pseudo_provider_translated_reference_link_labels() {
+        let t = "See [a ref][ref-a], [the guide] and [collapsed][] for more details.\n";
+        let out = pseudo_translate(t, &zh(), &[]);
+        assert!(out.contains("][ref-a]"), "{out}");
+        assert!(
+            !out.contains("[a ref]"),
+            "the link text is translated: {out}"
+        );
+        assert!(
+            out.contains("[the guide]") && out.contains("[collapsed][]"),
+            "{out}"
+        );
+        let links: Vec<String> = markdown::reference_links(&out)
+            .iter()
+            .map(|l| markdown::label_key(&out[l.label.clone()]))
+            .collect();
+        assert_eq!(links, ["ref-a", "the guide", "collapsed"]);
     }
 
     #[test]

@@ -88,6 +88,44 @@ pub enum RunawayKind {
     OverCeiling { ceiling: u32, tokens: u64 },
 }
 
+/// The repeated tail of `text`: where the text ends in one passage (of 8 to
+/// [`MAX_PERIOD_CHARS`] characters) written at least three times in a row, possibly cut inside
+/// its last copy, `start..text.len()` is everything after the first copy (byte offsets); `None`
+/// when the text does not end that way. The passage kept is the one of the longest repeated
+/// run (the shortest passage among equals). Used to keep the part of a reply received before
+/// a continuation repeated itself: the stream reader saw the repetition in the prefix and the
+/// continuation together, so most of its copies are already in the prefix.
+///
+/// Three copies, not two: a translation may well say one short sentence twice; the stream
+/// reader stops a reply only at [`MIN_CYCLES`] copies, so what it cut has at least three in
+/// most cases (the last copies arrive in the continuation).
+pub fn repeated_tail(text: &str) -> Option<std::ops::Range<usize>> {
+    // Characters of the last part only: a run longer than MAX_PERIOD_CHARS × 8 characters is
+    // measured only that far, which is enough to find its period and cut after one copy.
+    let mut tail: Vec<(usize, char)> = text
+        .char_indices()
+        .rev()
+        .take(MAX_PERIOD_CHARS * 8)
+        .collect();
+    tail.reverse();
+    let chars: Vec<char> = tail.iter().map(|&(_, c)| c).collect();
+    let n = chars.len();
+    // (length of the periodic run beyond its first copy, period)
+    let mut best: Option<(usize, usize)> = None;
+    for p in 8..=MAX_PERIOD_CHARS.min(n / 3) {
+        let mut run = 0;
+        while run + p < n && chars[n - 1 - run] == chars[n - 1 - run - p] {
+            run += 1;
+        }
+        // `run` characters equal the ones a period before: `run + p` characters repeat `p`.
+        if run + p >= 3 * p && best.is_none_or(|(b, _)| run > b) {
+            best = Some((run, p));
+        }
+    }
+    let (run, _) = best?;
+    Some(tail[n - run].0..text.len())
+}
+
 /// A stopped reply: why, and how much it had cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runaway {
@@ -352,6 +390,25 @@ pub fn prompt_text(req: &super::Request) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_tail_is_cut_after_its_first_copy() {
+        let entry = "{\"source\": \"large language model\", \"target\": \"上下文窗口\", \"note\": \"\"},\n    ";
+        let head = "{\"entries\": [\n    {\"source\": \"agent\", \"target\": \"智能体\", \"note\": \"\"},\n    ";
+        // Four copies and part of a fifth, as a cut reply leaves them.
+        let text = format!("{head}{}{}", entry.repeat(4), &entry[..20]);
+        let cut = repeated_tail(&text).expect("repeats");
+        // One copy is kept (the run may begin inside the head, where its end matches the
+        // passage's: the copy kept is then a rotation of it, cut a few characters early).
+        let kept = &text[..cut.start];
+        assert!(format!("{head}{entry}").starts_with(kept), "{kept}");
+        assert_eq!(kept.matches("large language model").count(), 1, "{kept}");
+        assert!(kept.len() > head.len() + entry.len() / 2, "{kept}");
+        // Two copies are not a loop; nor is text that does not end in one.
+        assert_eq!(repeated_tail(&format!("{head}{}", entry.repeat(2))), None);
+        assert_eq!(repeated_tail(&format!("{}{head}", entry.repeat(4))), None);
+        assert_eq!(repeated_tail("短"), None);
+    }
 
     /// Feeds `text` in deltas of `step` characters; the first runaway, if any.
     fn scan(text: &str, step: usize) -> Option<(usize, usize, String)> {

@@ -22,7 +22,7 @@ use super::doc::Doc;
 use super::{Finding, QaContext, SeqDiff, Severity};
 
 /// Runs `links`, `images`, `footnotes` and `reference_definitions` (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     targets(
         &mut out,
@@ -40,9 +40,48 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
         &src.images,
         &tgt.images,
     );
+    reference_labels(&mut out, source, target);
     footnotes(&mut out, src, tgt);
     reference_definitions(&mut out, src, tgt);
     out
+}
+
+/// `links`, for the references whose definition is not in the unit (a chapter's definitions
+/// often sit at its end, in another unit): each full or collapsed reference of the source
+/// (`[text][label]`, `[label][]`, references by their form) keeps its label in the
+/// translation, as a reference of any form. A label defined in the unit is covered by the
+/// link targets. A shortcut `[label]` is left out: without its definition it may be bracketed
+/// text.
+fn reference_labels(out: &mut Vec<Finding>, source: &str, target: &str) {
+    use crate::book::markdown::{RefForm, label_key, reference_links};
+    let sources: Vec<_> = reference_links(source)
+        .into_iter()
+        .filter(|l| !l.defined && l.form != RefForm::Shortcut)
+        .collect();
+    if sources.is_empty() {
+        return;
+    }
+    let mut kept: Vec<String> = reference_links(target)
+        .iter()
+        .map(|l| label_key(&target[l.label.clone()]))
+        .collect();
+    for l in sources {
+        let label = &source[l.label.clone()];
+        match kept.iter().position(|k| *k == label_key(label)) {
+            Some(i) => {
+                kept.swap_remove(i);
+            }
+            None => out.push(Finding::new(
+                "links",
+                Severity::Error,
+                format!(
+                    "reference link label [{label}] is missing from the translation; keep the link as `[…][{label}]`: its label names the definition and is not translated"
+                ),
+                &source[l.range.clone()],
+                "",
+            )),
+        }
+    }
 }
 
 fn targets(out: &mut Vec<Finding>, check: &str, noun: &str, fix: &str, s: &[String], t: &[String]) {

@@ -22,7 +22,7 @@ pub fn truncated(estimate: usize, reported: u64) -> Option<String> {
         return None;
     }
     Some(format!(
-        "the server reported {reported} prompt tokens for a request booktr counts at {estimate} (under {:.0}%): it truncated the prompt, so the answer was not accepted; raise the server's context size (for Ollama, `num_ctx`) above the request or lower `max_unit_chars`",
+        "the server reported {reported} prompt tokens for a request booktr counts at {estimate} (under {:.0}%): it truncated the prompt, so the answer was not accepted; the request is larger than the server's context: set max_context_tokens to the server's context size (booktr then splits units to fit), lower max_unit_chars, or raise the server's context size (for Ollama, `num_ctx`)",
         MIN_SHARE * 100.0
     ))
 }
@@ -38,6 +38,10 @@ mod tests {
         assert!(
             msg.contains("2048 prompt tokens") && msg.contains("6000"),
             "{msg}"
+        );
+        assert!(
+            msg.contains("max_context_tokens") && !msg.contains("max_tokens"),
+            "the remedy is more context or a smaller unit, never a larger reply: {msg}"
         );
         assert_eq!(truncated(6000, 0), None, "no usage reported");
         assert_eq!(truncated(200, 10), None, "too short to judge");

@@ -51,7 +51,7 @@ use spans::{InlineKind, Spans};
 
 /// The class of a mechanical repair (serialized in snake_case: `code_block`, `inline_code`,
 /// `url`, `footnote_label`, `heading`, `anchor`, `html`, `comment`, `math`, `callout`,
-/// `front_matter`, `duplicate_block`, `injected_block`, `emphasis`).
+/// `front_matter`, `duplicate_block`, `injected_block`, `emphasis`, `reference_label`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
@@ -84,11 +84,14 @@ pub enum Class {
     /// Emphasis markup broken by a space after its opening `*` or `**`
     /// ([`crate::qa::emphasis`]), closed up.
     Emphasis,
+    /// The label of a reference link or image (`[text][label]`): a name, restored when the
+    /// model translated or dropped it, the translated link text kept.
+    ReferenceLabel,
 }
 
 impl Class {
     /// Every class, in declaration order.
-    pub const ALL: [Class; 14] = [
+    pub const ALL: [Class; 15] = [
         Class::CodeBlock,
         Class::InlineCode,
         Class::Url,
@@ -103,6 +106,7 @@ impl Class {
         Class::DuplicateBlock,
         Class::InjectedBlock,
         Class::Emphasis,
+        Class::ReferenceLabel,
     ];
 
     /// The serialized (snake_case) name.
@@ -122,6 +126,7 @@ impl Class {
             Class::DuplicateBlock => "duplicate_block",
             Class::InjectedBlock => "injected_block",
             Class::Emphasis => "emphasis",
+            Class::ReferenceLabel => "reference_label",
         }
     }
 }
@@ -1134,6 +1139,7 @@ fn inline_class(k: InlineKind) -> Class {
         InlineKind::Footnote => Class::FootnoteLabel,
         InlineKind::Tag => Class::Html,
         InlineKind::Comment => Class::Comment,
+        InlineKind::RefLabel => Class::ReferenceLabel,
     }
 }
 
@@ -1222,6 +1228,9 @@ fn inline_spans(
             for (a, b) in missing.iter().zip(&foreign) {
                 let with = match kind {
                     InlineKind::Tag => transplant(&source[a.range.clone()], &text[b.range.clone()]),
+                    InlineKind::RefLabel => {
+                        relabel(&source[a.range.clone()], &text[b.range.clone()])
+                    }
                     _ => source[a.range.clone()].to_string(),
                 };
                 edits.push(Edit {
@@ -1307,6 +1316,35 @@ fn bare_once(
     match tokens(text, &scope).as_slice() {
         [one] => Some(*one..*one + inner.len()),
         _ => None,
+    }
+}
+
+/// The target's reference link `tgt` (a full reference's label, or a whole `[text]` or
+/// `[text][]`) with the source's label (from `src`, written the same two ways): a label is
+/// replaced, and a shortcut or collapsed link keeps its translated text and gets the label
+/// (`[文本]` → `[文本][label]`).
+fn relabel(src: &str, tgt: &str) -> String {
+    let inner = |s: &str| -> (bool, String) {
+        let bang = s.starts_with('!');
+        let t = s.trim_start_matches('!');
+        match t.strip_prefix('[') {
+            Some(rest) => {
+                let rest = rest.strip_suffix("][]").or_else(|| rest.strip_suffix(']'));
+                (bang, rest.unwrap_or(rest.unwrap_or_default()).to_string())
+            }
+            None => (bang, s.to_string()),
+        }
+    };
+    let label = if src.trim_start_matches('!').starts_with('[') {
+        inner(src).1
+    } else {
+        src.to_string()
+    };
+    if tgt.trim_start_matches('!').starts_with('[') {
+        let (bang, text) = inner(tgt);
+        format!("{}[{text}][{label}]", if bang { "!" } else { "" })
+    } else {
+        label
     }
 }
 

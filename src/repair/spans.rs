@@ -30,6 +30,9 @@ pub(crate) enum InlineKind {
     Footnote,
     Tag,
     Comment,
+    /// A reference link's label: the label of `[text][label]`, or the whole `[label][]` or
+    /// `[label]` (their text is the label); keyed by the label as CommonMark matches it.
+    RefLabel,
 }
 
 /// One inline span: the bytes at `range` are what is replaced; `key` is what is compared
@@ -281,6 +284,29 @@ impl Spans {
                     .unwrap_or(0);
                 s.push(InlineKind::Footnote, text, start..start + e, block);
             }
+        }
+        // Reference labels, defined in the unit or not (a unit's links often use definitions
+        // at the chapter's end). A shortcut `[x]` whose definition is elsewhere is left out:
+        // it may be bracketed text, and restoring a "label" there would make one.
+        for l in markdown::reference_links(text) {
+            if l.form == markdown::RefForm::Shortcut && !l.defined {
+                continue;
+            }
+            let range = match l.form {
+                markdown::RefForm::Full => l.label.clone(),
+                _ => l.range.clone(),
+            };
+            let block = s
+                .top
+                .iter()
+                .rposition(|b| b.range.start <= range.start)
+                .unwrap_or(0);
+            s.inline.push(Inline {
+                kind: InlineKind::RefLabel,
+                key: markdown::label_key(&text[l.label.clone()]),
+                range,
+                block,
+            });
         }
         s.inline.sort_by_key(|i| i.range.start);
         s.markers = crate::qa::structure::marker_spans(text);

@@ -269,3 +269,55 @@ fn a_context_length_error_splits_the_unit() {
         "a context-length error is not retried as is"
     );
 }
+
+/// Regression (a new user): for a unit too large for the model's context (a 400
+/// context-length error, or a prompt the server cut short), the remedy said "raise
+/// max_tokens", which bounds the reply, not the prompt. Every context failure now says to set
+/// max_context_tokens to the model's context size (booktr then splits to fit) or lower
+/// max_unit_chars, and a unit that cannot be split smaller says to give the model more
+/// context; none mentions max_tokens.
+#[test]
+fn the_remedy_for_a_unit_too_large_for_the_context_said_raise_max_tokens() {
+    const ONE: &str = "One single paragraph that the model cannot take in one request.\n";
+    let context = || {
+        Reply::Status {
+        code: 400,
+        body: "{\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"This model's maximum context length is 8192 tokens\"}}".into(),
+        retry_after: None,
+    }
+    };
+    let fake = FakeServer::start();
+    fake.script(move |r| {
+        if r.agent == Agent::Translation {
+            context()
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "cx",
+        &["a.md", "b.md"],
+        "[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", ONE);
+    c.write("b.md", LONG_UNIT);
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let failures: Vec<&str> = err.lines().filter(|l| l.starts_with("failed ")).collect();
+    assert!(!failures.is_empty(), "{err}");
+    for line in &failures {
+        assert!(
+            line.contains("max_context_tokens") && !line.contains("max_tokens"),
+            "a context failure's remedy: {line}"
+        );
+    }
+    let single = failures
+        .iter()
+        .find(|l| l.contains("single block"))
+        .unwrap_or_else(|| panic!("the one-sentence unit fails: {err}"));
+    assert!(single.contains("more context"), "{single}");
+    let s = json_summary(&out);
+    let last = s["last_error"].as_str().unwrap();
+    assert!(!last.contains("max_tokens"), "{last}");
+}

@@ -341,6 +341,84 @@ fn a_reply_that_loops_is_still_stopped_early() {
     assert!(out.status.code().is_some());
 }
 
+/// Regression (the real 1.5B model on the sample book, CI): a glossary reply cut at
+/// `max_tokens` was continued, the continuation wrote the same entry over and over, and the
+/// whole reply was discarded as a runaway twice over; the failed glossary batch blocked the
+/// campaign before any translation. Now the continuation's repetition ends the reply: its
+/// complete entries received before it are kept, the runaway's tokens are reported as paid and
+/// not kept, and the book is translated.
+#[test]
+fn a_glossary_continuation_that_looped_blocked_the_campaign() {
+    let fake = FakeServer::start();
+    fake.model_tokens(1.0, true);
+    let target = booktr::lang::Lang::parse("zh-Hans");
+    fake.script(move |r| {
+        if r.agent != Agent::Glossary {
+            return Reply::Default;
+        }
+        // The brief comes to the fake as a Glossary request too: its answer is prose.
+        let Ok(whole) = serde_json::from_str::<serde_json::Value>(
+            &support::fake_llm::default_content(&target, Agent::Glossary, &r.messages),
+        ) else {
+            return Reply::Default;
+        };
+        let entries = whole["entries"].as_array().expect("entries").clone();
+        let first = &entries[0]["source"];
+        let looped =
+            format!("{{\"source\": {first}, \"target\": \"循环\", \"note\": \"\"}},\n    ");
+        match &r.prefill {
+            // The continuation: the same entry, on and on.
+            Some(_) => Reply::Stream {
+                parts: (0..2_000).map(|_| looped.clone()).collect(),
+                delay: Duration::from_millis(0),
+            },
+            // The first reply: every entry, then the loop begins, cut at max_tokens.
+            None => Reply::Full {
+                reasoning: String::new(),
+                content: format!(
+                    "{{\"entries\": [\n    {},\n    {}",
+                    entries
+                        .iter()
+                        .map(|e| e.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",\n    "),
+                    looped.repeat(3)
+                ),
+                finish: "length".into(),
+            },
+        }
+    });
+    let c = campaign("gl", "continuation = \"prefix\"\n");
+    let out = run(&c, &fake);
+    let s = json_summary(&out);
+    assert_ne!(s["stage"]["stage"], "blocked", "{s}");
+    assert_eq!(s["units"]["failed"], 0, "{s}");
+    assert_eq!(s["units"]["translated"], s["units"]["total"], "{s}");
+    let rep = report(&c, "gl");
+    // Every entry of the first reply is in the termbase, each once; the looped one is the
+    // first entry again, with another target, and the first occurrence wins or is refused.
+    let parse = &rep["glossary_parse"];
+    assert!(parse["accepted"].as_u64().unwrap() >= 2, "{parse}");
+    assert!(
+        rep["glossary"].as_array().unwrap().len() >= 2,
+        "{}",
+        rep["glossary"]
+    );
+    // Both looping continuations (the first and its retry) were stopped early and reported
+    // as repetitions, paid and not kept.
+    let rr = &rep["runaway"];
+    assert_eq!(rr["repetitions"], 2, "{rr}");
+    assert!(
+        rr["not_kept"]["runaway_repetition"].as_u64().unwrap() > 0,
+        "{rr}"
+    );
+    assert!(
+        fake.streamed_chunks() < 2 * 200,
+        "each loop was stopped after a few dozen copies: {}",
+        fake.streamed_chunks()
+    );
+}
+
 #[test]
 fn resume_after_a_kill_in_a_continuation_pays_nothing_twice() {
     let fake = FakeServer::start();

@@ -40,6 +40,7 @@ mod mechanical_repair;
 mod model_outputs_verified;
 mod needs;
 mod neighbour_context;
+mod new_user;
 mod notebooks;
 mod pieces_when_stuck;
 mod pipeline;

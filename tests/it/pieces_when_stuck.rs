@@ -148,6 +148,49 @@ fn a_unit_stuck_with_merged_paragraphs_is_translated_again_in_pieces_and_kept() 
     assert_eq!(unit(&c)["candidates"], u["candidates"]);
 }
 
+/// Regression (a new user): a piece the provider refused was logged as "failed
+/// translate/…" while the summary said "0 failed": the count took only units without a first
+/// translation. Every failed translation call of a unit now counts it, in the summary, the
+/// last line and `status`.
+#[test]
+fn a_failed_piece_was_logged_while_the_summary_said_0_failed() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if good.trim_end().contains("\n\n") {
+            Reply::Content(format!("{}\n", good.trim_end().replacen("\n\n", " ", 1)))
+        } else {
+            Reply::Status {
+                code: 400,
+                body: r#"{"error":{"message":"this piece is refused"}}"#.into(),
+                retry_after: None,
+            }
+        }
+    });
+    let c = campaign();
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("failed translate/") && err.contains(".pieces.p"),
+        "the piece's failure is logged: {err}"
+    );
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete", "{s}");
+    assert_eq!(s["units"]["failed"], 1, "{s}");
+    // A later run tries the piece again: the campaign is not done.
+    assert!(err.contains("incomplete: 1 failed"), "{err}");
+    assert!(err.contains("Run the same command again"), "{err}");
+    assert!(err.contains(", 1 failed;"), "{err}");
+    let status = c.cmd("status", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains(" 1 failed,"), "{text}");
+}
+
 #[test]
 fn pieces_that_come_out_worse_leave_the_earlier_candidate_kept() {
     let fake = merger(true);

@@ -136,7 +136,11 @@ fn findings_campaign(fake: &support::fake_llm::FakeServer) -> TestCampaign {
         if text.contains("Section 1\n") {
             Reply::Content(text.to_string())
         } else if text.contains("Section 2\n") {
-            Reply::Content("## 第二节\n\n在这一节中，智能体读取了许多文件，然后决定任务的下一步，并为下一次会话写下简短的笔记。\n\n".into())
+            Reply::Content("## 第二节\n\n在这一节中，智能体（agent）读取了许多文件，然后决定任务的下一步，并为下一次会话写下简短的笔记。\n\n".into())
+        } else if text.contains("Section 3\n") {
+            // "agent" glossed two ways: a confirmed drift, whose campaign-level finding names
+            // the units of each rendering.
+            Reply::Content("## 第三节\n\n在第三节中，代理（agent）读取了许多文件，然后决定任务的下一步，并为下一次会话写下简短的笔记。\n\n".into())
         } else {
             Reply::Default
         }

@@ -436,6 +436,52 @@ fn insufficient_quota_stops_campaign_at_first_occurrence() {
     }
 }
 
+/// Regression (a new user): after a quota stop and a clean resume, the summary said
+/// `complete` while `last_error` still showed the old quota error. An error is shown only
+/// while its call is still failed; `status` says `none` once every call has finished.
+#[test]
+fn a_clean_resume_after_a_quota_stop_still_showed_the_quota_error() {
+    let fake = FakeServer::start();
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    fake.script(move |r| {
+        if r.agent == Agent::Translation && n2.fetch_add(1, Ordering::SeqCst) == 1 {
+            Reply::Status {
+                code: 429,
+                body: r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#.into(),
+                retry_after: None,
+            }
+        } else {
+            Reply::Default
+        }
+    });
+    let c = quota_campaign("lq");
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete");
+    assert!(
+        s["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("exceeded your current quota"),
+        "the stopping error is shown while it stands: {s}"
+    );
+    // The account is fixed; the resume redoes the stopped call and the rest.
+    fake.script(|_| Reply::Default);
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+    assert!(
+        s["last_error"].is_null(),
+        "a resolved error is not shown: {s}"
+    );
+    let status = c.cmd("status", &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("last error: none"), "{text}");
+}
+
 #[test]
 fn insufficient_quota_stops_a_batch_campaign_at_submission() {
     let batch = FakeBatch::new("zh");

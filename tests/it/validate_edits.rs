@@ -148,6 +148,7 @@ fn validate_files_made_elsewhere_pairs_chapters_by_name() {
         ),
     );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(c.path(""))
         .args(["validate", "--source"])
         .arg(c.path("src"))
         .arg("--target")
@@ -157,12 +158,128 @@ fn validate_files_made_elsewhere_pairs_chapters_by_name() {
         .unwrap();
     assert_code(&out, 1);
     let s = json_summary(&out);
-    assert_eq!(s["status"], "fail");
+    // A chapter without its translation: work remains.
+    assert_eq!(s["status"], "incomplete");
+    assert_eq!(s["pass"], false);
     assert!(
         s["qa_counts"]["completeness"].as_u64().unwrap() == 1,
         "b.md has no translation: {s}"
     );
-    assert!(c.path("tgt/validation/report.html").exists());
+    assert!(c.path("booktr-validate/src/report.html").exists());
+}
+
+/// Regression (a new user): `validate --source A --target B` wrote its report into the
+/// folder of the target, inside the book, without being asked. Now it goes under
+/// `--report-dir`, by default `booktr-validate/<name>` in the current folder, or in the
+/// temporary folder when the current folder is inside the book; the command names it.
+#[test]
+fn validate_wrote_its_report_into_the_book() {
+    let c = TestCampaign::new("");
+    // A name of its own: the temporary folder is shared with other tests and processes.
+    let name = format!("en-{}", std::process::id());
+    c.write(&format!("{name}/a.md"), CHAPTER);
+    c.write(
+        "zh/a.md",
+        &CHAPTER.replace("Tools cost tokens.", "工具消耗令牌。"),
+    );
+    let validate = |cwd: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+            .current_dir(c.path(cwd))
+            .args(["validate", "--source"])
+            .arg(c.path(&name))
+            .arg("--target")
+            .arg(c.path("zh"))
+            .args(["--source-lang", "en", "--target-lang", "zh", "--json"])
+            .output()
+            .unwrap();
+        let s = json_summary(&out);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        (s, err)
+    };
+    let book_files = || -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = c
+            .all_files()
+            .into_iter()
+            .filter(|p| !p.starts_with(c.path("booktr-validate")))
+            .collect();
+        v.sort();
+        v
+    };
+    let before = book_files();
+    // From the folder that holds the book: beside it, named.
+    let (s, err) = validate("");
+    let dir = c.path(&format!("booktr-validate/{name}"));
+    assert!(dir.join("report.json").is_file(), "{s} {err}");
+    assert!(err.contains(&format!("booktr-validate/{name}")), "{err}");
+    assert_eq!(
+        book_files(),
+        before,
+        "nothing written into the source or target"
+    );
+    // From inside the target: the temporary folder, named, never the book.
+    let (s, err) = validate("zh");
+    let tmp = std::env::temp_dir().join("booktr-validate").join(&name);
+    assert!(tmp.join("report.json").is_file(), "{s} {err}");
+    assert!(err.contains(&tmp.display().to_string()), "{err}");
+    assert_eq!(book_files(), before, "nothing written into the book");
+    std::fs::remove_dir_all(&tmp).unwrap();
+    // A folder given with --report-dir is used as it is.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .args(["validate", "--source"])
+        .arg(c.path(&name))
+        .arg("--target")
+        .arg(c.path("zh"))
+        .args(["--source-lang", "en", "--target-lang", "zh", "--report-dir"])
+        .arg(c.path("reports"))
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    assert!(c.path("reports/report.html").is_file());
+}
+
+/// Regression (a new user): for the same state, `validate CAMPAIGN` said `incomplete` (stage
+/// "write outputs", after it recorded a hand edit) where `run` said `needs_review`. `run`,
+/// `status` and `validate` now say one word for one state.
+#[test]
+fn validate_said_incomplete_where_run_said_needs_review() {
+    let c = TestCampaign::with_chapters(
+        "v",
+        &["ch.md"],
+        "max_unit_chars = 200
+",
+    );
+    c.write("ch.md", CHAPTER);
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    // The editor breaks the code block: an error finding on a hand edit (kept as it is).
+    let out_text = c.read("v/out/ch.md");
+    std::fs::write(
+        c.path("v/out/ch.md"),
+        out_text.replace("{\"name\": \"read_file\"}", "{\"name\": \"读取文件\"}"),
+    )
+    .unwrap();
+    let validate = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_code(&validate, 1);
+    let v = json_summary(&validate);
+    assert_eq!(
+        (&v["status"], &v["pass"]),
+        (&"needs_review".into(), &false.into()),
+        "{v}"
+    );
+    let err = String::from_utf8_lossy(&validate.stderr);
+    assert!(
+        err.contains("status needs_review: 1 error in 1 unit"),
+        "{err}"
+    );
+    let status = c.cmd("status", &["--json"]).output().unwrap();
+    assert_code(&status, 0);
+    let st = json_summary(&status);
+    assert_eq!(st["status"], "needs_review", "{st}");
+    assert_eq!(st["stage"]["stage"], "complete", "{st}");
+    let run = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&run, 1);
+    assert_eq!(json_summary(&run)["status"], "needs_review");
+    let again = c.cmd("validate", &["--json"]).output().unwrap();
+    assert_eq!(json_summary(&again)["status"], "needs_review");
 }
 
 #[test]

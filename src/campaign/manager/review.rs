@@ -367,8 +367,45 @@ impl Manager<'_> {
     }
 
     /// [`Manager::decide_key`] as a [`CallKey`].
+    ///
+    /// A hand or imported edit never reopens a decided round: an edited unit leaves the forced
+    /// set (an editor's text is never sent back to a model), which changes the key, yet the
+    /// decision recorded on the same review batches with the edited units among its forced
+    /// ones still stands, and its key is kept. Otherwise an import after a run would leave
+    /// the round undecided (`status`: `incomplete` at "decide revisions (round 0)") and the
+    /// next `run` would pay for a Manager call that decides nothing new (regression test
+    /// `a_po_import_reopened_the_decision_of_round_0`).
     pub fn decide_call_key(&self, s: &State, round: u32) -> CallKey {
-        self.decide_key_for(s, round, &self.forced(s, round))
+        let forced = self.forced(s, round);
+        let key = self.decide_key_for(s, round, &forced);
+        if s.human_edits().is_empty() || s.is_done(&key.to_string()) {
+            return key;
+        }
+        self.decided_before_edits(s, round, &forced).unwrap_or(key)
+    }
+
+    /// The key of a recorded decision of `round` that covers the units `forced` now: made on
+    /// the same proofreading batches, its forced units being `forced` plus units edited by
+    /// hand or imported since. Scans the finished calls; only asked when the state has edits
+    /// and the current key is not done.
+    fn decided_before_edits(&self, s: &State, round: u32, forced: &[String]) -> Option<CallKey> {
+        let now: BTreeSet<&str> = forced.iter().map(String::as_str).collect();
+        s.finished().iter().find_map(|(k, r)| {
+            let parsed = CallKey::parse(k);
+            if !matches!(parsed, CallKey::Decide { round: r0, .. } if r0 == round) {
+                return None;
+            }
+            let Output::Decision { forced: then, .. } = &r.output else {
+                return None;
+            };
+            let covers = now.iter().all(|u| then.iter().any(|t| t == u))
+                && then
+                    .iter()
+                    .all(|u| now.contains(u.as_str()) || s.human_edit(u).is_some());
+            // The same batches and units give the same key: the decision is about this round
+            // as it stands, but for the edits.
+            (covers && self.decide_key_for(s, round, then) == parsed).then_some(parsed)
+        })
     }
 
     /// The decision key of `round` with `forced` as its forced units.

@@ -644,6 +644,69 @@ fn journal_to_stage_table_qa_errors_and_flags_go_to_a_revision_round() {
     assert!(m.forced(&j.state, 1).is_empty(), "the revision fixed it");
 }
 
+/// Regression (a new user's PO import): after a run whose round 0 forced a revision, an
+/// imported edit of that unit took it out of the forced set, which changed the decision's key:
+/// `status` said `incomplete` at "decide revisions (round 0)" and the next run made one more
+/// Manager call, though every unit was reused. The decision stands; only the outputs are
+/// written again.
+#[test]
+fn a_po_import_reopened_the_decision_of_round_0() {
+    let dir = TempDir::new("import-after-run");
+    let c = campaign(&dir.0, "");
+    let answers = Answers {
+        untranslated: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Revise(1), &["translate ch1-001 r1"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    let decided = m.decide_key(&j.state, 0);
+    // The import: an editor's text for the unit the round forced (and another one).
+    for (unit, text) in [
+        ("ch1-001", "智能体编辑过的译文。\n"),
+        ("ch2-000", "# 记忆\n"),
+    ] {
+        let fp = j.state.fp(unit).unwrap().to_string();
+        crate::campaign::commit::record_edit(&c, &mut j.store, &mut j.state, unit, &fp, text, true)
+            .unwrap();
+    }
+    // A new process (import, status, run) builds its Manager from the state on disk.
+    let m = Manager::new(&c, &j.state);
+    assert!(
+        !m.forced(&j.state, 0).contains(&"ch1-001".to_string()),
+        "an edited unit is never forced"
+    );
+    assert_eq!(
+        m.decide_key(&j.state, 0),
+        decided,
+        "the recorded decision stands"
+    );
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+    let status = Status::of_stage(&m.next_step(&j.state, &BTreeSet::new()).stage);
+    assert_eq!(status, Status::Complete);
+}
+
 #[test]
 fn journal_to_stage_table_revisions_gate_waits_then_revises_what_was_approved() {
     let dir = TempDir::new("gate-revisions");

@@ -32,9 +32,17 @@ impl State {
         &self.open_failures
     }
 
-    /// `last_error` of the state (read-only: it changes through [`State::apply`]).
-    pub fn last_error(&self) -> &Option<String> {
-        &self.last_error
+    /// The newest error of a call that is still failed, as `call: error`: the newest failure
+    /// while its call has not finished since, else the newest-keyed open failure; `None` when
+    /// every call that failed has finished since (a resume after a quota stop that redid the
+    /// stopped calls has no error left to show, and the summary says `complete`).
+    pub fn last_error(&self) -> Option<String> {
+        let call = self
+            .last_failed
+            .as_ref()
+            .filter(|c| self.open_failures.contains_key(*c))
+            .or_else(|| self.open_failures.keys().next_back())?;
+        Some(format!("{call}: {}", self.open_failures[call]))
     }
 
     /// The merged termbase once the Glossary stage is done, with its file (relative to the

@@ -1,0 +1,281 @@
+//! A new user with a book of their own, through the `booktr` binary: `booktr init` finds the
+//! layout (mdBook, MkDocs, Docusaurus, a folder of Markdown files or notebooks, one file),
+//! writes a campaign file beside the book that `plan` and `run` take as it is, and never
+//! overwrites a file; `booktr run BOOK --to LANG` does both steps at once and says where the
+//! campaign file went; every error about a campaign names its file.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support;
+
+use support::{assert_code, json_summary};
+
+const CHAPTER: &str = "# Agents\n\nAn agent reads its context window, plans the next step and calls a tool when the task needs one.\n\nThe loop ends when the task is done.\n";
+
+fn booktr(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(cwd)
+        .args(args)
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A notebook with one Markdown cell.
+fn notebook(text: &str) -> String {
+    serde_json::json!({
+        "cells": [{"cell_type": "markdown", "id": "a", "metadata": {}, "source": text}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5
+    })
+    .to_string()
+}
+
+/// Each layout: the path given to `init`, the campaign file expected beside the book, the
+/// key naming the chapters, and how many chapter files `plan` then finds.
+#[test]
+fn init_writes_a_campaign_for_each_layout_that_plan_takes_and_never_overwrites_it() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n- [Tools](tools.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    write(root, "mdb/src/tools.md", CHAPTER);
+    write(
+        root,
+        "mk/mkdocs.yml",
+        "site_name: Agents\nnav:\n  - Home: index.md\n  - Tools: tools.md\n",
+    );
+    write(root, "mk/docs/index.md", CHAPTER);
+    write(root, "mk/docs/tools.md", CHAPTER);
+    write(root, "du/docusaurus.config.js", "module.exports = {};\n");
+    write(root, "du/docs/intro.md", CHAPTER);
+    write(root, "notes/ch1.md", CHAPTER);
+    write(root, "notes/ch2.ipynb", &notebook(CHAPTER));
+    write(root, "one/essay.md", CHAPTER);
+    let cases: [(&str, &str, &str, usize); 5] = [
+        ("mdb", "mdb-zh.toml", "book = \"mdb/src/SUMMARY.md\"", 3),
+        ("mk", "mk-zh.toml", "book = \"mk/mkdocs.yml\"", 2),
+        ("du", "du-zh.toml", "book = \"du\"", 1),
+        (
+            "notes",
+            "notes-zh.toml",
+            "chapters = [\"notes\", \"notes/*.ipynb\"]",
+            2,
+        ),
+        (
+            "one/essay.md",
+            "one/essay-zh.toml",
+            "chapters = [\"essay.md\"]",
+            1,
+        ),
+    ];
+    for (path, file, key, chapters) in cases {
+        let out = booktr(root, &["init", path, "--to", "zh", "--from", "en"]);
+        assert_code(&out, 0);
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(text.contains(key), "{path}: {text}");
+        assert!(text.contains("target_lang = \"zh\"") && text.contains("source_lang = \"en\""));
+        assert!(
+            text.contains("# [provider]"),
+            "a commented provider: {text}"
+        );
+        // Only what differs from the defaults is set.
+        for default in [
+            "max_unit_chars =",
+            "concurrency =",
+            "out_dir =",
+            "[provider]\n",
+        ] {
+            assert!(
+                !text.lines().any(|l| l.starts_with(default.trim_end())),
+                "{path}: sets {default}"
+            );
+        }
+        let said = stdout(&out);
+        assert!(
+            said.contains(&format!("booktr plan {file}"))
+                && said.contains(&format!("booktr run {file}")),
+            "{path}: the next two commands: {said}"
+        );
+        let plan = booktr(root, &["plan", file, "--json"]);
+        assert_code(&plan, 0);
+        let p = json_summary(&plan);
+        let files: usize = p["chapter_sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["files"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(files, chapters, "{path}: {p}");
+        // Never overwritten: exit 2, naming the file, and the file is unchanged.
+        let again = booktr(root, &["init", path, "--to", "zh"]);
+        assert_code(&again, 2);
+        let err = stderr(&again);
+        assert!(
+            err.contains(file) && err.contains("already exists"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(root.join(file)).unwrap(), text);
+    }
+    // A provider preset goes in as a table; an unknown one is refused.
+    let out = booktr(
+        root,
+        &[
+            "init",
+            "one/essay.md",
+            "--to",
+            "de",
+            "--preset",
+            "deepseek",
+            "--model",
+            "deepseek-chat",
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("one/essay-de.toml")).unwrap();
+    assert!(
+        text.contains("[provider]\npreset = \"deepseek\"\nmodel = \"deepseek-chat\"\n"),
+        "{text}"
+    );
+    let out = booktr(
+        root,
+        &[
+            "init",
+            "one/essay.md",
+            "--to",
+            "fr",
+            "--preset",
+            "nosuch",
+            "--model",
+            "m",
+        ],
+    );
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("unknown preset"), "{}", stderr(&out));
+    assert!(!root.join("one/essay-fr.toml").exists());
+    // No --to, a folder with nothing to translate, the same language both ways: exit 2.
+    assert_code(&booktr(root, &["init", "mdb"]), 2);
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    let out = booktr(root, &["init", "empty", "--to", "zh"]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("holds no Markdown file"));
+    let out = booktr(
+        root,
+        &[
+            "init", "mdb", "--to", "en", "--from", "en", "--file", "x.toml",
+        ],
+    );
+    assert_code(&out, 2);
+    assert!(!root.join("x.toml").exists());
+}
+
+/// Regression (a new user): `booktr run book/` said "Is a directory". With `--to` it writes the
+/// campaign file beside the book, says where it went and runs it; run again, it reuses that
+/// file (a resume that pays nothing); without `--to` it says what to add.
+#[test]
+fn run_on_a_book_folder_said_is_a_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "book/01-agents.md", CHAPTER);
+    write(
+        root,
+        "book/02-tools.md",
+        &CHAPTER.replace("Agents", "Tools"),
+    );
+    let out = booktr(root, &["run", "book"]);
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("--to") && !err.contains("Is a directory"),
+        "{err}"
+    );
+    let out = booktr(root, &["run", "book", "--to", "zh", "--json"]);
+    assert_code(&out, 0);
+    let err = stderr(&out);
+    assert!(err.contains("campaign file: book-zh.toml"), "{err}");
+    assert!(root.join("book-zh.toml").is_file());
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+    assert!(root.join("book-zh/out/01-agents.md").is_file());
+    assert!(
+        !root.join("book/book-zh").exists(),
+        "the outputs go beside the book, not into it"
+    );
+    let first = std::fs::read_to_string(root.join("book-zh.toml")).unwrap();
+    let again = booktr(root, &["run", "book", "--to", "zh", "--json"]);
+    assert_code(&again, 0);
+    assert!(
+        stderr(&again).contains("written earlier"),
+        "{}",
+        stderr(&again)
+    );
+    let s = json_summary(&again);
+    assert_eq!(s["units"]["reused"], s["units"]["translated"], "{s}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("book-zh.toml")).unwrap(),
+        first
+    );
+    // A campaign file with a book's flag is refused, naming it.
+    let out = booktr(root, &["run", "book-zh.toml", "--to", "de"]);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("book-zh.toml"), "{}", stderr(&out));
+    // One chapter file works the same way.
+    let out = booktr(
+        root,
+        &["run", "book/01-agents.md", "--to", "de", "--from", "en"],
+    );
+    assert_code(&out, 0);
+    assert!(root.join("book/01-agents-de.toml").is_file());
+}
+
+/// Regression (a new user): the missing-chapter error did not name the campaign file. Every
+/// command that reads a campaign now names it in its error.
+#[test]
+fn the_missing_chapter_error_did_not_name_the_campaign_file() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "camp/mine.toml",
+        "name = \"mine\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [\"../book/gone.md\"]\n",
+    );
+    for cmd in ["plan", "run", "status", "validate", "export"] {
+        let mut args = vec![cmd, "camp/mine.toml"];
+        if cmd == "export" {
+            args.extend(["--format", "tmx"]);
+        }
+        let out = booktr(root, &args);
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("camp/mine.toml") && err.contains("gone.md"),
+            "{cmd}: {err}"
+        );
+    }
+}
