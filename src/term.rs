@@ -7,7 +7,7 @@
 //! A closed pipe is not an error: the reader has what it wanted. Rust ignores `SIGPIPE`, so a
 //! write to a closed pipe returns `EPIPE`, and std's `println!` panics on it (exit 101, "failed
 //! printing to stdout: Broken pipe"). Here such a write is dropped, later writes to that stream
-//! are skipped, and the command finishes and exits with its usual code (README, "Exit codes").
+//! are skipped, and the command finishes and exits with its usual code (docs/src/reliability.md, "Status and exit codes").
 //! Any other write error on stdout (a full disk behind `> file`) is remembered, and
 //! [`stdout_failed`] lets `main` turn a successful exit into exit 1 naming it.
 

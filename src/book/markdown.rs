@@ -361,8 +361,6 @@ mod tests {
         assert!(has_prose("| a | b |\n|---|---|\n| x | y |\n"));
     }
 
-    use super::*;
-
     #[test]
     fn prose_excludes_code_math_links_and_html() {
         let text = "# Title {#t}\n\nSee `code` and $x$ at [link](http://a.b) <b>x</b> <http://auto.link>.\n\n```\nfn x\n```\n\n<div>html</div>\n";

@@ -441,7 +441,7 @@ fn campaign_text(
         d.layout.describe(),
         rel(&d.root.to_string_lossy())
     ));
-    t.push_str("# Paths are relative to this file. Only what differs from booktr's defaults is set;\n# the commented lines show other keys you may want (the README lists every key).\n\n");
+    t.push_str("# Paths are relative to this file. Only what differs from booktr's defaults is set;\n# the commented lines show other keys you may want (docs/src/campaign-file.md lists every key).\n\n");
     t.push_str(&format!(
         "# Names the output folders: {name}/out (the translation), {name}/state (checkpoints),\n# {name}/validation (reports). Set out_dir, state_dir or report_dir to move them.\n"
     ));

@@ -99,7 +99,7 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     let (report, written) = report.write(&campaign.plan.report_dir, texts)?;
     // The report's summary: its status and counts come from the very findings the report
     // lists. A finished campaign whose final texts still have error findings is
-    // `needs_review` and exits 1, like `booktr validate` (the README's exit codes).
+    // `needs_review` and exits 1, like `booktr validate` (docs/src/reliability.md, "Status and exit codes").
     let s = &report.summary;
     let errors = s.findings.errors;
     let rr = &report.runaway;

@@ -195,7 +195,7 @@ pub struct Evidence {
     pub provenance: Provenance,
     pub gates: Vec<Gate>,
     pub all_gates_pass: bool,
-    /// The comparison table in Markdown (as in the README).
+    /// The comparison table in Markdown (as in docs/src/experiment.md).
     pub table: String,
 }
 

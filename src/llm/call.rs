@@ -58,7 +58,7 @@ pub fn read_key(plan: &ProviderPlan) -> Result<Option<ApiKey>, LlmError> {
 
 /// Installs rustls's `ring` crypto provider as the process default, once (a provider installed
 /// earlier is kept). reqwest is built with `rustls-no-provider` and rustls with `ring`, so the
-/// build needs no C build of aws-lc (README, "Install and build"); reqwest panics when it builds
+/// build needs no C build of aws-lc (docs/src/install.md); reqwest panics when it builds
 /// a client before a provider is installed, so every client is built after this.
 pub fn install_tls_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();

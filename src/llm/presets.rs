@@ -78,7 +78,7 @@ impl std::str::FromStr for Continuation {
 }
 
 impl Continuation {
-    /// The name used in the campaign file and the README table.
+    /// The name used in the campaign file and the preset table of docs/src/providers.md.
     pub fn as_str(self) -> &'static str {
         match self {
             Continuation::Prefix => "prefix",
@@ -125,7 +125,7 @@ pub struct Preset {
     pub api_key_env: &'static str,
     /// What the server accepts.
     pub quirks: Quirks,
-    /// Where reasoning text arrives, for the README table (handled automatically).
+    /// Where reasoning text arrives, for the preset table (handled automatically).
     pub reasoning: &'static str,
     /// Whether the service offers a batch API booktr can use with `run --batch`.
     pub batch: bool,
@@ -141,7 +141,7 @@ const fn q(json_mode: JsonMode, stream_usage: bool, continuation: Continuation) 
     }
 }
 
-/// Every preset, in the order the README lists them.
+/// Every preset, in the order the preset table (docs/src/providers.md) lists them.
 pub const PRESETS: &[Preset] = &[
     // OpenAI: the reference API; structured outputs, usage on request, `/files` + `/batches`.
     // <https://platform.openai.com/docs/api-reference/chat/create>,
@@ -289,8 +289,8 @@ pub fn find(name: &str) -> Result<&'static Preset, String> {
     })
 }
 
-/// The README's preset table (Markdown), generated from [`PRESETS`] so the two cannot drift
-/// apart (a test compares it with the README).
+/// The preset table (Markdown) of docs/src/providers.md, generated from [`PRESETS`] so the two
+/// cannot drift apart (a test compares it with that page).
 pub fn markdown_table() -> String {
     let mut s = String::from(
         "| preset | kind | base_url | key variable | JSON answers | usage in stream | reasoning | cut replies | batch | docs |\n|---|---|---|---|---|---|---|---|---|---|\n",

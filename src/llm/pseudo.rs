@@ -74,9 +74,13 @@ pub fn pseudo_translate_with(
     };
     // Reference labels are names, not prose, even when their definition is in another unit
     // (then the parse above reads `[text][label]` as text): translated, they would break the
-    // link. The label of `[text][label]` is kept, and the whole text of `[label]`/`[label][]`.
+    // link. The label of `[text][label]` is kept, and the whole text of `[label][]` or of a
+    // `[label]` the text defines. A `[label]` defined nowhere in the text is left to be
+    // translated: it is as often bracketed prose (`[Context + Tools + Verify]`) as a link
+    // whose definition is elsewhere, and repair and QA leave it alike.
     let labels: Vec<std::ops::Range<usize>> = markdown::reference_links(text)
         .into_iter()
+        .filter(|l| l.form != markdown::RefForm::Shortcut || l.defined)
         .map(|l| l.label)
         .collect();
     let ranges = without(ranges, &labels);
@@ -582,7 +586,7 @@ mod tests {
     /// the link broke. Labels are names: kept, the link text translated.
     #[test]
     fn the_pseudo_provider_translated_reference_link_labels() {
-        let t = "See [a ref][ref-a], [the guide] and [collapsed][] for more details.\n";
+        let t = "See [a ref][ref-a], [the guide] and [collapsed][] for more details, [not a link].\n\n[the guide]: https://g\n";
         let out = pseudo_translate(t, &zh(), &[]);
         assert!(out.contains("][ref-a]"), "{out}");
         assert!(
@@ -593,11 +597,15 @@ mod tests {
             out.contains("[the guide]") && out.contains("[collapsed][]"),
             "{out}"
         );
+        // Bracketed prose defined nowhere is prose.
+        assert!(!out.contains("[not a link]"), "{out}");
         let links: Vec<String> = markdown::reference_links(&out)
             .iter()
             .map(|l| markdown::label_key(&out[l.label.clone()]))
             .collect();
-        assert_eq!(links, ["ref-a", "the guide", "collapsed"]);
+        // The bracketed prose, translated, still reads as a shortcut of its own.
+        assert_eq!(links[..3], ["ref-a", "the guide", "collapsed"]);
+        assert_eq!(links.len(), 4);
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //!
 //! The segmenter is ICU4X's dictionary word segmenter (`icu_segmenter`, the CJ dictionary ICU
 //! uses for Chinese and Japanese, baked into the binary; Unicode UAX #29 word rules elsewhere).
-//! It was chosen over jieba-rs 0.11 and lindera 6.2 on the corpus' human zh edition (README,
-//! "Terminology drift"): of 15,064 occurrences of 73 technical words and terms, 98.4 % start
+//! It was chosen over jieba-rs 0.11 and lindera 6.2 on the corpus' human zh edition (docs/src/terminology-drift.md,
+//! the segmenter table): of 15,064 occurrences of 73 technical words and terms, 98.4 % start
 //! and end on its word boundaries (jieba-rs: 92.1 %), and 93.8 % of the 2–3 character words are
 //! one word of its own (jieba-rs: 89.9 %); its data loads in about 10 ms (jieba-rs' dictionary:
 //! about 300 ms, on every run of `validate`); it built in 25 CPU s against 80; both add about

@@ -88,7 +88,7 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     );
     let ev_text = c.read(&rel);
     let ev: serde_json::Value = serde_json::from_str(&ev_text).unwrap();
-    // The comparison table (README.md shows one from this test).
+    // The comparison table (docs/src/experiment.md shows one from this test).
     eprintln!("{}", ev["table"].as_str().unwrap());
 
     // Every gate, true, with its reason.

@@ -20,6 +20,7 @@ mod chrf_vectors;
 mod code_comments;
 mod corpus_segment;
 mod crash_safety;
+mod docs_links;
 mod drift_consistency;
 mod experiment;
 mod explain;

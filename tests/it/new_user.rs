@@ -279,3 +279,74 @@ fn the_missing_chapter_error_did_not_name_the_campaign_file() {
         );
     }
 }
+
+/// A copy of the repository's campaign `name` (with the sample book and the house glossary)
+/// in a temporary folder, its corpus paths made absolute; `None` (skipped, with the printed
+/// reason) when it needs the corpus and the corpus is absent.
+fn repo_campaign(name: &str) -> Option<(tempfile::TempDir, String)> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(repo.join(format!("campaigns/{name}.toml"))).unwrap();
+    if text.contains("shared/corpus/ai-agent-book") {
+        let corpus = support::corpus_dir()?;
+        text = text.replace(
+            "../../shared/corpus/ai-agent-book",
+            &corpus.display().to_string(),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["books/sample", "glossaries"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for f in std::fs::read_dir(repo.join(sub)).unwrap().flatten() {
+            if f.path().is_file() {
+                std::fs::copy(f.path(), dir.path().join(sub).join(f.file_name())).unwrap();
+            }
+        }
+    }
+    write(dir.path(), &format!("campaigns/{name}.toml"), &text);
+    Some((dir, format!("campaigns/{name}.toml")))
+}
+
+/// Regression (a new user): `plan` said 2 glossary batches and 3 proofreading calls where the
+/// run then made 0 and 2. The Glossary (batches and the brief), Proofreading and Manager calls
+/// `plan` counts are the ones the run makes; translations fall in its low–high range (the
+/// high end counts a revision of every unit). On the sample book and, when the corpus is
+/// there, its chapters 1–2, both with the offline pseudo provider.
+#[test]
+fn plan_call_counts_differed_from_what_the_run_made() {
+    for name in ["sample", "ai-agent-book-ch1-2"] {
+        let Some((dir, file)) = repo_campaign(name) else {
+            continue;
+        };
+        let plan = booktr(dir.path(), &["plan", &file, "--json"]);
+        assert_code(&plan, 0);
+        let p = json_summary(&plan);
+        let run = booktr(dir.path(), &["run", &file, "--json"]);
+        let r = json_summary(&run);
+        assert!(r["status"] != "incomplete", "{name}: {r}");
+        let range = &p["estimate"]["range"];
+        for agent in ["glossary", "proofreading", "manager"] {
+            let made = r["usage"][agent]["calls"].as_u64().unwrap();
+            assert!(made > 0, "{name}: the run made {agent} calls: {r}");
+            assert_eq!(
+                p["estimate"]["total"][agent]["calls"].as_u64().unwrap(),
+                made,
+                "{name}: {agent} calls planned against made"
+            );
+        }
+        // The glossary's calls do not depend on what the translations turn out to be.
+        assert_eq!(
+            range["glossary"]["low"]["calls"], range["glossary"]["high"]["calls"],
+            "{name}"
+        );
+        let made = r["usage"]["translation"]["calls"].as_u64().unwrap();
+        let (low, high) = (
+            range["translation"]["low"]["calls"].as_u64().unwrap(),
+            range["translation"]["high"]["calls"].as_u64().unwrap(),
+        );
+        assert!(
+            (low..=high).contains(&made),
+            "{name}: {made} translation calls outside the planned {low}–{high}"
+        );
+        eprintln!("{name}: plan and run agree: {}", r["usage"]);
+    }
+}

@@ -1,6 +1,7 @@
 //! Provider presets (`[provider] preset = "…"`): what each fills in, what explicit keys and
 //! flags override, the errors for unknown names, the quirks reaching the wire (against the
-//! in-repo fake server), and the README table generated from the preset data.
+//! in-repo fake server), and the preset table of docs/src/providers.md, generated from the
+//! preset data.
 
 use crate::support;
 
@@ -220,15 +221,31 @@ fn preset_quirks_change_what_is_sent() {
 }
 
 #[test]
-fn the_readme_preset_table_is_generated_from_the_preset_data() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_docs_preset_table_is_generated_from_the_preset_data() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/src/providers.md"
+    ))
+    .unwrap();
     let table = presets::markdown_table();
     assert!(
-        readme.contains(&table),
-        "README.md's preset table is out of date; replace it with:\n{table}"
+        page.contains(&table),
+        "docs/src/providers.md's preset table is out of date; replace it with:\n{table}"
     );
+    assert!(
+        page.contains("presets::markdown_table()"),
+        "the comment that marks the table as generated is gone from docs/src/providers.md"
+    );
+    // The README names every preset (the short list under "Providers") and links to the table.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(readme.contains("docs/src/providers.md#kinds-and-presets"));
     for p in presets::PRESETS {
         assert!(table.contains(&format!("`{}`", p.name)));
+        assert!(
+            readme.contains(&format!("`{}`", p.name)),
+            "README.md does not name the preset `{}`",
+            p.name
+        );
     }
 }
