@@ -21,8 +21,10 @@
 //! the rest (one split only: `(hi)` gives `(hi` and `)`); word n-grams are those tokens joined
 //! by one space, counted like character n-grams (whitespace is not removed from them).
 //!
-//! Hand-rolled because no maintained Rust crate implements sacreBLEU's chrF (crates.io has no
-//! chrF++ implementation checked against sacreBLEU); it is checked against sacreBLEU itself on
+//! Hand-rolled because no Rust crate reproduces sacreBLEU's chrF++: crates.io's `chrf` 1.1
+//! implements chrF over character n-grams without sacreBLEU's word split, and `pictor-eval` 0.1
+//! scores in `f32` on 0–1 with its own empty-input rule (1.0 for two empty texts, where
+//! sacreBLEU gives 0); neither is checked against sacreBLEU. This one is checked against it on
 //! stored vectors (`tests/fixtures/chrf_vectors.json`, made by `tests/fixtures/chrf_vectors.py`)
 //! to 4 decimals, and on the quality benchmark's corpus pairs by a live sacreBLEU run
 //! (`tests/it/quality.rs`).
