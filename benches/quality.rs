@@ -1,6 +1,6 @@
 //! The quality benchmark: does the design earn its tokens? booktr's orchestration against the
 //! single pass (`--mode single-agent`) and four ablations (no agent glossary, no brief, no
-//! proofreading and revision, no mechanical repair), on a 7.4 KB slice of corpus chapters 1–2
+//! proofreading and revision, no mechanical repair), on a 6.3 KB slice of corpus chapters 1–2
 //! (`booktr::experiment::quality::SLICE`), scored against the human zh edition with chrF++
 //! (sacreBLEU's `CHRF(word_order=2)`), per chapter and overall with a paired bootstrap 95%
 //! interval; QA errors left by check; house-style adherence; tokens; model time; and how often
@@ -90,7 +90,7 @@ fn main() {
     let json = quality_run::to_json(&out, &mode, keep.as_ref());
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap() + "\n").unwrap();
-    println!("{}", booktr::experiment::quality::table(&out.figures));
+    println!("{}", json["table"].as_str().unwrap_or_default());
     let t = &out.figures.targets;
     println!(
         "targets: chrF++ >= single {}; errors <= half of single {}; tokens <= 1.3x single {} ({:.2}x)",

@@ -10,7 +10,8 @@
 //! ([`Mode::Replay`]), or answers with the pseudo translator ([`Mode::Pseudo`], for developing
 //! the benchmark without a model). The answers are stored in [`fixture_file`] keyed by a hash
 //! of the request messages, with no source text (see [`super::recorded`]); the file is saved
-//! after every arm and every 30 seconds while recording.
+//! after every arm and every 30 seconds while recording, and a complete recording (every arm
+//! and the judge) keeps only the answers it used.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -91,7 +92,8 @@ fn model_of(ex: &Exchange) -> Option<String> {
     })
 }
 
-/// The recorded exchanges so far: `known` updated with what this process recorded.
+/// The recorded exchanges so far: `known` updated with what this process recorded, each
+/// preview cut to its agent: a preview's start of the last message would be corpus text.
 fn merged(known: &Fixtures, fake: &FakeServer) -> Vec<Exchange> {
     let base = known.by_key.values().map(|e| e.n).max().map_or(0, |n| n + 1);
     let mut by_key: BTreeMap<String, Exchange> = known
@@ -105,7 +107,15 @@ fn merged(known: &Fixtures, fake: &FakeServer) -> Vec<Exchange> {
             by_key.insert(e.key.clone(), e);
         }
     }
-    by_key.into_values().collect()
+    by_key
+        .into_values()
+        .map(|mut e| {
+            if let Some((agent, _)) = e.preview.split_once(':') {
+                e.preview = agent.to_string();
+            }
+            e
+        })
+        .collect()
 }
 
 /// Runs `arms` (which must include [`QualityArm::SinglePass`]) and, with `judge`, the blinded
@@ -205,6 +215,20 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
         }
         stop.store(true, Ordering::SeqCst);
     });
+    // A complete recording (every arm and the judge) keeps only the answers it used, so
+    // answers to requests no longer sent (a changed prompt, an earlier slice) leave the file.
+    if recording && judge && QualityArm::ALL.iter().all(|a| arms.contains(a)) {
+        let used: BTreeSet<String> = fake
+            .requests()
+            .iter()
+            .map(|r| request_key(&r.body))
+            .collect();
+        let kept: Vec<Exchange> = merged(&known, &fake)
+            .into_iter()
+            .filter(|e| used.contains(&e.key))
+            .collect();
+        Fixtures::save(&file, &kept).expect("saving the fixtures");
+    }
     // Model time per arm from the recorded answers' timings (a replay has the same).
     let all: BTreeMap<String, Exchange> = merged(&known, &fake)
         .into_iter()
@@ -267,9 +291,17 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
 
 /// The JSON written to [`figures_file`]: the figures, the README table, and how they were made.
 pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Value {
+    let wall: BTreeMap<String, f64> = match recording_wall_s {
+        Some(v) => serde_json::from_value(v.clone()).unwrap_or_default(),
+        None => o
+            .wall_s
+            .iter()
+            .map(|(k, v)| (k.clone(), (v * 10.0).round() / 10.0))
+            .collect(),
+    };
     json!({
         "schema": 1,
-        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and four ablations on a 7.4 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
+        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and four ablations on a 6.3 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
         "model": o.model,
         "server": "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384, run under nice 5 on the shared 2-core machine",
         "fixture": "tests/fixtures/quality/answers.jsonl",
@@ -277,8 +309,8 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
         "bootstrap": format!("paired bootstrap over segments, {} resamples, seed {:#x}, 2.5th-97.5th percentiles", quality::RESAMPLES, quality::SEED),
         "requests": o.requests,
         "judge_model_time_s": o.judge_model_time_s.map(|s| (s * 10.0).round() / 10.0),
-        "recording_wall_s": recording_wall_s.cloned().unwrap_or_else(|| json!(o.wall_s.iter().map(|(k, v)| (k.clone(), (v * 10.0).round() / 10.0)).collect::<BTreeMap<_, _>>())),
+        "recording_wall_s": wall,
         "figures": o.figures,
-        "table": quality::table(&o.figures),
+        "table": quality::table(&o.figures, Some(&wall)),
     })
 }
