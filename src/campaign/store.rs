@@ -631,6 +631,15 @@ pub enum Existing {
     KeepBeside,
 }
 
+/// Whether the state at `dir` is a rehearsal's: its configuration names the offline `pseudo`
+/// provider (an unreadable configuration is not taken for one).
+fn is_rehearsal_state(dir: &Path) -> bool {
+    std::fs::read(dir.join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<ConfigPrint>(&b).ok())
+        .is_some_and(|m| m.provider == "pseudo")
+}
+
 impl Store {
     /// Opens (or creates) the state directory of `c`'s configuration and takes its lock.
     ///
@@ -639,6 +648,8 @@ impl Store {
     /// (provider, model, prompt version, languages, guide, review marker) is refused with a
     /// [`UsageError`] that lists what changed, unless `existing` says to move it aside
     /// (`--fresh`: never deleted, it holds paid work) or to keep it beside (`--retranslate`).
+    /// A rehearsal's state (pseudo provider) is no reason to refuse a real provider's run: it
+    /// is kept beside, as with `--retranslate`.
     ///
     /// Errors: refused state, lock held by another process (naming its pid), I/O.
     pub fn open_for_run(c: &Campaign, existing: Existing) -> anyhow::Result<Store> {
@@ -671,7 +682,21 @@ impl Store {
                 }
             }
             Existing::Refuse if !dir.exists() => {
-                if let Some(old) = others.first() {
+                // A rehearsal's state (the offline pseudo provider) holds no paid work and no
+                // translation: the first real run starts beside it instead of refusing.
+                let (rehearsals, others): (Vec<PathBuf>, Vec<PathBuf>) =
+                    others.into_iter().partition(|old| is_rehearsal_state(old));
+                if !rehearsals.is_empty() && others.is_empty() && c.config.provider != "pseudo" {
+                    tracing::info!(
+                        "the rehearsal's state is kept beside ({}); this configuration starts its own",
+                        c.plan.show(&rehearsals[0])
+                    );
+                }
+                if let Some(old) = others.first().or(if c.config.provider == "pseudo" {
+                    rehearsals.first()
+                } else {
+                    None
+                }) {
                     let changes = std::fs::read(old.join("config.json"))
                         .ok()
                         .and_then(|b| serde_json::from_slice::<ConfigPrint>(&b).ok())

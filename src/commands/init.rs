@@ -538,6 +538,13 @@ pub fn write_campaign(
     }
     let d = detect(path)?;
     let (name, default) = default_file(&d, to);
+    // A campaign file named with --file names its campaign too: the campaign's name is the
+    // folder of its outputs and state, so a second campaign for the same book and language
+    // must not share the first one's.
+    let name = match file.and_then(Path::file_stem) {
+        Some(stem) => file_safe(&stem.to_string_lossy()),
+        None => name,
+    };
     let file_abs = file.map(absolute).unwrap_or(default);
     let shown = match file {
         Some(f) => f.display().to_string(),
@@ -817,6 +824,27 @@ mod tests {
         std::fs::write(p("broken/book.toml"), "[book]\n").unwrap();
         let e = detect(&p("broken")).unwrap_err().to_string();
         assert!(e.contains("SUMMARY.md does not exist"), "{e}");
+    }
+
+    /// Regression (a new user): `init --file X.toml` kept the name `<book>-<lang>`, so a
+    /// second campaign for the same book and language shared the first one's outputs and state.
+    #[test]
+    fn init_with_file_kept_the_default_campaign_name() {
+        let d = tree(&[("book/a.md", CH)]);
+        let book = BookArgs {
+            to: Some("zh".into()),
+            from: Some("en".into()),
+            preset: None,
+        };
+        let first = write_campaign(&d.path().join("book"), &book, None, None).unwrap();
+        let other = d.path().join("second try.toml");
+        let second = write_campaign(&d.path().join("book"), &book, None, Some(&other)).unwrap();
+        let name = |f: &Path| -> String {
+            let raw: toml::Value = toml::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            raw["name"].as_str().unwrap().to_string()
+        };
+        assert_eq!(name(&first.file), "book-zh");
+        assert_eq!(name(&second.file), "second-try");
     }
 
     #[test]

@@ -350,3 +350,37 @@ fn plan_call_counts_differed_from_what_the_run_made() {
         eprintln!("{name}: plan and run agree: {}", r["usage"]);
     }
 }
+
+/// Regression (a new user): after the offline rehearsal, the first run with a real provider
+/// was refused ("saved state for a different configuration … run with --fresh"), although a
+/// rehearsal's state holds no paid work. It starts beside the rehearsal's state now; a
+/// second real configuration is still refused, naming the remedy.
+#[test]
+fn a_real_run_after_a_rehearsal_was_refused_without_fresh() {
+    let fake = support::fake_llm::FakeServer::start();
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "book/a.md", CHAPTER);
+    let init = booktr(d.path(), &["init", "book", "--to", "zh", "--from", "en"]);
+    assert_code(&init, 0);
+    let rehearsal = booktr(d.path(), &["run", "book-zh.toml", "--json"]);
+    assert_code(&rehearsal, 0);
+    assert_eq!(json_summary(&rehearsal)["rehearsal"], true);
+    let real = |model: &str| {
+        Command::new(env!("CARGO_BIN_EXE_booktr"))
+            .current_dir(d.path())
+            .args(["run", "book-zh.toml", "--json", "--provider", "openai", "--model", model])
+            .args(["--base-url", &fake.base_url])
+            .env("OPENAI_API_KEY", "sk-booktr-after-rehearsal-KEY-0c1d")
+            .output()
+            .unwrap()
+    };
+    let first = real("m");
+    assert_code(&first, 0);
+    let s = json_summary(&first);
+    assert_eq!(s["rehearsal"], false, "{s}");
+    assert_eq!(s["status"], "complete", "{s}");
+    // Another real configuration is paid work of its own: refused, with the remedy.
+    let second = real("m2");
+    assert_code(&second, 2);
+    assert!(stderr(&second).contains("--fresh"), "{}", stderr(&second));
+}
