@@ -1,6 +1,6 @@
 //! The quality benchmark: does the design earn its tokens? booktr's orchestration against the
 //! single pass (`--mode single-agent`) and four ablations (no agent glossary, no brief, no
-//! proofreading and revision, no mechanical repair), on a 6.3 KB slice of corpus chapters 1–2
+//! proofreading and revision, no mechanical repair), on a 3.6 KB slice of corpus chapters 1–2
 //! (`booktr::experiment::quality::SLICE`), scored against the human zh edition with chrF++
 //! (sacreBLEU's `CHRF(word_order=2)`), per chapter and overall with a paired bootstrap 95%
 //! interval; QA errors left by check; house-style adherence; tokens; model time; and how often
@@ -40,7 +40,10 @@ fn main() {
     }
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
     if !corpus.join("en").is_dir() {
-        println!("quality: skipped: the corpus is not at {}", corpus.display());
+        println!(
+            "quality: skipped: the corpus is not at {}",
+            corpus.display()
+        );
         return;
     }
     let flag = |v: &str| std::env::var(v).is_ok_and(|x| x == "1");

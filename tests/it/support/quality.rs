@@ -95,7 +95,12 @@ fn model_of(ex: &Exchange) -> Option<String> {
 /// The recorded exchanges so far: `known` updated with what this process recorded, each
 /// preview cut to its agent: a preview's start of the last message would be corpus text.
 fn merged(known: &Fixtures, fake: &FakeServer) -> Vec<Exchange> {
-    let base = known.by_key.values().map(|e| e.n).max().map_or(0, |n| n + 1);
+    let base = known
+        .by_key
+        .values()
+        .map(|e| e.n)
+        .max()
+        .map_or(0, |n| n + 1);
     let mut by_key: BTreeMap<String, Exchange> = known
         .by_key
         .iter()
@@ -173,9 +178,8 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
         }
         for &arm in arms {
             let dir = root.path().join(arm.as_str());
-            let f =
-                quality::write_campaign(&dir, &slice, &house_glossary(), arm, &fake.base_url)
-                    .expect("writing the campaign");
+            let f = quality::write_campaign(&dir, &slice, &house_glossary(), arm, &fake.base_url)
+                .expect("writing the campaign");
             let before = fake.requests().len();
             let started = Instant::now();
             eprintln!("quality: arm {} …", arm.as_str());
@@ -198,7 +202,8 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
         }
         let get = |a| runs.iter().find(|r| r.arm == a);
         if judge
-            && let (Some(o), Some(s)) = (get(QualityArm::Orchestration), get(QualityArm::SinglePass))
+            && let (Some(o), Some(s)) =
+                (get(QualityArm::Orchestration), get(QualityArm::SinglePass))
         {
             let before = fake.requests().len();
             let started = Instant::now();
@@ -256,7 +261,11 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
         .find_map(model_of);
     let base = root.path().join("single_pass/campaign.toml");
     let segs = quality::segments(&base, &slice).expect("the segments");
-    let file_for_qa = if orch_file.exists() { &orch_file } else { &base };
+    let file_for_qa = if orch_file.exists() {
+        &orch_file
+    } else {
+        &base
+    };
     let figures = quality::score_arms(
         file_for_qa,
         &slice,
@@ -301,7 +310,7 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
     };
     json!({
         "schema": 1,
-        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and four ablations on a 6.3 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
+        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and four ablations on a 3.6 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
         "model": o.model,
         "server": "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384, run under nice 5 on the shared 2-core machine",
         "fixture": "tests/fixtures/quality/answers.jsonl",
