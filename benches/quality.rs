@@ -86,8 +86,16 @@ fn main() {
     let previous: Option<serde_json::Value> = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    let keep = match (&mode, &previous) {
-        (Mode::Replay, Some(p)) => p.get("recording_wall_s").cloned(),
+    // `BOOKTR_QUALITY_RECORDING_WALL_S` (JSON, arm → seconds) gives them when the recording
+    // stopped before writing its figures (its log printed each arm's time).
+    let given: Option<serde_json::Value> = std::env::var("BOOKTR_QUALITY_RECORDING_WALL_S")
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let keep = match (&mode, &previous, given) {
+        (Mode::Replay, _, Some(g)) => Some(g),
+        (Mode::Replay, Some(p), None) if p["made_by"] == "record" => {
+            p.get("recording_wall_s").cloned()
+        }
         _ => None,
     };
     let json = quality_run::to_json(&out, &mode, keep.as_ref());
