@@ -272,7 +272,10 @@ mod tests {
 
     #[test]
     fn plus_words_split_one_ascii_punctuation_mark_at_an_edge() {
-        assert_eq!(plus_words("(hi) a, b. c"), ["(hi", ")", "a", ",", "b", ".", "c"]);
+        assert_eq!(
+            plus_words("(hi) a, b. c"),
+            ["(hi", ")", "a", ",", "b", ".", "c"]
+        );
         assert_eq!(plus_words("\"x ( 智能体。"), ["\"", "x", "(", "智能体。"]);
         let s = PlusStats::of("the cat sat", "the cat");
         assert_eq!(s.words[0], [3, 2, 2]);

@@ -368,7 +368,15 @@ fn a_real_run_after_a_rehearsal_was_refused_without_fresh() {
     let real = |model: &str| {
         Command::new(env!("CARGO_BIN_EXE_booktr"))
             .current_dir(d.path())
-            .args(["run", "book-zh.toml", "--json", "--provider", "openai", "--model", model])
+            .args([
+                "run",
+                "book-zh.toml",
+                "--json",
+                "--provider",
+                "openai",
+                "--model",
+                model,
+            ])
             .args(["--base-url", &fake.base_url])
             .env("OPENAI_API_KEY", "sk-booktr-after-rehearsal-KEY-0c1d")
             .output()
