@@ -371,10 +371,12 @@ fn load(file: &Path) -> anyhow::Result<Campaign> {
     Campaign::load(plan)
 }
 
+/// The benchmark's campaigns are always `kind = "openai"` ([`campaign_toml`]), so the network
+/// provider is built directly (the `commands` layer's `campaign_provider` does the same for
+/// that kind; `experiment` may not import `commands`).
 fn provider(c: &Campaign) -> anyhow::Result<Arc<crate::llm::Provider>> {
-    Ok(Arc::new(crate::commands::rehearsal::campaign_provider(
-        &c.plan,
-    )?))
+    let p = crate::llm::Provider::connect(&c.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Arc::new(p))
 }
 
 /// Runs `arm` on the campaign `file` (from [`write_campaign`]) and measures it with
