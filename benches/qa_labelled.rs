@@ -15,9 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use booktr::book::segment::{BlockKind, top_level_blocks};
-use booktr::lang::Lang;
-use booktr::qa::{self, QaContext, Severity};
-use booktr::termbase::Termbase;
+use booktr::qa::{self, Severity};
 use serde_json::json;
 
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
@@ -27,7 +25,7 @@ fn main() {
     let (scores, wrong) = labelled::score(&pairs);
     let bad = pairs.iter().filter(|p| p.expected_check.is_some()).count();
     println!(
-        "labelled set: {} pairs ({bad} faulty, {} faithful)",
+        "SYNTHETIC labelled set (pairs written for the checks): {} pairs ({bad} faulty, {} faithful)",
         pairs.len(),
         pairs.len() - bad
     );
@@ -56,18 +54,253 @@ fn main() {
         println!("  wrong: {w}");
     }
     let corpus = corpus_errors();
+    let real = real_part();
     let out = json!({
         "pairs": pairs.len(),
         "faulty": bad,
         "checks": checks,
         "wrong": wrong,
         "corpus_zh_against_en": corpus,
+        "real": real,
     });
     let dir = Path::new(MANIFEST).join("validation/bench");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("qa_labelled.json");
     std::fs::write(&path, serde_json::to_string_pretty(&out).unwrap() + "\n").unwrap();
     println!("wrote {}", path.display());
+}
+
+/// The real part (`labelled::real`): precision and recall of `untranslated` and
+/// `untranslated_word` errors on real model answers and on the human zh edition, per group
+/// of sets, against the labels read by a person; the warnings (not scored), the other
+/// checks' error counts (not labelled), and every false alarm, miss and unlabelled error.
+/// With `BOOKTR_LABEL_DUMP=<file>`, every finding of the two checks is written there as JSON
+/// lines with its sentence (for labelling: the file holds corpus text, keep it out of the
+/// repository).
+fn real_part() -> serde_json::Value {
+    use labelled::real;
+    let mut units = real::recorded_sets();
+    let mut skipped = Vec::new();
+    match real::corpus_set() {
+        Ok(u) => units.extend(u),
+        Err(e) => skipped.push(format!("1.5b-corpus: {e}")),
+    }
+    let human = match real::human_set() {
+        Ok(u) => u,
+        Err(e) => {
+            skipped.push(format!("human-zh: {e}"));
+            Vec::new()
+        }
+    };
+    for s in &skipped {
+        println!("real part: skipped {s}");
+    }
+    let labels = real::labels();
+    let mut found = real::findings(&real::context(&units), &units);
+    found.extend(real::findings(&real::context(&human), &human));
+    if let Ok(unit) = std::env::var("BOOKTR_LABEL_SHOW") {
+        for u in units.iter().chain(&human).filter(|u| u.unit == unit) {
+            println!(
+                "{} {}\n--- source\n{}\n--- target\n{}",
+                u.set, u.unit, u.source, u.target
+            );
+        }
+    }
+    if let Ok(path) = std::env::var("BOOKTR_LABEL_DUMP") {
+        let all: Vec<&real::RealUnit> = units.iter().chain(&human).collect();
+        let mut lines = String::new();
+        for f in &found {
+            let u = all
+                .iter()
+                .find(|u| u.unit == f.unit && u.set == f.set)
+                .unwrap();
+            let (s, e) = f.finding.span.unwrap_or((0, 0));
+            let context: String = u
+                .target
+                .chars()
+                .skip(s.saturating_sub(60))
+                .take(e - s + 120)
+                .collect();
+            lines.push_str(&serde_json::to_string(&json!({"set": f.set, "unit": f.unit, "check": f.finding.check, "severity": f.finding.severity, "at": f.at, "message": f.finding.message, "context": context})).unwrap());
+            lines.push('\n');
+        }
+        std::fs::write(&path, lines).unwrap();
+        println!("wrote every finding to {path}");
+    }
+    let groups: [(&str, &[&str]); 3] = [
+        (
+            "REAL 1.5B answers",
+            &["1.5b-sample", "1.5b-tiny", "1.5b-corpus"],
+        ),
+        ("REAL human zh edition", &["human-zh"]),
+        (
+            "REAL all",
+            &["1.5b-sample", "1.5b-tiny", "1.5b-corpus", "human-zh"],
+        ),
+    ];
+    let mut out = serde_json::Map::new();
+    let count = |set: &str| units.iter().chain(&human).filter(|u| u.set == set).count();
+    for (name, sets) in groups {
+        let n: usize = sets.iter().map(|s| count(s)).sum();
+        let (scores, lines) = real::score(&found, &labels, sets);
+        println!(
+            "{name}: {n} units ({})",
+            sets.iter()
+                .map(|s| format!("{s} {}", count(s)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        println!(
+            "{:<18} {:>4} {:>4} {:>4} {:>10} {:>8} {:>9} {:>7}",
+            "check", "tp", "fp", "fn", "unlabelled", "warnings", "precision", "recall"
+        );
+        let mut checks = serde_json::Map::new();
+        for (c, s) in &scores {
+            println!(
+                "{c:<18} {:>4} {:>4} {:>4} {:>10} {:>8} {:>9.3} {:>7.3}",
+                s.tp,
+                s.fp,
+                s.fn_,
+                s.unlabelled,
+                s.warnings,
+                s.precision(),
+                s.recall()
+            );
+            checks.insert(c.clone(), json!({"tp": s.tp, "fp": s.fp, "fn": s.fn_, "unlabelled": s.unlabelled, "warnings": s.warnings, "precision": s.precision(), "recall": s.recall()}));
+        }
+        if name != "REAL all" {
+            for l in &lines {
+                println!("  {}", booktr::util::excerpt(l, 240));
+            }
+        }
+        out.insert(
+            name.to_string(),
+            json!({"units": n, "checks": checks, "wrong": lines}),
+        );
+    }
+    // The share of source-language letters (`untranslated::source_share`) on translations an
+    // editor would pass and on those with a block or sentence labelled left in English: the
+    // figures `untranslated::SHARE_WARNING` is set from.
+    let faulty: std::collections::HashSet<(&str, &str)> = labels
+        .iter()
+        .filter(|l| l.fault && l.check == "untranslated")
+        .map(|l| (l.set.as_str(), l.unit.as_str()))
+        .collect();
+    let pct = |v: &mut Vec<f64>| -> serde_json::Value {
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            v.get(((v.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+        };
+        json!({"n": v.len(), "p50": at(0.5), "p90": at(0.9), "p95": at(0.95), "p99": at(0.99), "max": v.last()})
+    };
+    let mut shares = serde_json::Map::new();
+    for (name, set) in [("1.5B answers", &units), ("human zh edition", &human)] {
+        let ctx = real::context(set);
+        let (mut clean, mut bad) = (Vec::new(), Vec::new());
+        for u in set.iter() {
+            if let Some(x) = qa::untranslated::source_share(&ctx, &u.source, &u.target) {
+                if faulty.contains(&(u.set, u.unit.as_str())) {
+                    bad.push(x);
+                } else {
+                    clean.push(x);
+                }
+            }
+        }
+        let (c, b) = (pct(&mut clean), pct(&mut bad));
+        println!(
+            "{name}: source-language share, units without a leftover block or sentence: {c}; with one: {b}"
+        );
+        shares.insert(
+            name.into(),
+            json!({"without_leftover": c, "with_leftover": b}),
+        );
+    }
+    let mut good: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for p in labelled::pairs()
+        .iter()
+        .filter(|p| p.expected_check.is_none())
+    {
+        let ctx = qa::QaContext::new(
+            &booktr::lang::Lang::parse("en"),
+            &booktr::lang::Lang::parse(&p.lang),
+            &booktr::termbase::Termbase::default(),
+        );
+        if let Some(x) = qa::untranslated::source_share(&ctx, &p.source, &p.target) {
+            good.entry(p.lang.clone()).or_default().push(x);
+        }
+    }
+    for (lang, v) in &mut good {
+        let d = pct(v);
+        println!("synthetic faithful pairs, {lang}: source-language share {d}");
+        shares.insert(format!("synthetic faithful {lang}"), d);
+    }
+    out.insert("source_share".into(), serde_json::Value::Object(shares));
+    // How the convention rule (`KeptWords::is_convention`) measures a few words: blocks of
+    // the translation keeping the word, and blocks of the source using it.
+    for (name, set) in [("1.5B answers", &units), ("human zh edition", &human)] {
+        let ctx = real::context(set);
+        if let Some(k) = &ctx.kept_words {
+            let words = [
+                "token",
+                "schema",
+                "rollout",
+                "prompt",
+                "orchestration",
+                "never",
+                "glossary",
+                "harness",
+                "shell",
+                "mode-seeking",
+            ];
+            println!(
+                "{name}: kept / used blocks: {}",
+                words
+                    .iter()
+                    .map(|w| format!(
+                        "{w} {}/{}{}",
+                        k.blocks(w),
+                        k.source_blocks(w),
+                        if k.is_convention(w) {
+                            " (convention)"
+                        } else {
+                            ""
+                        }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    // The stray words the human edition keeps throughout (warnings, not scored).
+    let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+    for f in found.iter().filter(|f| {
+        f.set == "human-zh"
+            && f.finding.check == "untranslated_word"
+            && f.finding.severity == Severity::Warning
+    }) {
+        let w = f
+            .finding
+            .message
+            .split('"')
+            .nth(1)
+            .unwrap_or("")
+            .to_lowercase();
+        *kept.entry(w).or_default() += 1;
+    }
+    let mut kept: Vec<(String, usize)> = kept.into_iter().collect();
+    kept.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!(
+        "human zh edition: untranslated_word warnings (words the edition keeps in many blocks): {}",
+        kept.iter()
+            .take(40)
+            .map(|(w, n)| format!("{w} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.insert("human_kept_words".into(), json!(kept));
+    out.insert("skipped".into(), json!(skipped));
+    serde_json::Value::Object(out)
 }
 
 /// Error findings per check of the zh edition validated against the en edition, sections
@@ -81,7 +314,8 @@ fn corpus_errors() -> serde_json::Value {
         );
         return serde_json::Value::Null;
     }
-    let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+    // As `booktr validate` checks it: the stray words the edition keeps are tallied first.
+    let ctx = labelled::real::context(&labelled::real::human_set().unwrap_or_default());
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (mut sections_checked, mut skipped) = (0usize, 0usize);

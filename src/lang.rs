@@ -8,6 +8,9 @@
 //! Language Subtag Registry, as the `language-tags` crate validates it. Everywhere a behaviour
 //! depends on the language, the primary subtag (and the script it implies) decides; the full tag
 //! (`zh-Hant`, `zh-TW`, `pt-BR`) is what outputs carry (XLIFF `trgLang`, reports).
+//! [`detect`] identifies the language a text is written in.
+
+pub mod detect;
 
 use serde::{Deserialize, Serialize};
 

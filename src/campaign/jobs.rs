@@ -678,6 +678,33 @@ pub async fn execute_noting(
     (result, notes)
 }
 
+/// The follow-up request for a translation `content` that cleans up to nothing while its
+/// source has text: the conversation with the empty reply, then a user turn that says what
+/// was wrong and asks for the translation only. `None` for any other job or reply.
+fn empty_followup(job: &Job, content: &str) -> Option<Request> {
+    let JobKind::Translation { source, mask, .. } = &job.kind else {
+        return None;
+    };
+    if source.trim().is_empty() {
+        return None;
+    }
+    let (text, _) = translation::postprocess(source, content);
+    let empty = mask.recover(&text).is_ok_and(|(t, _)| t.trim().is_empty());
+    if !empty {
+        return None;
+    }
+    let mut req = job.request.clone();
+    req.prefill = None;
+    req.messages
+        .push(crate::llm::Message::assistant(crate::util::excerpt(
+            content, 2000,
+        )));
+    req.messages.push(crate::llm::Message::user(
+        "Your reply held no translation: once code fences and notes were removed, nothing was left. Reply again with only the translation of the text, keeping every placeholder such as ⟦1⟧ where it stands.".to_string(),
+    ));
+    Some(req)
+}
+
 /// How the error of a [`JobFailure`] for a runaway reply begins (see [`complete_bounded`]).
 const RUNAWAY_NOT_KEPT: &str = "runaway reply, not kept: ";
 
@@ -972,6 +999,27 @@ async fn finish_continued(
     let cut = answer.finish_reason.as_deref() == Some("length");
     let mut basis_tokens = job.basis_tokens;
     let mut kept_blocks = None;
+    if !cut && let Some(req) = empty_followup(&job, &answer.content) {
+        // The reply held no translation once clean-up removed fences and notes (a weak model
+        // answers a short piece ending in a placeholder with an empty code fence): asked once
+        // more, saying so, before the unit is failed. The empty reply is paid and not kept.
+        tracing::info!(call = %job.call, "the translation was empty after clean-up; asking once more");
+        match complete_bounded(provider, &job, &req, notes).await {
+            Ok((again, extra)) => {
+                usage.add(&again.usage);
+                usage.add(&extra);
+                attempts += again.attempts;
+                requests += again.attempts;
+                answer.content = again.content;
+                answer.reasoning.push_str(&again.reasoning);
+            }
+            Err(f) => {
+                usage.add(&f.usage);
+                attempts += f.attempts;
+                requests += f.attempts;
+            }
+        }
+    }
     let output = match &job.kind {
         JobKind::Translation {
             round,

@@ -78,6 +78,7 @@ impl Category {
 pub const CATEGORIES: &[(&str, Category)] = &[
     ("completeness", Category::AccuracyOmission),
     ("untranslated", Category::AccuracyUntranslated),
+    ("untranslated_word", Category::AccuracyUntranslated),
     ("length_ratio", Category::AccuracyOmission),
     ("truncation", Category::AccuracyOmission),
     ("injected_text", Category::AccuracyOmission),

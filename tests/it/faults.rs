@@ -321,3 +321,45 @@ fn the_remedy_for_a_unit_too_large_for_the_context_said_raise_max_tokens() {
     let last = s["last_error"].as_str().unwrap();
     assert!(!last.contains("max_tokens"), "{last}");
 }
+
+/// Regression (the real 1.5B model on the sample book): a short piece ending in a code
+/// block's placeholder (`The schema below describes ⟦1⟧:`) was answered with an empty code
+/// fence; the translation was empty after clean-up and the unit failed at once, leaving the
+/// campaign incomplete. Such a reply is now asked for once more, saying what was wrong, and
+/// the second answer is kept.
+#[test]
+fn an_empty_reply_failed_the_unit_without_asking_again() {
+    let fake = FakeServer::start();
+    fake.script(|r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        if r.all_text().contains("Your reply held no translation") {
+            Reply::Default
+        } else if r.unit_text().is_some_and(|t| t.contains("Empty answer")) {
+            Reply::Content("```markdown\n```".into())
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("empty", "");
+    c.write(
+        "a.md",
+        "# One\n\nEmpty answer: the model replies with an empty code fence to this paragraph.\n",
+    );
+    let out = run(&c, &fake);
+    let s = json_summary(&out);
+    assert_eq!(s["units"]["failed"], 0, "{s}");
+    let followups: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.all_text().contains("Your reply held no translation"))
+        .collect();
+    assert_eq!(followups.len(), 1, "asked once more");
+    // The follow-up carries the empty reply, then says what was wrong.
+    let m = &followups[0].messages;
+    assert_eq!(m[m.len() - 2].content, "```markdown\n```");
+    let text = c.read("empty/out/a.md");
+    assert!(!text.contains("Empty answer"), "translated: {text}");
+    assert!(text.trim().len() > 20, "{text}");
+}

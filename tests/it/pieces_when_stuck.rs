@@ -265,10 +265,17 @@ fn a_link_the_model_drops_every_round_is_restored_through_a_masked_piece() {
     );
     c.write("a.md", LINKED);
     let out = run(&c, &fake);
-    assert_code(&out, 0);
+    // The piece hides the whole link, its text too, so the link text stays English inside a
+    // Chinese sentence: the one error left is that `untranslated_word`, for the editor.
+    assert_code(&out, 1);
     let s = json_summary(&out);
-    assert_eq!(s["status"], "complete", "{s}");
-    assert_eq!(s["findings"]["errors"], 0, "{s}");
+    assert_eq!(s["status"], "needs_review", "{s}");
+    assert_eq!(s["findings"]["errors"], 1, "{s}");
+    let md = c.read("p/validation/report.md");
+    assert!(
+        md.contains("| **error** | untranslated_word | a-000 | \"next chapter\" is English"),
+        "{md}"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("in 1 smaller pieces"), "{err}");
     // First translation and revision dropped the link; the piece kept it.

@@ -114,6 +114,58 @@ fn record_corpus_answers() {
         eprintln!("skipped: set {RECORD_VAR}=1 and BOOKTR_REAL_LLM_URL to record");
         return;
     }
+    record(false);
+}
+
+/// The switch that makes [`record_all_corpus_answers`] record.
+const RECORD_ALL_VAR: &str = "BOOKTR_RECORD_CORPUS_ALL";
+
+/// Records EVERY prose unit of chapters 1–2 (prose, lists, tables, headings, code with
+/// comments: whatever the campaign sends to the Translation agent) into
+/// [`corpus_replay::all_fixture_file`], the real part of the labelled QA set
+/// (`tests/fixtures/qa-labelled/real-corpus-ch01-02.labels.json`, `benches/qa_labelled.rs`).
+///
+/// Append-only and resumable: a unit already in the file (same id and source sha256) is not
+/// asked again, and each answer is appended and flushed as soon as it arrives, so an
+/// interrupted recording loses at most the unit in flight. The units are asked in a spread
+/// order ([`spread`]) so that a partial recording still covers both chapters from start to end.
+///
+/// ```sh
+/// BOOKTR_RECORD_CORPUS_ALL=1 BOOKTR_REAL_LLM_URL=http://127.0.0.1:8097/v1 BOOKTR_RECORD_BUDGET_S=36000 \
+///   nice -n 10 cargo test --test it record_corpus::record_all_corpus_answers -- --nocapture
+/// ```
+#[test]
+fn record_all_corpus_answers() {
+    if std::env::var(RECORD_ALL_VAR).map_or(true, |v| v != "1") {
+        eprintln!("skipped: set {RECORD_ALL_VAR}=1 and BOOKTR_REAL_LLM_URL to record");
+        return;
+    }
+    record(true);
+}
+
+/// The units in an order that spreads over the book: unit `i` of `n` is asked at rank
+/// `(i * STRIDE) mod n`-th position's inverse, i.e. the sequence visits indices 0, s, 2s, …
+/// (mod n) for a stride `s` coprime with `n` near `n / φ`, so any prefix of the sequence is
+/// spread evenly over both chapters.
+fn spread<T: Copy>(units: &[T]) -> Vec<T> {
+    let n = units.len();
+    if n < 3 {
+        return units.to_vec();
+    }
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let mut s = ((n as f64) / 1.618_033_988_75) as usize;
+    while gcd(s, n) != 1 {
+        s += 1;
+    }
+    (0..n).map(|k| units[(k * s) % n]).collect()
+}
+
+fn record(all: bool) {
     let Some(url) = support::real_llm::live_url("record_corpus_answers") else {
         return;
     };
@@ -137,11 +189,20 @@ fn record_corpus_answers() {
     c.plan.provider.max_attempts = 2;
     let provider = Provider::connect(&c.plan.provider).unwrap();
     let model = model_file(&url);
-    let units = subset(&c);
+    let units = if all {
+        spread(&c.prose_units().collect::<Vec<_>>())
+    } else {
+        subset(&c)
+    };
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let path = corpus_replay::fixture_file();
+    let path = if all {
+        corpus_replay::all_fixture_file()
+    } else {
+        corpus_replay::fixture_file()
+    };
     // Resumable: units already in the fixture (same id and source sha256) are kept and not
-    // asked again; the file is rewritten without the others.
+    // asked again. The subset's file is rewritten without the others; the full recording only
+    // ever appends.
     let kept: Vec<Record> = corpus_replay::load_records(&path)
         .unwrap_or_default()
         .into_iter()
@@ -151,10 +212,19 @@ fn record_corpus_answers() {
                 .any(|u| u.id == r.unit && u.sha256 == r.source_sha256)
         })
         .collect();
-    let mut file = std::fs::File::create(&path).unwrap();
-    for r in &kept {
-        writeln!(file, "{}", serde_json::to_string(r).unwrap()).unwrap();
-    }
+    let mut file = if all {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap()
+    } else {
+        let mut f = std::fs::File::create(&path).unwrap();
+        for r in &kept {
+            writeln!(f, "{}", serde_json::to_string(r).unwrap()).unwrap();
+        }
+        f
+    };
     let t0 = std::time::Instant::now();
     let budget = budget_s();
     eprintln!(

@@ -54,7 +54,17 @@ fn drift_script(fake: &FakeServer, gloss: bool) {
         if r.agent == Agent::Glossary && !r.all_text().contains("was rendered in different ways") {
             return Reply::Content("{\"entries\": []}".into());
         }
-        if r.agent != Agent::Translation || r.is_revision() {
+        // A revision asked only to translate the kept "tool call" (`untranslated_word`) keeps
+        // it again, as a model that holds to its rendering would; other revisions are mended.
+        let stray_only = r.is_revision() && {
+            let t = r.all_text();
+            let review = t.rsplit("A review found problems").next().unwrap_or("");
+            review
+                .lines()
+                .filter(|l| l.starts_with("- "))
+                .all(|l| l.starts_with("- untranslated_word: \"tool call\""))
+        };
+        if r.agent != Agent::Translation || (r.is_revision() && !stray_only) {
             return Reply::Default;
         }
         let text = r.unit_text().unwrap_or("");
@@ -213,11 +223,20 @@ fn a_statistical_drift_was_reconciled_and_revised() {
         "{}",
         report["glossary"]
     );
-    // Only the echoed section was revised.
+    // Only the echoed section was revised, besides the sections that keep "tool call" in
+    // English (`untranslated_word` errors, not the drift's).
     let revised: Vec<String> = fake
         .requests()
         .iter()
         .filter(|r| r.is_revision())
+        .filter(|r| {
+            let t = r.all_text();
+            let review = t.rsplit("A review found problems").next().unwrap_or("");
+            review
+                .lines()
+                .filter(|l| l.starts_with("- "))
+                .any(|l| !l.starts_with("- untranslated_word: \"tool call\""))
+        })
         .map(|r| {
             r.unit_text()
                 .unwrap_or("")

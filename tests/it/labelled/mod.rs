@@ -10,6 +10,8 @@ use booktr::lang::Lang;
 use booktr::qa::{self, Finding, QaContext, Severity};
 use booktr::termbase::{Entry, Origin, Termbase};
 
+pub mod real;
+
 /// One labelled pair.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct Pair {

@@ -35,6 +35,12 @@ pub fn fixture_file() -> PathBuf {
     Path::new(MANIFEST).join("tests/fixtures/real-llm/corpus-ch01-02.jsonl")
 }
 
+/// `tests/fixtures/real-llm/corpus-ch01-02-all.jsonl`: every prose unit of chapters 1–2
+/// (`record_corpus::record_all_corpus_answers`), same [`Record`] format.
+pub fn all_fixture_file() -> PathBuf {
+    Path::new(MANIFEST).join("tests/fixtures/real-llm/corpus-ch01-02-all.jsonl")
+}
+
 /// The corpus's English chapters directory (`../shared/corpus/ai-agent-book/en`), or `Err`
 /// with the reason it cannot be used.
 pub fn corpus_en() -> Result<PathBuf, String> {
