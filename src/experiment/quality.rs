@@ -375,7 +375,7 @@ fn load(file: &Path) -> anyhow::Result<Campaign> {
 /// provider is built directly (the `commands` layer's `campaign_provider` does the same for
 /// that kind; `experiment` may not import `commands`).
 fn provider(c: &Campaign) -> anyhow::Result<Arc<crate::llm::Provider>> {
-    let p = crate::llm::Provider::connect(&c.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let p = crate::llm::Provider::connect(&c.plan.provider).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Arc::new(p))
 }
 
