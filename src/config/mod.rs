@@ -64,6 +64,11 @@ pub struct Plan {
     pub concurrency: usize,
     /// Revision rounds after the first translation (default 1).
     pub revision_rounds: u32,
+    /// Whether the Glossary agent is asked for term renderings (campaign key
+    /// `agent_glossary`, default true); off, the termbase is the house style alone.
+    pub agent_glossary: bool,
+    /// Whether the Glossary agent writes the book brief (campaign key `brief`, default true).
+    pub brief: bool,
     /// Input budget per request in `o200k_base` tokens (default 32,000).
     pub max_context_tokens: usize,
     /// Whether the Translation prompt carries the whole termbase (see
@@ -359,6 +364,8 @@ impl Plan {
             max_unit_chars,
             concurrency,
             revision_rounds: raw.revision_rounds.unwrap_or(1),
+            agent_glossary: raw.agent_glossary.unwrap_or(true),
+            brief: raw.brief.unwrap_or(true),
             max_context_tokens,
             full_glossary_prompt: match raw.prompt_layout.as_deref() {
                 None | Some("relevant") => false,

@@ -38,6 +38,12 @@ pub struct RawCampaign {
     pub concurrency: Option<usize>,
     /// Revision rounds after the first translation (default 1).
     pub revision_rounds: Option<u32>,
+    /// Whether the Glossary agent proposes renderings for the book's term candidates (default
+    /// true). `false` sends no term batch: the termbase is the house-style glossaries alone.
+    pub agent_glossary: Option<bool>,
+    /// Whether the Glossary agent writes the book brief (audience, register, conventions,
+    /// chapter synopses; default true). `false` sends no brief call: translators get no brief.
+    pub brief: Option<bool>,
     /// Marker translators put after a rendering they coin (default `[待审]` for Chinese targets,
     /// `[review]` for most others).
     pub review_marker: Option<String>,

@@ -74,6 +74,8 @@ pub struct ArmMetrics {
     pub house_style: HouseStyle,
     /// QA findings of the final texts by check name.
     pub qa_findings: BTreeMap<String, usize>,
+    /// QA error findings of the final texts by check name.
+    pub qa_errors_by_check: BTreeMap<String, usize>,
     pub qa_errors: usize,
     pub qa_warnings: usize,
     /// Peak of the main context in `o200k_base` tokens (Manager context or conversation).
@@ -148,8 +150,12 @@ pub fn measure(c: &Campaign, a: &ArmInput) -> anyhow::Result<ArmMetrics> {
         }
     }
     let mut qa_findings = BTreeMap::new();
+    let mut qa_errors_by_check = BTreeMap::new();
     for f in &findings {
         *qa_findings.entry(f.check.clone()).or_insert(0) += 1;
+        if f.severity == Severity::Error {
+            *qa_errors_by_check.entry(f.check.clone()).or_insert(0) += 1;
+        }
     }
     let identified = |row: &qa::DriftRow| -> usize {
         let mut units: Vec<&String> = row
@@ -228,6 +234,7 @@ pub fn measure(c: &Campaign, a: &ArmInput) -> anyhow::Result<ArmMetrics> {
             .filter(|f| f.severity == Severity::Warning)
             .count(),
         qa_findings,
+        qa_errors_by_check,
         main_context_peak_tokens: a.main_context_peak_tokens,
         largest_prompt_tokens,
         total_tokens: tokens_by_agent

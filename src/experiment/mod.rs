@@ -20,6 +20,7 @@ pub mod chrf;
 pub mod evidence;
 pub mod judge;
 pub mod metrics;
+pub mod quality;
 pub mod single_agent;
 
 use std::sync::Arc;

@@ -52,6 +52,7 @@ mod provider_openai;
 mod qa_campaign_corpus;
 mod qa_faults;
 mod qa_labelled;
+mod quality;
 mod real_llm;
 mod record_corpus;
 mod repair_corpus;

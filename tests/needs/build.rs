@@ -1,6 +1,7 @@
 //! Build script of `booktr-test-needs`: finds which optional resources of booktr's integration
 //! tests are present and tells the proc macro through `cfg` flags (`has_corpus`, `has_chromium`,
-//! `has_translate_toolkit`, `has_nbformat`, `has_mdbook`, `has_mkdocs`, `has_real_llm`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
+//! `has_translate_toolkit`, `has_nbformat`, `has_mdbook`, `has_mkdocs`, `has_real_llm`,
+//! `has_sacrebleu`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
 //! is found, so the test runs and fails with its own clear message when the resource is missing.
 //!
 //! Rebuilds: this script lives in a separate crate (a dev-dependency), so when it reruns only the
@@ -39,6 +40,7 @@ fn main() {
         "has_mdbook",
         "has_mkdocs",
         "has_real_llm",
+        "has_sacrebleu",
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
@@ -97,6 +99,15 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if flag("BOOKTR_REQUIRE_MKDOCS") || mkdocs {
         println!("cargo::rustc-cfg=has_mkdocs");
+    }
+
+    // sacreBLEU (PyPI), the reference implementation of chrF++, checks booktr's chrF++.
+    let sacrebleu = Command::new("python3")
+        .args(["-c", "import sacrebleu"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_SACREBLEU") || sacrebleu {
+        println!("cargo::rustc-cfg=has_sacrebleu");
     }
 
     println!("cargo::rerun-if-env-changed=BOOKTR_REAL_LLM_URL");

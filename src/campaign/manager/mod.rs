@@ -6,7 +6,7 @@
 //! recent calls, and a file index of relative paths.
 //!
 //! Stages, in order:
-//! 1. **glossary**: one call per batch of term candidates and one for the book brief, then a
+//! 1. **glossary**: one call per batch of term candidates (none with `agent_glossary = false`) and one for the book brief (none with `brief = false`), then a
 //!    local merge (house style wins); the brief (and, with the glossary gate on, the termbase
 //!    for review) is put on the editor's desk, and the glossary gate waits for `booktr approve`;
 //! 2. **translate**: one call per prose unit (round 0);
@@ -279,7 +279,8 @@ impl<'a> Manager<'a> {
             .filter(|c| !answered.contains(&crate::termbase::term_key(&c.term)))
             .cloned()
             .collect();
-        let glossary_batches = if pending.is_empty() {
+        // `agent_glossary = false`: no term batch is sent, the termbase is the house style.
+        let glossary_batches = if pending.is_empty() || !p.agent_glossary {
             Vec::new()
         } else {
             glossary::batches(

@@ -94,9 +94,12 @@ impl Manager<'_> {
             .collect();
         let mut batches = batches;
         // The brief is part of every unit's fingerprint: nothing is translated before it.
-        batches.push(Action::Brief {
-            key: self.brief.0.clone(),
-        });
+        // `brief = false`: no brief call, translators get none.
+        if c.plan.brief {
+            batches.push(Action::Brief {
+                key: self.brief.0.clone(),
+            });
+        }
         if batches.iter().any(|a| !s.is_done(&key(a))) {
             if batches.iter().any(|a| s.failed_in_run(&key(a), run)) {
                 return Step {

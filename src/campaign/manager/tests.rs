@@ -519,6 +519,35 @@ fn journal_to_stage_table_without_gates_runs_to_complete() {
 }
 
 #[test]
+fn journal_to_stage_table_without_agent_glossary_and_brief_sends_neither() {
+    let dir = TempDir::new("no-glossary-no-brief");
+    let c = campaign(&dir.0, "agent_glossary = false\nbrief = false\n");
+    assert!(!c.plan.agent_glossary && !c.plan.brief);
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    // The book still has its term candidates; none is sent to the Glossary agent.
+    assert_eq!(c.candidates().len(), 3);
+    assert!(m.glossary_batches.is_empty());
+    play(
+        &mut j,
+        &m,
+        &[
+            // Only the local merge of the house style; no brief, so nothing for the desk.
+            (Stage::Glossary, &["merge"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Write, &["outputs"]),
+            (Stage::Complete, &[]),
+        ],
+    );
+    assert!(j.state.brief().is_none());
+}
+
+#[test]
 fn journal_to_stage_table_glossary_gate_waits_for_approval() {
     let dir = TempDir::new("gate-glossary");
     let c = campaign(&dir.0, "review = [\"glossary\"]\n");

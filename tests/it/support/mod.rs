@@ -7,6 +7,7 @@ pub mod corpus_replay;
 pub mod fake_anthropic;
 pub mod fake_batch;
 pub mod fake_llm;
+pub mod quality;
 pub mod real_llm;
 pub mod recorded;
 pub mod word_for_word;

@@ -7,8 +7,8 @@
 //!
 //! Resources: `corpus` (`../shared/corpus/ai-agent-book`), `chromium` (Debian's `chromium`),
 //! `translate_toolkit` (python3 with translate-toolkit), `nbformat` (python3 with nbformat),
-//! `mdbook` (the `mdbook` command), `mkdocs` (python3 with mkdocs) and `real_llm`
-//! (`BOOKTR_REAL_LLM_URL`).
+//! `mdbook` (the `mdbook` command), `mkdocs` (python3 with mkdocs), `sacrebleu` (python3 with
+//! sacrebleu) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
 //! Each has a `BOOKTR_REQUIRE_*=1` switch that makes the test run (and fail) instead.
 
 use proc_macro::TokenStream;
@@ -47,6 +47,11 @@ fn resource(name: &str) -> Option<(bool, &'static str)> {
             "needs python3 with mkdocs (absent when the tests were built; \
              pip install mkdocs); BOOKTR_REQUIRE_MKDOCS=1 makes this a failure",
         ),
+        "sacrebleu" => (
+            cfg!(has_sacrebleu),
+            "needs python3 with sacrebleu (absent when the tests were built; \
+             pip install sacrebleu); BOOKTR_REQUIRE_SACREBLEU=1 makes this a failure",
+        ),
         "real_llm" => (
             cfg!(has_real_llm),
             "needs a real model at BOOKTR_REAL_LLM_URL (unset when the tests were built; \
@@ -66,7 +71,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some((present, reason)) = resource(name) else {
             let msg = format!(
-                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mkdocs, real_llm"
+                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mkdocs, sacrebleu, real_llm"
             );
             return format!("compile_error!({msg:?});").parse().unwrap();
         };

@@ -1,0 +1,1092 @@
+//! The quality benchmark (`cargo bench --bench quality`): does the design earn its tokens?
+//! This module owns what the benchmark measures, independent of how model answers arrive (a
+//! real server, or the fake server replaying recorded answers):
+//!
+//! - **the slice** ([`SLICE`], [`build_slice`]): 3.6 KB of corpus chapters 1–2 (prose,
+//!   code, lists, tables), named by the English headings of its sections; the human Chinese
+//!   edition's section at the same position in the chapter's outline is the reference. No
+//!   corpus text is stored in the repository;
+//! - **the arms** ([`QualityArm`]): the single pass, the full orchestration and one ablation per
+//!   stage, each an ordinary campaign file ([`campaign_toml`]);
+//! - **segments** ([`segments`]): the units of the book aligned to the reference by block
+//!   position (the zh edition keeps the English block structure: every section of chapters 1–2
+//!   has as many blank-line separated blocks in both, checked by [`build_slice`]);
+//! - **scores** ([`score_arms`]): corpus chrF++ ([`super::chrf::PlusStats`]) per chapter and
+//!   overall with a paired bootstrap 95% interval over segments ([`bootstrap`]), QA errors
+//!   left by check, house-style adherence, tokens and time, and the judge's agreement with
+//!   chrF++ per unit.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use super::chrf::PlusStats;
+use super::metrics::{self, ArmInput, ArmMetrics};
+use super::{Arm, judge, single_agent};
+use crate::campaign::Campaign;
+use crate::campaign::runner::{self, RunOptions};
+
+/// One section of the slice: a corpus chapter file and the English heading text of the section
+/// (without its `#` marks). The section runs from its heading to the next heading of any level.
+#[derive(Debug, Clone, Copy)]
+pub struct Section {
+    pub chapter: &'static str,
+    pub heading: &'static str,
+}
+
+/// The slice: 3.6 KB of English in two sections, 2.0 KB of chapter 1 and 1.6 KB of chapter 2:
+/// prose and a numbered list (a deterministic workflow), and prose with JSON request and
+/// answer code blocks (a single-turn API call).
+///
+/// Why so small, and why no table: the recording runs the 0.5B model on one thread of the
+/// shared 2-core machine (it wrote 5–12 tokens a second and read about 28 under the others'
+/// load), and three larger slices did not fit the time: 14.7 KB in six sections; 7.4 KB with
+/// chapter 1's "Brief Comparison of Mainstream Agent Frameworks", whose table the single pass
+/// extended with invented rows past `max_tokens` and through its continuations; 6.3 KB with
+/// chapter 1's "Core Principles of the Five Harness Functions", whose first unit (a table) the
+/// single pass looped on (a passage written six times, stopped by the runaway guard after 332
+/// tokens), which ends single-agent mode at unit 1 with nothing translated. Both of chapter
+/// 1–2's table sections thus left the single pass empty at temperature 0, and the comparison
+/// needs a single pass that translates.
+pub const SLICE: &[Section] = &[
+    Section {
+        chapter: "chapter01.md",
+        heading: "Workflow Pattern: Deterministic Orchestration",
+    },
+    Section {
+        chapter: "chapter02.md",
+        heading: "Single-Turn Request: The Simplest API Call",
+    },
+];
+
+/// Unit size limit of the benchmark's campaigns, in characters: about 5 units over the
+/// slice, so the bootstrap and the judge have units to resample and compare.
+pub const MAX_UNIT_CHARS: usize = 1000;
+
+/// Bootstrap resamples of [`bootstrap`] (Koehn 2004, "Statistical significance tests for
+/// machine translation evaluation", uses 1,000).
+pub const RESAMPLES: usize = 1000;
+/// Seed of the bootstrap's generator: the intervals are reproducible.
+pub const SEED: u64 = 0x5eed_b00c_2026_1203;
+
+/// A section of the slice as found in the corpus.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SectionInfo {
+    pub chapter: String,
+    pub heading: String,
+    /// The zh edition's heading of the matching section (the reference).
+    pub zh_heading: String,
+    /// Heading level (number of `#`).
+    pub level: usize,
+    /// Position of the heading in the chapter's outline (0-based, headings in code excluded).
+    pub position: usize,
+    pub en_bytes: usize,
+    pub zh_bytes: usize,
+    /// Blank-line separated blocks (the same number in both editions).
+    pub blocks: usize,
+}
+
+/// One chapter of the slice: the English source and the Chinese reference, each the chosen
+/// sections in book order joined by a blank line.
+#[derive(Debug, Clone)]
+pub struct SliceChapter {
+    /// File name (`chapter01.md`), also the chapter file of the benchmark's campaigns.
+    pub file: String,
+    pub en: String,
+    pub zh: String,
+}
+
+/// The slice: its chapters and what was found of each section.
+#[derive(Debug, Clone)]
+pub struct Slice {
+    pub chapters: Vec<SliceChapter>,
+    pub sections: Vec<SectionInfo>,
+}
+
+/// The headings of `text` outside fenced code: (level, heading text, byte range of the
+/// section, from the heading line to the next heading or the end).
+fn outline(text: &str) -> Vec<(usize, String, Range<usize>)> {
+    let mut heads: Vec<(usize, String, usize)> = Vec::new();
+    let mut fence: Option<&str> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_end_matches(['\n', '\r']);
+        let trimmed = t.trim_start();
+        if let Some(f) = fence {
+            if trimmed.starts_with(f) {
+                fence = None;
+            }
+        } else if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fence = Some(&trimmed[..3]);
+        } else if t.starts_with('#') {
+            let level = t.chars().take_while(|c| *c == '#').count();
+            if level <= 6 && t[level..].starts_with(' ') {
+                heads.push((level, t[level..].trim().to_string(), at));
+            }
+        }
+        at += line.len();
+    }
+    (0..heads.len())
+        .map(|i| {
+            let end = heads.get(i + 1).map_or(text.len(), |h| h.2);
+            (heads[i].0, heads[i].1.clone(), heads[i].2..end)
+        })
+        .collect()
+}
+
+/// The blank-line separated blocks of `text` outside fenced code, as byte ranges (a fenced
+/// code block with blank lines inside is one block with its neighbours up to blank lines).
+pub fn blocks(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut fence: Option<String> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        let in_fence = fence.is_some();
+        if let Some(f) = &fence {
+            if t.starts_with(f.as_str()) {
+                fence = None;
+            }
+        } else if t.starts_with("```") || t.starts_with("~~~") {
+            fence = Some(t[..3].to_string());
+        }
+        if t.is_empty() && !in_fence {
+            if let Some(s) = start.take() {
+                out.push(s..at);
+            }
+        } else if start.is_none() {
+            start = Some(at);
+        }
+        at += line.len();
+    }
+    if let Some(s) = start {
+        out.push(s..text.len());
+    }
+    out
+}
+
+/// Builds the slice from the corpus folder (`en/` and `zh/`). Each section of [`SLICE`] is
+/// found by its English heading; the reference is the zh section at the same outline position,
+/// which must have the same heading level and the same number of blocks.
+///
+/// Errors: a chapter cannot be read, a heading is not found, or the zh section does not match.
+pub fn build_slice(corpus: &Path) -> anyhow::Result<Slice> {
+    let mut chapters: Vec<SliceChapter> = Vec::new();
+    let mut sections = Vec::new();
+    for s in SLICE {
+        let read = |lang: &str| {
+            let p = corpus.join(lang).join(s.chapter);
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+        };
+        let (en, zh) = (read("en")?, read("zh")?);
+        let (eo, zo) = (outline(&en), outline(&zh));
+        let Some(position) = eo.iter().position(|h| h.1 == s.heading) else {
+            bail!("{}: no heading `{}`", s.chapter, s.heading);
+        };
+        let (level, _, er) = &eo[position];
+        let Some((zlevel, zhead, zr)) = zo.get(position) else {
+            bail!("zh/{}: no heading at position {position}", s.chapter);
+        };
+        let (et, zt) = (en[er.clone()].trim_end(), zh[zr.clone()].trim_end());
+        let (eb, zb) = (blocks(et).len(), blocks(zt).len());
+        if zlevel != level || eb != zb {
+            bail!(
+                "{}: section `{}` (level {level}, {eb} blocks) does not match zh `{zhead}` (level {zlevel}, {zb} blocks)",
+                s.chapter,
+                s.heading
+            );
+        }
+        sections.push(SectionInfo {
+            chapter: s.chapter.into(),
+            heading: s.heading.into(),
+            zh_heading: zhead.clone(),
+            level: *level,
+            position,
+            en_bytes: et.len(),
+            zh_bytes: zt.len(),
+            blocks: eb,
+        });
+        match chapters.iter_mut().find(|c| c.file == s.chapter) {
+            Some(c) => {
+                c.en = format!("{}\n\n{et}\n", c.en.trim_end());
+                c.zh = format!("{}\n\n{zt}\n", c.zh.trim_end());
+            }
+            None => chapters.push(SliceChapter {
+                file: s.chapter.into(),
+                en: format!("{et}\n"),
+                zh: format!("{zt}\n"),
+            }),
+        }
+    }
+    Ok(Slice { chapters, sections })
+}
+
+/// The arms of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QualityArm {
+    /// `booktr run --mode single-agent`: one growing conversation, house glossary in its
+    /// system prompt.
+    SinglePass,
+    /// `booktr run` with the defaults: Glossary agent (terms and brief), Translation,
+    /// Proofreading, the Manager's decision, one revision round, mechanical repair.
+    Orchestration,
+    /// `agent_glossary = false`: the house glossary only.
+    NoAgentGlossary,
+    /// `brief = false`: no book brief.
+    NoBrief,
+    /// `revision_rounds = 0`, `proofread_share = 0`: no proofreading, no revision.
+    NoProofreading,
+    /// `repair = "off"`: no mechanical repair.
+    NoRepair,
+}
+
+impl QualityArm {
+    /// Every arm, in the order they are run (the ones that share requests with the
+    /// orchestration first).
+    pub const ALL: [QualityArm; 6] = [
+        QualityArm::SinglePass,
+        QualityArm::Orchestration,
+        QualityArm::NoRepair,
+        QualityArm::NoProofreading,
+        QualityArm::NoBrief,
+        QualityArm::NoAgentGlossary,
+    ];
+
+    /// The name in files and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QualityArm::SinglePass => "single_pass",
+            QualityArm::Orchestration => "orchestration",
+            QualityArm::NoAgentGlossary => "no_agent_glossary",
+            QualityArm::NoBrief => "no_brief",
+            QualityArm::NoProofreading => "no_proofreading",
+            QualityArm::NoRepair => "no_repair",
+        }
+    }
+
+    /// The campaign keys that make this arm (TOML lines).
+    pub fn campaign_keys(self) -> &'static str {
+        match self {
+            QualityArm::SinglePass | QualityArm::Orchestration => "",
+            QualityArm::NoAgentGlossary => "agent_glossary = false\n",
+            QualityArm::NoBrief => "brief = false\n",
+            QualityArm::NoProofreading => "revision_rounds = 0\nproofread_share = 0.0\n",
+            QualityArm::NoRepair => "repair = \"off\"\n",
+        }
+    }
+}
+
+/// The house-style glossary file of the benchmark's campaigns (copied from
+/// `glossaries/house-style.en-zh.csv`).
+pub const HOUSE_GLOSSARY: &str = "house-style.en-zh.csv";
+
+/// The campaign file of `arm` against the OpenAI-compatible server at `base_url` (`…/v1`): the
+/// slice's chapters under `book/`, the house glossary, [`MAX_UNIT_CHARS`], one call at a time
+/// (the local server has one slot), temperature 0, replies bounded at 1,024 tokens (continued
+/// when cut), JSON asked for in the prompt (llama.cpp's grammar sampling is many times slower
+/// on the shared machine, see tests/it/support/real_llm.rs), and a 14,000-token context budget
+/// (the single pass's conversation over the slice stays well under it; the server has
+/// 16,384).
+pub fn campaign_toml(slice: &Slice, arm: QualityArm, base_url: &str) -> String {
+    let chapters: Vec<String> = slice
+        .chapters
+        .iter()
+        .map(|c| format!("\"book/{}\"", c.file))
+        .collect();
+    format!(
+        r#"name = "quality"
+source_lang = "en"
+target_lang = "zh"
+chapters = [{chapters}]
+glossaries = ["{HOUSE_GLOSSARY}"]
+max_unit_chars = {MAX_UNIT_CHARS}
+concurrency = 1
+max_context_tokens = 14000
+{keys}
+[provider]
+kind = "openai"
+model = "qwen2.5-coder-instruct"
+base_url = "{base_url}"
+temperature = 0.0
+max_tokens = 1024
+max_attempts = 2
+request_timeout_s = 1800
+stream_idle_timeout_s = 900
+json_mode = "prompt"
+"#,
+        chapters = chapters.join(", "),
+        keys = arm.campaign_keys(),
+    )
+}
+
+/// Writes the campaign of `arm` into `dir` (chapters, house glossary, `campaign.toml`) and
+/// returns the campaign file.
+///
+/// Errors: a file cannot be written or the house glossary cannot be read.
+pub fn write_campaign(
+    dir: &Path,
+    slice: &Slice,
+    house_csv: &Path,
+    arm: QualityArm,
+    base_url: &str,
+) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir.join("book"))?;
+    for c in &slice.chapters {
+        std::fs::write(dir.join("book").join(&c.file), &c.en)?;
+    }
+    std::fs::copy(house_csv, dir.join(HOUSE_GLOSSARY))
+        .with_context(|| format!("copying {}", house_csv.display()))?;
+    let file = dir.join("campaign.toml");
+    std::fs::write(&file, campaign_toml(slice, arm, base_url))?;
+    Ok(file)
+}
+
+/// What one arm produced.
+#[derive(Debug, Clone)]
+pub struct ArmRun {
+    pub arm: QualityArm,
+    pub status: String,
+    /// Unit id → final text of every unit (verbatim units: their source).
+    pub texts: BTreeMap<String, String>,
+    /// Unit id → the round-0 translation of a prose unit whose final text differs from it
+    /// (orchestration arms: a revision or a repair was kept).
+    pub changed_from_round0: BTreeMap<String, String>,
+    pub metrics: ArmMetrics,
+    /// QA error findings of the final texts by check.
+    pub errors_by_check: BTreeMap<String, usize>,
+    /// Model calls finished (all agents).
+    pub calls: u64,
+    /// Wall time of the arm in this process, in milliseconds.
+    pub wall_ms: u64,
+}
+
+fn load(file: &Path) -> anyhow::Result<Campaign> {
+    let plan = crate::config::Plan::load(file, &Default::default())?;
+    Campaign::load(plan)
+}
+
+/// The benchmark's campaigns are always `kind = "openai"` ([`campaign_toml`]), so the network
+/// provider is built directly (the `commands` layer's `campaign_provider` does the same for
+/// that kind; `experiment` may not import `commands`).
+fn provider(c: &Campaign) -> anyhow::Result<Arc<crate::llm::Provider>> {
+    let p = crate::llm::Provider::connect(&c.plan.provider).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Arc::new(p))
+}
+
+/// Runs `arm` on the campaign `file` (from [`write_campaign`]) and measures it with
+/// [`metrics::measure`] (the same QA context, the campaign's house termbase, for every arm).
+///
+/// Errors: the campaign cannot be loaded, its state opened, or the run fails to record.
+pub async fn run_arm(file: &Path, arm: QualityArm) -> anyhow::Result<ArmRun> {
+    let c = load(file)?;
+    let p = provider(&c)?;
+    let started = std::time::Instant::now();
+    let (status, prose, state, dir, peak, exhausted, changed) = if arm == QualityArm::SinglePass {
+        let single = single_agent::run(&c, p, RunOptions::default()).await?;
+        let status = serde_json::to_value(single.summary.status)?
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let dir = single.campaign.state_path();
+        (
+            status,
+            single.translations,
+            single.state,
+            dir,
+            single.summary.main_context_peak_tokens,
+            single.summary.exhausted.as_ref().map(|x| x.message()),
+            BTreeMap::new(),
+        )
+    } else {
+        let orch = runner::run(&c, p, RunOptions::default()).await?;
+        let status = serde_json::to_value(orch.summary.status)?
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let mut prose = BTreeMap::new();
+        let mut changed = BTreeMap::new();
+        for u in c.prose_units() {
+            if orch.state.kept_translation(&u.id, u32::MAX).is_none() {
+                continue;
+            }
+            let t = crate::campaign::edits::final_text(&c, &orch.state, u);
+            if let Some(r0) = orch.state.translation_at(&u.id, 0)
+                && r0 != t
+            {
+                changed.insert(u.id.clone(), r0.to_string());
+            }
+            prose.insert(u.id.clone(), t);
+        }
+        let peak = orch.summary.manager_context_peak_tokens;
+        (
+            status,
+            prose,
+            orch.state,
+            c.state_path(),
+            peak,
+            None,
+            changed,
+        )
+    };
+    let wall_ms = started.elapsed().as_millis() as u64;
+    let m = metrics::measure(
+        &c,
+        &ArmInput {
+            arm: if arm == QualityArm::SinglePass {
+                Arm::SingleAgent
+            } else {
+                Arm::Orchestration
+            },
+            status: status.clone(),
+            texts: &prose,
+            state: &state,
+            dir: &dir,
+            main_context_peak_tokens: peak,
+            context_exhausted: exhausted,
+        },
+    )?;
+    let mut texts = BTreeMap::new();
+    for u in &c.units {
+        let t = if u.kind.needs_translation() {
+            match prose.get(&u.id) {
+                Some(t) => t.clone(),
+                None => continue,
+            }
+        } else {
+            c.source_text(u).to_string()
+        };
+        texts.insert(u.id.clone(), t);
+    }
+    Ok(ArmRun {
+        arm,
+        status,
+        calls: state.usage().values().map(|u| u.calls).sum(),
+        errors_by_check: m.qa_errors_by_check.clone(),
+        metrics: m,
+        texts,
+        changed_from_round0: changed,
+        wall_ms,
+    })
+}
+
+/// The blinded pairwise judge over the orchestration arm (campaign `file`) and the single
+/// pass, one pair per prose unit both translated, with the campaign's own model. Returns unit
+/// id → the arm the judge preferred (`None`: a tie), for the units judged.
+///
+/// Errors: the campaign cannot be loaded or the judge's state written.
+pub async fn run_judge(
+    file: &Path,
+    orchestration: &ArmRun,
+    single: &ArmRun,
+) -> anyhow::Result<BTreeMap<String, Option<QualityArm>>> {
+    let c = load(file)?;
+    let p = provider(&c)?;
+    let pairs: Vec<judge::Pair> = c
+        .prose_units()
+        .filter_map(|u| Some((u, orchestration.texts.get(&u.id)?, single.texts.get(&u.id)?)))
+        .enumerate()
+        .map(|(index, (u, o, s))| judge::Pair {
+            unit: u.id.clone(),
+            index,
+            source: c.source_text(u).to_string(),
+            orchestration: o.clone(),
+            single_agent: s.clone(),
+        })
+        .collect();
+    let model = c.plan.provider.model.clone();
+    let judged = judge::run(&c, p, &model, pairs, 1).await?;
+    Ok(judged
+        .judgments
+        .iter()
+        .map(|(id, j)| {
+            let arm = j.preferred_arm().map(|a| match a {
+                Arm::Orchestration => QualityArm::Orchestration,
+                Arm::SingleAgent => QualityArm::SinglePass,
+            });
+            (id.clone(), arm)
+        })
+        .collect())
+}
+
+/// A scoring segment: consecutive units of one chapter and the reference blocks they cover.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Segment {
+    pub chapter: String,
+    pub units: Vec<String>,
+    /// The reference text (zh blocks at the positions of the units' source blocks).
+    #[serde(skip)]
+    pub reference: String,
+}
+
+/// Aligns the units of the campaign `file` with the reference: each source block of a chapter
+/// belongs to the unit its first byte falls in, and takes the zh block at the same position; a
+/// unit that starts no block (the tail of a block cut into pieces) joins the segment before it.
+///
+/// Errors: the campaign cannot be loaded, or a chapter's source and reference differ in their
+/// number of blocks.
+pub fn segments(file: &Path, slice: &Slice) -> anyhow::Result<Vec<Segment>> {
+    let c = load(file)?;
+    let mut out: Vec<Segment> = Vec::new();
+    for ch in &slice.chapters {
+        let key = crate::book::chapter::chapter_key(&ch.file);
+        let Some(chapter) = c.chapters.iter().find(|x| x.key == key) else {
+            bail!("the campaign has no chapter {key}");
+        };
+        let source: &str = &chapter.text;
+        let (eb, zb) = (blocks(source), blocks(&ch.zh));
+        if eb.len() != zb.len() {
+            bail!(
+                "{}: {} source blocks, {} reference blocks",
+                ch.file,
+                eb.len(),
+                zb.len()
+            );
+        }
+        let units: Vec<&crate::book::Unit> = c.units.iter().filter(|u| u.chapter == key).collect();
+        let mut segs: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
+        for u in units {
+            let starts: Vec<usize> = (0..eb.len())
+                .filter(|&i| u.range.contains(&eb[i].start))
+                .collect();
+            match segs.last_mut() {
+                Some(last) if starts.is_empty() => last.0.push(u.id.clone()),
+                _ => segs.push((vec![u.id.clone()], starts)),
+            }
+        }
+        for (units, idx) in segs {
+            let reference: Vec<&str> = idx.iter().map(|&i| &ch.zh[zb[i].clone()]).collect();
+            out.push(Segment {
+                chapter: ch.file.clone(),
+                units,
+                reference: reference.join("\n\n"),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The hypothesis of `seg` in an arm: its units' final texts joined by a blank line (a unit the
+/// arm did not translate contributes nothing).
+pub fn hypothesis(seg: &Segment, texts: &BTreeMap<String, String>) -> String {
+    seg.units
+        .iter()
+        .filter_map(|u| texts.get(u).map(|t| t.trim()))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
+/// OOPSLA 2014): hand-rolled because the bootstrap's resamples must be the same on every
+/// machine and release, which `rand`'s `StdRng` does not promise across versions.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0; the modulo bias is below 2⁻⁵⁰ for n < 2¹⁴).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A score and its bootstrap 95% interval (2.5th and 97.5th percentiles).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Interval {
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Paired bootstrap (Koehn 2004) over segments: [`RESAMPLES`] resamples of the segment indices
+/// with replacement, seeded with [`SEED`], the same resample for every arm. `stats[a][s]` is
+/// arm `a`'s chrF++ statistics on segment `s`. Returns each arm's corpus chrF++ with its
+/// interval, and each arm's difference to arm `base` with its interval.
+pub fn bootstrap(stats: &[Vec<PlusStats>], base: usize) -> (Vec<Interval>, Vec<Interval>) {
+    let arms = stats.len();
+    let n = stats.first().map_or(0, Vec::len);
+    let corpus = |a: usize, idx: &mut dyn Iterator<Item = usize>| {
+        let mut t = PlusStats::default();
+        for i in idx {
+            t.add(&stats[a][i]);
+        }
+        t.score()
+    };
+    let full: Vec<f64> = (0..arms).map(|a| corpus(a, &mut (0..n))).collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); arms];
+    let mut deltas: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); arms];
+    let mut rng = SplitMix64(SEED);
+    if n > 0 {
+        for _ in 0..RESAMPLES {
+            let idx: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
+            let scores: Vec<f64> = (0..arms)
+                .map(|a| corpus(a, &mut idx.iter().copied()))
+                .collect();
+            for a in 0..arms {
+                samples[a].push(scores[a]);
+                deltas[a].push(scores[a] - scores[base]);
+            }
+        }
+    }
+    let interval = |value: f64, mut v: Vec<f64>| {
+        if v.is_empty() {
+            return Interval {
+                value,
+                low: value,
+                high: value,
+            };
+        }
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((q * v.len() as f64).floor() as usize).min(v.len() - 1)];
+        Interval {
+            value,
+            low: at(0.025),
+            high: at(0.975),
+        }
+    };
+    let scores = (0..arms)
+        .map(|a| interval(full[a], std::mem::take(&mut samples[a])))
+        .collect();
+    let diffs = (0..arms)
+        .map(|a| interval(full[a] - full[base], std::mem::take(&mut deltas[a])))
+        .collect();
+    (scores, diffs)
+}
+
+/// Rounds to 4 decimals (the figures written and compared).
+pub fn r4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+/// The scores of one arm in `quality.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArmScores {
+    pub arm: QualityArm,
+    /// The campaign keys of the arm (TOML).
+    pub campaign_keys: String,
+    pub status: String,
+    pub units_translated: usize,
+    pub units_total: usize,
+    /// Corpus chrF++ over all segments, with its bootstrap 95% interval.
+    pub chrf_pp: Interval,
+    /// chrF++ minus the single pass's, with its paired bootstrap 95% interval.
+    pub chrf_pp_vs_single: Interval,
+    /// chrF++ minus the orchestration's, with its paired bootstrap 95% interval (the same
+    /// resamples): what turning a stage off costs; `None` without an orchestration run.
+    pub chrf_pp_vs_orchestration: Option<Interval>,
+    /// Corpus chrF++ per chapter file.
+    pub chrf_pp_by_chapter: BTreeMap<String, f64>,
+    /// QA error findings left on the final texts, in all and by check.
+    pub qa_errors: usize,
+    pub qa_errors_by_check: BTreeMap<String, usize>,
+    pub qa_warnings: usize,
+    /// House-style term occurrences in the sources, those rendered as the termbase says, and
+    /// the share.
+    pub house_terms: usize,
+    pub house_terms_rendered: usize,
+    pub glossary_adherence: Option<f64>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// Tokens by agent (prompt + completion).
+    pub tokens_by_agent: BTreeMap<String, u64>,
+    pub calls: u64,
+    /// Model time of the arm's requests as the server reported it (prompt + generation),
+    /// seconds, from the recorded answers; `None` when the server reports no timings.
+    pub model_time_s: Option<f64>,
+}
+
+/// The agreement of the judge's verdicts with chrF++ per unit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct JudgeAgreement {
+    /// Units judged (orchestration against the single pass).
+    pub judged: usize,
+    pub preferred_orchestration: usize,
+    pub preferred_single_pass: usize,
+    pub ties: usize,
+    /// Units with a preference, scored alone (a segment of one unit) and with different
+    /// chrF++: those where the preferred arm has the higher chrF++, and the others.
+    pub compared: usize,
+    pub agree: usize,
+    pub disagree: usize,
+    /// `agree / compared`.
+    pub agreement: Option<f64>,
+}
+
+/// What a kept revision or repair did to a unit of the orchestration arm: chrF++ and QA errors
+/// of the round-0 translation and of the final text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Changed {
+    pub unit: String,
+    pub chrf_pp_round0: f64,
+    pub chrf_pp_final: f64,
+    pub errors_round0: usize,
+    pub errors_final: usize,
+}
+
+/// Per-unit figures of one segment (no text): each arm's sentence chrF++.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SegmentScores {
+    pub chapter: String,
+    pub units: Vec<String>,
+    pub chrf_pp: BTreeMap<QualityArm, f64>,
+}
+
+/// The deterministic figures of the benchmark (everything but wall time), as written to
+/// `validation/bench/quality.json` and checked again by the replay test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Figures {
+    pub sections: Vec<SectionInfo>,
+    pub source_bytes: usize,
+    pub segments: usize,
+    pub resamples: usize,
+    pub seed: u64,
+    pub arms: Vec<ArmScores>,
+    pub judge: Option<JudgeAgreement>,
+    /// Units of the orchestration arm whose final text is not their round-0 translation.
+    pub orchestration_changed: Vec<Changed>,
+    pub per_segment: Vec<SegmentScores>,
+    pub targets: Targets,
+}
+
+/// The issue's targets, orchestration against the single pass.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Targets {
+    /// Orchestration chrF++ ≥ the single pass's.
+    pub chrf_pp_at_least_single: bool,
+    /// Orchestration QA errors ≤ half the single pass's.
+    pub errors_at_most_half: bool,
+    /// Orchestration total tokens ≤ 1.3 × the single pass's.
+    pub tokens_at_most_1_3x: bool,
+    /// Orchestration tokens / single-pass tokens.
+    pub token_ratio: f64,
+}
+
+/// Scores the arms. `runs` must hold [`QualityArm::SinglePass`]; `model_time_s` gives each
+/// arm's model time when known; `judge` the judge's verdicts (unit → preferred arm). The
+/// orchestration campaign `file` gives the QA context for the round-0 comparison.
+///
+/// Errors: no single-pass run, or the campaign cannot be loaded.
+pub fn score_arms(
+    file: &Path,
+    slice: &Slice,
+    segs: &[Segment],
+    runs: &[ArmRun],
+    model_time_s: &BTreeMap<QualityArm, f64>,
+    judge: Option<&BTreeMap<String, Option<QualityArm>>>,
+) -> anyhow::Result<Figures> {
+    let Some(base) = runs.iter().position(|r| r.arm == QualityArm::SinglePass) else {
+        bail!("no single-pass run to compare with");
+    };
+    let stats: Vec<Vec<PlusStats>> = runs
+        .iter()
+        .map(|r| {
+            segs.iter()
+                .map(|s| PlusStats::of(&hypothesis(s, &r.texts), &s.reference))
+                .collect()
+        })
+        .collect();
+    let (scores, diffs) = bootstrap(&stats, base);
+    let vs_orch = runs
+        .iter()
+        .position(|r| r.arm == QualityArm::Orchestration)
+        .map(|o| bootstrap(&stats, o).1);
+    let iv = |i: Interval| Interval {
+        value: r4(i.value),
+        low: r4(i.low),
+        high: r4(i.high),
+    };
+    let mut arms = Vec::new();
+    for (a, r) in runs.iter().enumerate() {
+        let mut by_chapter = BTreeMap::new();
+        for ch in &slice.chapters {
+            let mut t = PlusStats::default();
+            for (s, st) in segs.iter().zip(&stats[a]) {
+                if s.chapter == ch.file {
+                    t.add(st);
+                }
+            }
+            by_chapter.insert(ch.file.clone(), r4(t.score()));
+        }
+        let m = &r.metrics;
+        let prompt: u64 = m.tokens_by_agent.values().map(|u| u.prompt_tokens).sum();
+        let completion: u64 = m
+            .tokens_by_agent
+            .values()
+            .map(|u| u.completion_tokens)
+            .sum();
+        arms.push(ArmScores {
+            arm: r.arm,
+            campaign_keys: r.arm.campaign_keys().into(),
+            status: r.status.clone(),
+            units_translated: m.units_translated,
+            units_total: m.units_total,
+            chrf_pp: iv(scores[a]),
+            chrf_pp_vs_single: iv(diffs[a]),
+            chrf_pp_vs_orchestration: vs_orch.as_ref().map(|d| iv(d[a])),
+            chrf_pp_by_chapter: by_chapter,
+            qa_errors: m.qa_errors,
+            qa_errors_by_check: r.errors_by_check.clone(),
+            qa_warnings: m.qa_warnings,
+            house_terms: m.house_style.occurrences,
+            house_terms_rendered: m.house_style.rendered,
+            glossary_adherence: m.house_style.adherence.map(r4),
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: prompt + completion,
+            tokens_by_agent: m
+                .tokens_by_agent
+                .iter()
+                .map(|(k, u)| {
+                    (
+                        k.as_str().to_string(),
+                        u.prompt_tokens + u.completion_tokens,
+                    )
+                })
+                .collect(),
+            calls: r.calls,
+            model_time_s: model_time_s.get(&r.arm).map(|s| (s * 10.0).round() / 10.0),
+        });
+    }
+    let per_segment: Vec<SegmentScores> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SegmentScores {
+            chapter: s.chapter.clone(),
+            units: s.units.clone(),
+            chrf_pp: runs
+                .iter()
+                .zip(&stats)
+                .map(|(r, st)| (r.arm, r4(st[i].score())))
+                .collect(),
+        })
+        .collect();
+    let seg_of = |unit: &str| {
+        segs.iter()
+            .position(|s| s.units.len() == 1 && s.units[0] == unit)
+    };
+    let judge = judge.map(|verdicts| {
+        let mut j = JudgeAgreement {
+            judged: verdicts.len(),
+            ..Default::default()
+        };
+        let score = |arm: QualityArm, seg: usize| {
+            runs.iter()
+                .position(|r| r.arm == arm)
+                .map(|a| r4(stats[a][seg].score()))
+        };
+        for (unit, pref) in verdicts {
+            match pref {
+                Some(QualityArm::SinglePass) => j.preferred_single_pass += 1,
+                Some(_) => j.preferred_orchestration += 1,
+                None => j.ties += 1,
+            }
+            let (Some(pref), Some(seg)) = (pref, seg_of(unit)) else {
+                continue;
+            };
+            let (Some(o), Some(s)) = (
+                score(QualityArm::Orchestration, seg),
+                score(QualityArm::SinglePass, seg),
+            ) else {
+                continue;
+            };
+            if o == s {
+                continue;
+            }
+            j.compared += 1;
+            let better = if o > s {
+                QualityArm::Orchestration
+            } else {
+                QualityArm::SinglePass
+            };
+            if *pref == better {
+                j.agree += 1;
+            } else {
+                j.disagree += 1;
+            }
+        }
+        j.agreement = (j.compared > 0).then(|| r4(j.agree as f64 / j.compared as f64));
+        j
+    });
+    let mut changed = Vec::new();
+    if let Some(orch) = runs.iter().find(|r| r.arm == QualityArm::Orchestration) {
+        let c = load(file)?;
+        let ctx = c.qa_context(&c.house);
+        let errors = |u: &crate::book::Unit, t: &str| {
+            crate::qa::check_unit(&ctx, &u.id, &u.chapter, c.source_text(u), t)
+                .iter()
+                .filter(|f| f.severity == crate::qa::Severity::Error)
+                .count()
+        };
+        for (id, r0) in &orch.changed_from_round0 {
+            let (Some(u), Some(seg), Some(fin)) = (
+                c.units.iter().find(|u| &u.id == id),
+                seg_of(id),
+                orch.texts.get(id),
+            ) else {
+                continue;
+            };
+            let reference = &segs[seg].reference;
+            changed.push(Changed {
+                unit: id.clone(),
+                chrf_pp_round0: r4(super::chrf::sentence_plus(r0, reference)),
+                chrf_pp_final: r4(super::chrf::sentence_plus(fin, reference)),
+                errors_round0: errors(u, r0),
+                errors_final: errors(u, fin),
+            });
+        }
+    }
+    let get = |arm| arms.iter().find(|a: &&ArmScores| a.arm == arm);
+    let (single, orch) = (get(QualityArm::SinglePass), get(QualityArm::Orchestration));
+    let targets = match (single, orch) {
+        (Some(s), Some(o)) => Targets {
+            chrf_pp_at_least_single: o.chrf_pp.value >= s.chrf_pp.value,
+            errors_at_most_half: 2 * o.qa_errors <= s.qa_errors,
+            tokens_at_most_1_3x: o.total_tokens as f64 <= 1.3 * s.total_tokens as f64,
+            token_ratio: r4(o.total_tokens as f64 / s.total_tokens.max(1) as f64),
+        },
+        _ => Targets {
+            chrf_pp_at_least_single: false,
+            errors_at_most_half: false,
+            tokens_at_most_1_3x: false,
+            token_ratio: 0.0,
+        },
+    };
+    Ok(Figures {
+        sections: slice.sections.clone(),
+        source_bytes: slice.chapters.iter().map(|c| c.en.len()).sum(),
+        segments: segs.len(),
+        resamples: RESAMPLES,
+        seed: SEED,
+        arms,
+        judge,
+        orchestration_changed: changed,
+        per_segment,
+        targets,
+    })
+}
+
+/// The README table of `f`: one row per arm. `wall_s` gives each arm's wall time in seconds
+/// (arm name → seconds, from the recording run: a replay's own wall time measures the fake
+/// server, not the model), shown as `–` when absent.
+pub fn table(f: &Figures, wall_s: Option<&BTreeMap<String, f64>>) -> String {
+    let mut out = String::from(
+        "| arm | chrF++ (95% CI) | Δ vs single (95% CI) | Δ vs orchestration (95% CI) | ch01 | ch02 | QA errors left | house terms | prompt tok | completion tok | total × single | model time (s) | wall (s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let single_total = f
+        .arms
+        .iter()
+        .find(|a| a.arm == QualityArm::SinglePass)
+        .map_or(1, |a| a.total_tokens.max(1));
+    for a in &f.arms {
+        let ch = |k: &str| {
+            a.chrf_pp_by_chapter
+                .get(k)
+                .map_or("–".to_string(), |v| format!("{v:.2}"))
+        };
+        let errs: Vec<String> = a
+            .qa_errors_by_check
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        out.push_str(&format!(
+            "| {} | {:.2} ({:.2}–{:.2}) | {:+.2} ({:+.2}–{:+.2}) | {} | {} | {} | {}{} | {} | {} | {} | {:.2} | {} | {} |\n",
+            a.arm.as_str(),
+            a.chrf_pp.value,
+            a.chrf_pp.low,
+            a.chrf_pp.high,
+            a.chrf_pp_vs_single.value,
+            a.chrf_pp_vs_single.low,
+            a.chrf_pp_vs_single.high,
+            a.chrf_pp_vs_orchestration.map_or("–".to_string(), |d| format!(
+                "{:+.2} ({:+.2}–{:+.2})",
+                d.value, d.low, d.high
+            )),
+            ch("chapter01.md"),
+            ch("chapter02.md"),
+            a.qa_errors,
+            if errs.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", errs.join(", "))
+            },
+            a.glossary_adherence.map_or("–".to_string(), |g| format!(
+                "{:.0} % of {}",
+                g * 100.0,
+                a.house_terms
+            )),
+            a.prompt_tokens,
+            a.completion_tokens,
+            a.total_tokens as f64 / single_total as f64,
+            a.model_time_s.map_or("–".to_string(), |s| format!("{s:.0}")),
+            wall_s
+                .and_then(|w| w.get(a.arm.as_str()))
+                .map_or("–".to_string(), |s| format!("{s:.0}")),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_keep_fenced_code_with_blank_lines_whole() {
+        let text = "# T\n\npara one\nstill one\n\n```py\na = 1\n\nb = 2\n```\n\n- x\n- y\n";
+        let b: Vec<&str> = blocks(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(
+            b,
+            [
+                "# T\n",
+                "para one\nstill one\n",
+                "```py\na = 1\n\nb = 2\n```\n",
+                "- x\n- y\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn outline_skips_comment_lines_in_code() {
+        let text = "# A\n\n```py\n# not a heading\n```\n\n## B\n\ntext\n";
+        let o = outline(text);
+        assert_eq!(o.len(), 2);
+        assert_eq!((o[1].0, o[1].1.as_str()), (2, "B"));
+        assert_eq!(&text[o[1].2.clone()], "## B\n\ntext\n");
+    }
+
+    #[test]
+    fn bootstrap_is_seeded_and_brackets_the_score() {
+        let seg = |h: &str, r: &str| PlusStats::of(h, r);
+        let a = vec![
+            seg("智能体读取上下文", "智能体读取其上下文"),
+            seg("调用工具", "它调用工具"),
+            seg("记录结果", "记录看到的结果"),
+        ];
+        let b = vec![
+            seg("代理读取", "智能体读取其上下文"),
+            seg("工具", "它调用工具"),
+            seg("结果", "记录看到的结果"),
+        ];
+        let (s1, d1) = bootstrap(&[a.clone(), b.clone()], 1);
+        let (s2, d2) = bootstrap(&[a, b], 1);
+        assert_eq!(s1, s2, "the same seed gives the same intervals");
+        assert_eq!(d1, d2);
+        for i in &s1 {
+            assert!(i.low <= i.value + 1e-9 && i.value <= i.high + 1e-9, "{i:?}");
+        }
+        assert_eq!(d1[1].value, 0.0, "an arm against itself");
+        assert!(d1[0].value > 0.0 && d1[0].low > 0.0, "{:?}", d1[0]);
+    }
+}
