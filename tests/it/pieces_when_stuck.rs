@@ -385,8 +385,17 @@ fn a_code_block_piece_was_sent_to_the_model_and_came_back_translated() {
         .iter()
         .filter_map(|r| r.unit_text().map(String::from))
         .collect();
-    // First translation, revision, then two prose pieces; the code block is never sent alone.
-    assert_eq!(requests.len(), 4, "{requests:#?}");
+    // First translation, revision, then two prose pieces, the empty answer of the lead-in
+    // asked for once more (faults::an_empty_reply_failed_the_unit_without_asking_again); the
+    // code block is never sent alone.
+    assert_eq!(requests.len(), 5, "{requests:#?}");
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.all_text().contains("Your reply held no translation"))
+            .count(),
+        1
+    );
     assert!(
         !requests
             .iter()
