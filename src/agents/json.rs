@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::llm::{Message, Request};
+use crate::llm::Request;
 
 /// What a parser did with a structured answer, for reports and the journal.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,22 +185,12 @@ pub fn item_list(v: &Value, keys: &[&str], stats: &mut ParseStats) -> Vec<Value>
 /// The schema-repair follow-up: the original conversation, the model's invalid answer, and a
 /// request to answer again with JSON only. It asks to *reformat*, not to redo the work.
 pub fn repair_request(original: &Request, invalid_answer: &str, problem: &str) -> Request {
-    let mut messages = original.messages.clone();
-    messages.push(Message::assistant(crate::util::excerpt(
-        invalid_answer,
-        4000,
-    )));
-    messages.push(Message::user(format!(
-        "Your previous answer could not be used: {problem}. Reply again with only the JSON value described in the instructions, with the same content, and nothing else: no prose, no code fence."
-    )));
-    Request {
-        task: original.task,
-        messages,
-        json_schema: original.json_schema.clone(),
-        max_tokens: original.max_tokens,
-        ceiling_tokens: original.ceiling_tokens,
-        prefill: None,
-    }
+    original.follow_up(
+        &crate::util::excerpt(invalid_answer, 4000),
+        format!(
+            "Your previous answer could not be used: {problem}. Reply again with only the JSON value described in the instructions, with the same content, and nothing else: no prose, no code fence."
+        ),
+    )
 }
 
 #[cfg(test)]

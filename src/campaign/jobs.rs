@@ -648,16 +648,10 @@ fn empty_followup(job: &Job, content: &str) -> Option<Request> {
     if !empty {
         return None;
     }
-    let mut req = job.request.clone();
-    req.prefill = None;
-    req.messages
-        .push(crate::llm::Message::assistant(crate::util::excerpt(
-            content, 2000,
-        )));
-    req.messages.push(crate::llm::Message::user(
+    Some(job.request.follow_up(
+        &crate::util::excerpt(content, 2000),
         "Your reply held no translation: once code fences and notes were removed, nothing was left. Reply again with only the translation of the text, keeping every placeholder such as ⟦1⟧ where it stands.".to_string(),
-    ));
-    Some(req)
+    ))
 }
 
 /// How the error of a [`JobFailure`] for a runaway reply begins (see [`complete_bounded`]).

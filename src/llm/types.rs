@@ -114,6 +114,17 @@ pub struct Request {
 }
 
 impl Request {
+    /// The follow-up of this request after an answer that could not be used: the same
+    /// request (schema, bounds), its messages then `answer` as the assistant's turn and `say`
+    /// as the user's (what was wrong and what to send instead), with no prefill.
+    pub fn follow_up(&self, answer: &str, say: String) -> Request {
+        let mut next = self.clone();
+        next.prefill = None;
+        next.messages.push(Message::assistant(answer));
+        next.messages.push(Message::user(say));
+        next
+    }
+
     /// A request of `task` with `messages`, no schema, no bound, no prefill.
     pub fn new(task: Task, messages: Vec<Message>) -> Request {
         Request {
