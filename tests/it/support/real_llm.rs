@@ -399,6 +399,34 @@ pub fn assert_status_tells_the_truth(run: &CampaignRun) {
     }
 }
 
+/// No unit is lost to a failed call: every unit of report.json has a kept translation
+/// (`outcome` translated, revised or copied), and a unit with a failed call left (`error`)
+/// failed for a fault of the model that booktr names: a reply that repeated itself (not kept,
+/// after the lower-temperature retry) or a translation empty after clean-up (after its
+/// follow-up). Its earlier candidate stays kept; the status says `incomplete` (checked by
+/// [`assert_status_tells_the_truth`]).
+pub fn assert_no_unit_lost(run: &CampaignRun) {
+    let units = run.units();
+    assert!(!units.is_empty(), "report.json has no units");
+    for (id, u) in units {
+        assert!(
+            matches!(
+                u["outcome"].as_str(),
+                Some("translated" | "revised" | "copied" | "edited")
+            ),
+            "unit {id} has no kept translation: {u}"
+        );
+        if let Some(e) = u["error"].as_str() {
+            eprintln!("failed call left by the model in unit {id}: {e}");
+            assert!(
+                e.contains("runaway reply, not kept: the reply repeats itself")
+                    || e.contains("empty after clean-up"),
+                "unit {id} failed for a reason other than a fault of the model that booktr names: {e}"
+            );
+        }
+    }
+}
+
 /// The error count of one candidate or history entry: `errors` as a number or as a list.
 fn count_errors(v: &Value) -> Option<usize> {
     match &v["errors"] {
