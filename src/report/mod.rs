@@ -610,15 +610,18 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         for f in &findings {
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
-        let error = s
-            .open_failures()
-            .iter()
-            .find(|(k, _)| {
-                CallKey::parse(k)
-                    .translation()
-                    .is_some_and(|(key, _)| key == u.id)
-            })
-            .map(|(k, e)| format!("{k}: {e}"));
+        // Translation keys hold the unit's fingerprint (or a part id `<fp>.p1`), not its
+        // id: the same match as the summary's failed count.
+        let error = s.fp(&u.id).and_then(|fp| {
+            s.open_failures()
+                .iter()
+                .find(|(k, _)| {
+                    CallKey::parse(k)
+                        .translation()
+                        .is_some_and(|(key, _)| key.starts_with(fp))
+                })
+                .map(|(k, e)| format!("{k}: {e}"))
+        });
         let outcome = if s.human_edit(&u.id).is_some() {
             "edited"
         } else if !u.kind.needs_translation() {

@@ -121,9 +121,8 @@ fn truncation_without_a_higher_limit_splits_the_unit_losslessly() {
     );
 }
 
-#[test]
-fn a_single_block_that_cannot_be_split_fails_clearly() {
-    let fake = FakeServer::start();
+/// A unit that cannot be split and keeps being cut.
+fn cut_single_block(fake: &FakeServer) -> (TestCampaign, std::process::Output) {
     fake.script(|r| {
         if r.agent == Agent::Translation {
             truncated()
@@ -140,7 +139,14 @@ fn a_single_block_that_cannot_be_split_fails_clearly() {
         "a.md",
         "One single paragraph that the model keeps cutting short.\n",
     );
-    let out = run(&c, &fake);
+    let out = run(&c, fake);
+    (c, out)
+}
+
+#[test]
+fn a_single_block_that_cannot_be_split_fails_clearly() {
+    let fake = FakeServer::start();
+    let (_c, out) = cut_single_block(&fake);
     assert_code(&out, 1);
     let s = json_summary(&out);
     assert_eq!(s["status"], "incomplete");
@@ -148,6 +154,26 @@ fn a_single_block_that_cannot_be_split_fails_clearly() {
     assert!(
         s["last_error"].as_str().unwrap().contains("single block"),
         "{s}"
+    );
+}
+
+/// report.json matched a unit's failed calls by unit id where the call key holds its
+/// fingerprint, so a failed unit showed `pending` with no error.
+#[test]
+fn a_failed_unit_was_reported_pending_without_its_error() {
+    let fake = FakeServer::start();
+    let (c, out) = cut_single_block(&fake);
+    assert_code(&out, 1);
+    // The unit's own line in report.json names its failure too.
+    let report: serde_json::Value =
+        serde_json::from_str(&c.read("b/validation/report.json")).unwrap();
+    let unit = &report["units"][0];
+    assert_eq!(unit["outcome"], "failed", "{unit}");
+    assert!(
+        unit["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("translate/") && e.contains("single block")),
+        "{unit}"
     );
 }
 
