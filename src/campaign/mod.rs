@@ -524,6 +524,7 @@ impl Campaign {
         ctx.review_marker = self.plan.review_marker.clone();
         ctx.code_comments = self.plan.code_comments;
         ctx.style = self.plan.style.clone();
+        ctx.pseudo_targets = self.plan.is_rehearsal();
         ctx
     }
 

@@ -387,6 +387,25 @@ pub fn pseudo_word(word: &str, target: &Lang) -> String {
     }
 }
 
+/// Whether `word` reads as a Latin-script pseudo-word of [`pseudo_word`]: it has a letter
+/// [`accent`] writes (`é`, `ñ`, `Ö`…) and none that it rewrites (`e`, `n`, `O`…). A rehearsal's
+/// QA uses it to tell pseudo-translated text from text left as it was: the pseudo-words of a
+/// Latin target are the source's words with accents, which a language identifier reads as
+/// the source language. Real words can match (German `für`); only rehearsal output is asked.
+pub fn is_pseudo_latin_word(word: &str) -> bool {
+    let mut accented = false;
+    for c in word.chars() {
+        if accent(c) != c {
+            return false;
+        }
+        accented |= ACCENTED.contains(c);
+    }
+    accented
+}
+
+/// The letters [`accent`] writes.
+const ACCENTED: &str = "áéíöüçñýÅÉÎÖÛÇÑ";
+
 fn accent(c: char) -> char {
     match c {
         'a' => 'á',
@@ -429,6 +448,20 @@ fn greek(c: char) -> char {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn pseudo_latin_words_are_told_from_plain_ones() {
+        let en = Lang::parse("en");
+        for w in ["Agent", "ein", "Programm", "Sitzungen", "CONTEXT"] {
+            let p = pseudo_word(w, &en);
+            assert!(is_pseudo_latin_word(&p), "{w} -> {p}");
+            assert!(!is_pseudo_latin_word(w), "{w}");
+        }
+        // A word with no letter the accents rewrite has no pseudo form to tell it by.
+        assert!(!is_pseudo_latin_word("lt"));
+        assert!(!is_pseudo_latin_word("Wérkzeug"));
+    }
+
     use super::*;
 
     fn zh() -> Lang {

@@ -159,6 +159,12 @@ pub struct QaContext {
     /// [`QaContext::new`]): a stray word the book keeps in many blocks is a warning of
     /// `untranslated_word`, not an error (see [`untranslated`]).
     pub kept_words: Option<std::sync::Arc<untranslated::KeptWords>>,
+    /// Whether the target texts are a rehearsal's pseudo-translations
+    /// ([`crate::llm::pseudo`]): for a Latin-script target they are the source's words with
+    /// accents, which a language identifier rightly reads as the source language, so
+    /// `untranslated` counts a pseudo-word as the target's ([`untranslated`]). `false` from
+    /// [`QaContext::new`]; a rehearsal campaign sets it.
+    pub pseudo_targets: bool,
 }
 
 impl QaContext {
@@ -173,6 +179,7 @@ impl QaContext {
             cache: QaCache::default(),
             style: crate::config::Style::for_target(target_lang),
             kept_words: None,
+            pseudo_targets: false,
         }
     }
 

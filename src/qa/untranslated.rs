@@ -545,11 +545,15 @@ struct Judge {
     glossary: HashSet<String>,
     /// Lower-case words of the entries kept in the source language (target contains source).
     kept: HashSet<String>,
+    /// A rehearsal into a target of the source's script ([`QaContext::pseudo_targets`]): a
+    /// text whose judged words are mostly pseudo-words counts as the target's.
+    pseudo: bool,
 }
 
 impl Judge {
     fn new(ctx: &QaContext, source: &str, src: &Doc) -> Option<Judge> {
         let id = PairIdentifier::new(&ctx.source_lang, &ctx.target_lang)?;
+        let id_differ = id.scripts_differ();
         // With the book tallied, its names decide (a sentence start is told from a name by
         // the whole book's lower-case words); else the unit's own.
         let local_names = std::sync::Arc::new(source_names([source]));
@@ -592,6 +596,7 @@ impl Judge {
             names,
             glossary,
             kept,
+            pseudo: ctx.pseudo_targets && !id_differ,
         })
     }
 
@@ -658,6 +663,15 @@ impl Judge {
             .filter(|t| !t.out)
             .map(|t| &text[t.range.clone()])
             .collect();
+        if self.pseudo
+            && 2 * judged
+                .iter()
+                .filter(|w| crate::llm::pseudo::is_pseudo_latin_word(w))
+                .count()
+                > judged.len()
+        {
+            return (judged.len(), Some((Side::Target, 1.0)));
+        }
         (judged.len(), self.id.side(&judged.join(" ")))
     }
 
@@ -1072,6 +1086,35 @@ mod tests {
 
     fn run(c: &QaContext, s: &str, t: &str) -> Vec<Finding> {
         check(c, &Doc::parse(s), &Doc::parse(t), s, t)
+    }
+
+    /// In a rehearsal into a target of the source's script, a pseudo-translated block counts
+    /// as translated, and a block the pseudo provider left as it was is still found.
+    #[test]
+    fn a_rehearsal_pseudo_text_counts_as_translated_and_a_plain_block_does_not() {
+        let mut c = ctx("de", "en");
+        c.pseudo_targets = true;
+        let src = "Ein Agent ist ein Programm, das mit einem Sprachmodell plant und Werkzeuge aufruft.\n\nDas Gedächtnis speichert Fakten über viele Sitzungen hinweg.\n";
+        let pseudo = crate::llm::pseudo::pseudo_translate(src, &Lang::parse("en"), &[]);
+        assert!(pseudo.starts_with("Éíñ Ågéñt íst"), "{pseudo}");
+        let errors_in = |c: &QaContext, t: &str| -> Vec<String> {
+            run(c, src, t)
+                .into_iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| f.message)
+                .collect()
+        };
+        assert_eq!(errors_in(&c, &pseudo), Vec::<String>::new());
+        let half = format!(
+            "{}\n\nDas Gedächtnis speichert Fakten über viele Sitzungen hinweg.\n",
+            pseudo.split("\n\n").next().unwrap()
+        );
+        let left = errors_in(&c, &half);
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left[0].contains("still in German"), "{left:?}");
+        // Outside a rehearsal the same pseudo text is German with accents, and is found.
+        c.pseudo_targets = false;
+        assert!(!errors_in(&c, &pseudo).is_empty());
     }
 
     fn of<'a>(f: &'a [Finding], check: &str) -> Vec<&'a Finding> {

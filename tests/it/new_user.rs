@@ -392,3 +392,22 @@ fn a_real_run_after_a_rehearsal_was_refused_without_fresh() {
     assert_code(&second, 2);
     assert!(stderr(&second).contains("--fresh"), "{}", stderr(&second));
 }
+
+/// A German chapter: a rehearsal into English was judged by a language identifier that
+/// rightly read the accented pseudo-words (`Éíñ Ågéñt íst…`) as German, so a rehearsal that
+/// translated every block ended `needs_review` with `untranslated` errors on fake text.
+const GERMAN_CHAPTER: &str = "# Agenten und Werkzeuge\n\nEin Agent ist ein Programm, das mit einem Sprachmodell plant, Werkzeuge aufruft und aus den Ergebnissen lernt. Anders als ein Chatbot entscheidet er selbst, was als Nächstes zu tun ist.\n\n- Werkzeuge lesen Dateien und schreiben Ergebnisse.\n- Das Gedächtnis speichert Fakten über viele Sitzungen hinweg.\n";
+
+#[test]
+fn a_rehearsal_from_german_into_english_ended_needs_review() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "buch/kapitel.md", GERMAN_CHAPTER);
+    let out = booktr(root, &["run", "buch", "--to", "en", "--json"]);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}\n{}", stderr(&out));
+    assert_code(&out, 0);
+    assert_eq!(s["findings"]["errors"], 0, "{s}");
+    let text = std::fs::read_to_string(root.join("buch-en/out/kapitel.md")).unwrap();
+    assert!(text.starts_with("# Ågéñtéñ üñd Wérkzéügé\n"), "{text}");
+}
