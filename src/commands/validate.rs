@@ -243,8 +243,10 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         book.iter().map(|(s, t)| (&**s, &**t)),
     )));
     drop(book);
-    let mut units: Vec<UnitReport> = Vec::new();
-    let mut texts = report::html::Texts::new();
+    // Pair every chapter first, then check the pairs: the per-unit checks are pure over
+    // (context, source, target), so they run on every core (rayon; order kept), and the
+    // book-level checks (norms, drift, markers), which read only the texts, run beside them.
+    let mut slots: Vec<Slot> = Vec::new();
     for sp in &sources {
         let rel = sp.display().to_string();
         let ch = Chapter::load(Path::new(""), &rel).map_err(|e| UsageError::new(e.to_string()))?;
@@ -262,106 +264,93 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             Err(_) => None,
         };
         let Some(target) = target else {
-            units.push(UnitReport {
-                id: format!("{}-000", ch.key),
-                chapter: ch.key.clone(),
-                kind: crate::book::UnitKind::Prose,
-                chars: ch.text.chars().count(),
-                outcome: "pending",
-                rounds: vec![],
-                usage: Usage::default(),
-                attempts: 0,
-                findings: vec![qa::Finding {
-                    unit: format!("{}-000", ch.key),
-                    chapter: ch.key.clone(),
-                    ..qa::Finding::new(
-                        "completeness",
-                        Severity::Error,
-                        format!("no translation of {} at {}", ch.file_name, tp.display()),
-                        "",
-                        "",
-                    )
-                }],
-                error: None,
-                history: Vec::new(),
-                candidates: Vec::new(),
-                kept_round: None,
-                repairs: Vec::new(),
-                pieces: None,
-            });
+            slots.push(Slot::Missing(missing_chapter(&ch, &tp)));
             continue;
         };
         let pairing = align::pair(&ch.key, &ch.text, &target, args.max_unit_chars.max(200));
-        for (u, range) in &pairing.pairs {
-            let s = u.text(&ch.text);
-            let t = &target[range.clone()];
-            let mut findings = if u.kind.needs_translation() {
-                qa::check_unit(&ctx, &u.id, &u.chapter, s, t)
-            } else if u.kind == crate::book::UnitKind::FrontMatter {
-                // A translation made elsewhere may have translated its front matter: its keys
-                // and untranslatable values are checked like any unit's.
-                qa::front_matter::findings(s, t)
-                    .into_iter()
-                    .map(|f| qa::Finding {
-                        unit: u.id.clone(),
-                        chapter: u.chapter.clone(),
-                        ..f
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if pairing.method != align::Method::Blocks {
-                findings.push(qa::Finding {
-                    unit: u.id.clone(),
-                    chapter: u.chapter.clone(),
-                    ..qa::Finding::new(
-                        "pairing",
-                        Severity::Info,
-                        format!("source and translation have different block structures, so they were compared {}", if pairing.method == align::Method::Sections { "section by section" } else { "as whole chapters" }),
-                        "",
-                        "",
-                    )
-                });
-            }
-            texts.insert(u.id.clone(), (s.into(), t.to_string()));
-            units.push(UnitReport {
-                id: u.id.clone(),
-                chapter: u.chapter.clone(),
-                kind: u.kind,
-                chars: u.chars,
-                outcome: if u.kind.needs_translation() {
-                    "translated"
-                } else {
-                    "copied"
-                },
-                rounds: vec![],
-                usage: Usage::default(),
-                attempts: 0,
-                findings,
-                error: None,
-                history: Vec::new(),
-                candidates: Vec::new(),
-                kept_round: None,
-                repairs: Vec::new(),
-                pieces: None,
+        for (u, range) in pairing.pairs {
+            let source = u.text(&ch.text).to_string();
+            let target = target[range].to_string();
+            slots.push(Slot::Paired {
+                unit: u,
+                source,
+                target,
+                method: pairing.method,
             });
         }
     }
-    // Campaign-level checks (norms, drift, markers) over every paired unit.
-    let unit_texts: Vec<qa::UnitText> = units
+    let unit_texts: Vec<qa::UnitText> = slots
         .iter()
-        .filter(|u| u.outcome == "translated")
-        .filter_map(|u| {
-            texts.get(&u.id).map(|(s, t)| qa::UnitText {
-                unit: &u.id,
-                chapter: &u.chapter,
-                source: s.as_str(),
-                target: Some(t),
-            })
+        .filter_map(|slot| match slot {
+            Slot::Paired {
+                unit,
+                source,
+                target,
+                ..
+            } if unit.kind.needs_translation() => Some(qa::UnitText {
+                unit: &unit.id,
+                chapter: &unit.chapter,
+                source,
+                target: Some(target),
+            }),
+            _ => None,
         })
         .collect();
-    let campaign_qa = qa::check_campaign(&ctx, &unit_texts, &[]);
+    let (checked, campaign_qa) = rayon::join(
+        || {
+            use rayon::prelude::*;
+            slots
+                .par_iter()
+                .map(|slot| match slot {
+                    Slot::Paired {
+                        unit,
+                        source,
+                        target,
+                        method,
+                    } => Some(unit_findings(&ctx, unit, source, target, *method)),
+                    Slot::Missing(_) => None,
+                })
+                .collect::<Vec<_>>()
+        },
+        || qa::check_campaign(&ctx, &unit_texts, &[]),
+    );
+    drop(unit_texts);
+    let mut units: Vec<UnitReport> = Vec::new();
+    let mut texts = report::html::Texts::new();
+    for (slot, findings) in slots.into_iter().zip(checked) {
+        match slot {
+            Slot::Missing(r) => units.push(r),
+            Slot::Paired {
+                unit: u,
+                source,
+                target,
+                ..
+            } => {
+                texts.insert(u.id.clone(), (source.into(), target));
+                units.push(UnitReport {
+                    id: u.id.clone(),
+                    chapter: u.chapter.clone(),
+                    kind: u.kind,
+                    chars: u.chars,
+                    outcome: if u.kind.needs_translation() {
+                        "translated"
+                    } else {
+                        "copied"
+                    },
+                    rounds: vec![],
+                    usage: Usage::default(),
+                    attempts: 0,
+                    findings: findings.unwrap_or_default(),
+                    error: None,
+                    history: Vec::new(),
+                    candidates: Vec::new(),
+                    kept_round: None,
+                    repairs: Vec::new(),
+                    pieces: None,
+                });
+            }
+        }
+    }
     for f in &campaign_qa.findings {
         if let Some(u) = units.iter_mut().find(|u| u.id == f.unit) {
             u.findings.push(f.clone());
@@ -412,4 +401,95 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     );
     let (report, _) = report.write(&report_dir, texts)?;
     Ok(report)
+}
+
+/// One unit of `validate --source/--target`, paired before it is checked.
+enum Slot {
+    /// A chapter without a translation file: its report line, ready.
+    Missing(UnitReport),
+    /// A source unit and the translation text paired with it.
+    Paired {
+        unit: crate::book::Unit,
+        source: String,
+        target: String,
+        method: align::Method,
+    },
+}
+
+/// The report line of a chapter whose translation file `tp` cannot be read.
+fn missing_chapter(ch: &Chapter, tp: &Path) -> UnitReport {
+    UnitReport {
+        id: format!("{}-000", ch.key),
+        chapter: ch.key.clone(),
+        kind: crate::book::UnitKind::Prose,
+        chars: ch.text.chars().count(),
+        outcome: "pending",
+        rounds: vec![],
+        usage: Usage::default(),
+        attempts: 0,
+        findings: vec![qa::Finding {
+            unit: format!("{}-000", ch.key),
+            chapter: ch.key.clone(),
+            ..qa::Finding::new(
+                "completeness",
+                Severity::Error,
+                format!("no translation of {} at {}", ch.file_name, tp.display()),
+                "",
+                "",
+            )
+        }],
+        error: None,
+        history: Vec::new(),
+        candidates: Vec::new(),
+        kept_round: None,
+        repairs: Vec::new(),
+        pieces: None,
+    }
+}
+
+/// The per-unit findings of one paired unit: every check for prose, the front-matter checks
+/// for front matter (a translation made elsewhere may have translated it), none for the rest;
+/// plus an info finding when the chapter was paired by sections or whole (`method`).
+fn unit_findings(
+    ctx: &qa::QaContext,
+    u: &crate::book::Unit,
+    s: &str,
+    t: &str,
+    method: align::Method,
+) -> Vec<qa::Finding> {
+    let mut findings = if u.kind.needs_translation() {
+        qa::check_unit(ctx, &u.id, &u.chapter, s, t)
+    } else if u.kind == crate::book::UnitKind::FrontMatter {
+        qa::front_matter::findings(s, t)
+            .into_iter()
+            .map(|f| qa::Finding {
+                unit: u.id.clone(),
+                chapter: u.chapter.clone(),
+                ..f
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if method != align::Method::Blocks {
+        findings.push(qa::Finding {
+            unit: u.id.clone(),
+            chapter: u.chapter.clone(),
+            ..qa::Finding::new(
+                "pairing",
+                Severity::Info,
+                format!(
+                    "source and translation have different block structures, so they were compared {}",
+                    if method == align::Method::Sections {
+                        "section by section"
+                    } else {
+                        "as whole chapters"
+                    }
+                ),
+                "",
+                "",
+            )
+        });
+    }
+    findings
 }
