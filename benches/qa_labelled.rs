@@ -199,7 +199,7 @@ fn real_part() -> serde_json::Value {
         let ctx = real::context(set);
         let (mut clean, mut bad) = (Vec::new(), Vec::new());
         for u in set.iter() {
-            if let Some(x) = qa::untranslated::source_share(&ctx, &u.source, &u.target) {
+            if let Some(x) = qa::unit::untranslated::source_share(&ctx, &u.source, &u.target) {
                 if faulty.contains(&(u.set, u.unit.as_str())) {
                     bad.push(x);
                 } else {
@@ -226,7 +226,7 @@ fn real_part() -> serde_json::Value {
             &booktr::lang::Lang::parse(&p.lang),
             &booktr::termbase::Termbase::default(),
         );
-        if let Some(x) = qa::untranslated::source_share(&ctx, &p.source, &p.target) {
+        if let Some(x) = qa::unit::untranslated::source_share(&ctx, &p.source, &p.target) {
             good.entry(p.lang.clone()).or_default().push(x);
         }
     }

@@ -261,7 +261,7 @@ pub fn script_of(c: char) -> Option<Script> {
 }
 
 /// Whether `c` is a CJK letter: a Han ideograph, kana, or an ideographic mark (`々〆〇`).
-/// The house-style checks (`qa::style`) and the rehearsal's pseudo-translation
+/// The house-style checks (`qa::unit::style`) and the rehearsal's pseudo-translation
 /// (`llm::pseudo`) read CJK text with it.
 pub fn is_cjk_letter(c: char) -> bool {
     matches!(script_of(c), Some(Script::Han | Script::Japanese))

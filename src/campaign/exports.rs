@@ -111,7 +111,7 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
 /// The text of a finding's XLIFF note: its message, then its id and the editor's mark
 /// (issue 17), e.g. `… [finding 3f2a9c0d1b7e; dismissed by the editor: a proper name]`.
 pub fn note_text(f: &crate::qa::Finding) -> String {
-    use crate::qa::marks::Mark;
+    use crate::qa::findings::editor_marks::Mark;
     if f.id.is_empty() {
         return f.message.clone();
     }

@@ -235,7 +235,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
                     findings: s
                         .kept_findings(id, *round)
                         .iter()
-                        .filter(|f| crate::qa::style::in_prompts(f))
+                        .filter(|f| crate::qa::unit::style::in_prompts(f))
                         .map(|f| f.line())
                         .collect(),
                 });
@@ -488,7 +488,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
     let forced_shown: Vec<Value> = forced
         .iter()
         .take(10)
-        .map(|u| json!({"unit": u, "checks": s.kept_findings(u, round).iter().filter(|f| crate::qa::style::in_prompts(f)).map(|f| f.check.clone()).collect::<Vec<_>>()}))
+        .map(|u| json!({"unit": u, "checks": s.kept_findings(u, round).iter().filter(|f| crate::qa::unit::style::in_prompts(f)).map(|f| f.check.clone()).collect::<Vec<_>>()}))
         .collect();
     summaries.truncate(5);
     let v = json!({
@@ -508,8 +508,13 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let kept_text = s.kept_translation(unit, round).map_or("", |t| t.1);
     // Issue 17: a finding the editor dismissed on this text is not fed back.
-    let kept =
-        super::marks::review_unit(m.campaign, s, unit, kept_text, s.kept_findings(unit, round));
+    let kept = super::mark_journal::review_unit(
+        m.campaign,
+        s,
+        unit,
+        kept_text,
+        s.kept_findings(unit, round),
+    );
     let mut lines: Vec<String> = kept
         .iter()
         .filter(|f| f.severity == crate::qa::Severity::Error)
@@ -888,7 +893,7 @@ async fn finish_continued(
         job.request.prompt_tokens_estimate()
     };
     if let Some(error) =
-        crate::qa::prompt_usage::truncated(prompt_tokens, answer.usage.prompt_tokens)
+        crate::qa::unit::prompt_usage::truncated(prompt_tokens, answer.usage.prompt_tokens)
     {
         // A smaller unit may fit the server's context: a Translation is split like one cut
         // at its output limit.

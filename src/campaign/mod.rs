@@ -27,7 +27,7 @@ pub mod imports;
 pub mod jobs;
 pub mod judgment;
 pub mod manager;
-pub mod marks;
+pub mod mark_journal;
 pub mod memory;
 pub mod outputs;
 pub mod pieces;

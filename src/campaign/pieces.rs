@@ -54,9 +54,9 @@ pub fn is_piece_part(part: &str) -> bool {
 pub fn is_stuck_finding(f: &Finding, repair: bool) -> bool {
     f.severity == qa::Severity::Error
         && ((repair && crate::repair::is_mechanical_finding(f))
-            || f.check == qa::structure::CHECK
+            || f.check == qa::unit::structure::CHECK
             || f.check == "injected_text"
-            || (f.check == qa::length::CHECK && f.message.contains("truncated")))
+            || (f.check == qa::book::length::CHECK && f.message.contains("truncated")))
 }
 
 /// Whether the piece of source `text` is sent to the model: only when it holds something to

@@ -216,7 +216,7 @@ pub struct State {
     /// [`State::check_translation`], never stored.
     repaired: HashMap<(String, u32), RepairedText>,
     /// The editor's marks of findings ([`Event::FindingMarked`]), newest per id.
-    marks: super::marks::Marks,
+    marks: super::mark_journal::Marks,
     /// Why the newest run stopped at its budget cap, if it did
     /// ([`super::budget`]); cleared when a run starts.
     budget_stop: Option<super::store::BudgetStop>,
@@ -430,7 +430,7 @@ impl State {
                 via,
                 csv_sha256,
             } => self.marks.push(
-                super::marks::MarkRecord {
+                super::mark_journal::MarkRecord {
                     seq: rec.seq,
                     id: id.clone(),
                     mark: *mark,
@@ -1027,7 +1027,7 @@ impl State {
             if round != HUMAN_ROUND
                 && let Some(context) = c.context_for(u)
             {
-                for mut f in qa::context::check(ctx, c.source_text(u), &context, text) {
+                for mut f in qa::unit::context_echo::check(ctx, c.source_text(u), &context, text) {
                     f.unit = u.id.clone();
                     f.chapter = u.chapter.clone();
                     findings.push(f);

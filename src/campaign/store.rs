@@ -299,11 +299,11 @@ pub enum Event {
     /// record of an id is its mark; it holds while the unit's final text has `text_sha256`
     /// and the finding's id is still found.
     FindingMarked {
-        /// The finding's id ([`crate::qa::marks::finding_id`]).
+        /// The finding's id ([`crate::qa::findings::editor_marks::finding_id`]).
         id: String,
         /// `confirmed` or `dismissed`; absent when the editor removed the mark.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        mark: Option<crate::qa::marks::Mark>,
+        mark: Option<crate::qa::findings::editor_marks::Mark>,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         note: String,
         unit: String,

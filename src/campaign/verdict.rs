@@ -73,8 +73,8 @@ pub struct FinalQa {
     pub campaign: qa::CampaignQa,
     /// Issue 17: the editor's review applied to `units` and `chapter` (every finding has its
     /// id; dismissed ones are `info`, errors of downgraded checks `warning`; see
-    /// [`super::marks::review`]).
-    pub review: super::marks::Review,
+    /// [`super::mark_journal::review`]).
+    pub review: super::mark_journal::Review,
 }
 
 impl FinalQa {
@@ -147,7 +147,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
         .map(|(_, t)| *t)
         .collect();
     let mut campaign = (*qa::check_translations(&ctx, &translated)).clone();
-    let completeness = qa::completeness::check(&unit_texts, &chapter_texts);
+    let completeness = qa::book::completeness::check(&unit_texts, &chapter_texts);
     campaign.findings.splice(0..0, completeness);
     // References: each finding is copied once, into its unit's list below.
     let mut by_unit: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
@@ -177,7 +177,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
         .collect();
     // Missing images and link targets of the source: warnings, once per target.
     chapter.extend(super::source_targets::missing_targets(c));
-    let review = super::marks::review(c, s, &mut units, &mut chapter, &finals);
+    let review = super::mark_journal::review(c, s, &mut units, &mut chapter, &finals);
     FinalQa {
         units,
         chapter,

@@ -1,5 +1,5 @@
 //! `booktr qa dismiss|confirm|unmark`: journals an editor's marks of QA findings (issue 17;
-//! see [`crate::campaign::marks`]). No model call; the next `run`, `validate` or `status`
+//! see [`crate::campaign::mark_journal`]). No model call; the next `run`, `validate` or `status`
 //! counts them.
 
 use crate::campaign::Campaign;
@@ -7,7 +7,7 @@ use crate::campaign::state::State;
 use crate::campaign::store::{Existing, Store};
 use crate::cli::{QaAction, QaArgs};
 use crate::exit::{ExitCode, UsageError};
-use crate::qa::marks::Mark;
+use crate::qa::findings::editor_marks::Mark;
 
 pub fn run(args: &QaArgs) -> anyhow::Result<ExitCode> {
     let (a, mark) = match &args.action {
@@ -27,7 +27,7 @@ pub fn run(args: &QaArgs) -> anyhow::Result<ExitCode> {
     let mut store = Store::open_for_run(&c, Existing::Refuse)?;
     let mut state = State::load(&c, &store.dir, "qa")?;
     crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
-    let n = crate::campaign::marks::mark(&c, &mut store, &mut state, &a.ids, mark, &a.note)?;
+    let n = crate::campaign::mark_journal::mark(&c, &mut store, &mut state, &a.ids, mark, &a.note)?;
     eprintln!(
         "{shown}: {n} finding(s) {}. `booktr validate {shown}` writes the report with them.",
         mark.map_or("unmarked", |m| m.as_str())

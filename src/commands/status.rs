@@ -25,14 +25,14 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let mut state = State::load(&campaign, &dir, "status")?;
     // Issue 17: marks edited in findings-review.csv count here too; status holds no lock, so
     // `run` or `validate` journals them.
-    let pending = crate::campaign::marks::csv_changes(&campaign, &state)?;
+    let pending = crate::campaign::mark_journal::csv_changes(&campaign, &state)?;
     if !pending.events.is_empty() {
         eprintln!(
             "{} mark(s) edited in {} are counted here; `booktr validate {}` records them in the journal",
             pending.events.len(),
             campaign
                 .plan
-                .show(&crate::campaign::marks::csv_path(&campaign)),
+                .show(&crate::campaign::mark_journal::csv_path(&campaign)),
             campaign.plan.show(&campaign.plan.campaign_file)
         );
     }

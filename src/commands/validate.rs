@@ -96,7 +96,7 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
         crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
     }
     // Issue 17: marks the editor wrote in findings-review.csv.
-    for line in crate::campaign::marks::journal_csv(&campaign, &mut store, &mut state)? {
+    for line in crate::campaign::mark_journal::journal_csv(&campaign, &mut store, &mut state)? {
         eprintln!("{line}");
     }
     let manager = Manager::new(&campaign, &state);
@@ -220,7 +220,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let target_dir_mode = tgt.is_dir();
     // The stray source-language words the whole translation keeps, tallied over every chapter
     // before any unit is checked: a word kept throughout is the translation's convention, a
-    // warning of `untranslated_word`, not an error (see `qa::untranslated`).
+    // warning of `untranslated_word`, not an error (see `qa::unit::untranslated`).
     let mut book: Vec<(std::sync::Arc<str>, std::sync::Arc<str>)> = Vec::new();
     for sp in &sources {
         let rel = sp.display().to_string();
@@ -238,10 +238,9 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             book.push((ch.text, t.text));
         }
     }
-    ctx.kept_words = Some(std::sync::Arc::new(qa::untranslated::KeptWords::tally(
-        &ctx,
-        book.iter().map(|(s, t)| (&**s, &**t)),
-    )));
+    ctx.kept_words = Some(std::sync::Arc::new(
+        qa::unit::untranslated::KeptWords::tally(&ctx, book.iter().map(|(s, t)| (&**s, &**t))),
+    ));
     drop(book);
     // Pair every chapter first, then check the pairs: the per-unit checks are pure over
     // (context, source, target), so they run on every core (rayon; order kept), and the
@@ -378,9 +377,9 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let mut words: Vec<(String, usize)> = Vec::new();
     for u in &mut report.units {
         let source = texts.get(&u.id).map_or("", |t| t.0.as_str());
-        qa::marks::assign_ids(&crate::util::sha256_hex(source), &mut u.findings);
+        qa::findings::editor_marks::assign_ids(&crate::util::sha256_hex(source), &mut u.findings);
         let w = if u.kind.needs_translation() {
-            qa::mqm::source_words(source)
+            qa::findings::mqm::source_words(source)
         } else {
             0
         };
@@ -389,7 +388,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             None => words.push((u.chapter.clone(), w)),
         }
     }
-    crate::campaign::marks::assign_chapter_ids(&mut report.chapter_findings);
+    crate::campaign::mark_journal::assign_chapter_ids(&mut report.chapter_findings);
     report.mqm = report::MqmReport::of(
         &words,
         report
@@ -460,7 +459,7 @@ fn unit_findings(
     let mut findings = if u.kind.needs_translation() {
         qa::check_unit(ctx, &u.id, &u.chapter, s, t)
     } else if u.kind == crate::book::UnitKind::FrontMatter {
-        qa::front_matter::findings(s, t)
+        qa::unit::front_matter::findings(s, t)
             .into_iter()
             .map(|f| qa::Finding {
                 unit: u.id.clone(),

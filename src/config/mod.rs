@@ -112,7 +112,7 @@ pub struct Plan {
     pub style: Style,
     /// Campaign key `mark_precision_threshold` (default
     /// [`DEFAULT_MARK_PRECISION_THRESHOLD`], 0.5): checks whose precision over the
-    /// editor's marks is below it (with at least 10 (`qa::marks::MIN_MARKS`) marks) are
+    /// editor's marks is below it (with at least 10 (`qa::findings::editor_marks::MIN_MARKS`) marks) are
     /// downgraded to warnings for this campaign.
     pub mark_precision_threshold: f64,
     /// Campaign key `mqm_threshold` (default [`DEFAULT_MQM_THRESHOLD`], 10):

@@ -2,7 +2,7 @@
 //! deterministic locale-convention rules the `style_*` QA checks apply, and how severe their
 //! findings are. Every rule is on by default where it applies to the target locale (see
 //! [`Style::for_target`]); the `[style]` table switches rules off, picks a policy, or raises
-//! the severity. How a rule reads a text is the QA layer's business (`qa::style`); this module
+//! the severity. How a rule reads a text is the QA layer's business (`qa::unit::style`); this module
 //! only holds the settings, so that the prompts and the checks could both read them.
 
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ pub struct Style {
     /// Default on for fr targets.
     pub fr_spacing: bool,
     /// `style_number_format`: digit grouping and decimal separator of the target locale, for
-    /// the locales whose convention the check knows (see `qa::style::numbers`). Default on.
+    /// the locales whose convention the check knows (see `qa::unit::style::numbers`). Default on.
     pub number_format: bool,
     /// `style_term_casing`: an English term kept in the translation keeps the source's casing
     /// (`GitHub`, `JSON`). Default on.

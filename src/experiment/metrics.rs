@@ -2,13 +2,13 @@
 //! texts, with the same QA context (the campaign's languages and its house-style termbase), so
 //! neither arm is measured against terms only it was given:
 //!
-//! - **terminology consistency**: of the terms [`crate::qa::drift`] tracks (termbase entries and
+//! - **terminology consistency**: of the terms [`crate::qa::book::drift`] tracks (termbase entries and
 //!   the book's frequent terms) that are identified in at least two translated units, the share
 //!   rendered one way across the book (not drifting);
 //! - **house-style adherence**: over the occurrences of house-style terms in the sources of
 //!   translated units, the share with the required rendering in the translation
 //!   (Σ min(rendering occurrences, term occurrences) / Σ term occurrences, per unit and entry,
-//!   from [`crate::qa::glossary::adherence`]);
+//!   from [`crate::qa::unit::glossary::adherence`]);
 //! - **QA findings by check**: every per-unit check ([`crate::qa::check_unit`]) plus the
 //!   campaign-level checks ([`crate::qa::check_campaign`]);
 //! - **context peaks** (`o200k_base` tokens): the main context's peak (the Manager's context for
@@ -161,7 +161,7 @@ pub fn measure(c: &Campaign, a: &ArmInput) -> anyhow::Result<ArmMetrics> {
         let mut units: Vec<&String> = row
             .cells
             .iter()
-            .filter(|(k, _)| k.as_str() != qa::drift::UNIDENTIFIED)
+            .filter(|(k, _)| k.as_str() != qa::book::drift::UNIDENTIFIED)
             .flat_map(|(_, us)| us)
             .collect();
         units.sort();

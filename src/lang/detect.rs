@@ -1,7 +1,7 @@
 //! Language identification: which language a text is written in, and which of a translation's
 //! two languages (source or target) a block, a sentence or a word of it belongs to. Owns the
 //! choice of identifier (the `whatlang` crate), the mapping of booktr's [`Lang`] to it, and the
-//! script class of a letter. The QA checks (`qa::untranslated`) decide what text to judge; this
+//! script class of a letter. The QA checks (`qa::unit::untranslated`) decide what text to judge; this
 //! module only says what language it is in. A later `booktr init` can call [`detect`] on a whole
 //! chapter to find a book's source language.
 //!
@@ -277,7 +277,7 @@ impl PairIdentifier {
     /// - Different scripts: a text with letters of the source's script and none of the
     ///   target's is in the source language (confidence 1.0); one with any letter of the
     ///   target's script is (at least partly) translated, so it counts as the target (the
-    ///   source words left in it are stray words, see `qa::untranslated`).
+    ///   source words left in it are stray words, see `qa::unit::untranslated`).
     /// - Same script: whatlang restricted to the two languages, with its confidence.
     pub fn side(&self, text: &str) -> Option<(Side, f64)> {
         if self.scripts_differ() {

@@ -31,15 +31,14 @@
 //!   returned as [`LlmError::Runaway`].
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::ProviderPlan;
+use super::attempt;
 use super::call::{self, ApiKey};
 use super::error::LlmError;
 use super::presets::JsonMode;
@@ -223,8 +222,8 @@ impl AnthropicClient {
         rb
     }
 
-    /// Sends `req` with retries (see the module docs). `Answer::attempts` counts every HTTP
-    /// request made.
+    /// Sends `req` with retries through the shared attempt loop (`attempt::complete`; see
+    /// the module docs). `Answer::attempts` counts every HTTP request made.
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
         self.complete_with(req, CallOptions::default()).await
     }
@@ -235,133 +234,101 @@ impl AnthropicClient {
         req: &Request,
         opts: CallOptions,
     ) -> Result<Answer, LlmError> {
-        let tokens = call::budget_tokens(req, self.max_tokens.or(Some(DEFAULT_MAX_TOKENS)));
-        let requests = AtomicU32::new(0);
-        call::with_retries(
-            req,
-            self.max_attempts,
-            &self.limits,
-            tokens,
-            &requests,
-            || self.attempt_with_fallback(req, &requests, opts),
-        )
-        .await
+        attempt::complete(self, req, opts).await
     }
+}
 
-    async fn attempt_with_fallback(
-        &self,
-        req: &Request,
-        requests: &AtomicU32,
-        opts: CallOptions,
-    ) -> Result<Answer, LlmError> {
-        let use_tool = self.uses_tool(req);
-        requests.fetch_add(1, Ordering::SeqCst);
-        match self.attempt(req, use_tool, opts).await {
-            Err(LlmError::Http {
-                status: 400,
-                ref body,
-                ..
-            }) if use_tool && (body.contains("tool") || body.contains("input_schema")) => {
-                tracing::info!(
-                    "the endpoint rejects tools; asking for JSON in the prompt from now on"
-                );
-                self.tools_ok.store(false, Ordering::Relaxed);
-                requests.fetch_add(1, Ordering::SeqCst);
-                self.attempt(req, false, opts).await
-            }
-            other => other,
+/// What differs for the Messages API: the version and key headers, message events, and the
+/// forced JSON tool as the feature an endpoint may reject (then JSON is asked for in the
+/// prompt).
+impl attempt::Endpoint for AnthropicClient {
+    type Reader = EventReader;
+
+    fn settings(&self) -> attempt::Settings<'_> {
+        attempt::Settings {
+            url: &self.url,
+            max_attempts: self.max_attempts,
+            request_timeout: self.request_timeout,
+            idle_timeout: self.idle_timeout,
+            limits: &self.limits,
+            default_max_tokens: self.max_tokens.or(Some(DEFAULT_MAX_TOKENS)),
         }
     }
 
-    /// One HTTP request, bounded by the overall request timeout.
-    async fn attempt(
-        &self,
-        req: &Request,
-        use_tool: bool,
-        opts: CallOptions,
-    ) -> Result<Answer, LlmError> {
-        match tokio::time::timeout(
-            self.request_timeout,
-            self.attempt_inner(req, use_tool, opts),
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(_) => Err(LlmError::Timeout(self.request_timeout.as_secs())),
-        }
+    fn uses_feature(&self, req: &Request) -> bool {
+        self.uses_tool(req)
     }
 
-    /// One request and its stream, read under a [`Guard`] like the OpenAI-compatible client's
-    /// (a runaway reply drops the stream and is returned as [`LlmError::Runaway`]).
-    async fn attempt_inner(
+    fn rejects_feature(&self, body: &str) -> bool {
+        body.contains("tool") || body.contains("input_schema")
+    }
+
+    fn drop_feature(&self) {
+        tracing::info!("the endpoint rejects tools; asking for JSON in the prompt from now on");
+        self.tools_ok.store(false, Ordering::Relaxed);
+    }
+
+    fn request(
         &self,
         req: &Request,
-        use_tool: bool,
+        use_feature: bool,
         opts: CallOptions,
-    ) -> Result<Answer, LlmError> {
-        let mut guard = Guard::for_request(req);
-        let resp = self
-            .request(reqwest::Method::POST, &self.url)
-            .json(&self.body_with(req, use_tool, opts))
-            .send()
-            .await
-            .map_err(|e| call::transport_error(e, &self.url, self.request_timeout))?;
-        self.limits.observe(resp.headers());
-        if !resp.status().is_success() {
-            return Err(call::status_error(resp, &self.url).await);
+    ) -> reqwest::RequestBuilder {
+        self.request(reqwest::Method::POST, &self.url)
+            .json(&self.body_with(req, use_feature, opts))
+    }
+
+    fn reader(&self, use_feature: bool) -> EventReader {
+        EventReader {
+            acc: MessageAccumulator::default(),
+            json_tool: use_feature,
+            url: self.url.clone(),
         }
-        let mut events = resp.bytes_stream().eventsource();
-        let mut acc = MessageAccumulator::default();
-        loop {
-            let next = match tokio::time::timeout(self.idle_timeout, events.next()).await {
-                Ok(n) => n,
-                Err(_) => return Err(LlmError::StreamIdle(self.idle_timeout.as_secs())),
-            };
-            let Some(event) = next else { break };
-            let event = event.map_err(|e| LlmError::StreamBroken(e.to_string()))?;
-            let data = event.data.trim();
-            if data.is_empty() {
-                continue;
-            }
-            let ev: StreamEvent = serde_json::from_str(data).map_err(|e| LlmError::Decode {
-                message: e.to_string(),
-                raw: crate::util::excerpt(data, 2000),
-            })?;
-            let runaway = match &ev {
-                StreamEvent::ContentBlockDelta { delta, .. } => match delta {
-                    Delta::TextDelta { text } => guard.observe(Channel::Content, text),
-                    Delta::ThinkingDelta { thinking } => {
-                        guard.observe(Channel::Reasoning, thinking)
-                    }
-                    Delta::InputJsonDelta { partial_json } => {
-                        guard.observe(Channel::ToolArguments, partial_json)
-                    }
-                    Delta::Other => None,
-                },
-                _ => None,
-            };
-            if let Some(r) = runaway {
-                drop(events);
-                return Err(r.into_error(&req.task, req.prompt_tokens_estimate()));
-            }
-            acc.push(ev)
-                .map_err(|t| LlmError::in_stream(t, &self.url))?;
-            if acc.stopped {
-                break;
-            }
+    }
+}
+
+/// Reads Messages API events; the stream is complete at `message_stop`.
+#[derive(Debug)]
+pub(crate) struct EventReader {
+    acc: MessageAccumulator,
+    /// Whether the request carried the JSON tool (its input is then the content).
+    json_tool: bool,
+    /// The endpoint, for in-stream errors.
+    url: String,
+}
+
+impl attempt::StreamReader for EventReader {
+    fn read(&mut self, data: &str, guard: &mut Guard) -> Result<bool, attempt::Stop> {
+        let ev: StreamEvent =
+            serde_json::from_str(data).map_err(|e| attempt::decode_error(e, data))?;
+        let runaway = match &ev {
+            StreamEvent::ContentBlockDelta { delta, .. } => match delta {
+                Delta::TextDelta { text } => guard.observe(Channel::Content, text),
+                Delta::ThinkingDelta { thinking } => guard.observe(Channel::Reasoning, thinking),
+                Delta::InputJsonDelta { partial_json } => {
+                    guard.observe(Channel::ToolArguments, partial_json)
+                }
+                Delta::Other => None,
+            },
+            _ => None,
+        };
+        if let Some(r) = runaway {
+            return Err(attempt::Stop::Runaway(r));
         }
-        if !acc.stopped {
+        self.acc
+            .push(ev)
+            .map_err(|t| LlmError::in_stream(t, &self.url))?;
+        Ok(self.acc.stopped)
+    }
+
+    fn finish(self) -> Result<Answer, LlmError> {
+        if !self.acc.stopped {
             return Err(LlmError::StreamBroken(format!(
                 "the stream ended after {} events without message_stop",
-                acc.events
+                self.acc.events
             )));
         }
-        let answer = acc.finish(1, use_tool);
-        if req.prefill.is_some() {
-            // A continuation may rightly add nothing (the reply was cut at its very end).
-            return Ok(answer);
-        }
-        check_not_empty(answer)
+        Ok(self.acc.finish(1, self.json_tool))
     }
 }
 
@@ -369,21 +336,6 @@ impl AnthropicClient {
 /// refuses in a final assistant turn. A continuation follows these bytes.
 pub fn prefill_as_sent(prefill: &str) -> &str {
     prefill.trim_end()
-}
-
-/// An answer with no visible content and no tool call is an error ([`LlmError::Empty`],
-/// retried), saying whether only reasoning came back.
-pub(crate) fn check_not_empty(answer: Answer) -> Result<Answer, LlmError> {
-    let (visible, think) = super::stream::split_think(&answer.content);
-    if visible.trim().is_empty() && answer.tool_calls.is_empty() {
-        let why = if answer.reasoning.is_empty() && think.is_empty() {
-            String::new()
-        } else {
-            " (only reasoning)".into()
-        };
-        return Err(LlmError::Empty(why));
-    }
-    Ok(answer)
 }
 
 /// One `data:` payload of the stream (its `type` names the event).

@@ -281,7 +281,7 @@ pub fn chat_completion_answer(body: &Value) -> Result<Answer, String> {
         model: str_field(body, "model"),
         attempts: 1,
     };
-    anthropic::check_not_empty(answer).map_err(|e| e.to_string())
+    super::attempt::check_not_empty(answer).map_err(|e| e.to_string())
 }
 
 fn anthropic_batches_url(c: &anthropic::AnthropicClient) -> String {
@@ -339,7 +339,7 @@ pub fn anthropic_item(v: &Value) -> ItemResult {
     let result = &v["result"];
     let outcome = match result["type"].as_str().unwrap_or("") {
         "succeeded" => anthropic::answer_from_message(&result["message"], true)
-            .and_then(|a| anthropic::check_not_empty(a).map_err(|e| e.to_string())),
+            .and_then(|a| super::attempt::check_not_empty(a).map_err(|e| e.to_string())),
         "errored" => Err(format!(
             "errored: {}",
             crate::util::excerpt(&result["error"].to_string(), 500)

@@ -109,12 +109,12 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         .and_then(retry::parse_retry_after)
 }
 
-/// Reads a non-2xx response into an error (see [`super::openai::classify_status`]).
+/// Reads a non-2xx response into an error (see [`super::error::classify_status`]).
 pub async fn status_error(resp: reqwest::Response, url: &str) -> LlmError {
     let status = resp.status().as_u16();
     let ra = retry_after(resp.headers());
     let body = resp.text().await.unwrap_or_default();
-    super::openai::classify_status(status, url, &body, ra)
+    super::error::classify_status(status, url, &body, ra)
 }
 
 /// Whether an error is a congestion signal for the runner's adaptive concurrency: a 429, a

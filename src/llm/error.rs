@@ -224,10 +224,46 @@ impl LlmError {
     }
 }
 
+/// Maps a non-2xx response to an error, recognising context-length errors by the wording
+/// OpenAI, DeepSeek, vLLM and llama.cpp use, and account problems (quota, billing, key,
+/// permission: [`account_problem`]) whatever their status.
+pub fn classify_status(
+    status: u16,
+    url: &str,
+    body: &str,
+    retry_after: Option<Duration>,
+) -> LlmError {
+    let lower = body.to_ascii_lowercase();
+    if status == 400
+        && (lower.contains("context_length_exceeded")
+            || lower.contains("maximum context length")
+            || lower.contains("context window")
+            || lower.contains("too many tokens")
+            || lower.contains("exceeds the context")
+            // Anthropic: "prompt is too long: 250000 tokens > 200000 maximum".
+            || lower.contains("prompt is too long"))
+    {
+        return LlmError::ContextLength(crate::util::excerpt(body, 500));
+    }
+    if let Some(problem) = account_problem(status, body) {
+        return LlmError::Account {
+            problem,
+            status,
+            url: url.to_string(),
+            message: provider_message(body),
+        };
+    }
+    LlmError::Http {
+        status,
+        url: url.to_string(),
+        body: crate::util::excerpt(body, 2000),
+        retry_after,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::openai::classify_status;
 
     fn classify(status: u16, body: &str) -> LlmError {
         classify_status(
@@ -327,5 +363,19 @@ mod tests {
         assert!(e.is_fatal_for_campaign());
         let e = LlmError::in_stream(r#"{"type":"overloaded_error"}"#.into(), "u");
         assert!(matches!(e, LlmError::InStream(_)) && e.is_retryable());
+    }
+
+    #[test]
+    fn context_length_is_recognised() {
+        let e = classify_status(
+            400,
+            "u",
+            r#"{"error":{"code":"context_length_exceeded"}}"#,
+            None,
+        );
+        assert!(matches!(e, LlmError::ContextLength(_)));
+        assert!(!e.is_retryable());
+        let e = classify_status(503, "u", "busy", None);
+        assert!(e.is_retryable());
     }
 }

@@ -10,6 +10,9 @@
 //! - [`anthropic`]: the Anthropic Messages API client (SSE events, prompt caching, JSON by
 //!   forced tool).
 //! - [`call`]: what the HTTP clients share (key, transport errors, the retry driver).
+//! - `attempt`: the attempt loop both streaming clients run (timeouts, the stream under the
+//!   runaway guard, the "endpoint rejects the feature, downgrade and retry" fallback); each
+//!   client supplies its request, its stream reader and its optional feature.
 //! - [`presets`]: known services (base URL, key variable, quirks).
 //! - [`batch`]: the OpenAI-compatible and Anthropic batch APIs (`run --batch`).
 //! - [`pseudo`]: deterministic pseudo-translation of Markdown text (no prompt reading), which
@@ -23,6 +26,7 @@
 //! Agents never see HTTP: they build a [`Request`] and parse an [`Answer`].
 
 pub mod anthropic;
+mod attempt;
 pub mod batch;
 pub mod call;
 pub mod continuation;

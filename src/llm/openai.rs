@@ -4,20 +4,21 @@
 //!
 //! Per attempt: a connect timeout, an overall request timeout and an idle timeout between
 //! chunks, and a [`Guard`] that stops a runaway reply (repeating itself, or outgrowing its
-//! `max_tokens`) by dropping the stream ([`super::runaway`]). Across attempts: the shared retry driver ([`call::with_retries`]). Structured output
+//! `max_tokens`) by dropping the stream ([`super::runaway`]); that loop is shared with the
+//! Anthropic client (`attempt`). Across attempts: the shared retry driver
+//! ([`call::with_retries`]). Structured output
 //! follows [`Quirks::json_mode`]: `response_format: json_schema` first, falling back to
 //! `json_object` for the rest of the run when the server rejects it (DeepSeek, Ollama and many
 //! vLLM builds do); `json_object` from the start; or no `response_format` at all (the prompt
 //! asks for JSON). The batch endpoints (`/files`, `/batches`) are in [`super::batch`].
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::ProviderPlan;
+use super::attempt;
 use super::call;
 use super::error::LlmError;
 use super::presets::{Continuation, JsonMode, Quirks};
@@ -137,8 +138,9 @@ impl OpenAiClient {
     }
 
     /// Sends `req` with retries ([`call::with_retries`]: the retry policy, 429 waits and rate
-    /// limits shared by every provider). See the module docs for timeouts and fallbacks.
-    /// `Answer::attempts` counts every HTTP request made.
+    /// limits shared by every provider) through the shared attempt loop (`attempt::complete`).
+    /// See the module docs for timeouts and fallbacks. `Answer::attempts` counts every HTTP
+    /// request made.
     pub async fn complete(&self, req: &Request) -> Result<Answer, LlmError> {
         self.complete_with(req, CallOptions::default()).await
     }
@@ -149,139 +151,104 @@ impl OpenAiClient {
         req: &Request,
         opts: CallOptions,
     ) -> Result<Answer, LlmError> {
-        let tokens = call::budget_tokens(req, self.max_tokens);
-        let requests = AtomicU32::new(0);
-        call::with_retries(
-            req,
-            self.max_attempts,
-            &self.limits,
-            tokens,
-            &requests,
-            || self.attempt_with_fallback(req, &requests, opts),
-        )
-        .await
+        attempt::complete(self, req, opts).await
     }
 
     /// The temperature of the campaign (`None`: the provider's default).
     pub fn temperature(&self) -> Option<f64> {
         self.temperature
     }
+}
 
-    async fn attempt_with_fallback(
-        &self,
-        req: &Request,
-        requests: &AtomicU32,
-        opts: CallOptions,
-    ) -> Result<Answer, LlmError> {
-        let use_schema = req.json_schema.is_some() && self.json_schema_ok.load(Ordering::Relaxed);
-        requests.fetch_add(1, Ordering::SeqCst);
-        match self.attempt(req, use_schema, opts).await {
-            Err(LlmError::Http {
-                status: 400,
-                ref body,
-                ..
-            }) if use_schema
-                && (body.contains("response_format") || body.contains("json_schema")) =>
-            {
-                tracing::info!("the endpoint rejects json_schema; using json_object from now on");
-                self.json_schema_ok.store(false, Ordering::Relaxed);
-                requests.fetch_add(1, Ordering::SeqCst);
-                self.attempt(req, false, opts).await
-            }
-            other => other,
+/// What differs for an OpenAI-compatible endpoint: a bearer key, chat-completion chunks, and
+/// `json_schema` as the feature an endpoint may reject (then `json_object` is used).
+impl attempt::Endpoint for OpenAiClient {
+    type Reader = ChunkReader;
+
+    fn settings(&self) -> attempt::Settings<'_> {
+        attempt::Settings {
+            url: &self.url,
+            max_attempts: self.max_attempts,
+            request_timeout: self.request_timeout,
+            idle_timeout: self.idle_timeout,
+            limits: &self.limits,
+            default_max_tokens: self.max_tokens,
         }
     }
 
-    /// One HTTP request, bounded by the overall request timeout.
-    async fn attempt(
-        &self,
-        req: &Request,
-        use_schema: bool,
-        opts: CallOptions,
-    ) -> Result<Answer, LlmError> {
-        match tokio::time::timeout(
-            self.request_timeout,
-            self.attempt_inner(req, use_schema, opts),
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(_) => Err(LlmError::Timeout(self.request_timeout.as_secs())),
-        }
+    fn uses_feature(&self, req: &Request) -> bool {
+        req.json_schema.is_some() && self.json_schema_ok.load(Ordering::Relaxed)
     }
 
-    /// One request and its stream. The stream is read under a [`Guard`]: a reply that repeats
-    /// itself or outgrows `max_tokens` is stopped by dropping the stream (which closes the
-    /// connection) and returned as [`LlmError::Runaway`].
-    async fn attempt_inner(
+    fn rejects_feature(&self, body: &str) -> bool {
+        body.contains("response_format") || body.contains("json_schema")
+    }
+
+    fn drop_feature(&self) {
+        tracing::info!("the endpoint rejects json_schema; using json_object from now on");
+        self.json_schema_ok.store(false, Ordering::Relaxed);
+    }
+
+    fn request(
         &self,
         req: &Request,
-        use_schema: bool,
+        use_feature: bool,
         opts: CallOptions,
-    ) -> Result<Answer, LlmError> {
-        let mut rb = self
+    ) -> reqwest::RequestBuilder {
+        let rb = self
             .http
             .post(&self.url)
-            .json(&self.body_with(req, use_schema, opts));
-        if let Some(k) = &self.key {
-            rb = rb.bearer_auth(k.expose());
+            .json(&self.body_with(req, use_feature, opts));
+        match &self.key {
+            Some(k) => rb.bearer_auth(k.expose()),
+            None => rb,
         }
-        let resp = rb
-            .send()
-            .await
-            .map_err(|e| call::transport_error(e, &self.url, self.request_timeout))?;
-        self.limits.observe(resp.headers());
-        if !resp.status().is_success() {
-            return Err(call::status_error(resp, &self.url).await);
+    }
+
+    fn reader(&self, _use_feature: bool) -> ChunkReader {
+        ChunkReader {
+            acc: Accumulator::new(),
+            done: false,
+            url: self.url.clone(),
         }
-        let mut events = resp.bytes_stream().eventsource();
-        let mut acc = Accumulator::new();
-        let mut guard = Guard::for_request(req);
-        let mut done = false;
-        loop {
-            let next = match tokio::time::timeout(self.idle_timeout, events.next()).await {
-                Ok(n) => n,
-                Err(_) => return Err(LlmError::StreamIdle(self.idle_timeout.as_secs())),
-            };
-            let Some(event) = next else { break };
-            let event = event.map_err(|e| LlmError::StreamBroken(e.to_string()))?;
-            let data = event.data.trim();
-            if data.is_empty() {
-                continue;
-            }
-            if data == "[DONE]" {
-                done = true;
-                break;
-            }
-            let chunk: Chunk = serde_json::from_str(data).map_err(|e| LlmError::Decode {
-                message: e.to_string(),
-                raw: crate::util::excerpt(data, 2000),
-            })?;
-            if let Some(r) = watch(&mut guard, &chunk) {
-                drop(events);
-                return Err(r.into_error(&req.task, req.prompt_tokens_estimate()));
-            }
-            acc.push(chunk)
-                .map_err(|t| LlmError::in_stream(t, &self.url))?;
+    }
+}
+
+/// Reads chat-completion chunks; the stream is complete at `[DONE]` or a finish reason.
+#[derive(Debug)]
+pub(crate) struct ChunkReader {
+    acc: Accumulator,
+    /// Whether `[DONE]` arrived.
+    done: bool,
+    /// The endpoint, for in-stream errors.
+    url: String,
+}
+
+impl attempt::StreamReader for ChunkReader {
+    fn read(&mut self, data: &str, guard: &mut Guard) -> Result<bool, attempt::Stop> {
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
         }
-        if !done && !acc.is_finished() {
+        let chunk: Chunk =
+            serde_json::from_str(data).map_err(|e| attempt::decode_error(e, data))?;
+        if let Some(r) = watch(guard, &chunk) {
+            return Err(attempt::Stop::Runaway(r));
+        }
+        self.acc
+            .push(chunk)
+            .map_err(|t| LlmError::in_stream(t, &self.url))?;
+        Ok(false)
+    }
+
+    fn finish(self) -> Result<Answer, LlmError> {
+        if !self.done && !self.acc.is_finished() {
             return Err(LlmError::StreamBroken(format!(
                 "the stream ended after {} chunks without a finish reason or [DONE]",
-                acc.chunks
+                self.acc.chunks
             )));
         }
-        let answer = acc.finish(1);
-        let (visible, think) = super::stream::split_think(&answer.content);
-        // A continuation may rightly add nothing: the reply was cut at its very end.
-        if visible.trim().is_empty() && answer.tool_calls.is_empty() && req.prefill.is_none() {
-            let why = if answer.reasoning.is_empty() && think.is_empty() {
-                String::new()
-            } else {
-                " (only reasoning)".into()
-            };
-            return Err(LlmError::Empty(why));
-        }
-        Ok(answer)
+        Ok(self.acc.finish(1))
     }
 }
 
@@ -309,60 +276,4 @@ fn watch(guard: &mut Guard, chunk: &Chunk) -> Option<super::runaway::Runaway> {
         }
     }
     None
-}
-
-/// Maps a non-2xx response to an error, recognising context-length errors by the wording
-/// OpenAI, DeepSeek, vLLM and llama.cpp use, and account problems (quota, billing, key,
-/// permission: [`super::error::account_problem`]) whatever their status.
-pub fn classify_status(
-    status: u16,
-    url: &str,
-    body: &str,
-    retry_after: Option<Duration>,
-) -> LlmError {
-    let lower = body.to_ascii_lowercase();
-    if status == 400
-        && (lower.contains("context_length_exceeded")
-            || lower.contains("maximum context length")
-            || lower.contains("context window")
-            || lower.contains("too many tokens")
-            || lower.contains("exceeds the context")
-            // Anthropic: "prompt is too long: 250000 tokens > 200000 maximum".
-            || lower.contains("prompt is too long"))
-    {
-        return LlmError::ContextLength(crate::util::excerpt(body, 500));
-    }
-    if let Some(problem) = super::error::account_problem(status, body) {
-        return LlmError::Account {
-            problem,
-            status,
-            url: url.to_string(),
-            message: super::error::provider_message(body),
-        };
-    }
-    LlmError::Http {
-        status,
-        url: url.to_string(),
-        body: crate::util::excerpt(body, 2000),
-        retry_after,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn context_length_is_recognised() {
-        let e = classify_status(
-            400,
-            "u",
-            r#"{"error":{"code":"context_length_exceeded"}}"#,
-            None,
-        );
-        assert!(matches!(e, LlmError::ContextLength(_)));
-        assert!(!e.is_retryable());
-        let e = classify_status(503, "u", "busy", None);
-        assert!(e.is_retryable());
-    }
 }

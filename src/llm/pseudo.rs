@@ -174,7 +174,7 @@ fn pseudo_prose(slice: &str, target: &Lang, tb: &Termbase, matcher: &Matcher) ->
 /// Sets one pseudo-translated prose slice (the text of one Markdown text event, so no markup
 /// inside) in `t`'s conventions.
 ///
-/// Hand-rolled: it mirrors the house-style checks of `qa::style` (which this layer may not
+/// Hand-rolled: it mirrors the house-style checks of `qa::unit::style` (which this layer may not
 /// import) on text the pseudo provider wrote itself; no library knows those rules.
 fn typeset(slice: &str, t: &Typography) -> String {
     const NBSP: char = '\u{00A0}';
@@ -319,7 +319,7 @@ fn map_words(s: &str, target: &Lang, cjk: bool, mut prev_mapped: bool) -> (Strin
                 out.push_str(&pending_space);
                 pending_space.clear();
                 // A CJK translation punctuates its sentences full-width, as the house-style
-                // lint (`qa::style`) wants: after a pseudo-word, or before a space or the end
+                // lint (`qa::unit::style`) wants: after a pseudo-word, or before a space or the end
                 // (a `.` not after a digit or a kept name, where it numbers or abbreviates).
                 let before_space = chars.peek().is_none_or(|n| *n == ' ');
                 let after_name = out

@@ -3,41 +3,31 @@
 //! opinions advise; these checks decide: an `error` finding sends a unit back for revision
 //! without asking the Manager, and makes `booktr validate` exit 1.
 //!
-//! - [`doc`]: one parse of a text into everything the checks compare.
-//! - One file per family of per-unit checks, each `fn check(&QaContext, &Doc, &Doc, src, tgt)`.
-//! - [`check_unit`] runs every per-unit check; [`check_campaign`] adds the checks that compare
-//!   translations across units (norms, length ratio, terminology drift, review markers,
-//!   completeness).
+//! This module owns what every check shares: [`Finding`], [`Severity`], the settings of a run
+//! ([`QaContext`]) and the two entry points, [`check_unit`] (every per-unit check) and
+//! [`check_campaign`] (the checks that compare translations across units). The checks and
+//! what they read live in four folders:
+//!
+//! - [`unit`]: the per-unit checks, one file per family, each
+//!   `fn check(&QaContext, &Doc, &Doc, src, tgt)`, pure functions of one unit's pair of texts;
+//! - [`book`]: the book-level checks (completeness, length ratio, terminology drift, review
+//!   markers) and [`check_campaign`], which runs them over every unit at once;
+//! - [`view`]: what the checks read and remember: one parse of a text ([`Doc`]), the book's
+//!   units parsed once ([`Parsed`]), word boundaries, the gloss and marker scanner, the cache;
+//! - [`findings`]: what happens to findings after the checks: stable ids and editors' marks,
+//!   the MQM scorecard.
 
-pub mod cache;
-pub mod campaign;
-pub mod code;
-pub mod comments;
-pub mod completeness;
-pub mod context;
-pub mod doc;
-pub mod drift;
-pub mod emphasis;
-pub mod front_matter;
-mod gloss;
-pub mod glossary;
-pub mod headings;
-pub mod injected;
-pub mod length;
-pub mod links;
-pub mod markers;
-pub mod marks;
-pub mod math_html;
-pub mod mqm;
-pub mod numbers;
-pub mod prompt_usage;
-pub mod sentences;
-pub mod structure;
-pub mod style;
-pub mod tables;
-pub mod untranslated;
-pub mod words;
-pub mod xref;
+pub mod book;
+pub mod findings;
+pub mod unit;
+pub mod view;
+
+use book::{completeness, drift, length, review_markers};
+use findings::editor_marks;
+use unit::{
+    code, code_comments, context_echo, emphasis, glossary, headings, injected, links, math_html,
+    numbers, sentences, structure, style, tables, untranslated, xref,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -45,14 +35,13 @@ pub use crate::config::default_review_marker;
 use crate::lang::Lang;
 use crate::termbase::Termbase;
 
-pub use cache::QaCache;
-pub use campaign::{
-    CampaignQa, ChapterText, Norms, Parsed, UnitText, check_campaign, check_translations,
-};
-pub use doc::Doc;
-pub use drift::DriftRow;
-pub use glossary::Adherence;
-pub use markers::ReviewTerm;
+pub use book::drift::DriftRow;
+pub use book::review_markers::ReviewTerm;
+pub use book::{CampaignQa, Norms, check_campaign, check_translations};
+pub use unit::glossary::Adherence;
+pub use view::cache::QaCache;
+pub use view::doc::Doc;
+pub use view::units::{ChapterText, Parsed, UnitText};
 
 /// How bad a finding is. `Error` findings force a revision and fail `validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -85,14 +74,14 @@ pub struct Finding {
     /// ([`style`]). Left out of JSON when `None`, so older files load and read unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<(usize, usize)>,
-    /// The stable id editors mark the finding by (12 hex digits, see [`marks::finding_id`]):
+    /// The stable id editors mark the finding by (12 hex digits, see [`editor_marks::finding_id`]):
     /// filled in on the final texts of a campaign (the verdict), empty elsewhere and in older
     /// files, and computed again when missing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
-    /// The editor's mark and the check's downgrade, when one applies ([`marks::Review`]).
+    /// The editor's mark and the check's downgrade, when one applies ([`editor_marks::Review`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<marks::Review>,
+    pub review: Option<editor_marks::Review>,
 }
 
 impl Finding {
@@ -145,8 +134,8 @@ pub struct QaContext {
     /// entries are always errors). `false` from [`QaContext::new`].
     pub agent_entries_approved: bool,
     /// Whether comments in code blocks may be translated (campaign key `code_comments`,
-    /// default [`comments::CodeComments::Keep`]).
-    pub code_comments: comments::CodeComments,
+    /// default [`code_comments::CodeComments::Keep`]).
+    pub code_comments: code_comments::CodeComments,
     /// What the checks remember between calls ([`QaCache`]): a fresh cache from
     /// [`QaContext::new`], the campaign's own from [`QaContext::with_cache`]; clones share it.
     cache: QaCache,
@@ -175,7 +164,7 @@ impl QaContext {
             termbase: termbase.clone(),
             review_marker: default_review_marker(target_lang).to_string(),
             agent_entries_approved: false,
-            code_comments: comments::CodeComments::Keep,
+            code_comments: code_comments::CodeComments::Keep,
             cache: QaCache::default(),
             style: crate::config::Style::for_target(target_lang),
             kept_words: None,
@@ -271,7 +260,7 @@ pub const CHECK_ORDER: &[&str] = &[
     length::CHECK,
     structure::TRUNCATION,
     "injected_text",
-    context::CHECK,
+    context_echo::CHECK,
     structure::CHECK,
     "code_blocks",
     "inline_code",
@@ -291,7 +280,7 @@ pub const CHECK_ORDER: &[&str] = &[
     xref::TARGETS,
     glossary::CHECK,
     drift::CHECK,
-    markers::CHECK,
+    review_markers::CHECK,
     style::CJK_PUNCTUATION,
     style::CJK_LATIN_SPACE,
     style::QUOTES,

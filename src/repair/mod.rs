@@ -24,7 +24,7 @@
 //! - HTML blocks, when the top-level block kinds of source and target match one to one: a
 //!   block of bare tag and comment lines is restored whole, and bare tag lines lost or
 //!   rewritten at the start or end of a block with text are put back;
-//! - emphasis broken by a space after its opening `*` or `**` ([`crate::qa::emphasis`]) is
+//! - emphasis broken by a space after its opening `*` or `**` ([`crate::qa::unit::emphasis`]) is
 //!   closed up when the source has at least as much emphasis and the blocks stay as they are;
 //! - a code block duplicated by the model (the target has more, one is byte-identical to
 //!   another, and without it the sequence matches the source's), a top-level block
@@ -45,8 +45,8 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use crate::qa::comments::{CodeComments, code_without_comments};
-use crate::qa::front_matter::{self, TRANSLATED_KEYS, block as front_matter};
+use crate::qa::unit::code_comments::{CodeComments, code_without_comments};
+use crate::qa::unit::front_matter::{self, TRANSLATED_KEYS, block as front_matter};
 use spans::{InlineKind, Spans};
 
 /// The class of a mechanical repair (serialized in snake_case: `code_block`, `inline_code`,
@@ -82,7 +82,7 @@ pub enum Class {
     /// A leading or trailing block the model added (a lead-in, a note), removed.
     InjectedBlock,
     /// Emphasis markup broken by a space after its opening `*` or `**`
-    /// ([`crate::qa::emphasis`]), closed up.
+    /// ([`crate::qa::unit::emphasis`]), closed up.
     Emphasis,
     /// The label of a reference link or image (`[text][label]`): a name, restored when the
     /// model translated or dropped it, the translated link text kept.
@@ -220,7 +220,7 @@ pub fn is_mechanical(check: &str) -> bool {
             | "math"
             | "html"
             | "injected_text"
-            | crate::qa::emphasis::CHECK
+            | crate::qa::unit::emphasis::CHECK
     )
 }
 
@@ -229,7 +229,7 @@ pub fn is_mechanical(check: &str) -> bool {
 /// message, as QA's `structure` check words them).
 pub fn is_mechanical_finding(f: &crate::qa::Finding) -> bool {
     is_mechanical(&f.check)
-        || (f.check == crate::qa::structure::CHECK
+        || (f.check == crate::qa::unit::structure::CHECK
             && (f.message.contains("admonition marker") || f.message.contains("front matter")))
 }
 
@@ -580,7 +580,7 @@ fn extra_blocks(
     let mut partial = false;
     {
         let (sd, td) = (crate::qa::Doc::parse(source), crate::qa::Doc::parse(text));
-        let extra = crate::qa::structure::extra_ends(&sd, &td);
+        let extra = crate::qa::unit::structure::extra_ends(&sd, &td);
         let owner = &tgt.outline_top;
         if owner.len() == td.blocks.len() {
             let idx: Vec<usize> = extra
@@ -651,12 +651,12 @@ fn extra_blocks(
 }
 
 /// `Emphasis`: the spaces after the opening run of each broken emphasis span of the target
-/// ([`crate::qa::emphasis::broken`]) are removed, when the target has more broken spans than
+/// ([`crate::qa::unit::emphasis::broken`]) are removed, when the target has more broken spans than
 /// the source and closing them up gives the target no more emphasis spans than the source has
 /// and the same top-level blocks (so a `* ` that is a bullet marker is never joined to its
 /// text).
 fn emphasis(source: &str, text: &str, skipped: &mut Vec<Skip>) -> Vec<Edit> {
-    use crate::qa::emphasis::{broken, count};
+    use crate::qa::unit::emphasis::{broken, count};
     let theirs = broken(text);
     if theirs.len() <= broken(source).len() {
         return Vec::new();
@@ -1032,7 +1032,9 @@ fn callouts(
         return;
     }
     // Restore only what QA's check names the same way.
-    if a != crate::qa::structure::markers(source) || b != crate::qa::structure::markers(text) {
+    if a != crate::qa::unit::structure::markers(source)
+        || b != crate::qa::unit::structure::markers(text)
+    {
         skipped.push(Skip {
             class: Class::Callout,
             why: "the markers could not be located line by line".to_string(),
@@ -1062,7 +1064,7 @@ fn callouts(
 }
 
 /// The front matter block of `text` with its entries as QA reads them
-/// ([`crate::qa::front_matter::parse`]), offsets made relative to `text`; `None` when `text`
+/// ([`crate::qa::unit::front_matter::parse`]), offsets made relative to `text`; `None` when `text`
 /// has no block, or one that is not a YAML mapping.
 fn entries(text: &str) -> Option<Vec<front_matter::Entry<'_>>> {
     let fm = front_matter(text)?;
@@ -1366,7 +1368,7 @@ fn consistent(missing: &[&spans::Inline], foreign: &[&spans::Inline]) -> bool {
 /// The source tag `s` with the values of its translatable attributes taken from the target
 /// tag `t` when both have the same such attributes in the same order; `s` unchanged otherwise.
 fn transplant(s: &str, t: &str) -> String {
-    let values = crate::qa::math_html::translatable_values;
+    let values = crate::qa::unit::math_html::translatable_values;
     let (vs, vt) = (values(s), values(t));
     if vs.is_empty() || vs.len() != vt.len() || vs.iter().zip(&vt).any(|(a, b)| a.0 != b.0) {
         return s.to_string();

@@ -309,7 +309,7 @@ impl Spans {
             });
         }
         s.inline.sort_by_key(|i| i.range.start);
-        s.markers = crate::qa::structure::marker_spans(text);
+        s.markers = crate::qa::unit::structure::marker_spans(text);
         s
     }
 
@@ -324,7 +324,7 @@ impl Spans {
 
     /// Adds the tags and comments inside `range` (an HTML block or one inline HTML event).
     fn push_markup(&mut self, text: &str, range: Range<usize>, block: usize) {
-        for r in crate::qa::math_html::markup_ranges(&text[range.clone()]) {
+        for r in crate::qa::unit::math_html::markup_ranges(&text[range.clone()]) {
             let r = range.start + r.start..range.start + r.end;
             let raw = &text[r.clone()];
             let (kind, key) = if raw.starts_with("<!--") {
@@ -332,7 +332,7 @@ impl Spans {
             } else {
                 (
                     InlineKind::Tag,
-                    lf(&crate::qa::math_html::blank_translatable_attrs(raw)),
+                    lf(&crate::qa::unit::math_html::blank_translatable_attrs(raw)),
                 )
             };
             self.inline.push(Inline {

@@ -370,8 +370,8 @@ fn callout_markers_restored() {
     );
     assert!(out.repairs.iter().all(|r| r.class == Class::Callout));
     assert_eq!(
-        crate::qa::structure::markers(&out.text),
-        crate::qa::structure::markers(s)
+        crate::qa::unit::structure::markers(&out.text),
+        crate::qa::unit::structure::markers(s)
     );
     assert!(repair(s, &out.text, &Options::default()).repairs.is_empty());
 }

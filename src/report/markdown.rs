@@ -670,8 +670,8 @@ fn reviewed_severity_cell(f: &Finding) -> String {
         Severity::Info => "info",
     };
     let what = match r.mark {
-        Some(crate::qa::marks::Mark::Dismissed) => format!("dismissed {was}"),
-        Some(crate::qa::marks::Mark::Confirmed) => "confirmed".to_string(),
+        Some(crate::qa::findings::editor_marks::Mark::Dismissed) => format!("dismissed {was}"),
+        Some(crate::qa::findings::editor_marks::Mark::Confirmed) => "confirmed".to_string(),
         None => format!("{was}, check downgraded"),
     };
     format!("{} ({what})", severity_cell(f.severity))

@@ -309,14 +309,14 @@ pub struct Report {
     /// Issue 17: the editor's marks over the final texts: counts of confirmed and dismissed
     /// findings, precision per marked check (confirmed / marked), the checks downgraded to
     /// warnings for this campaign and the marks cleared since (see
-    /// [`crate::campaign::marks::Review`]). Each finding carries its `id` and, when marked or
+    /// [`crate::campaign::mark_journal::Review`]). Each finding carries its `id` and, when marked or
     /// downgraded, its `review`.
-    pub finding_marks: crate::campaign::marks::Review,
-    /// Issue 17: the MQM scorecard per chapter ([`crate::qa::mqm`]).
+    pub finding_marks: crate::campaign::mark_journal::Review,
+    /// Issue 17: the MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
     pub mqm: MqmReport,
 }
 
-/// The MQM scorecard of a report (see [`crate::qa::mqm`] for the scoring model and its
+/// The MQM scorecard of a report (see [`crate::qa::findings::mqm`] for the scoring model and its
 /// source).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MqmReport {
@@ -325,7 +325,7 @@ pub struct MqmReport {
     /// Severity weights: minor, major, critical.
     pub weights: [u32; 3],
     /// One scorecard per chapter, in book order.
-    pub chapters: Vec<crate::qa::mqm::ChapterScore>,
+    pub chapters: Vec<crate::qa::findings::mqm::ChapterScore>,
     /// True when every chapter passes.
     pub pass: bool,
 }
@@ -342,10 +342,10 @@ impl MqmReport {
         for f in findings {
             by.entry(f.chapter.as_str()).or_default().push(f);
         }
-        let chapters: Vec<crate::qa::mqm::ChapterScore> = chapters
+        let chapters: Vec<crate::qa::findings::mqm::ChapterScore> = chapters
             .iter()
             .map(|(k, words)| {
-                crate::qa::mqm::score_chapter(
+                crate::qa::findings::mqm::score_chapter(
                     k,
                     *words,
                     by.get(k.as_str()).into_iter().flatten().copied(),
@@ -353,7 +353,7 @@ impl MqmReport {
                 )
             })
             .collect();
-        use crate::qa::mqm::MqmSeverity as M;
+        use crate::qa::findings::mqm::MqmSeverity as M;
         MqmReport {
             threshold,
             weights: [M::Minor.weight(), M::Major.weight(), M::Critical.weight()],
@@ -580,7 +580,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
                     .units
                     .iter()
                     .filter(|u| u.chapter == ch.key && u.kind.needs_translation())
-                    .map(|u| crate::qa::mqm::source_words(c.source_text(u)))
+                    .map(|u| crate::qa::findings::mqm::source_words(c.source_text(u)))
                     .sum();
                 (ch.key.clone(), words)
             })
@@ -971,8 +971,8 @@ impl Report {
             // Sorted once: a long book has tens of thousands of findings.
             let findings = self.findings();
             if findings.iter().any(|f| !f.id.is_empty()) {
-                let path = dir.join(crate::campaign::marks::REVIEW_CSV);
-                let bytes = crate::campaign::marks::review_csv(findings)?;
+                let path = dir.join(crate::campaign::mark_journal::REVIEW_CSV);
+                let bytes = crate::campaign::mark_journal::review_csv(findings)?;
                 crate::util::write_atomic(&path, &bytes)?;
                 csv_path = Some(path);
             }

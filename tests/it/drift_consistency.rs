@@ -108,7 +108,7 @@ fn drift_with(
     let findings: Vec<qa::Finding> = q
         .findings
         .into_iter()
-        .filter(|f| f.check == qa::drift::CHECK)
+        .filter(|f| f.check == qa::book::drift::CHECK)
         .collect();
     (rows, findings)
 }

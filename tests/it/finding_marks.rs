@@ -431,7 +431,7 @@ fn real_corpus_findings_have_stable_ids_and_an_mqm_scorecard() {
     for f in findings(&a) {
         let check = f["check"].as_str().unwrap();
         assert!(
-            booktr::qa::mqm::is_mapped(check),
+            booktr::qa::findings::mqm::is_mapped(check),
             "{check} has no MQM category"
         );
     }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use booktr::book::{Chapter, align};
 use booktr::lang::Lang;
-use booktr::qa::comments::CodeComments;
+use booktr::qa::unit::code_comments::CodeComments;
 use booktr::qa::{self, Finding, QaContext, Severity};
 use booktr::termbase::Termbase;
 

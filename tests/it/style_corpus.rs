@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use booktr::config::Style;
 use booktr::lang::Lang;
-use booktr::qa::style;
+use booktr::qa::unit::style;
 
 use crate::support::corpus_dir;
 

@@ -92,7 +92,7 @@ fn english_book_as_its_own_translation_has_no_cross_reference_finding() {
     let en = Lang::parse("en");
     let refs: usize = rows
         .iter()
-        .map(|r| booktr::qa::xref::refs(&en, &r.2).len())
+        .map(|r| booktr::qa::unit::xref::refs(&en, &r.2).len())
         .sum();
     assert!(refs > 500, "{refs}");
     for target in ["en", "zh"] {
@@ -183,8 +183,8 @@ fn chinese_original_as_the_translation_of_the_english_edition() {
     let kept = rows
         .iter()
         .map(|r| {
-            let t = booktr::qa::xref::refs(&zh, &r.3);
-            booktr::qa::xref::refs(&en, &r.2)
+            let t = booktr::qa::unit::xref::refs(&zh, &r.3);
+            booktr::qa::unit::xref::refs(&en, &r.2)
                 .iter()
                 .filter(|s| t.iter().any(|x| x.kind == s.kind && x.number == s.number))
                 .count()

@@ -32,7 +32,7 @@ pub(super) fn drift_conflicts(
     done: &BTreeSet<String>,
 ) -> Vec<Conflict> {
     let mut out: Vec<Conflict> = Vec::new();
-    // Act on confirmed drift only (see `qa::drift`, "Confirmed drift"): a term kept in some
+    // Act on confirmed drift only (see `qa::book::drift`, "Confirmed drift"): a term kept in some
     // units and written in a confirmed rendering in others, or written in two confirmed
     // renderings. An unconfirmed (statistical) drift stays in the report for the editor:
     // reconciling it could write a neighbour's rendering into the termbase and then into
@@ -49,7 +49,9 @@ pub(super) fn drift_conflicts(
         let renderings: Vec<Rendering> = row
             .cells
             .iter()
-            .filter(|(r, _)| r.as_str() == crate::qa::drift::KEPT || row.confirmed.contains(r))
+            .filter(|(r, _)| {
+                r.as_str() == crate::qa::book::drift::KEPT || row.confirmed.contains(r)
+            })
             .map(|(r, units)| Rendering {
                 rendering: r.clone(),
                 units: units.len(),
@@ -106,7 +108,7 @@ impl Manager<'_> {
     ///
     /// Issue 17: findings an editor dismissed on the kept text, and errors of checks
     /// downgraded by their precision over the editor's marks, send no revision
-    /// ([`crate::campaign::marks::has_live_error`]), unless the round's decision was already
+    /// ([`crate::campaign::mark_journal::has_live_error`]), unless the round's decision was already
     /// recorded on the forced set without those marks: a mark never re-opens a past round
     /// (that would pay for a new decision and rewrite what was revised).
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
@@ -147,7 +149,7 @@ impl Manager<'_> {
                 let mut v = kept.to_vec();
                 v.extend(campaign.into_iter().flatten().map(|f| (*f).clone()));
                 let text = s.kept_translation(u, round).map_or("", |t| t.1);
-                crate::campaign::marks::has_live_error(self.campaign, s, u, text, &v)
+                crate::campaign::mark_journal::has_live_error(self.campaign, s, u, text, &v)
             })
             .collect()
     }
@@ -533,7 +535,9 @@ impl Manager<'_> {
                 // meaning, so they do not draw the model reviewer's budget.
                 let warnings = findings
                     .iter()
-                    .filter(|f| f.severity != qa::Severity::Info && !qa::style::is_style(&f.check))
+                    .filter(|f| {
+                        f.severity != qa::Severity::Info && !qa::unit::style::is_style(&f.check)
+                    })
                     .count() as i64;
                 let target = s.kept_translation(&u.id, round).map_or("", |t| t.1);
                 let coined = target.matches(marker.as_str()).count() as i64;

@@ -1379,7 +1379,7 @@ fn old_state_keeps_whole_round_review_batches() {
 
 #[test]
 fn journal_to_stage_table_a_dismissed_error_sends_no_revision() {
-    use crate::qa::marks::Mark;
+    use crate::qa::findings::editor_marks::Mark;
     let dir = TempDir::new("dismissed");
     let c = campaign(&dir.0, "revision_rounds = 2\n");
     let answers = Answers {
@@ -1418,7 +1418,7 @@ fn journal_to_stage_table_a_dismissed_error_sends_no_revision() {
         .map(|f| f.id.clone())
         .collect();
     assert!(!ids.is_empty());
-    let n = crate::campaign::marks::mark(
+    let n = crate::campaign::mark_journal::mark(
         &c,
         &mut j.store,
         &mut j.state,
@@ -1448,19 +1448,19 @@ fn journal_to_stage_table_a_dismissed_error_sends_no_revision() {
     let again = State::load(&c, &j.store.dir, "run-2").unwrap();
     assert_eq!(again.marks().current().len(), ids.len());
     assert_eq!(again.marks().current()[0].note, "a name");
-    let history = crate::campaign::marks::unit_marks(&again, "ch1-001");
+    let history = crate::campaign::mark_journal::unit_marks(&again, "ch1-001");
     assert_eq!(history.len(), ids.len());
     assert!(
         history
             .iter()
             .all(|r| r.mark == Some(Mark::Dismissed) && r.via == "cli")
     );
-    assert!(crate::campaign::marks::unit_marks(&again, "ch2-001").is_empty());
+    assert!(crate::campaign::mark_journal::unit_marks(&again, "ch2-001").is_empty());
 }
 
 #[test]
 fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
-    use crate::qa::marks::Mark;
+    use crate::qa::findings::editor_marks::Mark;
     let dir = TempDir::new("pieces-dismissed");
     let c = campaign(&dir.0, "revision_rounds = 1\n");
     let answers = Answers {
@@ -1495,7 +1495,7 @@ fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
         .map(|f| f.id.clone())
         .collect();
     assert!(!ids.is_empty());
-    crate::campaign::marks::mark(
+    crate::campaign::mark_journal::mark(
         &c,
         &mut j.store,
         &mut j.state,

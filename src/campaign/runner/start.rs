@@ -137,7 +137,7 @@ fn record_outside_changes(
     }
     // The marks the editor wrote in findings-review.csv are read before the Manager decides,
     // so a dismissed finding sends no revision.
-    for line in crate::campaign::marks::journal_csv(c, store, state)? {
+    for line in crate::campaign::mark_journal::journal_csv(c, store, state)? {
         progress.println(&line);
     }
     Ok(())

@@ -13,7 +13,7 @@ impl State {
     }
 
     /// Issue 17: the editor's marks of findings, newest per id.
-    pub fn marks(&self) -> &crate::campaign::marks::Marks {
+    pub fn marks(&self) -> &crate::campaign::mark_journal::Marks {
         &self.marks
     }
 

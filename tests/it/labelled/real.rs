@@ -296,7 +296,7 @@ pub fn context(units: &[RealUnit]) -> QaContext {
         house_style()
     };
     let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &tb);
-    let kept = qa::untranslated::KeptWords::tally(
+    let kept = qa::unit::untranslated::KeptWords::tally(
         &ctx,
         units.iter().map(|u| (u.source.as_str(), u.target.as_str())),
     );

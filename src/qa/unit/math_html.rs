@@ -1,0 +1,285 @@
+//! Math and HTML are markup, not prose: both are copied unchanged (prompt rule 3). Errors.
+//!
+//! - `math`: inline (`$…$`) and display (`$$…$$`) math byte-identical and in the same order,
+//!   each kind compared as a sequence (a changed formula is reported as changed, a lost one as
+//!   missing).
+//! - `html`: the HTML tags (`<summary>`, `</details>`, `<br/>`, `<img src=…>`) and comments
+//!   (`<!-- … -->`) identical and in the same order. Only tags and comments are compared,
+//!   extracted from the Doc's inline HTML and HTML blocks, so the visible text of an HTML block
+//!   (`<summary>Why?</summary>`) may be translated while its tags and comments may not.
+//!   Attribute values are part of a tag and so are compared too, except the values of `alt`
+//!   and `title` (any case, quoted or not): those are text shown to the reader and may be
+//!   translated. Tags are compared with those two values blanked ([`blank_translatable_attrs`]),
+//!   so every other attribute, and the attribute names themselves, stay byte-identical.
+//!
+//! No thresholds: markup is either identical or not.
+
+use crate::qa::view::doc::Doc;
+use crate::qa::{Finding, QaContext, SeqDiff, Severity};
+
+/// Runs `math` and `html` (see the module docs).
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (noun, s, t) in [
+        ("inline math", &src.inline_math, &tgt.inline_math),
+        ("display math", &src.display_math, &tgt.display_math),
+    ] {
+        let s: Vec<&str> = s.iter().map(String::as_str).collect();
+        let t: Vec<&str> = t.iter().map(String::as_str).collect();
+        out.extend(SeqDiff::new(&s, &t).findings(
+            "math",
+            Severity::Error,
+            noun,
+            "copy math unchanged, byte for byte",
+            &s,
+            &t,
+        ));
+    }
+    let blank = |d: &Doc| -> Vec<String> {
+        html_markup(d)
+            .into_iter()
+            .map(|m| blank_translatable_attrs(m).into_owned())
+            .collect()
+    };
+    let (s, t) = (blank(src), blank(tgt));
+    let s: Vec<&str> = s.iter().map(String::as_str).collect();
+    let t: Vec<&str> = t.iter().map(String::as_str).collect();
+    out.extend(SeqDiff::new(&s, &t).findings(
+        "html",
+        Severity::Error,
+        "HTML tag or comment",
+        "copy HTML tags and comments unchanged and translate only the text between them",
+        &s,
+        &t,
+    ));
+    out
+}
+
+/// HTML attributes whose values are reader-facing text and may be translated.
+pub const TRANSLATABLE_ATTRS: [&str; 2] = ["alt", "title"];
+
+/// `tag` (one HTML tag such as `<img src="a.png" alt="A cat">`) with the values of its
+/// [`TRANSLATABLE_ATTRS`] replaced by `…` (`<img src="a.png" alt="…">`); quotes are kept, an
+/// unquoted value is replaced up to the next space or `>`. Comments and tags without such an
+/// attribute are returned unchanged (borrowed).
+pub fn blank_translatable_attrs(tag: &str) -> std::borrow::Cow<'_, str> {
+    let values = translatable_values(tag);
+    if values.is_empty() {
+        return tag.into();
+    }
+    let mut out = String::new();
+    let mut copied = 0;
+    for (_, r) in values {
+        out.push_str(&tag[copied..r.start]);
+        out.push('…');
+        copied = r.end;
+    }
+    out.push_str(&tag[copied..]);
+    out.into()
+}
+
+/// Byte ranges (within `tag`) of the values of the [`TRANSLATABLE_ATTRS`] of one HTML tag, in
+/// order, with the attribute names lower-cased; quotes are not part of a range, an unquoted
+/// value runs to the next space or `>`. Empty for comments and for text that is not a tag.
+/// Used by [`blank_translatable_attrs`] and by mechanical repair (which keeps the target's
+/// translated values when it restores a tag).
+pub fn translatable_values(tag: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    if tag.starts_with("<!--") || !tag.starts_with('<') {
+        return out;
+    }
+    let b = tag.as_bytes();
+    let mut i = 1;
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'>' {
+        i += 1;
+    }
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() || b[i] == b'/' {
+            i += 1;
+            continue;
+        }
+        if b[i] == b'>' {
+            break;
+        }
+        let name_start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = &tag[name_start..i];
+        let mut j = i;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'=' {
+            continue;
+        }
+        j += 1;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let (start, end, next) = match b.get(j) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let end = tag[j + 1..].find(q as char).map_or(b.len(), |e| j + 1 + e);
+                (j + 1, end, (end + 1).min(b.len()))
+            }
+            _ => {
+                let mut e = j;
+                while e < b.len() && !b[e].is_ascii_whitespace() && b[e] != b'>' {
+                    e += 1;
+                }
+                (j, e, e)
+            }
+        };
+        if TRANSLATABLE_ATTRS
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(name))
+        {
+            out.push((name.to_ascii_lowercase(), start..end));
+        }
+        i = next;
+    }
+    out
+}
+
+/// The tags and comments of every HTML string of `doc`, in order (see [`markup_ranges`]).
+fn html_markup(doc: &Doc) -> Vec<&str> {
+    doc.html
+        .iter()
+        .flat_map(|h| markup_ranges(h).into_iter().map(move |r| &h[r]))
+        .collect()
+}
+
+/// Byte ranges of the tags and comments in one HTML string, in order: a comment runs to its
+/// `-->`, a tag to its closing `>` (quoted attribute values skipped). What the `html` check
+/// compares, and what mechanical repair restores.
+pub fn markup_ranges(h: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let b = h.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        if let Some(comment) = h[i..].strip_prefix("<!--") {
+            let end = comment.find("-->").map_or(h.len(), |e| i + 4 + e + 3);
+            out.push(i..end);
+            i = end;
+            continue;
+        }
+        let starts_tag = b
+            .get(i + 1)
+            .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
+        if !starts_tag {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        let mut quote: Option<u8> = None;
+        while j < b.len() {
+            match (quote, b[j]) {
+                (None, b'"' | b'\'') => quote = Some(b[j]),
+                (Some(q), c) if c == q => quote = None,
+                (None, b'>') => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        let end = (j + 1).min(b.len());
+        out.push(i..end);
+        i = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Lang;
+    use crate::termbase::Termbase;
+
+    fn run(s: &str, t: &str) -> Vec<Finding> {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t)
+    }
+
+    const SRC: &str = "The score is $s = \\frac{a}{b}$ and only $s > 0.75$ counts.<br/>\n\n$$E = mc^2$$\n\n<!-- Editors: keep this comment. -->\n\n<details>\n<summary>Why not keep everything?</summary>\n\nBecause it costs more.\n\n</details>\n";
+
+    #[test]
+    fn translated_text_between_tags_passes() {
+        let tgt = "得分为 $s = \\frac{a}{b}$，只有 $s > 0.75$ 才算数。<br/>\n\n$$E = mc^2$$\n\n<!-- Editors: keep this comment. -->\n\n<details>\n<summary>为什么不全部保留？</summary>\n\n因为成本更高。\n\n</details>\n";
+        assert_eq!(run(SRC, tgt), vec![]);
+        let d = Doc::parse(SRC);
+        assert_eq!(
+            html_markup(&d),
+            vec![
+                "<br/>",
+                "<!-- Editors: keep this comment. -->",
+                "<details>",
+                "<summary>",
+                "</summary>",
+                "</details>"
+            ]
+        );
+    }
+
+    #[test]
+    fn changed_math_and_translated_comment_fail() {
+        let tgt = "得分为 $s = a / b$，只有 $s > 0.75$ 才算数。<br/>\n\n$$E = mc^2$$\n\n<!-- 编辑：保留此注释。 -->\n\n<details>\n<summary>为什么？</summary>\n\n因为成本更高。\n\n</details>\n";
+        let f = run(SRC, tgt);
+        let got: Vec<(&str, Severity, &str)> = f
+            .iter()
+            .map(|f| (f.check.as_str(), f.severity, f.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "math",
+                    Severity::Error,
+                    "inline math `s = \\frac{a}{b}` was changed to `s = a / b`; copy math unchanged, byte for byte"
+                ),
+                (
+                    "html",
+                    Severity::Error,
+                    "HTML tag or comment `<!-- Editors: keep this comment. -->` was changed to `<!-- 编辑：保留此注释。 -->`; copy HTML tags and comments unchanged and translate only the text between them"
+                ),
+            ]
+        );
+        assert_eq!(f[1].source_excerpt, "<!-- Editors: keep this comment. -->");
+    }
+
+    #[test]
+    fn translated_img_alt_is_not_an_error() {
+        let s = "See <img src=\"cat.png\" alt=\"A cat\" title='Our cat' width=300> here.\n";
+        let t = "见 <img src=\"cat.png\" alt=\"一只猫\" title='我们的猫' width=300> 这里。\n";
+        assert_eq!(run(s, t), vec![]);
+        assert_eq!(
+            blank_translatable_attrs("<img src=\"cat.png\" ALT=\"A cat\" title=x>"),
+            "<img src=\"cat.png\" ALT=\"…\" title=…>"
+        );
+        // Any other attribute still has to be identical.
+        let t2 = "见 <img src=\"dog.png\" alt=\"一只猫\" title='我们的猫' width=300> 这里。\n";
+        let f = run(s, t2);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].check, "html");
+        assert!(f[0].message.contains("src=\"cat.png\""), "{}", f[0].message);
+        // A removed alt attribute is a change too.
+        let t3 = "见 <img src=\"cat.png\" title='我们的猫' width=300> 这里。\n";
+        assert_eq!(run(s, t3).len(), 1);
+    }
+
+    #[test]
+    fn dropped_display_math_and_tag_fail() {
+        let tgt = "得分为 $s = \\frac{a}{b}$，只有 $s > 0.75$ 才算数。\n\n<!-- Editors: keep this comment. -->\n\n<details>\n<summary>为什么？</summary>\n\n因为成本更高。\n\n</details>\n";
+        let f = run(SRC, tgt);
+        let got: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(
+            got,
+            vec![
+                "display math `E = mc^2` is missing from the translation; copy math unchanged, byte for byte",
+                "HTML tag or comment `<br/>` is missing from the translation; copy HTML tags and comments unchanged and translate only the text between them",
+            ]
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! `truncation` (error): a translation that stops early. Found without calibrating any
+//! language pair, by aligning what the translation must keep one for one:
+//!
+//! - **Blocks**: the last source block must have a counterpart ([`crate::qa::unit::structure`] reports a
+//!   trailing source block without one as `truncation`).
+//! - **Sentences**: in each paragraph or list item matched one to one with its counterpart
+//!   ([`crate::qa::unit::structure::pairs`]), a source with at least [`MIN_SENTENCES`] sentences whose
+//!   translation has fewer than one in [`MAX_SHRINK`] of them lost the rest ("2 of 12 sentences").
+//!   Translators merge and split sentences, but in every pair of the labelled set
+//!   (`tests/fixtures/qa-labelled/`) and in the zh and en editions of the reference corpus a
+//!   faithful paragraph keeps more than a third of its source's sentence count.
+//! - **A last sentence cut off**: the source's last paragraph (list items often end without
+//!   punctuation in one language and with it in another) ends with sentence punctuation and its
+//!   counterpart ends with a letter or digit (a stream cut mid-sentence), unless its last word
+//!   is a URL (a reference entry may end with one). Paragraphs of footnote definitions are
+//!   paired only within the same footnote ([`crate::qa::unit::structure`]), so two different reference
+//!   entries are never compared.
+//!
+//! Sentences end at `.`, `!`, `?` or `…` followed by whitespace or the end of the block, and at
+//! the CJK full stops `。！？` (also `।`, `؟`, `۔`), whatever the language.
+
+use crate::qa::unit::structure::{self, Block, Kind};
+use crate::qa::view::doc::Doc;
+use crate::qa::{Finding, QaContext, Severity};
+
+/// Fewest source sentences in a block for the sentence count to be compared.
+pub const MIN_SENTENCES: usize = 6;
+/// A translation with fewer than `source / MAX_SHRINK` sentences is truncated.
+pub const MAX_SHRINK: usize = 3;
+
+/// Sentences in `text` (see the module docs); a text with letters and no final punctuation
+/// counts its last sentence too.
+pub fn count(text: &str) -> usize {
+    let chars: Vec<char> = text.trim().chars().collect();
+    let mut n = 0;
+    let mut open = false;
+    for (i, &c) in chars.iter().enumerate() {
+        let next_space = chars.get(i + 1).is_none_or(|c| c.is_whitespace());
+        let ends = match c {
+            '。' | '！' | '？' | '।' | '؟' | '۔' => true,
+            '.' | '!' | '?' | '…' => next_space,
+            _ => false,
+        };
+        if ends {
+            if open {
+                n += 1;
+            }
+            open = false;
+        } else if c.is_alphanumeric() {
+            open = true;
+        }
+    }
+    n + usize::from(open)
+}
+
+fn ends_sentence(text: &str) -> bool {
+    let t = text
+        .trim_end()
+        .trim_end_matches(['"', '\'', ')', '”', '’', '»', '」', '）', '*', '_']);
+    t.ends_with([
+        '.', '!', '?', '…', '。', '！', '？', '।', '؟', '۔', ':', '：', ';', '；',
+    ])
+}
+
+/// Whether the last word of `text` is a URL (`https://…`, `www.…`): a reference entry may end
+/// with one where its source ends with a full stop, and a URL takes no punctuation after it.
+fn ends_with_url(text: &str) -> bool {
+    text.split_whitespace()
+        .next_back()
+        .is_some_and(|w| w.contains("://") || w.starts_with("www."))
+}
+
+/// Runs the check (see the module docs).
+pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let prose = |b: &Block| matches!(b.kind, Some(Kind::Paragraph | Kind::ListItem));
+    let pairs = structure::pairs(src, tgt);
+    for &(i, j) in &pairs {
+        let (a, b) = (&src.blocks[i], &tgt.blocks[j]);
+        if !prose(a) {
+            continue;
+        }
+        let (s, t) = (count(&a.text), count(&b.text));
+        if s >= MIN_SENTENCES && t * MAX_SHRINK < s {
+            out.push(Finding::new(
+                structure::TRUNCATION,
+                Severity::Error,
+                format!(
+                    "{} has {s} sentences in the source but {t} in the translation: truncated or shortened? Translate every sentence",
+                    structure::name(&src.blocks, i)
+                ),
+                &a.text,
+                &b.text,
+            ));
+        }
+    }
+    let last_prose = src
+        .blocks
+        .iter()
+        .rposition(|b| b.kind == Some(Kind::Paragraph));
+    if let Some(&(i, j)) = pairs.last()
+        && Some(i) == last_prose
+        && ends_sentence(&src.blocks[i].text)
+    {
+        let t = tgt.blocks[j].text.trim_end();
+        if t.chars().last().is_some_and(char::is_alphanumeric)
+            && !ends_with_url(t)
+            && out.is_empty()
+        {
+            out.push(Finding::new(
+                structure::TRUNCATION,
+                Severity::Error,
+                format!(
+                    "{} of the translation ends mid-sentence where the source's ends with a full stop: cut off? Finish the translation",
+                    structure::name(&tgt.blocks, j)
+                ),
+                &src.blocks[i].text,
+                t,
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str, tgt: &str) -> Vec<Finding> {
+        use crate::lang::Lang;
+        use crate::termbase::Termbase;
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt)
+    }
+
+    #[test]
+    fn a_reference_entry_ending_in_a_url_was_reported_as_cut_off() {
+        // The translation's edition adds two reference entries, the last ending in a URL; the
+        // source's last entry is compared with its own counterpart only.
+        let src = "Memory grows over time.[^v]\n\n[^v]: Wang, G., et al. *Voyager: An Open-Ended Agent.* arXiv:2305.16291, 2023.\n";
+        let tgt = "记忆随时间增长。[^c][^h][^v]\n\n[^c]: Anthropic, “How Claude remembers your project”, 2026. https://code.example/docs/memory\n\n[^h]: Nous Research, *Hermes Agent Documentation*, 2026. https://hermes.example/docs/features\n\n[^v]: Wang, G., et al. *Voyager: An Open-Ended Agent.* arXiv:2305.16291, 2023.\n";
+        assert_eq!(run(src, tgt), vec![]);
+        // A last paragraph ending in a URL is not cut off either.
+        let src = "See the documentation.\n\nThe project lives at the address below.\n";
+        let tgt = "参见文档。\n\n项目地址是 https://example.org/booktr\n";
+        assert_eq!(run(src, tgt), vec![]);
+        // Cut mid-sentence is still found.
+        let f = run(src, "参见文档。\n\n项目地址是\n");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.contains("ends mid-sentence"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn counts_sentences_in_any_script() {
+        assert_eq!(count("One. Two! Three? Version 3.5 is out"), 4);
+        assert_eq!(count("一。二！三？"), 3);
+        assert_eq!(count("Раз. Два."), 2);
+        assert_eq!(count(""), 0);
+    }
+}
