@@ -70,9 +70,10 @@ fn main() {
     println!("wrote {}", path.display());
 }
 
-/// The real part (`labelled::real`): precision and recall of `untranslated` and
-/// `untranslated_word` errors on real model answers and on the human zh edition, per group
-/// of sets, against the labels read by a person; the warnings (not scored), the other
+/// The real part (`labelled::real`): precision and recall of `untranslated` errors and of
+/// `untranslated_word` findings (every severity, `real::SCORED_AT_EVERY_SEVERITY`) on real
+/// model answers and on the human zh edition, per group
+/// of sets, against the labels read by a person; the warnings, the other
 /// checks' error counts (not labelled), and every false alarm, miss and unlabelled error.
 /// With `BOOKTR_LABEL_DUMP=<file>`, every finding of the two checks is written there as JSON
 /// lines with its sentence (for labelling: the file holds corpus text, keep it out of the
@@ -166,7 +167,7 @@ fn real_part() -> serde_json::Value {
                 s.precision(),
                 s.recall()
             );
-            checks.insert(c.clone(), json!({"tp": s.tp, "fp": s.fp, "fn": s.fn_, "unlabelled": s.unlabelled, "warnings": s.warnings, "precision": s.precision(), "recall": s.recall()}));
+            checks.insert(c.clone(), json!({"tp": s.tp, "fp": s.fp, "fn": s.fn_, "unlabelled": s.unlabelled, "warnings": s.warnings, "scored_at_every_severity": real::SCORED_AT_EVERY_SEVERITY.contains(&c.as_str()), "precision": s.precision(), "recall": s.recall(), "error_tp": s.error_tp, "error_fp": s.error_fp}));
         }
         if name != "REAL all" {
             for l in &lines {

@@ -21,7 +21,8 @@
 //! language); quotations (`"…"`, `'…'`, `“…”`, `‘…’`, `«…»`, `„…“`, `「…」`, `『…』`, and
 //! titles in `《…》`); placeholders and attributes in `{…}` (`{#id}`); and glosses: a parenthetical of at most [`GLOSS_WORDS`] words (the
 //! source term a translator puts after its rendering, `上下文窗口（context window）`), or the
-//! start of a longer one up to its first separator (`预训练（Pre-training，即…）`). A footnote with a year in it is a bibliography
+//! start of a longer one up to its first separator (`预训练（Pre-training，即…）`), and a term
+//! glossed the other way round, followed by its rendering in parentheses (`mode-seeking（寻峰）`). A footnote with a year in it is a bibliography
 //! entry (authors, title, venue stay as the source writes them) and is not judged at all.
 //!
 //! ## `untranslated` (errors, then a warning)
@@ -465,6 +466,20 @@ fn left_out(text: &str) -> Vec<Range<usize>> {
 /// at the start of a sentence when "beyond" occurs elsewhere. Headings are left out: a
 /// title-case heading capitalises every word, and would make an echoed heading a string of
 /// names. `Anthropic's` names `Anthropic`.
+/// Lower-case forms of the `names` with a capital inside one of their hyphen-separated parts
+/// (`NumPy` → `numpy`, `GitHub` → `github`, `FFmpeg` → `ffmpeg`; not `Token-Level`, a title's
+/// casing of two words); see `Judge::camel_names`.
+fn camel_names(names: &HashSet<String>) -> HashSet<String> {
+    names
+        .iter()
+        .filter(|n| {
+            n.split('-')
+                .any(|part| part.chars().skip(1).any(char::is_uppercase))
+        })
+        .map(|n| n.to_lowercase())
+        .collect()
+}
+
 fn source_names<'t>(sources: impl IntoIterator<Item = &'t str>) -> HashSet<String> {
     let mut inside = HashSet::new();
     let mut initial = HashSet::new();
@@ -533,9 +548,10 @@ struct Judge {
     id: PairIdentifier,
     /// The unit source's names ([`source_names`]).
     local_names: std::sync::Arc<HashSet<String>>,
-    /// Lower-case forms of the unit source's names with a capital inside (`MarkItDown`,
-    /// `GitHub`): a translation that changes their casing (`Markitdown`) still writes the name.
-    camel_names: HashSet<String>,
+    /// Lower-case forms of the source's names with a capital inside (`MarkItDown`, `GitHub`,
+    /// `NumPy`): a translation that changes their casing (`Markitdown`, `numpy`) still writes
+    /// the name. The unit's, or the whole book's when [`QaContext::kept_words`] is set.
+    camel_names: std::sync::Arc<HashSet<String>>,
     /// The unit source's names, or the whole book's when
     /// [`QaContext::kept_words`] is set (shared, not copied per unit).
     names: std::sync::Arc<HashSet<String>>,
@@ -557,14 +573,12 @@ impl Judge {
         // With the book tallied, its names decide (a sentence start is told from a name by
         // the whole book's lower-case words); else the unit's own.
         let local_names = std::sync::Arc::new(source_names([source]));
-        let camel_names = local_names
-            .iter()
-            .filter(|n| n.chars().skip(1).any(char::is_uppercase))
-            .map(|n| n.to_lowercase())
-            .collect();
-        let names = match &ctx.kept_words {
-            Some(k) if !k.names.is_empty() => k.names.clone(),
-            _ => local_names.clone(),
+        let (names, camel_names) = match &ctx.kept_words {
+            Some(k) if !k.names.is_empty() => (k.names.clone(), k.camel.clone()),
+            _ => (
+                local_names.clone(),
+                std::sync::Arc::new(camel_names(&local_names)),
+            ),
         };
         // The unit's own inline code only: a word the book writes as code somewhere (`session`)
         // is often a plain term elsewhere (measured on the human zh edition: the whole book's
@@ -619,8 +633,10 @@ impl Judge {
                 } else {
                     self.kept.contains(&lower) || self.kept.contains(stem)
                 };
+                // A name with a capital inside is the name in any casing (`numpy` for `NumPy`:
+                // no English word is spelt like one).
                 let name =
-                    capital && (self.local_names.contains(w) || self.camel_names.contains(&lower));
+                    (capital && self.local_names.contains(w)) || self.camel_names.contains(&lower);
                 let book_name = capital && self.names.contains(w);
                 let code = self.code.contains(&lower);
                 // An admonition's type (`!!! tip "…"`, `:::warning`) is markup, not prose:
@@ -748,7 +764,23 @@ fn stray_runs(judge: &Judge, text: &str, toks: &[Tok], within: &Range<usize>) ->
         }
         last = Some(t.range.end);
     }
+    // A source term followed by its rendering in parentheses (`mode-seeking（寻峰）`) is glossed:
+    // the translation is right beside it (the mirror of the gloss `left_out` passes).
+    runs.retain(|r| !glossed_after(judge, &text[r.end..]));
     runs
+}
+
+/// Whether `rest` (the text after a stray run) opens with a parenthetical whose first letter
+/// is of the target's script: the run's rendering, given beside it.
+fn glossed_after(judge: &Judge, rest: &str) -> bool {
+    let Some(inner) = rest.strip_prefix('（').or_else(|| rest.strip_prefix('(')) else {
+        return false;
+    };
+    inner
+        .chars()
+        .take_while(|c| *c != '）' && *c != ')')
+        .find(|c| c.is_alphabetic())
+        .is_some_and(|c| judge.id.is_target_letter(c))
 }
 
 /// Words a whole translation keeps in the source language: for each stray word (lower-case),
@@ -762,6 +794,8 @@ pub struct KeptWords {
     /// The names of the whole source book (see `Judge::names`): a name the source writes in
     /// another chapter or section is a name in this one too.
     names: std::sync::Arc<HashSet<String>>,
+    /// Lower-case forms of those names with a capital inside (see `Judge::camel_names`).
+    camel: std::sync::Arc<HashSet<String>>,
 }
 
 impl KeptWords {
@@ -771,53 +805,88 @@ impl KeptWords {
         ctx: &QaContext,
         pairs: impl IntoIterator<Item = (&'t str, &'t str)>,
     ) -> KeptWords {
+        use rayon::prelude::*;
         let pairs: Vec<(&str, &str)> = pairs.into_iter().collect();
-        let names = std::sync::Arc::new(source_names(pairs.iter().map(|p| p.0)));
-
-        let mut blocks: HashMap<String, usize> = HashMap::new();
-        let mut source_blocks: HashMap<String, usize> = HashMap::new();
-        for (source, target) in pairs {
-            for b in text_blocks(source) {
-                let ws: HashSet<String> = words(&b.text)
-                    .into_iter()
-                    .map(|w| b.text[w.0].to_lowercase())
-                    .collect();
-                for w in ws {
-                    *source_blocks.entry(w).or_default() += 1;
-                }
-            }
-            let Some(mut judge) = Judge::new(ctx, source, &Doc::parse(source)) else {
-                return KeptWords::default();
-            };
-            if !judge.id.scripts_differ() {
-                return KeptWords::default();
-            }
-            judge.names = names.clone();
-            for b in text_blocks(target).iter().filter(|b| !is_citation(b)) {
-                let toks = judge.tokens(b, target);
-                let mut seen: HashSet<String> = HashSet::new();
-                for s in sentences(&b.text) {
-                    let (_, side) = judge.side(&b.text, &toks_in(&toks, &s));
-                    if !matches!(side, Some((Side::Target, _))) {
-                        continue;
-                    }
-                    for r in stray_runs(&judge, &b.text, &toks, &s) {
-                        let run = &b.text[r];
-                        for w in words(run) {
-                            seen.insert(run[w.0].to_lowercase());
-                        }
-                    }
-                }
-                for w in seen {
-                    *blocks.entry(w).or_default() += 1;
-                }
-            }
+        // Only pairs of different scripts have stray words (the identifier depends on the
+        // languages alone).
+        let Some(id) = PairIdentifier::new(&ctx.source_lang, &ctx.target_lang) else {
+            return KeptWords::default();
+        };
+        if !id.scripts_differ() {
+            return KeptWords::default();
         }
+        let names = std::sync::Arc::new(source_names(pairs.iter().map(|p| p.0)));
+        let camel = std::sync::Arc::new(camel_names(&names));
+        // Each pair is tallied on its own (on every core), and the counts are summed.
+        let (blocks, source_blocks) = pairs
+            .par_iter()
+            .filter_map(|&(source, target)| Self::tally_pair(ctx, (&names, &camel), source, target))
+            .reduce(
+                || (HashMap::new(), HashMap::new()),
+                |(mut b, mut sb), (b2, sb2)| {
+                    for (w, n) in b2 {
+                        *b.entry(w).or_default() += n;
+                    }
+                    for (w, n) in sb2 {
+                        *sb.entry(w).or_default() += n;
+                    }
+                    (b, sb)
+                },
+            );
         KeptWords {
             blocks,
             source_blocks,
             names,
+            camel,
         }
+    }
+
+    /// One pair's counts for [`KeptWords::tally`]: (stray word → target blocks, word → source
+    /// blocks), lower-case.
+    #[allow(clippy::type_complexity)]
+    fn tally_pair(
+        ctx: &QaContext,
+        (names, camel): (
+            &std::sync::Arc<HashSet<String>>,
+            &std::sync::Arc<HashSet<String>>,
+        ),
+        source: &str,
+        target: &str,
+    ) -> Option<(HashMap<String, usize>, HashMap<String, usize>)> {
+        let mut blocks: HashMap<String, usize> = HashMap::new();
+        let mut source_blocks: HashMap<String, usize> = HashMap::new();
+        for b in text_blocks(source) {
+            let ws: HashSet<String> = words(&b.text)
+                .into_iter()
+                .map(|w| b.text[w.0].to_lowercase())
+                .collect();
+            for w in ws {
+                *source_blocks.entry(w).or_default() += 1;
+            }
+        }
+        let mut judge = Judge::new(ctx, source, &Doc::parse(source))?;
+        judge.names = names.clone();
+        judge.camel_names = camel.clone();
+        for b in text_blocks(target).iter().filter(|b| !is_citation(b)) {
+            let toks = judge.tokens(b, target);
+            let mut seen: HashSet<String> = HashSet::new();
+            for s in sentences(&b.text) {
+                let (_, side) = judge.side(&b.text, &toks_in(&toks, &s));
+                if !matches!(side, Some((Side::Target, _))) {
+                    continue;
+                }
+                for r in stray_runs(&judge, &b.text, &toks, &s) {
+                    let run = &b.text[r];
+                    for w in words(run) {
+                        seen.insert(run[w.0].to_lowercase());
+                    }
+                }
+            }
+            for w in seen {
+                *blocks.entry(w).or_default() += 1;
+            }
+        }
+        Some((blocks, source_blocks))
     }
 
     /// Blocks of the book in which `word` (any case) stands as a stray word.
@@ -1086,6 +1155,30 @@ mod tests {
 
     fn run(c: &QaContext, s: &str, t: &str) -> Vec<Finding> {
         check(c, &Doc::parse(s), &Doc::parse(t), s, t)
+    }
+
+    /// Measured on the human zh edition: a library the source names `NumPy` is written
+    /// `numpy` in a Chinese sentence (a name, any casing), and a term followed by its rendering
+    /// in parentheses is glossed; a plain stray word beside them is still found.
+    #[test]
+    fn lower_cased_names_and_terms_glossed_after_are_not_stray_words() {
+        let c = ctx("en", "zh");
+        let src = "We install NumPy and use mode-seeking sampling, which is fundamentally simple.";
+        let tgt = "我们安装 numpy，并使用 mode-seeking（寻峰）采样，这 fundamentally 很简单。";
+        let words: Vec<String> = run(&c, src, tgt)
+            .into_iter()
+            .filter(|f| f.check == WORD_CHECK)
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(words.len(), 1, "{words:?}");
+        assert!(words[0].starts_with("\"fundamentally\""), "{words:?}");
+        // Title casing of a hyphenated phrase is no name: `Token-Level` leaves `token-level`.
+        let src = "## Token-Level Rewards\n\nRewards are given per token.";
+        let tgt = "## token-level 奖励\n\n奖励按 token-level 给出。";
+        assert!(
+            run(&c, src, tgt).iter().any(|f| f.check == WORD_CHECK),
+            "token-level is a stray word"
+        );
     }
 
     /// In a rehearsal into a target of the source's script, a pseudo-translated block counts

@@ -1,5 +1,5 @@
 //! The real part of the labelled set: real model answers and a human translation, with a label
-//! for every `untranslated` and `untranslated_word` error and every miss, read by a person
+//! for every `untranslated` error, every `untranslated_word` finding and every miss, read by a person
 //! (`tests/fixtures/qa-labelled/real-labels.jsonl`). Shared by `tests/it/qa_labelled.rs` and
 //! `benches/qa_labelled.rs`.
 //!
@@ -39,6 +39,13 @@ const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The checks the real part labels.
 pub const LABELLED: &[&str] = &["untranslated", "untranslated_word"];
+
+/// The checks whose findings are scored at every severity. An `untranslated_word` finding,
+/// warning or error, says that a source-language word stands in a target sentence without a
+/// glossary entry; its severity only ranks a slip (error) above a word the whole translation
+/// keeps (warning, [`booktr::qa::unit::untranslated::KEPT_BLOCKS`]). Scoring errors alone made
+/// that threshold part of the labels: a kept term was a fault below it and not above it.
+pub const SCORED_AT_EVERY_SEVERITY: &[&str] = &["untranslated_word"];
 
 /// Chars of target text a label's `at` keeps.
 pub const AT_CHARS: usize = 24;
@@ -353,10 +360,16 @@ pub struct RealScore {
     pub tp: usize,
     pub fp: usize,
     pub fn_: usize,
-    /// Error findings without a label.
+    /// Scored findings without a label.
     pub unlabelled: usize,
-    /// Warnings (not scored).
+    /// Warnings: not scored for `untranslated` (its warning is a share, not a span); scored
+    /// for `untranslated_word`, whose every finding claims a source word in a target sentence
+    /// (see [`SCORED_AT_EVERY_SEVERITY`]).
     pub warnings: usize,
+    /// Of the scored findings, the errors labelled a fault and those labelled not one: the
+    /// error tier's own precision.
+    pub error_tp: usize,
+    pub error_fp: usize,
 }
 
 impl RealScore {
@@ -376,8 +389,9 @@ impl RealScore {
     }
 }
 
-/// Scores the error findings of `found` against `labels`, per check, over the sets named in
-/// `sets`; also returns one line per unlabelled error, false alarm and miss.
+/// Scores the findings of `found` against `labels`, per check, over the sets named in `sets`
+/// (errors, and warnings of [`SCORED_AT_EVERY_SEVERITY`]); also returns one line per
+/// unlabelled finding, false alarm and miss.
 pub fn score(
     found: &[Found],
     labels: &[Label],
@@ -388,9 +402,12 @@ pub fn score(
     let mut used = vec![false; labels.len()];
     for f in found.iter().filter(|f| sets.contains(&f.set)) {
         let s = by.entry(f.finding.check.clone()).or_default();
-        if f.finding.severity != Severity::Error {
+        let error = f.finding.severity == Severity::Error;
+        if !error {
             s.warnings += 1;
-            continue;
+            if !SCORED_AT_EVERY_SEVERITY.contains(&f.finding.check.as_str()) {
+                continue;
+            }
         }
         let label = labels.iter().enumerate().position(|(i, l)| {
             !used[i]
@@ -404,8 +421,10 @@ pub fn score(
                 used[i] = true;
                 if labels[i].fault {
                     s.tp += 1;
+                    s.error_tp += usize::from(error);
                 } else {
                     s.fp += 1;
+                    s.error_fp += usize::from(error);
                     lines.push(format!(
                         "false alarm {} {} {} `{}`: {}",
                         f.set, f.unit, f.finding.check, f.at, labels[i].why
