@@ -542,6 +542,52 @@ fn code_words(src: &Doc) -> HashSet<String> {
     code
 }
 
+/// Lower-case words the source's code blocks use as identifiers a text may name in prose: the
+/// language of a fence (```` ```bash ```` → `bash`), a one-word string value
+/// (`"role": "user"`, `role='tool'`: the chat roles, statuses, modes), and the program a shell
+/// block runs (the first word of a line in a `bash`/`sh`/`shell`/`console`/`zsh` fence, after a
+/// `$ ` prompt). Keys (`"prompt":`) are left out: a key is often the term itself. Measured on
+/// the human zh edition (`cargo bench --bench qa_labelled`): 28 false alarms gone (chat roles,
+/// programs), no fault lost; adding the whole book's inline code words as well took 11 more
+/// false alarms and 15 faults (terms the book writes as code elsewhere), so they are not.
+fn code_identifiers(srcs: &[&Doc]) -> HashSet<String> {
+    static VALUE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"[:=]\s*["']([A-Za-z][A-Za-z0-9_-]{0,30})["']"#)
+            .expect("the pattern is valid")
+    });
+    let mut out = HashSet::new();
+    for src in srcs {
+        for f in &src.fences {
+            let lang = f
+                .info
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_lowercase();
+            if !lang.is_empty() {
+                out.insert(lang.clone());
+            }
+            for c in VALUE.captures_iter(&f.body) {
+                out.insert(c[1].to_lowercase());
+            }
+            if matches!(lang.as_str(), "bash" | "sh" | "shell" | "console" | "zsh") {
+                for line in f.body.lines() {
+                    let line = line.trim_start();
+                    let line = line.strip_prefix("$ ").unwrap_or(line);
+                    if let Some(w) = line.split_whitespace().next()
+                        && w.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                        && !w.is_empty()
+                    {
+                        out.insert(w.to_lowercase());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What the check knows about the pair besides the texts: the identifier, the source's names
 /// and the glossary's words.
 struct Judge {
@@ -557,6 +603,9 @@ struct Judge {
     names: std::sync::Arc<HashSet<String>>,
     /// Lower-case words the unit's source writes as inline code.
     code: std::sync::Arc<HashSet<String>>,
+    /// Lower-case identifiers of the source's code blocks ([`code_identifiers`]): the unit's,
+    /// or the whole book's when [`QaContext::kept_words`] is set.
+    idents: std::sync::Arc<HashSet<String>>,
     /// Lower-case words of every termbase entry (source, target, variants).
     glossary: HashSet<String>,
     /// Lower-case words of the entries kept in the source language (target contains source).
@@ -584,6 +633,10 @@ impl Judge {
         // is often a plain term elsewhere (measured on the human zh edition: the whole book's
         // code words passed 69 kept terms and caught 6 more names of programs).
         let code = std::sync::Arc::new(code_words(src));
+        let idents = match &ctx.kept_words {
+            Some(k) if !k.names.is_empty() => k.idents.clone(),
+            _ => std::sync::Arc::new(code_identifiers(&[src])),
+        };
         // Cut as the judged text is cut ([`words`]), so that a target such as `=cmd|x` gives
         // the word `cmd` the text has, not `=cmd`.
         let lower_words = |s: &str| -> Vec<String> {
@@ -607,6 +660,7 @@ impl Judge {
             local_names,
             camel_names,
             code,
+            idents,
             names,
             glossary,
             kept,
@@ -767,6 +821,9 @@ fn stray_runs(judge: &Judge, text: &str, toks: &[Tok], within: &Range<usize>) ->
     // A source term followed by its rendering in parentheses (`mode-seeking（寻峰）`) is glossed:
     // the translation is right beside it (the mirror of the gloss `left_out` passes).
     runs.retain(|r| !glossed_after(judge, &text[r.end..]));
+    // A run that is one identifier of the source's code (`system 消息`, `bash 工具`) names it;
+    // inside a longer run (`tool result`) the word is the term's.
+    runs.retain(|r| !judge.idents.contains(&text[r.clone()].to_lowercase()));
     runs
 }
 
@@ -796,6 +853,8 @@ pub struct KeptWords {
     names: std::sync::Arc<HashSet<String>>,
     /// Lower-case forms of those names with a capital inside (see `Judge::camel_names`).
     camel: std::sync::Arc<HashSet<String>>,
+    /// The identifiers of the whole source book's code blocks ([`code_identifiers`]).
+    idents: std::sync::Arc<HashSet<String>>,
 }
 
 impl KeptWords {
@@ -817,10 +876,15 @@ impl KeptWords {
         }
         let names = std::sync::Arc::new(source_names(pairs.iter().map(|p| p.0)));
         let camel = std::sync::Arc::new(camel_names(&names));
+        let docs: Vec<Doc> = pairs.par_iter().map(|p| Doc::parse(p.0)).collect();
+        let idents = std::sync::Arc::new(code_identifiers(&docs.iter().collect::<Vec<_>>()));
         // Each pair is tallied on its own (on every core), and the counts are summed.
         let (blocks, source_blocks) = pairs
             .par_iter()
-            .filter_map(|&(source, target)| Self::tally_pair(ctx, (&names, &camel), source, target))
+            .zip(&docs)
+            .filter_map(|(&(source, target), doc)| {
+                Self::tally_pair(ctx, (&names, &camel, &idents), source, doc, target)
+            })
             .reduce(
                 || (HashMap::new(), HashMap::new()),
                 |(mut b, mut sb), (b2, sb2)| {
@@ -838,6 +902,7 @@ impl KeptWords {
             source_blocks,
             names,
             camel,
+            idents,
         }
     }
 
@@ -846,11 +911,13 @@ impl KeptWords {
     #[allow(clippy::type_complexity)]
     fn tally_pair(
         ctx: &QaContext,
-        (names, camel): (
+        (names, camel, idents): (
+            &std::sync::Arc<HashSet<String>>,
             &std::sync::Arc<HashSet<String>>,
             &std::sync::Arc<HashSet<String>>,
         ),
         source: &str,
+        doc: &Doc,
         target: &str,
     ) -> Option<(HashMap<String, usize>, HashMap<String, usize>)> {
         let mut blocks: HashMap<String, usize> = HashMap::new();
@@ -864,9 +931,10 @@ impl KeptWords {
                 *source_blocks.entry(w).or_default() += 1;
             }
         }
-        let mut judge = Judge::new(ctx, source, &Doc::parse(source))?;
+        let mut judge = Judge::new(ctx, source, doc)?;
         judge.names = names.clone();
         judge.camel_names = camel.clone();
+        judge.idents = idents.clone();
         for b in text_blocks(target).iter().filter(|b| !is_citation(b)) {
             let toks = judge.tokens(b, target);
             let mut seen: HashSet<String> = HashSet::new();
@@ -1179,6 +1247,23 @@ mod tests {
             run(&c, src, tgt).iter().any(|f| f.check == WORD_CHECK),
             "token-level is a stray word"
         );
+    }
+
+    /// A word the source's code uses as an identifier (a chat role's string value, a shell
+    /// block's program) is not a stray word when it stands alone; inside a longer run it is
+    /// part of the term (`tool result`).
+    #[test]
+    fn identifiers_of_the_source_code_standing_alone_are_not_stray_words() {
+        let c = ctx("en", "zh");
+        let src = "Send the user message, then the tool result.\n\n```json\n{\"role\": \"user\", \"content\": \"hi\"}\n```\n\n```bash\n$ grep -r key .\n```\n";
+        let tgt = "发送 user 消息，再发送 tool result，用 grep 查找。\n\n```json\n{\"role\": \"user\", \"content\": \"hi\"}\n```\n\n```bash\n$ grep -r key .\n```\n";
+        let words: Vec<String> = run(&c, src, tgt)
+            .into_iter()
+            .filter(|f| f.check == WORD_CHECK)
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(words.len(), 1, "{words:?}");
+        assert!(words[0].starts_with("\"tool result\""), "{words:?}");
     }
 
     /// In a rehearsal into a target of the source's script, a pseudo-translated block counts
