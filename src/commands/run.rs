@@ -165,7 +165,19 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
                 if let Some(e) = &s.last_error {
                     eprintln!("  last error: {e}");
                 }
-                eprintln!("Some calls failed. Run the same command again to retry only those.");
+                match s
+                    .last_error
+                    .as_deref()
+                    .and_then(crate::llm::error::unreachable_url)
+                {
+                    Some(url) => eprintln!(
+                        "No server answered at {url}: start it, or fix the address (--base-url, or base_url under [provider] in {}), then run the same command again to retry only the failed calls.",
+                        campaign.plan.campaign_file.display()
+                    ),
+                    None => eprintln!(
+                        "Some calls failed. Run the same command again to retry only those."
+                    ),
+                }
             }
         }
         Status::NeedsReview => {

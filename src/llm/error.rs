@@ -27,7 +27,7 @@ pub enum LlmError {
     },
     #[error("the request does not fit the model's context window: {0}")]
     ContextLength(String),
-    #[error("cannot connect to {url}: {message}")]
+    #[error("{CONNECT_PREFIX}{url}: {message}")]
     Connect { url: String, message: String },
     #[error("request timed out after {0} s")]
     Timeout(u64),
@@ -60,6 +60,17 @@ pub enum LlmError {
         reason: String,
         usage: super::types::Usage,
     },
+}
+
+/// How the message of [`LlmError::Connect`] begins.
+const CONNECT_PREFIX: &str = "cannot connect to ";
+
+/// The URL no server answered at, when a recorded failure (`call: error`, as the journal keeps
+/// it) is a [`LlmError::Connect`]; `None` for any other error.
+pub fn unreachable_url(recorded: &str) -> Option<&str> {
+    let at = recorded.find(CONNECT_PREFIX)? + CONNECT_PREFIX.len();
+    let rest = &recorded[at..];
+    Some(&rest[..rest.find(": ").unwrap_or(rest.len())])
 }
 
 /// Why the provider refused the account (see [`account_problem`]).
@@ -263,6 +274,24 @@ pub fn classify_status(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_connect_failure_names_its_url() {
+        let e = LlmError::Connect {
+            url: "http://127.0.0.1:9/v1/chat/completions".into(),
+            message: "tcp connect error: Connection refused".into(),
+        };
+        let recorded = format!("glossary/14929ef10c571754: {e}");
+        assert_eq!(
+            unreachable_url(&recorded),
+            Some("http://127.0.0.1:9/v1/chat/completions")
+        );
+        assert_eq!(
+            unreachable_url("translate/ab/r0: request timed out after 30 s"),
+            None
+        );
+    }
+
     use super::*;
 
     fn classify(status: u16, body: &str) -> LlmError {

@@ -389,3 +389,37 @@ fn an_empty_reply_failed_the_unit_without_asking_again() {
     assert!(!text.contains("Empty answer"), "translated: {text}");
     assert!(text.trim().len() > 20, "{text}");
 }
+
+/// A run where no server answered said "Some calls failed. Run the same command again" and
+/// "0 failed": it names the address no server answered at and the two places to fix it.
+#[test]
+fn a_run_no_server_answered_named_no_remedy() {
+    // A port bound and closed again: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let c = TestCampaign::with_chapters(
+        "b",
+        &["a.md"],
+        &format!(
+            "[provider]\nkind = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmax_attempts = 1\n"
+        ),
+    );
+    c.write("a.md", "One paragraph to translate for the test.\n");
+    let out = c
+        .cmd("run", &[])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_code(&out, 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "No server answered at http://127.0.0.1:{port}/v1/chat/completions: start it, or fix the address (--base-url, or base_url under [provider] in "
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("Some calls failed."), "{err}");
+}
