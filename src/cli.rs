@@ -222,6 +222,37 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
     s.parse()
 }
 
+impl CampaignArgs {
+    /// `booktr <sub> <campaign>` with the provider flags this command was given, so that a
+    /// hint to resume or look again names the same campaign state (the flags are part of its
+    /// fingerprint). A value with a space or a quote is single-quoted for POSIX shells.
+    pub fn command(&self, sub: &str) -> String {
+        let quote = |v: &str| {
+            if v.chars()
+                .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '$' | '&' | ';'))
+            {
+                format!("'{}'", v.replace('\'', r"'\''"))
+            } else {
+                v.to_string()
+            }
+        };
+        let mut out = format!(
+            "booktr {sub} {}",
+            quote(&self.campaign.display().to_string())
+        );
+        if let Some(p) = self.provider {
+            out.push_str(&format!(" --provider {}", p.as_str()));
+        }
+        if let Some(m) = &self.model {
+            out.push_str(&format!(" --model {}", quote(m)));
+        }
+        if let Some(u) = &self.base_url {
+            out.push_str(&format!(" --base-url {}", quote(u)));
+        }
+        out
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -426,6 +457,28 @@ pub struct ExplainArgs {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_resume_hint_dropped_the_provider_flags() {
+        let a = CampaignArgs {
+            campaign: "my book.toml".into(),
+            provider: Some(ProviderKind::Openai),
+            model: Some("qwen2.5".into()),
+            base_url: Some("http://localhost:8080/v1".into()),
+        };
+        assert_eq!(
+            a.command("run"),
+            "booktr run 'my book.toml' --provider openai --model qwen2.5 --base-url http://localhost:8080/v1"
+        );
+        let plain = CampaignArgs {
+            campaign: "book.toml".into(),
+            provider: None,
+            model: None,
+            base_url: None,
+        };
+        assert_eq!(plain.command("status"), "booktr status book.toml");
+    }
+
     use super::*;
     use clap::CommandFactory;
 

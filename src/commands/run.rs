@@ -150,16 +150,16 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     );
     match s.status {
         Status::Interrupted => eprintln!(
-            "Interrupted. Finished work is saved; run `booktr run {}` again to resume.",
-            campaign.plan.campaign_file.display()
+            "Interrupted. Finished work is saved; run `{}` again to resume.",
+            campaign_args.command("run")
         ),
         Status::Incomplete => {
             if let Some(stopped) = &s.stopped {
                 // Quota, billing or a rejected key: no call was sent after it.
                 eprintln!("  stopped: {stopped}");
                 eprintln!(
-                    "Stopped early: fix the provider account or key, then resume with `booktr run {}` (finished work is kept and not sent again).",
-                    campaign.plan.campaign_file.display()
+                    "Stopped early: fix the provider account or key, then resume with `{}` (finished work is kept and not sent again).",
+                    campaign_args.command("run")
                 );
             } else {
                 if let Some(e) = &s.last_error {

@@ -129,6 +129,11 @@ fn sigint_and_sigterm_stop_gracefully_with_code_130_and_resume() {
         );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("again to resume"), "{err}");
+        // The hint names the same state: the provider flags of this run are in it.
+        assert!(
+            err.contains(&format!("--base-url {}` again to resume", fake.base_url)),
+            "{err}"
+        );
         assert!(
             journal(&c, "g")
                 .iter()
