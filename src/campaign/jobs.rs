@@ -288,7 +288,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             let text = &c.source_text(u)[range.clone()];
             let entries = c.prompt_entries(termbase, text);
             let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
-            // A stuck unit's piece (issue 18) goes out with its inline markup masked and
+            // A stuck unit's piece goes out with its inline markup masked and
             // without the brief: see `pieces::is_piece_part`.
             let piece = super::pieces::is_piece_part(part);
             let mask = if piece {
@@ -416,7 +416,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     // A request whose bytes fit the budget fits it in tokens ([`crate::tokens::bound_messages`]):
     // it is counted later, off the run loop, while its answer is awaited ([`execute_noting`]).
     // Counting every unit's prompt here, between two requests, held up the refill of the
-    // slots (issue 15, "close to the bound").
+    // slots.
     let budget = c.shares().request;
     let contents = || job.request.messages.iter().map(|m| m.content.as_str());
     if crate::tokens::bound_messages(contents()) > budget {
@@ -507,7 +507,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 /// reviewer's issues, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let kept_text = s.kept_translation(unit, round).map_or("", |t| t.1);
-    // Issue 17: a finding the editor dismissed on this text is not fed back.
+    // A finding the editor dismissed on this text is not fed back.
     let kept = super::mark_journal::review_unit(
         m.campaign,
         s,

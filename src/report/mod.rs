@@ -64,7 +64,7 @@ pub struct UnitReport {
     /// position: `{round, class, before, after}` (see [`crate::repair::Repair`]; excerpts cut
     /// to [`crate::repair::EXCERPT_CHARS`] characters). Empty when nothing was repaired.
     pub repairs: Vec<RepairReport>,
-    /// Issue 18, "smaller when stuck": when the unit was translated again in pieces after its
+    /// Smaller when stuck: when the unit was translated again in pieces after its
     /// revision rounds, the round of the joined pieces, how many pieces and the error findings
     /// that sent it there (`check: message; …`). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,17 +302,17 @@ pub struct Report {
     /// [`crate::campaign::memory::fuzzy_bands`]).
     #[serde(default)]
     pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
-    /// Issue 17's cost ledger: the actual cost per chapter and per agent and the savings from
+    /// The cost ledger: the actual cost per chapter and per agent and the savings from
     /// cached input (see [`ledger`]); `null` without `[pricing]` and for files made elsewhere.
     #[serde(default)]
     pub ledger: Option<ledger::Ledger>,
-    /// Issue 17: the editor's marks over the final texts: counts of confirmed and dismissed
+    /// The editor's marks over the final texts: counts of confirmed and dismissed
     /// findings, precision per marked check (confirmed / marked), the checks downgraded to
     /// warnings for this campaign and the marks cleared since (see
     /// [`crate::campaign::mark_journal::Review`]). Each finding carries its `id` and, when marked or
     /// downgraded, its `review`.
     pub finding_marks: crate::campaign::mark_journal::Review,
-    /// Issue 17: the MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
+    /// The MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
     pub mqm: MqmReport,
 }
 
@@ -569,7 +569,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let mut verdict = crate::campaign::verdict::final_qa(c, s);
     let summary = summarize_with(c, m, s, status, verdict.counts());
     // The units' findings move into the report (a copy of every finding of the book was the
-    // report's peak on a long book, issue 15).
+    // report's peak on a long book).
     let unit_findings = std::mem::take(&mut verdict.units);
     // The scorecard reads the findings before they move into the report's units.
     let mqm = MqmReport::of(
@@ -589,7 +589,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         c.plan.mqm_threshold,
     );
     let campaign_qa = &verdict.campaign;
-    // The revision set of each round, computed once per round (issue 15: asking the Manager
+    // The revision set of each round, computed once per round (asking the Manager
     // for it again for every unit made the report quadratic in units). Unit id → the reason
     // it was sent back; the first entry for an id wins, as `find` did.
     let mut sent_back: BTreeMap<u32, std::collections::HashMap<String, String>> = BTreeMap::new();
@@ -965,7 +965,7 @@ impl Report {
         crate::util::write_json_atomic(&json_path, &self)?;
         let md_path = dir.join("report.md");
         crate::util::write_atomic(&md_path, markdown::render(&self).as_bytes())?;
-        // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
+        // The editor's review sheet, for campaign reports (findings with ids).
         let mut csv_path = None;
         if !self.summary.state_dir.is_empty() {
             // Sorted once: a long book has tens of thousands of findings.

@@ -268,7 +268,7 @@ impl Doc {
         Doc {
             // The clean prose in place of the prose: the campaign checks read only the clean
             // prose (cleaning it again changes nothing), and a second copy of every unit's
-            // text was a third of `Parsed`'s memory on a long book (issue 15).
+            // text was a third of `Parsed`'s memory on a long book.
             prose: self.clean_prose(),
             headings: self.headings,
             display_math: self.display_math,
