@@ -182,7 +182,7 @@ fn cached_candidates(
     sources: &[&str],
 ) -> std::sync::Arc<Vec<crate::termbase::candidates::Candidate>> {
     ctx.cache()
-        .candidates(crate::qa::view::cache::key_of(sources), || {
+        .candidates(crate::qa::view::key_of(sources), || {
             crate::termbase::candidates::candidates(sources, &Termbase::default(), MAX_CANDIDATES)
         })
 }

@@ -123,7 +123,7 @@ pub struct Doc {
     pub prose: String,
     /// The block outline (paragraphs, list items, headings, …) compared by
     /// [`crate::qa::unit::structure`].
-    pub blocks: Vec<crate::qa::unit::structure::Block>,
+    pub blocks: Vec<crate::qa::view::outline::Block>,
 }
 
 impl Doc {
@@ -147,7 +147,7 @@ impl Doc {
         let mut table: Option<TableShape> = None;
         let parser = markdown::parser(text);
         let mut iter = parser.into_offset_iter();
-        let mut outline = crate::qa::unit::structure::OutlineBuilder::default();
+        let mut outline = crate::qa::view::outline::OutlineBuilder::default();
         for (ev, range) in iter.by_ref() {
             outline.event(&ev, &range);
             match ev {

@@ -11,7 +11,6 @@
 //! after every round.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use crate::qa::book::CampaignQa;
@@ -40,13 +39,6 @@ impl std::fmt::Debug for QaCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("QaCache")
     }
-}
-
-/// The SipHash of `value`.
-pub(crate) fn key_of(value: impl Hash) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
 }
 
 /// The value kept in a one-entry memo under `key`, or `make()`, then kept.
