@@ -19,7 +19,7 @@ pub enum ExitCode {
     Failed = 1,
     Usage = 2,
     AwaitingApproval = 3,
-    /// Stopped at the budget cap (issue 17, `crate::campaign::budget`).
+    /// Stopped at the budget cap (`[pricing] max_cost` or `run --max-cost`).
     BudgetReached = 4,
     Interrupted = 130,
 }

@@ -15,7 +15,7 @@ fn bpe() -> &'static CoreBPE {
 /// Builds the shared encoder on a thread of its own and returns at once, so that a command
 /// that will count tokens (`run`, `plan`, `experiment`) loads its campaign on one core while
 /// the encoder's 0.2–0.25 s of table building runs on the other: it was most of the time from
-/// `booktr run` to its first request (issue 15, "close to the bound"). A later [`count`] waits
+/// `booktr run` to its first request. A later [`count`] waits
 /// for it if it is not done.
 pub fn warm_up() {
     std::thread::spawn(|| {
@@ -37,8 +37,8 @@ pub const MEMO_MIN_BYTES: usize = 512;
 pub const MEMO_ENTRIES: usize = 4096;
 
 /// A token counter with a memo, owned by whoever counts (a campaign holds one for the budget
-/// check of every request and for its plan estimate; issue 13: caches have an owner, not a
-/// process-wide static). Counts are those of [`count`]; texts of at least [`MEMO_MIN_BYTES`]
+/// check of every request and for its plan estimate: a cache has an owner, not
+/// a process-wide static, so two campaigns in one process never share entries). Counts are those of [`count`]; texts of at least [`MEMO_MIN_BYTES`]
 /// bytes are remembered (up to [`MEMO_ENTRIES`], keyed by length and SipHash), since the same
 /// system prompt, brief and glossary are counted for every request and byte-pair encoding costs
 /// far more than hashing. Clones share one memo.
@@ -57,11 +57,21 @@ impl Counter {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         let key = (text.len(), h.finish());
-        if let Some(&n) = self.memo.lock().unwrap().get(&key) {
+        // A lock poisoned by a panic elsewhere is taken over: every entry is written in one
+        // assignment, so what the lock holds is whole.
+        if let Some(&n) = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
             return n;
         }
         let n = count(text);
-        let mut m = self.memo.lock().unwrap();
+        let mut m = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if m.len() >= MEMO_ENTRIES {
             m.clear();
         }
@@ -76,7 +86,10 @@ impl Counter {
 
     /// How many texts the memo holds (for tests).
     pub fn remembered(&self) -> usize {
-        self.memo.lock().unwrap().len()
+        self.memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
     }
 }
 
@@ -151,7 +164,7 @@ mod tests {
 
     #[test]
     fn process_wide_token_memo_is_owned_by_a_counter() {
-        // Issue 13: the memo was a process-wide static; a Counter owns it now, its clones share
+        // The memo was a process-wide static; a Counter owns it now, its clones share
         // it, another counter does not see it, and the counts are those of `count`.
         let long = "The agent keeps a small context. ".repeat(40);
         let a = Counter::default();

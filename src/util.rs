@@ -24,7 +24,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// [`write_atomic`] for content produced by a writer: `write` streams into the temporary file
 /// through a buffer, so a large report (tens of MB on a long book) is never held in memory
-/// whole (issue 15: the rendered HTML report was the peak of a 10x book's memory).
+/// whole (the rendered HTML report was the peak of a 10x book's memory).
 ///
 /// Errors: any error of `write`, or an I/O error, with the path in its context.
 pub fn write_atomic_with(

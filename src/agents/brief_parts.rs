@@ -1,4 +1,5 @@
-//! The book brief cut to what one unit's prompt needs (issue 15, "flat per-unit overhead").
+//! The book brief cut to what one unit's prompt needs, so the per-unit overhead stays flat
+//! whatever the length of the book.
 //!
 //! The brief on disk ([`super::brief`], `brief.md` on the editor's desk) keeps its format:
 //! audience, register, conventions and one synopsis per chapter. Sending all of it with every

@@ -250,7 +250,7 @@ fn base_spans(text: &str, mdx: bool) -> Vec<std::ops::Range<usize>> {
     spans
 }
 
-/// Issue 18, "smaller when stuck": what [`mask`] masks, plus every inline span a model must
+/// Smaller when stuck: what [`mask`] masks, plus every inline span a model must
 /// copy byte for byte, for the pieces of a unit whose mechanical errors neither the revision
 /// rounds nor the deterministic repair cured (the repair does not guess where a dropped span
 /// belongs). Masked as a whole: inline code, inline and display math (`$…$`, `$$…$$`),

@@ -11,7 +11,7 @@
 //!    placeholders by [`super::mask`], restored in the answer by the caller).
 //!
 //! A revision appends `assistant` (the previous translation) and `user` (the findings to fix).
-//! The brief's share is bounded whatever the book's length (issue 15): the system message has
+//! The brief's share is bounded whatever the book's length: the system message has
 //! only its book-level part (audience, register, conventions) and message 2 only the unit's own
 //! chapter's synopsis, never every chapter's ([`super::brief_parts`]). The glossary entries are
 //! those whose source term occurs in the unit (`prompt_layout = "relevant"`, the default), so

@@ -59,7 +59,7 @@ pub struct Chapter {
     /// The file's exact content; for a notebook, its Markdown view
     /// ([`super::notebook::Notebook::view`]), the text its units are cut from. Shared, not
     /// copied, by what reads the source after the run (the HTML report's side-by-side texts: a
-    /// copy of the book was a tenth of a long book's peak memory, issue 15).
+    /// copy of the book was a tenth of a long book's peak memory).
     pub text: std::sync::Arc<str>,
     /// Hex sha256 of the file's bytes.
     pub sha256: String,

@@ -80,7 +80,7 @@ impl Unit {
     }
 }
 
-/// The default unit size limit in characters (issue #2: 12,000 characters is about 3,000
+/// The default unit size limit in characters (12,000 characters is about 3,000
 /// English tokens, which leaves room for the prompt prefix and the answer in a 32k budget).
 pub const DEFAULT_MAX_UNIT_CHARS: usize = 12_000;
 

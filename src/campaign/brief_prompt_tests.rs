@@ -1,4 +1,4 @@
-//! Tests of the brief's share of a Translation prompt (issue 15, "flat per-unit overhead"): a
+//! Tests of the brief's share of a Translation prompt (it stays flat whatever the book's length): a
 //! campaign of 11 chapters and one of 110, each with a brief in the shape the brief request
 //! asks for (one synopsis per chapter), give prompts whose brief part is the same size, with
 //! the unit's own chapter's synopsis and no other chapter's.

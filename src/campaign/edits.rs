@@ -160,7 +160,7 @@ pub fn final_text(c: &Campaign, s: &State, u: &crate::book::Unit) -> String {
 
 /// [`final_text`], borrowed from the state (a translation or a hand edit) or the campaign (a
 /// copied unit): the report reads every unit's, and a copy of each was 13 MB at ten times
-/// the corpus (issue 15).
+/// the corpus.
 pub fn final_str<'a>(c: &'a Campaign, s: &'a State, u: &crate::book::Unit) -> &'a str {
     if let Some(t) = s.human_edit(&u.id) {
         return t;

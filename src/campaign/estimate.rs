@@ -131,7 +131,10 @@ pub struct Estimate {
     pub cost_high: Option<f64>,
 }
 
-/// Estimates the campaign `c` given its state `s` (empty for a new campaign).
+/// Estimates the campaign `c` given its state `s` (empty for a new campaign): the Glossary
+/// agent's calls (batches and the brief), then Translation's (unit by unit, in book order),
+/// Proofreading's (the review budget) and the Manager's (one decision per round), then the
+/// range of the whole campaign.
 pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let p = &c.plan;
     // Every agent has an entry from the start (so the tables list all four); the entries are
@@ -141,8 +144,50 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         .map(|a| (*a, AgentEstimate::default()))
         .collect();
     let mut remaining = total.clone();
+    glossary_calls(c, s, m, &mut total, &mut remaining);
+    let tr = translation_calls(c, s, m, &mut total, &mut remaining);
+    proofreading_calls(c, s, &tr, &mut total, &mut remaining);
+    manager_calls(c, s, m, &mut total, &mut remaining);
+    let range = cost_range(c, &total, &tr);
+    let (done, todo) = (tr.done, tr.todo);
+    let sum = |f: fn(&CostRange) -> Option<f64>| {
+        p.pricing
+            .as_ref()
+            .map(|_| range.values().filter_map(f).sum::<f64>())
+    };
+    let cost_low = sum(|r| r.low.cost);
+    let cost_high = sum(|r| r.high.cost);
+    let cost = |e: &BTreeMap<Agent, AgentEstimate>| {
+        p.pricing.as_ref().map(|pr| {
+            e.values()
+                .map(|a| pr.cost(a.prompt_tokens, 0, a.completion_tokens))
+                .sum::<f64>()
+        })
+    };
+    Estimate {
+        cost_total: cost(&total),
+        cost_remaining: cost(&remaining),
+        currency: p.pricing.as_ref().map(|pr| pr.currency.clone()),
+        total,
+        remaining,
+        units_done: done,
+        units_to_translate: done + todo,
+        range,
+        cost_low,
+        cost_high,
+    }
+}
 
-    // Glossary: every batch of the book's candidates (total), and the pending ones (remaining).
+/// The Glossary agent's calls: every batch of the book's candidates (total) and the pending
+/// ones (remaining), and the book brief (pending until its result is recorded).
+fn glossary_calls(
+    c: &Campaign,
+    s: &State,
+    m: &Manager,
+    total: &mut BTreeMap<Agent, AgentEstimate>,
+    remaining: &mut BTreeMap<Agent, AgentEstimate>,
+) {
+    let p = &c.plan;
     let all_batches = if m.candidates.is_empty() {
         Vec::new()
     } else {
@@ -186,33 +231,55 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
         );
     }
+}
 
-    // Translation, with the merged termbase once known, else house style plus every candidate.
-    let assumed: Termbase;
-    let termbase: &Termbase = if s.termbase().is_some()
-        && s.glossary_inputs().as_deref() == Some(m.glossary_inputs.as_str())
+/// What the Translation pass measured, for the other agents and the range.
+struct TranslationTally {
+    /// Prose units already translated, and still to translate.
+    done: usize,
+    todo: usize,
+    /// Prompt tokens of every prose unit, and of those a model translates (not from the
+    /// translation memory).
+    prompt_total: u64,
+    paid_prompt_total: u64,
+    /// Chapters with prose units, and with units a model translates.
+    chapters: usize,
+    paid_chapters: usize,
+    /// Prompt tokens a prefix cache would serve (the range's low end).
+    cached_low: u64,
+    /// What one revision of every Translation call would add (the range's high end).
+    revision: AgentEstimate,
+    /// Completion tokens at the learned bound's quantile over the median (>= 1).
+    high_factor: f64,
+}
+
+/// The termbase the translation prompts carry: the merged one once known, else house style
+/// plus every candidate kept as is.
+fn assumed_termbase<'a>(c: &Campaign, s: &'a State, m: &Manager) -> std::borrow::Cow<'a, Termbase> {
+    if s.termbase().is_some() && s.glossary_inputs().as_deref() == Some(m.glossary_inputs.as_str())
     {
-        s.effective_termbase()
-    } else {
-        let guessed: Vec<Entry> = m
-            .candidates
-            .iter()
-            .map(|cand| Entry {
-                source: cand.term.clone(),
-                target: cand.term.clone(),
-                note: GUESSED_NOTE.into(),
-                origin: Origin::Agent,
-                forbidden: Vec::new(),
-                variants: Vec::new(),
-            })
-            .collect();
-        assumed = Termbase::merge(&c.house, &guessed).0;
-        &assumed
-    };
-    // The brief's book part is in every translation prompt and the chapter's synopsis in each
-    // of its units' prompts; before the brief exists, assume the usual lengths.
-    let brief = s.brief().as_ref().map(|b| b.text.clone());
-    let setup_for = |chapter: &str| match &brief {
+        return std::borrow::Cow::Borrowed(s.effective_termbase());
+    }
+    let guessed: Vec<Entry> = m
+        .candidates
+        .iter()
+        .map(|cand| Entry {
+            source: cand.term.clone(),
+            target: cand.term.clone(),
+            note: GUESSED_NOTE.into(),
+            origin: Origin::Agent,
+            forbidden: Vec::new(),
+            variants: Vec::new(),
+        })
+        .collect();
+    std::borrow::Cow::Owned(Termbase::merge(&c.house, &guessed).0)
+}
+
+/// The translation setup of a chapter's units. The brief's book part is in every translation
+/// prompt and the chapter's synopsis in each of its units' prompts; before the brief exists,
+/// the usual lengths are assumed.
+fn setup_for(c: &Campaign, brief: Option<&str>, chapter: &str) -> translation::Setup {
+    match brief {
         Some(b) => c.translation_setup_for(b, chapter),
         None => {
             use crate::agents::brief_parts::{EXPECTED_BOOK_TOKENS, EXPECTED_SYNOPSIS_TOKENS};
@@ -221,7 +288,22 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             setup.chapter_brief = "brief ".repeat(EXPECTED_SYNOPSIS_TOKENS);
             setup
         }
-    };
+    }
+}
+
+/// The Translation agent's calls, unit by unit in book order: the request each prose unit
+/// would send, and a completion of its source tokens times the completion ratio.
+fn translation_calls(
+    c: &Campaign,
+    s: &State,
+    m: &Manager,
+    total: &mut BTreeMap<Agent, AgentEstimate>,
+    remaining: &mut BTreeMap<Agent, AgentEstimate>,
+) -> TranslationTally {
+    let p = &c.plan;
+    let termbase = assumed_termbase(c, s, m);
+    let termbase: &Termbase = &termbase;
+    let brief = s.brief().as_ref().map(|b| b.text.clone());
     // Units come in book order: the setup changes with the chapter.
     let mut setup: Option<(&str, translation::Setup)> = None;
     // Completion per source token: what this campaign's accepted replies measured, in the
@@ -251,7 +333,10 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let mut revision = AgentEstimate::default();
     for u in c.prose_units() {
         if setup.as_ref().is_none_or(|(ch, _)| *ch != u.chapter) {
-            setup = Some((u.chapter.as_str(), setup_for(&u.chapter)));
+            setup = Some((
+                u.chapter.as_str(),
+                setup_for(c, brief.as_deref(), &u.chapter),
+            ));
         }
         let text = c.source_text(u);
         let req = translation::build_request_with_context(
@@ -312,7 +397,30 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
         }
     }
 
-    // Proofreading: the review budget plus each batch's instructions (one per chapter at least).
+    TranslationTally {
+        done,
+        todo,
+        prompt_total: translation_prompt_total,
+        paid_prompt_total,
+        chapters: chapters.len(),
+        paid_chapters: paid_chapters.len(),
+        cached_low,
+        revision,
+        high_factor,
+    }
+}
+
+/// The Proofreading agent's calls: the review budget plus each batch's instructions (one
+/// batch per chapter at least).
+fn proofreading_calls(
+    c: &Campaign,
+    s: &State,
+    tr: &TranslationTally,
+    total: &mut BTreeMap<Agent, AgentEstimate>,
+    remaining: &mut BTreeMap<Agent, AgentEstimate>,
+) {
+    let p = &c.plan;
+    let todo = tr.todo;
     let instructions = crate::tokens::count_messages([
         proofreading::system_prompt(&p.source_lang, &p.target_lang).as_str(),
         "Glossary (required renderings):\n",
@@ -323,9 +431,9 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     // translations a model made (regression test
     // `plan_counted_proofreading_for_a_campaign_all_from_memory`).
     let (batches, reviewed_prompt) = if p.proofread_share >= 1.0 {
-        (chapters.len() as u64, translation_prompt_total)
+        (tr.chapters as u64, tr.prompt_total)
     } else {
-        (paid_chapters.len() as u64, paid_prompt_total)
+        (tr.paid_chapters as u64, tr.paid_prompt_total)
     };
     let proof_prompt = review(reviewed_prompt) + batches * instructions;
     total
@@ -344,8 +452,17 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             .or_default()
             .add(batches, proof_prompt, batches * 40);
     }
+}
 
-    // Manager: one decision per revision round.
+/// The Manager's calls: one decision per revision round.
+fn manager_calls(
+    c: &Campaign,
+    s: &State,
+    m: &Manager,
+    total: &mut BTreeMap<Agent, AgentEstimate>,
+    remaining: &mut BTreeMap<Agent, AgentEstimate>,
+) {
+    let p = &c.plan;
     let rounds = p.revision_rounds as u64;
     let ctx = m.context(s).tokens() as u64;
     let decision = crate::tokens::count_messages([manager_agent::SYSTEM_PROMPT]) as u64
@@ -365,8 +482,18 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             .or_default()
             .add(rounds, rounds * decision, rounds * 40);
     }
+}
 
-    // The range of the whole campaign.
+/// The low and high estimate of the whole campaign per agent (see the module docs): low
+/// with the prefix cache's reads, high with the learned completion bound and every
+/// Translation and Proofreading call made again in each revision round.
+fn cost_range(
+    c: &Campaign,
+    total: &BTreeMap<Agent, AgentEstimate>,
+    tr: &TranslationTally,
+) -> BTreeMap<Agent, CostRange> {
+    let p = &c.plan;
+    let (revision, high_factor, cached_low) = (tr.revision, tr.high_factor, tr.cached_low);
     let rounds_u = p.revision_rounds as u64;
     let priced = |e: &AgentEstimate, cached: u64| RangeEnd {
         calls: e.calls,
@@ -378,7 +505,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
             .as_ref()
             .map(|pr| pr.cost(e.prompt_tokens, cached, e.completion_tokens)),
     };
-    let range: BTreeMap<Agent, CostRange> = total
+    total
         .iter()
         .map(|(a, t)| {
             let mut high = *t;
@@ -413,33 +540,7 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
                 },
             )
         })
-        .collect();
-    let sum = |f: fn(&CostRange) -> Option<f64>| {
-        p.pricing
-            .as_ref()
-            .map(|_| range.values().filter_map(f).sum::<f64>())
-    };
-    let cost_low = sum(|r| r.low.cost);
-    let cost_high = sum(|r| r.high.cost);
-    let cost = |e: &BTreeMap<Agent, AgentEstimate>| {
-        p.pricing.as_ref().map(|pr| {
-            e.values()
-                .map(|a| pr.cost(a.prompt_tokens, 0, a.completion_tokens))
-                .sum::<f64>()
-        })
-    };
-    Estimate {
-        cost_total: cost(&total),
-        cost_remaining: cost(&remaining),
-        currency: p.pricing.as_ref().map(|pr| pr.currency.clone()),
-        total,
-        remaining,
-        units_done: done,
-        units_to_translate: done + todo,
-        range,
-        cost_low,
-        cost_high,
-    }
+        .collect()
 }
 
 /// Completion tokens the estimate assumes for one Proofreading batch, Manager decision or

@@ -49,7 +49,7 @@ pub fn xliff12(c: &Campaign, s: &State) -> String {
 /// One [`xliff::File`] per chapter with one [`xliff::Unit`] per translation unit: its source,
 /// final text, state and QA findings (see [`xliff`]).
 ///
-/// Issue 17: the findings are those of the verdict (ids, editor marks and downgrades applied):
+/// The findings are those of the verdict (ids, editor marks and downgrades applied):
 /// each note ends with `[finding <id>]`, or `[finding <id>; dismissed by the editor: note]`
 /// / `confirmed` / `check downgraded` when one applies ([`note_text`]).
 pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
@@ -108,8 +108,8 @@ pub(crate) fn xliff_files(c: &Campaign, s: &State) -> Vec<xliff::File> {
         .collect()
 }
 
-/// The text of a finding's XLIFF note: its message, then its id and the editor's mark
-/// (issue 17), e.g. `… [finding 3f2a9c0d1b7e; dismissed by the editor: a proper name]`.
+/// The text of a finding's XLIFF note: its message, then its id and the editor's mark,
+/// e.g. `… [finding 3f2a9c0d1b7e; dismissed by the editor: a proper name]`.
 pub fn note_text(f: &crate::qa::Finding) -> String {
     use crate::qa::findings::editor_marks::Mark;
     if f.id.is_empty() {

@@ -126,246 +126,108 @@ pub enum PrepareError {
     OverBudget { tokens: usize, budget: usize },
 }
 
-/// Builds the job for `action` from the current state.
-pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareError> {
-    let c = m.campaign;
-    let p = &c.plan;
-    let call = action.call_key(c);
-    // Glossary entries plus reconciled ones: every request uses the book's current terminology.
-    let termbase = s.effective_termbase();
-    let job = match action {
-        Action::GlossaryBatch { n, .. } => {
-            let asked = m.glossary_batches[*n].1.clone();
-            Job {
-                call,
-                state_dir: None,
-                prompt_tokens: 0,
-                counter: None,
-                basis_tokens: None,
-                max_tokens_cap: Caps::default(),
-                agent: Agent::Glossary,
-                unit: None,
-                request: glossary::build_request(&p.source_lang, &p.target_lang, &c.house, &asked),
-                kind: JobKind::Glossary { asked },
-            }
-        }
-        Action::Brief { .. } => Job {
+impl Job {
+    /// A job not yet bounded nor counted: [`prepare`] sets its `max_tokens`, checkpoint
+    /// directory, prompt tokens and counter.
+    fn new(
+        call: String,
+        agent: Agent,
+        unit: Option<String>,
+        request: Request,
+        kind: JobKind,
+    ) -> Job {
+        Job {
             call,
             state_dir: None,
             prompt_tokens: 0,
             counter: None,
             basis_tokens: None,
             max_tokens_cap: Caps::default(),
-            agent: Agent::Glossary,
-            unit: None,
-            request: m.brief.1.clone(),
-            kind: JobKind::Brief,
-        },
+            agent,
+            unit,
+            request,
+            kind,
+        }
+    }
+}
+
+/// Builds the job for `action` from the current state: the agent's request, then its
+/// `max_tokens` bound ([`bound`]) and the context budget ([`fit_budget`]).
+pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareError> {
+    let c = m.campaign;
+    let p = &c.plan;
+    let call = action.call_key(c);
+    // Glossary entries plus reconciled ones: every request uses the book's current terminology.
+    let termbase = s.effective_termbase();
+    let mut job = match action {
+        Action::GlossaryBatch { n, .. } => {
+            let asked = m.glossary_batches[*n].1.clone();
+            let request = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, &asked);
+            Job::new(
+                call,
+                Agent::Glossary,
+                None,
+                request,
+                JobKind::Glossary { asked },
+            )
+        }
+        Action::Brief { .. } => Job::new(
+            call,
+            Agent::Glossary,
+            None,
+            m.brief.1.clone(),
+            JobKind::Brief,
+        ),
         Action::Translate { unit, round, .. } => {
             let u = &c.units[*unit];
-            let entries = c.prompt_entries(termbase, c.source_text(u));
-            // HTML comments never reach the model as text (see agents::mask).
-            let mask = crate::agents::mask::mask_for(
-                c.source_text(u),
-                crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
-            );
-            let source = mask.text.clone();
-            let revision = (*round > 0).then(|| {
-                let previous = s
-                    .kept_translation(&u.id, round - 1)
-                    .map(|(_, t)| mask.apply(t))
-                    .unwrap_or_default();
-                translation::Revision {
-                    previous,
-                    feedback: feedback_for(m, s, &u.id, round - 1),
-                }
-            });
-            let mut request = translation::build_request_with_context(
-                &c.translation_setup_for(s.brief_text(), &u.chapter),
-                &entries,
-                &source,
-                revision.as_ref(),
-                c.context_for(u)
-                    .map(|ctx| {
-                        crate::agents::mask::strip_for(
-                            &ctx,
-                            crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path),
-                        )
-                    })
-                    .as_deref(),
-            );
-            let fuzzy = super::memory::fuzzy(c, u);
-            let refs: Vec<(u8, &str, &str)> = fuzzy
-                .iter()
-                .map(|f| (f.percent, f.source.as_str(), f.target.as_str()))
-                .collect();
-            translation::add_fuzzy_references(&mut request, &refs);
-            mask.instruct(&mut request);
-            Job {
-                call,
-                state_dir: None,
-                prompt_tokens: 0,
-                counter: None,
-                basis_tokens: None,
-                max_tokens_cap: Caps::default(),
-                agent: Agent::Translation,
-                unit: Some(u.id.clone()),
-                request,
-                kind: JobKind::Translation {
-                    round: *round,
-                    source,
-                    mask,
-                },
-            }
+            let (request, source, mask) = translation_request(m, s, termbase, u, *round);
+            let kind = JobKind::Translation {
+                round: *round,
+                source,
+                mask,
+            };
+            Job::new(call, Agent::Translation, Some(u.id.clone()), request, kind)
         }
         Action::Proofread { round, units, .. } => {
-            let mut items = Vec::new();
-            let mut joined_source = String::new();
-            for id in units {
-                let Some(u) = c.unit(id) else { continue };
-                let Some((_, target)) = s.kept_translation(id, *round) else {
-                    continue;
-                };
-                let source = c.source_text(u);
-                joined_source.push_str(source);
-                items.push(proofreading::ReviewItem {
-                    unit: &u.id,
-                    source,
-                    target,
-                    findings: s
-                        .kept_findings(id, *round)
-                        .iter()
-                        .filter(|f| crate::qa::unit::style::in_prompts(f))
-                        .map(|f| f.line())
-                        .collect(),
-                });
-            }
-            let entries = termbase.relevant_to(&joined_source);
-            Job {
-                call,
-                state_dir: None,
-                prompt_tokens: 0,
-                counter: None,
-                basis_tokens: None,
-                max_tokens_cap: Caps::default(),
-                agent: Agent::Proofreading,
-                unit: None,
-                request: proofreading::build_request(
-                    &p.source_lang,
-                    &p.target_lang,
-                    &entries,
-                    &items,
-                ),
-                kind: JobKind::Proofread {
-                    round: *round,
-                    units: units.clone(),
-                },
-            }
+            let request = proofreading_request(m, s, termbase, *round, units);
+            let kind = JobKind::Proofread {
+                round: *round,
+                units: units.clone(),
+            };
+            Job::new(call, Agent::Proofreading, None, request, kind)
         }
         Action::Decide { round, .. } => {
             let forced = m.forced(s, *round);
             let (findings, candidates) = findings_summary(m, s, *round, &forced);
             let ctx = m.context(s).to_json();
-            Job {
-                call,
-                state_dir: None,
-                prompt_tokens: 0,
-                counter: None,
-                basis_tokens: None,
-                max_tokens_cap: Caps::default(),
-                agent: Agent::Manager,
-                unit: None,
-                request: manager_agent::build_request(&ctx, &findings.to_string()),
-                kind: JobKind::Decide {
-                    round: *round,
-                    forced,
-                    candidates,
-                },
-            }
+            let request = manager_agent::build_request(&ctx, &findings.to_string());
+            let kind = JobKind::Decide {
+                round: *round,
+                forced,
+                candidates,
+            };
+            Job::new(call, Agent::Manager, None, request, kind)
         }
         Action::TranslatePart { unit, part, range } => {
             let u = &c.units[*unit];
-            let text = &c.source_text(u)[range.clone()];
-            let entries = c.prompt_entries(termbase, text);
-            let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
-            // A stuck unit's piece (issue 18) goes out with its inline markup masked and
-            // without the brief: see `pieces::is_piece_part`.
-            let piece = super::pieces::is_piece_part(part);
-            let mask = if piece {
-                crate::agents::mask::mask_markup_for(text, mdx)
-            } else {
-                crate::agents::mask::mask_for(text, mdx)
+            let (request, source, mask) = part_request(m, s, termbase, u, part, range.clone());
+            let kind = JobKind::Translation {
+                round: 0,
+                source,
+                mask,
             };
-            let brief = if piece { "" } else { s.brief_text() };
-            let source = mask.text.clone();
-            let mut request = translation::build_request(
-                &c.translation_setup_for(brief, &u.chapter),
-                &entries,
-                &source,
-                None,
-            );
-            mask.instruct(&mut request);
-            Job {
-                call,
-                state_dir: None,
-                prompt_tokens: 0,
-                counter: None,
-                basis_tokens: None,
-                max_tokens_cap: Caps::default(),
-                agent: Agent::Translation,
-                unit: Some(part.clone()),
-                request,
-                kind: JobKind::Translation {
-                    round: 0,
-                    source,
-                    mask,
-                },
-            }
+            Job::new(call, Agent::Translation, Some(part.clone()), request, kind)
         }
         Action::Reconcile {
             round, conflict, ..
         } => {
-            let contexts: Vec<reconcile::Context> = conflict
-                .examples
-                .iter()
-                .filter_map(|id| {
-                    let u = c.unit(id)?;
-                    let (_, target) = s.kept_translation(id, *round)?;
-                    let needles: Vec<&str> = conflict
-                        .renderings
-                        .iter()
-                        .map(|r| r.rendering.as_str())
-                        .chain([conflict.term.as_str()])
-                        .collect();
-                    Some(reconcile::Context {
-                        unit: id.clone(),
-                        source: snippet(c.source_text(u), &[conflict.term.as_str()]),
-                        target: snippet(target, &needles),
-                    })
-                })
-                .collect();
-            Job {
-                call,
-                state_dir: None,
-                prompt_tokens: 0,
-                counter: None,
-                basis_tokens: None,
-                max_tokens_cap: Caps::default(),
-                agent: Agent::Glossary,
-                unit: None,
-                request: reconcile::build_request(
-                    &p.source_lang,
-                    &p.target_lang,
-                    &conflict.term,
-                    &conflict.renderings,
-                    &contexts,
-                ),
-                kind: JobKind::Reconcile {
-                    round: *round,
-                    term: conflict.term.clone(),
-                    renderings: conflict.renderings.clone(),
-                },
-            }
+            let request = reconcile_request(m, s, *round, conflict);
+            let kind = JobKind::Reconcile {
+                round: *round,
+                term: conflict.term.clone(),
+                renderings: conflict.renderings.clone(),
+            };
+            Job::new(call, Agent::Glossary, None, request, kind)
         }
         Action::MergeGlossary
         | Action::WriteOutputs
@@ -376,9 +238,171 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
             unreachable!("local actions have no job")
         }
     };
-    let mut job = job;
-    // The bound of what the request asks for, in the model's tokens as far as the campaign has
-    // learned them, and the runaway ceiling in o200k_base (see `agents::bounds`).
+    bound(m, s, &mut job);
+    job.state_dir = Some(c.state_path());
+    fit_budget(m, &mut job)?;
+    job.counter = Some(c.tokens().clone());
+    Ok(job)
+}
+
+/// A unit's Translation request (a revision's when `round` > 0: the kept translation of
+/// the round before and its feedback), with the unit's source masked ([`crate::agents::mask`]:
+/// HTML comments never reach the model as text), its neighbour context and its fuzzy matches.
+/// Returns the request, the source as sent and the mask.
+fn translation_request(
+    m: &Manager,
+    s: &State,
+    termbase: &crate::termbase::Termbase,
+    u: &crate::book::Unit,
+    round: u32,
+) -> (Request, String, crate::agents::mask::Masked) {
+    let c = m.campaign;
+    let entries = c.prompt_entries(termbase, c.source_text(u));
+    let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
+    let mask = crate::agents::mask::mask_for(c.source_text(u), mdx);
+    let source = mask.text.clone();
+    let revision = (round > 0).then(|| {
+        let previous = s
+            .kept_translation(&u.id, round - 1)
+            .map(|(_, t)| mask.apply(t))
+            .unwrap_or_default();
+        translation::Revision {
+            previous,
+            feedback: feedback_for(m, s, &u.id, round - 1),
+        }
+    });
+    let mut request = translation::build_request_with_context(
+        &c.translation_setup_for(s.brief_text(), &u.chapter),
+        &entries,
+        &source,
+        revision.as_ref(),
+        c.context_for(u)
+            .map(|ctx| crate::agents::mask::strip_for(&ctx, mdx))
+            .as_deref(),
+    );
+    let fuzzy = super::memory::fuzzy(c, u);
+    let refs: Vec<(u8, &str, &str)> = fuzzy
+        .iter()
+        .map(|f| (f.percent, f.source.as_str(), f.target.as_str()))
+        .collect();
+    translation::add_fuzzy_references(&mut request, &refs);
+    mask.instruct(&mut request);
+    (request, source, mask)
+}
+
+/// The Translation request of one part of a unit (`range` of its source). A stuck unit's
+/// piece goes out with its inline markup masked and without the brief: see
+/// `pieces::is_piece_part`. Returns the request, the source as sent and the mask.
+fn part_request(
+    m: &Manager,
+    s: &State,
+    termbase: &crate::termbase::Termbase,
+    u: &crate::book::Unit,
+    part: &str,
+    range: std::ops::Range<usize>,
+) -> (Request, String, crate::agents::mask::Masked) {
+    let c = m.campaign;
+    let text = &c.source_text(u)[range];
+    let entries = c.prompt_entries(termbase, text);
+    let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
+    let piece = super::pieces::is_piece_part(part);
+    let mask = if piece {
+        crate::agents::mask::mask_markup_for(text, mdx)
+    } else {
+        crate::agents::mask::mask_for(text, mdx)
+    };
+    let brief = if piece { "" } else { s.brief_text() };
+    let source = mask.text.clone();
+    let mut request = translation::build_request(
+        &c.translation_setup_for(brief, &u.chapter),
+        &entries,
+        &source,
+        None,
+    );
+    mask.instruct(&mut request);
+    (request, source, mask)
+}
+
+/// A Proofreading batch's request: each unit's source and kept translation of `round` with
+/// the findings the prompts show, and the termbase entries relevant to the batch.
+fn proofreading_request(
+    m: &Manager,
+    s: &State,
+    termbase: &crate::termbase::Termbase,
+    round: u32,
+    units: &[String],
+) -> Request {
+    let c = m.campaign;
+    let p = &c.plan;
+    let mut items = Vec::new();
+    let mut joined_source = String::new();
+    for id in units {
+        let Some(u) = c.unit(id) else { continue };
+        let Some((_, target)) = s.kept_translation(id, round) else {
+            continue;
+        };
+        let source = c.source_text(u);
+        joined_source.push_str(source);
+        items.push(proofreading::ReviewItem {
+            unit: &u.id,
+            source,
+            target,
+            findings: s
+                .kept_findings(id, round)
+                .iter()
+                .filter(|f| crate::qa::unit::style::in_prompts(f))
+                .map(|f| f.line())
+                .collect(),
+        });
+    }
+    let entries = termbase.relevant_to(&joined_source);
+    proofreading::build_request(&p.source_lang, &p.target_lang, &entries, &items)
+}
+
+/// A terminology reconciliation's request: the conflicting renderings and, for each example
+/// unit, snippets of its source and kept translation around the term and its renderings.
+fn reconcile_request(
+    m: &Manager,
+    s: &State,
+    round: u32,
+    conflict: &crate::campaign::manager::Conflict,
+) -> Request {
+    let c = m.campaign;
+    let p = &c.plan;
+    let contexts: Vec<reconcile::Context> = conflict
+        .examples
+        .iter()
+        .filter_map(|id| {
+            let u = c.unit(id)?;
+            let (_, target) = s.kept_translation(id, round)?;
+            let needles: Vec<&str> = conflict
+                .renderings
+                .iter()
+                .map(|r| r.rendering.as_str())
+                .chain([conflict.term.as_str()])
+                .collect();
+            Some(reconcile::Context {
+                unit: id.clone(),
+                source: snippet(c.source_text(u), &[conflict.term.as_str()]),
+                target: snippet(target, &needles),
+            })
+        })
+        .collect();
+    reconcile::build_request(
+        &p.source_lang,
+        &p.target_lang,
+        &conflict.term,
+        &conflict.renderings,
+        &contexts,
+    )
+}
+
+/// Sets the bound of what the request asks for (`max_tokens`, under the campaign's caps), in
+/// the model's tokens as far as the campaign has learned them, and the runaway ceiling in
+/// o200k_base (see `agents::bounds`).
+fn bound(m: &Manager, s: &State, job: &mut Job) {
+    let c = m.campaign;
+    let p = &c.plan;
     let learned = s.figure(job.agent);
     let (bound, ceiling) = match &job.kind {
         JobKind::Translation { source, .. } => {
@@ -412,11 +436,16 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
     };
     job.request.max_tokens = Some(job.max_tokens_cap.apply(bound));
     job.request.ceiling_tokens = Some(ceiling);
-    job.state_dir = Some(c.state_path());
-    // A request whose bytes fit the budget fits it in tokens ([`crate::tokens::bound_messages`]):
-    // it is counted later, off the run loop, while its answer is awaited ([`execute_noting`]).
-    // Counting every unit's prompt here, between two requests, held up the refill of the
-    // slots (issue 15, "close to the bound").
+}
+
+/// Checks the request against the context budget. A request whose bytes fit the budget fits
+/// it in tokens ([`crate::tokens::bound_messages`]): it is counted later, off the run loop,
+/// while its answer is awaited ([`execute_noting`]). Counting every unit's prompt here,
+/// between two requests, held up the refill of the slots.
+///
+/// Errors: [`PrepareError::OverBudget`] when the counted prompt is over the budget.
+fn fit_budget(m: &Manager, job: &mut Job) -> Result<(), PrepareError> {
+    let c = m.campaign;
     let budget = c.shares().request;
     let contents = || job.request.messages.iter().map(|m| m.content.as_str());
     if crate::tokens::bound_messages(contents()) > budget {
@@ -426,8 +455,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         }
         job.prompt_tokens = tokens;
     }
-    job.counter = Some(c.tokens().clone());
-    Ok(job)
+    Ok(())
 }
 
 /// About 160 characters of `text` around the first of `needles` found (case-insensitively),
@@ -507,7 +535,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 /// reviewer's issues, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let kept_text = s.kept_translation(unit, round).map_or("", |t| t.1);
-    // Issue 17: a finding the editor dismissed on this text is not fed back.
+    // A finding the editor dismissed on this text is not fed back.
     let kept = super::mark_journal::review_unit(
         m.campaign,
         s,
@@ -877,7 +905,9 @@ pub async fn finish_noting(
 }
 
 /// [`finish_noting`] for an answer already continued `long` times, with `spent` tokens paid for
-/// runaway replies before it.
+/// runaway replies before it: a prompt the server cut fails the call; a reply cut too early to
+/// keep anything is asked again with more room; an empty translation gets one follow-up; then
+/// the answer is read by its job's kind into the result file.
 async fn finish_continued(
     provider: &Provider,
     job: Job,
@@ -887,28 +917,8 @@ async fn finish_continued(
     started: Instant,
     notes: &mut Vec<RunawayRecord>,
 ) -> Result<ResultFile, JobFailure> {
-    let prompt_tokens = if job.prompt_tokens > 0 {
-        job.prompt_tokens
-    } else {
-        job.request.prompt_tokens_estimate()
-    };
-    if let Some(error) =
-        crate::qa::unit::prompt_usage::truncated(prompt_tokens, answer.usage.prompt_tokens)
-    {
-        // A smaller unit may fit the server's context: a Translation is split like one cut
-        // at its output limit.
-        let mut usage = answer.usage;
-        usage.add(&spent);
-        return Err(JobFailure {
-            error,
-            attempts: answer.attempts,
-            fatal: false,
-            truncated: matches!(job.kind, JobKind::Translation { .. }),
-            context: true,
-            usage,
-            unusable: false,
-            kept: None,
-        });
+    if let Some(failure) = prompt_cut(&job, &answer, &spent) {
+        return Err(failure);
     }
     let (mut answer, mut long, more) = continue_long(provider, &job, answer, long, notes)
         .await
@@ -919,37 +929,19 @@ async fn finish_continued(
     let mut spent = spent;
     spent.add(&more);
     if let Some(bigger) = more_room(&job, &answer) {
-        // A translation cut before its first block ended, by a provider that could not
-        // continue it: nothing of it can be kept, so it is asked once more with room for that
-        // block. The cut reply is paid and not kept; the result says so (`long.discarded`).
-        tracing::info!(call = %job.call, "the reply was cut at max_tokens = {:?} before its first block ended and cannot be continued; asking again with max_tokens = {bigger}", job.request.max_tokens);
-        let mut req = job.request.clone();
-        req.max_tokens = Some(bigger);
-        let (again, extra) = complete_bounded(provider, &job, &req, notes)
-            .await
-            .map_err(|mut f| {
-                f.usage.add(&answer.usage);
-                f.usage.add(&spent);
-                f.attempts += answer.attempts;
-                f
-            })?;
-        spent.add(&extra);
-        long.discarded.add(&answer.usage);
-        long.retried_with = Some(bigger);
-        let mut discarded = answer.usage;
-        discarded.add(&again.usage);
-        let attempts = answer.attempts + again.attempts;
-        answer = again;
-        answer.usage = discarded;
-        answer.attempts = attempts;
+        answer = ask_with_more_room(provider, &job, answer, bigger, &mut long, &mut spent, notes)
+            .await?;
     }
     // What the accepted reply itself cost, for learning the model's bounds: not the runaway
     // replies it replaced, nor a schema repair.
     let reply_completion = answer.usage.completion_tokens;
     let mut usage = answer.usage;
     usage.add(&spent);
-    let mut attempts = answer.attempts;
-    let mut requests = answer.attempts;
+    let mut paid = Paid {
+        usage,
+        attempts: answer.attempts,
+        requests: answer.attempts,
+    };
     let cut = answer.finish_reason.as_deref() == Some("length");
     let mut basis_tokens = job.basis_tokens;
     let mut kept_blocks = None;
@@ -960,17 +952,15 @@ async fn finish_continued(
         tracing::info!(call = %job.call, "the translation was empty after clean-up; asking once more");
         match complete_bounded(provider, &job, &req, notes).await {
             Ok((again, extra)) => {
-                usage.add(&again.usage);
-                usage.add(&extra);
-                attempts += again.attempts;
-                requests += again.attempts;
+                paid.usage.add(&again.usage);
+                paid.usage.add(&extra);
+                paid.add_requests(again.attempts);
                 answer.content = again.content;
                 answer.reasoning.push_str(&again.reasoning);
             }
             Err(f) => {
-                usage.add(&f.usage);
-                attempts += f.attempts;
-                requests += f.attempts;
+                paid.usage.add(&f.usage);
+                paid.add_requests(f.attempts);
             }
         }
     }
@@ -980,205 +970,29 @@ async fn finish_continued(
             source,
             mask,
         } => {
-            let (text, mut cleanup) = translation::postprocess(source, &answer.content);
-            // Every masked span comes back once: a look-alike placeholder counts, a lost one
-            // is left out for QA and the repair (recorded in the cleanup); a duplicated or
-            // unknown placeholder fails the attempt.
-            let mut recovered = mask.recover(&text);
-            let original = mask.restore(source).unwrap_or_else(|_| source.clone());
-            let whole = cut
-                .then(|| recovered.as_ref().ok())
-                .flatten()
-                .and_then(|(t, _)| crate::book::segment::kept_prefix(&original, t))
-                .filter(|(source_end, _, _)| *source_end == original.len());
-            if let (Some((_, target_end, blocks)), Ok((t, _))) = (whole, recovered.as_mut()) {
-                // Every source block was translated before the cut (the reply went on past
-                // the source): the complete blocks are the translation.
-                t.truncate(target_end);
-                kept_blocks = Some(blocks);
-            }
-            if cut && whole.is_none() {
-                // The provider could not finish the reply: keep what ends on a block boundary.
-                let kept = recovered.ok().and_then(|(text, _)| {
-                    crate::book::segment::kept_prefix(&original, &text).map(
-                        |(source_end, target_end, blocks)| KeptPart {
-                            source_end,
-                            blocks,
-                            text: text[..target_end].to_string(),
-                            model: answer.model.clone(),
-                            reasoning_chars: answer.reasoning.chars().count(),
-                            long,
-                            sample: Some(bounds::Sample {
-                                basis_tokens: crate::tokens::count(&original[..source_end]) as u64,
-                                completion_tokens: reply_completion,
-                            }),
-                        },
-                    )
-                });
-                let max = job.request.max_tokens.unwrap_or(0);
-                let why = if long.ended_by_runaway {
-                    "its continuation repeated itself (a runaway, not kept)".to_string()
-                } else if !provider.continues() {
-                    "the provider does not continue replies".to_string()
-                } else if long.continuations >= crate::llm::continuation::MAX_CONTINUATIONS {
-                    format!(
-                        "it was still cut after {} continuations",
-                        long.continuations
-                    )
-                } else {
-                    "a continuation added nothing".to_string()
-                };
-                let error = match (&kept, round) {
-                    (Some(k), 0) => format!(
-                        "the reply reached max_tokens = {max} and {why}: its first {} block(s), which end on a block boundary, were kept; the rest of the text is translated as a part of its own",
-                        k.blocks
-                    ),
-                    (None, 0) => format!(
-                        "the reply reached max_tokens = {max} before its first block ended and {why}; nothing of it could be kept"
-                    ),
-                    _ => format!(
-                        "the revision reached max_tokens = {max} and {why}: a cut revision is not kept, the earlier translation stays"
-                    ),
-                };
-                return Err(JobFailure {
-                    error,
-                    attempts,
-                    fatal: false,
-                    truncated: true,
-                    context: false,
-                    usage,
-                    unusable: false,
-                    kept: kept.filter(|_| *round == 0),
-                });
-            }
-            let (text, lost) = recovered.map_err(|e| JobFailure {
-                error: e.to_string(),
-                attempts,
-                fatal: false,
-                truncated: false,
-                context: false,
-                usage,
-                unusable: true,
-                kept: None,
-            })?;
-            cleanup.placeholders_lost = lost;
-            if text.trim().is_empty() && !source.trim().is_empty() {
-                return Err(JobFailure {
-                    error: "the translation was empty after clean-up".into(),
-                    attempts,
-                    fatal: false,
-                    truncated: false,
-                    context: false,
-                    usage,
-                    unusable: true,
-                    kept: None,
-                });
-            }
-            Output::Translation {
-                round: *round,
-                text,
-                cleanup,
-                reasoning_chars: answer.reasoning.chars().count(),
-                joined_from: Vec::new(),
-            }
-        }
-        JobKind::Brief => {
-            // A brief the provider could not finish keeps its complete paragraphs.
-            let content = match answer.content.rfind("\n\n") {
-                Some(end) if cut => &answer.content[..end],
-                _ => answer.content.as_str(),
+            let reply = CutReply {
+                cut,
+                long,
+                reply_completion,
             };
-            let text = crate::agents::brief::clean(content);
-            if text.trim().is_empty() {
-                return Err(JobFailure {
-                    error: "the brief was empty".into(),
-                    attempts,
-                    fatal: false,
-                    truncated: false,
-                    context: false,
-                    usage,
-                    unusable: false,
-                    kept: None,
-                });
-            }
-            Output::Brief { text }
+            let (output, blocks) =
+                translation_output(provider, &job, *round, source, mask, &answer, reply, &paid)?;
+            kept_blocks = blocks;
+            output
         }
+        JobKind::Brief => brief_output(&answer, cut, &paid)?,
         kind => {
             basis_tokens = Some(
                 (crate::tokens::count(&answer.content) + crate::tokens::count(&answer.reasoning))
                     as u64,
             );
-            let (value, mut stats, extra) =
+            let (value, stats, extra) =
                 structured(provider, &job, &job.request, &answer, notes).await;
             if let Some(extra) = extra {
-                usage.add(&extra.usage);
-                attempts += extra.attempts;
-                requests += extra.attempts;
+                paid.usage.add(&extra.usage);
+                paid.add_requests(extra.attempts);
             }
-            match kind {
-                JobKind::Glossary { asked } => {
-                    let terms: Vec<String> = asked.iter().map(|c| c.term.clone()).collect();
-                    let (entries, s) = glossary::parse(&value, &terms);
-                    merge_stats(&mut stats, s);
-                    Output::GlossaryBatch {
-                        asked: asked.clone(),
-                        entries,
-                        stats,
-                    }
-                }
-                JobKind::Proofread { round, units } => {
-                    let ids: Vec<&str> = units.iter().map(String::as_str).collect();
-                    let (report, s) = proofreading::parse(&value, &ids);
-                    merge_stats(&mut stats, s);
-                    Output::Proofread {
-                        round: *round,
-                        units: units.clone(),
-                        report,
-                        stats,
-                    }
-                }
-                JobKind::Decide {
-                    round,
-                    forced,
-                    candidates,
-                } => {
-                    let ids: Vec<&str> = candidates.iter().map(String::as_str).collect();
-                    let (decision, s) = manager_agent::parse(&value, &ids);
-                    merge_stats(&mut stats, s);
-                    Output::Decision {
-                        round: *round,
-                        forced: forced.clone(),
-                        candidates: candidates.clone(),
-                        decision,
-                        stats,
-                    }
-                }
-                JobKind::Reconcile {
-                    round,
-                    term,
-                    renderings,
-                } => {
-                    let (choice, s) = reconcile::parse(&value, term, renderings);
-                    merge_stats(&mut stats, s);
-                    // Verify, don't trust: only an observed rendering (or the term) is kept.
-                    let (choice, rejected) = match choice {
-                        Some(ch) => match reconcile::verify(&ch, term, renderings) {
-                            Ok(()) => (Some(ch), None),
-                            Err(r) => (None, Some(r)),
-                        },
-                        None => (None, None),
-                    };
-                    Output::Reconciliation {
-                        round: *round,
-                        term: term.clone(),
-                        renderings: renderings.clone(),
-                        choice,
-                        stats,
-                        rejected,
-                    }
-                }
-                JobKind::Translation { .. } | JobKind::Brief => unreachable!(),
-            }
+            structured_output(kind, &value, stats)
         }
     };
     let output_sha256 = ResultFile::output_hash(&output);
@@ -1188,9 +1002,9 @@ async fn finish_continued(
         agent: job.agent,
         unit: job.unit,
         request_sha256: job.request.fingerprint(),
-        usage,
-        attempts,
-        requests,
+        usage: paid.usage,
+        attempts: paid.attempts,
+        requests: paid.requests,
         model: answer.model.clone(),
         finish_reason: answer.finish_reason.clone(),
         elapsed_ms: started.elapsed().as_millis() as u64,
@@ -1207,6 +1021,326 @@ async fn finish_continued(
             }),
         kept_blocks,
     })
+}
+
+/// What a call has paid so far: its tokens, its attempts and the HTTP requests they made.
+#[derive(Debug, Clone, Copy)]
+struct Paid {
+    usage: Usage,
+    attempts: u32,
+    requests: u32,
+}
+
+impl Paid {
+    /// Counts `n` more attempts, each one request.
+    fn add_requests(&mut self, n: u32) {
+        self.attempts += n;
+        self.requests += n;
+    }
+
+    /// A failure of the call with what it paid.
+    fn failure(&self, error: String, truncated: bool, unusable: bool) -> JobFailure {
+        JobFailure {
+            error,
+            attempts: self.attempts,
+            fatal: false,
+            truncated,
+            context: false,
+            usage: self.usage,
+            unusable,
+            kept: None,
+        }
+    }
+}
+
+/// How the accepted reply ended, for reading a translation.
+#[derive(Debug, Clone, Copy)]
+struct CutReply {
+    /// The reply stopped at `max_tokens` (finish reason `length`).
+    cut: bool,
+    /// What finishing it took (continuations, runaways).
+    long: crate::llm::continuation::LongStats,
+    /// The completion tokens of the accepted reply itself.
+    reply_completion: u64,
+}
+
+/// A prompt the server cut short ([`crate::qa::unit::prompt_usage::truncated`]) fails the call:
+/// a smaller unit may fit the server's context, so a Translation is split like one cut at its
+/// output limit.
+fn prompt_cut(job: &Job, answer: &Answer, spent: &Usage) -> Option<JobFailure> {
+    let prompt_tokens = if job.prompt_tokens > 0 {
+        job.prompt_tokens
+    } else {
+        job.request.prompt_tokens_estimate()
+    };
+    let error =
+        crate::qa::unit::prompt_usage::truncated(prompt_tokens, answer.usage.prompt_tokens)?;
+    let mut usage = answer.usage;
+    usage.add(spent);
+    Some(JobFailure {
+        error,
+        attempts: answer.attempts,
+        fatal: false,
+        truncated: matches!(job.kind, JobKind::Translation { .. }),
+        context: true,
+        usage,
+        unusable: false,
+        kept: None,
+    })
+}
+
+/// A translation cut before its first block ended, by a provider that could not continue it:
+/// nothing of it can be kept, so it is asked once more with room for that block
+/// (`max_tokens = bigger`). The cut reply is paid and not kept; the result says so
+/// (`long.discarded`, `long.retried_with`). Returns the new answer, whose usage and attempts
+/// include the cut one's.
+async fn ask_with_more_room(
+    provider: &Provider,
+    job: &Job,
+    answer: Answer,
+    bigger: u32,
+    long: &mut crate::llm::continuation::LongStats,
+    spent: &mut Usage,
+    notes: &mut Vec<RunawayRecord>,
+) -> Result<Answer, JobFailure> {
+    tracing::info!(call = %job.call, "the reply was cut at max_tokens = {:?} before its first block ended and cannot be continued; asking again with max_tokens = {bigger}", job.request.max_tokens);
+    let mut req = job.request.clone();
+    req.max_tokens = Some(bigger);
+    let (mut again, extra) =
+        complete_bounded(provider, job, &req, notes)
+            .await
+            .map_err(|mut f| {
+                f.usage.add(&answer.usage);
+                f.usage.add(spent);
+                f.attempts += answer.attempts;
+                f
+            })?;
+    spent.add(&extra);
+    long.discarded.add(&answer.usage);
+    long.retried_with = Some(bigger);
+    let mut discarded = answer.usage;
+    discarded.add(&again.usage);
+    again.attempts += answer.attempts;
+    again.usage = discarded;
+    Ok(again)
+}
+
+/// A Translation's output: the answer cleaned up and its masked spans restored. Every masked
+/// span comes back once: a look-alike placeholder counts, a lost one is left out for QA and
+/// the repair (recorded in the cleanup); a duplicated or unknown placeholder fails the
+/// attempt. A cut reply whose complete blocks cover the whole source is kept as those blocks
+/// (returned with their count); any other cut reply fails the call ([`cut_failure`]).
+// JobFailure is what every step of finishing a call fails with; the caller returns it as is,
+// so boxing it here would only be undone there.
+#[allow(clippy::too_many_arguments, clippy::result_large_err)]
+fn translation_output(
+    provider: &Provider,
+    job: &Job,
+    round: u32,
+    source: &str,
+    mask: &crate::agents::mask::Masked,
+    answer: &Answer,
+    reply: CutReply,
+    paid: &Paid,
+) -> Result<(Output, Option<usize>), JobFailure> {
+    let cut = reply.cut;
+    let (text, mut cleanup) = translation::postprocess(source, &answer.content);
+    let mut recovered = mask.recover(&text);
+    let original = mask.restore(source).unwrap_or_else(|_| source.to_string());
+    let whole = cut
+        .then(|| recovered.as_ref().ok())
+        .flatten()
+        .and_then(|(t, _)| crate::book::segment::kept_prefix(&original, t))
+        .filter(|(source_end, _, _)| *source_end == original.len());
+    let mut kept_blocks = None;
+    if let (Some((_, target_end, blocks)), Ok((t, _))) = (whole, recovered.as_mut()) {
+        // Every source block was translated before the cut (the reply went on past
+        // the source): the complete blocks are the translation.
+        t.truncate(target_end);
+        kept_blocks = Some(blocks);
+    }
+    if cut && whole.is_none() {
+        return Err(cut_failure(
+            provider,
+            job,
+            round,
+            &original,
+            recovered.ok(),
+            answer,
+            reply,
+            paid,
+        ));
+    }
+    let (text, lost) = recovered.map_err(|e| paid.failure(e.to_string(), false, true))?;
+    cleanup.placeholders_lost = lost;
+    if text.trim().is_empty() && !source.trim().is_empty() {
+        return Err(paid.failure(
+            "the translation was empty after clean-up".into(),
+            false,
+            true,
+        ));
+    }
+    let output = Output::Translation {
+        round,
+        text,
+        cleanup,
+        reasoning_chars: answer.reasoning.chars().count(),
+        joined_from: Vec::new(),
+    };
+    Ok((output, kept_blocks))
+}
+
+/// The failure of a translation the provider could not finish: what ends on a block boundary
+/// is kept (a first translation's kept part; a cut revision is not kept, the earlier
+/// translation stays), and the message says why the reply could not be finished.
+#[allow(clippy::too_many_arguments)]
+fn cut_failure(
+    provider: &Provider,
+    job: &Job,
+    round: u32,
+    original: &str,
+    recovered: Option<(String, Vec<String>)>,
+    answer: &Answer,
+    reply: CutReply,
+    paid: &Paid,
+) -> JobFailure {
+    let CutReply {
+        long,
+        reply_completion,
+        ..
+    } = reply;
+    // The provider could not finish the reply: keep what ends on a block boundary.
+    let kept = recovered.and_then(|(text, _)| {
+        crate::book::segment::kept_prefix(original, &text).map(
+            |(source_end, target_end, blocks)| KeptPart {
+                source_end,
+                blocks,
+                text: text[..target_end].to_string(),
+                model: answer.model.clone(),
+                reasoning_chars: answer.reasoning.chars().count(),
+                long,
+                sample: Some(bounds::Sample {
+                    basis_tokens: crate::tokens::count(&original[..source_end]) as u64,
+                    completion_tokens: reply_completion,
+                }),
+            },
+        )
+    });
+    let max = job.request.max_tokens.unwrap_or(0);
+    let why = if long.ended_by_runaway {
+        "its continuation repeated itself (a runaway, not kept)".to_string()
+    } else if !provider.continues() {
+        "the provider does not continue replies".to_string()
+    } else if long.continuations >= crate::llm::continuation::MAX_CONTINUATIONS {
+        format!(
+            "it was still cut after {} continuations",
+            long.continuations
+        )
+    } else {
+        "a continuation added nothing".to_string()
+    };
+    let error = match (&kept, round) {
+        (Some(k), 0) => format!(
+            "the reply reached max_tokens = {max} and {why}: its first {} block(s), which end on a block boundary, were kept; the rest of the text is translated as a part of its own",
+            k.blocks
+        ),
+        (None, 0) => format!(
+            "the reply reached max_tokens = {max} before its first block ended and {why}; nothing of it could be kept"
+        ),
+        _ => format!(
+            "the revision reached max_tokens = {max} and {why}: a cut revision is not kept, the earlier translation stays"
+        ),
+    };
+    JobFailure {
+        kept: kept.filter(|_| round == 0),
+        ..paid.failure(error, true, false)
+    }
+}
+
+/// A brief's output. A brief the provider could not finish keeps its complete paragraphs.
+///
+/// Errors: a brief empty after clean-up.
+#[allow(clippy::result_large_err)] // as for `translation_output`
+fn brief_output(answer: &Answer, cut: bool, paid: &Paid) -> Result<Output, JobFailure> {
+    let content = match answer.content.rfind("\n\n") {
+        Some(end) if cut => &answer.content[..end],
+        _ => answer.content.as_str(),
+    };
+    let text = crate::agents::brief::clean(content);
+    if text.trim().is_empty() {
+        return Err(paid.failure("the brief was empty".into(), false, false));
+    }
+    Ok(Output::Brief { text })
+}
+
+/// A structured agent's output, read from its JSON `value` by the agent's parser (the parse
+/// statistics merged into `stats`).
+fn structured_output(kind: &JobKind, value: &serde_json::Value, mut stats: ParseStats) -> Output {
+    match kind {
+        JobKind::Glossary { asked } => {
+            let terms: Vec<String> = asked.iter().map(|c| c.term.clone()).collect();
+            let (entries, s) = glossary::parse(value, &terms);
+            merge_stats(&mut stats, s);
+            Output::GlossaryBatch {
+                asked: asked.clone(),
+                entries,
+                stats,
+            }
+        }
+        JobKind::Proofread { round, units } => {
+            let ids: Vec<&str> = units.iter().map(String::as_str).collect();
+            let (report, s) = proofreading::parse(value, &ids);
+            merge_stats(&mut stats, s);
+            Output::Proofread {
+                round: *round,
+                units: units.clone(),
+                report,
+                stats,
+            }
+        }
+        JobKind::Decide {
+            round,
+            forced,
+            candidates,
+        } => {
+            let ids: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            let (decision, s) = manager_agent::parse(value, &ids);
+            merge_stats(&mut stats, s);
+            Output::Decision {
+                round: *round,
+                forced: forced.clone(),
+                candidates: candidates.clone(),
+                decision,
+                stats,
+            }
+        }
+        JobKind::Reconcile {
+            round,
+            term,
+            renderings,
+        } => {
+            let (choice, s) = reconcile::parse(value, term, renderings);
+            merge_stats(&mut stats, s);
+            // Verify, don't trust: only an observed rendering (or the term) is kept.
+            let (choice, rejected) = match choice {
+                Some(ch) => match reconcile::verify(&ch, term, renderings) {
+                    Ok(()) => (Some(ch), None),
+                    Err(r) => (None, Some(r)),
+                },
+                None => (None, None),
+            };
+            Output::Reconciliation {
+                round: *round,
+                term: term.clone(),
+                renderings: renderings.clone(),
+                choice,
+                stats,
+                rejected,
+            }
+        }
+        // `finish_continued` reads these two itself and never calls this with them.
+        JobKind::Translation { .. } | JobKind::Brief => unreachable!("not a structured agent"),
+    }
 }
 
 fn merge_stats(into: &mut ParseStats, from: ParseStats) {

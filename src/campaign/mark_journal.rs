@@ -1,4 +1,4 @@
-//! Issue 17, "editors confirm or dismiss findings": the campaign half. An editor's mark is a
+//! Editors confirm or dismiss findings: the campaign half. An editor's mark is a
 //! journal record ([`Event::FindingMarked`]), made by `booktr qa confirm|dismiss` ([`mark`])
 //! or read back from the `findings-review.csv` of the report folder ([`csv_changes`]); the
 //! newest record of an id is its mark ([`Marks`]).

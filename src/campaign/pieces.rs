@@ -1,4 +1,4 @@
-//! Issue 18, "smaller when stuck": a unit whose kept translation still has structural error
+//! Smaller when stuck: a unit whose kept translation still has structural error
 //! findings after its revision rounds is translated again as smaller pieces, which are then
 //! joined and QA-checked like any other candidate.
 //!
@@ -50,7 +50,7 @@ pub fn is_piece_part(part: &str) -> bool {
 /// placeholder, which fails that attempt and leaves the earlier candidate kept.
 ///
 /// `repair` is the campaign's `repair` switch: with `repair = "off"` (a study of raw model
-/// quality) the mechanical errors do not send a unit to pieces, as before issue 18's masking.
+/// quality) the mechanical errors do not send a unit to pieces, as without masking.
 pub fn is_stuck_finding(f: &Finding, repair: bool) -> bool {
     f.severity == qa::Severity::Error
         && ((repair && crate::repair::is_mechanical_finding(f))

@@ -1435,7 +1435,7 @@ pub enum CandidateOrigin {
     Human,
     /// An edit imported from a file (`booktr import` of an XLIFF).
     Imported,
-    /// Issue 18, "smaller when stuck": the unit translated again as smaller pieces (groups
+    /// Smaller when stuck: the unit translated again as smaller pieces (groups
     /// of consecutive top-level blocks) after its revision rounds left a structural error,
     /// joined at a round of its own after the last revision round (see
     /// [`super::pieces`]). Kept only when no worse than every earlier candidate.

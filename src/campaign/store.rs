@@ -277,7 +277,7 @@ pub enum Event {
         /// The error, with the provider's message (never the key).
         error: String,
     },
-    /// Issue 18, "smaller when stuck": a unit whose kept translation still had structural
+    /// Smaller when stuck: a unit whose kept translation still had structural
     /// error findings after its revision rounds ([`crate::campaign::pieces::is_stuck_finding`]) is translated again as smaller
     /// pieces (`parts`, byte ranges within the unit's text, consecutive top-level blocks; see
     /// [`crate::campaign::pieces`]). The pieces are translated as parts `<fp>.pieces.p1`, …
@@ -294,7 +294,7 @@ pub enum Event {
         /// The findings that made the unit stuck (check: message), for people.
         reason: String,
     },
-    /// Issue 17: an editor confirmed or dismissed a QA finding on the final texts (`booktr qa
+    /// An editor confirmed or dismissed a QA finding on the final texts (`booktr qa
     /// confirm|dismiss`, or an edited `findings-review.csv`; see [`super::marks`]). The newest
     /// record of an id is its mark; it holds while the unit's final text has `text_sha256`
     /// and the finding's id is still found.
@@ -326,7 +326,7 @@ pub enum Event {
         target_lang: String,
         figure: crate::agents::bounds::Figure,
     },
-    /// Issue 17, the budget cap: the run stopped sending requests because the next one would
+    /// The budget cap: the run stopped sending requests because the next one would
     /// have taken the campaign's spending over `[pricing] max_cost` (or `run --max-cost`).
     /// The calls in flight finished and were recorded before this line; the next `booktr run`
     /// with a higher cap resumes (see [`crate::campaign::budget`]).
@@ -672,10 +672,9 @@ impl Store {
                         .unwrap_or_default()
                         .to_string_lossy()
                         .into_owned();
-                    let dest = state_dir
-                        .join("superseded")
-                        .join(format!("{name}-{}", now_ms()));
-                    std::fs::create_dir_all(dest.parent().unwrap())?;
+                    let superseded = state_dir.join("superseded");
+                    let dest = superseded.join(format!("{name}-{}", now_ms()));
+                    std::fs::create_dir_all(&superseded)?;
                     std::fs::rename(&old, &dest)
                         .with_context(|| format!("moving old state {} aside", old.display()))?;
                     tracing::info!("--fresh: moved old state to {}", c.plan.show(&dest));

@@ -71,7 +71,7 @@ pub struct FinalQa {
     pub chapter: Vec<Finding>,
     /// The campaign-level QA (drift, review terms, adherence, norms, findings).
     pub campaign: qa::CampaignQa,
-    /// Issue 17: the editor's review applied to `units` and `chapter` (every finding has its
+    /// The editor's review applied to `units` and `chapter` (every finding has its
     /// id; dismissed ones are `info`, errors of downgraded checks `warning`; see
     /// [`super::mark_journal::review`]).
     pub review: super::mark_journal::Review,

@@ -1,5 +1,4 @@
-//! `booktr qa dismiss|confirm|unmark`: journals an editor's marks of QA findings (issue 17;
-//! see [`crate::campaign::mark_journal`]). No model call; the next `run`, `validate` or `status`
+//! `booktr qa dismiss|confirm|unmark`: journals an editor's marks of QA findings (see [`crate::campaign::mark_journal`]). No model call; the next `run`, `validate` or `status`
 //! counts them.
 
 use crate::campaign::Campaign;

@@ -95,7 +95,7 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     }
     let texts = crate::report::texts_of(&campaign, &result.state);
     // The state and the Manager's memos are not needed to write the report: dropped first,
-    // they do not stack under the HTML page's texts, the peak of a long book's run (issue 15).
+    // they do not stack under the HTML page's texts, the peak of a long book's run.
     drop(result);
     let (report, written) = report.write(&campaign.plan.report_dir, texts)?;
     // The report's summary: its status and counts come from the very findings the report

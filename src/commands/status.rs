@@ -23,7 +23,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let mut state = State::load(&campaign, &dir, "status")?;
-    // Issue 17: marks edited in findings-review.csv count here too; status holds no lock, so
+    // Marks edited in findings-review.csv count here too; status holds no lock, so
     // `run` or `validate` journals them.
     let pending = crate::campaign::mark_journal::csv_changes(&campaign, &state)?;
     if !pending.events.is_empty() {

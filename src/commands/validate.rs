@@ -95,7 +95,7 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
         // give now, not `incomplete` at "write outputs". As `import` does after an import.
         crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
     }
-    // Issue 17: marks the editor wrote in findings-review.csv.
+    // Marks the editor wrote in findings-review.csv.
     for line in crate::campaign::mark_journal::journal_csv(&campaign, &mut store, &mut state)? {
         eprintln!("{line}");
     }
@@ -106,7 +106,7 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
     let status = Status::of_stage(&stage);
     let report = report::build(&campaign, &manager, &state, status, &[]);
     let texts = report::texts_of(&campaign, &state);
-    // Dropped before the write, as in `run` (issue 15: they stacked under the page's texts).
+    // Dropped before the write, as in `run` (they stacked under the page's texts).
     drop(manager);
     drop(state);
     let (mut report, _) = report.write(&campaign.plan.report_dir, texts)?;
@@ -372,7 +372,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
         &report_dir.display().to_string(),
         campaign_qa,
     );
-    // Issue 17: stable ids (the unit fingerprint here is sha256 of its source text: there is
+    // Stable ids (the unit fingerprint here is sha256 of its source text: there is
     // no campaign state) and the MQM scorecard over the prose units' source words.
     let mut words: Vec<(String, usize)> = Vec::new();
     for u in &mut report.units {

@@ -120,12 +120,12 @@ pub struct Plan {
     pub mqm_threshold: f64,
 }
 
-/// Default of the campaign key `mark_precision_threshold` (issue 17): a check whose precision
+/// Default of the campaign key `mark_precision_threshold`: a check whose precision
 /// over the editor's marks (confirmed / marked) is below it, with at least 10 marks, is
 /// downgraded to warnings for the campaign. 0.5: a check wrong more often than right.
 pub const DEFAULT_MARK_PRECISION_THRESHOLD: f64 = 0.5;
 
-/// Default of the campaign key `mqm_threshold` (issue 17): at most 10 MQM penalty points per
+/// Default of the campaign key `mqm_threshold`: at most 10 MQM penalty points per
 /// 1,000 source words, i.e. two major errors or ten minor ones per 1,000 words (a quality
 /// score of 99 on the 100-point scale of the MQM scoring model, themqm.org, with a reference
 /// word count of 1,000). A project choice for technical books, where a broken code block or a
@@ -142,41 +142,46 @@ pub struct Gates {
 }
 
 impl Gates {
-    /// Parses the `review` list. Errors: an unknown gate name (the message lists the known
-    /// ones).
-    pub fn parse(names: &[String]) -> Result<Gates, String> {
+    /// Parses the `review` list. Errors: [`UnknownGate`].
+    pub fn parse(names: &[String]) -> Result<Gates, UnknownGate> {
         let mut g = Gates::default();
         for n in names {
             match n.trim() {
                 "glossary" => g.glossary = true,
                 "revisions" => g.revisions = true,
-                other => {
-                    return Err(format!(
-                        "names the gate `{other}`; the gates are \"glossary\" and \"revisions\""
-                    ));
-                }
+                other => return Err(UnknownGate(other.to_string())),
             }
         }
         Ok(g)
     }
 }
 
+/// A name in the campaign's `review` list that is not a gate; the message (appended after
+/// the key's name) lists the gates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("names the gate `{0}`; the gates are \"glossary\" and \"revisions\"")]
+pub struct UnknownGate(pub String);
+
 /// Default review budget of the Proofreading agent: a fifth of the translation prompt tokens.
 /// With Glossary and Manager at a few percent, the agents other than Translation then stay
-/// under 30 % of its prompt tokens (issue #5's token-economy target).
+/// under 30 % of its prompt tokens (the token-economy target).
 pub const DEFAULT_PROOFREAD_SHARE: f64 = 0.2;
 
 /// Checks a budget cap (`[pricing] max_cost` or `run --max-cost`): a finite amount above
-/// zero. Errors: the message to append after the key's name (`is -1; use …`).
-pub fn check_max_cost(cap: f64) -> Result<(), String> {
+/// zero. Errors: [`BadMaxCost`].
+pub fn check_max_cost(cap: f64) -> Result<(), BadMaxCost> {
     if cap.is_finite() && cap > 0.0 {
         Ok(())
     } else {
-        Err(format!(
-            "is {cap}; use an amount above zero in the `[pricing]` currency (e.g. 5.0)"
-        ))
+        Err(BadMaxCost(cap))
     }
 }
+
+/// A budget cap that is not a finite amount above zero; the message is meant to follow the
+/// key's name (`max_cost is -1; use …`).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("is {0}; use an amount above zero in the `[pricing]` currency (e.g. 5.0)")]
+pub struct BadMaxCost(pub f64);
 
 /// Default input budget per request, in tokens.
 pub const DEFAULT_MAX_CONTEXT_TOKENS: usize = 32_000;
@@ -325,7 +330,7 @@ impl Plan {
         if let Some(cap) = raw.pricing.as_ref().and_then(|p| p.max_cost)
             && let Err(msg) = check_max_cost(cap)
         {
-            return Err(err("max_cost", msg));
+            return Err(err("max_cost", msg.to_string()));
         }
         let max_context_tokens = raw.max_context_tokens.unwrap_or(DEFAULT_MAX_CONTEXT_TOKENS);
         if max_context_tokens < 2_000 {
@@ -379,7 +384,7 @@ impl Plan {
             },
             context_chars: raw.context_chars.unwrap_or(1500),
             gates: Gates::parse(raw.review.as_deref().unwrap_or_default())
-                .map_err(|m| err("review", m))?,
+                .map_err(|m| err("review", m.to_string()))?,
             pricing: raw.pricing.clone(),
             reference_dir,
             proofread_share: raw
@@ -480,7 +485,9 @@ fn resolve_provider(
     }
     let preset = match rawp.preset.as_deref() {
         None => None,
-        Some(name) => Some(crate::llm::presets::find(name).map_err(|m| err("provider.preset", m))?),
+        Some(name) => Some(
+            crate::llm::presets::find(name).map_err(|m| err("provider.preset", m.to_string()))?,
+        ),
     };
     let kind = match overrides.provider {
         Some(k) => k,

@@ -87,11 +87,11 @@ pub struct RawCampaign {
     /// `[style]`: the house-style lint for the target locale (see [`RawStyle`]). Every rule
     /// that applies to the target is on when the table is left out.
     pub style: Option<RawStyle>,
-    /// Issue 17: a check whose precision over the editor's marks (confirmed / marked) is
+    /// A check whose precision over the editor's marks (confirmed / marked) is
     /// below this, with at least 10 marks, is downgraded to warnings for the campaign
     /// (default 0.5; a number in [0, 1]).
     pub mark_precision_threshold: Option<f64>,
-    /// Issue 17: the most MQM penalty points per 1,000 source words a chapter may have and
+    /// The most MQM penalty points per 1,000 source words a chapter may have and
     /// pass the scorecard (default 10; a number ≥ 0).
     pub mqm_threshold: Option<f64>,
 }

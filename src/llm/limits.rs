@@ -71,7 +71,12 @@ impl Limits {
     /// Waits until a request of about `tokens` tokens (prompt plus expected completion) may be
     /// sent. A request larger than one burst waits for a whole burst.
     pub async fn acquire(&self, tokens: u32) {
-        let pause = *self.pause_until.lock().unwrap();
+        // A lock poisoned by a panic elsewhere is taken over: every entry is written in one
+        // assignment, so what the lock holds is whole.
+        let pause = *self
+            .pause_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(until) = pause {
             let now = Instant::now();
             if until > now {
@@ -108,7 +113,10 @@ impl Limits {
         }
         if !wait.is_zero() {
             let until = Instant::now() + wait.min(super::retry::MAX_RETRY_AFTER);
-            let mut p = self.pause_until.lock().unwrap();
+            let mut p = self
+                .pause_until
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             *p = Some(p.map_or(until, |old| old.max(until)));
         }
     }

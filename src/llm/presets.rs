@@ -273,20 +273,31 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// A preset name that is not in [`PRESETS`]; its message lists the known names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown preset `{name}`; use one of: {}", known_names())]
+pub struct UnknownPreset {
+    /// The name asked for.
+    pub name: String,
+}
+
+/// The names of [`PRESETS`], comma-separated.
+fn known_names() -> String {
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The preset named `name`.
 ///
-/// Errors: a message listing the known names.
-pub fn find(name: &str) -> Result<&'static Preset, String> {
-    PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
-        format!(
-            "unknown preset `{name}`; use one of: {}",
-            PRESETS
-                .iter()
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+/// Errors: [`UnknownPreset`].
+pub fn find(name: &str) -> Result<&'static Preset, UnknownPreset> {
+    PRESETS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| UnknownPreset { name: name.into() })
 }
 
 /// The preset table (Markdown) of docs/src/providers.md, generated from [`PRESETS`] so the two
@@ -347,6 +358,6 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), PRESETS.len());
-        assert!(find("nope").unwrap_err().contains("deepseek"));
+        assert!(find("nope").unwrap_err().to_string().contains("deepseek"));
     }
 }

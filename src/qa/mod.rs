@@ -5,19 +5,21 @@
 //!
 //! This module owns what every check shares: [`Finding`], [`Severity`], the settings of a run
 //! ([`QaContext`]) and the two entry points, [`check_unit`] (every per-unit check) and
-//! [`check_campaign`] (the checks that compare translations across units). The checks and
-//! what they read live in four folders:
+//! [`check_campaign`] (the checks that compare translations across units), and what the
+//! checks remember between calls ([`cache`], owned by a [`QaContext`]). The checks and what
+//! they read live in four folders:
 //!
 //! - [`unit`]: the per-unit checks, one file per family, each
 //!   `fn check(&QaContext, &Doc, &Doc, src, tgt)`, pure functions of one unit's pair of texts;
 //! - [`book`]: the book-level checks (completeness, length ratio, terminology drift, review
 //!   markers) and [`check_campaign`], which runs them over every unit at once;
-//! - [`view`]: what the checks read and remember: one parse of a text ([`Doc`]), the book's
-//!   units parsed once ([`Parsed`]), word boundaries, the gloss and marker scanner, the cache;
+//! - [`view`]: what the checks read: one parse of a text ([`Doc`]), the book's units parsed
+//!   once ([`Parsed`]), word boundaries, the gloss and marker scanner;
 //! - [`findings`]: what happens to findings after the checks: stable ids and editors' marks,
 //!   the MQM scorecard.
 
 pub mod book;
+pub mod cache;
 pub mod findings;
 pub mod unit;
 pub mod view;
@@ -38,8 +40,8 @@ use crate::termbase::Termbase;
 pub use book::drift::DriftRow;
 pub use book::review_markers::ReviewTerm;
 pub use book::{CampaignQa, Norms, check_campaign, check_translations};
+pub use cache::QaCache;
 pub use unit::glossary::Adherence;
-pub use view::cache::QaCache;
 pub use view::doc::Doc;
 pub use view::units::{ChapterText, Parsed, UnitText};
 

@@ -17,7 +17,7 @@ use crate::qa::{Finding, Severity};
 
 /// A unit as shown side by side. It borrows from the report and the texts: on a long book
 /// the page's data is tens of MB, and copies of it made the HTML report the peak of a run's
-/// memory (issue 15).
+/// memory.
 #[derive(Debug, Clone, Serialize)]
 pub struct UnitView<'a> {
     pub id: &'a str,
@@ -52,7 +52,7 @@ struct CellView<'a> {
 
 /// Every field of [`Report`] but `units`, by reference: the page shows the units through
 /// [`UnitView`], and converting the report's units for the template as well copied the
-/// book's findings and candidates once more (issue 15).
+/// book's findings and candidates once more.
 #[derive(Serialize)]
 struct ReportHead<'a> {
     schema_version: u32,
@@ -217,7 +217,7 @@ pub type Texts = BTreeMap<String, (Shared, String)>;
 
 /// A text the page shows without owning a copy: a byte range of a shared text (a unit's
 /// source inside its chapter's text, shared with the campaign: a copy of every source was
-/// 12 MB of a ten-times-the-book run's peak, issue 15), or a whole text of its own.
+/// 12 MB of a ten-times-the-book run's peak), or a whole text of its own.
 #[derive(Debug, Clone)]
 pub struct Shared {
     text: Arc<str>,
@@ -288,7 +288,7 @@ fn unit_view<'a>(u: &'a super::UnitReport, texts: &'a Texts) -> UnitView<'a> {
 
 /// What the page is rendered from, owned so that the template can walk the units and the
 /// findings lazily (minijinja objects are `'static`): the template sees one unit or one
-/// finding as a `Value` at a time, never the whole book at once (issue 15: converting every
+/// finding as a `Value` at a time, never the whole book at once (converting every
 /// unit's texts, findings and candidates into `Value`s up front was the peak of a long
 /// book's run).
 struct Page {
@@ -604,7 +604,7 @@ mod tests {
         r
     }
 
-    /// The page's report is every field of the report but its units (issue 15: the units
+    /// The page's report is every field of the report but its units (the units
     /// are shown through `UnitView`); a field added to `Report` and not to `ReportHead` would
     /// silently render empty.
     #[test]

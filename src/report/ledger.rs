@@ -1,4 +1,4 @@
-//! The cost ledger of a campaign (issue 17): the actual cost per chapter and per agent, and
+//! The cost ledger of a campaign: the actual cost per chapter and per agent, and
 //! what the provider's prefix cache saved, from the usage of every billed call in the state
 //! ([`crate::campaign::state::State::paid_calls`]) at the campaign's `[pricing]`. Shown in
 //! report.json (`ledger`), report.md and report.html.

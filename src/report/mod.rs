@@ -64,7 +64,7 @@ pub struct UnitReport {
     /// position: `{round, class, before, after}` (see [`crate::repair::Repair`]; excerpts cut
     /// to [`crate::repair::EXCERPT_CHARS`] characters). Empty when nothing was repaired.
     pub repairs: Vec<RepairReport>,
-    /// Issue 18, "smaller when stuck": when the unit was translated again in pieces after its
+    /// Smaller when stuck: when the unit was translated again in pieces after its
     /// revision rounds, the round of the joined pieces, how many pieces and the error findings
     /// that sent it there (`check: message; …`). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,17 +302,17 @@ pub struct Report {
     /// [`crate::campaign::memory::fuzzy_bands`]).
     #[serde(default)]
     pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
-    /// Issue 17's cost ledger: the actual cost per chapter and per agent and the savings from
+    /// The cost ledger: the actual cost per chapter and per agent and the savings from
     /// cached input (see [`ledger`]); `null` without `[pricing]` and for files made elsewhere.
     #[serde(default)]
     pub ledger: Option<ledger::Ledger>,
-    /// Issue 17: the editor's marks over the final texts: counts of confirmed and dismissed
+    /// The editor's marks over the final texts: counts of confirmed and dismissed
     /// findings, precision per marked check (confirmed / marked), the checks downgraded to
     /// warnings for this campaign and the marks cleared since (see
     /// [`crate::campaign::mark_journal::Review`]). Each finding carries its `id` and, when marked or
     /// downgraded, its `review`.
     pub finding_marks: crate::campaign::mark_journal::Review,
-    /// Issue 17: the MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
+    /// The MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
     pub mqm: MqmReport,
 }
 
@@ -561,252 +561,40 @@ pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
         .collect()
 }
 
-/// Builds the report of a campaign state.
+/// Builds the report of a campaign state: the summary and each unit's report from the
+/// verdict on the final texts, then what the recorded calls say (glossary parsing,
+/// proofreading, decisions, reconciliations), then the campaign-level QA, the editor's gates
+/// and the ledgers.
 pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[String]) -> Report {
-    let mut units = Vec::new();
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     // Every finding on the final texts: what the summary counts and the units list.
     let mut verdict = crate::campaign::verdict::final_qa(c, s);
     let summary = summarize_with(c, m, s, status, verdict.counts());
     // The units' findings move into the report (a copy of every finding of the book was the
-    // report's peak on a long book, issue 15).
+    // report's peak on a long book).
     let unit_findings = std::mem::take(&mut verdict.units);
     // The scorecard reads the findings before they move into the report's units.
     let mqm = MqmReport::of(
-        &c.chapters
-            .iter()
-            .map(|ch| {
-                let words = c
-                    .units
-                    .iter()
-                    .filter(|u| u.chapter == ch.key && u.kind.needs_translation())
-                    .map(|u| crate::qa::findings::mqm::source_words(c.source_text(u)))
-                    .sum();
-                (ch.key.clone(), words)
-            })
-            .collect::<Vec<_>>(),
+        &chapter_words(c),
         unit_findings.iter().flatten().chain(&verdict.chapter),
         c.plan.mqm_threshold,
     );
-    let campaign_qa = &verdict.campaign;
-    // The revision set of each round, computed once per round (issue 15: asking the Manager
-    // for it again for every unit made the report quadratic in units). Unit id → the reason
-    // it was sent back; the first entry for an id wins, as `find` did.
-    let mut sent_back: BTreeMap<u32, std::collections::HashMap<String, String>> = BTreeMap::new();
-    for (u, final_findings) in c.units.iter().zip(unit_findings) {
-        let rounds: Vec<u32> = s.rounds_of(&u.id);
-        let mut usage = Usage::default();
-        let mut attempts = 0;
-        for r in &rounds {
-            if let Some(f) = s
-                .fp(&u.id)
-                .and_then(|fp| s.finished().get(&translate_key(fp, *r)))
-            {
-                usage.add(&f.usage);
-                attempts += f.attempts;
-            }
-        }
-        let findings: Vec<Finding> = final_findings;
+    // The revision set of each round, computed once per round (asking the Manager
+    // for it again for every unit made the report quadratic in units).
+    let mut sent_back = SentBack::new();
+    let mut units = Vec::new();
+    for (u, findings) in c.units.iter().zip(unit_findings) {
         for f in &findings {
             *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
         }
-        // Translation keys hold the unit's fingerprint (or a part id `<fp>.p1`), not its
-        // id: the same match as the summary's failed count.
-        let error = s.fp(&u.id).and_then(|fp| {
-            s.open_failures()
-                .iter()
-                .find(|(k, _)| {
-                    CallKey::parse(k)
-                        .translation()
-                        .is_some_and(|(key, _)| key.starts_with(fp))
-                })
-                .map(|(k, e)| format!("{k}: {e}"))
-        });
-        let outcome = if s.human_edit(&u.id).is_some() {
-            "edited"
-        } else if !u.kind.needs_translation() {
-            "copied"
-        } else if rounds.iter().any(|&r| r > 0) {
-            "revised"
-        } else if rounds.contains(&0) {
-            "translated"
-        } else if error.is_some() {
-            "failed"
-        } else {
-            "pending"
-        };
-        for &r in &rounds {
-            sent_back.entry(r).or_insert_with(|| {
-                let mut by_id = std::collections::HashMap::new();
-                for (id, why) in m.revision_set(s, r) {
-                    by_id.entry(id).or_insert(why);
-                }
-                by_id
-            });
-        }
-        let mut history: Vec<RoundHistory> = rounds
-            .iter()
-            .map(|&r| {
-                let f = s.findings_at(&u.id, r);
-                RoundHistory {
-                    round: Some(r),
-                    errors: f
-                        .iter()
-                        .filter(|f| f.severity == Severity::Error)
-                        .map(|f| f.check.clone())
-                        .collect(),
-                    warnings: f.iter().filter(|f| f.severity == Severity::Warning).count(),
-                    sent_back_because: sent_back.get(&r).and_then(|by| by.get(&u.id)).cloned(),
-                }
-            })
-            .collect();
-        if s.human_edit(&u.id).is_some() {
-            let f = s.final_findings(&u.id);
-            history.push(RoundHistory {
-                round: None,
-                errors: f
-                    .iter()
-                    .filter(|f| f.severity == Severity::Error)
-                    .map(|f| f.check.clone())
-                    .collect(),
-                warnings: f.iter().filter(|f| f.severity == Severity::Warning).count(),
-                sent_back_because: None,
-            });
-        }
-        units.push(UnitReport {
-            id: u.id.clone(),
-            chapter: u.chapter.clone(),
-            kind: u.kind,
-            chars: u.chars,
-            outcome,
-            rounds,
-            usage,
-            attempts,
-            findings,
-            error,
-            history,
-            candidates: if u.kind.needs_translation() {
-                candidates_of(s, &u.id)
-            } else {
-                Vec::new()
-            },
-            kept_round: if s.human_edit(&u.id).is_some() || !u.kind.needs_translation() {
-                None
-            } else {
-                s.kept_round(&u.id, u32::MAX - 1)
-            },
-            repairs: if u.kind.needs_translation() {
-                repairs_of(s, &u.id)
-            } else {
-                Vec::new()
-            },
-            pieces: s
-                .fp(&u.id)
-                .and_then(|fp| s.pieces_of(fp))
-                .map(|(round, parts, reason)| PiecesReport {
-                    round,
-                    parts,
-                    reason: reason.to_string(),
-                }),
-        });
+        units.push(unit_report(m, s, u, findings, &mut sent_back));
     }
-    let mut glossary_parse = ParseStats::default();
-    let mut proofreading = Vec::new();
-    let mut decisions = Vec::new();
-    let mut reconciliations = Vec::new();
-    // Reviews and decisions of the current version of the book only (older ones stay in the
-    // state as history).
-    let mut current: std::collections::HashSet<String> = Default::default();
-    for round in 0..=c.plan.revision_rounds {
-        current.extend(
-            m.proofread_batches(s, round)
-                .into_iter()
-                .map(|b| b.key.to_string()),
-        );
-        current.insert(m.decide_key(s, round));
-    }
-    let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
-        .finished()
-        .iter()
-        .filter(|(k, _)| {
-            matches!(
-                CallKey::parse(k),
-                CallKey::Glossary { .. } | CallKey::Reconcile { .. }
-            ) || current.contains(*k)
-        })
-        .collect();
-    calls.sort_by(|a, b| a.0.cmp(b.0));
-    for (call, r) in calls {
-        match &r.output {
-            Output::GlossaryBatch { stats, .. } => {
-                glossary_parse.accepted += stats.accepted;
-                glossary_parse.repaired += stats.repaired;
-                glossary_parse.dropped += stats.dropped;
-                glossary_parse
-                    .notes
-                    .extend(stats.notes.iter().take(5).cloned());
-            }
-            Output::Proofread {
-                round,
-                units,
-                report,
-                stats,
-            } => proofreading.push(ProofBatch {
-                call: call.clone(),
-                round: *round,
-                units: units.clone(),
-                summary: report.summary.clone(),
-                issues: report.issues.clone(),
-                units_need_revision: report.units_need_revision.clone(),
-                parse: stats.clone(),
-            }),
-            Output::Decision {
-                round,
-                forced,
-                candidates,
-                decision,
-                stats,
-            } => decisions.push(DecisionReport {
-                round: *round,
-                forced: forced.clone(),
-                candidates: candidates.clone(),
-                revise: decision.revise.clone(),
-                summary: decision.summary.clone(),
-                parse: stats.clone(),
-            }),
-            Output::Reconciliation {
-                round,
-                term,
-                renderings,
-                choice,
-                rejected,
-                ..
-            } => {
-                // Verified again: an older result file may hold an unobserved choice.
-                let refused = choice
-                    .as_ref()
-                    .and_then(|c| crate::agents::reconcile::verify(c, term, renderings).err());
-                let rejected = rejected.clone().or(refused);
-                reconciliations.push(ReconciliationReport {
-                    round: *round,
-                    term: term.clone(),
-                    renderings: renderings.clone(),
-                    chosen: choice
-                        .as_ref()
-                        .filter(|_| rejected.is_none())
-                        .map(|c| c.rendering.clone()),
-                    note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
-                    rejected: rejected.is_some(),
-                    reason: rejected.map(|r| r.reason),
-                })
-            }
-            Output::Translation { .. } | Output::Brief { .. } | Output::Judgment(_) => {}
-        }
-    }
+    let calls = CallReports::of(c, m, s);
     for f in &verdict.chapter {
         *qa_counts.entry(f.check.clone()).or_insert(0) += 1;
     }
     let (repairs_by_class, repairs) = repair_totals(&units);
+    let campaign_qa = &verdict.campaign;
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
         generated_at_ms: crate::campaign::store::now_ms(),
@@ -819,10 +607,10 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         units,
         glossary: s.effective_termbase().entries.clone(),
         glossary_dropped_by_house: s.glossary_dropped_by_house(),
-        glossary_parse,
-        proofreading,
-        decisions,
-        reconciliations,
+        glossary_parse: calls.glossary_parse,
+        proofreading: calls.proofreading,
+        decisions: calls.decisions,
+        reconciliations: calls.reconciliations,
         drift: campaign_qa
             .drift
             .iter()
@@ -844,44 +632,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
             edited: b.edited,
             chars: b.text.chars().count(),
         }),
-        approvals: {
-            let mut v: Vec<String> = Vec::new();
-            if let Some(a) = &s.glossary_approval() {
-                v.push(format!(
-                    "glossary approved with {} change(s) against the proposal{}",
-                    a.changes.len(),
-                    if s.glossary_approved() {
-                        ""
-                    } else {
-                        " (superseded: the proposal changed since)"
-                    }
-                ));
-            }
-            let mut revs: Vec<_> = s.revision_approvals().values().collect();
-            revs.sort_by_key(|r| r.round);
-            for r in revs {
-                v.push(format!(
-                    "revisions after round {}{}: approved {}; rejected {}",
-                    r.round,
-                    if r.chapters.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (by chapter: {})", r.chapters.join(", "))
-                    },
-                    if r.approved.is_empty() {
-                        "none".into()
-                    } else {
-                        r.approved.join(", ")
-                    },
-                    if r.rejected.is_empty() {
-                        "none".into()
-                    } else {
-                        r.rejected.join(", ")
-                    }
-                ));
-            }
-            v
-        },
+        approvals: approvals(s),
         comparison: None,
         bilingual: c.plan.bilingual,
         runaway: RunawayReport::of(s),
@@ -893,6 +644,305 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         finding_marks: verdict.review.clone(),
         ledger: ledger::ledger(c, s),
     }
+}
+
+/// Source words per chapter (of the units that need translation), for the MQM scorecard.
+fn chapter_words(c: &Campaign) -> Vec<(String, usize)> {
+    c.chapters
+        .iter()
+        .map(|ch| {
+            let words = c
+                .units
+                .iter()
+                .filter(|u| u.chapter == ch.key && u.kind.needs_translation())
+                .map(|u| crate::qa::findings::mqm::source_words(c.source_text(u)))
+                .sum();
+            (ch.key.clone(), words)
+        })
+        .collect()
+}
+
+/// Round → (unit id → the reason it was sent back in that round), filled a round at a time
+/// as the units ask for it. The first entry for an id wins.
+type SentBack = BTreeMap<u32, std::collections::HashMap<String, String>>;
+
+/// One unit's report: usage over its rounds, its outcome, its findings on the final text,
+/// its rounds' history, candidates, repairs and pieces.
+fn unit_report(
+    m: &Manager,
+    s: &State,
+    u: &crate::book::Unit,
+    findings: Vec<Finding>,
+    sent_back: &mut SentBack,
+) -> UnitReport {
+    let rounds: Vec<u32> = s.rounds_of(&u.id);
+    let mut usage = Usage::default();
+    let mut attempts = 0;
+    for r in &rounds {
+        if let Some(f) = s
+            .fp(&u.id)
+            .and_then(|fp| s.finished().get(&translate_key(fp, *r)))
+        {
+            usage.add(&f.usage);
+            attempts += f.attempts;
+        }
+    }
+    // Translation keys hold the unit's fingerprint (or a part id `<fp>.p1`), not its
+    // id: the same match as the summary's failed count.
+    let error = s.fp(&u.id).and_then(|fp| {
+        s.open_failures()
+            .iter()
+            .find(|(k, _)| {
+                CallKey::parse(k)
+                    .translation()
+                    .is_some_and(|(key, _)| key.starts_with(fp))
+            })
+            .map(|(k, e)| format!("{k}: {e}"))
+    });
+    let outcome = if s.human_edit(&u.id).is_some() {
+        "edited"
+    } else if !u.kind.needs_translation() {
+        "copied"
+    } else if rounds.iter().any(|&r| r > 0) {
+        "revised"
+    } else if rounds.contains(&0) {
+        "translated"
+    } else if error.is_some() {
+        "failed"
+    } else {
+        "pending"
+    };
+    let history = unit_history(m, s, &u.id, &rounds, sent_back);
+    UnitReport {
+        id: u.id.clone(),
+        chapter: u.chapter.clone(),
+        kind: u.kind,
+        chars: u.chars,
+        outcome,
+        rounds,
+        usage,
+        attempts,
+        findings,
+        error,
+        history,
+        candidates: if u.kind.needs_translation() {
+            candidates_of(s, &u.id)
+        } else {
+            Vec::new()
+        },
+        kept_round: if s.human_edit(&u.id).is_some() || !u.kind.needs_translation() {
+            None
+        } else {
+            s.kept_round(&u.id, u32::MAX - 1)
+        },
+        repairs: if u.kind.needs_translation() {
+            repairs_of(s, &u.id)
+        } else {
+            Vec::new()
+        },
+        pieces: s
+            .fp(&u.id)
+            .and_then(|fp| s.pieces_of(fp))
+            .map(|(round, parts, reason)| PiecesReport {
+                round,
+                parts,
+                reason: reason.to_string(),
+            }),
+    }
+}
+
+/// A unit's findings round by round (errors by check, warnings counted, why it was sent
+/// back), then, for a unit the editor edited, the findings on the edited text.
+fn unit_history(
+    m: &Manager,
+    s: &State,
+    id: &str,
+    rounds: &[u32],
+    sent_back: &mut SentBack,
+) -> Vec<RoundHistory> {
+    for &r in rounds {
+        sent_back.entry(r).or_insert_with(|| {
+            let mut by_id = std::collections::HashMap::new();
+            for (id, why) in m.revision_set(s, r) {
+                by_id.entry(id).or_insert(why);
+            }
+            by_id
+        });
+    }
+    let entry = |round: Option<u32>, f: &[Finding], why: Option<String>| RoundHistory {
+        round,
+        errors: f
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.check.clone())
+            .collect(),
+        warnings: f.iter().filter(|f| f.severity == Severity::Warning).count(),
+        sent_back_because: why,
+    };
+    let mut history: Vec<RoundHistory> = rounds
+        .iter()
+        .map(|&r| {
+            let why = sent_back.get(&r).and_then(|by| by.get(id)).cloned();
+            entry(Some(r), s.findings_at(id, r), why)
+        })
+        .collect();
+    if s.human_edit(id).is_some() {
+        history.push(entry(None, s.final_findings(id), None));
+    }
+    history
+}
+
+/// What the recorded calls of the current version of the book say, for the report.
+struct CallReports {
+    glossary_parse: ParseStats,
+    proofreading: Vec<ProofBatch>,
+    decisions: Vec<DecisionReport>,
+    reconciliations: Vec<ReconciliationReport>,
+}
+
+impl CallReports {
+    /// Reads every glossary and reconciliation call, and the reviews and decisions of the
+    /// current version of the book only (older ones stay in the state as history), in key
+    /// order.
+    fn of(c: &Campaign, m: &Manager, s: &State) -> CallReports {
+        let mut out = CallReports {
+            glossary_parse: ParseStats::default(),
+            proofreading: Vec::new(),
+            decisions: Vec::new(),
+            reconciliations: Vec::new(),
+        };
+        let mut current: std::collections::HashSet<String> = Default::default();
+        for round in 0..=c.plan.revision_rounds {
+            current.extend(
+                m.proofread_batches(s, round)
+                    .into_iter()
+                    .map(|b| b.key.to_string()),
+            );
+            current.insert(m.decide_key(s, round));
+        }
+        let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
+            .finished()
+            .iter()
+            .filter(|(k, _)| {
+                matches!(
+                    CallKey::parse(k),
+                    CallKey::Glossary { .. } | CallKey::Reconcile { .. }
+                ) || current.contains(*k)
+            })
+            .collect();
+        calls.sort_by(|a, b| a.0.cmp(b.0));
+        for (call, r) in calls {
+            out.push(call, &r.output);
+        }
+        out
+    }
+
+    /// Adds what one call's output says.
+    fn push(&mut self, call: &str, output: &Output) {
+        match output {
+            Output::GlossaryBatch { stats, .. } => {
+                let p = &mut self.glossary_parse;
+                p.accepted += stats.accepted;
+                p.repaired += stats.repaired;
+                p.dropped += stats.dropped;
+                p.notes.extend(stats.notes.iter().take(5).cloned());
+            }
+            Output::Proofread {
+                round,
+                units,
+                report,
+                stats,
+            } => self.proofreading.push(ProofBatch {
+                call: call.to_string(),
+                round: *round,
+                units: units.clone(),
+                summary: report.summary.clone(),
+                issues: report.issues.clone(),
+                units_need_revision: report.units_need_revision.clone(),
+                parse: stats.clone(),
+            }),
+            Output::Decision {
+                round,
+                forced,
+                candidates,
+                decision,
+                stats,
+            } => self.decisions.push(DecisionReport {
+                round: *round,
+                forced: forced.clone(),
+                candidates: candidates.clone(),
+                revise: decision.revise.clone(),
+                summary: decision.summary.clone(),
+                parse: stats.clone(),
+            }),
+            Output::Reconciliation {
+                round,
+                term,
+                renderings,
+                choice,
+                rejected,
+                ..
+            } => {
+                // Verified again: an older result file may hold an unobserved choice.
+                let refused = choice
+                    .as_ref()
+                    .and_then(|c| crate::agents::reconcile::verify(c, term, renderings).err());
+                let rejected = rejected.clone().or(refused);
+                self.reconciliations.push(ReconciliationReport {
+                    round: *round,
+                    term: term.clone(),
+                    renderings: renderings.clone(),
+                    chosen: choice
+                        .as_ref()
+                        .filter(|_| rejected.is_none())
+                        .map(|c| c.rendering.clone()),
+                    note: choice.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
+                    rejected: rejected.is_some(),
+                    reason: rejected.map(|r| r.reason),
+                })
+            }
+            Output::Translation { .. } | Output::Brief { .. } | Output::Judgment(_) => {}
+        }
+    }
+}
+
+/// The editor's approvals, one line each: the glossary's, then each round's revisions.
+fn approvals(s: &State) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if let Some(a) = &s.glossary_approval() {
+        v.push(format!(
+            "glossary approved with {} change(s) against the proposal{}",
+            a.changes.len(),
+            if s.glossary_approved() {
+                ""
+            } else {
+                " (superseded: the proposal changed since)"
+            }
+        ));
+    }
+    let none_or = |names: &[String]| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    let mut revs: Vec<_> = s.revision_approvals().values().collect();
+    revs.sort_by_key(|r| r.round);
+    for r in revs {
+        v.push(format!(
+            "revisions after round {}{}: approved {}; rejected {}",
+            r.round,
+            if r.chapters.is_empty() {
+                String::new()
+            } else {
+                format!(" (by chapter: {})", r.chapters.join(", "))
+            },
+            none_or(&r.approved),
+            none_or(&r.rejected)
+        ));
+    }
+    v
 }
 
 impl Report {
@@ -965,7 +1015,7 @@ impl Report {
         crate::util::write_json_atomic(&json_path, &self)?;
         let md_path = dir.join("report.md");
         crate::util::write_atomic(&md_path, markdown::render(&self).as_bytes())?;
-        // Issue 17: the editor's review sheet, for campaign reports (findings with ids).
+        // The editor's review sheet, for campaign reports (findings with ids).
         let mut csv_path = None;
         if !self.summary.state_dir.is_empty() {
             // Sorted once: a long book has tens of thousands of findings.

@@ -245,7 +245,7 @@ fn is_capitalised(w: &str) -> bool {
 /// What is counted of one lower-cased n-gram. One exists per distinct 1- to 4-gram of the
 /// book's prose (millions on a long book), so it is kept small: u32 counters (a chapter is
 /// far below 4 GiB), the first surface form inline and other forms (rare: a case variant)
-/// boxed only when they occur (issue 15: a `Vec` of forms per n-gram made this pass the
+/// boxed only when they occur (a `Vec` of forms per n-gram made this pass the
 /// largest transient of campaign QA at ten times the corpus).
 struct Stat<'a> {
     freq: u32,
@@ -307,6 +307,7 @@ fn clauses(text: &str) -> Vec<(bool, Vec<(usize, usize)>)> {
     let mut start: Option<usize> = None;
     let mut sentence_start = true;
     let flush_word = |out: &mut Vec<(bool, Vec<(usize, usize)>)>, s: usize, e: usize| {
+        // Invariant: `out` starts with one clause and is only ever pushed to, never empty.
         out.last_mut().unwrap().1.push((s, e));
     };
     for (i, c) in text.char_indices() {

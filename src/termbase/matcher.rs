@@ -102,20 +102,34 @@ impl MatcherSlot {
             e.source.hash(&mut h);
         }
         let key = h.finish();
-        if let Some((k, m)) = self.0.lock().unwrap().as_ref()
+        // A lock poisoned by a panic elsewhere is taken over: every entry is written in one
+        // assignment, so what the lock holds is whole.
+        if let Some((k, m)) = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
             && *k == key
         {
             return m.clone();
         }
         let m = std::sync::Arc::new(Matcher::new(tb));
-        *self.0.lock().unwrap() = Some((key, m.clone()));
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, m.clone()));
         m
     }
 }
 
 impl Clone for MatcherSlot {
     fn clone(&self) -> MatcherSlot {
-        MatcherSlot(std::sync::Mutex::new(self.0.lock().unwrap().clone()))
+        MatcherSlot(std::sync::Mutex::new(
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        ))
     }
 }
 

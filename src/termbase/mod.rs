@@ -266,7 +266,7 @@ mod tests {
         assert_eq!(tb.get("agent").unwrap().target, "智能体");
     }
 
-    /// Regression (issue 13, "caches are process-wide statics"): matchers were kept in a
+    /// Regression (the caches were process-wide statics): matchers were kept in a
     /// process-wide map keyed by a hash of the terms. Now each termbase keeps its own: built
     /// once, shared by clones, rebuilt when the entries change, and not part of the
     /// termbase's value (equality, JSON and `Debug` are as before).

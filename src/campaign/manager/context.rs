@@ -14,7 +14,7 @@ impl Manager<'_> {
     pub fn context(&self, s: &State) -> ManagerContext {
         let c = self.campaign;
         let p = &c.plan;
-        // Issue 15: this runs for every recorded result, so nothing here walks the book.
+        // This runs for every recorded result, so nothing here walks the book.
         // The units still to translate come from the state's index of pending first
         // translations; before the termbase is merged no unit has a fingerprint, so every
         // prose unit is pending (a short stage: the glossary calls only).

@@ -12,7 +12,7 @@
 //! 2. **translate**: one call per prose unit (round 0);
 //! 3. **proofread** round r: batches of one chapter's units, advisory; a chapter is proofread
 //!    as soon as its own units of the round are translated, while other chapters still
-//!    translate (issue 15: no stage waits for the whole book when it need not), so the step
+//!    translate (no stage waits for the whole book when it need not), so the step
 //!    of a translate or revise stage may carry proofreading actions too;
 //! 4. **decide** round r (only while r < `revision_rounds`): the Manager's call chooses among
 //!    the reviewer's flagged units; units with deterministic QA errors are revised regardless;
@@ -99,7 +99,7 @@ pub enum Action {
     Decide { round: u32, key: CallKey },
     /// Local: write the translated chapters.
     WriteOutputs,
-    /// Local (issue 18, "smaller when stuck"): record that unit `unit` (fingerprint `fp`),
+    /// Local ("smaller when stuck"): record that unit `unit` (fingerprint `fp`),
     /// still structurally wrong after its revision rounds, is translated again as the pieces
     /// `parts` (byte ranges within its text), joined at `round` ([`crate::campaign::pieces`]).
     SplitStuck {
@@ -186,7 +186,7 @@ pub enum Stage {
     Revise(u32),
     Write,
     Complete,
-    /// Issue 18: units still structurally wrong after their revision rounds are translated
+    /// Units still structurally wrong after their revision rounds are translated
     /// again as smaller pieces (serde `pieces`); placed after the review rounds.
     Pieces,
     /// Nothing can run until failed calls are retried by a new run.

@@ -106,7 +106,7 @@ impl Manager<'_> {
     /// below the campaign's script-share norm, a truncated length ratio), and, once a term is
     /// reconciled, from the glossary check of every unit that renders it otherwise.
     ///
-    /// Issue 17: findings an editor dismissed on the kept text, and errors of checks
+    /// Findings an editor dismissed on the kept text, and errors of checks
     /// downgraded by their precision over the editor's marks, send no revision
     /// ([`crate::campaign::mark_journal::has_live_error`]), unless the round's decision was already
     /// recorded on the forced set without those marks: a mark never re-opens a past round
@@ -126,7 +126,7 @@ impl Manager<'_> {
     fn forced_by(&self, s: &State, round: u32, marked: bool) -> Vec<String> {
         let qa = self.campaign_qa(s, round);
         // Borrowed, not cloned: this runs for every step of a revision round, over every unit
-        // of the round (issue 15).
+        // of the round.
         let mut campaign_errors: BTreeMap<&str, Vec<&qa::Finding>> = BTreeMap::new();
         for f in qa
             .findings
@@ -158,12 +158,19 @@ impl Manager<'_> {
     /// [`qa::check_campaign`]), computed once per round and termbase version.
     pub fn campaign_qa(&self, s: &State, round: u32) -> std::sync::Arc<qa::CampaignQa> {
         let key = (round, s.reconciled().len());
-        if let Some(q) = self.campaign_qa.lock().unwrap().get(&key) {
+        // A lock poisoned by a panic elsewhere is taken over: every entry is written in one
+        // assignment, so what the lock holds is whole.
+        if let Some(q) = self
+            .campaign_qa
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
             return q.clone();
         }
         let c = self.campaign;
         // Borrowed from the state: a copy of every text was 13 MB at ten times the corpus,
-        // under the campaign checks' own peak (issue 15).
+        // under the campaign checks' own peak.
         let texts: Vec<(usize, &str)> = c
             .units
             .iter()
@@ -196,7 +203,10 @@ impl Manager<'_> {
             .clone()
             .unwrap_or_else(|| c.qa_context(s.effective_termbase()));
         let q = std::sync::Arc::new(qa::check_campaign(&ctx, &units, &[]));
-        self.campaign_qa.lock().unwrap().insert(key, q.clone());
+        self.campaign_qa
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, q.clone());
         q
     }
 
@@ -438,7 +448,7 @@ impl Manager<'_> {
     /// unit of each chapter is always read (with a share above 0). A share of 1.0 or more
     /// reviews every unit.
     ///
-    /// Per chapter (issue 15): a chapter's selection depends only on its own units, so its
+    /// Per chapter: a chapter's selection depends only on its own units, so its
     /// proofreading can start as soon as its units are translated, while other chapters still
     /// translate. The chapter budgets sum to the whole-round budget of the estimate.
     pub fn select_for_review(&self, s: &State, round: u32) -> Vec<String> {
@@ -466,7 +476,7 @@ impl Manager<'_> {
     /// the rest by score (see [`Manager::select_for_review`]). With `per_chapter` (the
     /// candidates are one chapter's units) the chapter's best unit is chosen even over the
     /// budget, as long as there is one (share > 0). Without it, over the whole round's units,
-    /// this is the selection made before issue 15 (one budget for the round), which
+    /// this is the older selection (one budget for the whole round), which
     /// [`Manager::proofread_batches`] still honours for a chapter whose batches an older run
     /// recorded that way.
     pub(super) fn select_among(
@@ -488,8 +498,7 @@ impl Manager<'_> {
             &c.translation_setup_with(s.brief_text().to_string()),
         )) as u64;
         // The chapter synopsis line of the candidates' chapters only: this runs once per
-        // chapter, and counting every chapter's line each time was chapters² token counts
-        // (issue 15).
+        // chapter, and counting every chapter's line each time was chapters² token counts.
         let chapter_line: std::collections::HashMap<&str, u64> = candidates
             .iter()
             .map(|u| u.chapter.as_str())
@@ -593,7 +602,7 @@ impl Manager<'_> {
     }
 
     /// [`Manager::chapter_ready`] with the revision set of `round - 1` given (ignored for round
-    /// 0), so a caller asking about every chapter computes it once (issue 15: once per chapter
+    /// 0), so a caller asking about every chapter computes it once (once per chapter
     /// made each step chapters × units).
     fn chapter_ready_among(
         &self,
@@ -635,13 +644,18 @@ impl Manager<'_> {
         let c = self.campaign;
         let mut out = Vec::new();
         let mut all_ready: Option<bool> = None;
-        // Computed once per call, when a chapter first needs them (issue 15): the revision set
+        // Computed once per call, when a chapter first needs them: the revision set
         // the readiness of a revision round depends on, and the units of the round.
         let mut revise: Option<Vec<(String, String)>> = None;
         let mut round_ids: Option<BTreeSet<String>> = None;
         for ch in &c.chapters {
             let memo_key = (round, ch.key.clone());
-            if let Some(b) = self.proofread_batches.lock().unwrap().get(&memo_key) {
+            if let Some(b) = self
+                .proofread_batches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&memo_key)
+            {
                 out.extend(b.iter().cloned());
                 continue;
             }
@@ -663,7 +677,7 @@ impl Manager<'_> {
                 .collect();
             let chosen = self.select_among(s, round, &candidates, true);
             let mut plan = self.chapter_batches(s, round, &ch.key, &chosen);
-            // An older run (before issue 15) chose the round's units under one budget for the
+            // An older run chose the round's units under one budget for the
             // whole round: a chapter it reviewed that way keeps those batches (recorded, paid).
             let recorded_other = |plan: &[ProofBatchPlan]| {
                 s.finished().keys().any(|k| {
@@ -691,7 +705,7 @@ impl Manager<'_> {
             out.extend(plan.iter().cloned());
             self.proofread_batches
                 .lock()
-                .unwrap()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(memo_key, plan);
         }
         out

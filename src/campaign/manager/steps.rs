@@ -34,7 +34,7 @@ impl Manager<'_> {
     /// The stage of [`Manager::next_step`] with nothing in flight, without listing every
     /// action of it: while first translations are pending it stops at the first runnable one.
     /// The Manager context asks this for every recorded result, and listing all pending
-    /// translations each time made a long book's run quadratic (issue 15). The table tests
+    /// translations each time made a long book's run quadratic. The table tests
     /// check it against `next_step` after every record.
     pub fn next_stage(&self, s: &State) -> Stage {
         self.step_inner(s, s.run(), &BTreeSet::new(), Some(1)).stage
@@ -44,7 +44,7 @@ impl Manager<'_> {
     /// same stage, and the first `limit` of its actions in the same order. The first
     /// translations of a long book are many, and the runner, which asks after every answer,
     /// can start only as many as its window has free slots, so listing all of them each time
-    /// made its loop quadratic in the units (issue 15); with a limit, the walk stops once it
+    /// made its loop quadratic in the units; with a limit, the walk stops once it
     /// has them. The table tests check the prefix against `next_step` after every record.
     pub fn next_actions(&self, s: &State, in_flight: &BTreeSet<String>, limit: usize) -> Step {
         self.step_inner(s, s.run(), in_flight, Some(limit.max(1)))
@@ -196,7 +196,7 @@ impl Manager<'_> {
             } else {
                 first.into_iter().filter_map(open).collect()
             };
-            // Issue 15: a chapter whose units are all translated is proofread now, while other
+            // A chapter whose units are all translated is proofread now, while other
             // chapters still translate (after the translations: they are on the longer path).
             runnable.extend(self.ready_proofreads(s, run, 0, in_flight));
             if runnable.is_empty() && in_flight.is_empty() {
@@ -321,7 +321,7 @@ impl Manager<'_> {
             }
             round += 1;
         }
-        // 5b. Smaller when stuck (issue 18).
+        // 5b. Smaller when stuck.
         let pieces = self.pieces_actions(s, run);
         if !pieces.is_empty() {
             let runnable: Vec<Action> = pieces.into_iter().filter_map(open).collect();
@@ -352,7 +352,7 @@ impl Manager<'_> {
 
     /// Work a later step needs that can be done while calls are in flight: the runner calls
     /// this between sending the calls of `stage` and waiting for their answers, so the
-    /// provider is not left idle while booktr computes (issue 15). In a proofreading stage
+    /// provider is not left idle while booktr computes. In a proofreading stage
     /// whose round is decided, that is the round's campaign-level QA ([`Manager::campaign_qa`],
     /// memoised), which the reconciliations and the decision read once the reviews are in; the
     /// round's texts are final by then, so the result is the same as computed later.
@@ -365,7 +365,7 @@ impl Manager<'_> {
     }
 
     /// The proofreading calls of `round` that can run now although the round's translations
-    /// are not all in (issue 15: a stage does not wait for the whole book): the batches of the
+    /// are not all in (a stage does not wait for the whole book): the batches of the
     /// chapters that are ready ([`Manager::chapter_ready`]), not settled in `run`, not in
     /// flight. Empty for a round that is not proofread (rounds ≥ `revision_rounds`, except
     /// round 0).
@@ -395,7 +395,7 @@ impl Manager<'_> {
             .collect()
     }
 
-    /// Issue 18, "smaller when stuck" (see [`crate::campaign::pieces`]): what remains to do,
+    /// Smaller when stuck (see [`crate::campaign::pieces`]): what remains to do,
     /// once the review rounds are over, for units whose kept translation still has structural
     /// error findings ([`crate::campaign::pieces::is_stuck_finding`]). A unit is split at most
     /// once ([`State::pieces_round`] is recorded); then its pieces are translated
@@ -459,7 +459,7 @@ impl Manager<'_> {
             {
                 continue;
             }
-            // Issue 17: an error the editor dismissed on the kept text sends no new translation.
+            // An error the editor dismissed on the kept text sends no new translation.
             let kept_text = s.kept_translation(&u.id, u32::MAX - 1).map_or("", |t| t.1);
             let stuck: Vec<String> = crate::campaign::mark_journal::review_unit(
                 c,

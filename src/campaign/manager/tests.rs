@@ -436,7 +436,7 @@ type Row<'a> = (Stage, &'a [&'a str]);
 /// Plays the campaign to its end, performing every step's actions, and checks each step
 /// against `table` (and its replay from the loaded state). Returns the journal.
 /// The Manager context's progress counts as the definition gives them, by walking every prose
-/// unit (what `Manager::context` did before it read the state's indexes, issue 15):
+/// unit (what `Manager::context` did before it read the state's indexes):
 /// (translated, revised, the first 5 pending ids, how many more are pending).
 fn walked_progress(c: &Campaign, s: &State) -> (usize, usize, Vec<String>, usize) {
     let mut translated = 0;
@@ -795,7 +795,7 @@ fn journal_to_stage_table_failed_calls_block_this_run_and_are_retried_by_the_nex
     for a in step.actions.iter().filter(|a| *a != &step.actions[2]) {
         j.perform(&m, a);
     }
-    // Chapter 1 is all translated: its review does not wait for chapter 2 (issue 15).
+    // Chapter 1 is all translated: its review does not wait for chapter 2.
     play(&mut j, &m, &[(Stage::Translate, &["proofread r0 ch1"])]);
     assert_eq!(j.step(&m).stage, Stage::Blocked);
     assert_eq!(
@@ -1185,7 +1185,7 @@ fn shapes_in_flight(j: &Journal, m: &Manager, in_flight: &[&Action]) -> Vec<Stri
     shapes(j.c, &step)
 }
 
-/// Issue 15, "stages do not wait for the whole book": chapter 1's proofreading is scheduled
+/// Stages do not wait for the whole book: chapter 1's proofreading is scheduled
 /// as soon as chapter 1's units are translated, while chapter 2's translations are still
 /// pending (listed, or in flight), and a state loaded back from the journal mid-way (resume)
 /// gives the same step.
@@ -1264,7 +1264,7 @@ fn journal_to_stage_table_chapter_one_is_proofread_while_chapter_two_translates(
     assert_eq!(j.step(&m2).stage, Stage::Complete);
 }
 
-/// Issue 15 in a revision round: a chapter whose revisions are settled is proofread (round 1)
+/// Stages do not wait for the whole book, in a revision round too: a chapter whose revisions are settled is proofread (round 1)
 /// while another chapter's revision is still out.
 #[test]
 fn journal_to_stage_table_revised_chapter_is_proofread_while_another_is_revised() {
@@ -1319,8 +1319,8 @@ fn journal_to_stage_table_revised_chapter_is_proofread_while_another_is_revised(
     );
 }
 
-/// Issue 15 changed the review selection from one budget for the round to one per chapter (so
-/// a chapter's review need not wait for the others). A state whose round-0 reviews an older
+/// The review selection is one budget per chapter, no longer one for the whole round (so a
+/// chapter's review need not wait for the others). A state whose round-0 reviews an older
 /// run recorded under the whole-round selection keeps them: resuming it reviews nothing again
 /// (nothing is paid twice) and the decision covers the recorded batches.
 #[test]

@@ -12,7 +12,7 @@ impl State {
         &self.run
     }
 
-    /// Issue 17: the editor's marks of findings, newest per id.
+    /// The editor's marks of findings, newest per id.
     pub fn marks(&self) -> &crate::campaign::mark_journal::Marks {
         &self.marks
     }

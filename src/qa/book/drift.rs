@@ -182,7 +182,7 @@ fn cached_candidates(
     sources: &[&str],
 ) -> std::sync::Arc<Vec<crate::termbase::candidates::Candidate>> {
     ctx.cache()
-        .candidates(crate::qa::view::cache::key_of(sources), || {
+        .candidates(crate::qa::view::key_of(sources), || {
             crate::termbase::candidates::candidates(sources, &Termbase::default(), MAX_CANDIDATES)
         })
 }
@@ -191,7 +191,7 @@ fn cached_candidates(
 /// the context's cache, where `check` finds them when its units are the same (no unit left
 /// out as untranslated, the usual case). The campaign checks call this before they parse
 /// every unit: the candidate pass's transient maps then no longer stack on the parsed
-/// documents, which made it the peak of a long book's run (issue 15, 43 MB at ten times the
+/// documents, which made it the peak of a long book's run (43 MB at ten times the
 /// corpus). When `check` gets fewer units, it computes its own candidates as before.
 pub(super) fn warm_candidates(ctx: &QaContext, units: &[crate::qa::UnitText]) {
     let sources: Vec<&str> = units
@@ -546,7 +546,7 @@ pub(crate) fn check(ctx: &QaContext, units: &[&Parsed]) -> (Vec<Finding>, Vec<Dr
         let term_lower = tracked[t].term.to_lowercase();
         // Per n-gram of A's segments, the segments of A and the excluded segments holding it:
         // one pass over those segments' n-grams, where walking every candidate n-gram's whole
-        // posting list (twice) was most of the check's time on a book (issue 15). Exact for
+        // posting list (twice) was most of the check's time on a book. Exact for
         // every n-gram a segment lists (those in at least MIN_JOINT segments).
         let mut in_a: FxHashMap<u32, u32> = FxHashMap::default();
         let mut in_excl: FxHashMap<u32, u32> = FxHashMap::default();
@@ -1080,7 +1080,7 @@ impl NgramIndex {
         let mut strings = Vec::new();
         // Segments per n-gram, counted first so that each posting list is allocated at its
         // size: the lists hold one entry per (n-gram, segment) pair (millions on a long book),
-        // and lists grown by doubling carried up to as much again in spare capacity (issue 15).
+        // and lists grown by doubling carried up to as much again in spare capacity.
         let mut occurrences: Vec<u32> = Vec::new();
         // Per n-gram: 1 + the last segment that listed it. B is a set of segments (module
         // docs): an n-gram written three times in a segment is one member of it, not three
@@ -1291,7 +1291,7 @@ impl NgramIndex {
 /// An ascending list of `u32` (segment or n-gram numbers) stored as the LEB128 varint code of
 /// its gaps: 1 byte for most entries instead of 4. The Dice index holds millions of such
 /// entries on a long book (4.7 M postings and as many segment n-grams at ten times the corpus,
-/// 37 MB as `Vec<u32>`, the largest part of the drift check's peak; issue 15).
+/// 37 MB as `Vec<u32>`, the largest part of the drift check's peak).
 ///
 /// Hand-rolled (30 lines) rather than a compressed-bitmap crate such as `roaring`: the lists
 /// are only ever walked in order, never searched or intersected, so a gap code is the smallest
@@ -1503,7 +1503,7 @@ mod tests {
     /// B of the Dice coefficient is a set of segments (module docs). The index listed a
     /// segment once per occurrence of the n-gram, so a rendering written three times in one
     /// paragraph counted as three co-occurrences and Dice could exceed 1 (found while cutting
-    /// the index's memory for issue 15).
+    /// the index's memory).
     #[test]
     fn repeated_ngrams_were_counted_as_segments() {
         let zh = Lang::parse("zh");

@@ -142,7 +142,7 @@ fn translation_checks(ctx: &QaContext, units: &[UnitText]) -> CampaignQa {
     let floor = (ctx.target_lang.script != Script::Latin)
         .then_some(crate::qa::unit::untranslated::SCRIPT_FLOOR);
     // References, not clones: a clone of every parsed unit doubled the peak memory of the
-    // campaign-level QA on a large book (issue 15).
+    // campaign-level QA on a large book.
     let translated: Vec<&Parsed> = parsed
         .iter()
         .filter(|p| !untranslated_units.contains(p.unit))
@@ -572,7 +572,7 @@ mod tests {
             .collect()
     }
 
-    /// Regression (issue 13, "caches are process-wide statics"): the campaign-level checks,
+    /// Regression (the caches were process-wide statics): the campaign-level checks,
     /// the drift candidates and the glossary automata were remembered in statics shared by
     /// every context of the process. Now a context built with `QaContext::new` has its own
     /// memo, and a context given a cache shares it (as a campaign's contexts do).

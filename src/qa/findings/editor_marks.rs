@@ -1,4 +1,4 @@
-//! Issue 17, "editors confirm or dismiss findings": the pure half. A stable id for every
+//! Editors confirm or dismiss findings: the pure half. A stable id for every
 //! finding ([`finding_id`], [`assign_ids`]), the editor's mark it may carry ([`Mark`],
 //! [`Review`]), what a mark does to a finding ([`apply`]) and each check's precision over the
 //! marked findings ([`precision`], [`downgraded_checks`]).
@@ -17,10 +17,10 @@ use crate::qa::{Finding, Severity};
 pub const ID_HEX: usize = 12;
 
 /// Default of the campaign key `mark_precision_threshold` (0.5): a check whose precision over
-/// the marked findings (confirmed / marked) is below it is downgraded to warnings (issue 17).
+/// the marked findings (confirmed / marked) is below it is downgraded to warnings.
 pub use crate::config::DEFAULT_MARK_PRECISION_THRESHOLD as DEFAULT_PRECISION_THRESHOLD;
 
-/// Fewest marked findings of a check before its precision can downgrade it (issue 17): fewer
+/// Fewest marked findings of a check before its precision can downgrade it: fewer
 /// marks say too little about a check.
 pub const MIN_MARKS: usize = 10;
 
@@ -45,19 +45,22 @@ impl Mark {
     }
 
     /// Parses a mark as an editor writes it (`confirm`, `confirmed`, `dismiss`, `dismissed`,
-    /// case-insensitive); `Ok(None)` for an empty cell (no mark). Errors: any other word, with
-    /// the accepted ones.
-    pub fn parse(s: &str) -> Result<Option<Mark>, String> {
+    /// case-insensitive); `Ok(None)` for an empty cell (no mark). Errors: [`NotAMark`], any
+    /// other word (its message names the accepted ones).
+    pub fn parse(s: &str) -> Result<Option<Mark>, NotAMark> {
         match s.trim().to_ascii_lowercase().as_str() {
             "" => Ok(None),
             "confirm" | "confirmed" => Ok(Some(Mark::Confirmed)),
             "dismiss" | "dismissed" => Ok(Some(Mark::Dismissed)),
-            other => Err(format!(
-                "`{other}` is not a mark; write `confirmed`, `dismissed` or leave the cell empty"
-            )),
+            other => Err(NotAMark(other.to_string())),
         }
     }
 }
+
+/// A word in a review cell that is not a mark.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a mark; write `confirmed`, `dismissed` or leave the cell empty")]
+pub struct NotAMark(pub String);
 
 /// What the editor's review did to a finding (the `review` field of a finding in
 /// `report.json`; absent when neither a mark nor a downgrade applies).
@@ -346,6 +349,11 @@ mod tests {
         assert_eq!(Mark::parse(" Dismiss "), Ok(Some(Mark::Dismissed)));
         assert_eq!(Mark::parse("confirmed"), Ok(Some(Mark::Confirmed)));
         assert_eq!(Mark::parse(""), Ok(None));
-        assert!(Mark::parse("ok").unwrap_err().contains("confirmed"));
+        assert!(
+            Mark::parse("ok")
+                .unwrap_err()
+                .to_string()
+                .contains("confirmed")
+        );
     }
 }

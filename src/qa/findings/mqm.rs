@@ -1,4 +1,4 @@
-//! Issue 17, "a per-chapter MQM scorecard": every QA check mapped to an MQM error category in
+//! A per-chapter MQM scorecard: every QA check mapped to an MQM error category in
 //! ONE table ([`CATEGORIES`], with prefix rules for the check families [`category`] names),
 //! the finding severities mapped to MQM severity levels ([`mqm_severity`]) and a chapter's
 //! penalty per 1,000 source words ([`score_chapter`]).

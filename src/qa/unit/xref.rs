@@ -1,4 +1,4 @@
-//! Cross-reference integrity (issue 17): the book's numbering and its in-page links must
+//! Cross-reference integrity: the book's numbering and its in-page links must
 //! survive translation. Four checks, all `error`s unless said otherwise:
 //!
 //! - `xref_numbers` (per unit, [`check`]): every numbered reference of the source ("see

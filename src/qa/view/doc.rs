@@ -123,7 +123,7 @@ pub struct Doc {
     pub prose: String,
     /// The block outline (paragraphs, list items, headings, …) compared by
     /// [`crate::qa::unit::structure`].
-    pub blocks: Vec<crate::qa::unit::structure::Block>,
+    pub blocks: Vec<crate::qa::view::outline::Block>,
 }
 
 impl Doc {
@@ -147,7 +147,7 @@ impl Doc {
         let mut table: Option<TableShape> = None;
         let parser = markdown::parser(text);
         let mut iter = parser.into_offset_iter();
-        let mut outline = crate::qa::unit::structure::OutlineBuilder::default();
+        let mut outline = crate::qa::view::outline::OutlineBuilder::default();
         for (ev, range) in iter.by_ref() {
             outline.event(&ev, &range);
             match ev {
@@ -268,7 +268,7 @@ impl Doc {
         Doc {
             // The clean prose in place of the prose: the campaign checks read only the clean
             // prose (cleaning it again changes nothing), and a second copy of every unit's
-            // text was a third of `Parsed`'s memory on a long book (issue 15).
+            // text was a third of `Parsed`'s memory on a long book.
             prose: self.clean_prose(),
             headings: self.headings,
             display_math: self.display_math,

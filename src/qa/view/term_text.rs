@@ -546,7 +546,7 @@ pub(crate) fn is_edge_stop(c: char, target: &Lang) -> bool {
 /// start nor end with a function character (的 了 是 …, or hiragana for Japanese), borrowed
 /// from `text` (each is a run of consecutive chars of it: the drift check's index reads every
 /// n-gram of the book and keeps only the distinct ones, and a copy of each was most of its
-/// time, issue 15); for other scripts, single words of at least 3 letters and word bigrams,
+/// time); for other scripts, single words of at least 3 letters and word bigrams,
 /// lower-cased. Sorted.
 pub(crate) fn script_ngram_slices<'t>(
     text: &'t str,

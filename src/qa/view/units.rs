@@ -25,7 +25,7 @@ pub struct ChapterText<'a> {
 /// The two `Doc`s keep only what the campaign-level checks read ([`Doc::for_campaign`]:
 /// prose, headings, display math, links and footnote definitions): every unit of the book is
 /// parsed at once here, and the whole `Doc`s (code, HTML, inline code, block outline) of a
-/// 10x book took 114 MB (issue 15).
+/// 10x book took 114 MB.
 #[derive(Debug, Clone)]
 pub struct Parsed<'a> {
     pub unit: &'a str,

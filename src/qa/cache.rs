@@ -11,7 +11,6 @@
 //! after every round.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use crate::qa::book::CampaignQa;
@@ -42,22 +41,22 @@ impl std::fmt::Debug for QaCache {
     }
 }
 
-/// The SipHash of `value`.
-pub(crate) fn key_of(value: impl Hash) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
-}
-
 /// The value kept in a one-entry memo under `key`, or `make()`, then kept.
 fn last<T>(slot: &Mutex<Option<(u64, Arc<T>)>>, key: u64, make: impl FnOnce() -> T) -> Arc<T> {
-    if let Some((k, v)) = slot.lock().unwrap().as_ref()
+    // A lock poisoned by a panic elsewhere is taken over: every entry is written in one
+    // assignment, so what the lock holds is whole.
+    if let Some((k, v)) = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()
         && *k == key
     {
         return v.clone();
     }
     let v = Arc::new(make());
-    *slot.lock().unwrap() = Some((key, v.clone()));
+    *slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, v.clone()));
     v
 }
 
@@ -90,11 +89,21 @@ impl QaCache {
     /// The glossary check's automata under `key` (a hash of the target language and the
     /// termbase), built by `make` when absent; at most [`MAX_GLOSSARY_SEARCHERS`] are kept.
     pub(crate) fn searchers(&self, key: u64, make: impl FnOnce() -> Searchers) -> Arc<Searchers> {
-        if let Some(s) = self.0.searchers.lock().unwrap().get(&key) {
+        if let Some(s) = self
+            .0
+            .searchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
             return s.clone();
         }
         let s = Arc::new(make());
-        let mut c = self.0.searchers.lock().unwrap();
+        let mut c = self
+            .0
+            .searchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if c.len() >= MAX_GLOSSARY_SEARCHERS {
             c.clear();
         }
