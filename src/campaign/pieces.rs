@@ -41,8 +41,12 @@ pub fn is_piece_part(part: &str) -> bool {
 /// Whether `f` is an error that sends a unit, after its revision rounds, to be translated
 /// again in pieces: a fault of the *shape* of the answer, which a model makes on a long request
 /// and not on a short one (a `structure` finding: merged, split or dropped paragraphs, lost
-/// markers or front matter; a truncation, a `length_ratio` error saying the text is likely
-/// truncated; `injected_text`, text the source does not have), or an error of a mechanical
+/// markers or front matter; a `truncation` finding; a `length_ratio` error saying the text is
+/// likely truncated; `injected_text`, text the source does not have); an `untranslated` error
+/// (the answer echoed the source, or left a block in the source language): recorded from the
+/// 0.5b model on the quality benchmark's slice, a unit echoed in English in its first
+/// translation and its revision was translated when the same request left out the book brief,
+/// which a piece's request does; or an error of a mechanical
 /// class ([`crate::repair::is_mechanical_finding`]) still there after the deterministic
 /// repair, which restores what it can place and leaves a span the model dropped, since it does
 /// not guess where that span belongs. A piece's request masks the inline markup
@@ -55,6 +59,8 @@ pub fn is_stuck_finding(f: &Finding, repair: bool) -> bool {
     f.severity == qa::Severity::Error
         && ((repair && crate::repair::is_mechanical_finding(f))
             || f.check == qa::unit::structure::CHECK
+            || f.check == qa::unit::structure::TRUNCATION
+            || f.check == qa::unit::untranslated::CHECK
             || f.check == "injected_text"
             || (f.check == qa::book::length::CHECK && f.message.contains("truncated")))
 }
@@ -125,6 +131,34 @@ pub fn piece_ranges(text: &str, budget_tokens: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `truncation` check was split out of `structure` under its own name and no longer
+    /// sent a unit to pieces, though the doc above promised it; `untranslated` never did.
+    #[test]
+    fn a_truncated_or_untranslated_unit_was_not_sent_to_pieces() {
+        let err = |check: &'static str| Finding::new(check, qa::Severity::Error, "m", "s", "t");
+        for check in [
+            qa::unit::structure::TRUNCATION,
+            qa::unit::untranslated::CHECK,
+            qa::unit::structure::CHECK,
+            "injected_text",
+        ] {
+            assert!(is_stuck_finding(&err(check), true), "{check}");
+            assert!(is_stuck_finding(&err(check), false), "{check}");
+        }
+        // A word left in English, a glossary miss: not a fault of the answer's shape.
+        for check in ["untranslated_word", qa::unit::glossary::CHECK, "numbers"] {
+            assert!(!is_stuck_finding(&err(check), false), "{check}");
+        }
+        let warning = Finding::new(
+            qa::unit::untranslated::CHECK,
+            qa::Severity::Warning,
+            "m",
+            "s",
+            "t",
+        );
+        assert!(!is_stuck_finding(&warning, true));
+    }
 
     #[test]
     fn two_paragraphs_become_two_pieces() {

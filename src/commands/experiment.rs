@@ -60,10 +60,18 @@ pub fn run_single(args: &RunArgs, campaign: &CampaignArgs) -> anyhow::Result<Exi
             campaign.plan.max_context_tokens
         ),
         Status::Incomplete => {
-            if let Some(e) = &s.last_error {
+            for f in &s.failed {
+                eprintln!("  failed: unit {} ({}): {}", f.index, f.unit, f.error);
+            }
+            if s.failed.is_empty()
+                && let Some(e) = &s.last_error
+            {
                 eprintln!("  last error: {e}");
             }
-            eprintln!("A call failed. Run the same command again to resume at that unit.");
+            eprintln!(
+                "{} unit(s) failed and were left untranslated; the conversation went on without them. Run the same command again to retry them at the end of the conversation.",
+                s.failed.len()
+            );
         }
         Status::Complete => {}
     }

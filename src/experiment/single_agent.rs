@@ -12,14 +12,23 @@
 //!   `max_context_tokens` (or the provider refuses it as too long), the run stops and records
 //!   [`Event::ContextExhausted`] ("context exhausted at unit N"), an outcome of the baseline
 //!   rather than an API error.
+//! - **A failed unit**: a call that fails (after the provider's attempts) or an answer that
+//!   cannot be taken (empty after clean-up, cut before its first block) is recorded as
+//!   [`Event::CallFailed`], the unit stays untranslated (named in [`Summary::failed`], status
+//!   `incomplete`) and the conversation goes on with the next unit without it: one bad unit
+//!   does not cost the baseline the rest of the book (a weak model's repetition at one unit
+//!   used to leave every later unit untranslated, which measured the stop, not the model).
 //! - **Checkpoints**: its own state directory `<state_dir>/single-agent/<config key>/` (mode
 //!   `single-agent` is part of the configuration and of the campaign fingerprint), with the same
 //!   atomic result files and append-only journal as the main mode ([`crate::campaign::store`]).
 //!   Each turn's call key chains the conversation: `single/<unit id>-<16 hex>` where the hex is
 //!   a sha256 over the previous turn's key, its translation and this unit's source. On resume
-//!   the conversation is rebuilt from the saved translations, which must form a contiguous
-//!   prefix of the units (saved turns after a gap belong to another conversation and are not
-//!   used); a finished turn is never sent again.
+//!   the conversation is rebuilt by following that chain from the system prompt: at each step
+//!   the first unit (in book order) not yet in it whose turn under the current link was saved
+//!   (so turns after a failed unit, which the conversation skipped, are found; saved turns of
+//!   another conversation are not used); a finished turn is never sent again. The units left
+//!   (never reached, or failed) are then sent in book order at the end of the rebuilt
+//!   conversation: a re-run retries a failed unit there.
 //! - **Outputs**: complete chapters go to `<out_dir>/single-agent/`.
 
 use std::collections::BTreeMap;
@@ -238,7 +247,8 @@ pub enum Status {
     Complete,
     /// The conversation outgrew `max_context_tokens`: the run stopped (recorded).
     ContextExhausted,
-    /// A call failed; a re-run resumes at that unit.
+    /// A unit failed (the conversation went on without it, see [`Summary::failed`]); a re-run
+    /// retries it at the end of the conversation.
     Incomplete,
     /// Stopped by a signal; a re-run resumes.
     Interrupted,
@@ -276,6 +286,17 @@ pub struct Units {
     pub reused: usize,
     /// Verbatim and front-matter units (copied).
     pub copied: usize,
+    /// Units whose call failed in this run (left untranslated).
+    pub failed: usize,
+}
+
+/// A unit whose turn failed: the conversation went on without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedUnit {
+    pub unit: String,
+    /// 1-based position among the units to translate.
+    pub index: usize,
+    pub error: String,
 }
 
 /// The `--json` summary of a single-agent run.
@@ -290,6 +311,8 @@ pub struct Summary {
     pub rehearsal: bool,
     pub units: Units,
     pub exhausted: Option<Exhaustion>,
+    /// Units whose turn failed in this run, in book order (untranslated; the run went on).
+    pub failed: Vec<FailedUnit>,
     /// Largest prompt sent, in `o200k_base` tokens: the whole conversation at its longest.
     pub main_context_peak_tokens: usize,
     pub usage: BTreeMap<Agent, AgentUsage>,
@@ -301,7 +324,7 @@ pub struct Summary {
 /// What [`run`] ends with.
 pub struct SingleRun {
     pub summary: Summary,
-    /// Unit id → translation, for the units of the conversation (a contiguous prefix).
+    /// Unit id → translation, for the units of the conversation.
     pub translations: BTreeMap<String, String>,
     pub state: State,
     /// The single-agent campaign (state and output paths).
@@ -357,28 +380,38 @@ pub async fn run(
     let mut chain = link(SINGLE_AGENT_PROMPT_VERSION, &system);
     let mut translations = BTreeMap::new();
     let mut used_keys = std::collections::HashSet::new();
-    let mut next = 0;
-    // Rebuild the conversation from the contiguous prefix of saved turns.
-    for u in &units {
-        let source = sc.source_text(u);
-        let key = crate::campaign::CallKey::SingleAgent {
-            unit: u.id.clone(),
-            link: link(&chain, source)[..16].to_string(),
-        }
-        .to_string();
-        let Some(Output::Translation { text, .. }) = state.finished().get(&key).map(|r| &r.output)
-        else {
+    // Rebuild the conversation by following its chain (see the module docs): O(units²) link
+    // hashes at most, each over one unit's source.
+    let mut done = vec![false; units.len()];
+    loop {
+        let found = units
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !done[*i])
+            .find_map(|(i, u)| {
+                let source = sc.source_text(u);
+                let key = crate::campaign::CallKey::SingleAgent {
+                    unit: u.id.clone(),
+                    link: link(&chain, source)[..16].to_string(),
+                }
+                .to_string();
+                match state.finished().get(&key).map(|r| &r.output) {
+                    Some(Output::Translation { text, .. }) => Some((i, key, source, text.clone())),
+                    _ => None,
+                }
+            });
+        let Some((i, key, source, text)) = found else {
             break;
         };
-        tokens += message_tokens(source) + message_tokens(text);
+        tokens += message_tokens(source) + message_tokens(&text);
         messages.push(Message::user(source));
         messages.push(Message::assistant(text.clone()));
-        chain = link(&key, text);
-        translations.insert(u.id.clone(), text.clone());
+        chain = link(&key, &text);
+        translations.insert(units[i].id.clone(), text);
         used_keys.insert(key);
-        next += 1;
+        done[i] = true;
     }
-    let reused = next;
+    let reused = translations.len();
     let unused = state
         .finished()
         .keys()
@@ -386,8 +419,7 @@ pub async fn run(
         .count();
     if unused > 0 {
         eprintln!(
-            "warning: {unused} saved turn(s) are not part of the conversation rebuilt up to unit {} (saved translations must form a contiguous prefix; those belong to another conversation and are kept as history)",
-            next + 1
+            "warning: {unused} saved turn(s) are not part of the conversation rebuilt from the checkpoint ({reused} turns; those belong to another conversation and are kept as history)"
         );
     }
     let previous_exhaustion = last_exhaustion(&store.dir)?;
@@ -395,7 +427,8 @@ pub async fn run(
     let mut exhausted = None;
     let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
     let budget = sc.plan.max_context_tokens;
-    for (i, u) in units.iter().enumerate().skip(next) {
+    let mut failed: Vec<FailedUnit> = Vec::new();
+    for (i, u) in units.iter().enumerate().filter(|(i, _)| !done[*i]) {
         let source = sc.source_text(u);
         let key = crate::campaign::CallKey::SingleAgent {
             unit: u.id.clone(),
@@ -475,9 +508,17 @@ pub async fn run(
                     &mut state,
                     failure(e.to_string(), 0, Default::default()),
                 )?;
-                eprintln!("failed at unit {} ({}): {e}", i + 1, u.id);
-                status = Status::Incomplete;
-                break;
+                eprintln!(
+                    "failed at unit {} ({}): {e}; going on without it",
+                    i + 1,
+                    u.id
+                );
+                failed.push(FailedUnit {
+                    unit: u.id.clone(),
+                    index: i + 1,
+                    error: e.to_string(),
+                });
+                continue;
             }
             Err(TurnError::Rejected {
                 why,
@@ -490,9 +531,17 @@ pub async fn run(
                     &mut state,
                     failure(why.clone(), attempts, usage),
                 )?;
-                eprintln!("failed at unit {} ({}): {why}", i + 1, u.id);
-                status = Status::Incomplete;
-                break;
+                eprintln!(
+                    "failed at unit {} ({}): {why}; going on without it",
+                    i + 1,
+                    u.id
+                );
+                failed.push(FailedUnit {
+                    unit: u.id.clone(),
+                    index: i + 1,
+                    error: why,
+                });
+                continue;
             }
         };
         let (text, cleanup) = (turn.text, turn.cleanup);
@@ -528,6 +577,9 @@ pub async fn run(
         messages.push(Message::assistant(text.clone()));
         chain = link(&key, &text);
         translations.insert(u.id.clone(), text);
+    }
+    if !failed.is_empty() && status == Status::Complete {
+        status = Status::Incomplete;
     }
     if let Some(x) = &exhausted {
         status = Status::ContextExhausted;
@@ -579,8 +631,10 @@ pub async fn run(
             translated: translations.len(),
             reused,
             copied: sc.units.len() - units.len(),
+            failed: failed.len(),
         },
         exhausted,
+        failed,
         main_context_peak_tokens: state.ctx_peak(),
         usage,
         out_dir: sc.plan.rel(&sc.plan.out_dir),

@@ -629,3 +629,129 @@ fn judge_quote_not_in_text_is_unverified() {
     }
     assert_eq!(recorded, (verified, unverified), "judgment result files");
 }
+
+/// Single-agent mode stopped for good at its first failed unit: every later unit stayed
+/// untranslated, so a weak model's one repetition (on the real 1.5B at unit 5 of 6) left the
+/// baseline arm empty from there on. A failed unit is now recorded (named in the summary with
+/// its error, status `incomplete`), the conversation goes on without it, and a re-run sends
+/// only that unit again, at the end of the rebuilt conversation.
+#[test]
+fn the_single_agent_arm_stopped_at_its_first_failed_unit() {
+    let fake = FakeServer::start();
+    let failing = Arc::new(AtomicBool::new(true));
+    let flag = failing.clone();
+    // The turn of Section A1 comes back empty (every attempt): an answer that cannot be taken.
+    fake.script(move |r| {
+        let last = r.messages.last().map_or("", |m| m.content.as_str());
+        if r.is_single_agent() && flag.load(Ordering::SeqCst) && last.contains("## Section A1\n") {
+            Reply::Content("   ".into())
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "sa",
+        &["a.md", "b.md"],
+        "max_unit_chars = 300\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+    );
+    c.write("a.md", &synthetic_chapter("A", 3));
+    c.write("b.md", &synthetic_chapter("B", 3));
+    let run = || {
+        c.cmd(
+            "run",
+            &[
+                "--mode",
+                "single-agent",
+                "--base-url",
+                &fake.base_url,
+                "--json",
+            ],
+        )
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+    };
+    let out = run();
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete", "{s}");
+    let total = s["units"]["total"].as_u64().unwrap();
+    assert!(total >= 6, "{s}");
+    assert_eq!(s["units"]["failed"], 1, "{s}");
+    assert_eq!(s["units"]["translated"].as_u64().unwrap(), total - 1, "{s}");
+    let failed = s["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 1, "{s}");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no content")),
+        "{s}"
+    );
+    assert!(
+        failed[0]["unit"].as_str().is_some_and(|u| !u.is_empty()),
+        "{s}"
+    );
+    let reqs = fake.requests();
+    let turns: Vec<_> = reqs.iter().filter(|r| r.is_single_agent()).collect();
+    let at = turns
+        .iter()
+        .position(|r| {
+            r.messages
+                .last()
+                .unwrap()
+                .content
+                .contains("## Section A1\n")
+        })
+        .expect("the failing turn was sent");
+    // The units after it were sent, in a conversation that does not hold the failed unit.
+    let after: Vec<_> = turns[at + 1..]
+        .iter()
+        .filter(|r| {
+            !r.messages
+                .last()
+                .unwrap()
+                .content
+                .contains("## Section A1\n")
+        })
+        .collect();
+    assert!(after.len() >= 4, "{} turns after the failure", after.len());
+    for r in &after {
+        assert!(
+            !r.messages[..r.messages.len() - 1]
+                .iter()
+                .any(|m| m.content.contains("## Section A1\n")),
+            "a later turn carries the failed unit"
+        );
+    }
+    assert!(
+        after
+            .last()
+            .unwrap()
+            .messages
+            .last()
+            .unwrap()
+            .content
+            .contains("## Section B2\n"),
+        "the last unit was sent"
+    );
+    // Chapter b is written; chapter a is not (it has an untranslated unit).
+    assert!(c.path("sa/out/single-agent/b.md").is_file());
+    assert!(!c.path("sa/out/single-agent/a.md").exists());
+    // A re-run sends the failed unit only, at the end of the rebuilt conversation.
+    failing.store(false, Ordering::SeqCst);
+    fake.clear();
+    let out = run();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+    assert_eq!(s["units"]["translated"].as_u64().unwrap(), total, "{s}");
+    assert_eq!(s["units"]["reused"].as_u64().unwrap(), total - 1, "{s}");
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 1, "{} requests on the re-run", reqs.len());
+    let m = &reqs[0].messages;
+    assert!(m.last().unwrap().content.contains("## Section A1\n"));
+    // The system prompt, every other unit's turn (user and assistant), the failed unit.
+    assert_eq!(m.len(), 2 * total as usize);
+    assert!(m[m.len() - 3].content.contains("## Section B2\n"));
+    assert!(c.path("sa/out/single-agent/a.md").is_file());
+}

@@ -431,3 +431,54 @@ fn a_code_block_piece_was_sent_to_the_model_and_came_back_translated() {
     assert_ne!(s["status"], "complete", "{s}");
     assert_code(&out, 1);
 }
+
+/// Recorded from the 0.5b model on the quality benchmark's slice: with the book brief in its
+/// system prompt it answered a unit with the English source, in its first translation and in
+/// its revision; the same request without the brief was translated. A unit left untranslated
+/// after its revision rounds was not sent to pieces (whose requests leave the brief out), so
+/// it stayed in English. The fake model here echoes every request that carries the brief.
+#[test]
+fn a_unit_left_untranslated_after_its_revision_rounds_was_not_translated_again_in_pieces() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        if r.messages[0].content.contains("Book brief:") {
+            Reply::Content(r.unit_text().unwrap_or_default().to_string())
+        } else {
+            Reply::Content(default_content(&zh, Agent::Translation, &r.messages))
+        }
+    });
+    let c = campaign();
+    let out = run(&c, &fake);
+    let s = json_summary(&out);
+    let reqs = fake.requests();
+    let tr: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .collect();
+    // The first translation and the revision carry the brief; the two pieces do not.
+    assert_eq!(tr.len(), 4, "{s}");
+    assert!(
+        tr[..2]
+            .iter()
+            .all(|r| r.messages[0].content.contains("Book brief:"))
+    );
+    assert!(
+        tr[2..]
+            .iter()
+            .all(|r| !r.messages[0].content.contains("Book brief:"))
+    );
+    assert_code(&out, 0);
+    assert_eq!(s["status"], "complete", "{s}");
+    assert_eq!(s["findings"]["errors"], 0, "{s}");
+    let u = unit(&c);
+    assert_eq!(u["kept_round"], 2, "{u}");
+    let k = u["candidates"].as_array().unwrap();
+    assert_eq!(k[0]["origin"], "translation", "{u}");
+    assert!(k[0]["errors"].as_u64().unwrap() >= 1, "{u}");
+    assert_eq!(k[2]["origin"], "pieces", "{u}");
+    assert_eq!(k[2]["errors"], 0, "{u}");
+}

@@ -493,7 +493,8 @@ impl FakeServer {
     }
 
     /// Proxy mode that answers a request `known` holds (same messages, by
-    /// [`super::recorded::request_key`]) from `known` instead of the upstream, keeping it as
+    /// [`super::recorded::request_key`]), or one this run already sent upstream, from that
+    /// answer instead of the upstream, keeping it as
     /// an [`Exchange`] all the same: re-recording after a change that alters only some
     /// requests asks the real model only those (the recorded answers came from the same
     /// model at temperature 0).
@@ -748,6 +749,28 @@ async fn answer(
                 ex.n = rec.n;
                 shared.exchanges.lock().unwrap().push(ex);
                 return replay_answer(shared, flight, &rec, known);
+            }
+            // A request this run already sent upstream (another arm of a benchmark sends the
+            // same messages) gets the answer recorded then: a replay can give only one answer
+            // per key, so the recording must not give two.
+            let key = request_key(&rec.body);
+            let earlier = shared
+                .exchanges
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|e| e.key == key)
+                .cloned();
+            if reuse.is_some()
+                && let Some(ex) = earlier
+            {
+                let one = Fixtures {
+                    by_key: std::iter::once((key, ex.clone())).collect(),
+                };
+                let mut ex = ex;
+                ex.n = rec.n;
+                shared.exchanges.lock().unwrap().push(ex);
+                return replay_answer(shared, flight, &rec, &one);
             }
             return proxy_answer(shared, flight, &rec, &upstream).await;
         }

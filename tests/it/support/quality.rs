@@ -176,6 +176,9 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
                 }
             });
         }
+        // The judge runs as soon as the single pass and the orchestration are done, before the
+        // other ablations: a recording cut short by the time still has the judge.
+        let mut judged = !judge;
         for &arm in arms {
             let dir = root.path().join(arm.as_str());
             let f = quality::write_campaign(&dir, &slice, &house_glossary(), arm, &fake.base_url)
@@ -199,24 +202,30 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
             spans.insert(arm.as_str().to_string(), before..after);
             runs.push(r);
             save(&fake);
-        }
-        let get = |a| runs.iter().find(|r| r.arm == a);
-        if judge
-            && let (Some(o), Some(s)) =
-                (get(QualityArm::Orchestration), get(QualityArm::SinglePass))
-        {
-            let before = fake.requests().len();
-            let started = Instant::now();
-            eprintln!("quality: judge …");
-            let v = rt
-                .block_on(quality::run_judge(&orch_file, o, s))
-                .unwrap_or_else(|e| panic!("judge: {e:#}"));
-            let after = fake.requests().len();
-            wall_s.insert("judge".into(), started.elapsed().as_secs_f64());
-            requests.insert("judge".into(), after - before);
-            spans.insert("judge".into(), before..after);
-            verdicts = Some(v);
-            save(&fake);
+            let get = |a| runs.iter().find(|r| r.arm == a);
+            if !judged
+                && let (Some(o), Some(s)) =
+                    (get(QualityArm::Orchestration), get(QualityArm::SinglePass))
+            {
+                judged = true;
+                let before = fake.requests().len();
+                let started = Instant::now();
+                eprintln!("quality: judge …");
+                let v = rt
+                    .block_on(quality::run_judge(&orch_file, o, s))
+                    .unwrap_or_else(|e| panic!("judge: {e:#}"));
+                let after = fake.requests().len();
+                eprintln!(
+                    "quality: judge after {:.0} s ({} requests)",
+                    started.elapsed().as_secs_f64(),
+                    after - before
+                );
+                wall_s.insert("judge".into(), started.elapsed().as_secs_f64());
+                requests.insert("judge".into(), after - before);
+                spans.insert("judge".into(), before..after);
+                verdicts = Some(v);
+                save(&fake);
+            }
         }
         stop.store(true, Ordering::SeqCst);
     });
@@ -275,6 +284,9 @@ pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outco
         verdicts.as_ref(),
     )
     .expect("scoring");
+    if let Some(dir) = std::env::var_os("BOOKTR_QUALITY_DUMP") {
+        dump(Path::new(&dir), &runs, &segs, &reqs, &spans);
+    }
     let hypotheses = runs
         .iter()
         .map(|r| {
@@ -322,4 +334,52 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
         "figures": o.figures,
         "table": quality::table(&o.figures, Some(&wall)),
     })
+}
+
+/// Writes what the benchmark saw into `dir` (`BOOKTR_QUALITY_DUMP`, for studying a run unit by
+/// unit; it holds corpus text and model answers, so it belongs outside the repository):
+/// `texts.json` (each arm's final text per unit, and each segment's reference and units) and
+/// `requests.jsonl` (each request's arm, fixture key and messages, in arrival order).
+fn dump(
+    dir: &Path,
+    runs: &[ArmRun],
+    segs: &[quality::Segment],
+    reqs: &[super::fake_llm::Recorded],
+    spans: &BTreeMap<String, std::ops::Range<usize>>,
+) {
+    std::fs::create_dir_all(dir).expect("the dump folder");
+    let texts = json!({
+        "arms": runs.iter().map(|r| (r.arm.as_str(), json!({
+            "status": r.status,
+            "texts": r.texts,
+            "changed_from_round0": r.changed_from_round0,
+        }))).collect::<BTreeMap<_, _>>(),
+        "segments": segs.iter().map(|s| json!({"chapter": s.chapter, "units": s.units, "reference": s.reference})).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        dir.join("texts.json"),
+        serde_json::to_string_pretty(&texts).unwrap(),
+    )
+    .expect("texts.json");
+    let arm_of = |i: usize| {
+        spans
+            .iter()
+            .find(|(_, r)| r.contains(&i))
+            .map_or("?", |(a, _)| a.as_str())
+    };
+    let lines: Vec<String> = reqs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            json!({
+                "i": i,
+                "arm": arm_of(i),
+                "agent": format!("{:?}", r.agent),
+                "key": request_key(&r.body),
+                "messages": r.body["messages"],
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("requests.jsonl"), lines.join("\n") + "\n").expect("requests.jsonl");
 }
