@@ -402,8 +402,8 @@ pub fn assert_status_tells_the_truth(run: &CampaignRun) {
 /// No unit is lost to a failed call: every unit of report.json has a kept translation
 /// (`outcome` translated, revised or copied), and a unit with a failed call left (`error`)
 /// failed for a fault of the model that booktr names: a reply that repeated itself (not kept,
-/// after the lower-temperature retry) or a translation empty after clean-up (after its
-/// follow-up). Its earlier candidate stays kept; the status says `incomplete` (checked by
+/// after the lower-temperature retry), a cut reply whose continuation repeated itself, or a
+/// translation empty after clean-up (after its follow-up). Its earlier candidate stays kept; the status says `incomplete` (checked by
 /// [`assert_status_tells_the_truth`]).
 pub fn assert_no_unit_lost(run: &CampaignRun) {
     let units = run.units();
@@ -418,8 +418,11 @@ pub fn assert_no_unit_lost(run: &CampaignRun) {
         );
         if let Some(e) = u["error"].as_str() {
             eprintln!("failed call left by the model in unit {id}: {e}");
+            // The reply, or the continuation of a reply cut at max_tokens, repeated itself
+            // (`llm::runaway`, `campaign::jobs`), or the translation was empty.
             assert!(
                 e.contains("runaway reply, not kept: the reply repeats itself")
+                    || e.contains("its continuation repeated itself (a runaway, not kept)")
                     || e.contains("empty after clean-up"),
                 "unit {id} failed for a reason other than a fault of the model that booktr names: {e}"
             );
