@@ -12,10 +12,11 @@
 //! Only the words that say what language a text is in are judged. Left out are code, inline
 //! code, math, HTML, URLs; identifiers (a digit, `_`, `.`, `/`, `:`, `@`, `#`, `=` inside, a
 //! call such as `cos(θ)`,
-//! camelCase, or a word the source writes as code, such as `numpy`); single letters
+//! camelCase, or a word the source writes as inline code, such as `numpy`); single letters
 //! (variables); acronyms (`LLM`, `APIs`); names the source also writes that way (a capitalised
 //! word of the source's running text, or of the whole source book when `booktr validate` has
-//! tallied it, `Anthropic` for `Anthropic's`); admonition types
+//! tallied it, `Anthropic` for `Anthropic's`, and a name with a capital inside in any casing,
+//! `numpy` for `NumPy`); admonition types
 //! (`!!! tip`); glossary terms (any word of a termbase entry for
 //! `untranslated_word`; for blocks of same-script pairs, the entries kept in the source
 //! language); quotations (`"…"`, `'…'`, `“…”`, `‘…’`, `«…»`, `„…“`, `「…」`, `『…』`, and
@@ -44,7 +45,9 @@
 //! A run of source-script words inside a sentence that is otherwise translated
 //! (`unlike聊天机器人`, `旨在 rehearse翻译活动`) is a finding with its span, unless every word
 //! of it is left out as above (glossary term, identifier, acronym, a name the source also
-//! writes that way, a quotation or a gloss in parentheses). Error, except for a word the whole
+//! writes that way, a quotation or a gloss in parentheses), or it is one word that the
+//! source's code blocks use as an identifier ([`code_identifiers`]: `system 消息`, `bash 工具`),
+//! or it is followed by its rendering in parentheses. Error, except for a word the whole
 //! translation keeps: when [`QaContext::kept_words`] is set (`booktr validate` tallies the
 //! book first) and the word stands in at least [`KEPT_BLOCKS`] blocks of the book and in at
 //! least [`KEPT_SHARE`] of the source blocks that use it ([`KeptWords::is_convention`]), it is
