@@ -46,7 +46,7 @@
 //! (`unlike聊天机器人`, `旨在 rehearse翻译活动`) is a finding with its span, unless every word
 //! of it is left out as above (glossary term, identifier, acronym, a name the source also
 //! writes that way, a quotation or a gloss in parentheses), or it is one word that the
-//! source's code blocks use as an identifier ([`code_identifiers`]: `system 消息`, `bash 工具`),
+//! source's code blocks use as an identifier (`code_identifiers`: `system 消息`, `bash 工具`),
 //! or it is followed by its rendering in parentheses. Error, except for a word the whole
 //! translation keeps: when [`QaContext::kept_words`] is set (`booktr validate` tallies the
 //! book first) and the word stands in at least [`KEPT_BLOCKS`] blocks of the book and in at
