@@ -225,31 +225,21 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
 impl CampaignArgs {
     /// `booktr <sub> <campaign>` with the provider flags this command was given, so that a
     /// hint to resume or look again names the same campaign state (the flags are part of its
-    /// fingerprint). A value with a space or a quote is single-quoted for POSIX shells.
+    /// fingerprint). Arguments are quoted for POSIX shells by `shlex`; one it cannot quote (a
+    /// NUL byte) is shown as it is.
     pub fn command(&self, sub: &str) -> String {
-        let quote = |v: &str| {
-            if v.chars()
-                .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '$' | '&' | ';'))
-            {
-                format!("'{}'", v.replace('\'', r"'\''"))
-            } else {
-                v.to_string()
-            }
-        };
-        let mut out = format!(
-            "booktr {sub} {}",
-            quote(&self.campaign.display().to_string())
-        );
+        let campaign = self.campaign.display().to_string();
+        let mut words: Vec<&str> = vec!["booktr", sub, &campaign];
         if let Some(p) = self.provider {
-            out.push_str(&format!(" --provider {}", p.as_str()));
+            words.extend(["--provider", p.as_str()]);
         }
         if let Some(m) = &self.model {
-            out.push_str(&format!(" --model {}", quote(m)));
+            words.extend(["--model", m]);
         }
         if let Some(u) = &self.base_url {
-            out.push_str(&format!(" --base-url {}", quote(u)));
+            words.extend(["--base-url", u]);
         }
-        out
+        shlex::try_join(words.iter().copied()).unwrap_or_else(|_| words.join(" "))
     }
 }
 

@@ -1228,6 +1228,15 @@ mod tests {
         check(c, &Doc::parse(s), &Doc::parse(t), s, t)
     }
 
+    /// The messages of the `untranslated_word` findings.
+    fn word_messages(c: &QaContext, s: &str, t: &str) -> Vec<String> {
+        run(c, s, t)
+            .into_iter()
+            .filter(|f| f.check == WORD_CHECK)
+            .map(|f| f.message)
+            .collect()
+    }
+
     /// Measured on the human zh edition: a library the source names `NumPy` is written
     /// `numpy` in a Chinese sentence (a name, any casing), and a term followed by its rendering
     /// in parentheses is glossed; a plain stray word beside them is still found.
@@ -1236,11 +1245,7 @@ mod tests {
         let c = ctx("en", "zh");
         let src = "We install NumPy and use mode-seeking sampling, which is fundamentally simple.";
         let tgt = "我们安装 numpy，并使用 mode-seeking（寻峰）采样，这 fundamentally 很简单。";
-        let words: Vec<String> = run(&c, src, tgt)
-            .into_iter()
-            .filter(|f| f.check == WORD_CHECK)
-            .map(|f| f.message)
-            .collect();
+        let words = word_messages(&c, src, tgt);
         assert_eq!(words.len(), 1, "{words:?}");
         assert!(words[0].starts_with("\"fundamentally\""), "{words:?}");
         // Title casing of a hyphenated phrase is no name: `Token-Level` leaves `token-level`.
@@ -1260,11 +1265,7 @@ mod tests {
         let c = ctx("en", "zh");
         let src = "Send the user message, then the tool result.\n\n```json\n{\"role\": \"user\", \"content\": \"hi\"}\n```\n\n```bash\n$ grep -r key .\n```\n";
         let tgt = "发送 user 消息，再发送 tool result，用 grep 查找。\n\n```json\n{\"role\": \"user\", \"content\": \"hi\"}\n```\n\n```bash\n$ grep -r key .\n```\n";
-        let words: Vec<String> = run(&c, src, tgt)
-            .into_iter()
-            .filter(|f| f.check == WORD_CHECK)
-            .map(|f| f.message)
-            .collect();
+        let words = word_messages(&c, src, tgt);
         assert_eq!(words.len(), 1, "{words:?}");
         assert!(words[0].starts_with("\"tool result\""), "{words:?}");
     }
