@@ -76,8 +76,8 @@ fn main() {
 /// of sets, against the labels read by a person; the warnings, the other
 /// checks' error counts (not labelled), and every false alarm, miss and unlabelled error.
 /// With `BOOKTR_LABEL_DUMP=<file>`, every finding of the two checks is written there as JSON
-/// lines with its sentence (for labelling: the file holds corpus text, keep it out of the
-/// repository).
+/// lines with its sentence, and every unit's source and target to `<file>.units` (for
+/// labelling: the files hold corpus text, keep them out of the repository).
 fn real_part() -> serde_json::Value {
     use labelled::real;
     let mut units = real::recorded_sets();
@@ -126,6 +126,17 @@ fn real_part() -> serde_json::Value {
             lines.push('\n');
         }
         std::fs::write(&path, lines).unwrap();
+        let units_dump: String = all
+            .iter()
+            .map(|u| {
+                serde_json::to_string(
+                    &json!({"set": u.set, "unit": u.unit, "source": u.source, "target": u.target}),
+                )
+                .unwrap()
+                    + "\n"
+            })
+            .collect();
+        std::fs::write(format!("{path}.units"), units_dump).unwrap();
         println!("wrote every finding to {path}");
     }
     let groups: [(&str, &[&str]); 3] = [

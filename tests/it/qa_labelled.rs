@@ -121,7 +121,7 @@ fn real_model_answers_left_in_english_are_found_with_their_targets_met() {
 /// The human zh edition (the corpus's Chinese original against its English edition): every
 /// `untranslated_word` finding, warning or error, is labelled by reading it, and the figures
 /// are the ones recorded in validation/bench/qa_labelled.json. The target precision (0.9) is
-/// not met here (0.848): the edition writes programs, libraries, system calls, fields and the
+/// not met here (0.855): the edition writes programs, libraries, system calls, fields and the
 /// identifiers of its examples in Chinese sentences without code marks, which read as English
 /// words; those its code blocks use (chat roles, a fence's language, a shell's programs) are
 /// passed.
@@ -148,6 +148,6 @@ fn the_human_zh_edition_findings_are_all_labelled() {
         s.error_tp as f64 / (s.error_tp + s.error_fp).max(1) as f64
     );
     assert!(s.tp >= 400, "{s:?}");
-    assert!(s.precision() >= 0.84, "{s:?}\n{}", lines.join("\n"));
+    assert!(s.precision() >= 0.85, "{s:?}\n{}", lines.join("\n"));
     assert!(s.recall() >= 0.99, "{s:?}\n{}", lines.join("\n"));
 }
