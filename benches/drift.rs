@@ -110,7 +110,14 @@ impl Tally {
                 self.tp += 1;
             } else {
                 self.fn_ += 1;
-                self.misses.push(format!("{label}: {p}"));
+                // The findings that share a word with the missed term, so that a miss that
+                // was reported under a neighbouring term reads as such.
+                let related: Vec<&String> = f.iter().filter(|t| shares_word(p, t)).collect();
+                self.misses.push(if related.is_empty() {
+                    format!("{label}: {p}")
+                } else {
+                    format!("{label}: {p} (found as {related:?})")
+                });
             }
         }
         for t in f.iter().filter(|t| !planted.contains(t)) {

@@ -272,6 +272,15 @@ pub fn system_prompt(source: &Lang, target: &Lang) -> String {
     )
 }
 
+/// The runaway ceiling of a judgment and of its repair, in `o200k_base` tokens: the margin
+/// every structured answer of a campaign gets over its bound
+/// ([`crate::agents::bounds::structured_ceiling`] of [`crate::agents::bounds::JUDGE_MAX_TOKENS`],
+/// 8,192), not the 32,768 of a request that names none. A judgment is continued when cut
+/// (below), so without it a judge that never stops went on to 32,768 tokens.
+fn judge_ceiling() -> u32 {
+    crate::agents::bounds::structured_ceiling(crate::agents::bounds::JUDGE_MAX_TOKENS)
+}
+
 /// The request for one pair.
 pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Request {
     let (x, y) = pair.texts();
@@ -286,7 +295,7 @@ pub fn build_request(source_lang: &Lang, target_lang: &Lang, pair: &Pair) -> Req
         ],
         json_schema: Some(schema()),
         max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
-        ceiling_tokens: None,
+        ceiling_tokens: Some(judge_ceiling()),
         prefill: None,
     }
 }
@@ -312,7 +321,7 @@ pub fn repair_request(invalid_answer: &str, problems: &[String]) -> Request {
         ],
         json_schema: Some(schema()),
         max_tokens: Some(crate::agents::bounds::JUDGE_MAX_TOKENS),
-        ceiling_tokens: None,
+        ceiling_tokens: Some(judge_ceiling()),
         prefill: None,
     }
 }
@@ -1141,6 +1150,17 @@ mod tests {
             }
         }
         assert_ne!(pair(0).call_key(), pair(1).call_key());
+    }
+
+    #[test]
+    fn a_judgment_ran_on_to_the_32k_default_ceiling() {
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let judge = build_request(&en, &zh, &pair(0));
+        let repair = repair_request("{}", &["missing key".into()]);
+        for r in [&judge, &repair] {
+            assert_eq!(r.ceiling_tokens, Some(8192));
+            assert!(r.ceiling_tokens.unwrap() < crate::llm::runaway::DEFAULT_CEILING_TOKENS);
+        }
     }
 
     #[test]
