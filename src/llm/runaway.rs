@@ -14,6 +14,13 @@
 //!   books do repeat table rows and code lines, but never one passage of that length back to
 //!   back; the unit tests run the detector over every chapter of a real book (en and zh) to
 //!   show it stays silent there;
+//!   **a long passage written twice**: the newest text is one passage of `p` characters
+//!   ([`MAX_PERIOD_CHARS`] < `p` ≤ [`MAX_LONG_PERIOD_CHARS`]) twice in a row. Seen recording
+//!   the quality benchmark on the 0.5B model: a revision echoed its whole 1,500-character English
+//!   source again and again, which no short period sees, and its continuations went on to the
+//!   hard ceiling (three continuations, 12,000 tokens, for a unit of 250). A translation
+//!   repeats no passage that long back to back unless its source does, which the prompt
+//!   exemption below covers (the real-book test below runs this rule too);
 //!   A repetition the prompt itself contains (the same stretch of text, e.g. a hex dump or a
 //!   row of `=` in a code block of the unit) is exempt: copying the source is not running away.
 //!   A continued reply's prefill (the part received before its cut) is not prompt text here:
@@ -45,6 +52,13 @@ pub const MIN_SPAN_CHARS: usize = 600;
 
 /// Fewest back-to-back copies of a passage that count as a runaway.
 pub const MIN_CYCLES: usize = 5;
+
+/// The test for a long passage written twice runs after every this many new characters.
+pub const LONG_CHECK_EVERY_CHARS: usize = 256;
+
+/// Longest passage looked for written twice in a row, in characters (a whole unit of the
+/// default 2,000-character size fits twice in the detector's window).
+pub const MAX_LONG_PERIOD_CHARS: usize = 4096;
 
 /// The repetition test runs after every this many new characters (it costs about
 /// [`MAX_PERIOD_CHARS`] comparisons when nothing repeats).
@@ -192,18 +206,29 @@ impl fmt::Display for Channel {
 }
 
 /// The repetition detector of one channel (see the module docs). Keeps at most
-/// `2 · max(MIN_SPAN_CHARS, MIN_CYCLES · MAX_PERIOD_CHARS)` characters.
+/// `2 · max(MIN_SPAN_CHARS, MIN_CYCLES · MAX_PERIOD_CHARS, 2 · MAX_LONG_PERIOD_CHARS)`
+/// characters (16,384).
 #[derive(Debug, Clone, Default)]
 pub struct Detector {
     tail: Vec<char>,
     since_check: usize,
+    /// Characters since the last test for a long passage written twice.
+    since_long_check: usize,
 }
 
-/// Characters the detector needs to see for the longest period.
-const WINDOW: usize = if MIN_SPAN_CHARS > MIN_CYCLES * MAX_PERIOD_CHARS {
-    MIN_SPAN_CHARS
-} else {
-    MIN_CYCLES * MAX_PERIOD_CHARS
+/// Characters the detector needs to see for the longest period (short: `MIN_CYCLES` copies;
+/// long: two).
+const WINDOW: usize = {
+    let short = if MIN_SPAN_CHARS > MIN_CYCLES * MAX_PERIOD_CHARS {
+        MIN_SPAN_CHARS
+    } else {
+        MIN_CYCLES * MAX_PERIOD_CHARS
+    };
+    if short > 2 * MAX_LONG_PERIOD_CHARS {
+        short
+    } else {
+        2 * MAX_LONG_PERIOD_CHARS
+    }
 };
 
 impl Detector {
@@ -234,11 +259,16 @@ impl Detector {
         for ch in delta.chars() {
             self.tail.push(ch);
             self.since_check += 1;
+            self.since_long_check += 1;
             if self.since_check >= CHECK_EVERY_CHARS {
                 self.since_check = 0;
+                let long = self.since_long_check >= LONG_CHECK_EVERY_CHARS;
+                if long {
+                    self.since_long_check = 0;
+                }
                 if found.is_none() {
                     found = self
-                        .check()
+                        .check(long)
                         .filter(|(_, _, _, run)| {
                             // The whole periodic stretch must be in the prompt: a copy that
                             // goes on past it is a runaway again.
@@ -260,7 +290,7 @@ impl Detector {
     /// The shortest period `p` for which the tail of `max(MIN_SPAN_CHARS, MIN_CYCLES · p)`
     /// characters is periodic, with the number of whole copies the periodic stretch holds, the
     /// passage and the stretch's length in characters.
-    fn check(&self) -> Option<(usize, usize, String, usize)> {
+    fn check(&self, long: bool) -> Option<(usize, usize, String, usize)> {
         let t = &self.tail;
         let n = t.len();
         for p in 1..=MAX_PERIOD_CHARS {
@@ -277,6 +307,22 @@ impl Detector {
                 }
                 let passage: String = t[n - p..].iter().take(80).collect();
                 return Some((p, (n - start) / p, passage, n - start));
+            }
+        }
+        // A long passage twice in a row: the last 2p characters have period p. Most periods
+        // fail at the first comparison, so this costs about MAX_LONG_PERIOD_CHARS comparisons;
+        // it runs every LONG_CHECK_EVERY_CHARS characters (a loop that goes on stays periodic,
+        // so it is seen at most that much later).
+        if !long {
+            return None;
+        }
+        for p in MAX_PERIOD_CHARS + 1..=MAX_LONG_PERIOD_CHARS {
+            if 2 * p > n {
+                break;
+            }
+            if (n - p..n).rev().all(|i| t[i] == t[i - p]) {
+                let passage: String = t[n - p..].iter().take(80).collect();
+                return Some((p, 2, passage, 2 * p));
             }
         }
         None
@@ -579,6 +625,47 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// The 0.5B model's revision that echoed its English source over and over (recorded in
+    /// the quality benchmark): a 1,500-character passage has no short period, so nothing
+    /// stopped it until the hard ceiling.
+    #[test]
+    fn an_echo_of_the_whole_source_written_again_and_again_was_not_a_runaway() {
+        let source: String = (0..30)
+            .map(|i| format!("Sentence {i} of the source says something else. "))
+            .collect();
+        assert!(source.chars().count() > MAX_PERIOD_CHARS);
+        let prompt = format!("Translate this:\n{source}");
+        let mut g = Guard::new(None).with_prompt(prompt.clone());
+        let mut stopped = None;
+        let reply = source.repeat(3);
+        for (i, piece) in reply.as_bytes().chunks(7).enumerate() {
+            if let Some(r) = g.observe(Channel::Content, std::str::from_utf8(piece).unwrap()) {
+                stopped = Some((i * 7, r));
+                break;
+            }
+        }
+        let (at, r) = stopped.expect("stopped");
+        // Stopped as the second copy ends, not later.
+        assert!(at < 2 * source.len() + LONG_CHECK_EVERY_CHARS, "{at}");
+        match r.kind {
+            RunawayKind::Repetition {
+                period_chars,
+                cycles,
+                ..
+            } => assert_eq!((period_chars, cycles), (source.chars().count(), 2)),
+            k => panic!("{k:?}"),
+        }
+        // One copy of the source (a unit left as it is) is no runaway.
+        let mut g = Guard::new(None).with_prompt(prompt);
+        assert!(g.observe(Channel::Content, &source).is_none());
+        // A source that has the passage twice itself may be copied.
+        let mut g = Guard::new(None).with_prompt(source.repeat(2));
+        assert!(source.repeat(2).as_bytes().chunks(7).all(|c| {
+            g.observe(Channel::Content, std::str::from_utf8(c).unwrap())
+                .is_none()
+        }));
     }
 
     /// Every chapter of the shared corpus (a real book, en and zh), streamed in small deltas:
