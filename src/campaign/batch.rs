@@ -281,7 +281,8 @@ impl BatchStep<'_, '_> {
                 Err(e) => {
                     tracing::info!(call = %item.call, "batch item failed: {e}");
                     // The item's error is text (its code and message): judged by the wordings.
-                    if crate::llm::error::account_problem(400, &e).is_some() && stopped.is_none() {
+                    if crate::llm::error::account_problem(400, &e.0).is_some() && stopped.is_none()
+                    {
                         stopped = Some(format!("batch {batch}, {}: {e}", item.call));
                     }
                     failed += 1;

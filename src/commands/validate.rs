@@ -198,10 +198,9 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let tb = house_glossary(args, &source_lang, &target_lang)?;
     let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
     if let Some(v) = &args.code_comments {
-        ctx.code_comments = v
-            .trim()
-            .parse()
-            .map_err(|m: String| UsageError::new(format!("--code-comments: {m}")))?;
+        ctx.code_comments = v.trim().parse().map_err(|m: crate::util::UnknownValue| {
+            UsageError::new(format!("--code-comments: {m}"))
+        })?;
     }
     let sources = chapter_files(src)?;
     let target_dir_mode = tgt.is_dir();

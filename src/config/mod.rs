@@ -355,7 +355,7 @@ fn resolve_chapters(
     let site = match &raw.book {
         Some(book) => Some(
             crate::book::site::read(campaign_dir, book, &raw.target_lang)
-                .map_err(|m| err("book", m))?,
+                .map_err(|m| err("book", m.to_string()))?,
         ),
         None => None,
     };
@@ -427,7 +427,7 @@ impl Limits {
             ("source_lang", &raw.source_lang),
             ("target_lang", &raw.target_lang),
         ] {
-            crate::lang::check_tag(tag).map_err(|why| err(key, why))?;
+            crate::lang::check_tag(tag).map_err(|why| err(key, why.to_string()))?;
         }
         // Same code only: zh-Hans → zh-Hant is a real localisation.
         if Lang::parse(&raw.source_lang)
@@ -503,7 +503,7 @@ impl Options {
                 Some(v) => v
                     .trim()
                     .parse()
-                    .map_err(|m: String| err("code_comments", m))?,
+                    .map_err(|m: crate::util::UnknownValue| err("code_comments", m.to_string()))?,
             },
             repair: match raw.repair.as_deref().map(str::trim) {
                 None | Some("mechanical") => true,
@@ -567,7 +567,9 @@ fn resolve_provider(
     let kind = match overrides.provider {
         Some(k) => k,
         None => match rawp.kind.as_deref() {
-            Some(k) => k.parse().map_err(|m: String| err("provider.kind", m))?,
+            Some(k) => k
+                .parse()
+                .map_err(|m: crate::util::UnknownValue| err("provider.kind", m.to_string()))?,
             None => preset.map_or(ProviderKind::Pseudo, |p| p.kind),
         },
     };
@@ -626,7 +628,7 @@ fn resolve_provider(
     if let Some(m) = &rawp.json_mode {
         quirks.json_mode = m
             .parse()
-            .map_err(|e: String| err("provider.json_mode", e))?;
+            .map_err(|e: crate::util::UnknownValue| err("provider.json_mode", e.to_string()))?;
     }
     if let Some(u) = rawp.stream_usage {
         quirks.stream_usage = u;
@@ -644,7 +646,7 @@ fn resolve_provider(
     if let Some(m) = &rawp.continuation {
         quirks.continuation = m
             .parse()
-            .map_err(|e: String| err("provider.continuation", e))?;
+            .map_err(|e: crate::util::UnknownValue| err("provider.continuation", e.to_string()))?;
     }
     Ok(ProviderPlan {
         kind,
