@@ -252,7 +252,7 @@ impl NextStep<'_> {
                         "Stopped at the budget cap: {:.4} {cur} spent of {:.4} {cur}. Resume with a higher cap, e.g. `{}` (finished work is not paid again).",
                         b.spent,
                         b.cap,
-                        b.resume_command(&campaign),
+                        b.resume_command(campaign),
                         cur = b.currency
                     );
                 }

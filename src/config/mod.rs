@@ -322,6 +322,14 @@ impl Plan {
 /// An error on key `key` of the campaign file.
 type KeyError<'e> = &'e dyn Fn(&str, String) -> UsageError;
 
+/// A campaign's book site (when `book` is given), chapter entries as written, and chapter
+/// files.
+type Chapters = (
+    Option<crate::book::site::Site>,
+    Vec<ChapterEntry>,
+    Vec<String>,
+);
+
 /// The chapters of a campaign file: its book's site (when `book` is given), the chapter entries
 /// as written (directories and globs become files here, so a directory never reaches the
 /// reader) and the chapter files. Errors: `book` with `chapters`, neither, an unreadable
@@ -331,14 +339,7 @@ fn resolve_chapters(
     campaign_dir: &Path,
     file: &str,
     err: KeyError<'_>,
-) -> Result<
-    (
-        Option<crate::book::site::Site>,
-        Vec<ChapterEntry>,
-        Vec<String>,
-    ),
-    UsageError,
-> {
+) -> Result<Chapters, UsageError> {
     if raw.book.is_some() && !raw.chapters.is_empty() {
         return Err(err(
             "chapters",

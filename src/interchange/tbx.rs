@@ -205,19 +205,19 @@ impl Concept {
                 self.in_term_group += 1;
                 if let Some((_, terms)) = self.sections.last_mut() {
                     terms.push(Term {
-                        pos: pos,
+                        pos,
                         ..Default::default()
                     });
                 }
                 j += 1;
             }
             "term" if self.in_lang => {
-                let (t, next) = xml::text_until_end(&nodes, j);
+                let (t, next) = xml::text_until_end(nodes, j);
                 if let Some((_, terms)) = self.sections.last_mut() {
                     // A bare `term` directly in the language section (TBX-Min-like).
                     if self.in_term_group == 0 || terms.last().is_none_or(|t| !t.text.is_empty()) {
                         terms.push(Term {
-                            pos: pos,
+                            pos,
                             ..Default::default()
                         });
                     }
@@ -229,7 +229,7 @@ impl Concept {
             }
             "termNote" | "administrativeStatus" | "normativeAuthorization" if self.in_lang => {
                 let ty = nodes[j].attr("type").unwrap_or(name);
-                let (t, next) = xml::text_until_end(&nodes, j);
+                let (t, next) = xml::text_until_end(nodes, j);
                 if matches!(ty, "administrativeStatus" | "normativeAuthorization")
                     && let Some(term) = self.sections.last_mut().and_then(|s| s.1.last_mut())
                 {
@@ -239,14 +239,14 @@ impl Concept {
             }
             "note" | "descrip" if !self.in_lang => {
                 let ty = nodes[j].attr("type").unwrap_or("");
-                let (t, next) = xml::text_until_end(&nodes, j);
+                let (t, next) = xml::text_until_end(nodes, j);
                 if (name == "note" || ty == "definition") && !t.trim().is_empty() {
                     self.notes.push(t.trim().to_string());
                 }
                 j = next;
             }
             "admin" if !self.in_lang => {
-                let (t, next) = xml::text_until_end(&nodes, j);
+                let (t, next) = xml::text_until_end(nodes, j);
                 if nodes[j].attr("type") == Some("source")
                     && let Some(o) = t.trim().strip_prefix("booktr:")
                 {

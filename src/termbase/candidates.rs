@@ -420,7 +420,7 @@ fn emphasised_terms(text: &str) -> Vec<String> {
 /// Extracts and ranks term candidates from prose texts (one string per chapter), excluding
 /// terms already in `known` (house style). Returns at most `max` candidates, best first;
 /// ties are broken by term for determinism.
-pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec<Candidate> {
+pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candidate> {
     let mut stats = ngram_stats(chapters);
     for text in chapters {
         for term in emphasised_terms(text) {
