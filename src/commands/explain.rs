@@ -70,7 +70,7 @@ pub struct Explanation {
     /// Per-unit QA findings of the text the book uses.
     pub final_findings: Vec<Finding>,
     /// Editor marks (confirm / dismiss, or removed) on this unit's findings, in journal order
-    /// ([`crate::campaign::mark_journal::unit_marks`]): the finding id, the mark, the note, the
+    /// ([`crate::campaign::mark_review::unit_marks`]): the finding id, the mark, the note, the
     /// check, where it was made (`cli` or `csv`) and the sha256 of the text it was made on.
     pub marks: Vec<crate::campaign::mark_journal::MarkRecord>,
     /// The unit's replies that reached `max_tokens` (its translation calls and their parts),
@@ -271,7 +271,7 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
         text_origin,
         memory,
         final_findings: s.final_findings(id).to_vec(),
-        marks: crate::campaign::mark_journal::unit_marks(&s, id)
+        marks: crate::campaign::mark_review::unit_marks(&s, id)
             .into_iter()
             .cloned()
             .collect(),

@@ -436,7 +436,7 @@ fn ids_and_scorecard(report: &mut Report, texts: &report::html::Texts) {
             None => words.push((u.chapter.clone(), w)),
         }
     }
-    crate::campaign::mark_journal::assign_chapter_ids(&mut report.chapter_findings);
+    crate::campaign::mark_review::assign_chapter_ids(&mut report.chapter_findings);
     report.mqm = report::MqmReport::of(
         &words,
         report

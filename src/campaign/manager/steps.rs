@@ -201,7 +201,7 @@ impl Manager<'_> {
             }
             // An error the editor dismissed on the kept text sends no new translation.
             let kept_text = s.kept_translation(&u.id, u32::MAX - 1).map_or("", |t| t.1);
-            let stuck: Vec<String> = crate::campaign::mark_journal::review_unit(
+            let stuck: Vec<String> = crate::campaign::mark_review::review_unit(
                 c,
                 s,
                 &u.id,
