@@ -218,7 +218,7 @@ pub struct CampaignArgs {
     pub base_url: Option<String>,
 }
 
-fn parse_provider(s: &str) -> Result<ProviderKind, String> {
+fn parse_provider(s: &str) -> Result<ProviderKind, crate::util::UnknownValue> {
     s.parse()
 }
 
@@ -294,10 +294,15 @@ pub struct RunArgs {
     pub max_cost: Option<f64>,
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
+/// A `--progress-every` value that is not a number of seconds of at least 0.1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a number of seconds of at least 0.1")]
+pub struct NotSeconds(String);
+
+fn parse_seconds(s: &str) -> Result<f64, NotSeconds> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.1 => Ok(v),
-        _ => Err(format!("`{s}` is not a number of seconds of at least 0.1")),
+        _ => Err(NotSeconds(s.to_string())),
     }
 }
 
@@ -374,7 +379,7 @@ pub struct ImportArgs {
     pub json: bool,
 }
 
-fn parse_format(s: &str) -> Result<crate::interchange::Format, String> {
+fn parse_format(s: &str) -> Result<crate::interchange::Format, crate::util::UnknownValue> {
     s.parse()
 }
 

@@ -136,32 +136,53 @@ impl Lang {
 /// country code for its language), `chinese` → `zh` (an English name), `zh_CN` → `zh-CN`
 /// (`_` for `-`), `zh-CHS` → `zh-Hans`; an empty tag asks for one. The caller adds the file and
 /// key.
-pub fn check_tag(tag: &str) -> Result<(), String> {
+pub fn check_tag(tag: &str) -> Result<(), TagError> {
     let t = tag.trim();
     if t.is_empty() {
-        return Err(
-            "is empty: set a BCP 47 language tag such as \"en\", \"zh\" or \"pt-BR\"".into(),
-        );
+        return Err(TagError::Empty);
     }
-    let why = match valid(t) {
-        Ok(()) => return Ok(()),
-        Err(why) => why,
+    let Some(why) = invalid_reason(t) else {
+        return Ok(());
     };
-    let hint = suggestion(t)
-        .map(|s| format!(": did you mean `{s}`?"))
-        .unwrap_or_else(|| {
-            ": use a BCP 47 tag such as \"en\", \"zh\", \"zh-Hant\" or \"pt-BR\" (language subtags are ISO 639 codes, not country codes or names)".into()
-        });
-    Err(format!(
-        "is `{t}`, not a valid BCP 47 language tag ({why}){hint}"
-    ))
+    Err(TagError::Invalid {
+        tag: t.to_string(),
+        why,
+        suggestion: suggestion(t),
+    })
 }
 
-/// Whether `t` parses and validates against the registry; the error says which part fails.
-fn valid(t: &str) -> Result<(), String> {
+/// Why a language tag is refused ([`check_tag`]); the caller adds the file and key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TagError {
+    /// No tag at all.
+    #[error("is empty: set a BCP 47 language tag such as \"en\", \"zh\" or \"pt-BR\"")]
+    Empty,
+    /// Not a valid tag: the part that fails, and the tag likely meant.
+    #[error("is `{tag}`, not a valid BCP 47 language tag ({why}){}", hint(.suggestion.as_deref()))]
+    Invalid {
+        tag: String,
+        why: String,
+        suggestion: Option<String>,
+    },
+}
+
+/// The end of a [`TagError::Invalid`] message: the tag likely meant, or how to write one.
+fn hint(suggestion: Option<&str>) -> String {
+    match suggestion {
+        Some(s) => format!(": did you mean `{s}`?"),
+        None => ": use a BCP 47 tag such as \"en\", \"zh\", \"zh-Hant\" or \"pt-BR\" (language subtags are ISO 639 codes, not country codes or names)".into(),
+    }
+}
+
+/// Why `t` does not parse or validate against the registry (the registry crate's message, or
+/// the primary language not in the registry), or `None` when it is valid.
+fn invalid_reason(t: &str) -> Option<String> {
     use language_tags::{LanguageTag, ValidationError};
-    let parsed = LanguageTag::parse(t).map_err(|e| e.to_string())?;
-    parsed.validate().map_err(|e| match e {
+    let parsed = match LanguageTag::parse(t) {
+        Ok(p) => p,
+        Err(e) => return Some(e.to_string()),
+    };
+    parsed.validate().err().map(|e| match e {
         ValidationError::PrimaryLanguageNotInRegistry => format!(
             "`{}` is not a language in the IANA registry",
             parsed.primary_language()
@@ -319,14 +340,14 @@ mod tests {
             ("cn-TW", "zh-TW"),
             ("hk", "zh-HK"),
         ] {
-            let err = check_tag(tag).unwrap_err();
+            let err = check_tag(tag).unwrap_err().to_string();
             assert!(
                 err.ends_with(&format!("did you mean `{meant}`?")),
                 "{tag}: {err}"
             );
             assert!(err.contains(&format!("`{tag}`")), "{tag}: {err}");
         }
-        let err = check_tag("cn").unwrap_err();
+        let err = check_tag("cn").unwrap_err().to_string();
         assert!(
             err.contains("`cn` is not a language in the IANA registry"),
             "{err}"
@@ -335,9 +356,19 @@ mod tests {
 
     #[test]
     fn empty_and_hopeless_tags_say_what_a_tag_is() {
-        assert!(check_tag("").unwrap_err().starts_with("is empty"));
-        assert!(check_tag("  ").unwrap_err().starts_with("is empty"));
-        let err = check_tag("xyzzyq").unwrap_err();
+        assert!(
+            check_tag("")
+                .unwrap_err()
+                .to_string()
+                .starts_with("is empty")
+        );
+        assert!(
+            check_tag("  ")
+                .unwrap_err()
+                .to_string()
+                .starts_with("is empty")
+        );
+        let err = check_tag("xyzzyq").unwrap_err().to_string();
         assert!(
             err.contains("not a valid BCP 47") && err.contains("such as"),
             "{err}"

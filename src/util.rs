@@ -8,6 +8,20 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+/// A word that is none of a setting's values (a campaign key, a flag): what it sets, the word
+/// written, and the values to use instead. Displays as `unknown <what> `<value>`; use
+/// <choices>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{value}`; use {choices}")]
+pub struct UnknownValue {
+    /// What the word sets (`format`, `provider kind`).
+    pub what: &'static str,
+    /// The word as written.
+    pub value: String,
+    /// The values to use, as a sentence fragment.
+    pub choices: &'static str,
+}
+
 /// Hex-encoded sha256 of `bytes` (64 lowercase hex characters).
 pub fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
     hex::encode(Sha256::digest(bytes.as_ref()))

@@ -124,7 +124,7 @@ impl Chapter {
             let nb = super::notebook::Notebook::parse(&chapter.text).map_err(|message| {
                 ChapterError::Notebook {
                     path: rel_path.to_string(),
-                    message,
+                    message: message.0,
                 }
             })?;
             chapter.text = nb.view().into();
@@ -168,7 +168,7 @@ impl Chapter {
     /// notebook.
     ///
     /// Errors: an output notebook that no longer parses (the message says what to fix).
-    pub fn output_view(&self, output: &str) -> Result<String, String> {
+    pub fn output_view(&self, output: &str) -> Result<String, super::notebook::NotebookError> {
         match self.notebook {
             Some(_) => super::notebook::view_of_json(output),
             None => Ok(output.to_string()),
@@ -185,7 +185,7 @@ impl Chapter {
     pub fn output_parts(
         &self,
         output: &str,
-    ) -> Result<Vec<(std::ops::Range<usize>, String)>, String> {
+    ) -> Result<Vec<(std::ops::Range<usize>, String)>, super::notebook::NotebookError> {
         let Some(nb) = &self.notebook else {
             return Ok(vec![(0..self.text.len(), output.to_string())]);
         };

@@ -23,6 +23,23 @@ use serde_json::value::RawValue;
 
 use super::segment::{Unit, segment, unit_id};
 
+/// Why a notebook (`.ipynb`) cannot be read as a chapter: the message says what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotebookError(pub String);
+
+impl From<&str> for NotebookError {
+    fn from(m: &str) -> NotebookError {
+        NotebookError(m.to_string())
+    }
+}
+
+impl From<String> for NotebookError {
+    fn from(m: String) -> NotebookError {
+        NotebookError(m)
+    }
+}
+
 /// What joins two Markdown cells in the Markdown view: a blank line, so that the end of one
 /// cell never continues a paragraph, list or heading of the next one.
 pub const CELL_SEPARATOR: &str = "\n\n";
@@ -94,17 +111,17 @@ impl Notebook {
     /// Errors (a message saying what to do; the caller names the file): not JSON (with line and
     /// column), not an nbformat 4 notebook (no `nbformat` 4, no `cells` list), a Markdown cell
     /// whose `source` is neither a string nor a list of strings.
-    pub fn parse(text: &str) -> Result<Notebook, String> {
+    pub fn parse(text: &str) -> Result<Notebook, NotebookError> {
         let top: Top = serde_json::from_str(text).map_err(|e| {
             format!("is not a valid notebook (JSON error: {e}); open and save it in Jupyter, or fix the JSON")
         })?;
         let version = top.nbformat.as_ref().and_then(|v| v.as_u64());
         if version != Some(4) {
-            return Err(format!(
+            return Err(NotebookError(format!(
                 "is not an nbformat 4 notebook (nbformat = {}); booktr reads nbformat 4: convert it with `jupyter nbconvert --to notebook --nbformat 4`",
                 top.nbformat
                     .map_or("missing".to_string(), |v| v.to_string())
-            ));
+            )));
         }
         let Some(cells) = top.cells else {
             return Err("is a notebook without a `cells` list; save it again in Jupyter".into());
@@ -112,15 +129,15 @@ impl Notebook {
         let mut md = Vec::new();
         for (i, cell) in cells.iter().enumerate() {
             let head: CellHead = serde_json::from_str(cell.get())
-                .map_err(|e| format!("cell {}: not a notebook cell ({e})", i + 1))?;
+                .map_err(|e| NotebookError(format!("cell {}: not a notebook cell ({e})", i + 1)))?;
             if head.cell_type.as_deref() != Some("markdown") {
                 continue;
             }
             let Some(src) = head.source else {
-                return Err(format!(
+                return Err(NotebookError(format!(
                     "Markdown cell {} has no `source`; save the notebook again in Jupyter",
                     i + 1
-                ));
+                )));
             };
             let raw = src.get();
             let start = offset_in(text, raw);
@@ -128,10 +145,10 @@ impl Notebook {
                 Ok(Source::Text(s)) => (s, Shape::Text),
                 Ok(Source::Lines(lines)) => (lines.concat(), Shape::Lines(list_indent(raw))),
                 Err(_) => {
-                    return Err(format!(
+                    return Err(NotebookError(format!(
                         "Markdown cell {}: `source` is neither a string nor a list of strings; save the notebook again in Jupyter",
                         i + 1
-                    ));
+                    )));
                 }
             };
             md.push(MarkdownCell {
@@ -270,7 +287,7 @@ fn source_json(text: &str, shape: &Shape) -> String {
 /// notebook, perhaps edited in Jupyter, says its Markdown cells are.
 ///
 /// Errors: as [`Notebook::parse`].
-pub fn view_of_json(text: &str) -> Result<String, String> {
+pub fn view_of_json(text: &str) -> Result<String, NotebookError> {
     Notebook::parse(text).map(|n| n.view)
 }
 
@@ -387,14 +404,17 @@ mod tests {
 
     #[test]
     fn not_nbformat_4_is_refused_with_a_remedy() {
-        let e = Notebook::parse(r#"{"nbformat": 3, "worksheets": []}"#).unwrap_err();
+        let e = Notebook::parse(r#"{"nbformat": 3, "worksheets": []}"#)
+            .unwrap_err()
+            .0;
         assert!(e.contains("nbconvert"), "{e}");
-        let e = Notebook::parse("{\"cells\": [").unwrap_err();
+        let e = Notebook::parse("{\"cells\": [").unwrap_err().0;
         assert!(e.contains("JSON"), "{e}");
         let e = Notebook::parse(
             r#"{"nbformat": 4, "cells": [{"cell_type": "markdown", "source": 7}]}"#,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .0;
         assert!(e.contains("cell 1"), "{e}");
     }
 

@@ -14,6 +14,18 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, Mapping, Scalar, ScalarOwned, Yaml, YamlOwned};
 use serde::Serialize;
 
+/// Why a book's site (`book` in a campaign file) cannot be read: the message names the file
+/// and what in it booktr cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SiteError(pub String);
+
+impl From<&str> for SiteError {
+    fn from(m: &str) -> SiteError {
+        SiteError(m.to_string())
+    }
+}
+
 /// Which tool the book is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -118,7 +130,7 @@ pub fn page_key(rel: &str) -> String {
 /// Errors: a message naming the file and the remedy (the caller prefixes the campaign file):
 /// an unreadable or malformed table of contents, a chapter it links that does not exist, two
 /// chapters with the same key, a layout with no chapter.
-pub fn read(campaign_dir: &Path, book: &str, target_lang: &str) -> Result<Site, String> {
+pub fn read(campaign_dir: &Path, book: &str, target_lang: &str) -> Result<Site, SiteError> {
     let path = crate::util::normalize(&campaign_dir.join(book));
     let name = path
         .file_name()
@@ -131,21 +143,21 @@ pub fn read(campaign_dir: &Path, book: &str, target_lang: &str) -> Result<Site, 
     } else if name == "mkdocs.yml" || name == "mkdocs.yaml" {
         mkdocs(campaign_dir, &path)?
     } else {
-        return Err(format!(
+        return Err(SiteError(format!(
             "`book` is {book}: give an mdBook's SUMMARY.md, an MkDocs mkdocs.yml or a Docusaurus folder"
-        ));
+        )));
     };
     let mut keys = std::collections::HashMap::new();
     for p in &site.pages {
         if let Some(prev) = keys.insert(p.key.clone(), p.source.clone()) {
-            return Err(format!(
+            return Err(SiteError(format!(
                 "{book}: the chapters {prev} and {} get the same key `{}`; rename one",
                 p.source, p.key
-            ));
+            )));
         }
     }
     if site.pages.is_empty() {
-        return Err(format!("{book}: the book lists no chapter file"));
+        return Err(SiteError(format!("{book}: the book lists no chapter file")));
     }
     Ok(site)
 }
@@ -161,8 +173,9 @@ fn inside(path: &Path, dir: &Path) -> Option<String> {
         .map(|p| p.to_string_lossy().replace('\\', "/"))
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read_text(path: &Path) -> Result<String, SiteError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| SiteError(format!("cannot read {}: {e}", path.display())))
 }
 
 /// A local link target (no scheme, not absolute), without `#fragment` or `?query`.
@@ -197,7 +210,7 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
-fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, String> {
+fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, SiteError> {
     let text = read_text(summary)?;
     let src = summary.parent().unwrap_or(Path::new(".")).to_path_buf();
     let root = match src.parent() {
@@ -258,17 +271,17 @@ fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, String> {
                 };
                 let file = crate::util::normalize(&src.join(percent_decode(target)));
                 let Some(in_src) = inside(&file, &src) else {
-                    return Err(format!(
+                    return Err(SiteError(format!(
                         "{}: the chapter \"{title}\" links {dest}, outside the book's folder {}; move it inside",
                         summary.display(),
                         src.display()
-                    ));
+                    )));
                 };
                 if !file.is_file() {
-                    return Err(format!(
+                    return Err(SiteError(format!(
                         "{}: the chapter \"{title}\" links {dest}, which does not exist. Create the file, or make it a draft chapter with an empty link: [{title}]()",
                         summary.display()
-                    ));
+                    )));
                 }
                 if seen.insert(file.clone()) {
                     pages.push(Page {
@@ -305,7 +318,7 @@ pub enum NavItem {
 /// Parses the `nav` of an `mkdocs.yml` (a YAML sequence, read with `saphyr`).
 ///
 /// Errors: a `nav` that is not a sequence of pages and sections.
-pub fn mkdocs_nav(value: &YamlOwned) -> Result<Vec<NavItem>, String> {
+pub fn mkdocs_nav(value: &YamlOwned) -> Result<Vec<NavItem>, SiteError> {
     let YamlOwned::Sequence(seq) = value else {
         return Err("`nav` is not a list".into());
     };
@@ -329,9 +342,9 @@ pub fn mkdocs_nav(value: &YamlOwned) -> Result<Vec<NavItem>, String> {
                         items: mkdocs_nav(v)?,
                     }),
                     _ => {
-                        return Err(format!(
+                        return Err(SiteError(format!(
                             "the nav entry \"{title}\" is neither a page nor a section"
-                        ));
+                        )));
                     }
                 }
             }
@@ -411,17 +424,17 @@ pub fn nav_yaml(items: &[NavItem]) -> Yaml<'static> {
 /// file is an empty mapping.
 ///
 /// Errors: the file cannot be read, or is not YAML (with the line and column of the fault).
-pub fn mkdocs_config(path: &Path) -> Result<YamlOwned, String> {
+pub fn mkdocs_config(path: &Path) -> Result<YamlOwned, SiteError> {
     let text = read_text(path)?;
     let docs = YamlOwned::load_from_str(&text)
-        .map_err(|e| format!("{} is not valid YAML: {e}", path.display()))?;
+        .map_err(|e| SiteError(format!("{} is not valid YAML: {e}", path.display())))?;
     Ok(docs
         .into_iter()
         .next()
         .unwrap_or_else(|| YamlOwned::Mapping(Default::default())))
 }
 
-fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, String> {
+fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
     let cfg = mkdocs_config(file)?;
     let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let docs_dir = cfg
@@ -434,7 +447,8 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, String> {
     let mut notes = Vec::new();
     let (paths, titles) = match cfg.as_mapping_get("nav") {
         Some(nav) => {
-            let items = mkdocs_nav(nav).map_err(|e| format!("{}: {e}", file.display()))?;
+            let items =
+                mkdocs_nav(nav).map_err(|e| SiteError(format!("{}: {e}", file.display())))?;
             let (mut paths, mut titles) = (Vec::new(), Vec::new());
             nav_pages(&items, &mut paths);
             nav_titles(&items, &mut titles);
@@ -465,10 +479,10 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, String> {
         }
         let f = crate::util::normalize(&docs.join(&p));
         if !f.is_file() {
-            return Err(format!(
+            return Err(SiteError(format!(
                 "{}: the nav lists {p}, which is not in {docs_dir}/. Fix the nav or create the file",
                 file.display()
-            ));
+            )));
         }
         if seen.insert(f.clone()) {
             pages.push(Page {
@@ -518,7 +532,7 @@ pub fn docusaurus_out(lang: &str) -> String {
     format!("i18n/{lang}/docusaurus-plugin-content-docs/current")
 }
 
-fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site, String> {
+fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site, SiteError> {
     let (root, docs) = if dir.join("docs").is_dir() {
         (dir.to_path_buf(), dir.join("docs"))
     } else {
@@ -639,6 +653,7 @@ mod tests {
     fn mdbook_link_to_a_missing_file_is_an_error_naming_it() {
         let d = tree(&[("src/SUMMARY.md", "- [Gone](gone.md)\n")]);
         let e = read(d.path(), "src/SUMMARY.md", "zh").unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("gone.md") && e.contains("does not exist"), "{e}");
     }
 

@@ -23,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -89,105 +90,33 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
         .filter(|a| is_batchable(a))
         .map(|a| (a.call_key(c), a))
         .collect();
-    let (batch, items) = match state.open_batches().first() {
-        Some((b, items)) => {
-            progress.println(&format!(
-                "polling batch {b} ({} requests) submitted earlier",
+    let mut b = BatchStep {
+        c,
+        m,
+        provider,
+        store,
+        state,
+        progress,
+        by_call,
+    };
+    let (batch, items) = match b.state.open_batches().first() {
+        Some((id, items)) => {
+            b.progress.println(&format!(
+                "polling batch {id} ({} requests) submitted earlier",
                 items.len()
             ));
-            (b.clone(), items.clone())
+            (id.clone(), items.clone())
         }
-        None if submit => {
-            let mut requests = Vec::new();
-            let mut items = Vec::new();
-            let mut calls: Vec<&String> = by_call
-                .keys()
-                .filter(|k| !state.batch_tried().contains(*k) && !state.is_done(k))
-                .collect();
-            calls.sort();
-            for call in calls {
-                // A request over the input budget is left to the normal path, which splits it.
-                let Ok(job) = jobs::prepare(m, state, by_call[call]) else {
-                    continue;
-                };
-                let id = custom_id(items.len());
-                items.push(BatchItem {
-                    custom_id: id.clone(),
-                    call: call.clone(),
-                    request_sha256: job.request.fingerprint(),
-                });
-                requests.push((id, job.request));
-            }
-            if items.is_empty() {
-                return Ok(Outcome::Nothing);
-            }
-            progress.status(format!(
-                "submitting a batch of {} translation requests",
-                items.len()
-            ));
-            let submitted = match provider.submit_batch(&requests).await {
-                Ok(s) => s,
-                Err(crate::llm::LlmError::Http {
-                    status: status @ (404 | 405 | 501),
-                    url,
-                    ..
-                }) => {
-                    return Ok(Outcome::Unsupported(format!(
-                        "--batch: {url} answered HTTP {status}: this endpoint has no batch API; calls are streamed"
-                    )));
-                }
-                Err(e) if e.is_fatal_for_campaign() => {
-                    return Ok(Outcome::Stopped(format!("submitting a batch: {e}")));
-                }
-                Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
-            };
-            super::commit::record_event(
-                c,
-                store,
-                state,
-                Event::BatchSubmitted {
-                    batch: submitted.id.clone(),
-                    input_file: submitted.input_file,
-                    items: items.clone(),
-                },
-            )?;
-            progress.println(&format!(
-                "submitted batch {} with {} translation requests; polling every {:.1} s (Ctrl-C stops; a re-run resumes polling)",
-                submitted.id,
-                items.len(),
-                c.plan.provider.batch_poll_ms as f64 / 1000.0
-            ));
-            (submitted.id, items)
-        }
+        None if submit => match b.submit().await? {
+            ControlFlow::Continue(submitted) => submitted,
+            ControlFlow::Break(outcome) => return Ok(outcome),
+        },
         None => return Ok(Outcome::Nothing),
     };
     let started = Instant::now();
-    let interval = Duration::from_millis(c.plan.provider.batch_poll_ms);
-    let (status, files) = loop {
-        let poll = match provider.poll_batch(&batch).await {
-            Ok(p) => p,
-            Err(e) if e.is_fatal_for_campaign() => {
-                return Ok(Outcome::Stopped(format!("polling batch {batch}: {e}")));
-            }
-            Err(e) => return Err(anyhow::anyhow!("polling batch {batch}: {e}")),
-        };
-        match poll {
-            Poll::Ended { status, files } => break (status, files),
-            Poll::Running {
-                status,
-                done,
-                total,
-            } => {
-                progress.status(format!(
-                    "batch {batch}: {status}, {done}/{total} done, {} s",
-                    started.elapsed().as_secs()
-                ));
-                tokio::select! {
-                    _ = tokio::time::sleep(interval) => {}
-                    _ = &mut *shutdown => return Ok(Outcome::Interrupted),
-                }
-            }
-        }
+    let (status, files) = match b.poll(&batch, started, shutdown).await? {
+        ControlFlow::Continue(ended) => ended,
+        ControlFlow::Break(outcome) => return Ok(outcome),
     };
     let results = match provider.batch_results(&files).await {
         Ok(r) => r,
@@ -202,86 +131,230 @@ pub async fn step<F: Future<Output = ()> + Unpin>(
             ));
         }
     };
-    let mut stopped: Option<String> = None;
-    let by_id: HashMap<&str, &BatchItem> =
-        items.iter().map(|i| (i.custom_id.as_str(), i)).collect();
-    let (mut succeeded, mut failed) = (0, 0);
-    let mut answered = std::collections::HashSet::new();
-    for ItemResult { custom_id, outcome } in results {
-        let Some(item) = by_id.get(custom_id.as_str()) else {
-            continue;
+    b.record(&batch, &status, &items, results, started).await
+}
+
+/// One batch step's campaign, provider, journal and the batchable actions by call key.
+struct BatchStep<'b, 'm> {
+    c: &'b Campaign,
+    m: &'b Manager<'m>,
+    provider: &'b Arc<Provider>,
+    store: &'b mut Store,
+    state: &'b mut State,
+    progress: &'b mut Progress,
+    by_call: HashMap<String, &'b Action>,
+}
+
+impl BatchStep<'_, '_> {
+    /// Prepares the untried Translation requests, submits them as one batch and journals it
+    /// (`batch_submitted`) before the first poll. Breaks with the outcome when there is
+    /// nothing to submit, the endpoint has no batch API, or the account is refused.
+    async fn submit(&mut self) -> anyhow::Result<ControlFlow<Outcome, (String, Vec<BatchItem>)>> {
+        let (c, m) = (self.c, self.m);
+        let mut requests = Vec::new();
+        let mut items = Vec::new();
+        let mut calls: Vec<&String> = self
+            .by_call
+            .keys()
+            .filter(|k| !self.state.batch_tried().contains(*k) && !self.state.is_done(k))
+            .collect();
+        calls.sort();
+        for call in calls {
+            // A request over the input budget is left to the normal path, which splits it.
+            let Ok(job) = jobs::prepare(m, self.state, self.by_call[call]) else {
+                continue;
+            };
+            let id = custom_id(items.len());
+            items.push(BatchItem {
+                custom_id: id.clone(),
+                call: call.clone(),
+                request_sha256: job.request.fingerprint(),
+            });
+            requests.push((id, job.request));
+        }
+        if items.is_empty() {
+            return Ok(ControlFlow::Break(Outcome::Nothing));
+        }
+        self.progress.status(format!(
+            "submitting a batch of {} translation requests",
+            items.len()
+        ));
+        let submitted = match self.provider.submit_batch(&requests).await {
+            Ok(s) => s,
+            Err(crate::llm::LlmError::Http {
+                status: status @ (404 | 405 | 501),
+                url,
+                ..
+            }) => {
+                return Ok(ControlFlow::Break(Outcome::Unsupported(format!(
+                    "--batch: {url} answered HTTP {status}: this endpoint has no batch API; calls are streamed"
+                ))));
+            }
+            Err(e) if e.is_fatal_for_campaign() => {
+                return Ok(ControlFlow::Break(Outcome::Stopped(format!(
+                    "submitting a batch: {e}"
+                ))));
+            }
+            Err(e) => return Err(anyhow::anyhow!("submitting a batch: {e}")),
         };
-        answered.insert(item.call.clone());
-        let answer = match outcome {
-            Ok(a) => a,
-            Err(e) => {
-                tracing::info!(call = %item.call, "batch item failed: {e}");
-                // The item's error is text (its code and message): judged by the wordings.
-                if crate::llm::error::account_problem(400, &e).is_some() && stopped.is_none() {
-                    stopped = Some(format!("batch {batch}, {}: {e}", item.call));
+        super::commit::record_event(
+            c,
+            self.store,
+            self.state,
+            Event::BatchSubmitted {
+                batch: submitted.id.clone(),
+                input_file: submitted.input_file,
+                items: items.clone(),
+            },
+        )?;
+        self.progress.println(&format!(
+            "submitted batch {} with {} translation requests; polling every {:.1} s (Ctrl-C stops; a re-run resumes polling)",
+            submitted.id,
+            items.len(),
+            c.plan.provider.batch_poll_ms as f64 / 1000.0
+        ));
+        Ok(ControlFlow::Continue((submitted.id, items)))
+    }
+
+    /// Polls `batch` every `batch_poll_ms` until it ends: its status and result files. Breaks
+    /// when `shutdown` fires or the account is refused.
+    async fn poll<F: Future<Output = ()> + Unpin>(
+        &mut self,
+        batch: &str,
+        started: Instant,
+        shutdown: &mut F,
+    ) -> anyhow::Result<ControlFlow<Outcome, (String, Vec<String>)>> {
+        let interval = Duration::from_millis(self.c.plan.provider.batch_poll_ms);
+        loop {
+            let poll = match self.provider.poll_batch(batch).await {
+                Ok(p) => p,
+                Err(e) if e.is_fatal_for_campaign() => {
+                    return Ok(ControlFlow::Break(Outcome::Stopped(format!(
+                        "polling batch {batch}: {e}"
+                    ))));
                 }
-                failed += 1;
+                Err(e) => return Err(anyhow::anyhow!("polling batch {batch}: {e}")),
+            };
+            match poll {
+                Poll::Ended { status, files } => return Ok(ControlFlow::Continue((status, files))),
+                Poll::Running {
+                    status,
+                    done,
+                    total,
+                } => {
+                    self.progress.status(format!(
+                        "batch {batch}: {status}, {done}/{total} done, {} s",
+                        started.elapsed().as_secs()
+                    ));
+                    tokio::select! {
+                        _ = tokio::time::sleep(interval) => {}
+                        _ = &mut *shutdown => return Ok(ControlFlow::Break(Outcome::Interrupted)),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records every usable answer through [`jobs::finish_noting`] and the commit protocol,
+    /// then journals `batch_ended`.
+    async fn record(
+        &mut self,
+        batch: &str,
+        status: &str,
+        items: &[BatchItem],
+        results: Vec<ItemResult>,
+        started: Instant,
+    ) -> anyhow::Result<Outcome> {
+        let (c, m, provider) = (self.c, self.m, self.provider);
+        let mut stopped: Option<String> = None;
+        let by_id: HashMap<&str, &BatchItem> =
+            items.iter().map(|i| (i.custom_id.as_str(), i)).collect();
+        let (mut succeeded, mut failed) = (0, 0);
+        let mut answered = std::collections::HashSet::new();
+        for ItemResult { custom_id, outcome } in results {
+            let Some(item) = by_id.get(custom_id.as_str()) else {
+                continue;
+            };
+            answered.insert(item.call.clone());
+            let answer = match outcome {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::info!(call = %item.call, "batch item failed: {e}");
+                    // The item's error is text (its code and message): judged by the wordings.
+                    if crate::llm::error::account_problem(400, &e.0).is_some() && stopped.is_none()
+                    {
+                        stopped = Some(format!("batch {batch}, {}: {e}", item.call));
+                    }
+                    failed += 1;
+                    continue;
+                }
+            };
+            if self.state.is_done(&item.call) {
                 continue;
             }
-        };
-        if state.is_done(&item.call) {
-            continue;
-        }
-        let Some(action) = by_call.get(&item.call) else {
-            continue;
-        };
-        let Ok(job) = jobs::prepare(m, state, action) else {
-            continue;
-        };
-        if job.request.fingerprint() != item.request_sha256 {
-            continue;
-        }
-        let unit_done = matches!(action, Action::Translate { round: 0, .. });
-        let mut notes = Vec::new();
-        let finished = jobs::finish_noting(provider, job, answer, started, &mut notes).await;
-        super::commit::record_runaways(c, store, state, &notes, &|l: &str| progress.println(l))?;
-        match finished {
-            Ok(result) => {
-                super::commit::record_result(c, store, state, result, |s| m.context(s).tokens())?;
-                progress.finish(&item.call, unit_done);
-                succeeded += 1;
+            let Some(action) = self.by_call.get(&item.call).copied() else {
+                continue;
+            };
+            let Ok(job) = jobs::prepare(m, self.state, action) else {
+                continue;
+            };
+            if job.request.fingerprint() != item.request_sha256 {
+                continue;
             }
-            Err(f) => {
-                if f.fatal && stopped.is_none() {
-                    stopped = Some(f.error.clone());
+            let unit_done = matches!(action, Action::Translate { round: 0, .. });
+            let mut notes = Vec::new();
+            let finished = jobs::finish_noting(provider, job, answer, started, &mut notes).await;
+            let progress = &mut *self.progress;
+            super::commit::record_runaways(c, self.store, self.state, &notes, &|l: &str| {
+                progress.println(l)
+            })?;
+            match finished {
+                Ok(result) => {
+                    super::commit::record_result(c, self.store, self.state, result, |s| {
+                        m.context(s).tokens()
+                    })?;
+                    self.progress.finish(&item.call, unit_done);
+                    succeeded += 1;
                 }
-                super::commit::record_failure(
-                    c,
-                    store,
-                    state,
-                    action,
-                    &item.call,
-                    &state.run().clone(),
-                    &f,
-                    &|l: &str| progress.println(l),
-                )?;
-                failed += 1;
+                Err(f) => {
+                    if f.fatal && stopped.is_none() {
+                        stopped = Some(f.error.clone());
+                    }
+                    let run = self.state.run().clone();
+                    let progress = &mut *self.progress;
+                    super::commit::record_failure(
+                        c,
+                        self.store,
+                        self.state,
+                        action,
+                        &item.call,
+                        &run,
+                        &f,
+                        &|l: &str| progress.println(l),
+                    )?;
+                    failed += 1;
+                }
             }
         }
+        failed += items.len().saturating_sub(answered.len());
+        super::commit::record_event(
+            c,
+            self.store,
+            self.state,
+            Event::BatchEnded {
+                batch: batch.to_string(),
+                run: self.state.run().clone(),
+                status: status.to_string(),
+                succeeded,
+                failed,
+            },
+        )?;
+        self.progress.println(&format!(
+            "batch {batch} {status}: {succeeded} recorded, {failed} without an answer (sent as normal calls)"
+        ));
+        if let Some(error) = stopped {
+            return Ok(Outcome::Stopped(error));
+        }
+        Ok(Outcome::Recorded)
     }
-    failed += items.len().saturating_sub(answered.len());
-    super::commit::record_event(
-        c,
-        store,
-        state,
-        Event::BatchEnded {
-            batch: batch.clone(),
-            run: state.run().clone(),
-            status: status.clone(),
-            succeeded,
-            failed,
-        },
-    )?;
-    progress.println(&format!(
-        "batch {batch} {status}: {succeeded} recorded, {failed} without an answer (sent as normal calls)"
-    ));
-    if let Some(error) = stopped {
-        return Ok(Outcome::Stopped(error));
-    }
-    Ok(Outcome::Recorded)
 }

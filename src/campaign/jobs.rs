@@ -536,7 +536,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let kept_text = s.kept_translation(unit, round).map_or("", |t| t.1);
     // A finding the editor dismissed on this text is not fed back.
-    let kept = super::mark_journal::review_unit(
+    let kept = super::mark_review::review_unit(
         m.campaign,
         s,
         unit,

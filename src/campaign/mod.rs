@@ -28,6 +28,7 @@ pub mod jobs;
 pub mod judgment;
 pub mod manager;
 pub mod mark_journal;
+pub mod mark_review;
 pub mod memory;
 pub mod outputs;
 pub mod pieces;

@@ -18,6 +18,7 @@ use crate::qa::{self, Finding};
 use crate::termbase::Termbase;
 
 mod access;
+pub mod marks;
 
 /// Totals for one agent. Token figures are as reported by the provider.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -216,7 +217,7 @@ pub struct State {
     /// [`State::check_translation`], never stored.
     repaired: HashMap<(String, u32), RepairedText>,
     /// The editor's marks of findings ([`Event::FindingMarked`]), newest per id.
-    marks: super::mark_journal::Marks,
+    marks: marks::Marks,
     /// Why the newest run stopped at its budget cap, if it did
     /// ([`super::budget`]); cleared when a run starts.
     budget_stop: Option<super::store::BudgetStop>,
@@ -430,7 +431,7 @@ impl State {
                 via,
                 csv_sha256,
             } => self.marks.push(
-                super::mark_journal::MarkRecord {
+                marks::MarkRecord {
                     seq: rec.seq,
                     id: id.clone(),
                     mark: *mark,

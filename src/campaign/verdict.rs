@@ -73,8 +73,8 @@ pub struct FinalQa {
     pub campaign: qa::CampaignQa,
     /// The editor's review applied to `units` and `chapter` (every finding has its
     /// id; dismissed ones are `info`, errors of downgraded checks `warning`; see
-    /// [`super::mark_journal::review`]).
-    pub review: super::mark_journal::Review,
+    /// [`super::mark_review::review`]).
+    pub review: super::mark_review::Review,
 }
 
 impl FinalQa {
@@ -177,7 +177,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
         .collect();
     // Missing images and link targets of the source: warnings, once per target.
     chapter.extend(super::source_targets::missing_targets(c));
-    let review = super::mark_journal::review(c, s, &mut units, &mut chapter, &finals);
+    let review = super::mark_review::review(c, s, &mut units, &mut chapter, &finals);
     FinalQa {
         units,
         chapter,

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::campaign::Campaign;
 use crate::campaign::manager::{Manager, translate_key};
-use crate::campaign::state::{CandidateOrigin, HUMAN_ROUND, State};
+use crate::campaign::state::{Candidate, CandidateOrigin, HUMAN_ROUND, State};
 use crate::campaign::store::ResultOrigin;
 use crate::cli::ExplainArgs;
 use crate::exit::{ExitCode, UsageError};
@@ -70,7 +70,7 @@ pub struct Explanation {
     /// Per-unit QA findings of the text the book uses.
     pub final_findings: Vec<Finding>,
     /// Editor marks (confirm / dismiss, or removed) on this unit's findings, in journal order
-    /// ([`crate::campaign::mark_journal::unit_marks`]): the finding id, the mark, the note, the
+    /// ([`crate::campaign::mark_review::unit_marks`]): the finding id, the mark, the note, the
     /// check, where it was made (`cli` or `csv`) and the sha256 of the text it was made on.
     pub marks: Vec<crate::campaign::mark_journal::MarkRecord>,
     /// The unit's replies that reached `max_tokens` (its translation calls and their parts),
@@ -224,96 +224,15 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
     let mut candidates = Vec::new();
     let mut best: Option<(usize, usize)> = None;
     for k in s.candidates(id) {
-        let (call, result) = match (k.round, &fp) {
-            (Some(r), Some(fp)) if k.origin != CandidateOrigin::Repaired => {
-                let call = translate_key(fp, r);
-                let result = s.finished().get(&call).cloned();
-                (Some(call), result)
-            }
-            (Some(r), Some(fp)) => (Some(translate_key(fp, r)), None),
-            _ => (None, None),
-        };
-        if let Some(ResultOrigin::Memory { file, tuid }) =
-            result.as_ref().and_then(|r| r.origin.clone())
-        {
-            memory = Some(MemoryMatch { file, tuid });
+        let (explained, from_memory) = explain_candidate(&s, &m, id, fp.as_deref(), &k, best);
+        if from_memory.is_some() {
+            memory = from_memory;
         }
-        let findings: Vec<Finding> = match (k.origin, k.round) {
-            (CandidateOrigin::Repaired, Some(r)) => s
-                .repaired_at(id, r)
-                .map(|x| x.findings.clone())
-                .unwrap_or_default(),
-            (_, Some(r)) => s.findings_at(id, r).to_vec(),
-            (_, None) => s.findings_at(id, HUMAN_ROUND).to_vec(),
-        };
-        let repairs = match (k.origin, k.round) {
-            (CandidateOrigin::Repaired, Some(r)) => s
-                .repaired_at(id, r)
-                .map(|x| {
-                    x.repairs
-                        .iter()
-                        .map(|p| {
-                            format!(
-                                "{}: {} → {}",
-                                serde_json::to_value(p.class)
-                                    .ok()
-                                    .and_then(|v| v.as_str().map(str::to_string))
-                                    .unwrap_or_default(),
-                                crate::util::excerpt(&p.before, 80),
-                                crate::util::excerpt(&p.after, 80)
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        let sent_back_because = match (k.origin, k.round) {
-            (CandidateOrigin::Repaired, _) | (_, None) => None,
-            (_, Some(r)) => m
-                .revision_set(&s, r)
-                .into_iter()
-                .find(|(u, _)| u == id)
-                .map(|(_, why)| why),
-        };
-        let verdict = if k.kept {
-            "kept".to_string()
-        } else if matches!(k.origin, CandidateOrigin::Human | CandidateOrigin::Imported) {
-            "an editor's text, superseded by a newer one".to_string()
-        } else if k.rejected {
-            format!(
-                "rejected: {} error finding(s) against {} for the best earlier candidate; a revision worse than what it replaces is never kept",
-                k.errors,
-                best.map_or(0, |b| b.0)
-            )
-        } else if s.human_edit(id).is_some() {
-            "not used: the editor's text wins over every model candidate".to_string()
-        } else {
-            "not kept: a later or better candidate scores fewer errors, then fewer warnings (or ties and is newer)".to_string()
-        };
         if k.round.is_some() {
             let sc = (k.errors, k.warnings);
             best = Some(best.map_or(sc, |b| b.min(sc)));
         }
-        candidates.push(CandidateExplained {
-            round: k.round,
-            origin: k.origin,
-            model: result.as_ref().and_then(|r| r.model.clone()),
-            usage: result.as_ref().map(|r| r.usage),
-            result_file: call
-                .as_ref()
-                .filter(|_| result.is_some())
-                .and_then(|c| s.files().get(c).cloned()),
-            call: call.filter(|_| result.is_some()),
-            errors: k.errors,
-            warnings: k.warnings,
-            findings,
-            repairs,
-            sent_back_because,
-            rejected: k.rejected,
-            kept: k.kept,
-            verdict,
-        });
+        candidates.push(explained);
     }
     let kept = candidates.iter().position(|k| k.kept);
     let kept_because = kept.map(|i| kept_reason(&candidates, i));
@@ -352,12 +271,118 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
         text_origin,
         memory,
         final_findings: s.final_findings(id).to_vec(),
-        marks: crate::campaign::mark_journal::unit_marks(&s, id)
+        marks: crate::campaign::mark_review::unit_marks(&s, id)
             .into_iter()
             .cloned()
             .collect(),
         long_answers: long_answers(&s, fp_for_long.as_deref()),
     })
+}
+
+/// One candidate of unit `id` (fingerprint `fp`) explained, given the best (errors,
+/// warnings) of the earlier candidates; with the memory match its result came from, if any.
+fn explain_candidate(
+    s: &State,
+    m: &Manager<'_>,
+    id: &str,
+    fp: Option<&str>,
+    k: &Candidate,
+    best: Option<(usize, usize)>,
+) -> (CandidateExplained, Option<MemoryMatch>) {
+    let (call, result) = match (k.round, fp) {
+        (Some(r), Some(fp)) if k.origin != CandidateOrigin::Repaired => {
+            let call = translate_key(fp, r);
+            let result = s.finished().get(&call).cloned();
+            (Some(call), result)
+        }
+        (Some(r), Some(fp)) => (Some(translate_key(fp, r)), None),
+        _ => (None, None),
+    };
+    let memory = match result.as_ref().and_then(|r| r.origin.clone()) {
+        Some(ResultOrigin::Memory { file, tuid }) => Some(MemoryMatch { file, tuid }),
+        _ => None,
+    };
+    let findings: Vec<Finding> = match (k.origin, k.round) {
+        (CandidateOrigin::Repaired, Some(r)) => s
+            .repaired_at(id, r)
+            .map(|x| x.findings.clone())
+            .unwrap_or_default(),
+        (_, Some(r)) => s.findings_at(id, r).to_vec(),
+        (_, None) => s.findings_at(id, HUMAN_ROUND).to_vec(),
+    };
+    let sent_back_because = match (k.origin, k.round) {
+        (CandidateOrigin::Repaired, _) | (_, None) => None,
+        (_, Some(r)) => m
+            .revision_set(s, r)
+            .into_iter()
+            .find(|(u, _)| u == id)
+            .map(|(_, why)| why),
+    };
+    let explained = CandidateExplained {
+        round: k.round,
+        origin: k.origin,
+        model: result.as_ref().and_then(|r| r.model.clone()),
+        usage: result.as_ref().map(|r| r.usage),
+        result_file: call
+            .as_ref()
+            .filter(|_| result.is_some())
+            .and_then(|c| s.files().get(c).cloned()),
+        call: call.filter(|_| result.is_some()),
+        errors: k.errors,
+        warnings: k.warnings,
+        findings,
+        repairs: repairs_of(s, id, k),
+        sent_back_because,
+        rejected: k.rejected,
+        kept: k.kept,
+        verdict: verdict(s, id, k, best),
+    };
+    (explained, memory)
+}
+
+/// The mechanical repairs behind a repaired candidate (`class: before → after`).
+fn repairs_of(s: &State, id: &str, k: &Candidate) -> Vec<String> {
+    match (k.origin, k.round) {
+        (CandidateOrigin::Repaired, Some(r)) => s
+            .repaired_at(id, r)
+            .map(|x| {
+                x.repairs
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}: {} → {}",
+                            serde_json::to_value(p.class)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                                .unwrap_or_default(),
+                            crate::util::excerpt(&p.before, 80),
+                            crate::util::excerpt(&p.after, 80)
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Why a candidate is kept or not, given the best (errors, warnings) before it.
+fn verdict(s: &State, id: &str, k: &Candidate, best: Option<(usize, usize)>) -> String {
+    if k.kept {
+        "kept".to_string()
+    } else if matches!(k.origin, CandidateOrigin::Human | CandidateOrigin::Imported) {
+        "an editor's text, superseded by a newer one".to_string()
+    } else if k.rejected {
+        format!(
+            "rejected: {} error finding(s) against {} for the best earlier candidate; a revision worse than what it replaces is never kept",
+            k.errors,
+            best.map_or(0, |b| b.0)
+        )
+    } else if s.human_edit(id).is_some() {
+        "not used: the editor's text wins over every model candidate".to_string()
+    } else {
+        "not kept: a later or better candidate scores fewer errors, then fewer warnings (or ties and is newer)".to_string()
+    }
 }
 
 /// Why candidate `i` is kept, from the recorded scores (the rule of

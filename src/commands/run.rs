@@ -23,7 +23,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     super::naming_campaign(&campaign_args.campaign, run_campaign(args, campaign_args))
 }
 
-/// `run` once the campaign file is known.
+/// `run` once the campaign file is known: the run, the outputs beside the chapters, the
+/// report, and what to do next.
 fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<ExitCode> {
     if args.mode == crate::cli::Mode::SingleAgent {
         if args.batch {
@@ -65,17 +66,7 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
             progress_every: args.progress_every.map(std::time::Duration::from_secs_f64),
         },
     ))?;
-    // Images the chapters use go beside the translated chapters (on every run, so a changed
-    // figure is picked up even when no text changed).
-    crate::campaign::outputs::copy_images(&campaign)?;
-    // A `book` campaign: the site around the chapters (configuration, titles, assets).
-    let site = crate::campaign::site_out::write_site(&campaign, &result.state)?;
-    for n in &site.notes {
-        eprintln!("  note: {n}");
-    }
-    if campaign.plan.bilingual {
-        crate::campaign::outputs::write_bilingual(&campaign, &result.state)?;
-    }
+    write_beside(&campaign, &result)?;
     let report = crate::report::build(
         &campaign,
         &result.manager,
@@ -102,8 +93,45 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     // lists. A finished campaign whose final texts still have error findings is
     // `needs_review` and exits 1, like `booktr validate` (docs/src/reliability.md, "Status and exit codes").
     let s = &report.summary;
-    let errors = s.findings.errors;
-    let rr = &report.runaway;
+    print_long_answers(&report.runaway);
+    print_headline(&campaign, s, &written[2]);
+    let next = NextStep {
+        campaign: &campaign,
+        campaign_args,
+        report_html: &written[2],
+        kept_line: kept_line.as_deref(),
+        waiting: &waiting,
+    };
+    next.print(s);
+    if args.json {
+        println!("{}", serde_json::to_string(s)?);
+    }
+    Ok(match s.status {
+        Status::Complete => ExitCode::Ok,
+        Status::NeedsReview | Status::Incomplete => ExitCode::Failed,
+        Status::Interrupted => ExitCode::Interrupted,
+        Status::AwaitingApproval => ExitCode::AwaitingApproval,
+        Status::BudgetReached => ExitCode::BudgetReached,
+    })
+}
+
+/// What goes beside the translated chapters: the images they use (on every run, so a changed
+/// figure is picked up even when no text changed), a `book` campaign's site (configuration,
+/// titles, assets), and the bilingual chapters when asked for.
+fn write_beside(campaign: &Campaign, result: &runner::RunResult) -> anyhow::Result<()> {
+    crate::campaign::outputs::copy_images(campaign)?;
+    let site = crate::campaign::site_out::write_site(campaign, &result.state)?;
+    for n in &site.notes {
+        eprintln!("  note: {n}");
+    }
+    if campaign.plan.bilingual {
+        crate::campaign::outputs::write_bilingual(campaign, &result.state)?;
+    }
+    Ok(())
+}
+
+/// Runaway replies stopped, long answers continued or cut, and the tokens not kept.
+fn print_long_answers(rr: &crate::report::RunawayReport) {
     if rr.replies > 0 {
         eprintln!(
             "  runaway replies stopped: {} ({} repeating themselves; {} completion tokens, not kept)",
@@ -123,6 +151,14 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     if rr.not_kept.completion_tokens > 0 {
         eprintln!("  {}", rr.not_kept.line());
     }
+}
+
+/// The campaign's one-line result and where its outputs and report are.
+fn print_headline(
+    campaign: &Campaign,
+    s: &crate::campaign::summary::Summary,
+    report_html: &std::path::Path,
+) {
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     // A resume says what it did not pay for: translations reused from earlier runs.
     let reused = if s.units.reused > 0 {
@@ -146,80 +182,88 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     eprintln!(
         "  outputs: {}   report: {}",
         campaign.plan.show(&campaign.plan.out_dir),
-        campaign.plan.show(&written[2])
+        campaign.plan.show(report_html)
     );
-    match s.status {
-        Status::Interrupted => eprintln!(
-            "Interrupted. Finished work is saved; run `{}` again to resume.",
-            campaign_args.command("run")
-        ),
-        Status::Incomplete => {
-            if let Some(stopped) = &s.stopped {
-                // Quota, billing or a rejected key: no call was sent after it.
-                eprintln!("  stopped: {stopped}");
-                eprintln!(
-                    "Stopped early: fix the provider account or key, then resume with `{}` (finished work is kept and not sent again).",
-                    campaign_args.command("run")
-                );
-            } else {
-                if let Some(e) = &s.last_error {
-                    eprintln!("  last error: {e}");
+}
+
+/// What the editor does next, by status.
+struct NextStep<'n> {
+    campaign: &'n Campaign,
+    campaign_args: &'n CampaignArgs,
+    report_html: &'n std::path::Path,
+    /// The line about hand edits kept, for a campaign that needs review.
+    kept_line: Option<&'n str>,
+    /// The lines of a campaign waiting at a gate.
+    waiting: &'n [String],
+}
+
+impl NextStep<'_> {
+    fn print(&self, s: &crate::campaign::summary::Summary) {
+        let (campaign, campaign_args) = (self.campaign, self.campaign_args);
+        let errors = s.findings.errors;
+        match s.status {
+            Status::Interrupted => eprintln!(
+                "Interrupted. Finished work is saved; run `{}` again to resume.",
+                campaign_args.command("run")
+            ),
+            Status::Incomplete => {
+                if let Some(stopped) = &s.stopped {
+                    // Quota, billing or a rejected key: no call was sent after it.
+                    eprintln!("  stopped: {stopped}");
+                    eprintln!(
+                        "Stopped early: fix the provider account or key, then resume with `{}` (finished work is kept and not sent again).",
+                        campaign_args.command("run")
+                    );
+                } else {
+                    if let Some(e) = &s.last_error {
+                        eprintln!("  last error: {e}");
+                    }
+                    match s
+                        .last_error
+                        .as_deref()
+                        .and_then(crate::llm::error::unreachable_url)
+                    {
+                        Some(url) => eprintln!(
+                            "No server answered at {url}: start it, or fix the address (--base-url, or base_url under [provider] in {}), then run the same command again to retry only the failed calls.",
+                            campaign.plan.campaign_file.display()
+                        ),
+                        None => eprintln!(
+                            "Some calls failed. Run the same command again to retry only those."
+                        ),
+                    }
                 }
-                match s
-                    .last_error
-                    .as_deref()
-                    .and_then(crate::llm::error::unreachable_url)
-                {
-                    Some(url) => eprintln!(
-                        "No server answered at {url}: start it, or fix the address (--base-url, or base_url under [provider] in {}), then run the same command again to retry only the failed calls.",
-                        campaign.plan.campaign_file.display()
-                    ),
-                    None => eprintln!(
-                        "Some calls failed. Run the same command again to retry only those."
-                    ),
+            }
+            Status::NeedsReview => {
+                eprintln!(
+                    "{errors} error finding(s) remain in {} unit(s): see {}, fix them and run `booktr validate {}`.",
+                    s.findings.error_units,
+                    campaign.plan.show(self.report_html),
+                    campaign.plan.campaign_file.display()
+                );
+                if let Some(line) = self.kept_line {
+                    eprintln!("  {line}");
                 }
             }
-        }
-        Status::NeedsReview => {
-            eprintln!(
-                "{errors} error finding(s) remain in {} unit(s): see {}, fix them and run `booktr validate {}`.",
-                s.findings.error_units,
-                campaign.plan.show(&written[2]),
-                campaign.plan.campaign_file.display()
-            );
-            if let Some(line) = &kept_line {
-                eprintln!("  {line}");
+            Status::Complete => {}
+            Status::BudgetReached => {
+                // The runner printed the full message when it stopped; this is the last word.
+                if let Some(b) = &s.budget {
+                    eprintln!(
+                        "Stopped at the budget cap: {:.4} {cur} spent of {:.4} {cur}. Resume with a higher cap, e.g. `{}` (finished work is not paid again).",
+                        b.spent,
+                        b.cap,
+                        b.resume_command(campaign),
+                        cur = b.currency
+                    );
+                }
             }
-        }
-        Status::Complete => {}
-        Status::BudgetReached => {
-            // The runner printed the full message when it stopped; this is the last word.
-            if let Some(b) = &s.budget {
-                eprintln!(
-                    "Stopped at the budget cap: {:.4} {cur} spent of {:.4} {cur}. Resume with a higher cap, e.g. `{}` (finished work is not paid again).",
-                    b.spent,
-                    b.cap,
-                    b.resume_command(&campaign),
-                    cur = b.currency
-                );
-            }
-        }
-        Status::AwaitingApproval => {
-            for line in &waiting {
-                eprintln!("{line}");
+            Status::AwaitingApproval => {
+                for line in self.waiting {
+                    eprintln!("{line}");
+                }
             }
         }
     }
-    if args.json {
-        println!("{}", serde_json::to_string(s)?);
-    }
-    Ok(match s.status {
-        Status::Complete => ExitCode::Ok,
-        Status::NeedsReview | Status::Incomplete => ExitCode::Failed,
-        Status::Interrupted => ExitCode::Interrupted,
-        Status::AwaitingApproval => ExitCode::AwaitingApproval,
-        Status::BudgetReached => ExitCode::BudgetReached,
-    })
 }
 
 /// Puts `run --max-cost` over `[pricing] max_cost`. Errors (usage, exit 2): the campaign

@@ -171,7 +171,8 @@ fn chapter_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// Files mode: chapters paired by file name, units paired by block structure.
+/// Files mode: chapters paired by file name, units paired by block structure: the languages
+/// and house glossary, the book's kept words, the pairing, the checks, then the report.
 fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let (src, tgt) = (
         args.source.as_ref().expect("clap requires it"),
@@ -194,13 +195,61 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     }
     let source_lang = Lang::parse(args.source_lang.as_deref().unwrap_or("en"));
     let target_lang = Lang::parse(args.target_lang.as_deref().unwrap_or("zh"));
+    let tb = house_glossary(args, &source_lang, &target_lang)?;
+    let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
+    if let Some(v) = &args.code_comments {
+        ctx.code_comments = v.trim().parse().map_err(|m: crate::util::UnknownValue| {
+            UsageError::new(format!("--code-comments: {m}"))
+        })?;
+    }
+    let sources = chapter_files(src)?;
+    let target_dir_mode = tgt.is_dir();
+    let target_of = |ch: &Chapter| {
+        if target_dir_mode {
+            tgt.join(&ch.file_name)
+        } else {
+            tgt.clone()
+        }
+    };
+    ctx.kept_words = Some(std::sync::Arc::new(kept_words(&ctx, &sources, &target_of)));
+    let slots = pair_chapters(&sources, &target_of, args.max_unit_chars.max(200))?;
+    let (checked, campaign_qa) = check_slots(&ctx, &slots);
+    let (units, texts) = unit_reports(slots, checked, &campaign_qa);
+    let name = src
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "validate".into());
+    let report_dir = match &args.report_dir {
+        Some(d) => d.clone(),
+        None => default_report_dir(src, tgt, &name)?,
+    };
+    let mut report = report::build_standalone(
+        &name,
+        &source_lang.code,
+        &target_lang.code,
+        units,
+        tb.entries.clone(),
+        &report_dir.display().to_string(),
+        campaign_qa,
+    );
+    ids_and_scorecard(&mut report, &texts);
+    let (report, _) = report.write(&report_dir, texts)?;
+    Ok(report)
+}
+
+/// The `--glossary` files as one house-style termbase.
+fn house_glossary(
+    args: &ValidateArgs,
+    source_lang: &Lang,
+    target_lang: &Lang,
+) -> anyhow::Result<Termbase> {
     let mut entries = Vec::new();
     for g in &args.glossary {
         let found = crate::interchange::load_glossary(
             g,
             &g.display().to_string(),
-            &source_lang,
-            &target_lang,
+            source_lang,
+            target_lang,
         )
         .map_err(|e| UsageError::new(format!("glossary {e}")))?;
         entries.extend(found.into_iter().map(|e| termbase::Entry {
@@ -208,52 +257,46 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             ..e
         }));
     }
-    let tb = Termbase::from_entries(entries);
-    let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
-    if let Some(v) = &args.code_comments {
-        ctx.code_comments = v
-            .trim()
-            .parse()
-            .map_err(|m: String| UsageError::new(format!("--code-comments: {m}")))?;
-    }
-    let sources = chapter_files(src)?;
-    let target_dir_mode = tgt.is_dir();
-    // The stray source-language words the whole translation keeps, tallied over every chapter
-    // before any unit is checked: a word kept throughout is the translation's convention, a
-    // warning of `untranslated_word`, not an error (see `qa::unit::untranslated`).
+    Ok(Termbase::from_entries(entries))
+}
+
+/// The stray source-language words the whole translation keeps, tallied over every chapter
+/// before any unit is checked: a word kept throughout is the translation's convention, a
+/// warning of `untranslated_word`, not an error (see `qa::unit::untranslated`). Chapters that
+/// cannot be read are left out here (the pairing reports them).
+fn kept_words(
+    ctx: &qa::QaContext,
+    sources: &[PathBuf],
+    target_of: &dyn Fn(&Chapter) -> PathBuf,
+) -> qa::unit::untranslated::KeptWords {
     let mut book: Vec<(std::sync::Arc<str>, std::sync::Arc<str>)> = Vec::new();
-    for sp in &sources {
+    for sp in sources {
         let rel = sp.display().to_string();
         let Ok(ch) = Chapter::load(Path::new(""), &rel) else {
             continue;
         };
-        let tp = if target_dir_mode {
-            tgt.join(&ch.file_name)
-        } else {
-            tgt.clone()
-        };
+        let tp = target_of(&ch);
         if let Ok(b) = std::fs::read(&tp)
             && let Ok(t) = Chapter::from_bytes(&tp.display().to_string(), b)
         {
             book.push((ch.text, t.text));
         }
     }
-    ctx.kept_words = Some(std::sync::Arc::new(
-        qa::unit::untranslated::KeptWords::tally(&ctx, book.iter().map(|(s, t)| (&**s, &**t))),
-    ));
-    drop(book);
-    // Pair every chapter first, then check the pairs: the per-unit checks are pure over
-    // (context, source, target), so they run on every core (rayon; order kept), and the
-    // book-level checks (norms, drift, markers), which read only the texts, run beside them.
+    qa::unit::untranslated::KeptWords::tally(ctx, book.iter().map(|(s, t)| (&**s, &**t)))
+}
+
+/// Every chapter paired with its translation, unit by unit (units of at most `max_chars`),
+/// or reported missing.
+fn pair_chapters(
+    sources: &[PathBuf],
+    target_of: &dyn Fn(&Chapter) -> PathBuf,
+    max_chars: usize,
+) -> anyhow::Result<Vec<Slot>> {
     let mut slots: Vec<Slot> = Vec::new();
-    for sp in &sources {
+    for sp in sources {
         let rel = sp.display().to_string();
         let ch = Chapter::load(Path::new(""), &rel).map_err(|e| UsageError::new(e.to_string()))?;
-        let tp = if target_dir_mode {
-            tgt.join(&ch.file_name)
-        } else {
-            tgt.clone()
-        };
+        let tp = target_of(&ch);
         let target = match std::fs::read(&tp) {
             Ok(b) => Some(
                 Chapter::from_bytes(&tp.display().to_string(), b)
@@ -266,7 +309,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             slots.push(Slot::Missing(missing_chapter(&ch, &tp)));
             continue;
         };
-        let pairing = align::pair(&ch.key, &ch.text, &target, args.max_unit_chars.max(200));
+        let pairing = align::pair(&ch.key, &ch.text, &target, max_chars);
         for (u, range) in pairing.pairs {
             let source = u.text(&ch.text).to_string();
             let target = target[range].to_string();
@@ -278,6 +321,16 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             });
         }
     }
+    Ok(slots)
+}
+
+/// Checks the pairs: the per-unit checks are pure over (context, source, target), so they run
+/// on every core (rayon; order kept), and the book-level checks (norms, drift, markers), which
+/// read only the texts, run beside them.
+fn check_slots(
+    ctx: &qa::QaContext,
+    slots: &[Slot],
+) -> (Vec<Option<Vec<qa::Finding>>>, qa::book::CampaignQa) {
     let unit_texts: Vec<qa::UnitText> = slots
         .iter()
         .filter_map(|slot| match slot {
@@ -295,7 +348,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             _ => None,
         })
         .collect();
-    let (checked, campaign_qa) = rayon::join(
+    rayon::join(
         || {
             use rayon::prelude::*;
             slots
@@ -306,14 +359,22 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
                         source,
                         target,
                         method,
-                    } => Some(unit_findings(&ctx, unit, source, target, *method)),
+                    } => Some(unit_findings(ctx, unit, source, target, *method)),
                     Slot::Missing(_) => None,
                 })
                 .collect::<Vec<_>>()
         },
-        || qa::check_campaign(&ctx, &unit_texts, &[]),
-    );
-    drop(unit_texts);
+        || qa::check_campaign(ctx, &unit_texts, &[]),
+    )
+}
+
+/// The report line of every slot, with its findings and the book-level findings on its unit,
+/// and the texts of the paired units.
+fn unit_reports(
+    slots: Vec<Slot>,
+    checked: Vec<Option<Vec<qa::Finding>>>,
+    campaign_qa: &qa::book::CampaignQa,
+) -> (Vec<UnitReport>, report::html::Texts) {
     let mut units: Vec<UnitReport> = Vec::new();
     let mut texts = report::html::Texts::new();
     for (slot, findings) in slots.into_iter().zip(checked) {
@@ -355,25 +416,12 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             u.findings.push(f.clone());
         }
     }
-    let name = src
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "validate".into());
-    let report_dir = match &args.report_dir {
-        Some(d) => d.clone(),
-        None => default_report_dir(src, tgt, &name)?,
-    };
-    let mut report = report::build_standalone(
-        &name,
-        &source_lang.code,
-        &target_lang.code,
-        units,
-        tb.entries.clone(),
-        &report_dir.display().to_string(),
-        campaign_qa,
-    );
-    // Stable ids (the unit fingerprint here is sha256 of its source text: there is
-    // no campaign state) and the MQM scorecard over the prose units' source words.
+    (units, texts)
+}
+
+/// Stable ids (the unit fingerprint here is sha256 of its source text: there is no campaign
+/// state) and the MQM scorecard over the prose units' source words.
+fn ids_and_scorecard(report: &mut Report, texts: &report::html::Texts) {
     let mut words: Vec<(String, usize)> = Vec::new();
     for u in &mut report.units {
         let source = texts.get(&u.id).map_or("", |t| t.0.as_str());
@@ -388,7 +436,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             None => words.push((u.chapter.clone(), w)),
         }
     }
-    crate::campaign::mark_journal::assign_chapter_ids(&mut report.chapter_findings);
+    crate::campaign::mark_review::assign_chapter_ids(&mut report.chapter_findings);
     report.mqm = report::MqmReport::of(
         &words,
         report
@@ -398,8 +446,6 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             .chain(&report.chapter_findings),
         crate::config::DEFAULT_MQM_THRESHOLD,
     );
-    let (report, _) = report.write(&report_dir, texts)?;
-    Ok(report)
 }
 
 /// One unit of `validate --source/--target`, paired before it is checked.

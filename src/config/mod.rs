@@ -234,57 +234,181 @@ impl Plan {
                 "must be a non-empty name without slashes or a leading dot (it names the default output folders)".into(),
             ));
         }
-        if raw.book.is_some() && !raw.chapters.is_empty() {
+        let (site, chapter_entries, chapter_files) =
+            resolve_chapters(&raw, &campaign_dir, &file, &err)?;
+        let limits = Limits::check(&raw, overrides, &err)?;
+        let rawp = raw.provider.clone().unwrap_or_default();
+        let provider = resolve_provider(&rawp, overrides, &err)?;
+        let dir_or = |v: &Option<String>, default: &str| -> PathBuf {
+            crate::util::normalize(
+                &campaign_dir.join(v.clone().unwrap_or_else(|| format!("{name}/{default}"))),
+            )
+        };
+        let reference_dir = raw
+            .reference_dir
+            .as_ref()
+            .map(|r| crate::util::normalize(&campaign_dir.join(r)));
+        let options = Options::check(&raw, &err)?;
+        Ok(Plan {
+            campaign_file: campaign_file.to_path_buf(),
+            out_dir: dir_or(&raw.out_dir, "out"),
+            state_dir: dir_or(&raw.state_dir, "state"),
+            report_dir: dir_or(&raw.report_dir, "validation"),
+            campaign_dir,
+            name,
+            source_lang: Lang::parse(&raw.source_lang),
+            target_lang: Lang::parse(&raw.target_lang),
+            chapters: chapter_files,
+            glossaries: raw.glossaries,
+            memory: raw.memory,
+            bilingual: raw.bilingual.unwrap_or(false),
+            guide: raw.guide,
+            max_unit_chars: limits.max_unit_chars,
+            concurrency: limits.concurrency,
+            revision_rounds: raw.revision_rounds.unwrap_or(1),
+            agent_glossary: raw.agent_glossary.unwrap_or(true),
+            brief: raw.brief.unwrap_or(true),
+            max_context_tokens: limits.max_context_tokens,
+            full_glossary_prompt: options.full_glossary_prompt,
+            context_chars: raw.context_chars.unwrap_or(1500),
+            gates: options.gates,
+            pricing: raw.pricing.clone(),
+            reference_dir,
+            proofread_share: raw
+                .proofread_share
+                .unwrap_or(DEFAULT_PROOFREAD_SHARE)
+                .max(0.0),
+            review_marker: raw
+                .review_marker
+                .clone()
+                .filter(|m| !m.trim().is_empty())
+                .unwrap_or_else(|| {
+                    default_review_marker(&Lang::parse(&raw.target_lang)).to_string()
+                }),
+            provider,
+            code_comments: options.code_comments,
+            repair: options.repair,
+            chapter_entries,
+            site,
+            style: options.style,
+            mark_precision_threshold: options.mark_precision_threshold,
+            mqm_threshold: options.mqm_threshold,
+        })
+    }
+
+    /// `path` relative to the campaign directory, `/`-separated (what state and reports store).
+    pub fn rel(&self, path: &Path) -> String {
+        crate::util::relative_to(path, &self.campaign_dir)
+    }
+
+    /// `path` as shown to the user: relative to the current directory (never stored).
+    pub fn show(&self, path: &Path) -> String {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let rel = crate::util::relative_to(path, &cwd);
+        // A path outside the working directory reads better as it is than as `../../…`.
+        if path.is_absolute() && rel.starts_with("..") {
+            path.display().to_string()
+        } else {
+            rel
+        }
+    }
+
+    /// Whether the run is a rehearsal (pseudo provider): every output must say so.
+    pub fn is_rehearsal(&self) -> bool {
+        self.provider.kind == ProviderKind::Pseudo
+    }
+}
+
+/// An error on key `key` of the campaign file.
+type KeyError<'e> = &'e dyn Fn(&str, String) -> UsageError;
+
+/// A campaign's book site (when `book` is given), chapter entries as written, and chapter
+/// files.
+type Chapters = (
+    Option<crate::book::site::Site>,
+    Vec<ChapterEntry>,
+    Vec<String>,
+);
+
+/// The chapters of a campaign file: its book's site (when `book` is given), the chapter entries
+/// as written (directories and globs become files here, so a directory never reaches the
+/// reader) and the chapter files. Errors: `book` with `chapters`, neither, an unreadable
+/// book, two chapter files with the same name.
+fn resolve_chapters(
+    raw: &RawCampaign,
+    campaign_dir: &Path,
+    file: &str,
+    err: KeyError<'_>,
+) -> Result<Chapters, UsageError> {
+    if raw.book.is_some() && !raw.chapters.is_empty() {
+        return Err(err(
+            "chapters",
+            "is given with `book`: the book's table of contents lists its chapters, so remove `chapters` (or `book`)".into(),
+        ));
+    }
+    if raw.chapters.is_empty() && raw.book.is_none() {
+        return Err(err(
+            "chapters",
+            "is empty: list the Markdown files to translate, relative to the campaign file (or name a SUMMARY.md, mkdocs.yml or Docusaurus folder as `book`)"
+                .into(),
+        ));
+    }
+    let site = match &raw.book {
+        Some(book) => Some(
+            crate::book::site::read(campaign_dir, book, &raw.target_lang)
+                .map_err(|m| err("book", m.to_string()))?,
+        ),
+        None => None,
+    };
+    // Directories and globs become files here, so a directory never reaches the reader.
+    let chapter_entries = match (&site, &raw.book) {
+        (Some(site), Some(book)) => vec![ChapterEntry {
+            entry: format!("{book} ({})", site.kind.name()),
+            kind: EntryKind::Book,
+            files: site.pages.iter().map(|p| p.source.clone()).collect(),
+        }],
+        _ => chapters::expand(campaign_dir, &raw.chapters, file)?,
+    };
+    let chapter_files: Vec<String> = chapter_entries
+        .iter()
+        .flat_map(|e| e.files.iter().cloned())
+        .collect();
+    let mut seen = std::collections::HashMap::new();
+    // A site's chapters keep their folders in the output; their keys are checked there.
+    for ch in chapter_files.iter().filter(|_| site.is_none()) {
+        let key = crate::book::chapter::chapter_key(
+            &Path::new(ch)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        if let Some(prev) = seen.insert(key.clone(), ch.clone()) {
             return Err(err(
                 "chapters",
-                "is given with `book`: the book's table of contents lists its chapters, so remove `chapters` (or `book`)".into(),
+                format!(
+                    "has two files with the same name ({prev} and {ch}): translated chapters are written to out_dir by file name, so rename one"
+                ),
             ));
         }
-        if raw.chapters.is_empty() && raw.book.is_none() {
-            return Err(err(
-                "chapters",
-                "is empty: list the Markdown files to translate, relative to the campaign file (or name a SUMMARY.md, mkdocs.yml or Docusaurus folder as `book`)"
-                    .into(),
-            ));
-        }
-        let site = match &raw.book {
-            Some(book) => Some(
-                crate::book::site::read(&campaign_dir, book, &raw.target_lang)
-                    .map_err(|m| err("book", m))?,
-            ),
-            None => None,
-        };
-        // Directories and globs become files here, so a directory never reaches the reader.
-        let chapter_entries = match (&site, &raw.book) {
-            (Some(site), Some(book)) => vec![ChapterEntry {
-                entry: format!("{book} ({})", site.kind.name()),
-                kind: EntryKind::Book,
-                files: site.pages.iter().map(|p| p.source.clone()).collect(),
-            }],
-            _ => chapters::expand(&campaign_dir, &raw.chapters, &file)?,
-        };
-        let chapter_files: Vec<String> = chapter_entries
-            .iter()
-            .flat_map(|e| e.files.iter().cloned())
-            .collect();
-        let mut seen = std::collections::HashMap::new();
-        // A site's chapters keep their folders in the output; their keys are checked there.
-        for ch in chapter_files.iter().filter(|_| site.is_none()) {
-            let key = crate::book::chapter::chapter_key(
-                &Path::new(ch)
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            );
-            if let Some(prev) = seen.insert(key.clone(), ch.clone()) {
-                return Err(err(
-                    "chapters",
-                    format!(
-                        "has two files with the same name ({prev} and {ch}): translated chapters are written to out_dir by file name, so rename one"
-                    ),
-                ));
-            }
-        }
+    }
+    Ok((site, chapter_entries, chapter_files))
+}
+
+/// The campaign file's sizes and limits, checked.
+struct Limits {
+    max_unit_chars: usize,
+    concurrency: usize,
+    max_context_tokens: usize,
+}
+
+impl Limits {
+    /// Checks the sizes, concurrency, language tags, proofread share and cost cap, in that
+    /// order; the first failure is the error.
+    fn check(
+        raw: &RawCampaign,
+        overrides: &Overrides,
+        err: KeyError<'_>,
+    ) -> Result<Limits, UsageError> {
         let max_unit_chars = raw.max_unit_chars.unwrap_or(DEFAULT_MAX_UNIT_CHARS);
         if max_unit_chars < 200 {
             return Err(err(
@@ -304,7 +428,7 @@ impl Plan {
             ("source_lang", &raw.source_lang),
             ("target_lang", &raw.target_lang),
         ] {
-            crate::lang::check_tag(tag).map_err(|why| err(key, why))?;
+            crate::lang::check_tag(tag).map_err(|why| err(key, why.to_string()))?;
         }
         // Same code only: zh-Hans → zh-Hant is a real localisation.
         if Lang::parse(&raw.source_lang)
@@ -339,39 +463,30 @@ impl Plan {
                 format!("is {max_context_tokens}; use at least 2000 tokens"),
             ));
         }
-
-        let rawp = raw.provider.unwrap_or_default();
-        let provider = resolve_provider(&rawp, overrides, &err)?;
-
-        let dir_or = |v: &Option<String>, default: &str| -> PathBuf {
-            crate::util::normalize(
-                &campaign_dir.join(v.clone().unwrap_or_else(|| format!("{name}/{default}"))),
-            )
-        };
-        let reference_dir = raw
-            .reference_dir
-            .as_ref()
-            .map(|r| crate::util::normalize(&campaign_dir.join(r)));
-        Ok(Plan {
-            campaign_file: campaign_file.to_path_buf(),
-            out_dir: dir_or(&raw.out_dir, "out"),
-            state_dir: dir_or(&raw.state_dir, "state"),
-            report_dir: dir_or(&raw.report_dir, "validation"),
-            campaign_dir,
-            name,
-            source_lang: Lang::parse(&raw.source_lang),
-            target_lang: Lang::parse(&raw.target_lang),
-            chapters: chapter_files,
-            glossaries: raw.glossaries,
-            memory: raw.memory,
-            bilingual: raw.bilingual.unwrap_or(false),
-            guide: raw.guide,
+        Ok(Limits {
             max_unit_chars,
             concurrency,
-            revision_rounds: raw.revision_rounds.unwrap_or(1),
-            agent_glossary: raw.agent_glossary.unwrap_or(true),
-            brief: raw.brief.unwrap_or(true),
             max_context_tokens,
+        })
+    }
+}
+
+/// The campaign file's options that are words or shares, parsed and checked.
+struct Options {
+    full_glossary_prompt: bool,
+    gates: Gates,
+    code_comments: CodeComments,
+    repair: bool,
+    style: Style,
+    mark_precision_threshold: f64,
+    mqm_threshold: f64,
+}
+
+impl Options {
+    /// Checks `prompt_layout`, `review`, `code_comments`, `repair`, `style`,
+    /// `mark_precision_threshold` and `mqm_threshold`, in that order.
+    fn check(raw: &RawCampaign, err: KeyError<'_>) -> Result<Options, UsageError> {
+        Ok(Options {
             full_glossary_prompt: match raw.prompt_layout.as_deref() {
                 None | Some("relevant") => false,
                 Some("full") => true,
@@ -382,29 +497,14 @@ impl Plan {
                     ));
                 }
             },
-            context_chars: raw.context_chars.unwrap_or(1500),
             gates: Gates::parse(raw.review.as_deref().unwrap_or_default())
                 .map_err(|m| err("review", m.to_string()))?,
-            pricing: raw.pricing.clone(),
-            reference_dir,
-            proofread_share: raw
-                .proofread_share
-                .unwrap_or(DEFAULT_PROOFREAD_SHARE)
-                .max(0.0),
-            review_marker: raw
-                .review_marker
-                .clone()
-                .filter(|m| !m.trim().is_empty())
-                .unwrap_or_else(|| {
-                    default_review_marker(&Lang::parse(&raw.target_lang)).to_string()
-                }),
-            provider,
             code_comments: match raw.code_comments.as_deref() {
                 None => Default::default(),
                 Some(v) => v
                     .trim()
                     .parse()
-                    .map_err(|m: String| err("code_comments", m))?,
+                    .map_err(|m: crate::util::UnknownValue| err("code_comments", m.to_string()))?,
             },
             repair: match raw.repair.as_deref().map(str::trim) {
                 None | Some("mechanical") => true,
@@ -418,8 +518,6 @@ impl Plan {
                     ));
                 }
             },
-            chapter_entries,
-            site,
             style: Style::resolve(raw.style.as_ref(), &Lang::parse(&raw.target_lang))
                 .map_err(|(key, m)| err(key, m))?,
             mark_precision_threshold: match raw.mark_precision_threshold {
@@ -446,28 +544,6 @@ impl Plan {
             },
         })
     }
-
-    /// `path` relative to the campaign directory, `/`-separated (what state and reports store).
-    pub fn rel(&self, path: &Path) -> String {
-        crate::util::relative_to(path, &self.campaign_dir)
-    }
-
-    /// `path` as shown to the user: relative to the current directory (never stored).
-    pub fn show(&self, path: &Path) -> String {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let rel = crate::util::relative_to(path, &cwd);
-        // A path outside the working directory reads better as it is than as `../../…`.
-        if path.is_absolute() && rel.starts_with("..") {
-            path.display().to_string()
-        } else {
-            rel
-        }
-    }
-
-    /// Whether the run is a rehearsal (pseudo provider): every output must say so.
-    pub fn is_rehearsal(&self) -> bool {
-        self.provider.kind == ProviderKind::Pseudo
-    }
 }
 
 /// Resolves `[provider]` with its preset and the command-line overrides (see the module docs
@@ -492,7 +568,9 @@ fn resolve_provider(
     let kind = match overrides.provider {
         Some(k) => k,
         None => match rawp.kind.as_deref() {
-            Some(k) => k.parse().map_err(|m: String| err("provider.kind", m))?,
+            Some(k) => k
+                .parse()
+                .map_err(|m: crate::util::UnknownValue| err("provider.kind", m.to_string()))?,
             None => preset.map_or(ProviderKind::Pseudo, |p| p.kind),
         },
     };
@@ -551,7 +629,7 @@ fn resolve_provider(
     if let Some(m) = &rawp.json_mode {
         quirks.json_mode = m
             .parse()
-            .map_err(|e: String| err("provider.json_mode", e))?;
+            .map_err(|e: crate::util::UnknownValue| err("provider.json_mode", e.to_string()))?;
     }
     if let Some(u) = rawp.stream_usage {
         quirks.stream_usage = u;
@@ -569,7 +647,7 @@ fn resolve_provider(
     if let Some(m) = &rawp.continuation {
         quirks.continuation = m
             .parse()
-            .map_err(|e: String| err("provider.continuation", e))?;
+            .map_err(|e: crate::util::UnknownValue| err("provider.continuation", e.to_string()))?;
     }
     Ok(ProviderPlan {
         kind,

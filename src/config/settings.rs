@@ -20,14 +20,16 @@ pub enum CodeComments {
 }
 
 impl std::str::FromStr for CodeComments {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::util::UnknownValue;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "keep" => Ok(CodeComments::Keep),
             "translate" => Ok(CodeComments::Translate),
-            other => Err(format!(
-                "unknown code_comments value `{other}`; use `keep` (code blocks copied byte for byte) or `translate` (only comments in code blocks may be translated)"
-            )),
+            other => Err(crate::util::UnknownValue {
+                what: "code_comments value",
+                value: other.to_string(),
+                choices: "`keep` (code blocks copied byte for byte) or `translate` (only comments in code blocks may be translated)",
+            }),
         }
     }
 }
@@ -70,6 +72,7 @@ mod tests {
             "both"
                 .parse::<CodeComments>()
                 .unwrap_err()
+                .to_string()
                 .contains("`both`")
         );
     }

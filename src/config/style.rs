@@ -71,22 +71,26 @@ impl QuoteStyle {
         }
     }
 
-    /// Parses a campaign value. Errors: the message lists the accepted values.
-    pub fn parse(s: &str) -> Result<QuoteStyle, String> {
+    /// Parses a campaign value. Errors: [`UnknownQuotes`], whose message lists the accepted
+    /// values.
+    pub fn parse(s: &str) -> Result<QuoteStyle, UnknownQuotes> {
         Ok(match s.trim() {
             "“”" => QuoteStyle::Curly,
             "「」" => QuoteStyle::Corner,
             "«»" => QuoteStyle::Guillemets,
             "„“" => QuoteStyle::LowHigh,
             "»«" => QuoteStyle::Chevrons,
-            other => {
-                return Err(format!(
-                    "is `{other}`; use \"auto\" (the target locale's marks), \"off\", \"“”\", \"「」\", \"«»\", \"„“\" or \"»«\""
-                ));
-            }
+            other => return Err(UnknownQuotes(other.to_string())),
         })
     }
 }
+
+/// A `style.quotes` value that is none of the quote pairs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "is `{0}`; use \"auto\" (the target locale's marks), \"off\", \"“”\", \"「」\", \"«»\", \"„“\" or \"»«\""
+)]
+pub struct UnknownQuotes(pub String);
 
 /// The resolved `[style]` table: each rule and whether it runs for this campaign's target.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -248,7 +252,9 @@ impl Style {
             s.quotes = match v.trim() {
                 "auto" => default_quotes(target),
                 "off" => None,
-                other => Some(QuoteStyle::parse(other).map_err(|m| ("style.quotes", m))?),
+                other => {
+                    Some(QuoteStyle::parse(other).map_err(|m| ("style.quotes", m.to_string()))?)
+                }
             };
         }
         if let Some(on) = raw.fr_spacing {

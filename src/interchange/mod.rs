@@ -82,8 +82,8 @@ pub enum Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
+    type Err = crate::util::UnknownValue;
+    fn from_str(s: &str) -> Result<Format, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "csv" => Ok(Format::Csv),
             "tsv" => Ok(Format::Tsv),
@@ -92,9 +92,11 @@ impl std::str::FromStr for Format {
             "tmx" => Ok(Format::Tmx),
             "po" | "pot" | "gettext" => Ok(Format::Po),
             "xliff12" | "xliff1.2" | "xlf12" => Ok(Format::Xliff12),
-            other => Err(format!(
-                "unknown format `{other}`; use xliff (2.0), xliff12, po, tmx, tbx, csv or tsv"
-            )),
+            other => Err(crate::util::UnknownValue {
+                what: "format",
+                value: other.to_string(),
+                choices: "xliff (2.0), xliff12, po, tmx, tbx, csv or tsv",
+            }),
         }
     }
 }

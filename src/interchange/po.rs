@@ -331,6 +331,12 @@ pub enum RebuildError {
     Unrepresentable { msgid: String, why: String },
 }
 
+/// A `msgstr` with a blank line (a paragraph break) for a place that holds one paragraph: the
+/// place named (a heading, a table cell).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("has a blank line, which a {0} cannot hold; write it as one paragraph")]
+pub struct BlankLineIn(pub &'static str);
+
 /// The unit text that `msgstrs` give, over `base`: the unit's current translation, or its
 /// source when it has none. With per-message `msgstrs` (one per message of [`unit_messages`],
 /// in order), each `msgstr` that differs from the message `base` has at that place replaces
@@ -361,7 +367,7 @@ pub fn rebuild(
             let lead = &base[line_start..m.range.start];
             let text = fit(s, m.place, lead).map_err(|why| RebuildError::Unrepresentable {
                 msgid: crate::util::excerpt(&m.msgid, 60),
-                why,
+                why: why.to_string(),
             })?;
             out.push_str(&base[pos..m.range.start]);
             out.push_str(&text);
@@ -386,7 +392,7 @@ pub fn rebuild(
 ///
 /// Errors: a blank line (a paragraph break) in a table cell or a heading, which cannot hold
 /// two paragraphs. Hand-rolled: no Markdown writer fits a fragment into a given container.
-pub fn fit(msgstr: &str, place: xgettext::Place, lead: &str) -> Result<String, String> {
+pub fn fit(msgstr: &str, place: xgettext::Place, lead: &str) -> Result<String, BlankLineIn> {
     use xgettext::Place;
     let s = msgstr.trim();
     let lines: Vec<&str> = s.lines().map(str::trim).collect();
@@ -394,14 +400,11 @@ pub fn fit(msgstr: &str, place: xgettext::Place, lead: &str) -> Result<String, S
     match place {
         Place::TableCell | Place::Heading => {
             if blank {
-                return Err(format!(
-                    "has a blank line, which a {} cannot hold; write it as one paragraph",
-                    if place == Place::Heading {
-                        "heading"
-                    } else {
-                        "table cell (a line break there is `<br>`)"
-                    }
-                ));
+                return Err(BlankLineIn(if place == Place::Heading {
+                    "heading"
+                } else {
+                    "table cell (a line break there is `<br>`)"
+                }));
             }
             let one = lines.join(" ");
             Ok(if place == Place::TableCell {

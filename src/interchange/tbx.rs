@@ -89,145 +89,9 @@ pub fn read(
         }
         let entry_pos = *pos;
         let end = xml::skip(&nodes, i);
-        // Walk the concept.
-        let mut sections: Vec<(String, Vec<Term>)> = Vec::new();
-        let mut notes: Vec<String> = Vec::new();
-        let mut origin = None;
-        let mut in_lang = false;
-        let mut in_term_group = 0usize;
-        let mut j = i + 1;
-        while j < end {
-            match &nodes[j] {
-                Node::Start { name, pos, .. } => match name.as_str() {
-                    "langSet" | "langSec" => {
-                        let lang = nodes[j].attr("xml:lang").unwrap_or("").to_string();
-                        if lang.is_empty() {
-                            return Err(FileError::new(
-                                display,
-                                line(*pos),
-                                format!(
-                                    "<{name}> has no xml:lang attribute; add the language code"
-                                ),
-                            ));
-                        }
-                        if !langs_seen.contains(&lang) {
-                            langs_seen.push(lang.clone());
-                        }
-                        sections.push((lang, Vec::new()));
-                        in_lang = true;
-                        j += 1;
-                    }
-                    "tig" | "ntig" | "termSec" if in_lang => {
-                        in_term_group += 1;
-                        if let Some((_, terms)) = sections.last_mut() {
-                            terms.push(Term {
-                                pos: *pos,
-                                ..Default::default()
-                            });
-                        }
-                        j += 1;
-                    }
-                    "term" if in_lang => {
-                        let (t, next) = xml::text_until_end(&nodes, j);
-                        if let Some((_, terms)) = sections.last_mut() {
-                            // A bare `term` directly in the language section (TBX-Min-like).
-                            if in_term_group == 0 || terms.last().is_none_or(|t| !t.text.is_empty())
-                            {
-                                terms.push(Term {
-                                    pos: *pos,
-                                    ..Default::default()
-                                });
-                            }
-                            let last = terms.last_mut().expect("pushed");
-                            last.text = t.trim().to_string();
-                            last.pos = *pos;
-                        }
-                        j = next;
-                    }
-                    "termNote" | "administrativeStatus" | "normativeAuthorization" if in_lang => {
-                        let ty = nodes[j].attr("type").unwrap_or(name);
-                        let (t, next) = xml::text_until_end(&nodes, j);
-                        if matches!(ty, "administrativeStatus" | "normativeAuthorization")
-                            && let Some(term) = sections.last_mut().and_then(|s| s.1.last_mut())
-                        {
-                            term.status = t.trim().to_string();
-                        }
-                        j = next;
-                    }
-                    "note" | "descrip" if !in_lang => {
-                        let ty = nodes[j].attr("type").unwrap_or("");
-                        let (t, next) = xml::text_until_end(&nodes, j);
-                        if (name == "note" || ty == "definition") && !t.trim().is_empty() {
-                            notes.push(t.trim().to_string());
-                        }
-                        j = next;
-                    }
-                    "admin" if !in_lang => {
-                        let (t, next) = xml::text_until_end(&nodes, j);
-                        if nodes[j].attr("type") == Some("source")
-                            && let Some(o) = t.trim().strip_prefix("booktr:")
-                        {
-                            origin = delimited::parse_origin(o);
-                        }
-                        j = next;
-                    }
-                    _ => j += 1,
-                },
-                Node::End { name } => {
-                    match name.as_str() {
-                        "langSet" | "langSec" => in_lang = false,
-                        "tig" | "ntig" | "termSec" => {
-                            in_term_group = in_term_group.saturating_sub(1)
-                        }
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                Node::Text(_) => j += 1,
-            }
-        }
-        for (_, terms) in &sections {
-            if let Some(t) = terms.iter().find(|t| t.text.is_empty()) {
-                return Err(FileError::new(
-                    display,
-                    line(t.pos),
-                    "a term element is empty; write the term or delete it",
-                ));
-            }
-        }
-        let src = best_match(source, &sections).and_then(|terms| {
-            terms
-                .iter()
-                .find(|t| !is_forbidden(&t.status))
-                .or(terms.first())
-        });
-        let tgt_terms = best_match(target, &sections);
-        let tgt = tgt_terms.and_then(|terms| {
-            terms
-                .iter()
-                .find(|t| is_preferred(&t.status))
-                .or_else(|| terms.iter().find(|t| !is_forbidden(&t.status)))
-        });
-        if let (Some(s), Some(t)) = (src, tgt) {
-            check_terms(display, line(entry_pos), &s.text, &t.text)?;
-            entries.push(Entry {
-                source: s.text.clone(),
-                target: t.text.clone(),
-                note: notes.join("; "),
-                origin: origin.unwrap_or(Origin::HouseStyle),
-                forbidden: tgt_terms
-                    .into_iter()
-                    .flatten()
-                    .filter(|t| is_forbidden(&t.status))
-                    .map(|t| t.text.clone())
-                    .collect(),
-                variants: tgt_terms
-                    .into_iter()
-                    .flatten()
-                    .filter(|o| is_admitted(&o.status) && o.text != t.text)
-                    .map(|o| o.text.clone())
-                    .collect(),
-            });
+        let concept = Concept::read(&nodes, i + 1..end, text, display, &mut langs_seen)?;
+        if let Some(e) = concept.entry(source, target, display, line(entry_pos))? {
+            entries.push(e);
         }
         i = end;
     }
@@ -248,6 +112,200 @@ pub fn read(
         ));
     }
     Ok(entries)
+}
+
+/// One concept (`termEntry` or `conceptEntry`) as read.
+#[derive(Default)]
+struct Concept {
+    /// Per language section: its code and terms.
+    sections: Vec<(String, Vec<Term>)>,
+    /// Concept-level notes and definitions.
+    notes: Vec<String>,
+    /// The origin booktr wrote (`admin type="source"`).
+    origin: Option<Origin>,
+    /// Whether the walk is inside a language section, and how deep in term groups.
+    in_lang: bool,
+    in_term_group: usize,
+}
+
+impl Concept {
+    /// Walks the concept's nodes `range`, adding the languages it names to `langs_seen`.
+    /// Errors: a language section without `xml:lang`, an empty term.
+    fn read(
+        nodes: &[Node],
+        range: std::ops::Range<usize>,
+        text: &str,
+        display: &str,
+        langs_seen: &mut Vec<String>,
+    ) -> Result<Concept, FileError> {
+        let mut c = Concept::default();
+        let mut j = range.start;
+        while j < range.end {
+            j = match &nodes[j] {
+                Node::Start { name, pos, .. } => {
+                    c.start(nodes, j, name, *pos, text, display, langs_seen)?
+                }
+                Node::End { name } => {
+                    match name.as_str() {
+                        "langSet" | "langSec" => c.in_lang = false,
+                        "tig" | "ntig" | "termSec" => {
+                            c.in_term_group = c.in_term_group.saturating_sub(1)
+                        }
+                        _ => {}
+                    }
+                    j + 1
+                }
+                Node::Text(_) => j + 1,
+            };
+        }
+        for (_, terms) in &c.sections {
+            if let Some(t) = terms.iter().find(|t| t.text.is_empty()) {
+                return Err(FileError::new(
+                    display,
+                    Some(xml::line_of(text, t.pos)),
+                    "a term element is empty; write the term or delete it",
+                ));
+            }
+        }
+        Ok(c)
+    }
+
+    /// Reads the element starting at node `j` (`name`, at byte `pos`); returns the next node.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &mut self,
+        nodes: &[Node],
+        j: usize,
+        name: &str,
+        pos: usize,
+        text: &str,
+        display: &str,
+        langs_seen: &mut Vec<String>,
+    ) -> Result<usize, FileError> {
+        let line = |pos: usize| Some(xml::line_of(text, pos));
+        let mut j = j;
+        match name {
+            "langSet" | "langSec" => {
+                let lang = nodes[j].attr("xml:lang").unwrap_or("").to_string();
+                if lang.is_empty() {
+                    return Err(FileError::new(
+                        display,
+                        line(pos),
+                        format!("<{name}> has no xml:lang attribute; add the language code"),
+                    ));
+                }
+                if !langs_seen.contains(&lang) {
+                    langs_seen.push(lang.clone());
+                }
+                self.sections.push((lang, Vec::new()));
+                self.in_lang = true;
+                j += 1;
+            }
+            "tig" | "ntig" | "termSec" if self.in_lang => {
+                self.in_term_group += 1;
+                if let Some((_, terms)) = self.sections.last_mut() {
+                    terms.push(Term {
+                        pos,
+                        ..Default::default()
+                    });
+                }
+                j += 1;
+            }
+            "term" if self.in_lang => {
+                let (t, next) = xml::text_until_end(nodes, j);
+                if let Some((_, terms)) = self.sections.last_mut() {
+                    // A bare `term` directly in the language section (TBX-Min-like).
+                    if self.in_term_group == 0 || terms.last().is_none_or(|t| !t.text.is_empty()) {
+                        terms.push(Term {
+                            pos,
+                            ..Default::default()
+                        });
+                    }
+                    let last = terms.last_mut().expect("pushed");
+                    last.text = t.trim().to_string();
+                    last.pos = pos;
+                }
+                j = next;
+            }
+            "termNote" | "administrativeStatus" | "normativeAuthorization" if self.in_lang => {
+                let ty = nodes[j].attr("type").unwrap_or(name);
+                let (t, next) = xml::text_until_end(nodes, j);
+                if matches!(ty, "administrativeStatus" | "normativeAuthorization")
+                    && let Some(term) = self.sections.last_mut().and_then(|s| s.1.last_mut())
+                {
+                    term.status = t.trim().to_string();
+                }
+                j = next;
+            }
+            "note" | "descrip" if !self.in_lang => {
+                let ty = nodes[j].attr("type").unwrap_or("");
+                let (t, next) = xml::text_until_end(nodes, j);
+                if (name == "note" || ty == "definition") && !t.trim().is_empty() {
+                    self.notes.push(t.trim().to_string());
+                }
+                j = next;
+            }
+            "admin" if !self.in_lang => {
+                let (t, next) = xml::text_until_end(nodes, j);
+                if nodes[j].attr("type") == Some("source")
+                    && let Some(o) = t.trim().strip_prefix("booktr:")
+                {
+                    self.origin = delimited::parse_origin(o);
+                }
+                j = next;
+            }
+            _ => j += 1,
+        }
+        Ok(j)
+    }
+
+    /// The entry of the concept when it has a term in both languages: the source's first term
+    /// not forbidden, the target's preferred term (else its first not forbidden), with the
+    /// target's forbidden and admitted terms. Errors: an over-long term (at `line`).
+    fn entry(
+        self,
+        source: &Lang,
+        target: &Lang,
+        display: &str,
+        line: Option<u64>,
+    ) -> Result<Option<Entry>, FileError> {
+        let sections = &self.sections;
+        let src = best_match(source, sections).and_then(|terms| {
+            terms
+                .iter()
+                .find(|t| !is_forbidden(&t.status))
+                .or(terms.first())
+        });
+        let tgt_terms = best_match(target, sections);
+        let tgt = tgt_terms.and_then(|terms| {
+            terms
+                .iter()
+                .find(|t| is_preferred(&t.status))
+                .or_else(|| terms.iter().find(|t| !is_forbidden(&t.status)))
+        });
+        let (Some(s), Some(t)) = (src, tgt) else {
+            return Ok(None);
+        };
+        check_terms(display, line, &s.text, &t.text)?;
+        Ok(Some(Entry {
+            source: s.text.clone(),
+            target: t.text.clone(),
+            note: self.notes.join("; "),
+            origin: self.origin.unwrap_or(Origin::HouseStyle),
+            forbidden: tgt_terms
+                .into_iter()
+                .flatten()
+                .filter(|t| is_forbidden(&t.status))
+                .map(|t| t.text.clone())
+                .collect(),
+            variants: tgt_terms
+                .into_iter()
+                .flatten()
+                .filter(|o| is_admitted(&o.status) && o.text != t.text)
+                .map(|o| o.text.clone())
+                .collect(),
+        }))
+    }
 }
 
 /// Writes `entries` as a TBX-Basic document (ISO 30042:2008 `martif` form) for `source` →

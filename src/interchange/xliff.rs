@@ -368,175 +368,227 @@ pub fn write_marked(src_lang: &str, trg_lang: &str, files: &[File], rehearsal: b
             ],
         );
         if rehearsal {
-            xml::open(&mut w, "mda:metadata", &[]);
-            xml::open(&mut w, "mda:metaGroup", &[("category", "booktr")]);
-            xml::leaf(
-                &mut w,
-                "mda:meta",
-                &[("type", super::rehearsal::MARK)],
-                "true",
-            );
-            xml::close(&mut w, "mda:metaGroup");
-            xml::close(&mut w, "mda:metadata");
-            xml::open(&mut w, "notes", &[]);
-            xml::leaf(
-                &mut w,
-                "note",
-                &[("category", "booktr:rehearsal"), ("priority", "1")],
-                super::rehearsal::NOTE,
-            );
-            xml::close(&mut w, "notes");
+            write_rehearsal_mark(&mut w);
         }
         for u in &f.units {
-            let mut attrs = vec![("id", u.id.as_str())];
-            if !u.translate {
-                attrs.push(("translate", "no"));
-            }
-            xml::open(&mut w, "unit", &attrs);
-            // QA findings as ITS 2.0 standoff Localization Quality Issues (an extension
-            // element, allowed first in <unit>), referred to by an <mrk type="its:lqi"> around
-            // the first segment's target.
-            let issues: Vec<_> = u.notes.iter().filter_map(its_issue).collect();
-            let lqi_id = its_id(&f.id, &u.id);
-            if !issues.is_empty() {
-                xml::open(&mut w, "its:locQualityIssues", &[("xml:id", &lqi_id)]);
-                for (kind, comment, severity) in &issues {
-                    xml::open(
-                        &mut w,
-                        "its:locQualityIssue",
-                        &[
-                            ("locQualityIssueType", kind),
-                            ("locQualityIssueComment", comment),
-                            ("locQualityIssueSeverity", &severity.to_string()),
-                        ],
-                    );
-                    xml::close(&mut w, "its:locQualityIssue");
-                }
-                xml::close(&mut w, "its:locQualityIssues");
-            }
-            if !u.notes.is_empty() {
-                xml::open(&mut w, "notes", &[]);
-                for n in &u.notes {
-                    let p = n.priority.clamp(1, 10).to_string();
-                    xml::leaf(
-                        &mut w,
-                        "note",
-                        &[
-                            ("category", &n.category),
-                            ("priority", &p),
-                            ("appliesTo", "target"),
-                        ],
-                        &n.text,
-                    );
-                }
-                xml::close(&mut w, "notes");
-            }
-            let mut codes = Codes::default();
-            let src_pieces = inline::split(&u.source);
-            let trg_pieces = u.target.as_deref().map(inline::split);
-            let segs = segments::align(&u.source, u.target.as_deref(), src_lang, trg_lang);
-            // (source xml, target xml, whitespace moved to an ignorable after the segment:
-            // source, target when it differs).
-            #[allow(clippy::type_complexity)]
-            let mut parts: Vec<(
-                String,
-                Option<String>,
-                Option<(String, Option<String>)>,
-            )> = Vec::new();
-            for (k, g) in segs.iter().enumerate() {
-                codes.seg = k;
-                let (mut src_range, mut trg_range) = (g.source.clone(), g.target.clone());
-                // The whitespace between two segments goes to an <ignorable>; the last
-                // segment keeps its own.
-                let mut ignorable = None;
-                if k + 1 < segs.len()
-                    && let Some(sa) = trailing_ws(&u.source, &src_pieces, &src_range)
-                {
-                    let s_ws = u.source[sa..src_range.end].to_string();
-                    match (u.target.as_deref(), &trg_pieces, &trg_range) {
-                        (None, _, _) if !s_ws.is_empty() => {
-                            ignorable = Some((s_ws, None));
-                            src_range.end = sa;
-                        }
-                        (Some(t), Some(tp), Some(tr)) => {
-                            if let Some(ta) = trailing_ws(t, tp, tr)
-                                && (sa < src_range.end || ta < tr.end)
-                            {
-                                let t_ws = t[ta..tr.end].to_string();
-                                let t_ws = (t_ws != s_ws).then_some(t_ws);
-                                ignorable = Some((s_ws, t_ws));
-                                src_range.end = sa;
-                                trg_range = Some(tr.start..ta);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                let mut source = String::new();
-                pieces_xml_in(
-                    &src_pieces,
-                    &mut 0,
-                    &src_range,
-                    &mut codes,
-                    false,
-                    &mut source,
-                );
-                let target = trg_pieces.as_ref().zip(trg_range.as_ref()).map(|(tp, tr)| {
-                    let mut s = String::new();
-                    pieces_xml_in(tp, &mut 0, tr, &mut codes, true, &mut s);
-                    s
-                });
-                parts.push((source, target, ignorable));
-            }
-            if !codes.order.is_empty() {
-                xml::open(&mut w, "originalData", &[]);
-                for (id, native) in &codes.order {
-                    xml::open(&mut w, "data", &[("id", id)]);
-                    xml::raw(&mut w, &text_xml(native));
-                    xml::close(&mut w, "data");
-                }
-                xml::close(&mut w, "originalData");
-            }
-            let mut marked = issues.is_empty();
-            for (source, target, ignorable) in parts {
-                let target = target.map(|t| {
-                    if marked {
-                        return t;
-                    }
-                    marked = true;
-                    format!(
-                        "<mrk id=\"lqi1\" type=\"its:lqi\" its:locQualityIssuesRef=\"#{lqi_id}\">{t}</mrk>"
-                    )
-                });
-                xml::open(&mut w, "segment", &[("state", u.state)]);
-                xml::open(&mut w, "source", &[]);
-                xml::raw(&mut w, &source);
-                xml::close(&mut w, "source");
-                if let Some(t) = target {
-                    xml::open(&mut w, "target", &[]);
-                    xml::raw(&mut w, &t);
-                    xml::close(&mut w, "target");
-                }
-                xml::close(&mut w, "segment");
-                if let Some((ws, t_ws)) = ignorable {
-                    xml::open(&mut w, "ignorable", &[]);
-                    xml::open(&mut w, "source", &[]);
-                    xml::raw(&mut w, &text_xml(&ws));
-                    xml::close(&mut w, "source");
-                    if let Some(t) = t_ws {
-                        xml::open(&mut w, "target", &[]);
-                        xml::raw(&mut w, &text_xml(&t));
-                        xml::close(&mut w, "target");
-                    }
-                    xml::close(&mut w, "ignorable");
-                }
-            }
-            xml::close(&mut w, "unit");
+            write_unit(&mut w, f, u, src_lang, trg_lang);
         }
         xml::close(&mut w, "file");
     }
     xml::close(&mut w, "xliff");
     xml::finish(w)
+}
+
+/// The rehearsal mark of a `<file>` (see [`write_marked`]).
+fn write_rehearsal_mark(w: &mut quick_xml::writer::Writer<Vec<u8>>) {
+    xml::open(w, "mda:metadata", &[]);
+    xml::open(w, "mda:metaGroup", &[("category", "booktr")]);
+    xml::leaf(w, "mda:meta", &[("type", super::rehearsal::MARK)], "true");
+    xml::close(w, "mda:metaGroup");
+    xml::close(w, "mda:metadata");
+    xml::open(w, "notes", &[]);
+    xml::leaf(
+        w,
+        "note",
+        &[("category", "booktr:rehearsal"), ("priority", "1")],
+        super::rehearsal::NOTE,
+    );
+    xml::close(w, "notes");
+}
+
+/// One segment's source and target XML, and the whitespace moved to an `<ignorable>` after it
+/// (source, and target when it differs).
+struct SegmentXml {
+    source: String,
+    target: Option<String>,
+    ignorable: Option<(String, Option<String>)>,
+}
+
+/// One `<unit>`: its QA issues, notes, original data and segments.
+fn write_unit(
+    w: &mut quick_xml::writer::Writer<Vec<u8>>,
+    f: &File,
+    u: &Unit,
+    src_lang: &str,
+    trg_lang: &str,
+) {
+    let mut attrs = vec![("id", u.id.as_str())];
+    if !u.translate {
+        attrs.push(("translate", "no"));
+    }
+    xml::open(w, "unit", &attrs);
+    // QA findings as ITS 2.0 standoff Localization Quality Issues (an extension element,
+    // allowed first in <unit>), referred to by an <mrk type="its:lqi"> around the first
+    // segment's target.
+    let issues: Vec<_> = u.notes.iter().filter_map(its_issue).collect();
+    let lqi_id = its_id(&f.id, &u.id);
+    write_issues(w, &issues, &lqi_id);
+    write_notes(w, u);
+    let mut codes = Codes::default();
+    let parts = segments_xml(u, src_lang, trg_lang, &mut codes);
+    write_original_data(w, &codes);
+    write_segments(w, u, parts, issues.is_empty(), &lqi_id);
+    xml::close(w, "unit");
+}
+
+/// The unit's QA issues as ITS standoff markup with id `lqi_id`.
+fn write_issues(
+    w: &mut quick_xml::writer::Writer<Vec<u8>>,
+    issues: &[(&'static str, String, u8)],
+    lqi_id: &str,
+) {
+    if !issues.is_empty() {
+        xml::open(w, "its:locQualityIssues", &[("xml:id", lqi_id)]);
+        for (kind, comment, severity) in issues {
+            xml::open(
+                w,
+                "its:locQualityIssue",
+                &[
+                    ("locQualityIssueType", kind),
+                    ("locQualityIssueComment", comment),
+                    ("locQualityIssueSeverity", &severity.to_string()),
+                ],
+            );
+            xml::close(w, "its:locQualityIssue");
+        }
+        xml::close(w, "its:locQualityIssues");
+    }
+}
+
+/// The unit's notes, applying to the target.
+fn write_notes(w: &mut quick_xml::writer::Writer<Vec<u8>>, u: &Unit) {
+    if !u.notes.is_empty() {
+        xml::open(w, "notes", &[]);
+        for n in &u.notes {
+            let p = n.priority.clamp(1, 10).to_string();
+            xml::leaf(
+                w,
+                "note",
+                &[
+                    ("category", &n.category),
+                    ("priority", &p),
+                    ("appliesTo", "target"),
+                ],
+                &n.text,
+            );
+        }
+        xml::close(w, "notes");
+    }
+}
+
+/// The unit's segments (aligned by [`segments::align`]) as XML, with the inline codes
+/// collected in `codes`.
+fn segments_xml(u: &Unit, src_lang: &str, trg_lang: &str, codes: &mut Codes) -> Vec<SegmentXml> {
+    let src_pieces = inline::split(&u.source);
+    let trg_pieces = u.target.as_deref().map(inline::split);
+    let segs = segments::align(&u.source, u.target.as_deref(), src_lang, trg_lang);
+    let mut parts = Vec::new();
+    for (k, g) in segs.iter().enumerate() {
+        codes.seg = k;
+        let (mut src_range, mut trg_range) = (g.source.clone(), g.target.clone());
+        // The whitespace between two segments goes to an <ignorable>; the last
+        // segment keeps its own.
+        let mut ignorable = None;
+        if k + 1 < segs.len()
+            && let Some(sa) = trailing_ws(&u.source, &src_pieces, &src_range)
+        {
+            let s_ws = u.source[sa..src_range.end].to_string();
+            match (u.target.as_deref(), &trg_pieces, &trg_range) {
+                (None, _, _) if !s_ws.is_empty() => {
+                    ignorable = Some((s_ws, None));
+                    src_range.end = sa;
+                }
+                (Some(t), Some(tp), Some(tr)) => {
+                    if let Some(ta) = trailing_ws(t, tp, tr)
+                        && (sa < src_range.end || ta < tr.end)
+                    {
+                        let t_ws = t[ta..tr.end].to_string();
+                        let t_ws = (t_ws != s_ws).then_some(t_ws);
+                        ignorable = Some((s_ws, t_ws));
+                        src_range.end = sa;
+                        trg_range = Some(tr.start..ta);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut source = String::new();
+        pieces_xml_in(&src_pieces, &mut 0, &src_range, codes, false, &mut source);
+        let target = trg_pieces.as_ref().zip(trg_range.as_ref()).map(|(tp, tr)| {
+            let mut s = String::new();
+            pieces_xml_in(tp, &mut 0, tr, codes, true, &mut s);
+            s
+        });
+        parts.push(SegmentXml {
+            source,
+            target,
+            ignorable,
+        });
+    }
+    parts
+}
+
+/// The native text of the unit's inline codes.
+fn write_original_data(w: &mut quick_xml::writer::Writer<Vec<u8>>, codes: &Codes) {
+    if !codes.order.is_empty() {
+        xml::open(w, "originalData", &[]);
+        for (id, native) in &codes.order {
+            xml::open(w, "data", &[("id", id)]);
+            xml::raw(w, &text_xml(native));
+            xml::close(w, "data");
+        }
+        xml::close(w, "originalData");
+    }
+}
+
+/// The `<segment>`s and `<ignorable>`s; unless `marked`, the first target is wrapped in the
+/// `<mrk>` that refers to the QA issues `lqi_id`.
+fn write_segments(
+    w: &mut quick_xml::writer::Writer<Vec<u8>>,
+    u: &Unit,
+    parts: Vec<SegmentXml>,
+    marked: bool,
+    lqi_id: &str,
+) {
+    let mut marked = marked;
+    for SegmentXml {
+        source,
+        target,
+        ignorable,
+    } in parts
+    {
+        let target = target.map(|t| {
+            if marked {
+                return t;
+            }
+            marked = true;
+            format!(
+                "<mrk id=\"lqi1\" type=\"its:lqi\" its:locQualityIssuesRef=\"#{lqi_id}\">{t}</mrk>"
+            )
+        });
+        xml::open(w, "segment", &[("state", u.state)]);
+        xml::open(w, "source", &[]);
+        xml::raw(w, &source);
+        xml::close(w, "source");
+        if let Some(t) = target {
+            xml::open(w, "target", &[]);
+            xml::raw(w, &t);
+            xml::close(w, "target");
+        }
+        xml::close(w, "segment");
+        if let Some((ws, t_ws)) = ignorable {
+            xml::open(w, "ignorable", &[]);
+            xml::open(w, "source", &[]);
+            xml::raw(w, &text_xml(&ws));
+            xml::close(w, "source");
+            if let Some(t) = t_ws {
+                xml::open(w, "target", &[]);
+                xml::raw(w, &text_xml(&t));
+                xml::close(w, "target");
+            }
+            xml::close(w, "ignorable");
+        }
+    }
 }
 
 /// A unit read from an XLIFF document.

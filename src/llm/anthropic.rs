@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use super::ProviderPlan;
 use super::attempt;
 use super::call::{self, ApiKey};
-use super::error::LlmError;
+use super::error::{LlmError, ProviderMessage};
 use super::presets::JsonMode;
 use super::runaway::{Channel, Guard};
 use super::types::{Answer, CallOptions, Request, Role, ToolCall, Usage};
@@ -317,7 +317,7 @@ impl attempt::StreamReader for EventReader {
         }
         self.acc
             .push(ev)
-            .map_err(|t| LlmError::in_stream(t, &self.url))?;
+            .map_err(|t| LlmError::in_stream(t.0, &self.url))?;
         Ok(self.acc.stopped)
     }
 
@@ -533,7 +533,7 @@ pub struct MessageAccumulator {
 
 impl MessageAccumulator {
     /// Adds one event. Returns the error text of an `error` event.
-    pub fn push(&mut self, ev: StreamEvent) -> Result<(), String> {
+    pub fn push(&mut self, ev: StreamEvent) -> Result<(), ProviderMessage> {
         self.events += 1;
         match ev {
             StreamEvent::MessageStart { message } => {
@@ -591,7 +591,7 @@ impl MessageAccumulator {
                     .map(String::from)
                     .unwrap_or_else(|| error.to_string());
                 let kind = error.get("type").and_then(Value::as_str).unwrap_or("error");
-                return Err(format!("{kind}: {msg}"));
+                return Err(ProviderMessage(format!("{kind}: {msg}")));
             }
             StreamEvent::ContentBlockStop { .. } | StreamEvent::Ping | StreamEvent::Unknown => {}
         }
@@ -669,9 +669,9 @@ impl MessageAccumulator {
 /// Reads a complete (non-streamed) message, as Message Batches return them.
 ///
 /// Errors: a description when `v` is not a message.
-pub fn answer_from_message(v: &Value, json_tool: bool) -> Result<Answer, String> {
-    let message: WireMessage =
-        serde_json::from_value(v.clone()).map_err(|e| format!("not a message: {e}"))?;
+pub fn answer_from_message(v: &Value, json_tool: bool) -> Result<Answer, ProviderMessage> {
+    let message: WireMessage = serde_json::from_value(v.clone())
+        .map_err(|e| ProviderMessage(format!("not a message: {e}")))?;
     let mut acc = MessageAccumulator::default();
     acc.push(StreamEvent::MessageStart { message })?;
     Ok(acc.finish(1, json_tool))

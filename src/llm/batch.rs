@@ -24,7 +24,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::error::LlmError;
+use super::error::{LlmError, ProviderMessage};
 use super::types::{Answer, Request, Usage};
 use super::{Provider, anthropic, call, openai, stream};
 
@@ -70,7 +70,7 @@ pub struct ItemResult {
     /// The id the request carried in the batch.
     pub custom_id: String,
     /// The answer, or why there is none (an HTTP error of the item, expiry, cancellation).
-    pub outcome: Result<Answer, String>,
+    pub outcome: Result<Answer, ProviderMessage>,
 }
 
 fn decode(e: impl std::fmt::Display, raw: &str) -> LlmError {
@@ -243,18 +243,20 @@ pub fn openai_item(v: &Value) -> ItemResult {
     let custom_id = str_field(v, "custom_id").unwrap_or_default();
     let outcome = (|| {
         if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
-            return Err(e.get("message").and_then(Value::as_str).map_or_else(
-                || e.to_string(),
-                |m| format!("{}: {m}", e["code"].as_str().unwrap_or("error")),
+            return Err(ProviderMessage(
+                e.get("message").and_then(Value::as_str).map_or_else(
+                    || e.to_string(),
+                    |m| format!("{}: {m}", e["code"].as_str().unwrap_or("error")),
+                ),
             ));
         }
         let resp = &v["response"];
         let code = resp["status_code"].as_u64().unwrap_or(0);
         if code != 200 {
-            return Err(format!(
+            return Err(ProviderMessage(format!(
                 "HTTP {code}: {}",
                 crate::util::excerpt(&resp["body"].to_string(), 500)
-            ));
+            )));
         }
         chat_completion_answer(&resp["body"])
     })();
@@ -262,7 +264,7 @@ pub fn openai_item(v: &Value) -> ItemResult {
 }
 
 /// Reads a non-streamed chat completion (`choices[0].message`, `usage`).
-pub fn chat_completion_answer(body: &Value) -> Result<Answer, String> {
+pub fn chat_completion_answer(body: &Value) -> Result<Answer, ProviderMessage> {
     let choice = &body["choices"][0];
     let msg = &choice["message"];
     let usage: Usage = serde_json::from_value::<stream::WireUsage>(body["usage"].clone())
@@ -281,7 +283,7 @@ pub fn chat_completion_answer(body: &Value) -> Result<Answer, String> {
         model: str_field(body, "model"),
         attempts: 1,
     };
-    super::attempt::check_not_empty(answer).map_err(|e| e.to_string())
+    super::attempt::check_not_empty(answer).map_err(|e| ProviderMessage(e.to_string()))
 }
 
 fn anthropic_batches_url(c: &anthropic::AnthropicClient) -> String {
@@ -338,13 +340,14 @@ pub fn anthropic_item(v: &Value) -> ItemResult {
     let custom_id = str_field(v, "custom_id").unwrap_or_default();
     let result = &v["result"];
     let outcome = match result["type"].as_str().unwrap_or("") {
-        "succeeded" => anthropic::answer_from_message(&result["message"], true)
-            .and_then(|a| super::attempt::check_not_empty(a).map_err(|e| e.to_string())),
-        "errored" => Err(format!(
+        "succeeded" => anthropic::answer_from_message(&result["message"], true).and_then(|a| {
+            super::attempt::check_not_empty(a).map_err(|e| ProviderMessage(e.to_string()))
+        }),
+        "errored" => Err(ProviderMessage(format!(
             "errored: {}",
             crate::util::excerpt(&result["error"].to_string(), 500)
-        )),
-        other => Err(format!("request {other}")),
+        ))),
+        other => Err(ProviderMessage(format!("request {other}"))),
     };
     ItemResult { custom_id, outcome }
 }
@@ -367,7 +370,7 @@ mod tests {
         assert_eq!(a.finish_reason.as_deref(), Some("stop"));
         let failed = json!({"custom_id": "req-1", "response": {"status_code": 500,
             "body": {"error": {"message": "boom"}}}, "error": null});
-        assert!(openai_item(&failed).outcome.unwrap_err().contains("500"));
+        assert!(openai_item(&failed).outcome.unwrap_err().0.contains("500"));
         let expired = json!({"custom_id": "req-2", "response": null,
             "error": {"code": "batch_expired", "message": "not done in time"}});
         assert_eq!(

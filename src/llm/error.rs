@@ -9,6 +9,19 @@
 
 use std::time::Duration;
 
+/// An error the provider reported inside an answer rather than as an HTTP status: an
+/// in-stream error event, a batch item's error, a body that is not an answer. The text is the
+/// provider's (its error type and message where it gives them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProviderMessage(pub String);
+
+impl PartialEq<&str> for ProviderMessage {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
 /// Why a call failed. Messages never include the API key or request headers.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LlmError {

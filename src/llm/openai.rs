@@ -237,7 +237,7 @@ impl attempt::StreamReader for ChunkReader {
         }
         self.acc
             .push(chunk)
-            .map_err(|t| LlmError::in_stream(t, &self.url))?;
+            .map_err(|t| LlmError::in_stream(t.0, &self.url))?;
         Ok(false)
     }
 

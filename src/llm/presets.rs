@@ -32,15 +32,17 @@ pub enum JsonMode {
 }
 
 impl std::str::FromStr for JsonMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::util::UnknownValue;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "schema" => Ok(JsonMode::Schema),
             "object" => Ok(JsonMode::Object),
             "prompt" => Ok(JsonMode::Prompt),
-            other => Err(format!(
-                "unknown json_mode `{other}`; use `schema`, `object` or `prompt`"
-            )),
+            other => Err(crate::util::UnknownValue {
+                what: "json_mode",
+                value: other.to_string(),
+                choices: "`schema`, `object` or `prompt`",
+            }),
         }
     }
 }
@@ -64,15 +66,17 @@ pub enum Continuation {
 }
 
 impl std::str::FromStr for Continuation {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::util::UnknownValue;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "prefix" => Ok(Continuation::Prefix),
             "vllm" => Ok(Continuation::Vllm),
             "none" => Ok(Continuation::None),
-            other => Err(format!(
-                "unknown continuation `{other}`; use `prefix`, `vllm` or `none`"
-            )),
+            other => Err(crate::util::UnknownValue {
+                what: "continuation",
+                value: other.to_string(),
+                choices: "`prefix`, `vllm` or `none`",
+            }),
         }
     }
 }

@@ -17,15 +17,17 @@ pub enum ProviderKind {
 }
 
 impl std::str::FromStr for ProviderKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::util::UnknownValue;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "openai" => Ok(ProviderKind::Openai),
             "anthropic" => Ok(ProviderKind::Anthropic),
             "pseudo" => Ok(ProviderKind::Pseudo),
-            other => Err(format!(
-                "unknown provider kind `{other}`; use `openai` (any OpenAI-compatible endpoint), `anthropic` (the Anthropic Messages API) or `pseudo` (offline rehearsal)"
-            )),
+            other => Err(crate::util::UnknownValue {
+                what: "provider kind",
+                value: other.to_string(),
+                choices: "`openai` (any OpenAI-compatible endpoint), `anthropic` (the Anthropic Messages API) or `pseudo` (offline rehearsal)",
+            }),
         }
     }
 }

@@ -118,11 +118,11 @@ impl Accumulator {
         Self::default()
     }
 
-    /// Adds one chunk. Returns an error text if the chunk carries an in-stream error.
-    pub fn push(&mut self, chunk: Chunk) -> Result<(), String> {
+    /// Adds one chunk. Errors: the chunk carries an in-stream error (its JSON, as text).
+    pub fn push(&mut self, chunk: Chunk) -> Result<(), super::error::ProviderMessage> {
         self.chunks += 1;
         if let Some(err) = chunk.error {
-            return Err(err.to_string());
+            return Err(super::error::ProviderMessage(err.to_string()));
         }
         if self.model.is_none() {
             self.model = chunk.model;

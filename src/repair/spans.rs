@@ -84,6 +84,158 @@ pub(crate) struct Spans {
     pub outline_top: Vec<usize>,
 }
 
+/// The state of [`Spans::parse`]'s walk over the events.
+#[derive(Default)]
+struct Walk {
+    /// Nesting depth of the current event (0: top level).
+    depth: usize,
+    /// The code block being read.
+    code: Option<CodeSpan>,
+    in_html_block: bool,
+    /// Mirror of QA's outline builder: open outline blocks (`true` for a list item) and
+    /// paragraphs swallowed by an item.
+    open: Vec<bool>,
+    item_para: Vec<bool>,
+}
+
+impl Walk {
+    /// Top-level blocks.
+    fn top_level(&mut self, s: &mut Spans, ev: &Event<'_>, r: &Range<usize>) {
+        match ev {
+            Event::Start(tag) => {
+                if self.depth == 0 {
+                    s.top.push(TopBlock {
+                        kind: top_kind(tag),
+                        range: r.clone(),
+                    });
+                }
+                self.depth += 1;
+            }
+            Event::End(_) => self.depth = self.depth.saturating_sub(1),
+            Event::Rule if self.depth == 0 => s.top.push(TopBlock {
+                kind: "rule",
+                range: r.clone(),
+            }),
+            _ => {}
+        }
+    }
+
+    /// QA's outline blocks, each with the top-level block it sits in.
+    fn outline(&mut self, s: &mut Spans, ev: &Event<'_>, block: usize) {
+        let open = &mut self.open;
+        let mut outline_push = |open: &mut Vec<bool>, item: bool| {
+            open.push(item);
+            s.outline_top.push(block);
+        };
+        match ev {
+            Event::Start(Tag::Paragraph) => {
+                if open.last() == Some(&true) {
+                    self.item_para.push(true);
+                } else {
+                    self.item_para.push(false);
+                    outline_push(open, false);
+                }
+            }
+            Event::End(TagEnd::Paragraph) if self.item_para.pop() == Some(false) => {
+                open.pop();
+            }
+            Event::Start(Tag::Item) => outline_push(open, true),
+            Event::Start(
+                Tag::Heading { .. } | Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::Table(_),
+            ) => outline_push(open, false),
+            Event::End(
+                TagEnd::Item
+                | TagEnd::Heading(_)
+                | TagEnd::CodeBlock
+                | TagEnd::HtmlBlock
+                | TagEnd::Table,
+            ) => {
+                open.pop();
+            }
+            Event::Rule => s.outline_top.push(block),
+            _ => {}
+        }
+    }
+
+    /// Code blocks, markup, inline code and math, footnotes, link destinations and headings.
+    fn content(&mut self, s: &mut Spans, text: &str, ev: Event<'_>, r: Range<usize>, block: usize) {
+        match ev {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let (fenced, info) = match kind {
+                    CodeBlockKind::Fenced(i) => (true, i.to_string()),
+                    CodeBlockKind::Indented => (false, String::new()),
+                };
+                self.code = Some(CodeSpan {
+                    fenced,
+                    info,
+                    body: String::new(),
+                    range: r,
+                });
+            }
+            Event::Text(t) if self.code.is_some() => {
+                if let Some(c) = self.code.as_mut() {
+                    c.body.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => s.code.extend(self.code.take().map(|mut c| {
+                c.body = lf(&c.body);
+                c
+            })),
+            Event::Start(Tag::HtmlBlock) => {
+                self.in_html_block = true;
+                s.push_markup(text, r, block);
+            }
+            Event::End(TagEnd::HtmlBlock) => self.in_html_block = false,
+            Event::Html(_) | Event::InlineHtml(_) if !self.in_html_block => {
+                s.push_markup(text, r, block)
+            }
+            Event::Code(_) => s.push(InlineKind::Code, text, r, block),
+            Event::InlineMath(_) => s.push(InlineKind::Math, text, r, block),
+            Event::DisplayMath(_) => s.display_math.push(r),
+            Event::FootnoteReference(label) => {
+                let at = r.start + 2;
+                if text.get(r.start..at) == Some("[^")
+                    && text.get(at..at + label.len()) == Some(&*label)
+                {
+                    s.push(InlineKind::Footnote, text, at..at + label.len(), block);
+                }
+            }
+            Event::Start(Tag::FootnoteDefinition(label)) => {
+                let at = r.start + 2;
+                if text.get(r.start..at) == Some("[^")
+                    && text.get(at..at + label.len()) == Some(&*label)
+                {
+                    s.push(InlineKind::Footnote, text, at..at + label.len(), block);
+                }
+            }
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            })
+            | Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                ..
+            }) => {
+                if let Some(d) = dest_range(text, &r, link_type, &dest_url) {
+                    s.push(InlineKind::Url, text, d, block);
+                }
+            }
+            Event::Start(Tag::Heading { level, id, .. }) => {
+                let atx = text[r.clone()].trim_start_matches(' ').starts_with('#');
+                s.headings.push(HeadingSpan {
+                    level: level as u8,
+                    id: id.map(|i| i.to_string()),
+                    range: r,
+                    atx,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
 fn top_kind(tag: &Tag<'_>) -> &'static str {
     match tag {
         Tag::Paragraph => "paragraph",
@@ -102,167 +254,54 @@ fn top_kind(tag: &Tag<'_>) -> &'static str {
 }
 
 impl Spans {
-    /// Parses `text`.
+    /// Parses `text`: one walk over the Markdown events (top-level blocks, QA's outline, code,
+    /// markup and inline spans), then the spans the events do not give (reference
+    /// definitions' destinations, footnote references defined elsewhere, reference labels).
     pub(crate) fn parse(text: &str) -> Spans {
         let (bom, _) = markdown::split_bom(text);
         let mut s = Spans::default();
-        let mut depth = 0usize;
-        let mut code: Option<CodeSpan> = None;
-        let mut in_html_block = false;
-        // Mirror of QA's outline builder: open outline blocks (`true` for a list item) and
-        // paragraphs swallowed by an item.
-        let mut open: Vec<bool> = Vec::new();
-        let mut item_para: Vec<bool> = Vec::new();
+        let mut walk = Walk::default();
         let mut iter = markdown::parser(text).into_offset_iter();
         for (ev, r) in iter.by_ref() {
             let r = r.start + bom..r.end + bom;
-            match &ev {
-                Event::Start(tag) => {
-                    if depth == 0 {
-                        s.top.push(TopBlock {
-                            kind: top_kind(tag),
-                            range: r.clone(),
-                        });
-                    }
-                    depth += 1;
-                }
-                Event::End(_) => depth = depth.saturating_sub(1),
-                Event::Rule if depth == 0 => s.top.push(TopBlock {
-                    kind: "rule",
-                    range: r.clone(),
-                }),
-                _ => {}
-            }
+            walk.top_level(&mut s, &ev, &r);
             let block = s.top.len().saturating_sub(1);
-            let mut outline_push = |open: &mut Vec<bool>, item: bool| {
-                open.push(item);
-                s.outline_top.push(block);
-            };
-            match &ev {
-                Event::Start(Tag::Paragraph) => {
-                    if open.last() == Some(&true) {
-                        item_para.push(true);
-                    } else {
-                        item_para.push(false);
-                        outline_push(&mut open, false);
-                    }
-                }
-                Event::End(TagEnd::Paragraph) if item_para.pop() == Some(false) => {
-                    open.pop();
-                }
-                Event::Start(Tag::Item) => outline_push(&mut open, true),
-                Event::Start(
-                    Tag::Heading { .. } | Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::Table(_),
-                ) => outline_push(&mut open, false),
-                Event::End(
-                    TagEnd::Item
-                    | TagEnd::Heading(_)
-                    | TagEnd::CodeBlock
-                    | TagEnd::HtmlBlock
-                    | TagEnd::Table,
-                ) => {
-                    open.pop();
-                }
-                Event::Rule => s.outline_top.push(block),
-                _ => {}
-            }
-            match ev {
-                Event::Start(Tag::CodeBlock(kind)) => {
-                    let (fenced, info) = match kind {
-                        CodeBlockKind::Fenced(i) => (true, i.to_string()),
-                        CodeBlockKind::Indented => (false, String::new()),
-                    };
-                    code = Some(CodeSpan {
-                        fenced,
-                        info,
-                        body: String::new(),
-                        range: r,
-                    });
-                }
-                Event::Text(t) if code.is_some() => {
-                    if let Some(c) = code.as_mut() {
-                        c.body.push_str(&t);
-                    }
-                }
-                Event::End(TagEnd::CodeBlock) => s.code.extend(code.take().map(|mut c| {
-                    c.body = lf(&c.body);
-                    c
-                })),
-                Event::Start(Tag::HtmlBlock) => {
-                    in_html_block = true;
-                    s.push_markup(text, r, block);
-                }
-                Event::End(TagEnd::HtmlBlock) => in_html_block = false,
-                Event::Html(_) | Event::InlineHtml(_) if !in_html_block => {
-                    s.push_markup(text, r, block)
-                }
-                Event::Code(_) => s.push(InlineKind::Code, text, r, block),
-                Event::InlineMath(_) => s.push(InlineKind::Math, text, r, block),
-                Event::DisplayMath(_) => s.display_math.push(r),
-                Event::FootnoteReference(label) => {
-                    let at = r.start + 2;
-                    if text.get(r.start..at) == Some("[^")
-                        && text.get(at..at + label.len()) == Some(&*label)
-                    {
-                        s.push(InlineKind::Footnote, text, at..at + label.len(), block);
-                    }
-                }
-                Event::Start(Tag::FootnoteDefinition(label)) => {
-                    let at = r.start + 2;
-                    if text.get(r.start..at) == Some("[^")
-                        && text.get(at..at + label.len()) == Some(&*label)
-                    {
-                        s.push(InlineKind::Footnote, text, at..at + label.len(), block);
-                    }
-                }
-                Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    ..
-                })
-                | Event::Start(Tag::Image {
-                    link_type,
-                    dest_url,
-                    ..
-                }) => {
-                    if let Some(d) = dest_range(text, &r, link_type, &dest_url) {
-                        s.push(InlineKind::Url, text, d, block);
-                    }
-                }
-                Event::Start(Tag::Heading { level, id, .. }) => {
-                    let atx = text[r.clone()].trim_start_matches(' ').starts_with('#');
-                    s.headings.push(HeadingSpan {
-                        level: level as u8,
-                        id: id.map(|i| i.to_string()),
-                        range: r,
-                        atx,
-                    });
-                }
-                _ => {}
-            }
+            walk.outline(&mut s, &ev, block);
+            walk.content(&mut s, text, ev, r, block);
         }
         for (_, def) in iter.reference_definitions().iter() {
-            let span = def.span.start + bom..def.span.end + bom;
-            let raw = &text[span.clone()];
-            if let Some(colon) = raw.find("]:") {
-                let after = colon + 2;
-                let ws = raw[after..].len() - raw[after..].trim_start().len();
-                let mut at = after + ws;
-                if raw[at..].starts_with('<') {
-                    at += 1;
-                }
-                if raw[at..].starts_with(&*def.dest) {
-                    let start = span.start + at;
-                    s.push(
-                        InlineKind::Url,
-                        text,
-                        start..start + def.dest.len(),
-                        usize::MAX,
-                    );
-                }
+            s.definition_url(text, def.span.start + bom..def.span.end + bom, &def.dest);
+        }
+        s.loose_footnotes(text);
+        s.reference_labels(text);
+        s.inline.sort_by_key(|i| i.range.start);
+        s.markers = crate::qa::unit::structure::marker_spans(text);
+        s
+    }
+
+    /// The destination `dest` of a reference definition (`[x]: url`, bytes `span` of
+    /// `text`), as a URL span outside any top-level block.
+    fn definition_url(&mut self, text: &str, span: Range<usize>, dest: &str) {
+        let s = self;
+        let raw = &text[span.clone()];
+        if let Some(colon) = raw.find("]:") {
+            let after = colon + 2;
+            let ws = raw[after..].len() - raw[after..].trim_start().len();
+            let mut at = after + ws;
+            if raw[at..].starts_with('<') {
+                at += 1;
+            }
+            if raw[at..].starts_with(dest) {
+                let start = span.start + at;
+                s.push(InlineKind::Url, text, start..start + dest.len(), usize::MAX);
             }
         }
-        // Footnote references whose definition sits in another unit stay text.
+    }
+
+    /// Footnote references whose definition sits in another unit stay text: found in the
+    /// prose.
+    fn loose_footnotes(&mut self, text: &str) {
+        let s = self;
         for pr in markdown::prose_ranges(text) {
             let slice = &text[pr.clone()];
             let mut from = 0;
@@ -285,9 +324,13 @@ impl Spans {
                 s.push(InlineKind::Footnote, text, start..start + e, block);
             }
         }
-        // Reference labels, defined in the unit or not (a unit's links often use definitions
-        // at the chapter's end). A shortcut `[x]` whose definition is elsewhere is left out:
-        // it may be bracketed text, and restoring a "label" there would make one.
+    }
+
+    /// Reference labels, defined in the unit or not (a unit's links often use definitions at
+    /// the chapter's end). A shortcut `[x]` whose definition is elsewhere is left out: it may
+    /// be bracketed text, and restoring a "label" there would make one.
+    fn reference_labels(&mut self, text: &str) {
+        let s = self;
         for l in markdown::reference_links(text) {
             if l.form == markdown::RefForm::Shortcut && !l.defined {
                 continue;
@@ -308,9 +351,6 @@ impl Spans {
                 block,
             });
         }
-        s.inline.sort_by_key(|i| i.range.start);
-        s.markers = crate::qa::unit::structure::marker_spans(text);
-        s
     }
 
     fn push(&mut self, kind: InlineKind, text: &str, range: Range<usize>, block: usize) {

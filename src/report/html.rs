@@ -88,7 +88,7 @@ struct ReportHead<'a> {
     repairs: usize,
     fuzzy_matches: &'a crate::campaign::memory::FuzzyBands,
     ledger: &'a Option<super::ledger::Ledger>,
-    finding_marks: &'a crate::campaign::mark_journal::Review,
+    finding_marks: &'a crate::campaign::mark_review::Review,
     mqm: &'a super::MqmReport,
 }
 

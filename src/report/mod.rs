@@ -309,9 +309,9 @@ pub struct Report {
     /// The editor's marks over the final texts: counts of confirmed and dismissed
     /// findings, precision per marked check (confirmed / marked), the checks downgraded to
     /// warnings for this campaign and the marks cleared since (see
-    /// [`crate::campaign::mark_journal::Review`]). Each finding carries its `id` and, when marked or
+    /// [`crate::campaign::mark_review::Review`]). Each finding carries its `id` and, when marked or
     /// downgraded, its `review`.
-    pub finding_marks: crate::campaign::mark_journal::Review,
+    pub finding_marks: crate::campaign::mark_review::Review,
     /// The MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
     pub mqm: MqmReport,
 }

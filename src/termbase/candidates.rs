@@ -420,12 +420,51 @@ fn emphasised_terms(text: &str) -> Vec<String> {
 /// Extracts and ranks term candidates from prose texts (one string per chapter), excluding
 /// terms already in `known` (house style). Returns at most `max` candidates, best first;
 /// ties are broken by term for determinism.
-pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec<Candidate> {
-    // Every n-gram of the book is looked up here (about a million on a 1.2 MB book), so keys
-    // borrow the text when it is already lower case, and the map uses FxHash (rustc-hash)
-    // rather than SipHash: the keys come from the book, not from an adversary.
-    let mut stats: rustc_hash::FxHashMap<std::borrow::Cow<'a, str>, Stat<'a>> =
-        rustc_hash::FxHashMap::default();
+pub fn candidates(chapters: &[&str], known: &Termbase, max: usize) -> Vec<Candidate> {
+    let mut stats = ngram_stats(chapters);
+    for text in chapters {
+        for term in emphasised_terms(text) {
+            if let Some(st) = stats.get_mut(term.as_str()) {
+                st.emphasised += 1;
+            }
+        }
+    }
+    fold_plurals(&mut stats);
+    let qualified = qualify(&stats, known);
+    let mut scored = c_values(&qualified);
+    scored.sort_by(|(a, _), (b, _)| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.term.cmp(&b.term))
+    });
+    scored.truncate(max);
+    scored
+        .into_iter()
+        .map(|(mut c, at)| {
+            if let Some((ci, start, end, at)) = at {
+                c.snippet = snippet_around(&chapters[ci][start..end], at);
+            }
+            c
+        })
+        .collect()
+}
+
+/// N-gram statistics, keyed by lower-case text. Every n-gram of the book is looked up here
+/// (about a million on a 1.2 MB book), so keys borrow the text when it is already lower case,
+/// and the map uses FxHash (rustc-hash) rather than SipHash: the keys come from the book, not
+/// from an adversary.
+type Stats<'a> = rustc_hash::FxHashMap<std::borrow::Cow<'a, str>, Stat<'a>>;
+
+/// Where a candidate's snippet is: chapter, prose range start and end, byte in the range.
+type Snippet = Option<(usize, usize, usize, usize)>;
+
+/// Qualified candidates by key: best form, frequency, words, snippet.
+type Qualified = BTreeMap<String, (String, usize, usize, Snippet)>;
+
+/// Counts every n-gram of 1 to 4 words of the chapters' prose clauses that neither starts nor
+/// ends with a stop word or a non-word.
+fn ngram_stats<'a>(chapters: &[&'a str]) -> Stats<'a> {
+    let mut stats: Stats<'a> = rustc_hash::FxHashMap::default();
     for (ci, text) in chapters.iter().enumerate() {
         for r in crate::book::markdown::prose_ranges(text) {
             let (r_start, r_end) = (r.start, r.end);
@@ -465,14 +504,11 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
             }
         }
     }
-    for text in chapters {
-        for term in emphasised_terms(text) {
-            if let Some(st) = stats.get_mut(term.as_str()) {
-                st.emphasised += 1;
-            }
-        }
-    }
-    // Fold plurals into singulars that occur too.
+    stats
+}
+
+/// Folds plurals into singulars that occur too.
+fn fold_plurals(stats: &mut Stats<'_>) {
     let plural_keys: Vec<(String, String)> = stats
         .keys()
         .filter_map(|k| {
@@ -496,10 +532,13 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
             st.emphasised += p.emphasised;
         }
     }
-    // Qualify.
-    type Snippet = Option<(usize, usize, usize, usize)>;
+}
+
+/// The n-grams that qualify as candidates: acronyms and capitalised terms seen twice, phrases
+/// of two words or more seen three times, emphasised terms; never a term of `known`.
+fn qualify(stats: &Stats<'_>, known: &Termbase) -> Qualified {
     let mut qualified: BTreeMap<String, (String, usize, usize, Snippet)> = BTreeMap::new();
-    for (key, st) in &stats {
+    for (key, st) in stats {
         let form = st.best_form().to_string();
         if form.chars().count() < 2 || known.get(&form).is_some() {
             continue;
@@ -524,7 +563,13 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
             qualified.insert(key.to_string(), (form, freq, words, snippet));
         }
     }
-    // C-value with nesting.
+    qualified
+}
+
+/// The C-value of each qualified candidate (its frequency, less the mean frequency of the
+/// longer candidates it is nested in, weighted by log2(words + 1)); candidates scoring 0 or
+/// less are dropped.
+fn c_values(qualified: &Qualified) -> Vec<(Candidate, Snippet)> {
     let keys: Vec<&String> = qualified.keys().collect();
     let mut nested_in: HashMap<&str, Vec<usize>> = HashMap::new();
     for k in &keys {
@@ -542,7 +587,7 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
             }
         }
     }
-    let mut scored: Vec<(Candidate, Snippet)> = qualified
+    qualified
         .iter()
         .map(|(k, (form, f, n, snip))| {
             let w = ((*n as f64) + 1.0).log2();
@@ -561,21 +606,6 @@ pub fn candidates<'a>(chapters: &[&'a str], known: &Termbase, max: usize) -> Vec
             (c, *snip)
         })
         .filter(|c| c.0.score > 0.0)
-        .collect();
-    scored.sort_by(|(a, _), (b, _)| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.term.cmp(&b.term))
-    });
-    scored.truncate(max);
-    scored
-        .into_iter()
-        .map(|(mut c, at)| {
-            if let Some((ci, start, end, at)) = at {
-                c.snippet = snippet_around(&chapters[ci][start..end], at);
-            }
-            c
-        })
         .collect()
 }
 

@@ -108,7 +108,7 @@ impl Manager<'_> {
     ///
     /// Findings an editor dismissed on the kept text, and errors of checks
     /// downgraded by their precision over the editor's marks, send no revision
-    /// ([`crate::campaign::mark_journal::has_live_error`]), unless the round's decision was already
+    /// ([`crate::campaign::mark_review::has_live_error`]), unless the round's decision was already
     /// recorded on the forced set without those marks: a mark never re-opens a past round
     /// (that would pay for a new decision and rewrite what was revised).
     pub fn forced(&self, s: &State, round: u32) -> Vec<String> {
@@ -149,7 +149,7 @@ impl Manager<'_> {
                 let mut v = kept.to_vec();
                 v.extend(campaign.into_iter().flatten().map(|f| (*f).clone()));
                 let text = s.kept_translation(u, round).map_or("", |t| t.1);
-                crate::campaign::mark_journal::has_live_error(self.campaign, s, u, text, &v)
+                crate::campaign::mark_review::has_live_error(self.campaign, s, u, text, &v)
             })
             .collect()
     }

@@ -68,6 +68,7 @@ impl Manager<'_> {
 
     /// The body of [`Manager::step_inner`]: every stage lists all its actions except the
     /// first translation, which stops at `limit` runnable ones (the caller truncates the rest).
+    /// The stages are tried in campaign order; the first that has work (or blocks) is the step.
     fn step_listing(
         &self,
         s: &State,
@@ -75,279 +76,18 @@ impl Manager<'_> {
         in_flight: &BTreeSet<String>,
         limit: Option<usize>,
     ) -> Step {
-        let c = self.campaign;
-        let key = |a: &Action| a.call_key(c);
-        let settled = |k: &str| s.is_settled_in(k, run);
-        let open = |a: Action| -> Option<Action> {
-            let k = key(&a);
-            (!settled(&k) && !in_flight.contains(&k)).then_some(a)
+        let w = Walk {
+            m: self,
+            s,
+            run,
+            in_flight,
+            limit,
         };
-        // 1. Glossary.
-        let batches: Vec<Action> = self
-            .glossary_batches
-            .iter()
-            .enumerate()
-            .map(|(n, (key, _))| Action::GlossaryBatch {
-                n,
-                key: key.clone(),
-            })
-            .collect();
-        let mut batches = batches;
-        // The brief is part of every unit's fingerprint: nothing is translated before it.
-        // `brief = false`: no brief call, translators get none.
-        if c.plan.brief {
-            batches.push(Action::Brief {
-                key: self.brief.0.clone(),
-            });
-        }
-        if batches.iter().any(|a| !s.is_done(&key(a))) {
-            if batches.iter().any(|a| s.failed_in_run(&key(a), run)) {
-                return Step {
-                    stage: Stage::Blocked,
-                    actions: Vec::new(),
-                };
-            }
-            return Step {
-                stage: Stage::Glossary,
-                actions: batches.into_iter().filter_map(open).collect(),
-            };
-        }
-        if s.glossary_inputs().as_deref() != Some(self.glossary_inputs.as_str()) {
-            let actions = if in_flight.contains(&key(&Action::MergeGlossary)) {
-                vec![]
-            } else {
-                vec![Action::MergeGlossary]
-            };
-            return Step {
-                stage: Stage::Glossary,
-                actions,
-            };
-        }
-        // The desk: the brief (and the termbase under review) where the editor can read them.
-        let gates = c.plan.gates;
-        let desk_stale = s.brief_on_desk().as_deref()
-            != s.brief().as_ref().map(|b| b.sha256.as_str())
-            || (gates.glossary
-                && !s.glossary_approved()
-                && s.glossary_review_of().as_deref() != s.merged_sha256().as_deref());
-        if desk_stale {
-            let actions = if in_flight.contains(&key(&Action::WriteDesk)) {
-                vec![]
-            } else {
-                vec![Action::WriteDesk]
-            };
-            return Step {
-                stage: Stage::Glossary,
-                actions,
-            };
-        }
-        if gates.glossary && !s.glossary_approved() {
-            return Step {
-                stage: Stage::AwaitingApproval(Gate::Glossary),
-                actions: Vec::new(),
-            };
-        }
-        // 2. First translation (split units: their parts, then a local join).
-        let mut first: Vec<Action> = Vec::new();
-        // Whether the stage has any action (with a `limit` the ones not runnable are dropped
-        // from `first` as they are seen).
-        let mut had_first = false;
-        // Only the units whose first translation is not finished (the others are skipped
-        // below anyway): walking the whole book for every recorded result was quadratic.
-        for &i in s.first_pending() {
-            let u = &c.units[i];
-            let Some(fp) = s.fp(&u.id).map(String::from) else {
-                continue;
-            };
-            if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
-                continue;
-            }
-            let from = first.len();
-            had_first = true;
-            if !s.splits().contains_key(&fp) {
-                first.push(Action::Translate {
-                    unit: i,
-                    fp,
-                    round: 0,
-                });
-            } else {
-                let leaves = s.leaf_parts(&fp);
-                let missing = untranslated_parts(s, i, leaves);
-                if missing.is_empty() {
-                    first.push(Action::JoinParts { unit: i });
-                } else {
-                    first.extend(missing);
-                }
-            }
-            if let Some(limit) = limit {
-                let runnable: Vec<Action> = first.drain(from..).filter_map(open).collect();
-                first.extend(runnable);
-                if first.len() >= limit {
-                    return Step {
-                        stage: Stage::Translate,
-                        actions: first,
-                    };
-                }
-            }
-        }
-        if had_first {
-            let mut runnable: Vec<Action> = if limit.is_some() {
-                first
-            } else {
-                first.into_iter().filter_map(open).collect()
-            };
-            // A chapter whose units are all translated is proofread now, while other
-            // chapters still translate (after the translations: they are on the longer path).
-            runnable.extend(self.ready_proofreads(s, run, 0, in_flight));
-            if runnable.is_empty() && in_flight.is_empty() {
-                return Step {
-                    stage: Stage::Blocked,
-                    actions: Vec::new(),
-                };
-            }
-            return Step {
-                stage: Stage::Translate,
-                actions: runnable,
-            };
-        }
-        // 3–5. Review rounds.
-        let rounds = c.plan.revision_rounds;
-        let mut round = 0;
-        loop {
-            if round == 0 || round < rounds {
-                let pending: Vec<Action> = self
-                    .proofread_batches_in(s, run, round)
-                    .into_iter()
-                    .map(|b| Action::Proofread {
-                        round,
-                        chapter: b.chapter,
-                        units: b.units,
-                        key: b.key,
-                    })
-                    .filter(|a| !settled(&key(a)))
-                    .collect();
-                if !pending.is_empty() {
-                    let actions = pending
-                        .into_iter()
-                        .filter(|a| !in_flight.contains(&key(a)))
-                        .collect();
-                    return Step {
-                        stage: Stage::Proofread(round),
-                        actions,
-                    };
-                }
-            }
-            if round >= rounds {
-                break;
-            }
-            let reconciles: Vec<Action> = self
-                .conflicts(s, round)
-                .into_iter()
-                .map(|conflict| Action::Reconcile {
-                    round,
-                    key: CallKey::reconcile(
-                        round,
-                        short_hash(
-                            serde_json::to_vec(&(&conflict.term, &conflict.renderings))
-                                .expect("json"),
-                        ),
-                    ),
-                    conflict,
-                })
-                .filter(|a| !settled(&key(a)))
-                .collect();
-            if !reconciles.is_empty() {
-                let actions = reconciles
-                    .into_iter()
-                    .filter(|a| !in_flight.contains(&key(a)))
-                    .collect();
-                return Step {
-                    stage: Stage::Reconcile(round),
-                    actions,
-                };
-            }
-            let decide = Action::Decide {
-                round,
-                key: self.decide_call_key(s, round),
-            };
-            if !settled(&key(&decide)) {
-                let actions = open(decide).into_iter().collect();
-                return Step {
-                    stage: Stage::Decide(round),
-                    actions,
-                };
-            }
-            // Under the revisions gate, the approved units (all, or those of the chapters
-            // approved so far) are revised while the undecided ones keep the gate closed.
-            let waiting = gates.revisions && !self.undecided_revisions(s, round).is_empty();
-            let revise = self.revision_set(s, round);
-            if revise.is_empty() && !waiting {
-                break;
-            }
-            let pending: Vec<Action> = revise
-                .iter()
-                .filter_map(|(id, _)| c.unit_position(id))
-                .filter_map(|i| {
-                    let fp = s.fp(&c.units[i].id)?.to_string();
-                    Some(Action::Translate {
-                        unit: i,
-                        fp,
-                        round: round + 1,
-                    })
-                })
-                .filter(|a| !settled(&key(a)))
-                .collect();
-            if !pending.is_empty() {
-                let mut actions: Vec<Action> = pending
-                    .into_iter()
-                    .filter(|a| !in_flight.contains(&key(a)))
-                    .collect();
-                // As in the first translation: a chapter whose revisions are settled is
-                // proofread while other chapters' revisions are still out.
-                actions.extend(self.ready_proofreads(s, run, round + 1, in_flight));
-                return Step {
-                    stage: Stage::Revise(round + 1),
-                    actions,
-                };
-            }
-            if waiting {
-                return Step {
-                    stage: Stage::AwaitingApproval(Gate::Revisions { round }),
-                    actions: Vec::new(),
-                };
-            }
-            if revise.is_empty() {
-                break;
-            }
-            round += 1;
-        }
-        // 5b. Smaller when stuck.
-        let pieces = self.pieces_actions(s, run);
-        if !pieces.is_empty() {
-            let runnable: Vec<Action> = pieces.into_iter().filter_map(open).collect();
-            if !runnable.is_empty() || !in_flight.is_empty() {
-                return Step {
-                    stage: Stage::Pieces,
-                    actions: runnable,
-                };
-            }
-        }
-        // 6. Outputs.
-        if !s.outputs_current() {
-            let actions = if in_flight.contains(&key(&Action::WriteOutputs)) {
-                vec![]
-            } else {
-                vec![Action::WriteOutputs]
-            };
-            return Step {
-                stage: Stage::Write,
-                actions,
-            };
-        }
-        Step {
-            stage: Stage::Complete,
-            actions: Vec::new(),
-        }
+        w.glossary()
+            .or_else(|| w.first_translation())
+            .or_else(|| w.review_rounds())
+            .or_else(|| w.pieces())
+            .unwrap_or_else(|| w.outputs())
     }
 
     /// Work a later step needs that can be done while calls are in flight: the runner calls
@@ -461,7 +201,7 @@ impl Manager<'_> {
             }
             // An error the editor dismissed on the kept text sends no new translation.
             let kept_text = s.kept_translation(&u.id, u32::MAX - 1).map_or("", |t| t.1);
-            let stuck: Vec<String> = crate::campaign::mark_journal::review_unit(
+            let stuck: Vec<String> = crate::campaign::mark_review::review_unit(
                 c,
                 s,
                 &u.id,
@@ -492,6 +232,352 @@ impl Manager<'_> {
             });
         }
         out
+    }
+}
+
+/// One derivation of the step: the recorded state, the run, the calls in flight and the
+/// listing limit of [`Manager::step_inner`].
+struct Walk<'w, 'c> {
+    m: &'w Manager<'c>,
+    s: &'w State,
+    run: &'w str,
+    in_flight: &'w BTreeSet<String>,
+    limit: Option<usize>,
+}
+
+/// What one review round decides.
+enum Round {
+    /// The step is in this round.
+    Step(Step),
+    /// No round has work left.
+    Finished,
+    /// This round is through: the next one.
+    Next,
+}
+
+impl Walk<'_, '_> {
+    fn key(&self, a: &Action) -> String {
+        a.call_key(self.m.campaign)
+    }
+
+    fn settled(&self, k: &str) -> bool {
+        self.s.is_settled_in(k, self.run)
+    }
+
+    /// `a` if its call is neither settled in this run nor in flight.
+    fn open(&self, a: Action) -> Option<Action> {
+        let k = self.key(&a);
+        (!self.settled(&k) && !self.in_flight.contains(&k)).then_some(a)
+    }
+
+    /// A stage of one bookkeeping action (merge, desk, outputs): the action unless in flight.
+    fn single(&self, stage: Stage, action: Action) -> Step {
+        let actions = if self.in_flight.contains(&self.key(&action)) {
+            vec![]
+        } else {
+            vec![action]
+        };
+        Step { stage, actions }
+    }
+
+    /// Stage 1: the glossary batches and the brief, their merge, the desk, and the glossary
+    /// gate.
+    fn glossary(&self) -> Option<Step> {
+        let (m, s) = (self.m, self.s);
+        let c = m.campaign;
+        let mut batches: Vec<Action> = m
+            .glossary_batches
+            .iter()
+            .enumerate()
+            .map(|(n, (key, _))| Action::GlossaryBatch {
+                n,
+                key: key.clone(),
+            })
+            .collect();
+        // The brief is part of every unit's fingerprint: nothing is translated before it.
+        // `brief = false`: no brief call, translators get none.
+        if c.plan.brief {
+            batches.push(Action::Brief {
+                key: m.brief.0.clone(),
+            });
+        }
+        if batches.iter().any(|a| !s.is_done(&self.key(a))) {
+            if batches
+                .iter()
+                .any(|a| s.failed_in_run(&self.key(a), self.run))
+            {
+                return Some(Step {
+                    stage: Stage::Blocked,
+                    actions: Vec::new(),
+                });
+            }
+            return Some(Step {
+                stage: Stage::Glossary,
+                actions: batches.into_iter().filter_map(|a| self.open(a)).collect(),
+            });
+        }
+        if s.glossary_inputs().as_deref() != Some(m.glossary_inputs.as_str()) {
+            return Some(self.single(Stage::Glossary, Action::MergeGlossary));
+        }
+        // The desk: the brief (and the termbase under review) where the editor can read them.
+        let gates = c.plan.gates;
+        let desk_stale = s.brief_on_desk().as_deref()
+            != s.brief().as_ref().map(|b| b.sha256.as_str())
+            || (gates.glossary
+                && !s.glossary_approved()
+                && s.glossary_review_of().as_deref() != s.merged_sha256().as_deref());
+        if desk_stale {
+            return Some(self.single(Stage::Glossary, Action::WriteDesk));
+        }
+        if gates.glossary && !s.glossary_approved() {
+            return Some(Step {
+                stage: Stage::AwaitingApproval(Gate::Glossary),
+                actions: Vec::new(),
+            });
+        }
+        None
+    }
+
+    /// Stage 2: first translations (split units: their parts, then a local join), with the
+    /// proofreading of chapters already translated.
+    fn first_translation(&self) -> Option<Step> {
+        let (m, s, limit) = (self.m, self.s, self.limit);
+        let c = m.campaign;
+        let mut first: Vec<Action> = Vec::new();
+        // Whether the stage has any action (with a `limit` the ones not runnable are dropped
+        // from `first` as they are seen).
+        let mut had_first = false;
+        // Only the units whose first translation is not finished (the others are skipped
+        // below anyway): walking the whole book for every recorded result was quadratic.
+        for &i in s.first_pending() {
+            let u = &c.units[i];
+            let Some(fp) = s.fp(&u.id).map(String::from) else {
+                continue;
+            };
+            if !u.kind.needs_translation() || s.is_done(&translate_key(&fp, 0)) {
+                continue;
+            }
+            let from = first.len();
+            had_first = true;
+            if !s.splits().contains_key(&fp) {
+                first.push(Action::Translate {
+                    unit: i,
+                    fp,
+                    round: 0,
+                });
+            } else {
+                let leaves = s.leaf_parts(&fp);
+                let missing = untranslated_parts(s, i, leaves);
+                if missing.is_empty() {
+                    first.push(Action::JoinParts { unit: i });
+                } else {
+                    first.extend(missing);
+                }
+            }
+            if let Some(limit) = limit {
+                let runnable: Vec<Action> =
+                    first.drain(from..).filter_map(|a| self.open(a)).collect();
+                first.extend(runnable);
+                if first.len() >= limit {
+                    return Some(Step {
+                        stage: Stage::Translate,
+                        actions: first,
+                    });
+                }
+            }
+        }
+        if !had_first {
+            return None;
+        }
+        let mut runnable: Vec<Action> = if limit.is_some() {
+            first
+        } else {
+            first.into_iter().filter_map(|a| self.open(a)).collect()
+        };
+        // A chapter whose units are all translated is proofread now, while other chapters
+        // still translate (after the translations: they are on the longer path).
+        runnable.extend(m.ready_proofreads(s, self.run, 0, self.in_flight));
+        if runnable.is_empty() && self.in_flight.is_empty() {
+            return Some(Step {
+                stage: Stage::Blocked,
+                actions: Vec::new(),
+            });
+        }
+        Some(Step {
+            stage: Stage::Translate,
+            actions: runnable,
+        })
+    }
+
+    /// Stages 3–5: the review rounds, each proofreading, reconciliation, decision and
+    /// revision, until a round revises nothing or the plan's rounds are spent.
+    fn review_rounds(&self) -> Option<Step> {
+        let mut round = 0;
+        loop {
+            match self.review_round(round) {
+                Round::Step(step) => return Some(step),
+                Round::Finished => return None,
+                Round::Next => round += 1,
+            }
+        }
+    }
+
+    fn review_round(&self, round: u32) -> Round {
+        let rounds = self.m.campaign.plan.revision_rounds;
+        if (round == 0 || round < rounds)
+            && let Some(step) = self.proofreads(round)
+        {
+            return Round::Step(step);
+        }
+        if round >= rounds {
+            return Round::Finished;
+        }
+        if let Some(step) = self.reconciles(round) {
+            return Round::Step(step);
+        }
+        let decide = Action::Decide {
+            round,
+            key: self.m.decide_call_key(self.s, round),
+        };
+        if !self.settled(&self.key(&decide)) {
+            let actions = self.open(decide).into_iter().collect();
+            return Round::Step(Step {
+                stage: Stage::Decide(round),
+                actions,
+            });
+        }
+        self.revisions(round)
+    }
+
+    /// The proofreading batches of `round` not yet settled.
+    fn proofreads(&self, round: u32) -> Option<Step> {
+        let pending: Vec<Action> = self
+            .m
+            .proofread_batches_in(self.s, self.run, round)
+            .into_iter()
+            .map(|b| Action::Proofread {
+                round,
+                chapter: b.chapter,
+                units: b.units,
+                key: b.key,
+            })
+            .filter(|a| !self.settled(&self.key(a)))
+            .collect();
+        if pending.is_empty() {
+            return None;
+        }
+        let actions = pending
+            .into_iter()
+            .filter(|a| !self.in_flight.contains(&self.key(a)))
+            .collect();
+        Some(Step {
+            stage: Stage::Proofread(round),
+            actions,
+        })
+    }
+
+    /// The reconciliations of `round`'s confirmed drift not yet settled.
+    fn reconciles(&self, round: u32) -> Option<Step> {
+        let reconciles: Vec<Action> = self
+            .m
+            .conflicts(self.s, round)
+            .into_iter()
+            .map(|conflict| Action::Reconcile {
+                round,
+                key: CallKey::reconcile(
+                    round,
+                    short_hash(
+                        serde_json::to_vec(&(&conflict.term, &conflict.renderings)).expect("json"),
+                    ),
+                ),
+                conflict,
+            })
+            .filter(|a| !self.settled(&self.key(a)))
+            .collect();
+        if reconciles.is_empty() {
+            return None;
+        }
+        let actions = reconciles
+            .into_iter()
+            .filter(|a| !self.in_flight.contains(&self.key(a)))
+            .collect();
+        Some(Step {
+            stage: Stage::Reconcile(round),
+            actions,
+        })
+    }
+
+    /// The revisions `round` decided. Under the revisions gate, the approved units (all, or
+    /// those of the chapters approved so far) are revised while the undecided ones keep the
+    /// gate closed.
+    fn revisions(&self, round: u32) -> Round {
+        let (m, s) = (self.m, self.s);
+        let c = m.campaign;
+        let waiting = c.plan.gates.revisions && !m.undecided_revisions(s, round).is_empty();
+        let revise = m.revision_set(s, round);
+        if revise.is_empty() && !waiting {
+            return Round::Finished;
+        }
+        let pending: Vec<Action> = revise
+            .iter()
+            .filter_map(|(id, _)| c.unit_position(id))
+            .filter_map(|i| {
+                let fp = s.fp(&c.units[i].id)?.to_string();
+                Some(Action::Translate {
+                    unit: i,
+                    fp,
+                    round: round + 1,
+                })
+            })
+            .filter(|a| !self.settled(&self.key(a)))
+            .collect();
+        if !pending.is_empty() {
+            let mut actions: Vec<Action> = pending
+                .into_iter()
+                .filter(|a| !self.in_flight.contains(&self.key(a)))
+                .collect();
+            // As in the first translation: a chapter whose revisions are settled is
+            // proofread while other chapters' revisions are still out.
+            actions.extend(m.ready_proofreads(s, self.run, round + 1, self.in_flight));
+            return Round::Step(Step {
+                stage: Stage::Revise(round + 1),
+                actions,
+            });
+        }
+        if waiting {
+            return Round::Step(Step {
+                stage: Stage::AwaitingApproval(Gate::Revisions { round }),
+                actions: Vec::new(),
+            });
+        }
+        if revise.is_empty() {
+            return Round::Finished;
+        }
+        Round::Next
+    }
+
+    /// Stage 5b: smaller pieces for units stuck at full size.
+    fn pieces(&self) -> Option<Step> {
+        let pieces = self.m.pieces_actions(self.s, self.run);
+        if pieces.is_empty() {
+            return None;
+        }
+        let runnable: Vec<Action> = pieces.into_iter().filter_map(|a| self.open(a)).collect();
+        (!runnable.is_empty() || !self.in_flight.is_empty()).then_some(Step {
+            stage: Stage::Pieces,
+            actions: runnable,
+        })
+    }
+
+    /// Stage 6: the outputs, then complete.
+    fn outputs(&self) -> Step {
+        if !self.s.outputs_current() {
+            return self.single(Stage::Write, Action::WriteOutputs);
+        }
+        Step {
+            stage: Stage::Complete,
+            actions: Vec::new(),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ impl State {
     }
 
     /// The editor's marks of findings, newest per id.
-    pub fn marks(&self) -> &crate::campaign::mark_journal::Marks {
+    pub fn marks(&self) -> &super::marks::Marks {
         &self.marks
     }
 

@@ -344,6 +344,12 @@ mod tests {
     fn parse_code_comments() {
         assert_eq!("translate".parse(), Ok(CodeComments::Translate));
         assert_eq!("keep".parse(), Ok(CodeComments::Keep));
-        assert!("yes".parse::<CodeComments>().unwrap_err().contains("keep"));
+        assert!(
+            "yes"
+                .parse::<CodeComments>()
+                .unwrap_err()
+                .to_string()
+                .contains("keep")
+        );
     }
 }

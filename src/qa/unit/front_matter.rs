@@ -223,19 +223,13 @@ fn char_offset(text: &str, fm: &str, at: usize) -> usize {
 }
 
 /// The front matter findings of a translation (see the module docs), with spans in chars of
-/// `target`.
+/// `target`: the blocks' presence, the translation's YAML, then its keys and values.
 pub fn findings(source: &str, target: &str) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let (sf, tf) = (block(source), block(target));
-    let span = |fm: &str, r: Range<usize>| {
-        let s = char_offset(target, fm, r.start);
-        (s, s + fm[r].chars().count())
-    };
-    let (sf, tf) = match (sf, tf) {
-        (None, None) => return out,
+    let (sf, tf) = match (block(source), block(target)) {
+        (None, None) => return Vec::new(),
         (None, Some(tf)) => {
-            let (s, e) = span(tf, 0..tf.len());
-            out.push(
+            let (s, e) = span_in(target, tf, 0..tf.len());
+            return vec![
                 Finding::new(
                     CHECK,
                     Severity::Error,
@@ -244,168 +238,150 @@ pub fn findings(source: &str, target: &str) -> Vec<Finding> {
                     tf,
                 )
                 .with_span(s, e),
-            );
-            return out;
+            ];
         }
         (Some(sf), None) => {
-            out.push(Finding::new(
+            return vec![Finding::new(
                 CHECK,
                 Severity::Error,
                 "the source's front matter is missing from the translation (dropped, or its `---` lines damaged); keep the front matter block with its keys",
                 sf,
-                target.lines().take(4).collect::<Vec<_>>().join("\n").as_str(),
-            ));
-            return out;
+                target
+                    .lines()
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .as_str(),
+            )];
         }
         (Some(sf), Some(tf)) => (sf, tf),
     };
     // The source's own front matter is what it is: when it is not YAML there is nothing to
     // compare with.
-    let Ok(sp) = parse(sf) else { return out };
+    let Ok(sp) = parse(sf) else {
+        return Vec::new();
+    };
+    let blocks = Blocks {
+        target,
+        sf,
+        tf,
+        sb: Vec::new(),
+        tb: Vec::new(),
+    };
     let tp = match parse(tf) {
         Ok(p) => p,
-        Err(e) => {
-            let joined = joined_key(&sp, tf, &e);
-            let line_end = tf[e.at..].find('\n').map_or(tf.len(), |i| e.at + i);
-            let (s, t) = span(tf, line_start(tf, e.at)..line_end);
-            let why = match joined {
-                Some(k) => format!(
-                    "; the key `{k}` follows another value on line {} instead of starting its own line (joined onto the previous key's value?)",
-                    e.line
-                ),
-                None => String::new(),
-            };
-            out.push(
-                Finding::new(
-                    CHECK,
-                    Severity::Error,
-                    format!(
-                        "the translation's front matter is not valid YAML (line {}, column {}: {}){why}; keep the source's syntax, every key on its own line, and translate only the values",
-                        e.line, e.column, e.message
-                    ),
-                    sf,
-                    &tf[line_start(tf, e.at)..line_end],
-                )
-                .with_span(s, t),
-            );
-            return out;
-        }
+        Err(e) => return vec![blocks.invalid_yaml(&sp, &e)],
     };
-    let (sb, tb) = (char_bytes(sf), char_bytes(tf));
+    let blocks = Blocks {
+        sb: char_bytes(sf),
+        tb: char_bytes(tf),
+        ..blocks
+    };
     let (se, te) = match (&sp, &tp) {
         (Parsed::Mapping(a), Parsed::Mapping(b)) => (a, b),
         (Parsed::Mapping(_), Parsed::Other(_)) => {
-            let (s, e) = span(tf, 0..tf.len());
-            out.push(
-                Finding::new(
-                    CHECK,
-                    Severity::Error,
-                    "the translation's front matter is no longer a mapping of `key: value` lines; keep the source's keys and translate only the values",
-                    sf,
-                    tf,
-                )
-                .with_span(s, e),
-            );
-            return out;
+            return vec![blocks.whole(
+                "the translation's front matter is no longer a mapping of `key: value` lines; keep the source's keys and translate only the values",
+            )];
         }
         (Parsed::Other(a), _) => {
             let same = match (&tp, a) {
                 (Parsed::Other(b), a) => a == b,
                 _ => false,
             };
-            if !same {
-                let (s, e) = span(tf, 0..tf.len());
-                out.push(
-                    Finding::new(
-                        CHECK,
-                        Severity::Error,
-                        "the translation's front matter differs from the source's, which has no keys to translate; copy it unchanged",
-                        sf,
-                        tf,
-                    )
-                    .with_span(s, e),
-                );
+            if same {
+                return Vec::new();
             }
-            return out;
+            return vec![blocks.whole(
+                "the translation's front matter differs from the source's, which has no keys to translate; copy it unchanged",
+            )];
         }
     };
-    let find = |es: &[Entry<'_>], k: &str| es.iter().position(|e| e.key == k);
-    let lost: Vec<usize> = (0..se.len())
-        .filter(|&i| find(te, &se[i].key).is_none())
-        .collect();
-    let added: Vec<usize> = (0..te.len())
-        .filter(|&j| find(se, &te[j].key).is_none())
-        .collect();
-    // A key lost where the translation has a new one in the same place, the other keys
-    // around it kept: renamed (translated, misspelt).
-    let renamed: Vec<(usize, usize)> = if lost.len() == added.len()
-        && lost.iter().zip(&added).all(|(&i, &j)| {
-            let kept_before = |n: usize, es: &[Entry<'_>], other: &[Entry<'_>]| {
-                es[..n]
-                    .iter()
-                    .filter(|e| find(other, &e.key).is_some())
-                    .count()
-            };
-            kept_before(i, se, te) == kept_before(j, te, se)
-        }) {
-        lost.iter().copied().zip(added.iter().copied()).collect()
-    } else {
-        Vec::new()
-    };
-    for &(i, j) in &renamed {
-        let (s, e) = span(tf, te[j].key_range.clone());
-        out.push(
-            Finding::new(
-                CHECK,
-                Severity::Error,
-                format!(
-                    "front matter key `{}` is renamed to `{}` in the translation; keep every key as written and translate only the values",
-                    se[i].key, te[j].key
-                ),
-                &sf[se[i].range.clone()],
-                &tf[te[j].range.clone()],
-            )
-            .with_span(s, e),
-        );
+    let mut out = blocks.key_findings(se, te);
+    out.extend(se.iter().filter_map(|a| blocks.value_finding(a, te)));
+    out
+}
+
+/// The char span, within `text`, of bytes `r` of its front matter block `fm`.
+fn span_in(text: &str, fm: &str, r: Range<usize>) -> (usize, usize) {
+    let s = char_offset(text, fm, r.start);
+    (s, s + fm[r].chars().count())
+}
+
+/// The position of `k` among `es`.
+fn find(es: &[Entry<'_>], k: &str) -> Option<usize> {
+    es.iter().position(|e| e.key == k)
+}
+
+/// The two front matter blocks being compared.
+struct Blocks<'f> {
+    /// The whole translation (spans are in its chars).
+    target: &'f str,
+    /// The source's and the translation's front matter blocks.
+    sf: &'f str,
+    tf: &'f str,
+    /// [`char_bytes`] of `sf` and `tf`.
+    sb: Vec<usize>,
+    tb: Vec<usize>,
+}
+
+impl Blocks<'_> {
+    /// The char span in the translation of bytes `r` of its block.
+    fn span(&self, r: Range<usize>) -> (usize, usize) {
+        span_in(self.target, self.tf, r)
     }
-    if renamed.is_empty() {
-        for &i in &lost {
-            let k = &se[i].key;
-            let host = te.iter().find(|e| {
-                key_positions(written(tf, &tb, &e.value), k)
-                    .next()
-                    .is_some()
-                    && find(se, &e.key).is_some()
-            });
-            let (msg, span_of) = match host {
-                Some(h) => (
-                    format!(
-                        "front matter key `{k}` of the source is missing from the translation: it is inside the value of `{}` (joined onto its line?); put `{k}` back on a line of its own with the source's value",
-                        h.key
-                    ),
-                    Some(span(tf, h.range.clone())),
-                ),
-                None => (
-                    format!(
-                        "front matter key `{k}` of the source is missing from the translation; keep every key with its value"
-                    ),
-                    None,
-                ),
-            };
-            let mut f = Finding::new(
-                CHECK,
-                Severity::Error,
-                msg,
-                &sf[se[i].range.clone()],
-                host.map_or("", |h| &tf[h.range.clone()]),
-            );
-            if let Some((s, e)) = span_of {
-                f = f.with_span(s, e);
-            }
-            out.push(f);
+
+    /// An error on the whole translated block.
+    fn whole(&self, message: &str) -> Finding {
+        let (s, e) = self.span(0..self.tf.len());
+        Finding::new(CHECK, Severity::Error, message, self.sf, self.tf).with_span(s, e)
+    }
+
+    /// The translation's block is not YAML: where, and whether a key was joined onto the
+    /// previous line.
+    fn invalid_yaml(&self, sp: &Parsed<'_>, e: &YamlError) -> Finding {
+        let (sf, tf) = (self.sf, self.tf);
+        let joined = joined_key(sp, tf, e);
+        let line_end = tf[e.at..].find('\n').map_or(tf.len(), |i| e.at + i);
+        let (s, t) = self.span(line_start(tf, e.at)..line_end);
+        let why = match joined {
+            Some(k) => format!(
+                "; the key `{k}` follows another value on line {} instead of starting its own line (joined onto the previous key's value?)",
+                e.line
+            ),
+            None => String::new(),
+        };
+        Finding::new(
+            CHECK,
+            Severity::Error,
+            format!(
+                "the translation's front matter is not valid YAML (line {}, column {}: {}){why}; keep the source's syntax, every key on its own line, and translate only the values",
+                e.line, e.column, e.message
+            ),
+            sf,
+            &tf[line_start(tf, e.at)..line_end],
+        )
+        .with_span(s, t)
+    }
+
+    /// Keys renamed, or else keys lost and keys added.
+    fn key_findings(&self, se: &[Entry<'_>], te: &[Entry<'_>]) -> Vec<Finding> {
+        let lost: Vec<usize> = (0..se.len())
+            .filter(|&i| find(te, &se[i].key).is_none())
+            .collect();
+        let added: Vec<usize> = (0..te.len())
+            .filter(|&j| find(se, &te[j].key).is_none())
+            .collect();
+        let renamed = renamed(se, te, &lost, &added);
+        if !renamed.is_empty() {
+            return renamed
+                .iter()
+                .map(|&(i, j)| self.renamed_key(&se[i], &te[j]))
+                .collect();
         }
+        let mut out: Vec<Finding> = lost.iter().map(|&i| self.lost_key(se, te, i)).collect();
         for &j in &added {
-            let (s, e) = span(tf, te[j].range.clone());
+            let (s, e) = self.span(te[j].range.clone());
             out.push(
                 Finding::new(
                     CHECK,
@@ -415,39 +391,97 @@ pub fn findings(source: &str, target: &str) -> Vec<Finding> {
                         te[j].key
                     ),
                     "",
-                    &tf[te[j].range.clone()],
+                    &self.tf[te[j].range.clone()],
                 )
                 .with_span(s, e),
             );
         }
+        out
     }
-    for a in se {
-        let Some(j) = find(te, &a.key) else { continue };
-        let b = &te[j];
-        let (s, e) = span(tf, b.range.clone());
-        let (aw, bw) = (written(sf, &sb, &a.value), written(tf, &tb, &b.value));
+
+    fn renamed_key(&self, a: &Entry<'_>, b: &Entry<'_>) -> Finding {
+        let (s, e) = self.span(b.key_range.clone());
+        Finding::new(
+            CHECK,
+            Severity::Error,
+            format!(
+                "front matter key `{}` is renamed to `{}` in the translation; keep every key as written and translate only the values",
+                a.key, b.key
+            ),
+            &self.sf[a.range.clone()],
+            &self.tf[b.range.clone()],
+        )
+        .with_span(s, e)
+    }
+
+    /// Source key `se[i]` is missing: inside another key's value (joined onto its line?), or
+    /// dropped.
+    fn lost_key(&self, se: &[Entry<'_>], te: &[Entry<'_>], i: usize) -> Finding {
+        let (sf, tf) = (self.sf, self.tf);
+        let k = &se[i].key;
+        let host = te.iter().find(|e| {
+            key_positions(written(tf, &self.tb, &e.value), k)
+                .next()
+                .is_some()
+                && find(se, &e.key).is_some()
+        });
+        let (msg, span_of) = match host {
+            Some(h) => (
+                format!(
+                    "front matter key `{k}` of the source is missing from the translation: it is inside the value of `{}` (joined onto its line?); put `{k}` back on a line of its own with the source's value",
+                    h.key
+                ),
+                Some(self.span(h.range.clone())),
+            ),
+            None => (
+                format!(
+                    "front matter key `{k}` of the source is missing from the translation; keep every key with its value"
+                ),
+                None,
+            ),
+        };
+        let mut f = Finding::new(
+            CHECK,
+            Severity::Error,
+            msg,
+            &sf[se[i].range.clone()],
+            host.map_or("", |h| &tf[h.range.clone()]),
+        );
+        if let Some((s, e)) = span_of {
+            f = f.with_span(s, e);
+        }
+        f
+    }
+
+    /// The value of source entry `a` in the translation: a translated key's value keeps its
+    /// shape, any other is unchanged.
+    fn value_finding(&self, a: &Entry<'_>, te: &[Entry<'_>]) -> Option<Finding> {
+        let (sf, tf, sb, tb) = (self.sf, self.tf, &self.sb, &self.tb);
+        let b = &te[find(te, &a.key)?];
+        let (s, e) = self.span(b.range.clone());
+        let (aw, bw) = (written(sf, sb, &a.value), written(tf, tb, &b.value));
         if TRANSLATED_KEYS.contains(&a.key.as_str()) {
-            if shape_key(&a.value) != shape_key(&b.value) {
-                out.push(
-                    Finding::new(
-                        CHECK,
-                        Severity::Error,
-                        format!(
-                            "front matter value of `{}` is {} in the source but {} in the translation; translate its text and keep its shape",
-                            a.key,
-                            shape(&a.value),
-                            shape(&b.value)
-                        ),
-                        &sf[a.range.clone()],
-                        &tf[b.range.clone()],
-                    )
-                    .with_span(s, e),
-                );
+            if shape_key(&a.value) == shape_key(&b.value) {
+                return None;
             }
-            continue;
+            return Some(
+                Finding::new(
+                    CHECK,
+                    Severity::Error,
+                    format!(
+                        "front matter value of `{}` is {} in the source but {} in the translation; translate its text and keep its shape",
+                        a.key,
+                        shape(&a.value),
+                        shape(&b.value)
+                    ),
+                    &sf[a.range.clone()],
+                    &tf[b.range.clone()],
+                )
+                .with_span(s, e),
+            );
         }
         if a.value == b.value {
-            continue;
+            return None;
         }
         let kept = format!(
             "only the values of {} are translated, keep the others as in the source",
@@ -460,8 +494,8 @@ pub fn findings(source: &str, target: &str) -> Vec<Finding> {
                     "front matter list `{}` changed: item {} is {} in the source but {} in the translation; {kept}",
                     a.key,
                     n + 1,
-                    quote(written(sf, &sb, &x[n])),
-                    quote(written(tf, &tb, &y[n]))
+                    quote(written(sf, sb, &x[n])),
+                    quote(written(tf, tb, &y[n]))
                 )
             }
             _ => format!(
@@ -471,7 +505,7 @@ pub fn findings(source: &str, target: &str) -> Vec<Finding> {
                 quote(&describe_value(bw, &b.value))
             ),
         };
-        out.push(
+        Some(
             Finding::new(
                 CHECK,
                 Severity::Error,
@@ -480,9 +514,34 @@ pub fn findings(source: &str, target: &str) -> Vec<Finding> {
                 &tf[b.range.clone()],
             )
             .with_span(s, e),
-        );
+        )
     }
-    out
+}
+
+/// A key lost where the translation has a new one in the same place, the other keys around it
+/// kept: renamed (translated, misspelt). The (source, translation) pairs, or none.
+fn renamed(
+    se: &[Entry<'_>],
+    te: &[Entry<'_>],
+    lost: &[usize],
+    added: &[usize],
+) -> Vec<(usize, usize)> {
+    let kept_before = |n: usize, es: &[Entry<'_>], other: &[Entry<'_>]| {
+        es[..n]
+            .iter()
+            .filter(|e| find(other, &e.key).is_some())
+            .count()
+    };
+    if lost.len() == added.len()
+        && lost
+            .iter()
+            .zip(added)
+            .all(|(&i, &j)| kept_before(i, se, te) == kept_before(j, te, se))
+    {
+        lost.iter().copied().zip(added.iter().copied()).collect()
+    } else {
+        Vec::new()
+    }
 }
 
 fn describe_value(written: &str, v: &MarkedYaml<'_>) -> String {

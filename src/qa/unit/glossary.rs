@@ -390,15 +390,49 @@ impl Glossary<'_> {
         } else {
             tgt_prose
         };
-        // Spans of every relevant entry's required rendering.
+        let spans = self.required_spans(work, &src_count, &relevant);
+        // Source terms written in the translation, for the relevant entries only.
+        let mut kept: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
+        for o in self.matcher.find_among(work, |i| src_count[i] > 0) {
+            kept[o.entry].push((o.start, o.end));
+        }
+        let unit = UnitTerms {
+            src_prose,
+            tgt_prose,
+            work,
+            src_count,
+            first_src,
+            relevant,
+            spans,
+            kept,
+        };
+        unit.relevant
+            .iter()
+            .map(|&i| {
+                if self.keep_as_is[i] {
+                    self.keep_as_is_result(&unit, i)
+                } else {
+                    self.rendering_result(&unit, i)
+                }
+            })
+            .collect()
+    }
+
+    /// Per entry: the spans of its required rendering in `work`, for the relevant entries.
+    /// Inflected forms of the required renderings count as the rendering. A word that is a
+    /// form of a forbidden rendering stays forbidden, even when a required rendering is part
+    /// of it (агентура contains агент).
+    fn required_spans(
+        &self,
+        work: &str,
+        src_count: &[usize],
+        relevant: &[usize],
+    ) -> Vec<Vec<(usize, usize)>> {
         let mut spans = self
             .required
-            .spans(work, entries.len(), |i| src_count[i] > 0);
-        // Inflected forms of the required renderings count as the rendering.
-        // A word that is a form of a forbidden rendering stays forbidden, even when a required
-        // rendering is part of it (агентура contains агент).
+            .spans(work, src_count.len(), |i| src_count[i] > 0);
         if let Some(inf) = self.inflection {
-            for &i in &relevant {
+            for &i in relevant {
                 let forbidden: Vec<(usize, usize)> = self.forbidden_forms[i]
                     .iter()
                     .flat_map(|f| inflect::find_forms(work, f, inf))
@@ -415,145 +449,175 @@ impl Glossary<'_> {
                 spans[i].sort_unstable();
             }
         }
-        // Source terms written in the translation, for the relevant entries only.
-        let mut kept: Vec<Vec<(usize, usize)>> = vec![Vec::new(); entries.len()];
-        for o in self.matcher.find_among(work, |i| src_count[i] > 0) {
-            kept[o.entry].push((o.start, o.end));
+        spans
+    }
+
+    /// A keep-as-is entry: the term must appear in the translation.
+    fn keep_as_is_result(&self, unit: &UnitTerms<'_>, i: usize) -> EntryResult {
+        let e = &self.ctx.termbase.entries[i];
+        let n = unit.kept[i].len();
+        let finding = (n == 0).then(|| {
+            Finding::new(
+                CHECK,
+                self.severity(i),
+                format!(
+                    "glossary violation: \"{}\" ({}× in the source) must be kept as \"{}\", but it does not appear in the translation; keep the term as is{}",
+                    e.source, unit.src_count[i], e.target.trim(), self.unapproved_note(i)
+                ),
+                &unit.src_excerpt(i),
+                unit.tgt_prose,
+            )
+        });
+        EntryResult {
+            entry: i,
+            source_occurrences: unit.src_count[i],
+            target_occurrences: n,
+            finding,
         }
-        let mut out = Vec::new();
-        for &i in &relevant {
-            let e = &entries[i];
-            let src_excerpt = term_text::context(src_prose, first_src[i], first_src[i], 160);
-            if self.keep_as_is[i] {
-                let n = kept[i].len();
-                let finding = (n == 0).then(|| {
-                    Finding::new(
-                        CHECK,
-                        self.severity(i),
-                        format!(
-                            "glossary violation: \"{}\" ({}× in the source) must be kept as \"{}\", but it does not appear in the translation; keep the term as is{}",
-                            e.source, src_count[i], e.target.trim(), self.unapproved_note(i)
-                        ),
-                        &src_excerpt,
-                        tgt_prose,
-                    )
-                });
-                out.push(EntryResult {
-                    entry: i,
-                    source_occurrences: src_count[i],
-                    target_occurrences: n,
-                    finding,
-                });
-                continue;
-            }
-            let required_n = spans[i].len();
-            let in_other_rendering = |s: usize, t: usize| {
-                relevant
-                    .iter()
-                    .any(|&j| j != i && spans[j].iter().any(|&(a, b)| a <= s && t <= b))
-            };
-            // Kept source terms outside glosses and outside other entries' renderings.
-            let kept_here: Vec<(usize, usize)> = kept[i]
+    }
+
+    /// An entry with a rendering: forbidden renderings, the term left untranslated, or the
+    /// rendering never used.
+    fn rendering_result(&self, unit: &UnitTerms<'_>, i: usize) -> EntryResult {
+        let e = &self.ctx.termbase.entries[i];
+        let (work, spans) = (unit.work, &unit.spans);
+        let required_n = spans[i].len();
+        let in_other_rendering = |s: usize, t: usize| {
+            unit.relevant
                 .iter()
-                .copied()
-                .filter(|&(s, t)| !in_other_rendering(s, t))
-                .filter(|&(s, t)| {
-                    !term_text::enclosing_paren(work, s, t, &self.ctx.source_lang).is_some_and(
-                        |p| term_text::ends_with_rendering(work, p.open, &e.target, self.fold),
-                    )
+                .any(|&j| j != i && spans[j].iter().any(|&(a, b)| a <= s && t <= b))
+        };
+        // Kept source terms outside glosses and outside other entries' renderings.
+        let kept_here: Vec<(usize, usize)> = unit.kept[i]
+            .iter()
+            .copied()
+            .filter(|&(s, t)| !in_other_rendering(s, t))
+            .filter(|&(s, t)| {
+                !term_text::enclosing_paren(work, s, t, &self.ctx.source_lang).is_some_and(|p| {
+                    term_text::ends_with_rendering(work, p.open, &e.target, self.fold)
                 })
+            })
+            .collect();
+        let forbidden_hits = self.forbidden_hits(work, i, &spans[i]);
+        let missing = required_n == 0;
+        let mut result = EntryResult {
+            entry: i,
+            source_occurrences: unit.src_count[i],
+            target_occurrences: required_n,
+            finding: None,
+        };
+        if forbidden_hits.is_empty() && kept_here.is_empty() && !missing {
+            return result;
+        }
+        let target = e.target.trim();
+        let mut parts = Vec::new();
+        if !forbidden_hits.is_empty() {
+            let list: Vec<String> = forbidden_hits
+                .iter()
+                .map(|(f, n, _)| format!("{f} ({n}×)"))
                 .collect();
-            // Forbidden renderings outside the required rendering: in an inflected language
-            // any form of one (a whole-word match, reported as written), else the exact text.
-            let mut raw_hits: Vec<(usize, usize)> = Vec::new();
-            if let Some(inf) = self.inflection {
-                for form in &self.forbidden_forms[i] {
-                    for (a, b) in inflect::find_forms(work, form, inf) {
-                        if !raw_hits.iter().any(|&(s, t)| a < t && s < b) {
-                            raw_hits.push((a, b));
-                        }
-                    }
-                }
-            }
-            if let Some(ac) = &self.forbidden[i] {
-                for m in ac.find_iter(work) {
-                    let (a, b) = (m.start(), m.end());
+            parts.push(format!("uses the forbidden rendering {}", list.join(", ")));
+        }
+        if !kept_here.is_empty() {
+            parts.push(format!(
+                "leaves \"{}\" untranslated {}×",
+                e.source.trim(),
+                kept_here.len()
+            ));
+        }
+        if missing {
+            parts.push(format!("never uses {target}"));
+        } else {
+            parts.push(format!("uses {target} {required_n}×"));
+        }
+        let at = forbidden_hits
+            .first()
+            .map(|h| h.2)
+            .or(kept_here.first().map(|k| k.0))
+            .unwrap_or(0);
+        let at = floor_char_boundary(unit.tgt_prose, at);
+        let message = format!(
+            "glossary violation: \"{}\" ({}× in the source) must be rendered {target}; the translation {}; use {target} (a gloss {target}（{}） is allowed){}",
+            e.source.trim(),
+            unit.src_count[i],
+            parts.join(", "),
+            e.source.trim(),
+            self.unapproved_note(i),
+        );
+        result.finding = Some(Finding::new(
+            CHECK,
+            self.severity(i),
+            message,
+            &unit.src_excerpt(i),
+            &term_text::context(unit.tgt_prose, at, at, 160),
+        ));
+        result
+    }
+
+    /// Forbidden renderings of entry `i` outside its required rendering (`required` spans):
+    /// in an inflected language any form of one (a whole-word match, reported as written),
+    /// else the exact text. (form, count, first byte), in order of first occurrence.
+    fn forbidden_hits(
+        &self,
+        work: &str,
+        i: usize,
+        required: &[(usize, usize)],
+    ) -> Vec<(String, usize, usize)> {
+        let mut raw_hits: Vec<(usize, usize)> = Vec::new();
+        if let Some(inf) = self.inflection {
+            for form in &self.forbidden_forms[i] {
+                for (a, b) in inflect::find_forms(work, form, inf) {
                     if !raw_hits.iter().any(|&(s, t)| a < t && s < b) {
                         raw_hits.push((a, b));
                     }
                 }
             }
-            raw_hits.sort_unstable();
-            let mut forbidden_hits: Vec<(String, usize, usize)> = Vec::new(); // (form, count, first)
-            for (a, b) in raw_hits {
-                if spans[i].iter().any(|&(s, t)| a < t && s < b) {
-                    continue;
-                }
-                let form = work[a..b].to_string();
-                match forbidden_hits.iter_mut().find(|h| h.0 == form) {
-                    Some(h) => h.1 += 1,
-                    None => forbidden_hits.push((form, 1, a)),
+        }
+        if let Some(ac) = &self.forbidden[i] {
+            for m in ac.find_iter(work) {
+                let (a, b) = (m.start(), m.end());
+                if !raw_hits.iter().any(|&(s, t)| a < t && s < b) {
+                    raw_hits.push((a, b));
                 }
             }
-            let missing = required_n == 0;
-            if forbidden_hits.is_empty() && kept_here.is_empty() && !missing {
-                out.push(EntryResult {
-                    entry: i,
-                    source_occurrences: src_count[i],
-                    target_occurrences: required_n,
-                    finding: None,
-                });
+        }
+        raw_hits.sort_unstable();
+        let mut forbidden_hits: Vec<(String, usize, usize)> = Vec::new();
+        for (a, b) in raw_hits {
+            if required.iter().any(|&(s, t)| a < t && s < b) {
                 continue;
             }
-            let target = e.target.trim();
-            let mut parts = Vec::new();
-            if !forbidden_hits.is_empty() {
-                let list: Vec<String> = forbidden_hits
-                    .iter()
-                    .map(|(f, n, _)| format!("{f} ({n}×)"))
-                    .collect();
-                parts.push(format!("uses the forbidden rendering {}", list.join(", ")));
+            let form = work[a..b].to_string();
+            match forbidden_hits.iter_mut().find(|h| h.0 == form) {
+                Some(h) => h.1 += 1,
+                None => forbidden_hits.push((form, 1, a)),
             }
-            if !kept_here.is_empty() {
-                parts.push(format!(
-                    "leaves \"{}\" untranslated {}×",
-                    e.source.trim(),
-                    kept_here.len()
-                ));
-            }
-            if missing {
-                parts.push(format!("never uses {target}"));
-            } else {
-                parts.push(format!("uses {target} {required_n}×"));
-            }
-            let at = forbidden_hits
-                .first()
-                .map(|h| h.2)
-                .or(kept_here.first().map(|k| k.0))
-                .unwrap_or(0);
-            let at = floor_char_boundary(tgt_prose, at);
-            let message = format!(
-                "glossary violation: \"{}\" ({}× in the source) must be rendered {target}; the translation {}; use {target} (a gloss {target}（{}） is allowed){}",
-                e.source.trim(),
-                src_count[i],
-                parts.join(", "),
-                e.source.trim(),
-                self.unapproved_note(i),
-            );
-            out.push(EntryResult {
-                entry: i,
-                source_occurrences: src_count[i],
-                target_occurrences: required_n,
-                finding: Some(Finding::new(
-                    CHECK,
-                    self.severity(i),
-                    message,
-                    &src_excerpt,
-                    &term_text::context(tgt_prose, at, at, 160),
-                )),
-            });
         }
-        out
+        forbidden_hits
+    }
+}
+
+/// One unit's source and translation as [`Glossary::evaluate`] reads them.
+struct UnitTerms<'u> {
+    src_prose: &'u str,
+    tgt_prose: &'u str,
+    /// `tgt_prose`, lower-cased when the glossary folds case.
+    work: &'u str,
+    /// Per entry: its occurrences in the source, and the byte of the first.
+    src_count: Vec<usize>,
+    first_src: Vec<usize>,
+    /// The entries whose term occurs in the source, in termbase order.
+    relevant: Vec<usize>,
+    /// Per entry: its required rendering's spans in `work`.
+    spans: Vec<Vec<(usize, usize)>>,
+    /// Per entry: its source term's spans in `work`.
+    kept: Vec<Vec<(usize, usize)>>,
+}
+
+impl UnitTerms<'_> {
+    /// The source around entry `i`'s first occurrence.
+    fn src_excerpt(&self, i: usize) -> String {
+        term_text::context(self.src_prose, self.first_src[i], self.first_src[i], 160)
     }
 }
 

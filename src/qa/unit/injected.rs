@@ -782,32 +782,63 @@ fn cn_number(s: &str) -> Option<u32> {
 const OPEN: &[char] = &['[', '(', '【', '（'];
 const CLOSE: &[char] = &[']', ')', '】', '）'];
 
-/// Every part/unit label of `text`, line by line (see the module docs).
+/// Every part/unit label of `text`, line by line (see the module docs): English keywords,
+/// Chinese 第N部分 labels, then fractions in brackets.
 fn scan_labels(text: &str) -> Vec<Label> {
     let mut out = Vec::new();
     for line in text.lines() {
         if !line.contains(|c: char| c.is_ascii_digit() || c == '第' || c.is_ascii_alphabetic()) {
             continue;
         }
-        let lower = line.to_ascii_lowercase();
-        // Byte ranges of the line without decoration, to tell a line that is only a label.
+        let line = LabelLine::new(line);
+        line.english(&mut out);
+        line.chinese(&mut out);
+        line.fractions(&mut out);
+    }
+    out
+}
+
+/// One line scanned for labels.
+struct LabelLine<'l> {
+    line: &'l str,
+    lower: String,
+    /// Byte range of the line without decoration, to tell a line that is only a label.
+    core_start: usize,
+    core_end: usize,
+}
+
+impl<'l> LabelLine<'l> {
+    fn new(line: &'l str) -> LabelLine<'l> {
         let core = line.trim_matches(|c: char| {
             c.is_whitespace() || matches!(c, '#' | '*' | '_' | '>' | '-' | '+' | '=')
         });
         let core_start = core.as_ptr() as usize - line.as_ptr() as usize;
-        let core_end = core_start + core.len();
-        let labelish = |start: usize, end: usize, total: bool| {
-            let before = line[..start].trim_end();
-            let after = line[end..].trim_start();
-            let bracketed = before.ends_with(OPEN) && after.starts_with(CLOSE);
-            let alone = start <= core_start
-                && (end >= core_end
-                    || line[end..core_end]
-                        .trim_start()
-                        .starts_with([':', '：', '-', '—', '–', '.']));
-            total || bracketed || alone
-        };
-        // English keywords.
+        LabelLine {
+            line,
+            lower: line.to_ascii_lowercase(),
+            core_start,
+            core_end: core_start + core.len(),
+        }
+    }
+
+    /// Whether the label at `start..end` stands as a label: with a total, in brackets, or
+    /// alone on its line (or before a colon or dash).
+    fn labelish(&self, start: usize, end: usize, total: bool) -> bool {
+        let line = self.line;
+        let before = line[..start].trim_end();
+        let after = line[end..].trim_start();
+        let bracketed = before.ends_with(OPEN) && after.starts_with(CLOSE);
+        let alone = start <= self.core_start
+            && (end >= self.core_end
+                || line[end..self.core_end]
+                    .trim_start()
+                    .starts_with([':', '：', '-', '—', '–', '.']));
+        total || bracketed || alone
+    }
+
+    /// English keywords: `Part 2`, `unit 3 of 5`, `Section #4/7`.
+    fn english(&self, out: &mut Vec<Label>) {
+        let (line, lower) = (self.line, &self.lower);
         for (word, kind) in [
             ("part", Kind::Part),
             ("unit", Kind::Unit),
@@ -855,12 +886,16 @@ fn scan_labels(text: &str) -> Vec<Label> {
                     kind,
                     n,
                     total,
-                    labelish: labelish(p, end, total.is_some()),
+                    labelish: self.labelish(p, end, total.is_some()),
                     text: line[p..end].to_string(),
                 });
             }
         }
-        // Chinese: 第N部分, 第N单元, optionally with a total (/共M部分, （共M部分）).
+    }
+
+    /// Chinese: 第N部分, 第N单元, optionally with a total (/共M部分, （共M部分）).
+    fn chinese(&self, out: &mut Vec<Label>) {
+        let line = self.line;
         let mut from = 0;
         while let Some(p) = line[from..].find('第').map(|p| p + from) {
             from = p + '第'.len_utf8();
@@ -897,11 +932,15 @@ fn scan_labels(text: &str) -> Vec<Label> {
                 kind,
                 n,
                 total,
-                labelish: labelish(p, end, total.is_some()),
+                labelish: self.labelish(p, end, total.is_some()),
                 text: line[p..end].to_string(),
             });
         }
-        // Fractions in brackets: (1/3), [2/5], 【1/3】.
+    }
+
+    /// Fractions in brackets: (1/3), [2/5], 【1/3】.
+    fn fractions(&self, out: &mut Vec<Label>) {
+        let line = self.line;
         for (p, c) in line.char_indices() {
             if !OPEN.contains(&c) {
                 continue;
@@ -934,7 +973,6 @@ fn scan_labels(text: &str) -> Vec<Label> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

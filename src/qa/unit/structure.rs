@@ -433,158 +433,221 @@ fn describe(b: &Block) -> String {
     parts.join(", ")
 }
 
-/// Runs the check (see the module docs).
+/// Runs the check (see the module docs): the front matter, the markers, then one finding per
+/// step of the block alignment that is not a match.
 pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(crate::qa::unit::front_matter::findings(source, target));
     marker_findings(&mut out, source, target);
     let (s, t) = (&src.blocks, &tgt.blocks);
     let steps = align(s, t);
-    let last_src_matched = steps
-        .iter()
-        .rposition(|(st, _, _)| *st != Step::Drop && *st != Step::Add);
-    let first_tgt_matched = steps
-        .iter()
-        .position(|(st, _, _)| *st != Step::Drop && *st != Step::Add);
-    let excerpt = |b: &Block| b.text.trim().to_string();
-    let at = |f: Finding, b: &Block| {
-        let (a, e) = block_span(target, b);
-        f.with_span(a, e)
-    };
-    let names = |bs: &[Block], from: usize, n: usize| {
-        let v: Vec<String> = (from..from + n).map(|x| name(bs, x)).collect();
-        match v.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-            _ => v.join(""),
-        }
-    };
-    let texts = |bs: &[Block], from: usize, n: usize| {
-        bs[from..from + n]
-            .iter()
-            .map(excerpt)
-            .collect::<Vec<_>>()
-            .join("\n\n")
+    let matched = |st: &Step| *st != Step::Drop && *st != Step::Add;
+    let aligned = Aligned {
+        s,
+        t,
+        target,
+        last_src_matched: steps.iter().rposition(|(st, _, _)| matched(st)),
+        first_tgt_matched: steps.iter().position(|(st, _, _)| matched(st)),
     };
     for (k, &(step, i, j)) in steps.iter().enumerate() {
-        match step {
-            Step::Match => {}
-            Step::Change => {
-                let message = if s[i].kind() != Kind::ListItem && s[i].in_item != t[j].in_item {
-                    moved_across_list(s, i, t, j)
-                } else {
-                    format!(
-                        "{} of the source is {} but its counterpart, {} of the translation, is {}; keep the source's structure",
-                        name(s, i),
-                        describe(&s[i]),
-                        name(t, j),
-                        describe(&t[j])
-                    )
-                };
-                out.push(at(
-                    Finding::new(CHECK, Severity::Error, message, &excerpt(&s[i]), &excerpt(&t[j])),
-                    &t[j],
-                ));
-            }
-            Step::Merge(n) => out.push(at(
-                Finding::new(
-                    CHECK,
-                    Severity::Error,
-                    if n == 2 {
-                        format!(
-                            "{} of the source has no counterpart: merged into {} of the translation? Keep {} and {} as separate paragraphs",
-                            name(s, i + 1),
-                            name(t, j),
-                            name(s, i),
-                            name(s, i + 1)
-                        )
-                    } else {
-                        format!(
-                            "{} of the source have no counterpart: merged with {} into {} of the translation? Keep {} as separate paragraphs",
-                            names(s, i + 1, n - 1),
-                            name(s, i),
-                            name(t, j),
-                            names(s, i, n)
-                        )
-                    },
-                    &texts(s, i, n),
-                    &excerpt(&t[j]),
-                ),
-                &t[j],
-            )),
-            Step::Split(n) => out.push(at(
-                Finding::new(
-                    CHECK,
-                    Severity::Error,
-                    format!(
-                        "{} of the source is split into {} of the translation; keep it one paragraph",
-                        name(s, i),
-                        names(t, j, n)
-                    ),
-                    &excerpt(&s[i]),
-                    &texts(t, j, n),
-                ),
-                &t[j],
-            )),
-            Step::Drop => {
-                let trailing = last_src_matched.is_none_or(|l| k > l);
-                if trailing {
-                    out.push(Finding::new(
-                        TRUNCATION,
-                        Severity::Error,
-                        format!(
-                            "{} of the source (of {} blocks) has no counterpart at the end of the translation: truncated? Translate the unit to its end",
-                            name(s, i),
-                            s.len()
-                        ),
-                        &excerpt(&s[i]),
-                        "",
-                    ));
-                } else {
-                    out.push(Finding::new(
-                        CHECK,
-                        Severity::Error,
-                        format!(
-                            "{} of the source has no counterpart in the translation: dropped? Translate every block",
-                            name(s, i)
-                        ),
-                        &excerpt(&s[i]),
-                        "",
-                    ));
-                }
-            }
-            Step::Add => {
-                let leading = first_tgt_matched.is_none_or(|f| k < f);
-                let trailing = last_src_matched.is_none_or(|l| k > l);
-                let b = &t[j];
-                if leading && j == 0 && b.kind() == Kind::Rule && src.blocks.first().is_none_or(|f| f.kind() != Kind::Rule) {
-                    out.push(Finding::new(
-                        CHECK,
-                        Severity::Error,
-                        "the translation's body starts with a `---` the source does not have (a stray front matter opener?); remove it",
-                        "",
-                        "---",
-                    ));
-                } else if (leading || trailing) && b.kind() != Kind::Rule {
-                    // Reported as `injected_text` by [`crate::qa::unit::injected`] (see [`extra_ends`]).
-                } else {
-                    out.push(at(
-                        Finding::new(
-                            CHECK,
-                            Severity::Error,
-                            format!(
-                                "{} of the translation has no counterpart in the source; remove it or restore the source's block",
-                                name(t, j)
-                            ),
-                            "",
-                            &excerpt(b),
-                        ),
-                        b,
-                    ));
-                }
-            }
-        }
+        let finding = match step {
+            Step::Match => None,
+            Step::Change => Some(aligned.changed(i, j)),
+            Step::Merge(n) => Some(aligned.merged(i, j, n)),
+            Step::Split(n) => Some(aligned.split(i, j, n)),
+            Step::Drop => Some(aligned.dropped(k, i)),
+            Step::Add => aligned.added(k, j),
+        };
+        out.extend(finding);
     }
     out
+}
+
+/// The blocks of a source and its translation, aligned.
+struct Aligned<'d> {
+    s: &'d [Block],
+    t: &'d [Block],
+    /// The translation (spans are in its chars).
+    target: &'d str,
+    /// The last and first alignment steps that pair blocks (not a drop or an add).
+    last_src_matched: Option<usize>,
+    first_tgt_matched: Option<usize>,
+}
+
+fn excerpt(b: &Block) -> String {
+    b.text.trim().to_string()
+}
+
+/// The names of blocks `from..from + n` of `bs`: `paragraph 2, paragraph 3 and list item 4`.
+fn names(bs: &[Block], from: usize, n: usize) -> String {
+    let v: Vec<String> = (from..from + n).map(|x| name(bs, x)).collect();
+    match v.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => v.join(""),
+    }
+}
+
+/// The texts of blocks `from..from + n` of `bs`, blank-line separated.
+fn texts(bs: &[Block], from: usize, n: usize) -> String {
+    bs[from..from + n]
+        .iter()
+        .map(excerpt)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+impl Aligned<'_> {
+    /// `f` with the span of translated block `b`.
+    fn at(&self, f: Finding, b: &Block) -> Finding {
+        let (a, e) = block_span(self.target, b);
+        f.with_span(a, e)
+    }
+
+    /// Source block `i` and translated block `j` are paired but differ in kind or place.
+    fn changed(&self, i: usize, j: usize) -> Finding {
+        let (s, t) = (self.s, self.t);
+        let message = if s[i].kind() != Kind::ListItem && s[i].in_item != t[j].in_item {
+            moved_across_list(s, i, t, j)
+        } else {
+            format!(
+                "{} of the source is {} but its counterpart, {} of the translation, is {}; keep the source's structure",
+                name(s, i),
+                describe(&s[i]),
+                name(t, j),
+                describe(&t[j])
+            )
+        };
+        self.at(
+            Finding::new(
+                CHECK,
+                Severity::Error,
+                message,
+                &excerpt(&s[i]),
+                &excerpt(&t[j]),
+            ),
+            &t[j],
+        )
+    }
+
+    /// Source blocks `i..i + n` are merged into translated block `j`.
+    fn merged(&self, i: usize, j: usize, n: usize) -> Finding {
+        let (s, t) = (self.s, self.t);
+        self.at(
+            Finding::new(
+                CHECK,
+                Severity::Error,
+                if n == 2 {
+                    format!(
+                        "{} of the source has no counterpart: merged into {} of the translation? Keep {} and {} as separate paragraphs",
+                        name(s, i + 1),
+                        name(t, j),
+                        name(s, i),
+                        name(s, i + 1)
+                    )
+                } else {
+                    format!(
+                        "{} of the source have no counterpart: merged with {} into {} of the translation? Keep {} as separate paragraphs",
+                        names(s, i + 1, n - 1),
+                        name(s, i),
+                        name(t, j),
+                        names(s, i, n)
+                    )
+                },
+                &texts(s, i, n),
+                &excerpt(&t[j]),
+            ),
+            &t[j],
+        )
+    }
+
+    /// Source block `i` is split into translated blocks `j..j + n`.
+    fn split(&self, i: usize, j: usize, n: usize) -> Finding {
+        let (s, t) = (self.s, self.t);
+        self.at(
+            Finding::new(
+                CHECK,
+                Severity::Error,
+                format!(
+                    "{} of the source is split into {} of the translation; keep it one paragraph",
+                    name(s, i),
+                    names(t, j, n)
+                ),
+                &excerpt(&s[i]),
+                &texts(t, j, n),
+            ),
+            &t[j],
+        )
+    }
+
+    /// Source block `i` (step `k`) has no counterpart: truncated when no later step pairs
+    /// blocks, else dropped.
+    fn dropped(&self, k: usize, i: usize) -> Finding {
+        let s = self.s;
+        let trailing = self.last_src_matched.is_none_or(|l| k > l);
+        if trailing {
+            Finding::new(
+                TRUNCATION,
+                Severity::Error,
+                format!(
+                    "{} of the source (of {} blocks) has no counterpart at the end of the translation: truncated? Translate the unit to its end",
+                    name(s, i),
+                    s.len()
+                ),
+                &excerpt(&s[i]),
+                "",
+            )
+        } else {
+            Finding::new(
+                CHECK,
+                Severity::Error,
+                format!(
+                    "{} of the source has no counterpart in the translation: dropped? Translate every block",
+                    name(s, i)
+                ),
+                &excerpt(&s[i]),
+                "",
+            )
+        }
+    }
+
+    /// Translated block `j` (step `k`) has no counterpart: a stray front matter opener, text
+    /// added at an end (reported by `injected_text`), or an added block.
+    fn added(&self, k: usize, j: usize) -> Option<Finding> {
+        let t = self.t;
+        let leading = self.first_tgt_matched.is_none_or(|f| k < f);
+        let trailing = self.last_src_matched.is_none_or(|l| k > l);
+        let b = &t[j];
+        if leading
+            && j == 0
+            && b.kind() == Kind::Rule
+            && self.s.first().is_none_or(|f| f.kind() != Kind::Rule)
+        {
+            Some(Finding::new(
+                CHECK,
+                Severity::Error,
+                "the translation's body starts with a `---` the source does not have (a stray front matter opener?); remove it",
+                "",
+                "---",
+            ))
+        } else if (leading || trailing) && b.kind() != Kind::Rule {
+            // Reported as `injected_text` by [`crate::qa::unit::injected`] (see [`extra_ends`]).
+            None
+        } else {
+            Some(self.at(
+                Finding::new(
+                    CHECK,
+                    Severity::Error,
+                    format!(
+                        "{} of the translation has no counterpart in the source; remove it or restore the source's block",
+                        name(t, j)
+                    ),
+                    "",
+                    &excerpt(b),
+                ),
+                b,
+            ))
+        }
+    }
 }
 
 /// The message for a block that moved into or out of a list item: a fence that lost the
