@@ -547,56 +547,114 @@ fn hash_file(c: &Campaign, path: &Path, kind: &'static str) -> anyhow::Result<Fi
     })
 }
 
+/// Why a state directory does not match the fingerprint its runs must have worked on
+/// ([`check_state`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{dir}: {problem}")]
+pub struct StateMismatch {
+    /// The state directory's name (the configuration key).
+    pub dir: String,
+    pub problem: StateProblem,
+}
+
+/// The first problem [`check_state`] found in a state directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateProblem {
+    #[error("config.json is missing or unreadable")]
+    NoConfig,
+    /// `config.json` hashes to `key`, not to the directory's name.
+    #[error("config.json hashes to {key}, not to its directory name")]
+    ConfigKey { key: String },
+    #[error("no manifest for fingerprint {fingerprint}")]
+    NoManifest { fingerprint: String },
+    /// The manifest stored for `fingerprint` hashes to `got`.
+    #[error("the manifest of {fingerprint} hashes to {got}")]
+    ManifestHash { fingerprint: String, got: String },
+    /// The journal cannot be read (the reader's message).
+    #[error("{0}")]
+    Journal(String),
+    /// The newest `run_started` names `last_run` (none: `None`).
+    #[error("the last run worked on {last_run:?}, not on {fingerprint}")]
+    LastRun {
+        last_run: Option<String>,
+        fingerprint: String,
+    },
+    /// A result file the journal names cannot be read (the I/O message).
+    #[error("result {file}: {error}")]
+    ResultUnreadable { file: String, error: String },
+    /// A result file's sha256 differs from the journaled one.
+    #[error("result {file} has sha256 {got}, the journal recorded {journaled}")]
+    ResultHash {
+        file: String,
+        got: String,
+        journaled: String,
+    },
+}
+
 /// Checks a state directory against the fingerprint its runs must have worked on: the
 /// configuration's key names the directory, the newest `run_started` names `fingerprint`, the
 /// manifest of `fingerprint` hashes to it, and every result file matches its journal line.
-/// Ok: a one-line summary; Err: the first problem.
-pub fn check_state(dir: &Path, fingerprint: &str) -> Result<String, String> {
+/// Ok: a one-line summary; Err: the first problem ([`StateMismatch`]).
+pub fn check_state(dir: &Path, fingerprint: &str) -> Result<String, StateMismatch> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let fail = |problem: StateProblem| StateMismatch {
+        dir: name.clone(),
+        problem,
+    };
     let config: ConfigPrint = std::fs::read(dir.join("config.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| format!("{name}: config.json is missing or unreadable"))?;
+        .ok_or_else(|| fail(StateProblem::NoConfig))?;
     if config.key() != name {
-        return Err(format!(
-            "{name}: config.json hashes to {}, not to its directory name",
-            config.key()
-        ));
+        return Err(fail(StateProblem::ConfigKey { key: config.key() }));
     }
     let manifest: Manifest =
         std::fs::read(dir.join("manifests").join(format!("{fingerprint}.json")))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| format!("{name}: no manifest for fingerprint {fingerprint}"))?;
+            .ok_or_else(|| {
+                fail(StateProblem::NoManifest {
+                    fingerprint: fingerprint.to_string(),
+                })
+            })?;
     if manifest.fingerprint() != fingerprint {
-        return Err(format!(
-            "{name}: the manifest of {fingerprint} hashes to {}",
-            manifest.fingerprint()
-        ));
+        return Err(fail(StateProblem::ManifestHash {
+            fingerprint: fingerprint.to_string(),
+            got: manifest.fingerprint(),
+        }));
     }
-    let (records, _) = store::read_journal(dir).map_err(|e| format!("{name}: {e}"))?;
+    let (records, _) =
+        store::read_journal(dir).map_err(|e| fail(StateProblem::Journal(e.to_string())))?;
     let last_run = records.iter().rev().find_map(|r| match &r.event {
         Event::RunStarted { fingerprint, .. } => Some(fingerprint.clone()),
         _ => None,
     });
     if last_run.as_deref() != Some(fingerprint) {
-        return Err(format!(
-            "{name}: the last run worked on {last_run:?}, not on {fingerprint}"
-        ));
+        return Err(fail(StateProblem::LastRun {
+            last_run,
+            fingerprint: fingerprint.to_string(),
+        }));
     }
     let mut results = 0;
     for r in &records {
         if let Event::CallFinished { file, sha256, .. } = &r.event {
             let got = std::fs::read(dir.join(file))
                 .map(crate::util::sha256_hex)
-                .map_err(|e| format!("{name}: result {file}: {e}"))?;
+                .map_err(|e| {
+                    fail(StateProblem::ResultUnreadable {
+                        file: file.clone(),
+                        error: e.to_string(),
+                    })
+                })?;
             if &got != sha256 {
-                return Err(format!(
-                    "{name}: result {file} has sha256 {got}, the journal recorded {sha256}"
-                ));
+                return Err(fail(StateProblem::ResultHash {
+                    file: file.clone(),
+                    got,
+                    journaled: sha256.clone(),
+                }));
             }
             results += 1;
         }
@@ -1116,7 +1174,7 @@ impl GateInputs<'_> {
             ),
             ("judge", judged.dir.as_path(), judged.fingerprint.as_str()),
         ];
-        let results: Vec<(String, Result<String, String>)> = checks
+        let results: Vec<(String, Result<String, StateMismatch>)> = checks
             .iter()
             .map(|(n, d, fp)| (n.to_string(), check_state(d, fp)))
             .collect();
