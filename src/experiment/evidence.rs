@@ -547,56 +547,114 @@ fn hash_file(c: &Campaign, path: &Path, kind: &'static str) -> anyhow::Result<Fi
     })
 }
 
+/// Why a state directory does not match the fingerprint its runs must have worked on
+/// ([`check_state`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{dir}: {problem}")]
+pub struct StateMismatch {
+    /// The state directory's name (the configuration key).
+    pub dir: String,
+    pub problem: StateProblem,
+}
+
+/// The first problem [`check_state`] found in a state directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateProblem {
+    #[error("config.json is missing or unreadable")]
+    NoConfig,
+    /// `config.json` hashes to `key`, not to the directory's name.
+    #[error("config.json hashes to {key}, not to its directory name")]
+    ConfigKey { key: String },
+    #[error("no manifest for fingerprint {fingerprint}")]
+    NoManifest { fingerprint: String },
+    /// The manifest stored for `fingerprint` hashes to `got`.
+    #[error("the manifest of {fingerprint} hashes to {got}")]
+    ManifestHash { fingerprint: String, got: String },
+    /// The journal cannot be read (the reader's message).
+    #[error("{0}")]
+    Journal(String),
+    /// The newest `run_started` names `last_run` (none: `None`).
+    #[error("the last run worked on {last_run:?}, not on {fingerprint}")]
+    LastRun {
+        last_run: Option<String>,
+        fingerprint: String,
+    },
+    /// A result file the journal names cannot be read (the I/O message).
+    #[error("result {file}: {error}")]
+    ResultUnreadable { file: String, error: String },
+    /// A result file's sha256 differs from the journaled one.
+    #[error("result {file} has sha256 {got}, the journal recorded {journaled}")]
+    ResultHash {
+        file: String,
+        got: String,
+        journaled: String,
+    },
+}
+
 /// Checks a state directory against the fingerprint its runs must have worked on: the
 /// configuration's key names the directory, the newest `run_started` names `fingerprint`, the
 /// manifest of `fingerprint` hashes to it, and every result file matches its journal line.
-/// Ok: a one-line summary; Err: the first problem.
-pub fn check_state(dir: &Path, fingerprint: &str) -> Result<String, String> {
+/// Ok: a one-line summary; Err: the first problem ([`StateMismatch`]).
+pub fn check_state(dir: &Path, fingerprint: &str) -> Result<String, StateMismatch> {
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let fail = |problem: StateProblem| StateMismatch {
+        dir: name.clone(),
+        problem,
+    };
     let config: ConfigPrint = std::fs::read(dir.join("config.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| format!("{name}: config.json is missing or unreadable"))?;
+        .ok_or_else(|| fail(StateProblem::NoConfig))?;
     if config.key() != name {
-        return Err(format!(
-            "{name}: config.json hashes to {}, not to its directory name",
-            config.key()
-        ));
+        return Err(fail(StateProblem::ConfigKey { key: config.key() }));
     }
     let manifest: Manifest =
         std::fs::read(dir.join("manifests").join(format!("{fingerprint}.json")))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .ok_or_else(|| format!("{name}: no manifest for fingerprint {fingerprint}"))?;
+            .ok_or_else(|| {
+                fail(StateProblem::NoManifest {
+                    fingerprint: fingerprint.to_string(),
+                })
+            })?;
     if manifest.fingerprint() != fingerprint {
-        return Err(format!(
-            "{name}: the manifest of {fingerprint} hashes to {}",
-            manifest.fingerprint()
-        ));
+        return Err(fail(StateProblem::ManifestHash {
+            fingerprint: fingerprint.to_string(),
+            got: manifest.fingerprint(),
+        }));
     }
-    let (records, _) = store::read_journal(dir).map_err(|e| format!("{name}: {e}"))?;
+    let (records, _) =
+        store::read_journal(dir).map_err(|e| fail(StateProblem::Journal(e.to_string())))?;
     let last_run = records.iter().rev().find_map(|r| match &r.event {
         Event::RunStarted { fingerprint, .. } => Some(fingerprint.clone()),
         _ => None,
     });
     if last_run.as_deref() != Some(fingerprint) {
-        return Err(format!(
-            "{name}: the last run worked on {last_run:?}, not on {fingerprint}"
-        ));
+        return Err(fail(StateProblem::LastRun {
+            last_run,
+            fingerprint: fingerprint.to_string(),
+        }));
     }
     let mut results = 0;
     for r in &records {
         if let Event::CallFinished { file, sha256, .. } = &r.event {
             let got = std::fs::read(dir.join(file))
                 .map(crate::util::sha256_hex)
-                .map_err(|e| format!("{name}: result {file}: {e}"))?;
+                .map_err(|e| {
+                    fail(StateProblem::ResultUnreadable {
+                        file: file.clone(),
+                        error: e.to_string(),
+                    })
+                })?;
             if &got != sha256 {
-                return Err(format!(
-                    "{name}: result {file} has sha256 {got}, the journal recorded {sha256}"
-                ));
+                return Err(fail(StateProblem::ResultHash {
+                    file: file.clone(),
+                    got,
+                    journaled: sha256.clone(),
+                }));
             }
             results += 1;
         }
@@ -774,264 +832,365 @@ fn gates(
     orch_dir: &Path,
     single_dir: &Path,
 ) -> Vec<Gate> {
-    let mut gates = Vec::new();
-    // 1. All four roles executed.
-    let calls: Vec<String> = Agent::ALL
-        .iter()
-        .map(|a| format!("{a} {}", orch.state.usage().get(a).map_or(0, |u| u.calls)))
-        .collect();
-    gates.push(Gate {
-        name: "all_four_roles_executed",
-        pass: Agent::ALL
+    let g = GateInputs {
+        c,
+        orch,
+        single,
+        judged,
+        pairs,
+        arms,
+        orch_dir,
+        single_dir,
+    };
+    vec![
+        g.roles_executed(),
+        g.every_unit_translated(),
+        g.real_usage(),
+        g.one_provider_and_model(),
+        g.manager_context(),
+        g.judgment_for_every_unit(),
+        g.judgments_verified(),
+        g.receipt_hashes(),
+        g.checkpoint_fingerprints(),
+    ]
+}
+
+/// What the gates are decided from: the campaign, both arms' results and state directories,
+/// the judge's run and the pairs it judged, and both arms' metrics.
+#[derive(Clone, Copy)]
+struct GateInputs<'a> {
+    c: &'a Campaign,
+    orch: &'a RunResult<'a>,
+    single: &'a SingleRun,
+    judged: &'a JudgeRun,
+    pairs: &'a [Pair],
+    arms: &'a BTreeMap<Arm, ArmMetrics>,
+    orch_dir: &'a Path,
+    single_dir: &'a Path,
+}
+
+impl GateInputs<'_> {
+    /// Gate 1: all four roles executed.
+    fn roles_executed(&self) -> Gate {
+        let Self { orch, .. } = *self;
+        let calls: Vec<String> = Agent::ALL
             .iter()
-            .all(|a| orch.state.usage().get(a).is_some_and(|u| u.calls > 0)),
-        reason: format!(
-            "finished calls in the orchestration arm: {}",
-            calls.join(", ")
-        ),
-    });
-    // 2. Both arms translated every unit (or the single agent's exhaustion is recorded).
-    let o = &arms[&Arm::Orchestration];
-    let s = &arms[&Arm::SingleAgent];
-    let exhaustion_recorded = store::read_journal(single_dir).is_ok_and(|(recs, _)| {
-        recs.iter()
-            .any(|r| matches!(r.event, Event::ContextExhausted { .. }))
-    });
-    let single_ok = s.units_translated == s.units_total
-        || (single.summary.exhausted.is_some() && exhaustion_recorded);
-    gates.push(Gate {
-        name: "both_arms_translated_every_unit",
-        pass: o.units_translated == o.units_total && single_ok,
-        reason: format!(
-            "orchestration {}/{} units; single agent {}/{} units{}",
-            o.units_translated,
-            o.units_total,
-            s.units_translated,
-            s.units_total,
-            match &single.summary.exhausted {
-                Some(x) if exhaustion_recorded =>
-                    format!(", then {} (recorded in its journal)", x.message()),
-                Some(x) => format!(", then {} (NOT recorded in its journal)", x.message()),
-                None => String::new(),
-            }
-        ),
-    });
-    // 3. Real usage recorded for every call.
-    let mut calls_checked = 0;
-    let mut without = Vec::new();
-    for dir in [orch_dir, single_dir, judged.dir.as_path()] {
-        if let Ok((recs, _)) = store::read_journal(dir) {
-            for r in recs {
-                if let Event::CallFinished {
-                    call,
-                    usage,
-                    requests,
-                    ..
-                } = r.event
-                    && requests > 0
-                {
-                    calls_checked += 1;
-                    if usage.prompt_tokens == 0 || usage.completion_tokens == 0 {
-                        without.push(call);
-                    }
-                }
-            }
+            .map(|a| format!("{a} {}", orch.state.usage().get(a).map_or(0, |u| u.calls)))
+            .collect();
+        Gate {
+            name: "all_four_roles_executed",
+            pass: Agent::ALL
+                .iter()
+                .all(|a| orch.state.usage().get(a).is_some_and(|u| u.calls > 0)),
+            reason: format!(
+                "finished calls in the orchestration arm: {}",
+                calls.join(", ")
+            ),
         }
     }
-    let rehearsal = c.plan.is_rehearsal();
-    gates.push(Gate {
-        name: "real_usage_recorded_for_every_call",
-        pass: without.is_empty() && !rehearsal && calls_checked > 0,
-        reason: if rehearsal {
-            format!("the pseudo provider computed the usage of {calls_checked} call(s) offline; no provider reported it")
-        } else if without.is_empty() {
-            format!("{calls_checked} call(s) in the three states carry the prompt and completion tokens the provider reported")
-        } else {
-            format!(
-                "{} of {calls_checked} call(s) have no reported usage, e.g. {}",
-                without.len(),
-                without[0]
-            )
-        },
-    });
-    // 4. One provider and model for all translation calls.
-    let mut runs: BTreeSet<(String, String)> = BTreeSet::new();
-    for dir in [orch_dir, single_dir] {
-        if let Ok((recs, _)) = store::read_journal(dir) {
-            for r in recs {
-                if let Event::RunStarted {
-                    provider, model, ..
-                } = r.event
-                {
-                    runs.insert((provider, model));
-                }
-            }
-        }
-    }
-    let reported: BTreeSet<String> = orch
-        .state
-        .finished()
-        .values()
-        .chain(single.state.finished().values())
-        .filter(|r| r.agent == Agent::Translation && r.requests > 0)
-        .filter_map(|r| r.model.clone())
-        .collect();
-    let runs_list: Vec<String> = runs.iter().map(|(p, m)| format!("{p}/{m}")).collect();
-    gates.push(Gate {
-        name: "one_provider_and_model_for_all_translation_calls",
-        pass: runs.len() == 1 && reported.len() <= 1,
-        reason: format!(
-            "runs of both arms used {}; models reported in translation answers: {}",
-            runs_list.join(", "),
-            if reported.is_empty() {
-                "none".into()
-            } else {
-                reported.iter().cloned().collect::<Vec<_>>().join(", ")
-            }
-        ),
-    });
-    // 5. The Manager context excludes every translation body.
-    let ctx = orch.manager.context(&orch.state);
-    let mut strings = String::new();
-    strings_of(
-        &serde_json::to_value(&ctx).unwrap_or_default(),
-        &mut strings,
-    );
-    let (mut bodies, mut lines, mut leaked) = (0, 0, Vec::new());
-    for r in orch.state.finished().values() {
-        if let Output::Translation { text, .. } = &r.output {
-            bodies += 1;
-            for l in text.lines().map(str::trim) {
-                if l.chars().count() >= MIN_BODY_LINE_CHARS {
-                    lines += 1;
-                    if strings.contains(l) {
-                        leaked.push(crate::util::excerpt(l, 60));
-                    }
-                }
-            }
-        }
-    }
-    gates.push(Gate {
-        name: "manager_context_excludes_translation_bodies",
-        pass: leaked.is_empty() && bodies > 0,
-        reason: if leaked.is_empty() {
-            format!(
-                "none of {lines} lines (≥ {MIN_BODY_LINE_CHARS} characters) of {bodies} translations occurs in the Manager context ({} tokens, rebuilt from the final state)",
-                ctx.tokens()
-            )
-        } else {
-            format!(
-                "{} translation line(s) occur in the Manager context, e.g. {}",
-                leaked.len(),
-                leaked[0]
-            )
-        },
-    });
-    // 6. A judgment for every unit.
-    let judged_n = pairs
-        .iter()
-        .filter(|p| judged.judgments.contains_key(&p.unit))
-        .count();
-    let not_paired = c.prose_units().count() - pairs.len();
-    gates.push(Gate {
-        name: "judgment_for_every_unit",
-        pass: !pairs.is_empty() && judged_n == pairs.len(),
-        reason: format!(
-            "{judged_n} of {} units translated by both arms have a valid judgment ({} after a schema repair){}",
-            pairs.len(),
-            judged
-                .judgments
-                .values()
-                .filter(|j| j.repaired)
-                .count(),
-            if not_paired > 0 {
-                format!("; {not_paired} unit(s) not judged because the single agent has no translation of them (context exhausted)")
-            } else {
-                String::new()
-            }
-        ),
-    });
-    // 7. The judge's evidence verified (see MIN_VERIFIED_PERCENT).
-    let agg = judge_aggregates(judged, pairs, "");
-    let judged_total = agg.verified + agg.unverified;
-    gates.push(Gate {
-        name: "judgments_verified",
-        pass: agg.verified > 0 && agg.verified * 100 >= judged_total * MIN_VERIFIED_PERCENT,
-        reason: format!(
-            "{} of {judged_total} judgments verified: every evidence quote occurs in the text it cites, whitespace removed (at least {MIN_VERIFIED_PERCENT} % required); {} unverified judgment(s) not counted as preferences{}",
-            agg.verified,
-            agg.unverified,
-            agg.unverified_units
-                .first()
-                .map(|u| format!(
-                    ", e.g. unit {} ({} of {} quotes found; not found: {})",
-                    u.unit, u.quotes_found, u.quotes, u.first_missing
-                ))
-                .unwrap_or_default()
-        ),
-    });
-    // 8. Receipt hashes match.
-    let mut receipts = 0;
-    let mut bad = Vec::new();
-    let mut journaled = BTreeSet::new();
-    if let Ok((recs, _)) = store::read_journal(&judged.dir) {
-        for r in recs {
-            if let Event::Receipt { file, sha256, .. } = r.event {
-                receipts += 1;
-                let got = std::fs::read(judged.dir.join(&file)).map(crate::util::sha256_hex);
-                if got.as_deref().ok() != Some(sha256.as_str()) {
-                    bad.push(file.clone());
-                }
-                journaled.insert((file, sha256));
-            }
-        }
-    }
-    let unjournaled = judged
-        .judgments
-        .values()
-        .flat_map(|j| &j.receipts)
-        .filter(|r| !journaled.contains(&(r.file.clone(), r.sha256.clone())))
-        .count();
-    gates.push(Gate {
-        name: "receipt_hashes_match",
-        pass: receipts > 0 && bad.is_empty() && unjournaled == 0,
-        reason: if bad.is_empty() && unjournaled == 0 {
-            format!("{receipts} receipt file(s) hash to the sha256 journaled for them, and every judgment names journaled receipts")
-        } else {
-            format!(
-                "{} receipt(s) differ from their journaled sha256 (e.g. {:?}); {unjournaled} receipt(s) named by judgments were not journaled",
-                bad.len(),
-                bad.first()
-            )
-        },
-    });
-    // 9. Checkpoint fingerprints match.
-    let checks = [
-        ("orchestration", orch_dir, c.fingerprint.as_str()),
-        (
-            "single_agent",
+
+    /// Gate 2: both arms translated every unit (or the single agent's exhaustion is recorded).
+    fn every_unit_translated(&self) -> Gate {
+        let Self {
+            single,
+            arms,
             single_dir,
-            single.campaign.fingerprint.as_str(),
-        ),
-        ("judge", judged.dir.as_path(), judged.fingerprint.as_str()),
-    ];
-    let results: Vec<(String, Result<String, String>)> = checks
-        .iter()
-        .map(|(n, d, fp)| (n.to_string(), check_state(d, fp)))
-        .collect();
-    gates.push(Gate {
-        name: "checkpoint_fingerprints_match",
-        pass: results.iter().all(|(_, r)| r.is_ok()),
-        reason: results
+            ..
+        } = *self;
+        let o = &arms[&Arm::Orchestration];
+        let s = &arms[&Arm::SingleAgent];
+        let exhaustion_recorded = store::read_journal(single_dir).is_ok_and(|(recs, _)| {
+            recs.iter()
+                .any(|r| matches!(r.event, Event::ContextExhausted { .. }))
+        });
+        let single_ok = s.units_translated == s.units_total
+            || (single.summary.exhausted.is_some() && exhaustion_recorded);
+        Gate {
+            name: "both_arms_translated_every_unit",
+            pass: o.units_translated == o.units_total && single_ok,
+            reason: format!(
+                "orchestration {}/{} units; single agent {}/{} units{}",
+                o.units_translated,
+                o.units_total,
+                s.units_translated,
+                s.units_total,
+                match &single.summary.exhausted {
+                    Some(x) if exhaustion_recorded =>
+                        format!(", then {} (recorded in its journal)", x.message()),
+                    Some(x) => format!(", then {} (NOT recorded in its journal)", x.message()),
+                    None => String::new(),
+                }
+            ),
+        }
+    }
+
+    /// Gate 3: real usage recorded for every call.
+    fn real_usage(&self) -> Gate {
+        let Self {
+            c,
+            judged,
+            orch_dir,
+            single_dir,
+            ..
+        } = *self;
+        let mut calls_checked = 0;
+        let mut without = Vec::new();
+        for dir in [orch_dir, single_dir, judged.dir.as_path()] {
+            if let Ok((recs, _)) = store::read_journal(dir) {
+                for r in recs {
+                    if let Event::CallFinished {
+                        call,
+                        usage,
+                        requests,
+                        ..
+                    } = r.event
+                        && requests > 0
+                    {
+                        calls_checked += 1;
+                        if usage.prompt_tokens == 0 || usage.completion_tokens == 0 {
+                            without.push(call);
+                        }
+                    }
+                }
+            }
+        }
+        let rehearsal = c.plan.is_rehearsal();
+        Gate {
+            name: "real_usage_recorded_for_every_call",
+            pass: without.is_empty() && !rehearsal && calls_checked > 0,
+            reason: if rehearsal {
+                format!(
+                    "the pseudo provider computed the usage of {calls_checked} call(s) offline; no provider reported it"
+                )
+            } else if without.is_empty() {
+                format!(
+                    "{calls_checked} call(s) in the three states carry the prompt and completion tokens the provider reported"
+                )
+            } else {
+                format!(
+                    "{} of {calls_checked} call(s) have no reported usage, e.g. {}",
+                    without.len(),
+                    without[0]
+                )
+            },
+        }
+    }
+
+    /// Gate 4: one provider and model for all translation calls.
+    fn one_provider_and_model(&self) -> Gate {
+        let Self {
+            orch,
+            single,
+            orch_dir,
+            single_dir,
+            ..
+        } = *self;
+        let mut runs: BTreeSet<(String, String)> = BTreeSet::new();
+        for dir in [orch_dir, single_dir] {
+            if let Ok((recs, _)) = store::read_journal(dir) {
+                for r in recs {
+                    if let Event::RunStarted {
+                        provider, model, ..
+                    } = r.event
+                    {
+                        runs.insert((provider, model));
+                    }
+                }
+            }
+        }
+        let reported: BTreeSet<String> = orch
+            .state
+            .finished()
+            .values()
+            .chain(single.state.finished().values())
+            .filter(|r| r.agent == Agent::Translation && r.requests > 0)
+            .filter_map(|r| r.model.clone())
+            .collect();
+        let runs_list: Vec<String> = runs.iter().map(|(p, m)| format!("{p}/{m}")).collect();
+        Gate {
+            name: "one_provider_and_model_for_all_translation_calls",
+            pass: runs.len() == 1 && reported.len() <= 1,
+            reason: format!(
+                "runs of both arms used {}; models reported in translation answers: {}",
+                runs_list.join(", "),
+                if reported.is_empty() {
+                    "none".into()
+                } else {
+                    reported.iter().cloned().collect::<Vec<_>>().join(", ")
+                }
+            ),
+        }
+    }
+
+    /// Gate 5: the Manager context excludes every translation body.
+    fn manager_context(&self) -> Gate {
+        let Self { orch, .. } = *self;
+        let ctx = orch.manager.context(&orch.state);
+        let mut strings = String::new();
+        strings_of(
+            &serde_json::to_value(&ctx).unwrap_or_default(),
+            &mut strings,
+        );
+        let (mut bodies, mut lines, mut leaked) = (0, 0, Vec::new());
+        for r in orch.state.finished().values() {
+            if let Output::Translation { text, .. } = &r.output {
+                bodies += 1;
+                for l in text.lines().map(str::trim) {
+                    if l.chars().count() >= MIN_BODY_LINE_CHARS {
+                        lines += 1;
+                        if strings.contains(l) {
+                            leaked.push(crate::util::excerpt(l, 60));
+                        }
+                    }
+                }
+            }
+        }
+        Gate {
+            name: "manager_context_excludes_translation_bodies",
+            pass: leaked.is_empty() && bodies > 0,
+            reason: if leaked.is_empty() {
+                format!(
+                    "none of {lines} lines (≥ {MIN_BODY_LINE_CHARS} characters) of {bodies} translations occurs in the Manager context ({} tokens, rebuilt from the final state)",
+                    ctx.tokens()
+                )
+            } else {
+                format!(
+                    "{} translation line(s) occur in the Manager context, e.g. {}",
+                    leaked.len(),
+                    leaked[0]
+                )
+            },
+        }
+    }
+
+    /// Gate 6: a judgment for every unit.
+    fn judgment_for_every_unit(&self) -> Gate {
+        let Self {
+            c, judged, pairs, ..
+        } = *self;
+        let judged_n = pairs
             .iter()
-            .map(|(n, r)| match r {
-                Ok(m) => format!("{n}: {m}"),
-                Err(e) => format!("{n}: FAILED: {e}"),
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-    });
-    gates
+            .filter(|p| judged.judgments.contains_key(&p.unit))
+            .count();
+        let not_paired = c.prose_units().count() - pairs.len();
+        Gate {
+            name: "judgment_for_every_unit",
+            pass: !pairs.is_empty() && judged_n == pairs.len(),
+            reason: format!(
+                "{judged_n} of {} units translated by both arms have a valid judgment ({} after a schema repair){}",
+                pairs.len(),
+                judged.judgments.values().filter(|j| j.repaired).count(),
+                if not_paired > 0 {
+                    format!(
+                        "; {not_paired} unit(s) not judged because the single agent has no translation of them (context exhausted)"
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        }
+    }
+
+    /// Gate 7: the judge's evidence verified (see MIN_VERIFIED_PERCENT).
+    fn judgments_verified(&self) -> Gate {
+        let Self { judged, pairs, .. } = *self;
+        let agg = judge_aggregates(judged, pairs, "");
+        let judged_total = agg.verified + agg.unverified;
+        Gate {
+            name: "judgments_verified",
+            pass: agg.verified > 0 && agg.verified * 100 >= judged_total * MIN_VERIFIED_PERCENT,
+            reason: format!(
+                "{} of {judged_total} judgments verified: every evidence quote occurs in the text it cites, whitespace removed (at least {MIN_VERIFIED_PERCENT} % required); {} unverified judgment(s) not counted as preferences{}",
+                agg.verified,
+                agg.unverified,
+                agg.unverified_units
+                    .first()
+                    .map(|u| format!(
+                        ", e.g. unit {} ({} of {} quotes found; not found: {})",
+                        u.unit, u.quotes_found, u.quotes, u.first_missing
+                    ))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    /// Gate 8: receipt hashes match.
+    fn receipt_hashes(&self) -> Gate {
+        let Self { judged, .. } = *self;
+        let mut receipts = 0;
+        let mut bad = Vec::new();
+        let mut journaled = BTreeSet::new();
+        if let Ok((recs, _)) = store::read_journal(&judged.dir) {
+            for r in recs {
+                if let Event::Receipt { file, sha256, .. } = r.event {
+                    receipts += 1;
+                    let got = std::fs::read(judged.dir.join(&file)).map(crate::util::sha256_hex);
+                    if got.as_deref().ok() != Some(sha256.as_str()) {
+                        bad.push(file.clone());
+                    }
+                    journaled.insert((file, sha256));
+                }
+            }
+        }
+        let unjournaled = judged
+            .judgments
+            .values()
+            .flat_map(|j| &j.receipts)
+            .filter(|r| !journaled.contains(&(r.file.clone(), r.sha256.clone())))
+            .count();
+        Gate {
+            name: "receipt_hashes_match",
+            pass: receipts > 0 && bad.is_empty() && unjournaled == 0,
+            reason: if bad.is_empty() && unjournaled == 0 {
+                format!(
+                    "{receipts} receipt file(s) hash to the sha256 journaled for them, and every judgment names journaled receipts"
+                )
+            } else {
+                format!(
+                    "{} receipt(s) differ from their journaled sha256 (e.g. {:?}); {unjournaled} receipt(s) named by judgments were not journaled",
+                    bad.len(),
+                    bad.first()
+                )
+            },
+        }
+    }
+
+    /// Gate 9: checkpoint fingerprints match.
+    fn checkpoint_fingerprints(&self) -> Gate {
+        let Self {
+            c,
+            single,
+            judged,
+            orch_dir,
+            single_dir,
+            ..
+        } = *self;
+        let checks = [
+            ("orchestration", orch_dir, c.fingerprint.as_str()),
+            (
+                "single_agent",
+                single_dir,
+                single.campaign.fingerprint.as_str(),
+            ),
+            ("judge", judged.dir.as_path(), judged.fingerprint.as_str()),
+        ];
+        let results: Vec<(String, Result<String, StateMismatch>)> = checks
+            .iter()
+            .map(|(n, d, fp)| (n.to_string(), check_state(d, fp)))
+            .collect();
+        Gate {
+            name: "checkpoint_fingerprints_match",
+            pass: results.iter().all(|(_, r)| r.is_ok()),
+            reason: results
+                .iter()
+                .map(|(n, r)| match r {
+                    Ok(m) => format!("{n}: {m}"),
+                    Err(e) => format!("{n}: FAILED: {e}"),
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
+    }
 }
 
 /// Writes `evidence.json` to `<report_dir>/<campaign>/<timestamp>/` (a new folder each time)

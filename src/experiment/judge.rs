@@ -434,9 +434,26 @@ pub fn validate(answer: &str) -> Result<Verdict, Vec<String>> {
     serde_json::from_value(v).map_err(|e| vec![format!("the answer does not match: {e}")])
 }
 
+/// A value of the first answer that a repair changed (the first found).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RepairChanged {
+    /// Side `side`'s score of dimension `dimension` went from `from` to `to` (1 to 5).
+    #[error("the repair changed {side}.{dimension}.score from {from} to {to}")]
+    Score {
+        side: &'static str,
+        dimension: &'static str,
+        from: u64,
+        to: u8,
+    },
+    /// The preference went from `from` to `to` (`to` as JSON, quoted).
+    #[error("the repair changed preferred from {from} to {to}")]
+    Preferred { from: String, to: String },
+}
+
 /// Whether a repaired verdict keeps every score and the preference that the invalid first
-/// answer gave validly (a repair must not judge again). Errors: the first value changed.
-pub fn unchanged_by_repair(first_answer: &str, repaired: &Verdict) -> Result<(), String> {
+/// answer gave validly (a repair must not judge again). Errors: the first value changed
+/// ([`RepairChanged`]).
+pub fn unchanged_by_repair(first_answer: &str, repaired: &Verdict) -> Result<(), RepairChanged> {
     let Ok(v) = crate::agents::json::extract(first_answer) else {
         return Ok(());
     };
@@ -446,10 +463,12 @@ pub fn unchanged_by_repair(first_answer: &str, repaired: &Verdict) -> Result<(),
                 && (1..=5).contains(&n)
                 && n != s.score as u64
             {
-                return Err(format!(
-                    "the repair changed {side}.{d}.score from {n} to {}",
-                    s.score
-                ));
+                return Err(RepairChanged::Score {
+                    side,
+                    dimension: d,
+                    from: n,
+                    to: s.score,
+                });
             }
         }
     }
@@ -458,7 +477,10 @@ pub fn unchanged_by_repair(first_answer: &str, repaired: &Verdict) -> Result<(),
     {
         let now = serde_json::to_value(repaired.preferred).expect("json");
         if now != p {
-            return Err(format!("the repair changed preferred from {p} to {now}"));
+            return Err(RepairChanged::Preferred {
+                from: p.to_string(),
+                to: now.to_string(),
+            });
         }
     }
     Ok(())

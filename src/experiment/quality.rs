@@ -802,167 +802,26 @@ pub fn score_arms(
         .iter()
         .position(|r| r.arm == QualityArm::Orchestration)
         .map(|o| bootstrap(&stats, o).1);
-    let iv = |i: Interval| Interval {
-        value: r4(i.value),
-        low: r4(i.low),
-        high: r4(i.high),
-    };
-    let mut arms = Vec::new();
-    for (a, r) in runs.iter().enumerate() {
-        let mut by_chapter = BTreeMap::new();
-        for ch in &slice.chapters {
-            let mut t = PlusStats::default();
-            for (s, st) in segs.iter().zip(&stats[a]) {
-                if s.chapter == ch.file {
-                    t.add(st);
-                }
-            }
-            by_chapter.insert(ch.file.clone(), r4(t.score()));
-        }
-        let m = &r.metrics;
-        let prompt: u64 = m.tokens_by_agent.values().map(|u| u.prompt_tokens).sum();
-        let completion: u64 = m
-            .tokens_by_agent
-            .values()
-            .map(|u| u.completion_tokens)
-            .sum();
-        arms.push(ArmScores {
-            arm: r.arm,
-            campaign_keys: r.arm.campaign_keys().into(),
-            status: r.status.clone(),
-            units_translated: m.units_translated,
-            units_total: m.units_total,
-            chrf_pp: iv(scores[a]),
-            chrf_pp_vs_single: iv(diffs[a]),
-            chrf_pp_vs_orchestration: vs_orch.as_ref().map(|d| iv(d[a])),
-            chrf_pp_by_chapter: by_chapter,
-            qa_errors: m.qa_errors,
-            qa_errors_by_check: r.errors_by_check.clone(),
-            qa_warnings: m.qa_warnings,
-            house_terms: m.house_style.occurrences,
-            house_terms_rendered: m.house_style.rendered,
-            glossary_adherence: m.house_style.adherence.map(r4),
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            total_tokens: prompt + completion,
-            tokens_by_agent: m
-                .tokens_by_agent
-                .iter()
-                .map(|(k, u)| {
-                    (
-                        k.as_str().to_string(),
-                        u.prompt_tokens + u.completion_tokens,
-                    )
-                })
-                .collect(),
-            calls: r.calls,
-            model_time_s: model_time_s.get(&r.arm).map(|s| (s * 10.0).round() / 10.0),
-        });
-    }
-    let per_segment: Vec<SegmentScores> = segs
+    let arms: Vec<ArmScores> = runs
         .iter()
         .enumerate()
-        .map(|(i, s)| SegmentScores {
-            chapter: s.chapter.clone(),
-            units: s.units.clone(),
-            chrf_pp: runs
-                .iter()
-                .zip(&stats)
-                .map(|(r, st)| (r.arm, r4(st[i].score())))
-                .collect(),
+        .map(|(a, r)| {
+            let chrf = ArmChrf {
+                total: rounded(scores[a]),
+                vs_single: rounded(diffs[a]),
+                vs_orchestration: vs_orch.as_ref().map(|d| rounded(d[a])),
+                by_chapter: by_chapter(slice, segs, &stats[a]),
+            };
+            arm_scores(r, chrf, model_time_s)
         })
         .collect();
-    let seg_of = |unit: &str| {
-        segs.iter()
-            .position(|s| s.units.len() == 1 && s.units[0] == unit)
+    let per_segment = per_segment(segs, runs, &stats);
+    let judge = judge.map(|verdicts| judge_agreement(verdicts, segs, runs, &stats));
+    let changed = match runs.iter().find(|r| r.arm == QualityArm::Orchestration) {
+        Some(orch) => orchestration_changed(file, segs, orch)?,
+        None => Vec::new(),
     };
-    let judge = judge.map(|verdicts| {
-        let mut j = JudgeAgreement {
-            judged: verdicts.len(),
-            ..Default::default()
-        };
-        let score = |arm: QualityArm, seg: usize| {
-            runs.iter()
-                .position(|r| r.arm == arm)
-                .map(|a| r4(stats[a][seg].score()))
-        };
-        for (unit, pref) in verdicts {
-            match pref {
-                Some(QualityArm::SinglePass) => j.preferred_single_pass += 1,
-                Some(_) => j.preferred_orchestration += 1,
-                None => j.ties += 1,
-            }
-            let (Some(pref), Some(seg)) = (pref, seg_of(unit)) else {
-                continue;
-            };
-            let (Some(o), Some(s)) = (
-                score(QualityArm::Orchestration, seg),
-                score(QualityArm::SinglePass, seg),
-            ) else {
-                continue;
-            };
-            if o == s {
-                continue;
-            }
-            j.compared += 1;
-            let better = if o > s {
-                QualityArm::Orchestration
-            } else {
-                QualityArm::SinglePass
-            };
-            if *pref == better {
-                j.agree += 1;
-            } else {
-                j.disagree += 1;
-            }
-        }
-        j.agreement = (j.compared > 0).then(|| r4(j.agree as f64 / j.compared as f64));
-        j
-    });
-    let mut changed = Vec::new();
-    if let Some(orch) = runs.iter().find(|r| r.arm == QualityArm::Orchestration) {
-        let c = load(file)?;
-        let ctx = c.qa_context(&c.house);
-        let errors = |u: &crate::book::Unit, t: &str| {
-            crate::qa::check_unit(&ctx, &u.id, &u.chapter, c.source_text(u), t)
-                .iter()
-                .filter(|f| f.severity == crate::qa::Severity::Error)
-                .count()
-        };
-        for (id, r0) in &orch.changed_from_round0 {
-            let (Some(u), Some(seg), Some(fin)) = (
-                c.units.iter().find(|u| &u.id == id),
-                seg_of(id),
-                orch.texts.get(id),
-            ) else {
-                continue;
-            };
-            let reference = &segs[seg].reference;
-            changed.push(Changed {
-                unit: id.clone(),
-                chrf_pp_round0: r4(super::chrf::sentence_plus(r0, reference)),
-                chrf_pp_final: r4(super::chrf::sentence_plus(fin, reference)),
-                errors_round0: errors(u, r0),
-                errors_final: errors(u, fin),
-            });
-        }
-    }
-    let get = |arm| arms.iter().find(|a: &&ArmScores| a.arm == arm);
-    let (single, orch) = (get(QualityArm::SinglePass), get(QualityArm::Orchestration));
-    let targets = match (single, orch) {
-        (Some(s), Some(o)) => Targets {
-            chrf_pp_at_least_single: o.chrf_pp.value >= s.chrf_pp.value,
-            errors_at_most_half: 2 * o.qa_errors <= s.qa_errors,
-            tokens_at_most_1_3x: o.total_tokens as f64 <= 1.3 * s.total_tokens as f64,
-            token_ratio: r4(o.total_tokens as f64 / s.total_tokens.max(1) as f64),
-        },
-        _ => Targets {
-            chrf_pp_at_least_single: false,
-            errors_at_most_half: false,
-            tokens_at_most_1_3x: false,
-            token_ratio: 0.0,
-        },
-    };
+    let targets = targets(&arms);
     Ok(Figures {
         sections: slice.sections.clone(),
         source_bytes: slice.chapters.iter().map(|c| c.en.len()).sum(),
@@ -975,6 +834,214 @@ pub fn score_arms(
         per_segment,
         targets,
     })
+}
+
+/// `i` with its value and bounds rounded to 4 decimals.
+fn rounded(i: Interval) -> Interval {
+    Interval {
+        value: r4(i.value),
+        low: r4(i.low),
+        high: r4(i.high),
+    }
+}
+
+/// An arm's chrF++ per chapter of `slice` (chapter file → score), from its statistics per
+/// segment `stats`.
+fn by_chapter(slice: &Slice, segs: &[Segment], stats: &[PlusStats]) -> BTreeMap<String, f64> {
+    let mut by_chapter = BTreeMap::new();
+    for ch in &slice.chapters {
+        let mut t = PlusStats::default();
+        for (s, st) in segs.iter().zip(stats) {
+            if s.chapter == ch.file {
+                t.add(st);
+            }
+        }
+        by_chapter.insert(ch.file.clone(), r4(t.score()));
+    }
+    by_chapter
+}
+
+/// An arm's chrF++ figures, rounded to 4 decimals.
+struct ArmChrf {
+    total: Interval,
+    vs_single: Interval,
+    vs_orchestration: Option<Interval>,
+    by_chapter: BTreeMap<String, f64>,
+}
+
+/// Run `r`'s scores: its chrF++ figures `chrf`, counts, tokens, calls and model time.
+fn arm_scores(r: &ArmRun, chrf: ArmChrf, model_time_s: &BTreeMap<QualityArm, f64>) -> ArmScores {
+    let m = &r.metrics;
+    let prompt: u64 = m.tokens_by_agent.values().map(|u| u.prompt_tokens).sum();
+    let completion: u64 = m
+        .tokens_by_agent
+        .values()
+        .map(|u| u.completion_tokens)
+        .sum();
+    ArmScores {
+        arm: r.arm,
+        campaign_keys: r.arm.campaign_keys().into(),
+        status: r.status.clone(),
+        units_translated: m.units_translated,
+        units_total: m.units_total,
+        chrf_pp: chrf.total,
+        chrf_pp_vs_single: chrf.vs_single,
+        chrf_pp_vs_orchestration: chrf.vs_orchestration,
+        chrf_pp_by_chapter: chrf.by_chapter,
+        qa_errors: m.qa_errors,
+        qa_errors_by_check: r.errors_by_check.clone(),
+        qa_warnings: m.qa_warnings,
+        house_terms: m.house_style.occurrences,
+        house_terms_rendered: m.house_style.rendered,
+        glossary_adherence: m.house_style.adherence.map(r4),
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: prompt + completion,
+        tokens_by_agent: m
+            .tokens_by_agent
+            .iter()
+            .map(|(k, u)| {
+                (
+                    k.as_str().to_string(),
+                    u.prompt_tokens + u.completion_tokens,
+                )
+            })
+            .collect(),
+        calls: r.calls,
+        model_time_s: model_time_s.get(&r.arm).map(|s| (s * 10.0).round() / 10.0),
+    }
+}
+
+/// Each segment's chrF++ in every arm (`stats[a][s]`: arm `a`'s statistics on segment `s`).
+fn per_segment(segs: &[Segment], runs: &[ArmRun], stats: &[Vec<PlusStats>]) -> Vec<SegmentScores> {
+    segs.iter()
+        .enumerate()
+        .map(|(i, s)| SegmentScores {
+            chapter: s.chapter.clone(),
+            units: s.units.clone(),
+            chrf_pp: runs
+                .iter()
+                .zip(stats)
+                .map(|(r, st)| (r.arm, r4(st[i].score())))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The segment made of `unit` alone, if any.
+fn seg_of(segs: &[Segment], unit: &str) -> Option<usize> {
+    segs.iter()
+        .position(|s| s.units.len() == 1 && s.units[0] == unit)
+}
+
+/// The agreement of the judge's `verdicts` (unit → preferred arm) with the per-unit chrF++ of
+/// orchestration and the single pass (a tie in chrF++ is not compared).
+fn judge_agreement(
+    verdicts: &BTreeMap<String, Option<QualityArm>>,
+    segs: &[Segment],
+    runs: &[ArmRun],
+    stats: &[Vec<PlusStats>],
+) -> JudgeAgreement {
+    let mut j = JudgeAgreement {
+        judged: verdicts.len(),
+        ..Default::default()
+    };
+    let score = |arm: QualityArm, seg: usize| {
+        runs.iter()
+            .position(|r| r.arm == arm)
+            .map(|a| r4(stats[a][seg].score()))
+    };
+    for (unit, pref) in verdicts {
+        match pref {
+            Some(QualityArm::SinglePass) => j.preferred_single_pass += 1,
+            Some(_) => j.preferred_orchestration += 1,
+            None => j.ties += 1,
+        }
+        let (Some(pref), Some(seg)) = (pref, seg_of(segs, unit)) else {
+            continue;
+        };
+        let (Some(o), Some(s)) = (
+            score(QualityArm::Orchestration, seg),
+            score(QualityArm::SinglePass, seg),
+        ) else {
+            continue;
+        };
+        if o == s {
+            continue;
+        }
+        j.compared += 1;
+        let better = if o > s {
+            QualityArm::Orchestration
+        } else {
+            QualityArm::SinglePass
+        };
+        if *pref == better {
+            j.agree += 1;
+        } else {
+            j.disagree += 1;
+        }
+    }
+    j.agreement = (j.compared > 0).then(|| r4(j.agree as f64 / j.compared as f64));
+    j
+}
+
+/// The units of the orchestration run `orch` whose final text is not their round-0
+/// translation, with both texts' chrF++ and QA errors (QA context of the campaign `file`).
+///
+/// Errors: the campaign cannot be loaded.
+fn orchestration_changed(
+    file: &Path,
+    segs: &[Segment],
+    orch: &ArmRun,
+) -> anyhow::Result<Vec<Changed>> {
+    let mut changed = Vec::new();
+    let c = load(file)?;
+    let ctx = c.qa_context(&c.house);
+    let errors = |u: &crate::book::Unit, t: &str| {
+        crate::qa::check_unit(&ctx, &u.id, &u.chapter, c.source_text(u), t)
+            .iter()
+            .filter(|f| f.severity == crate::qa::Severity::Error)
+            .count()
+    };
+    for (id, r0) in &orch.changed_from_round0 {
+        let (Some(u), Some(seg), Some(fin)) = (
+            c.units.iter().find(|u| &u.id == id),
+            seg_of(segs, id),
+            orch.texts.get(id),
+        ) else {
+            continue;
+        };
+        let reference = &segs[seg].reference;
+        changed.push(Changed {
+            unit: id.clone(),
+            chrf_pp_round0: r4(super::chrf::sentence_plus(r0, reference)),
+            chrf_pp_final: r4(super::chrf::sentence_plus(fin, reference)),
+            errors_round0: errors(u, r0),
+            errors_final: errors(u, fin),
+        });
+    }
+    Ok(changed)
+}
+
+/// The targets from the scored `arms` (all false when the single pass or the
+/// orchestration arm is missing).
+fn targets(arms: &[ArmScores]) -> Targets {
+    let get = |arm| arms.iter().find(|a: &&ArmScores| a.arm == arm);
+    let (single, orch) = (get(QualityArm::SinglePass), get(QualityArm::Orchestration));
+    match (single, orch) {
+        (Some(s), Some(o)) => Targets {
+            chrf_pp_at_least_single: o.chrf_pp.value >= s.chrf_pp.value,
+            errors_at_most_half: 2 * o.qa_errors <= s.qa_errors,
+            tokens_at_most_1_3x: o.total_tokens as f64 <= 1.3 * s.total_tokens as f64,
+            token_ratio: r4(o.total_tokens as f64 / s.total_tokens.max(1) as f64),
+        },
+        _ => Targets {
+            chrf_pp_at_least_single: false,
+            errors_at_most_half: false,
+            tokens_at_most_1_3x: false,
+            token_ratio: 0.0,
+        },
+    }
 }
 
 /// The README table of `f`: one row per arm. `wall_s` gives each arm's wall time in seconds

@@ -341,130 +341,264 @@ pub async fn run(
     opts: RunOptions,
 ) -> anyhow::Result<SingleRun> {
     let sc = campaign(c);
-    let existing = if opts.fresh {
-        Existing::MoveAside
-    } else if opts.retranslate {
-        Existing::KeepBeside
-    } else {
-        Existing::Refuse
-    };
-    let mut store = Store::open_for_run(&sc, existing)?;
-    let run_id = format!("{}-{}", now_ms(), std::process::id());
-    let mut state = State::load(&sc, &store.dir, &run_id)?;
-    for w in state.take_warnings() {
-        eprintln!("warning: {w}");
+    let mut session = Session::open(&sc, &provider, &opts)?;
+    let units: Vec<&crate::book::Unit> = sc.prose_units().collect();
+    let mut conv = Conversation::new(system_prompt(&sc.translation_setup(), &sc.house));
+    let done = conv.rebuild(&sc, &units, &session.state);
+    let reused = conv.translations.len();
+    let previous_exhaustion = last_exhaustion(&session.store.dir)?;
+    let outcome = session
+        .converse(&mut conv, &units, &done, provider.as_ref())
+        .await?;
+    let status = session.finish(&outcome, previous_exhaustion, &conv.translations)?;
+    let summary = session.summary(status, outcome, &units, &conv.translations, reused);
+    Ok(SingleRun {
+        summary,
+        translations: conv.translations,
+        state: session.state,
+        campaign: sc,
+    })
+}
+
+/// The conversation so far: its messages, their tokens, the link of its last turn and the
+/// translations of its turns.
+struct Conversation {
+    messages: Vec<Message>,
+    /// Prompt tokens of `messages` (`o200k_base`), reply priming included.
+    tokens: usize,
+    /// The chain link of the last turn (see the module docs).
+    chain: String,
+    /// Unit id → translation.
+    translations: BTreeMap<String, String>,
+}
+
+impl Conversation {
+    /// A conversation holding only the `system` prompt.
+    fn new(system: String) -> Conversation {
+        Conversation {
+            tokens: message_tokens(&system) + crate::tokens::REPLY_PRIMING,
+            chain: link(SINGLE_AGENT_PROMPT_VERSION, &system),
+            messages: vec![Message::system(system)],
+            translations: BTreeMap::new(),
+        }
     }
-    commit::journal_adopted(&mut store, &mut state)?;
-    if provider.is_rehearsal() {
-        eprintln!(
-            "REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations."
-        );
+
+    /// The call key of unit `u`'s turn (its `source`) as the next turn of this conversation.
+    fn key(&self, u: &crate::book::Unit, source: &str) -> String {
+        crate::campaign::CallKey::SingleAgent {
+            unit: u.id.clone(),
+            link: link(&self.chain, source)[..16].to_string(),
+        }
+        .to_string()
     }
-    commit::record_event(
-        &sc,
-        &mut store,
-        &mut state,
-        Event::RunStarted {
-            run: run_id.clone(),
+
+    /// Appends the turn `key` of unit `unit`: its `source` and translation `text`.
+    fn push(&mut self, key: &str, unit: &str, source: &str, text: String) {
+        self.tokens += message_tokens(source) + message_tokens(&text);
+        self.messages.push(Message::user(source));
+        self.messages.push(Message::assistant(text.clone()));
+        self.chain = link(key, &text);
+        self.translations.insert(unit.to_string(), text);
+    }
+
+    /// Rebuilds the conversation by following its chain through `state`'s finished turns (see
+    /// the module docs): O(units²) link hashes at most, each over one unit's source. Returns
+    /// which of `units` it holds; warns of saved turns outside it.
+    fn rebuild(&mut self, sc: &Campaign, units: &[&crate::book::Unit], state: &State) -> Vec<bool> {
+        let mut used_keys = std::collections::HashSet::new();
+        let mut done = vec![false; units.len()];
+        loop {
+            let found = units
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !done[*i])
+                .find_map(|(i, u)| {
+                    let source = sc.source_text(u);
+                    let key = self.key(u, source);
+                    match state.finished().get(&key).map(|r| &r.output) {
+                        Some(Output::Translation { text, .. }) => {
+                            Some((i, key, source, text.clone()))
+                        }
+                        _ => None,
+                    }
+                });
+            let Some((i, key, source, text)) = found else {
+                break;
+            };
+            self.push(&key, &units[i].id, source, text);
+            used_keys.insert(key);
+            done[i] = true;
+        }
+        let reused = self.translations.len();
+        let unused = state
+            .finished()
+            .keys()
+            .filter(|k| k.starts_with("single/") && !used_keys.contains(*k))
+            .count();
+        if unused > 0 {
+            eprintln!(
+                "warning: {unused} saved turn(s) are not part of the conversation rebuilt from the checkpoint ({reused} turns; those belong to another conversation and are kept as history)"
+            );
+        }
+        done
+    }
+}
+
+/// How the turns of a run ended.
+struct Outcome {
+    status: Status,
+    exhausted: Option<Exhaustion>,
+    failed: Vec<FailedUnit>,
+}
+
+/// A single-agent run's campaign, open state and run id.
+struct Session<'a> {
+    sc: &'a Campaign,
+    store: Store,
+    state: State,
+    run_id: String,
+}
+
+impl<'a> Session<'a> {
+    /// Opens the state of `sc` as `opts` says and records the start of the run.
+    fn open(sc: &'a Campaign, provider: &Provider, opts: &RunOptions) -> anyhow::Result<Self> {
+        let existing = if opts.fresh {
+            Existing::MoveAside
+        } else if opts.retranslate {
+            Existing::KeepBeside
+        } else {
+            Existing::Refuse
+        };
+        let mut store = Store::open_for_run(sc, existing)?;
+        let run_id = format!("{}-{}", now_ms(), std::process::id());
+        let mut state = State::load(sc, &store.dir, &run_id)?;
+        for w in state.take_warnings() {
+            eprintln!("warning: {w}");
+        }
+        commit::journal_adopted(&mut store, &mut state)?;
+        if provider.is_rehearsal() {
+            eprintln!(
+                "REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations."
+            );
+        }
+        let mut session = Session {
+            sc,
+            store,
+            state,
+            run_id,
+        };
+        session.record(Event::RunStarted {
+            run: session.run_id.clone(),
             pid: std::process::id(),
             provider: sc.plan.provider.kind.as_str().into(),
             model: sc.plan.provider.model.clone(),
             fingerprint: sc.fingerprint.clone(),
-        },
-    )?;
-
-    let units: Vec<&crate::book::Unit> = sc.prose_units().collect();
-    let system = system_prompt(&sc.translation_setup(), &sc.house);
-    let mut messages = vec![Message::system(system.clone())];
-    let mut tokens = message_tokens(&system) + crate::tokens::REPLY_PRIMING;
-    let mut chain = link(SINGLE_AGENT_PROMPT_VERSION, &system);
-    let mut translations = BTreeMap::new();
-    let mut used_keys = std::collections::HashSet::new();
-    // Rebuild the conversation by following its chain (see the module docs): O(units²) link
-    // hashes at most, each over one unit's source.
-    let mut done = vec![false; units.len()];
-    loop {
-        let found = units
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !done[*i])
-            .find_map(|(i, u)| {
-                let source = sc.source_text(u);
-                let key = crate::campaign::CallKey::SingleAgent {
-                    unit: u.id.clone(),
-                    link: link(&chain, source)[..16].to_string(),
-                }
-                .to_string();
-                match state.finished().get(&key).map(|r| &r.output) {
-                    Some(Output::Translation { text, .. }) => Some((i, key, source, text.clone())),
-                    _ => None,
-                }
-            });
-        let Some((i, key, source, text)) = found else {
-            break;
-        };
-        tokens += message_tokens(source) + message_tokens(&text);
-        messages.push(Message::user(source));
-        messages.push(Message::assistant(text.clone()));
-        chain = link(&key, &text);
-        translations.insert(units[i].id.clone(), text);
-        used_keys.insert(key);
-        done[i] = true;
-    }
-    let reused = translations.len();
-    let unused = state
-        .finished()
-        .keys()
-        .filter(|k| k.starts_with("single/") && !used_keys.contains(*k))
-        .count();
-    if unused > 0 {
-        eprintln!(
-            "warning: {unused} saved turn(s) are not part of the conversation rebuilt from the checkpoint ({reused} turns; those belong to another conversation and are kept as history)"
-        );
-    }
-    let previous_exhaustion = last_exhaustion(&store.dir)?;
-    let mut status = Status::Complete;
-    let mut exhausted = None;
-    let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
-    let budget = sc.plan.max_context_tokens;
-    let mut failed: Vec<FailedUnit> = Vec::new();
-    for (i, u) in units.iter().enumerate().filter(|(i, _)| !done[*i]) {
-        let source = sc.source_text(u);
-        let key = crate::campaign::CallKey::SingleAgent {
-            unit: u.id.clone(),
-            link: link(&chain, source)[..16].to_string(),
-        }
-        .to_string();
-        let prompt_tokens = tokens + message_tokens(source);
-        let exhaust = |tokens: usize, reason: String| Exhaustion {
-            unit: u.id.clone(),
-            index: i + 1,
-            tokens,
-            budget,
-            reason,
-        };
-        if prompt_tokens > budget {
-            exhausted = Some(exhaust(
-                prompt_tokens,
-                format!(
-                    "the conversation would need {prompt_tokens} prompt tokens, over max_context_tokens = {budget}"
-                ),
-            ));
-            break;
-        }
-        store.append(Event::CallStarted {
-            call: key.clone(),
-            agent: Agent::Translation,
-            unit: Some(u.id.clone()),
         })?;
+        Ok(session)
+    }
+
+    /// Records `event` in the journal and the state.
+    fn record(&mut self, event: Event) -> anyhow::Result<()> {
+        commit::record_event(self.sc, &mut self.store, &mut self.state, event)?;
+        Ok(())
+    }
+
+    /// Translates the `units` not `done`, one turn each, until the last, the context budget or
+    /// a signal.
+    async fn converse(
+        &mut self,
+        conv: &mut Conversation,
+        units: &[&crate::book::Unit],
+        done: &[bool],
+        provider: &Provider,
+    ) -> anyhow::Result<Outcome> {
+        let sc = self.sc;
+        let mut status = Status::Complete;
+        let mut exhausted = None;
+        let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
+        let budget = sc.plan.max_context_tokens;
+        let mut failed: Vec<FailedUnit> = Vec::new();
+        for (i, u) in units.iter().enumerate().filter(|(i, _)| !done[*i]) {
+            let source = sc.source_text(u);
+            let key = conv.key(u, source);
+            let prompt_tokens = conv.tokens + message_tokens(source);
+            let exhaust = |tokens: usize, reason: String| Exhaustion {
+                unit: u.id.clone(),
+                index: i + 1,
+                tokens,
+                budget,
+                reason,
+            };
+            if prompt_tokens > budget {
+                exhausted = Some(exhaust(
+                    prompt_tokens,
+                    format!(
+                        "the conversation would need {prompt_tokens} prompt tokens, over max_context_tokens = {budget}"
+                    ),
+                ));
+                break;
+            }
+            self.store.append(Event::CallStarted {
+                call: key.clone(),
+                agent: Agent::Translation,
+                unit: Some(u.id.clone()),
+            })?;
+            let req = self.request(&conv.messages, source);
+            let started = std::time::Instant::now();
+            let turn = tokio::select! {
+                t = translate_turn(provider, &req, source) => t,
+                _ = &mut shutdown => {
+                    status = Status::Interrupted;
+                    break;
+                }
+            };
+            let turn = match turn {
+                Ok(t) => t,
+                Err(TurnError::Llm(LlmError::ContextLength(msg))) => {
+                    exhausted = Some(exhaust(
+                        0,
+                        format!("the provider refused the conversation as too long: {msg}"),
+                    ));
+                    break;
+                }
+                Err(TurnError::Llm(e)) => {
+                    failed.push(self.fail(&key, u, i, e.to_string(), 0, Default::default())?);
+                    continue;
+                }
+                Err(TurnError::Rejected {
+                    why,
+                    attempts,
+                    usage,
+                }) => {
+                    failed.push(self.fail(&key, u, i, why, attempts, usage)?);
+                    continue;
+                }
+            };
+            let text = self.record_turn(&key, u, turn, started, prompt_tokens)?;
+            conv.push(&key, &u.id, source, text);
+        }
+        if !failed.is_empty() && status == Status::Complete {
+            status = Status::Incomplete;
+        }
+        Ok(Outcome {
+            status,
+            exhausted,
+            failed,
+        })
+    }
+
+    /// The request of the next turn: the conversation's `messages` and the user message
+    /// `source`, with the learned and capped `max_tokens` and the ceiling.
+    fn request(&self, messages: &[Message], source: &str) -> Request {
+        let sc = self.sc;
         let tokens_src = crate::tokens::count(source);
         let bound = crate::agents::bounds::learned_translation(
             tokens_src,
             &sc.plan.source_lang,
             &sc.plan.target_lang,
-            state.figure(Agent::Translation),
+            self.state.figure(Agent::Translation),
         );
-        let mut req = Request::new(Agent::Translation.into(), messages.clone());
+        let mut req = Request::new(Agent::Translation.into(), messages.to_vec());
         req.max_tokens = Some(crate::agents::bounds::capped(
             crate::agents::bounds::capped(bound, sc.plan.provider.max_output_tokens),
             sc.plan.provider.max_tokens,
@@ -474,76 +608,52 @@ pub async fn run(
             &sc.plan.source_lang,
             &sc.plan.target_lang,
         ));
-        let started = std::time::Instant::now();
-        let turn = tokio::select! {
-            t = translate_turn(provider.as_ref(), &req, source) => t,
-            _ = &mut shutdown => {
-                status = Status::Interrupted;
-                break;
-            }
-        };
-        let failure = |error: String, attempts: u32, usage: crate::llm::Usage| Event::CallFailed {
-            call: key.clone(),
+        req
+    }
+
+    /// Records the failed turn `key` of unit `u` (the `i`th, 0-based): the conversation goes
+    /// on without it.
+    fn fail(
+        &mut self,
+        key: &str,
+        u: &crate::book::Unit,
+        i: usize,
+        error: String,
+        attempts: u32,
+        usage: crate::llm::Usage,
+    ) -> anyhow::Result<FailedUnit> {
+        self.record(Event::CallFailed {
+            call: key.to_string(),
             agent: Agent::Translation,
             unit: Some(u.id.clone()),
-            run: run_id.clone(),
-            error,
+            run: self.run_id.clone(),
+            error: error.clone(),
             attempts,
             usage,
             unusable: false,
-        };
-        let turn = match turn {
-            Ok(t) => t,
-            Err(TurnError::Llm(LlmError::ContextLength(msg))) => {
-                exhausted = Some(exhaust(
-                    0,
-                    format!("the provider refused the conversation as too long: {msg}"),
-                ));
-                break;
-            }
-            Err(TurnError::Llm(e)) => {
-                commit::record_event(
-                    &sc,
-                    &mut store,
-                    &mut state,
-                    failure(e.to_string(), 0, Default::default()),
-                )?;
-                eprintln!(
-                    "failed at unit {} ({}): {e}; going on without it",
-                    i + 1,
-                    u.id
-                );
-                failed.push(FailedUnit {
-                    unit: u.id.clone(),
-                    index: i + 1,
-                    error: e.to_string(),
-                });
-                continue;
-            }
-            Err(TurnError::Rejected {
-                why,
-                attempts,
-                usage,
-            }) => {
-                commit::record_event(
-                    &sc,
-                    &mut store,
-                    &mut state,
-                    failure(why.clone(), attempts, usage),
-                )?;
-                eprintln!(
-                    "failed at unit {} ({}): {why}; going on without it",
-                    i + 1,
-                    u.id
-                );
-                failed.push(FailedUnit {
-                    unit: u.id.clone(),
-                    index: i + 1,
-                    error: why,
-                });
-                continue;
-            }
-        };
+        })?;
+        eprintln!(
+            "failed at unit {} ({}): {error}; going on without it",
+            i + 1,
+            u.id
+        );
+        Ok(FailedUnit {
+            unit: u.id.clone(),
+            index: i + 1,
+            error,
+        })
+    }
+
+    /// Records `turn` as the result of call `key` (unit `u`, started at `started`, its prompt
+    /// `prompt_tokens` long); returns its translation.
+    fn record_turn(
+        &mut self,
+        key: &str,
+        u: &crate::book::Unit,
+        turn: Turn,
+        started: std::time::Instant,
+        prompt_tokens: usize,
+    ) -> anyhow::Result<String> {
         let (text, cleanup) = (turn.text, turn.cleanup);
         let output = Output::Translation {
             round: 0,
@@ -555,7 +665,7 @@ pub async fn run(
         let result = ResultFile {
             schema_version: STATE_SCHEMA_VERSION,
             origin: None,
-            call: key.clone(),
+            call: key.to_string(),
             agent: Agent::Translation,
             unit: Some(u.id.clone()),
             request_sha256: turn.request_sha256,
@@ -571,82 +681,95 @@ pub async fn run(
             sample: turn.sample,
             kept_blocks: turn.kept_blocks,
         };
-        commit::record_result(&sc, &mut store, &mut state, result, |_| prompt_tokens)?;
-        tokens = prompt_tokens + message_tokens(&text);
-        messages.push(Message::user(source));
-        messages.push(Message::assistant(text.clone()));
-        chain = link(&key, &text);
-        translations.insert(u.id.clone(), text);
+        commit::record_result(self.sc, &mut self.store, &mut self.state, result, |_| {
+            prompt_tokens
+        })?;
+        Ok(text)
     }
-    if !failed.is_empty() && status == Status::Complete {
-        status = Status::Incomplete;
-    }
-    if let Some(x) = &exhausted {
-        status = Status::ContextExhausted;
-        // Recorded once per place and budget: a resume that stops at the same unit adds nothing.
-        if previous_exhaustion.as_ref() != Some(&(x.unit.clone(), x.budget)) {
-            store.append(Event::ContextExhausted {
-                run: run_id.clone(),
-                unit: x.unit.clone(),
-                index: x.index,
-                tokens: x.tokens,
-                budget: x.budget,
-                reason: x.reason.clone(),
+
+    /// Records how the run ended (the context exhaustion once per place and budget, the
+    /// interruption, or the outputs written from `translations`); returns the final status.
+    fn finish(
+        &mut self,
+        outcome: &Outcome,
+        previous_exhaustion: Option<(String, usize)>,
+        translations: &BTreeMap<String, String>,
+    ) -> anyhow::Result<Status> {
+        let mut status = outcome.status;
+        if let Some(x) = &outcome.exhausted {
+            status = Status::ContextExhausted;
+            // Recorded once per place and budget: a resume that stops at the same unit adds nothing.
+            if previous_exhaustion.as_ref() != Some(&(x.unit.clone(), x.budget)) {
+                self.store.append(Event::ContextExhausted {
+                    run: self.run_id.clone(),
+                    unit: x.unit.clone(),
+                    index: x.index,
+                    tokens: x.tokens,
+                    budget: x.budget,
+                    reason: x.reason.clone(),
+                })?;
+            }
+            eprintln!("{}", x.message());
+        }
+        if status == Status::Interrupted {
+            self.store.append(Event::RunInterrupted {
+                run: self.run_id.clone(),
+            })?;
+        } else {
+            let files = write_outputs(self.sc, translations)?;
+            self.record(Event::OutputsWritten { files })?;
+            self.store.append(Event::RunFinished {
+                run: self.run_id.clone(),
+                status: serde_json::to_value(status)?
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
             })?;
         }
-        eprintln!("{}", x.message());
+        Ok(status)
     }
-    if status == Status::Interrupted {
-        store.append(Event::RunInterrupted {
-            run: run_id.clone(),
-        })?;
-    } else {
-        let files = write_outputs(&sc, &translations)?;
-        commit::record_event(&sc, &mut store, &mut state, Event::OutputsWritten { files })?;
-        store.append(Event::RunFinished {
-            run: run_id.clone(),
-            status: serde_json::to_value(status)?
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-        })?;
+
+    /// The run's `--json` summary.
+    fn summary(
+        &self,
+        status: Status,
+        outcome: Outcome,
+        units: &[&crate::book::Unit],
+        translations: &BTreeMap<String, String>,
+        reused: usize,
+    ) -> Summary {
+        let sc = self.sc;
+        let mut usage = BTreeMap::new();
+        usage.insert(
+            Agent::Translation,
+            self.state
+                .usage()
+                .get(&Agent::Translation)
+                .copied()
+                .unwrap_or_default(),
+        );
+        Summary {
+            campaign: sc.plan.name.clone(),
+            mode: MODE,
+            fingerprint: sc.fingerprint.clone(),
+            status,
+            rehearsal: sc.plan.is_rehearsal(),
+            units: Units {
+                total: units.len(),
+                translated: translations.len(),
+                reused,
+                copied: sc.units.len() - units.len(),
+                failed: outcome.failed.len(),
+            },
+            exhausted: outcome.exhausted,
+            failed: outcome.failed,
+            main_context_peak_tokens: self.state.ctx_peak(),
+            usage,
+            out_dir: sc.plan.rel(&sc.plan.out_dir),
+            state_dir: sc.plan.rel(&self.store.dir),
+            last_error: self.state.last_error(),
+        }
     }
-    let mut usage = BTreeMap::new();
-    usage.insert(
-        Agent::Translation,
-        state
-            .usage()
-            .get(&Agent::Translation)
-            .copied()
-            .unwrap_or_default(),
-    );
-    let summary = Summary {
-        campaign: sc.plan.name.clone(),
-        mode: MODE,
-        fingerprint: sc.fingerprint.clone(),
-        status,
-        rehearsal: sc.plan.is_rehearsal(),
-        units: Units {
-            total: units.len(),
-            translated: translations.len(),
-            reused,
-            copied: sc.units.len() - units.len(),
-            failed: failed.len(),
-        },
-        exhausted,
-        failed,
-        main_context_peak_tokens: state.ctx_peak(),
-        usage,
-        out_dir: sc.plan.rel(&sc.plan.out_dir),
-        state_dir: sc.plan.rel(&store.dir),
-        last_error: state.last_error(),
-    };
-    Ok(SingleRun {
-        summary,
-        translations,
-        state,
-        campaign: sc,
-    })
 }
 
 /// (unit, budget) of the last recorded context exhaustion, if any.

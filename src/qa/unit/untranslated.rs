@@ -1045,42 +1045,25 @@ fn check_and_share(
     source: &str,
     target: &str,
 ) -> (Vec<Finding>, Option<f64>) {
-    let src_prose = src.clean_prose();
-    if src_prose.chars().filter(|c| c.is_alphabetic()).count() < MIN_SOURCE_LETTERS {
-        return (Vec::new(), None);
-    }
-    let lang = &ctx.target_lang;
-    let same_lang = ctx.source_lang.primary() == lang.primary();
-    if same_lang {
+    if !worth_judging(ctx, src) {
         return (Vec::new(), None);
     }
     if source.split_whitespace().eq(target.split_whitespace()) {
-        let severity = if only_definitions(source) {
-            Severity::Warning
-        } else {
-            Severity::Error
-        };
-        return (
-            vec![Finding::new(
-                CHECK,
-                severity,
-                format!(
-                    "the translation is identical to the source; translate the prose into {}",
-                    lang.name
-                ),
-                source.trim(),
-                target.trim(),
-            )],
-            None,
-        );
+        return (vec![echo_finding(ctx, source, target)], None);
     }
     let Some(judge) = Judge::new(ctx, source, src) else {
         return (Vec::new(), None);
     };
-    let from = &ctx.source_lang.name;
-    let mut out = Vec::new();
-    let mut words_out = Vec::new();
-    let (mut source_letters, mut letters) = (0usize, 0usize);
+    let mut scan = Scan {
+        ctx,
+        judge,
+        source,
+        target,
+        out: Vec::new(),
+        words_out: Vec::new(),
+        source_letters: 0,
+        letters: 0,
+    };
     let mut counts: HashMap<BlockKind, usize> = HashMap::new();
     for b in text_blocks(target) {
         let n = {
@@ -1091,29 +1074,89 @@ fn check_and_share(
         if is_citation(&b) {
             continue;
         }
-        let toks = judge.tokens(&b, target);
-        let judged_letters = |ts: &[Tok]| {
-            ts.iter()
-                .filter(|t| !t.out)
-                .map(|t| t.letters)
-                .sum::<usize>()
-        };
-        let span = |r: &Range<usize>| {
-            // The end maps through the last char of the range (its piece), not the next piece.
-            let last = b.text[r.clone()]
-                .chars()
-                .next_back()
-                .map_or(0, char::len_utf8);
-            let (s, e) = (b.to_text(r.start), b.to_text(r.end - last) + last);
-            (char_at(target, s), char_at(target, e.max(s)))
-        };
-        let (count, side) = judge.side(&b.text, &toks);
-        letters += judged_letters(&toks);
-        if judge.is_source(count, MIN_BLOCK_WORDS, side) {
-            source_letters += judged_letters(&toks);
+        scan.block(&b, n);
+    }
+    scan.finish()
+}
+
+/// Whether the pair is judged at all: the source has at least [`MIN_SOURCE_LETTERS`] prose
+/// letters and the target's language differs from the source's.
+fn worth_judging(ctx: &QaContext, src: &Doc) -> bool {
+    let src_prose = src.clean_prose();
+    if src_prose.chars().filter(|c| c.is_alphabetic()).count() < MIN_SOURCE_LETTERS {
+        return false;
+    }
+    ctx.source_lang.primary() != ctx.target_lang.primary()
+}
+
+/// The finding for a translation identical to its source (whitespace aside): a warning for a
+/// unit of definitions only (a bibliography), an error otherwise.
+fn echo_finding(ctx: &QaContext, source: &str, target: &str) -> Finding {
+    let severity = if only_definitions(source) {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    Finding::new(
+        CHECK,
+        severity,
+        format!(
+            "the translation is identical to the source; translate the prose into {}",
+            ctx.target_lang.name
+        ),
+        source.trim(),
+        target.trim(),
+    )
+}
+
+/// Letters of the judged (not left out) tokens.
+fn judged_letters(ts: &[Tok]) -> usize {
+    ts.iter()
+        .filter(|t| !t.out)
+        .map(|t| t.letters)
+        .sum::<usize>()
+}
+
+/// Char span in `target` of the byte range `r` of block `b`'s text.
+fn span(b: &TextBlock, target: &str, r: &Range<usize>) -> (usize, usize) {
+    // The end maps through the last char of the range (its piece), not the next piece.
+    let last = b.text[r.clone()]
+        .chars()
+        .next_back()
+        .map_or(0, char::len_utf8);
+    let (s, e) = (b.to_text(r.start), b.to_text(r.end - last) + last);
+    (char_at(target, s), char_at(target, e.max(s)))
+}
+
+/// One judged pair's scan over the target's text blocks: the findings of both checks and the
+/// letter counts of the share.
+struct Scan<'a> {
+    ctx: &'a QaContext,
+    judge: Judge,
+    source: &'a str,
+    target: &'a str,
+    /// [`CHECK`] findings (blocks and sentences in the source language).
+    out: Vec<Finding>,
+    /// [`WORD_CHECK`] findings, reported after [`CHECK`]'s.
+    words_out: Vec<Finding>,
+    /// Judged letters in the source language.
+    source_letters: usize,
+    /// All judged letters.
+    letters: usize,
+}
+
+impl Scan<'_> {
+    /// Judges block `b` (the `n`th of its kind): whole, then sentence by sentence.
+    fn block(&mut self, b: &TextBlock, n: usize) {
+        let toks = self.judge.tokens(b, self.target);
+        let (count, side) = self.judge.side(&b.text, &toks);
+        self.letters += judged_letters(&toks);
+        if self.judge.is_source(count, MIN_BLOCK_WORDS, side) {
+            self.source_letters += judged_letters(&toks);
             let whole = 0..b.text.len();
-            let (s, e) = span(&whole);
-            out.push(
+            let (s, e) = span(b, self.target, &whole);
+            let from = &self.ctx.source_lang.name;
+            self.out.push(
                 Finding::new(
                     CHECK,
                     Severity::Error,
@@ -1121,106 +1164,134 @@ fn check_and_share(
                         "{} {n} is still in {from}: \"{}\"; translate it into {}",
                         b.kind.noun(),
                         crate::util::excerpt(b.text.trim(), 80),
-                        lang.name
+                        self.ctx.target_lang.name
                     ),
-                    source.trim(),
+                    self.source.trim(),
                     b.text.trim(),
                 )
                 .with_span(s, e),
             );
-            continue;
+            return;
         }
         for r in sentences(&b.text) {
-            let st = toks_in(&toks, &r);
-            let (count, side) = judge.side(&b.text, &st);
-            if matches!(side, Some((Side::Source, _))) && count >= 2 {
-                source_letters += judged_letters(&st);
-            }
-            if judge.is_source(count, MIN_SENTENCE_WORDS, side) {
-                let (s, e) = span(&r);
-                out.push(
-                    Finding::new(
-                        CHECK,
-                        Severity::Error,
-                        format!(
-                            "a sentence of {} {n} is still in {from}: \"{}\"; translate it into {}",
-                            b.kind.noun(),
-                            crate::util::excerpt(b.text[r.clone()].trim(), 80),
-                            lang.name
-                        ),
-                        source.trim(),
-                        b.text[r.clone()].trim(),
-                    )
-                    .with_span(s, e),
-                );
-                continue;
-            }
-            if !judge.id.scripts_differ() || !matches!(side, Some((Side::Target, _))) {
-                continue;
-            }
-            for run in stray_runs(&judge, &b.text, &toks, &r) {
-                let word = &b.text[run.clone()];
-                source_letters += word.chars().filter(|c| c.is_alphabetic()).count();
-                let kept = ctx.kept_words.as_ref().filter(|k| {
-                    words(word)
-                        .iter()
-                        .all(|w| k.is_convention(&word[w.0.clone()]))
-                });
-                let (severity, why) = if let Some(k) = kept {
-                    let kept = words(word)
-                        .iter()
-                        .map(|w| k.blocks(&word[w.0.clone()]))
-                        .min()
-                        .unwrap_or(0);
-                    (
-                        Severity::Warning,
-                        format!(
-                            "; the translation keeps it in {kept} blocks: if that is the book's term, add it to the glossary with the target \"{word}\", otherwise translate it"
-                        ),
-                    )
-                } else {
-                    (
-                        Severity::Error,
-                        format!(
-                            "; translate it, or add it to the glossary with the target \"{word}\" if the book keeps it in {from}"
-                        ),
-                    )
-                };
-                let (s, e) = span(&run);
-                words_out.push(
-                    Finding::new(
-                        WORD_CHECK,
-                        severity,
-                        format!(
-                            "\"{word}\" is {from} left in a {} sentence of {} {n}{why}",
-                            lang.name,
-                            b.kind.noun()
-                        ),
-                        source.trim(),
-                        b.text[r.clone()].trim(),
-                    )
-                    .with_span(s, e),
-                );
-            }
+            self.sentence(b, n, &toks, &r);
         }
     }
-    let share = (letters >= MIN_SHARE_LETTERS).then(|| source_letters as f64 / letters as f64);
-    if let Some(share) = share.filter(|s| out.is_empty() && *s > SHARE_WARNING) {
-        out.push(Finding::new(
-            CHECK,
-            Severity::Warning,
-            format!(
-                "{:.0}% of the {letters} letters of the translation's prose are in {from} (a translation stays under {:.0}%); translate the prose left in {from} into {}",
-                share * 100.0,
-                SHARE_WARNING * 100.0,
-                lang.name
-            ),
-            source.trim(),
-            target.trim(),
-        ));
+
+    /// Judges sentence `r` of block `b` (its tokens among the block's `toks`), then the stray
+    /// source words of a target-language sentence.
+    fn sentence(&mut self, b: &TextBlock, n: usize, toks: &[Tok], r: &Range<usize>) {
+        let st = toks_in(toks, r);
+        let (count, side) = self.judge.side(&b.text, &st);
+        if matches!(side, Some((Side::Source, _))) && count >= 2 {
+            self.source_letters += judged_letters(&st);
+        }
+        if self.judge.is_source(count, MIN_SENTENCE_WORDS, side) {
+            let (s, e) = span(b, self.target, r);
+            let from = &self.ctx.source_lang.name;
+            self.out.push(
+                Finding::new(
+                    CHECK,
+                    Severity::Error,
+                    format!(
+                        "a sentence of {} {n} is still in {from}: \"{}\"; translate it into {}",
+                        b.kind.noun(),
+                        crate::util::excerpt(b.text[r.clone()].trim(), 80),
+                        self.ctx.target_lang.name
+                    ),
+                    self.source.trim(),
+                    b.text[r.clone()].trim(),
+                )
+                .with_span(s, e),
+            );
+            return;
+        }
+        if !self.judge.id.scripts_differ() || !matches!(side, Some((Side::Target, _))) {
+            return;
+        }
+        for run in stray_runs(&self.judge, &b.text, toks, r) {
+            self.stray_word(b, n, r, &run);
+        }
     }
-    out.extend(words_out);
-    (out, share)
+
+    /// Records the stray source word(s) at `run` of sentence `r` of block `b`.
+    fn stray_word(&mut self, b: &TextBlock, n: usize, r: &Range<usize>, run: &Range<usize>) {
+        let word = &b.text[run.clone()];
+        self.source_letters += word.chars().filter(|c| c.is_alphabetic()).count();
+        let (severity, why) = self.stray_advice(word);
+        let (s, e) = span(b, self.target, run);
+        let from = &self.ctx.source_lang.name;
+        self.words_out.push(
+            Finding::new(
+                WORD_CHECK,
+                severity,
+                format!(
+                    "\"{word}\" is {from} left in a {} sentence of {} {n}{why}",
+                    self.ctx.target_lang.name,
+                    b.kind.noun()
+                ),
+                self.source.trim(),
+                b.text[r.clone()].trim(),
+            )
+            .with_span(s, e),
+        );
+    }
+
+    /// A stray word's severity and the advice ending its message: a warning when the whole
+    /// translation keeps the word as a convention ([`QaContext::kept_words`]), an error otherwise.
+    fn stray_advice(&self, word: &str) -> (Severity, String) {
+        let from = &self.ctx.source_lang.name;
+        let kept = self.ctx.kept_words.as_ref().filter(|k| {
+            words(word)
+                .iter()
+                .all(|w| k.is_convention(&word[w.0.clone()]))
+        });
+        if let Some(k) = kept {
+            let kept = words(word)
+                .iter()
+                .map(|w| k.blocks(&word[w.0.clone()]))
+                .min()
+                .unwrap_or(0);
+            (
+                Severity::Warning,
+                format!(
+                    "; the translation keeps it in {kept} blocks: if that is the book's term, add it to the glossary with the target \"{word}\", otherwise translate it"
+                ),
+            )
+        } else {
+            (
+                Severity::Error,
+                format!(
+                    "; translate it, or add it to the glossary with the target \"{word}\" if the book keeps it in {from}"
+                ),
+            )
+        }
+    }
+
+    /// The findings ([`CHECK`]'s, with the share warning when no block or sentence was
+    /// reported, then [`WORD_CHECK`]'s) and the share.
+    fn finish(mut self) -> (Vec<Finding>, Option<f64>) {
+        let letters = self.letters;
+        let from = &self.ctx.source_lang.name;
+        let share =
+            (letters >= MIN_SHARE_LETTERS).then(|| self.source_letters as f64 / letters as f64);
+        if let Some(share) = share.filter(|s| self.out.is_empty() && *s > SHARE_WARNING) {
+            self.out.push(Finding::new(
+                CHECK,
+                Severity::Warning,
+                format!(
+                    "{:.0}% of the {letters} letters of the translation's prose are in {from} (a translation stays under {:.0}%); translate the prose left in {from} into {}",
+                    share * 100.0,
+                    SHARE_WARNING * 100.0,
+                    self.ctx.target_lang.name
+                ),
+                self.source.trim(),
+                self.target.trim(),
+            ));
+        }
+        self.out.extend(self.words_out);
+        (self.out, share)
+    }
 }
 
 /// Whether every non-blank line of `source` belongs to a footnote definition or is a link
