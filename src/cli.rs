@@ -325,7 +325,7 @@ pub struct ExperimentArgs {
 /// What `approve` approves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ApproveStage {
-    /// The termbase (glossary-review.csv) and the book brief (brief.md).
+    /// The termbase (glossary-review.csv) and, with `brief = true`, the book brief (brief.md).
     Glossary,
     /// The units proposed for revision.
     Revisions,

@@ -75,19 +75,27 @@ pub fn waiting_lines(c: &Campaign, m: &Manager, s: &State, gate: Gate) -> Vec<St
                     .filter(|r| r.flags.iter().any(|f| f.starts_with(p)))
                     .count()
             };
+            // The brief is named only when the campaign writes one (`brief = true`).
+            let (and_brief, brief_file) = if c.plan.brief {
+                (
+                    " and the book brief",
+                    format!(", {}", c.plan.show(&path(c, BRIEF_FILE))),
+                )
+            } else {
+                ("", String::new())
+            };
             vec![
                 format!(
-                    "waiting for the editor's approval of the glossary: {} entries ({} new, {} house-style conflicts, {} low-confidence) and the book brief",
+                    "waiting for the editor's approval of the glossary: {} entries ({} new, {} house-style conflicts, {} low-confidence){and_brief}",
                     rows.len(),
                     count("new"),
                     count("house conflict"),
                     count("low confidence")
                 ),
                 format!(
-                    "  review and edit: {} (summary: {}), {}",
+                    "  review and edit: {} (summary: {}){brief_file}",
                     c.plan.show(&path(c, GLOSSARY_CSV)),
                     c.plan.show(&path(c, GLOSSARY_MD)),
-                    c.plan.show(&path(c, BRIEF_FILE))
                 ),
                 format!("  then run: {}", approve_command(c, gate)),
             ]
@@ -309,7 +317,7 @@ pub fn review_summary(c: &Campaign, rows: &[ReviewRow]) -> String {
          - **{}** conflicts with house style (house style wins; shown so you can update the house glossary)\n\
          - **{}** low-confidence entries (rare in the book, kept untranslated, or marked unsure)\n\n\
          Edit `{GLOSSARY_CSV}` (change `target` or `note`, delete rows, add rows; house-style rows must keep their target) \
-         and `{BRIEF_FILE}` if needed, then run:\n\n    {}\n",
+         {}if needed, then run:\n\n    {}\n",
         c.plan.name,
         rows.len(),
         rows.iter()
@@ -321,6 +329,11 @@ pub fn review_summary(c: &Campaign, rows: &[ReviewRow]) -> String {
         new.len(),
         conflicts.len(),
         low.len(),
+        if c.plan.brief {
+            format!("and `{BRIEF_FILE}` ")
+        } else {
+            String::new()
+        },
         approve_command(c, Gate::Glossary)
     );
     let mut section = |title: &str, list: &[&ReviewRow]| {

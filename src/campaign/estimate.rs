@@ -209,18 +209,20 @@ fn glossary_calls(
             b.len() as u64 * GLOSSARY_TOKENS_PER_CANDIDATE,
         );
     }
-    // The book brief: one call (pending until its result is recorded).
-    let brief_prompt = m.brief.1.prompt_tokens_with(c.tokens()) as u64;
-    let brief_completion = crate::agents::brief::expected_tokens(c.chapters.len()) as u64;
-    total
-        .entry(Agent::Glossary)
-        .or_default()
-        .add(1, brief_prompt, brief_completion);
-    if !s.is_done(&m.brief.0.to_string()) {
-        remaining
+    // The book brief (`brief = true` only): one call, pending until its result is recorded.
+    if c.plan.brief {
+        let brief_prompt = m.brief.1.prompt_tokens_with(c.tokens()) as u64;
+        let brief_completion = crate::agents::brief::expected_tokens(c.chapters.len()) as u64;
+        total
             .entry(Agent::Glossary)
             .or_default()
             .add(1, brief_prompt, brief_completion);
+        if !s.is_done(&m.brief.0.to_string()) {
+            remaining
+                .entry(Agent::Glossary)
+                .or_default()
+                .add(1, brief_prompt, brief_completion);
+        }
     }
     for (_, b) in &m.glossary_batches {
         let t = glossary::build_request(&p.source_lang, &p.target_lang, &c.house, b)
@@ -277,10 +279,12 @@ fn assumed_termbase<'a>(c: &Campaign, s: &'a State, m: &Manager) -> std::borrow:
 
 /// The translation setup of a chapter's units. The brief's book part is in every translation
 /// prompt and the chapter's synopsis in each of its units' prompts; before the brief exists,
-/// the usual lengths are assumed.
+/// the usual lengths are assumed. A campaign without a brief (`brief = false`, the default)
+/// sends none.
 fn setup_for(c: &Campaign, brief: Option<&str>, chapter: &str) -> translation::Setup {
     match brief {
         Some(b) => c.translation_setup_for(b, chapter),
+        None if !c.plan.brief => c.translation_setup(),
         None => {
             use crate::agents::brief_parts::{EXPECTED_BOOK_TOKENS, EXPECTED_SYNOPSIS_TOKENS};
             let mut setup = c.translation_setup();

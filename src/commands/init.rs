@@ -490,7 +490,7 @@ fn campaign_text(
         }
     }
     t.push_str(
-        "\n# glossaries = [\"termbase.csv\"]   # your house-style termbase (CSV: source,target,note)\n# review = [\"glossary\"]            # stop for an editor's approval of the termbase and brief\n# max_unit_chars = 12000           # the largest translation unit, in characters\n",
+        "\n# glossaries = [\"termbase.csv\"]   # your house-style termbase (CSV: source,target,note)\n# review = [\"glossary\"]            # stop for an editor's approval of the termbase\n# max_unit_chars = 12000           # the largest translation unit, in characters\n",
     );
     match preset {
         Some((preset, model)) => {

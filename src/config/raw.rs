@@ -42,7 +42,10 @@ pub struct RawCampaign {
     /// true). `false` sends no term batch: the termbase is the house-style glossaries alone.
     pub agent_glossary: Option<bool>,
     /// Whether the Glossary agent writes the book brief (audience, register, conventions,
-    /// chapter synopses; default true). `false` sends no brief call: translators get no brief.
+    /// chapter synopses; default false). Off, no brief call is sent and translators get no
+    /// brief. The default is off because the quality benchmark (`cargo bench --bench quality`,
+    /// docs/src/benchmarks.md finding 7) measured the brief costing tokens and chrF++ against
+    /// the human edition; `true` turns it on.
     pub brief: Option<bool>,
     /// Marker translators put after a rendering they coin (default `[待审]` for Chinese targets,
     /// `[review]` for most others).

@@ -73,7 +73,7 @@ fn write_csv(headers: &[String], rows: &[BTreeMap<String, String>]) -> String {
 #[test]
 fn glossary_gate_waits_survives_kills_and_uses_the_edited_entries_and_brief() {
     let fake = FakeServer::start();
-    let c = campaign("g", "review = [\"glossary\"]");
+    let c = campaign("g", "review = [\"glossary\"]\nbrief = true");
     c.write(
         "glossary.csv",
         "source,target,note\nagent,智能体,house rule\n",
@@ -300,7 +300,7 @@ fn glossary_gate_waits_survives_kills_and_uses_the_edited_entries_and_brief() {
 #[test]
 fn brief_is_produced_in_every_prefix_and_its_edit_changes_the_fingerprint() {
     let fake = FakeServer::start();
-    let c = campaign("b", "");
+    let c = campaign("b", "brief = true");
     let out = run(&c, &fake);
     assert_code(&out, 0);
     let brief = c.read("b/validation/brief.md");

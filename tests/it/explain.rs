@@ -22,7 +22,7 @@ fn campaign() -> TestCampaign {
     let c = TestCampaign::with_chapters(
         "k",
         &["a.md"],
-        "glossaries = [\"g.csv\"]\nrevision_rounds = 1\nrepair = \"off\"\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        "glossaries = [\"g.csv\"]\nbrief = true\nrevision_rounds = 1\nrepair = \"off\"\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     c.write("a.md", CHAPTER);
     c.write("g.csv", "source,target,note\nagent,智能体,house term\n");

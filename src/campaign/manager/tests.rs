@@ -86,8 +86,14 @@ fn campaign(dir: &Path, extra: &str) -> Campaign {
     } else {
         "proofread_share = 1.0\n"
     };
+    // The stage tables walk the book brief too, which is off by default.
+    let brief = if extra.contains("brief") {
+        ""
+    } else {
+        "brief = true\n"
+    };
     let toml_text = format!(
-        "name = \"demo\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [\"book/ch1.md\", \"book/ch2.md\"]\n{share}max_unit_chars = 200\n{extra}"
+        "name = \"demo\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [\"book/ch1.md\", \"book/ch2.md\"]\n{share}{brief}max_unit_chars = 200\n{extra}"
     );
     let raw: RawCampaign = toml::from_str(&toml_text).unwrap();
     let plan = Plan::resolve(&dir.join("demo.toml"), raw, &Overrides::default()).unwrap();
