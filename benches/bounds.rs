@@ -185,7 +185,7 @@ fn main() {
         "runs": out,
         "machine": {
             "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-            "date": booktr::util::utc_timestamp(booktr::campaign::store::now_ms(), true),
+            "date": booktr::util::utc_timestamp(booktr::campaign::core::store::now_ms(), true),
             "profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         },
     });

@@ -1379,7 +1379,7 @@ fn command_line(cmd: &str, args: &[&str]) -> Option<String> {
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 fn now_utc() -> String {
-    booktr::util::utc_timestamp(booktr::campaign::store::now_ms(), true)
+    booktr::util::utc_timestamp(booktr::campaign::core::store::now_ms(), true)
 }
 
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {

@@ -5,10 +5,10 @@
 //! ```text
 //! campaign.toml ─► config::Plan (resolved once: paths, provider, limits, house-style termbase)
 //! chapters ─► book::segment ─► Units {id, chapter, byte range, kind, sha256}
-//!   campaign::Manager (state machine over campaign::State, rebuilt from the journal + result files)
+//!   campaign::core::manager::Manager (state machine over campaign::State, rebuilt from the journal + result files)
 //!     next_actions(&State) ─► agents::{glossary, translation, proofreading, manager}  (pure prompts/parsers)
 //!       ─► llm::Provider (OpenAI-compatible SSE | pseudo) ─► Answer {content, reasoning, usage}
-//!     record(result) ─► campaign::store (atomic result files + append-only journal)
+//!     record(result) ─► campaign::core::store (atomic result files + append-only journal)
 //!   qa:: deterministic checks ─► report:: json | md
 //! experiment:: orchestration vs single agent ─► judge, metrics, chrF ─► evidence.json
 //! ```

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use booktr::campaign::Campaign;
-use booktr::campaign::store::{Output, ResultFile};
+use booktr::campaign::core::store::{Output, ResultFile};
 use serde_json::{Value, json};
 
 use super::{Ctx, Report, Run, Spec, Target, WHOLE, fmt_f, run_campaign, table};

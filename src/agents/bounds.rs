@@ -5,7 +5,7 @@
 //! context ends it (observed: 7,291 and 6,545 tokens for units of a few hundred, 16 of a run's
 //! 20 minutes; billed on a hosted API). The stream reader stops a reply that repeats itself
 //! ([`crate::llm::runaway`]); the server stops one at `max_tokens`, and that reply is continued
-//! or split, never discarded (`campaign::jobs`). A bound is therefore a checkpoint, not a
+//! or split, never discarded (`campaign::ops::jobs`). A bound is therefore a checkpoint, not a
 //! verdict: too low costs a continuation request, never the tokens already paid.
 //!
 //! **Two units.** `max_tokens` counts in the model's own tokenizer: a Llama- or Mistral-family

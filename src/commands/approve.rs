@@ -2,10 +2,10 @@
 //! that stopped at the gate has exited; the next `booktr run` reads the approval from the state.
 
 use crate::campaign::Campaign;
-use crate::campaign::desk;
-use crate::campaign::manager::Manager;
-use crate::campaign::state::State;
-use crate::campaign::store::{Existing, Store};
+use crate::campaign::core::manager::Manager;
+use crate::campaign::core::state::State;
+use crate::campaign::core::store::{Existing, Store};
+use crate::campaign::ops::desk;
 use crate::cli::{ApproveArgs, ApproveStage};
 use crate::exit::{ExitCode, UsageError};
 
@@ -30,7 +30,7 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     let mut store = Store::open_for_run(&c, Existing::Refuse)?;
     let mut state = State::load(&c, &store.dir, "approve")?;
     // Result files found without their journal line are journaled by every writer.
-    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
+    crate::campaign::core::commit::journal_adopted(&mut store, &mut state)?;
     let m = Manager::new(&c, &state);
     match args.stage {
         ApproveStage::Glossary => {
@@ -94,10 +94,8 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
                 eprintln!(
                     "{shown}: {} unit(s) in other chapters still wait at the revisions gate; approve them with `{} [--chapter NAME…]`.",
                     left.len(),
-                    desk::approve_command(
-                        &c,
-                        crate::campaign::manager::Gate::Revisions { round: r.round }
-                    )
+                    crate::campaign::core::manager::Gate::Revisions { round: r.round }
+                        .approve_command(&c)
                 );
             }
         }

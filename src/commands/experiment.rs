@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::campaign::Campaign;
-use crate::campaign::runner::RunOptions;
+use crate::campaign::ops::runner::RunOptions;
 use crate::cli::{CampaignArgs, ExperimentArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 use crate::experiment::single_agent::{self, Status};

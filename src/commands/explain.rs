@@ -4,7 +4,7 @@
 //! the unit's prompts carried (with their origin) and the brief hash; every candidate text
 //! (first translation, repaired text, revision rounds, pieces, memory match, hand or imported
 //! edit) with its findings, which one is kept and why (the never-worse rule,
-//! [`crate::campaign::state::select_kept`]); and where the kept text came from.
+//! [`crate::campaign::core::state::select_kept`]); and where the kept text came from.
 //!
 //! `--json` prints [`Explanation`], a stable schema ([`SCHEMA_VERSION`]): fields are only ever
 //! added, at the end of a struct.
@@ -12,9 +12,9 @@
 use serde::Serialize;
 
 use crate::campaign::Campaign;
-use crate::campaign::manager::{Manager, translate_key};
-use crate::campaign::state::{Candidate, CandidateOrigin, HUMAN_ROUND, State};
-use crate::campaign::store::ResultOrigin;
+use crate::campaign::core::manager::{Manager, translate_key};
+use crate::campaign::core::state::{Candidate, CandidateOrigin, HUMAN_ROUND, State};
+use crate::campaign::core::store::ResultOrigin;
 use crate::cli::ExplainArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::llm::Usage;
@@ -41,7 +41,7 @@ pub struct Explanation {
     pub kind: String,
     /// The unit fingerprint under the glossary termbase (first 16 hex digits of a sha256 over
     /// source, entries, brief, prompt version, provider, model, …; see
-    /// [`crate::campaign::fingerprint::unit_fingerprint`]); `null` before the Glossary stage.
+    /// [`crate::campaign::core::fingerprint::unit_fingerprint`]); `null` before the Glossary stage.
     pub fingerprint: Option<String>,
     /// Provider kind of the campaign configuration (`openai`, `anthropic`, `pseudo`).
     pub provider: String,
@@ -56,7 +56,7 @@ pub struct Explanation {
     /// The glossary entries the unit's Translation prompts carry (those whose terms occur in
     /// the unit, or the whole termbase with `prompt_layout = "full"`), with their origin.
     pub glossary: Vec<GlossaryUse>,
-    /// Every candidate text, oldest first (see [`crate::campaign::state::State::candidates`]).
+    /// Every candidate text, oldest first (see [`crate::campaign::core::state::State::candidates`]).
     pub candidates: Vec<CandidateExplained>,
     /// Index in `candidates` of the text the book uses; `null` when there is none.
     pub kept: Option<usize>,
@@ -70,9 +70,9 @@ pub struct Explanation {
     /// Per-unit QA findings of the text the book uses.
     pub final_findings: Vec<Finding>,
     /// Editor marks (confirm / dismiss, or removed) on this unit's findings, in journal order
-    /// ([`crate::campaign::mark_review::unit_marks`]): the finding id, the mark, the note, the
+    /// ([`crate::campaign::core::mark_review::unit_marks`]): the finding id, the mark, the note, the
     /// check, where it was made (`cli` or `csv`) and the sha256 of the text it was made on.
-    pub marks: Vec<crate::campaign::mark_journal::MarkRecord>,
+    pub marks: Vec<crate::campaign::ops::mark_journal::MarkRecord>,
     /// The unit's replies that reached `max_tokens` (its translation calls and their parts),
     /// oldest key first: continued, or cut with their first blocks kept.
     pub long_answers: Vec<LongAnswerExplained>,
@@ -271,7 +271,7 @@ pub fn explain(c: &Campaign, id: &str) -> anyhow::Result<Explanation> {
         text_origin,
         memory,
         final_findings: s.final_findings(id).to_vec(),
-        marks: crate::campaign::mark_review::unit_marks(&s, id)
+        marks: crate::campaign::core::mark_review::unit_marks(&s, id)
             .into_iter()
             .cloned()
             .collect(),
@@ -386,7 +386,7 @@ fn verdict(s: &State, id: &str, k: &Candidate, best: Option<(usize, usize)>) -> 
 }
 
 /// Why candidate `i` is kept, from the recorded scores (the rule of
-/// [`crate::campaign::state::select_kept`] and [`crate::campaign::state::prefer_repaired`]).
+/// [`crate::campaign::core::state::select_kept`] and [`crate::campaign::core::state::prefer_repaired`]).
 fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
     let k = &cands[i];
     match k.origin {

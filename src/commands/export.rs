@@ -3,8 +3,8 @@
 //! exports carry the rehearsal mark of their format ([`crate::interchange::rehearsal`]).
 
 use crate::campaign::Campaign;
-use crate::campaign::exports as ic;
-use crate::campaign::state::State;
+use crate::campaign::core::state::State;
+use crate::campaign::ops::exports as ic;
 use crate::cli::ExportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::interchange::{Format, delimited, tbx};

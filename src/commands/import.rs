@@ -7,11 +7,11 @@
 use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
-use crate::campaign::manager::Manager;
-use crate::campaign::runner::import_edits;
-use crate::campaign::state::State;
-use crate::campaign::store::{Existing, Store};
-use crate::campaign::summary::Status;
+use crate::campaign::core::manager::Manager;
+use crate::campaign::core::state::State;
+use crate::campaign::core::store::{Existing, Store};
+use crate::campaign::core::summary::Status;
+use crate::campaign::ops::runner::import_edits;
 use crate::cli::ImportArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::interchange::memory::Memory;
@@ -60,7 +60,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     for w in state.take_warnings() {
         eprintln!("warning: {w}");
     }
-    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
+    crate::campaign::core::commit::journal_adopted(&mut store, &mut state)?;
     // Hand edits of the output files first, so that rewriting them loses nothing.
     let hand = import_edits(&campaign, &mut store, &mut state)?;
     if hand > 0 {
@@ -72,7 +72,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
         Input::Tmx(m) => apply_tmx(&campaign, &mut store, &mut state, &m, &display)?,
     };
     if !touched.is_empty() || hand > 0 || !state.outputs_current() {
-        let skipped = crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
+        let skipped =
+            crate::campaign::ops::outputs::record_outputs(&campaign, &mut store, &mut state)?;
         if !skipped.is_empty() {
             eprintln!(
                 "  chapters not written (units still untranslated): {}; `booktr run` translates them",
@@ -171,7 +172,7 @@ fn apply_xliff(
     units: &[xliff::ReadUnit],
     display: &str,
 ) -> anyhow::Result<Applied> {
-    let r = crate::campaign::imports::apply_xliff(c, store, state, units)?;
+    let r = crate::campaign::ops::imports::apply_xliff(c, store, state, units)?;
     eprintln!(
         "{display}: {} unit(s) edited (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without target",
         r.edited.len(),
@@ -203,7 +204,7 @@ fn apply_po(
     messages: &[po::ReadMessage],
     display: &str,
 ) -> anyhow::Result<Applied> {
-    let r = crate::campaign::imports::apply_po(c, store, state, messages)?;
+    let r = crate::campaign::ops::imports::apply_po(c, store, state, messages)?;
     eprintln!(
         "{display}: {} unit(s) edited and {} approved (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without translation",
         r.edited.len(),
@@ -239,7 +240,7 @@ fn apply_tmx(
     m: &Memory,
     display: &str,
 ) -> anyhow::Result<Applied> {
-    let filled = crate::campaign::memory::apply_memory(c, store, state, m)?;
+    let filled = crate::campaign::ops::memory::apply_memory(c, store, state, m)?;
     eprintln!(
         "{display}: {} distinct source(s); {} unit(s) not yet translated took their translation from it (no model call)",
         m.len(),

@@ -7,9 +7,9 @@ use serde_json::json;
 
 use crate::agents::Agent;
 use crate::campaign::Campaign;
-use crate::campaign::estimate::{self, Estimate};
-use crate::campaign::manager::Manager;
-use crate::campaign::state::State;
+use crate::campaign::core::manager::Manager;
+use crate::campaign::core::state::State;
+use crate::campaign::ops::estimate::{self, Estimate};
 use crate::cli::PlanArgs;
 use crate::exit::ExitCode;
 
@@ -149,7 +149,7 @@ fn print_estimate(e: &Estimate) {
     );
 }
 
-/// The low/high table of the whole campaign per agent (see [`crate::campaign::estimate`]):
+/// The low/high table of the whole campaign per agent (see [`crate::campaign::ops::estimate`]):
 /// costs with `[pricing]`, else tokens.
 fn print_range(e: &Estimate) {
     println!(

@@ -1,9 +1,9 @@
-//! `booktr qa dismiss|confirm|unmark`: journals an editor's marks of QA findings (see [`crate::campaign::mark_journal`]). No model call; the next `run`, `validate` or `status`
+//! `booktr qa dismiss|confirm|unmark`: journals an editor's marks of QA findings (see [`crate::campaign::ops::mark_journal`]). No model call; the next `run`, `validate` or `status`
 //! counts them.
 
 use crate::campaign::Campaign;
-use crate::campaign::state::State;
-use crate::campaign::store::{Existing, Store};
+use crate::campaign::core::state::State;
+use crate::campaign::core::store::{Existing, Store};
 use crate::cli::{QaAction, QaArgs};
 use crate::exit::{ExitCode, UsageError};
 use crate::qa::findings::editor_marks::Mark;
@@ -25,8 +25,10 @@ pub fn run(args: &QaArgs) -> anyhow::Result<ExitCode> {
     }
     let mut store = Store::open_for_run(&c, Existing::Refuse)?;
     let mut state = State::load(&c, &store.dir, "qa")?;
-    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
-    let n = crate::campaign::mark_journal::mark(&c, &mut store, &mut state, &a.ids, mark, &a.note)?;
+    crate::campaign::core::commit::journal_adopted(&mut store, &mut state)?;
+    let n = crate::campaign::ops::mark_journal::mark(
+        &c, &mut store, &mut state, &a.ids, mark, &a.note,
+    )?;
     eprintln!(
         "{shown}: {n} finding(s) {}. `booktr validate {shown}` writes the report with them.",
         mark.map_or("unmarked", |m| m.as_str())

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use crate::campaign::Campaign;
-use crate::campaign::runner;
-use crate::campaign::summary::Status;
+use crate::campaign::core::summary::Status;
+use crate::campaign::ops::runner;
 use crate::cli::{CampaignArgs, RunArgs};
 use crate::exit::{ExitCode, UsageError};
 
@@ -77,12 +77,20 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
     // What the lines below need from the state and the Manager, taken before both are dropped.
     let kept_line = edits_kept_line(&campaign, &result.state);
     let mut waiting = Vec::new();
-    if let crate::campaign::manager::Stage::AwaitingApproval(gate) = &report.summary.stage
+    if let crate::campaign::core::manager::Stage::AwaitingApproval(gate) = &report.summary.stage
         && report.summary.status == Status::AwaitingApproval
     {
-        crate::campaign::desk::write_revisions_review(&campaign, &result.manager, &result.state)?;
-        waiting =
-            crate::campaign::desk::waiting_lines(&campaign, &result.manager, &result.state, *gate);
+        crate::campaign::ops::desk::write_revisions_review(
+            &campaign,
+            &result.manager,
+            &result.state,
+        )?;
+        waiting = crate::campaign::ops::desk::waiting_lines(
+            &campaign,
+            &result.manager,
+            &result.state,
+            *gate,
+        );
     }
     let texts = crate::report::texts_of(&campaign, &result.state);
     // The state and the Manager's memos are not needed to write the report: dropped first,
@@ -119,13 +127,13 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
 /// figure is picked up even when no text changed), a `book` campaign's site (configuration,
 /// titles, assets), and the bilingual chapters when asked for.
 fn write_beside(campaign: &Campaign, result: &runner::RunResult) -> anyhow::Result<()> {
-    crate::campaign::outputs::copy_images(campaign)?;
-    let site = crate::campaign::site_out::write_site(campaign, &result.state)?;
+    crate::campaign::ops::outputs::copy_images(campaign)?;
+    let site = crate::campaign::ops::site_out::write_site(campaign, &result.state)?;
     for n in &site.notes {
         eprintln!("  note: {n}");
     }
     if campaign.plan.bilingual {
-        crate::campaign::outputs::write_bilingual(campaign, &result.state)?;
+        crate::campaign::ops::outputs::write_bilingual(campaign, &result.state)?;
     }
     Ok(())
 }
@@ -156,7 +164,7 @@ fn print_long_answers(rr: &crate::report::RunawayReport) {
 /// The campaign's one-line result and where its outputs and report are.
 fn print_headline(
     campaign: &Campaign,
-    s: &crate::campaign::summary::Summary,
+    s: &crate::campaign::core::summary::Summary,
     report_html: &std::path::Path,
 ) {
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
@@ -198,7 +206,7 @@ struct NextStep<'n> {
 }
 
 impl NextStep<'_> {
-    fn print(&self, s: &crate::campaign::summary::Summary) {
+    fn print(&self, s: &crate::campaign::core::summary::Summary) {
         let (campaign, campaign_args) = (self.campaign, self.campaign_args);
         let errors = s.findings.errors;
         match s.status {
@@ -285,7 +293,10 @@ fn apply_max_cost(plan: &mut crate::config::Plan, cap: f64) -> Result<(), UsageE
 
 /// The sentence saying that edits by hand or imported ones are kept, with their count; `None`
 /// when the campaign has no such edit (then there is nothing to say).
-pub(crate) fn edits_kept_line(c: &Campaign, s: &crate::campaign::state::State) -> Option<String> {
+pub(crate) fn edits_kept_line(
+    c: &Campaign,
+    s: &crate::campaign::core::state::State,
+) -> Option<String> {
     let edited = c
         .units
         .iter()

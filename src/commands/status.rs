@@ -3,9 +3,9 @@
 use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
-use crate::campaign::manager::{Manager, Stage};
-use crate::campaign::state::State;
-use crate::campaign::summary::{Status, summarize};
+use crate::campaign::core::manager::{Manager, Stage};
+use crate::campaign::core::state::State;
+use crate::campaign::core::summary::{Status, summarize};
 use crate::cli::StatusArgs;
 use crate::exit::{ExitCode, UsageError};
 
@@ -25,19 +25,19 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let mut state = State::load(&campaign, &dir, "status")?;
     // Marks edited in findings-review.csv count here too; status holds no lock, so
     // `run` or `validate` journals them.
-    let pending = crate::campaign::mark_journal::csv_changes(&campaign, &state)?;
+    let pending = crate::campaign::ops::mark_journal::csv_changes(&campaign, &state)?;
     if !pending.events.is_empty() {
         eprintln!(
             "{} mark(s) edited in {} are counted here; `booktr validate {}` records them in the journal",
             pending.events.len(),
             campaign
                 .plan
-                .show(&crate::campaign::mark_journal::csv_path(&campaign)),
+                .show(&crate::campaign::ops::mark_journal::csv_path(&campaign)),
             campaign.plan.show(&campaign.plan.campaign_file)
         );
     }
     for event in pending.events {
-        let rec = crate::campaign::store::Record {
+        let rec = crate::campaign::core::store::Record {
             seq: u64::MAX,
             at_ms: 0,
             event,
@@ -81,7 +81,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             s.findings.errors, s.findings.error_units, s.findings.warnings
         );
         if !state.marks().records().is_empty() {
-            let r = crate::campaign::verdict::final_qa(&campaign, &state).review;
+            let r = crate::campaign::core::verdict::final_qa(&campaign, &state).review;
             println!(
                 "  editor marks: {} confirmed, {} dismissed, {} cleared{}",
                 r.confirmed,
@@ -126,7 +126,9 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             );
         }
         if let Stage::AwaitingApproval(gate) = &stage {
-            for line in crate::campaign::desk::waiting_lines(&campaign, &manager, &state, *gate) {
+            for line in
+                crate::campaign::ops::desk::waiting_lines(&campaign, &manager, &state, *gate)
+            {
                 println!("  {line}");
             }
         }

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use crate::book::{Chapter, align};
 use crate::campaign::Campaign;
-use crate::campaign::manager::Manager;
-use crate::campaign::runner::import_edits;
-use crate::campaign::state::State;
-use crate::campaign::store::Store;
-use crate::campaign::summary::Status;
+use crate::campaign::core::manager::Manager;
+use crate::campaign::core::state::State;
+use crate::campaign::core::store::Store;
+use crate::campaign::core::summary::Status;
+use crate::campaign::ops::runner::import_edits;
 use crate::cli::ValidateArgs;
 use crate::exit::{ExitCode, UsageError};
 use crate::lang::Lang;
@@ -39,7 +39,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             serde_json::json!({
                 "campaign": report.summary.campaign,
                 // The status word `run` and `status` use for the same state
-                // (`crate::campaign::summary::Status`); `pass` is the gate the exit code gives.
+                // (`crate::campaign::core::summary::Status`); `pass` is the gate the exit code gives.
                 "status": report.summary.status,
                 "pass": errors == 0,
                 "errors": errors,
@@ -83,20 +83,21 @@ fn validate_campaign(file: &Path) -> anyhow::Result<Report> {
         ))
         .into());
     }
-    let mut store = Store::open_for_run(&campaign, crate::campaign::store::Existing::Refuse)?;
+    let mut store = Store::open_for_run(&campaign, crate::campaign::core::store::Existing::Refuse)?;
     let mut state = State::load(&campaign, &store.dir, "validate")?;
     // Result files found without their journal line are journaled by every writer.
-    crate::campaign::commit::journal_adopted(&mut store, &mut state)?;
+    crate::campaign::core::commit::journal_adopted(&mut store, &mut state)?;
     let edited = import_edits(&campaign, &mut store, &mut state)?;
     if edited > 0 {
         eprintln!("recorded {edited} unit(s) edited by hand; `booktr run` will keep them");
         // The output chapters are the edits just recorded: journaled as written (their text is
         // the final texts, rewritten byte for byte), so that the status is the one `run` would
         // give now, not `incomplete` at "write outputs". As `import` does after an import.
-        crate::campaign::outputs::record_outputs(&campaign, &mut store, &mut state)?;
+        crate::campaign::ops::outputs::record_outputs(&campaign, &mut store, &mut state)?;
     }
     // Marks the editor wrote in findings-review.csv.
-    for line in crate::campaign::mark_journal::journal_csv(&campaign, &mut store, &mut state)? {
+    for line in crate::campaign::ops::mark_journal::journal_csv(&campaign, &mut store, &mut state)?
+    {
         eprintln!("{line}");
     }
     let manager = Manager::new(&campaign, &state);
@@ -436,7 +437,7 @@ fn ids_and_scorecard(report: &mut Report, texts: &report::html::Texts) {
             None => words.push((u.chapter.clone(), w)),
         }
     }
-    crate::campaign::mark_review::assign_chapter_ids(&mut report.chapter_findings);
+    crate::campaign::core::mark_review::assign_chapter_ids(&mut report.chapter_findings);
     report.mqm = report::MqmReport::of(
         &words,
         report

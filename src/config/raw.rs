@@ -149,7 +149,7 @@ pub struct Pricing {
     /// before a request would take the campaign's spending over it: the cost of the usage
     /// recorded so far (all runs), plus the estimates of the requests in flight, plus the
     /// estimate of the next request (the `plan` estimator, uncached) must stay within it.
-    /// `run --max-cost` overrides it. See `crate::campaign::budget`.
+    /// `run --max-cost` overrides it. See `crate::campaign::ops::budget`.
     #[serde(default)]
     pub max_cost: Option<f64>,
 }

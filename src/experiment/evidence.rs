@@ -23,10 +23,11 @@ use super::metrics::{self, ArmInput, ArmMetrics};
 use super::single_agent::SingleRun;
 use super::{Arm, chrf};
 use crate::agents::Agent;
-use crate::campaign::runner::RunResult;
-use crate::campaign::state::AgentUsage;
-use crate::campaign::store::{self, Event, Output};
-use crate::campaign::{Campaign, ConfigPrint, Manifest};
+use crate::campaign::Campaign;
+use crate::campaign::core::state::AgentUsage;
+use crate::campaign::core::store::{self, Event, Output};
+use crate::campaign::core::{ConfigPrint, Manifest};
+use crate::campaign::ops::runner::RunResult;
 
 /// Version of the evidence layout.
 pub const EVIDENCE_SCHEMA_VERSION: u32 = 1;
@@ -700,7 +701,7 @@ pub fn build(
         .map(|u| {
             (
                 u.id.clone(),
-                crate::campaign::edits::final_text(c, &orch.state, u),
+                crate::campaign::core::edits::final_text(c, &orch.state, u),
             )
         })
         .collect();

@@ -34,11 +34,11 @@ use serde_json::{Value, json};
 use super::Arm;
 use crate::agents::Agent;
 use crate::campaign::Campaign;
-use crate::campaign::commit;
-use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
-use crate::campaign::judgment::JudgmentRecord;
-use crate::campaign::state::State;
-use crate::campaign::store::{Event, Existing, Output, ResultFile, Store, now_ms};
+use crate::campaign::core::commit;
+use crate::campaign::core::fingerprint::STATE_SCHEMA_VERSION;
+use crate::campaign::core::judgment::JudgmentRecord;
+use crate::campaign::core::state::State;
+use crate::campaign::core::store::{Event, Existing, Output, ResultFile, Store, now_ms};
 use crate::lang::Lang;
 use crate::llm::{Answer, JsonSchema, Message, Provider, Request, Usage};
 
@@ -868,7 +868,7 @@ pub fn judge_campaign(c: &Campaign, judge_model: &str) -> Campaign {
     jc.manifest.model = judge_model.to_string();
     jc.manifest.prompt_version = format!("judge/{JUDGE_PROMPT_VERSION}");
     jc.fingerprint = jc.manifest.fingerprint();
-    jc.config = crate::campaign::ConfigPrint::of(&jc.manifest);
+    jc.config = crate::campaign::core::ConfigPrint::of(&jc.manifest);
     jc
 }
 
@@ -954,7 +954,7 @@ pub async fn run(
             async move { judge_one(provider, setup, p).await }
         }))
         .buffer_unordered(concurrency.max(1));
-        let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
+        let mut shutdown = Box::pin(crate::campaign::ops::runner::shutdown_signal());
         loop {
             tokio::select! {
                 next = stream.next() => {

@@ -25,8 +25,8 @@ use serde::Serialize;
 use super::Arm;
 use crate::agents::Agent;
 use crate::campaign::Campaign;
-use crate::campaign::state::{AgentUsage, State};
-use crate::campaign::store::{self, Event};
+use crate::campaign::core::state::{AgentUsage, State};
+use crate::campaign::core::store::{self, Event};
 use crate::qa::{self, Severity};
 use crate::termbase::Origin;
 

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! campaign ─► arm 1: orchestration (the normal `run`: Manager + Glossary, Translation,
-//!             │      Proofreading agents; campaign::runner)            <state_dir>/<key>/
+//!             │      Proofreading agents; campaign::ops::runner)       <state_dir>/<key>/
 //!             ├► arm 2: single agent, one growing conversation (single_agent)
 //!             │                                                  <state_dir>/single-agent/<key>/
 //!             ├► blinded pairwise judge per unit (judge)         <state_dir>/judge/<key>/
@@ -28,8 +28,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::campaign::Campaign;
-use crate::campaign::runner::{self, RunOptions};
-use crate::campaign::summary::Status;
+use crate::campaign::core::summary::Status;
+use crate::campaign::ops::runner::{self, RunOptions};
 use crate::llm::Provider;
 
 /// The two arms of the experiment.
@@ -135,7 +135,7 @@ pub async fn run(
             unit: u.id.clone(),
             index,
             source: c.source_text(u).to_string(),
-            orchestration: crate::campaign::edits::final_text(c, &orch.state, u),
+            orchestration: crate::campaign::core::edits::final_text(c, &orch.state, u),
             single_agent: s,
         })
         .collect();

@@ -28,7 +28,7 @@ use super::chrf::PlusStats;
 use super::metrics::{self, ArmInput, ArmMetrics};
 use super::{Arm, judge, single_agent};
 use crate::campaign::Campaign;
-use crate::campaign::runner::{self, RunOptions};
+use crate::campaign::ops::runner::{self, RunOptions};
 
 /// One section of the slice: a corpus chapter file and the English heading text of the section
 /// (without its `#` marks). The section runs from its heading to the next heading of any level.
@@ -418,7 +418,7 @@ pub async fn run_arm(file: &Path, arm: QualityArm) -> anyhow::Result<ArmRun> {
             if orch.state.kept_translation(&u.id, u32::MAX).is_none() {
                 continue;
             }
-            let t = crate::campaign::edits::final_text(&c, &orch.state, u);
+            let t = crate::campaign::core::edits::final_text(&c, &orch.state, u);
             if let Some(r0) = orch.state.translation_at(&u.id, 0)
                 && r0 != t
             {

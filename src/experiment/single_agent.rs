@@ -20,7 +20,7 @@
 //!   used to leave every later unit untranslated, which measured the stop, not the model).
 //! - **Checkpoints**: its own state directory `<state_dir>/single-agent/<config key>/` (mode
 //!   `single-agent` is part of the configuration and of the campaign fingerprint), with the same
-//!   atomic result files and append-only journal as the main mode ([`crate::campaign::store`]).
+//!   atomic result files and append-only journal as the main mode ([`crate::campaign::core::store`]).
 //!   Each turn's call key chains the conversation: `single/<unit id>-<16 hex>` where the hex is
 //!   a sha256 over the previous turn's key, its translation and this unit's source. On resume
 //!   the conversation is rebuilt by following that chain from the system prompt: at each step
@@ -39,11 +39,11 @@ use serde::Serialize;
 use crate::agents::Agent;
 use crate::agents::translation::{self, Setup};
 use crate::campaign::Campaign;
-use crate::campaign::commit;
-use crate::campaign::fingerprint::STATE_SCHEMA_VERSION;
-use crate::campaign::runner::RunOptions;
-use crate::campaign::state::{AgentUsage, State};
-use crate::campaign::store::{self, Event, Existing, Output, ResultFile, Store, now_ms};
+use crate::campaign::core::commit;
+use crate::campaign::core::fingerprint::STATE_SCHEMA_VERSION;
+use crate::campaign::core::state::{AgentUsage, State};
+use crate::campaign::core::store::{self, Event, Existing, Output, ResultFile, Store, now_ms};
+use crate::campaign::ops::runner::RunOptions;
 use crate::llm::{LlmError, Message, Provider, Request};
 use crate::termbase::Termbase;
 
@@ -69,7 +69,7 @@ pub fn campaign(c: &Campaign) -> Campaign {
     sc.manifest.mode = MODE.into();
     sc.manifest.prompt_version = format!("{MODE}/{SINGLE_AGENT_PROMPT_VERSION}");
     sc.fingerprint = sc.manifest.fingerprint();
-    sc.config = crate::campaign::ConfigPrint::of(&sc.manifest);
+    sc.config = crate::campaign::core::ConfigPrint::of(&sc.manifest);
     sc
 }
 
@@ -385,7 +385,7 @@ impl Conversation {
 
     /// The call key of unit `u`'s turn (its `source`) as the next turn of this conversation.
     fn key(&self, u: &crate::book::Unit, source: &str) -> String {
-        crate::campaign::CallKey::SingleAgent {
+        crate::campaign::core::CallKey::SingleAgent {
             unit: u.id.clone(),
             link: link(&self.chain, source)[..16].to_string(),
         }
@@ -515,7 +515,7 @@ impl<'a> Session<'a> {
         let sc = self.sc;
         let mut status = Status::Complete;
         let mut exhausted = None;
-        let mut shutdown = Box::pin(crate::campaign::runner::shutdown_signal());
+        let mut shutdown = Box::pin(crate::campaign::ops::runner::shutdown_signal());
         let budget = sc.plan.max_context_tokens;
         let mut failed: Vec<FailedUnit> = Vec::new();
         for (i, u) in units.iter().enumerate().filter(|(i, _)| !done[*i]) {

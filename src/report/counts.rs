@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::Report;
-use crate::campaign::summary::Summary;
+use crate::campaign::core::summary::Summary;
 use crate::qa::{self, Finding, Severity};
 
 /// The findings of one QA check on the final texts (unit and chapter-level findings).
@@ -72,7 +72,7 @@ pub fn check_counts(r: &Report) -> Vec<CheckCount> {
 
 /// The cost sentence of a summary: `12.3456 USD (translation 10.0000, proofreading 2.3456, …)`
 /// from the recorded usage at the campaign's `[pricing]` (see
-/// [`crate::campaign::budget::Cost::of`]; agents with zero cost are left out), or
+/// [`crate::campaign::core::summary::Cost::of`]; agents with zero cost are left out), or
 /// `no pricing set` when the campaign has no `[pricing]` table. Amounts have four decimals,
 /// enough for the per-call prices of current models (fractions of a cent).
 pub fn cost_line(s: &Summary) -> String {

@@ -86,9 +86,9 @@ struct ReportHead<'a> {
     glossary_rejections: &'a [crate::termbase::vet::Rejection],
     repairs_by_class: &'a BTreeMap<String, usize>,
     repairs: usize,
-    fuzzy_matches: &'a crate::campaign::memory::FuzzyBands,
+    fuzzy_matches: &'a crate::campaign::ops::memory::FuzzyBands,
     ledger: &'a Option<super::ledger::Ledger>,
-    finding_marks: &'a crate::campaign::mark_review::Review,
+    finding_marks: &'a crate::campaign::core::mark_review::Review,
     mqm: &'a super::MqmReport,
 }
 

@@ -1,6 +1,6 @@
 //! The cost ledger of a campaign: the actual cost per chapter and per agent, and
 //! what the provider's prefix cache saved, from the usage of every billed call in the state
-//! ([`crate::campaign::state::State::paid_calls`]) at the campaign's `[pricing]`. Shown in
+//! ([`crate::campaign::core::state::State::paid_calls`]) at the campaign's `[pricing]`. Shown in
 //! report.json (`ledger`), report.md and report.html.
 //!
 //! A call is put in a chapter by what it was about: a Proofreading batch by the chapter in
@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::agents::Agent;
-use crate::campaign::CallKey;
 use crate::campaign::Campaign;
-use crate::campaign::state::State;
+use crate::campaign::core::CallKey;
+use crate::campaign::core::state::State;
 use crate::config::Pricing;
 
 /// Tokens and cost of a set of calls. Tokens are `o200k_base` as reported by the provider;

@@ -16,12 +16,12 @@ use crate::agents::Agent;
 use crate::agents::json::ParseStats;
 use crate::agents::manager::RevisionOrder;
 use crate::agents::proofreading::Issue;
-use crate::campaign::CallKey;
 use crate::campaign::Campaign;
-use crate::campaign::manager::{Manager, translate_key};
-use crate::campaign::state::State;
-use crate::campaign::store::Output;
-use crate::campaign::summary::{Status, Summary, summarize_with};
+use crate::campaign::core::CallKey;
+use crate::campaign::core::manager::{Manager, translate_key};
+use crate::campaign::core::state::State;
+use crate::campaign::core::store::Output;
+use crate::campaign::core::summary::{Status, Summary, summarize_with};
 use crate::llm::Usage;
 use crate::qa::{self, Finding, Severity};
 use crate::termbase::Entry;
@@ -121,13 +121,13 @@ pub fn repairs_of(s: &State, id: &str) -> Vec<RepairReport> {
     out
 }
 
-/// One candidate text of a unit (see [`crate::campaign::state::State::candidates`]).
+/// One candidate text of a unit (see [`crate::campaign::core::state::State::candidates`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct CandidateReport {
     /// Translation round; `null` for a human or imported edit.
     pub round: Option<u32>,
     /// `translation`, `revision`, `memory`, `joined`, `human`, `imported` or `repaired`.
-    pub origin: crate::campaign::state::CandidateOrigin,
+    pub origin: crate::campaign::core::state::CandidateOrigin,
     /// Error findings of the per-unit QA checks on this text.
     pub errors: usize,
     /// Warning findings of the per-unit QA checks on this text.
@@ -149,7 +149,7 @@ pub fn candidates_of(s: &State, id: &str) -> Vec<CandidateReport> {
         .map(|k| CandidateReport {
             findings: match (k.rejected, k.round) {
                 (true, Some(r))
-                    if k.origin == crate::campaign::state::CandidateOrigin::Repaired =>
+                    if k.origin == crate::campaign::core::state::CandidateOrigin::Repaired =>
                 {
                     s.repaired_at(id, r)
                         .map(|x| x.findings.clone())
@@ -299,9 +299,9 @@ pub struct Report {
     pub repairs: usize,
     /// Units whose Translation prompt carried a fuzzy translation-memory match as a
     /// reference, by band (`{"75-84": n, "85-94": n, "95-99": n}`, percent; see
-    /// [`crate::campaign::memory::fuzzy_bands`]).
+    /// [`crate::campaign::ops::memory::fuzzy_bands`]).
     #[serde(default)]
-    pub fuzzy_matches: crate::campaign::memory::FuzzyBands,
+    pub fuzzy_matches: crate::campaign::ops::memory::FuzzyBands,
     /// The cost ledger: the actual cost per chapter and per agent and the savings from
     /// cached input (see [`ledger`]); `null` without `[pricing]` and for files made elsewhere.
     #[serde(default)]
@@ -309,9 +309,9 @@ pub struct Report {
     /// The editor's marks over the final texts: counts of confirmed and dismissed
     /// findings, precision per marked check (confirmed / marked), the checks downgraded to
     /// warnings for this campaign and the marks cleared since (see
-    /// [`crate::campaign::mark_review::Review`]). Each finding carries its `id` and, when marked or
+    /// [`crate::campaign::core::mark_review::Review`]). Each finding carries its `id` and, when marked or
     /// downgraded, its `review`.
-    pub finding_marks: crate::campaign::mark_review::Review,
+    pub finding_marks: crate::campaign::core::mark_review::Review,
     /// The MQM scorecard per chapter ([`crate::qa::findings::mqm`]).
     pub mqm: MqmReport,
 }
@@ -385,7 +385,7 @@ pub struct RunawayReport {
     /// Prompt tokens of the requests they answered.
     pub prompt_tokens: u64,
     /// One entry per runaway reply, in journal order.
-    pub calls: Vec<crate::campaign::state::RunawayRecord>,
+    pub calls: Vec<crate::campaign::core::state::RunawayRecord>,
     /// Calls whose reply reached `max_tokens` and was continued (a long answer, kept whole).
     pub continued: Vec<LongCall>,
     /// Continuation requests made, over all `continued` calls.
@@ -441,7 +441,7 @@ pub struct NotKeptTokens {
     /// asked again with a larger `max_tokens` (the call then succeeded).
     pub asked_again: u64,
     /// The rejected answers, one per call, with the reason journaled.
-    pub calls: Vec<crate::campaign::state::NotKept>,
+    pub calls: Vec<crate::campaign::core::state::NotKept>,
 }
 
 impl NotKeptTokens {
@@ -462,7 +462,7 @@ impl RunawayReport {
     /// The runaway and long replies recorded in `s`.
     pub fn of(s: &State) -> RunawayReport {
         let runaways = s.runaways();
-        let is_repetition = |r: &&crate::campaign::state::RunawayRecord| {
+        let is_repetition = |r: &&crate::campaign::core::state::RunawayRecord| {
             r.reason.starts_with("the reply repeats itself")
         };
         let mut continued: Vec<LongCall> = Vec::new();
@@ -555,7 +555,7 @@ pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
         .iter()
         .map(|u| {
             let source = html::Shared::slice(&c.chapter(&u.chapter).text, u.range.clone());
-            let target = crate::campaign::edits::final_text(c, s, u);
+            let target = crate::campaign::core::edits::final_text(c, s, u);
             (u.id.clone(), (source, target))
         })
         .collect()
@@ -568,7 +568,7 @@ pub fn texts_of(c: &Campaign, s: &State) -> html::Texts {
 pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[String]) -> Report {
     let mut qa_counts: BTreeMap<String, usize> = BTreeMap::new();
     // Every finding on the final texts: what the summary counts and the units list.
-    let mut verdict = crate::campaign::verdict::final_qa(c, s);
+    let mut verdict = crate::campaign::core::verdict::final_qa(c, s);
     let summary = summarize_with(c, m, s, status, verdict.counts());
     // The units' findings move into the report (a copy of every finding of the book was the
     // report's peak on a long book).
@@ -597,7 +597,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
     let campaign_qa = &verdict.campaign;
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
-        generated_at_ms: crate::campaign::store::now_ms(),
+        generated_at_ms: crate::campaign::core::store::now_ms(),
         rehearsal: c.plan.is_rehearsal(),
         summary,
         source_lang: c.plan.source_lang.code.clone(),
@@ -624,9 +624,9 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         qa_counts,
         chapters_not_written: skipped.to_vec(),
         brief: s.brief().as_ref().map(|b| BriefReport {
-            file: c.plan.rel(&crate::campaign::desk::path(
+            file: c.plan.rel(&crate::campaign::ops::desk::path(
                 c,
-                crate::campaign::desk::BRIEF_FILE,
+                crate::campaign::ops::desk::BRIEF_FILE,
             )),
             sha256: b.sha256.clone(),
             edited: b.edited,
@@ -639,7 +639,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         glossary_rejections: s.glossary_rejections().clone(),
         repairs_by_class,
         repairs,
-        fuzzy_matches: crate::campaign::memory::fuzzy_bands(c, s),
+        fuzzy_matches: crate::campaign::ops::memory::fuzzy_bands(c, s),
         mqm,
         finding_marks: verdict.review.clone(),
         ledger: ledger::ledger(c, s),
@@ -820,7 +820,7 @@ impl CallReports {
             );
             current.insert(m.decide_key(s, round));
         }
-        let mut calls: Vec<(&String, &crate::campaign::store::ResultFile)> = s
+        let mut calls: Vec<(&String, &crate::campaign::core::store::ResultFile)> = s
             .finished()
             .iter()
             .filter(|(k, _)| {
@@ -996,7 +996,7 @@ impl Report {
     }
 
     /// Usage of one agent.
-    pub fn usage_of(&self, a: Agent) -> crate::campaign::state::AgentUsage {
+    pub fn usage_of(&self, a: Agent) -> crate::campaign::core::state::AgentUsage {
         self.summary.usage.get(&a).copied().unwrap_or_default()
     }
 
@@ -1021,8 +1021,8 @@ impl Report {
             // Sorted once: a long book has tens of thousands of findings.
             let findings = self.findings();
             if findings.iter().any(|f| !f.id.is_empty()) {
-                let path = dir.join(crate::campaign::mark_journal::REVIEW_CSV);
-                let bytes = crate::campaign::mark_journal::review_csv(findings)?;
+                let path = dir.join(crate::campaign::ops::mark_journal::REVIEW_CSV);
+                let bytes = crate::campaign::ops::mark_journal::review_csv(findings)?;
                 crate::util::write_atomic(&path, &bytes)?;
                 csv_path = Some(path);
             }
@@ -1058,7 +1058,7 @@ pub fn build_standalone(
     report_dir: &str,
     campaign_qa: qa::CampaignQa,
 ) -> Report {
-    use crate::campaign::summary::UnitCounts;
+    use crate::campaign::core::summary::UnitCounts;
     let missing = units.iter().filter(|u| u.outcome == "pending").count();
     let chapter_findings: Vec<Finding> = campaign_qa
         .findings
@@ -1066,7 +1066,7 @@ pub fn build_standalone(
         .filter(|f| f.unit.is_empty())
         .cloned()
         .collect();
-    let findings = crate::campaign::verdict::FindingCounts::of(
+    let findings = crate::campaign::core::verdict::FindingCounts::of(
         units
             .iter()
             .flat_map(|u| &u.findings)
@@ -1083,7 +1083,7 @@ pub fn build_standalone(
         }
         .with_findings(&findings),
         rehearsal: false,
-        stage: crate::campaign::manager::Stage::Complete,
+        stage: crate::campaign::core::manager::Stage::Complete,
         units: UnitCounts {
             total: units.len(),
             translated: units.len() - missing,
@@ -1120,7 +1120,7 @@ pub fn build_standalone(
     let (repairs_by_class, repairs) = repair_totals(&units);
     Report {
         schema_version: REPORT_SCHEMA_VERSION,
-        generated_at_ms: crate::campaign::store::now_ms(),
+        generated_at_ms: crate::campaign::core::store::now_ms(),
         rehearsal: false,
         summary,
         source_lang: source_lang.into(),

@@ -520,7 +520,7 @@ fn corpus_missing_images_are_each_reported_once() {
     let c = TestCampaign::with_chapters("cm", &[corpus.join("en").to_str().unwrap()], "");
     let plan = booktr::config::Plan::load(&c.file, &Default::default()).unwrap();
     let campaign = booktr::campaign::Campaign::load(plan).unwrap();
-    let w = booktr::campaign::source_targets::missing_targets(&campaign);
+    let w = booktr::campaign::core::source_targets::missing_targets(&campaign);
     let images = w
         .iter()
         .filter(|f| f.message.contains(": image target `"))

@@ -704,7 +704,7 @@ fn corpus_chapters_plan_range_ledger_cap_and_explain() {
 /// Regression (found trying the suggested command as a new user): the resume command a budget
 /// stop prints suggested spent + the remaining estimate, and running exactly that stopped the
 /// campaign at its cap again, since the estimate leaves out revisions and long answers. The
-/// suggestion now carries a margin ([`booktr::campaign::budget::RESUME_MARGIN`]), and running
+/// suggestion now carries a margin ([`booktr::campaign::ops::budget::RESUME_MARGIN`]), and running
 /// it finishes the campaign.
 #[test]
 fn suggested_resume_cap_stopped_the_run_again() {

@@ -229,8 +229,8 @@ fn manager_context_is_measured_and_holds_no_unit_text() {
     };
     let campaign = booktr::campaign::Campaign::load(plan).unwrap();
     let state =
-        booktr::campaign::state::State::load(&campaign, &campaign.state_path(), "t").unwrap();
-    let manager = booktr::campaign::manager::Manager::new(&campaign, &state);
+        booktr::campaign::core::state::State::load(&campaign, &campaign.state_path(), "t").unwrap();
+    let manager = booktr::campaign::core::manager::Manager::new(&campaign, &state);
     let ctx = manager.context(&state);
     let json = ctx.to_json();
     assert_eq!(ctx.tokens(), booktr::tokens::count(&json));

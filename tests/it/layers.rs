@@ -477,3 +477,37 @@ fn layer_check_names_file_line_and_the_upward_import() {
         "{msg}"
     );
 }
+
+/// Inside `campaign`, the core (the campaign, its store and state, the Manager, the commit
+/// protocol) never imports the operations (runner, batch, desk, exports, imports, memory…):
+/// no `campaign::ops` path in code or in an intra-doc link under `src/campaign/core/`, tests
+/// included (a core test that needs an operation belongs with the operation).
+#[test]
+fn campaign_core_never_imports_ops() {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/campaign/core");
+    let mut files = Vec::new();
+    rust_files(&core, &mut files);
+    assert!(
+        files.len() >= 15,
+        "expected the core's files under {}, found {}",
+        core.display(),
+        files.len()
+    );
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            let plain_comment =
+                t.starts_with("//") && !t.starts_with("///") && !t.starts_with("//!");
+            if !plain_comment && line.contains("campaign::ops") {
+                bad.push(format!("{}:{}: {}", f.display(), i + 1, t));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the campaign core imports ops:\n{}",
+        bad.join("\n")
+    );
+}

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Each request is the Translation agent's first-round request exactly as
-//! `campaign::jobs::prepare` builds it for the campaign `campaigns/ai-agent-book-ch1-2.toml`
+//! `campaign::ops::jobs::prepare` builds it for the campaign `campaigns/ai-agent-book-ch1-2.toml`
 //! (segmented with [`corpus_replay::MAX_UNIT_CHARS`]): the system prompt with the built-in
 //! guide, the house-style glossary entries occurring in the unit, the neighbour context, the
 //! HTML comments masked, and `max_tokens` the campaign's per-unit bound; the book brief is

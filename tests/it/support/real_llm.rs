@@ -424,7 +424,7 @@ pub fn assert_no_unit_lost(run: &CampaignRun) {
         if let Some(e) = u["error"].as_str() {
             eprintln!("failed call left by the model in unit {id}: {e}");
             // The reply, or the continuation of a reply cut at max_tokens, repeated itself
-            // (`llm::runaway`, `campaign::jobs`), or the translation was empty.
+            // (`llm::runaway`, `campaign::ops::jobs`), or the translation was empty.
             assert!(
                 e.contains("runaway reply, not kept: the reply repeats itself")
                     || e.contains("its continuation repeated itself (a runaway, not kept)")

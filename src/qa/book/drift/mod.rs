@@ -71,7 +71,7 @@
 //! is written on word boundaries in every unit credited with it. A drift is confirmed when the
 //! term is kept in some units and written in a confirmed rendering in others (not for
 //! acronyms), or written in two confirmed renderings. Only a confirmed drift is reconciled by
-//! the campaign (`campaign::manager::review`), and only confirmed renderings are offered, so a
+//! the campaign (`campaign::core::manager::review`), and only confirmed renderings are offered, so a
 //! reconciled rendering always occurs, on word boundaries, as the term's translation in the
 //! units that use it. An unconfirmed drift is a warning for the editor's review (its finding
 //! names the unconfirmed renderings and lists the units of each); it sends no revision.

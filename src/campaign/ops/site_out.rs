@@ -1,0 +1,358 @@
+//! The rest of a translated site, beside the translated chapters that [`super::outputs`]
+//! writes: for a campaign whose `book` is an mdBook, an MkDocs site or a Docusaurus tree, this
+//! copies the files of the docs folder that are not chapters (images, data, includes), writes
+//! the site's configuration for the target language (`book.toml` with `language`, `mkdocs.yml`
+//! with translated nav titles) and Docusaurus `_category_.json` labels, so that `out_dir` builds
+//! with the tool. The synthetic chapter that carries navigation titles to the translator is
+//! built when the campaign is loaded ([`crate::campaign::core::Campaign`]). Chapters themselves are never
+//! written here.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use saphyr::{LoadableYamlNode, Mapping, Scalar, Yaml, YamlEmitter};
+
+use crate::book::site::{self, Site, SiteKind};
+use crate::campaign::core::Campaign;
+use crate::campaign::core::state::State;
+
+/// What [`write_site`] did.
+#[derive(Debug, Default)]
+pub struct SiteWritten {
+    /// Files copied unchanged from the docs folder (those already identical are not counted).
+    pub copied: usize,
+    /// The configuration file written, relative to `out_dir` (`book.toml`, `mkdocs.yml`).
+    pub config: Option<String>,
+    /// Sentences for the terminal about what could not be done as asked.
+    pub notes: Vec<String>,
+}
+
+/// Writes the site around the translated chapters (see the module docs). Does nothing for a
+/// campaign without `book`. Safe to call on every run: a file already there with the same
+/// bytes is left alone.
+///
+/// Errors: I/O while reading the source site or writing into `out_dir` (naming the file).
+pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
+    let Some(site) = &c.plan.site else {
+        return Ok(SiteWritten::default());
+    };
+    let plan = &c.plan;
+    let root = crate::util::normalize(&plan.campaign_dir.join(&site.root));
+    let docs = crate::util::normalize(&root.join(&site.docs_dir));
+    let out_docs = plan.out_dir.join(&site.out_docs_dir);
+    let mut done = SiteWritten::default();
+    let titles = translated_titles(c, s, site, &mut done.notes);
+    let pages: std::collections::HashSet<PathBuf> = site
+        .pages
+        .iter()
+        .map(|p| crate::util::normalize(&plan.campaign_dir.join(&p.source)))
+        .collect();
+    let own = [&plan.out_dir, &plan.state_dir, &plan.report_dir];
+    let walk = walkdir::WalkDir::new(&docs).into_iter().filter_entry(|e| {
+        let hidden = e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
+        let ours = own.iter().any(|d| e.path().starts_with(d));
+        // A build folder inside the docs folder is output, not source.
+        !hidden && !ours
+    });
+    for e in walk {
+        let e = e.with_context(|| format!("reading {}", docs.display()))?;
+        if !e.file_type().is_file() || pages.contains(&crate::util::normalize(e.path())) {
+            continue;
+        }
+        let rel = e.path().strip_prefix(&docs).unwrap_or(e.path());
+        let to = out_docs.join(rel);
+        let mut bytes =
+            std::fs::read(e.path()).with_context(|| format!("reading {}", e.path().display()))?;
+        if site.kind == SiteKind::Docusaurus && e.file_name() == "_category_.json" {
+            bytes = category_json(&bytes, site, &titles);
+        }
+        if copy_if_changed(&to, &bytes)? {
+            done.copied += 1;
+        }
+    }
+    match site.kind {
+        SiteKind::MdBook => {
+            let from = root.join("book.toml");
+            if let Ok(text) = std::fs::read_to_string(&from) {
+                let text = with_language(&text, &plan.target_lang.code).with_context(|| {
+                    format!("setting `language` in a copy of {}", from.display())
+                })?;
+                copy_if_changed(&plan.out_dir.join("book.toml"), text.as_bytes())?;
+                done.config = Some("book.toml".into());
+            }
+            // A custom theme is part of what makes the book build.
+            let theme = root.join("theme");
+            if theme.is_dir() {
+                for e in walkdir::WalkDir::new(&theme).into_iter().flatten() {
+                    if e.file_type().is_file() {
+                        let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+                        let bytes = std::fs::read(e.path())
+                            .with_context(|| format!("reading {}", e.path().display()))?;
+                        copy_if_changed(&plan.out_dir.join(rel), &bytes)?;
+                    }
+                }
+            }
+        }
+        SiteKind::MkDocs => {
+            let from = root.join("mkdocs.yml");
+            let from = if from.is_file() {
+                from
+            } else {
+                root.join("mkdocs.yaml")
+            };
+            let text = std::fs::read_to_string(&from)
+                .with_context(|| format!("reading {}", from.display()))?;
+            let cfg = site::mkdocs_config(&from).map_err(anyhow::Error::msg)?;
+            let out = match cfg.as_mapping_get("nav") {
+                Some(nav) => {
+                    let items = site::mkdocs_nav(nav).map_err(anyhow::Error::msg)?;
+                    let items = site::retitle(&items, &mut titles.clone().into_iter());
+                    splice_nav(&text, &site::nav_yaml(&items))?
+                }
+                None => text,
+            };
+            let name = from.file_name().unwrap_or_default().to_string_lossy();
+            copy_if_changed(&plan.out_dir.join(&*name), out.as_bytes())?;
+            done.config = Some(name.into_owned());
+        }
+        SiteKind::Docusaurus if !site.titles.is_empty() => {
+            // Docusaurus reads translated category labels from `current.json` (the file
+            // `docusaurus write-translations` makes), keyed by sidebar id and source label.
+            let ids = sidebar_ids(&root);
+            let mut map = serde_json::Map::new();
+            for id in &ids {
+                for (src, tgt) in site.titles.iter().zip(&titles) {
+                    map.insert(
+                        format!("sidebar.{id}.category.{src}"),
+                        serde_json::json!({
+                            "message": tgt,
+                            "description": format!("The label for category {src} in sidebar {id}"),
+                        }),
+                    );
+                }
+            }
+            let out = plan.out_dir.join(format!(
+                "i18n/{}/docusaurus-plugin-content-docs/current.json",
+                plan.target_lang.code
+            ));
+            let mut bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(map))?;
+            bytes.push(b'\n');
+            copy_if_changed(&out, &bytes)?;
+            done.config = Some(crate::util::relative_to(&out, &plan.out_dir));
+        }
+        SiteKind::Docusaurus => {}
+    }
+    Ok(done)
+}
+
+/// The sidebar ids of a Docusaurus project: every `name: [` in its `sidebars.js` (or `.ts`),
+/// else Docusaurus' default `defaultSidebar`. A scan, not a JavaScript parser: sidebar files
+/// are object literals of this shape, and a missed id only leaves labels untranslated.
+pub fn sidebar_ids(root: &Path) -> Vec<String> {
+    let text = ["sidebars.js", "sidebars.ts", "sidebars.cjs", "sidebars.mjs"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(root.join(f)).ok());
+    let Some(text) = text else {
+        return vec!["defaultSidebar".into()];
+    };
+    let mut ids = Vec::new();
+    let b = text.as_bytes();
+    for (i, _) in text.match_indices(':') {
+        let after = text[i + 1..].trim_start();
+        if !after.starts_with('[') {
+            continue;
+        }
+        let before = text[..i].trim_end();
+        let start = before
+            .rfind(|c: char| {
+                !(c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '"' || c == '\'')
+            })
+            .map_or(0, |j| j + 1);
+        let id = before[start..].trim_matches(['"', '\'']);
+        if !id.is_empty() && !b[start].is_ascii_digit() && !ids.iter().any(|x| x == id) {
+            ids.push(id.to_string());
+        }
+    }
+    if ids.is_empty() {
+        ids.push("defaultSidebar".into());
+    }
+    ids
+}
+
+/// The translated navigation titles, or the source ones (with a note) while the titles
+/// chapter is untranslated or its list lost or gained items.
+fn translated_titles(c: &Campaign, s: &State, site: &Site, notes: &mut Vec<String>) -> Vec<String> {
+    if site.titles.is_empty() {
+        return Vec::new();
+    }
+    let text = super::outputs::chapter_text(c, s, site::TITLES_KEY);
+    match text.as_deref().map(|t| site.parse_titles(t)) {
+        Some(Some(t)) => t,
+        Some(None) => {
+            notes.push(format!(
+                "the translated navigation titles ({}) do not have one item per title: the source titles are kept; fix that file and run again",
+                site::TITLES_OUT
+            ));
+            site.titles.clone()
+        }
+        None => {
+            notes.push(
+                "the navigation titles are not translated yet: the source titles are kept".into(),
+            );
+            site.titles.clone()
+        }
+    }
+}
+
+/// Writes `bytes` to `to` unless it already holds them. Returns whether it wrote.
+fn copy_if_changed(to: &Path, bytes: &[u8]) -> anyhow::Result<bool> {
+    if std::fs::read(to).is_ok_and(|b| b == bytes) {
+        return Ok(false);
+    }
+    crate::util::write_atomic(to, bytes)?;
+    Ok(true)
+}
+
+/// A `_category_.json` with its `label` translated (by its place in [`Site::titles`]); the
+/// bytes unchanged when it has no label or is not JSON.
+fn category_json(bytes: &[u8], site: &Site, titles: &[String]) -> Vec<u8> {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return bytes.to_vec();
+    };
+    let Some(label) = v.get("label").and_then(|l| l.as_str()).map(str::to_string) else {
+        return bytes.to_vec();
+    };
+    let Some(i) = site.titles.iter().position(|t| *t == label) else {
+        return bytes.to_vec();
+    };
+    v["label"] = serde_json::Value::String(titles.get(i).cloned().unwrap_or(label));
+    let mut out = serde_json::to_vec_pretty(&v).unwrap_or_else(|_| bytes.to_vec());
+    out.push(b'\n');
+    out
+}
+
+/// `book.toml` text with `[book] language` set to `lang`, every other line kept as written
+/// (comments included; the `toml` crate would drop them, hence the line edit). The result is
+/// checked to parse as TOML with the new language.
+///
+/// Errors: the edited text does not parse (a `book.toml` mdBook itself would refuse).
+pub fn with_language(text: &str, lang: &str) -> anyhow::Result<String> {
+    let line = format!("language = \"{lang}\"");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let book = lines.iter().position(|l| l.trim() == "[book]");
+    match book {
+        Some(b) => {
+            let end = lines[b + 1..]
+                .iter()
+                .position(|l| l.trim_start().starts_with('['))
+                .map_or(lines.len(), |i| b + 1 + i);
+            match lines[b + 1..end].iter().position(|l| {
+                l.trim_start()
+                    .strip_prefix("language")
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            }) {
+                Some(i) => lines[b + 1 + i] = line,
+                None => lines.insert(b + 1, line),
+            }
+        }
+        None => {
+            lines.insert(0, String::new());
+            lines.insert(0, line);
+            lines.insert(0, "[book]".into());
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    let parsed: toml::Table = toml::from_str(&out)?;
+    anyhow::ensure!(
+        parsed
+            .get("book")
+            .and_then(|b| b.get("language"))
+            .and_then(|l| l.as_str())
+            == Some(lang),
+        "`[book] language` did not take the value {lang}"
+    );
+    Ok(out)
+}
+
+/// `mkdocs.yml` text with its top-level `nav:` block replaced by `nav` (emitted by `saphyr`),
+/// every other line kept as written: re-serialising the whole file would drop comments and
+/// rewrite MkDocs' `!!python/name:` tags.
+///
+/// Errors: the nav cannot be emitted, or the result is not YAML (it is parsed back to check).
+pub fn splice_nav(text: &str, nav: &Yaml<'_>) -> anyhow::Result<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines.iter().position(|l| l.starts_with("nav:")) else {
+        return Ok(text.to_string());
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| !l.is_empty() && !l.starts_with([' ', '\t', '#', '-']))
+        .map_or(lines.len(), |i| start + 1 + i);
+    let mut m = Mapping::new();
+    m.insert(Yaml::Value(Scalar::String("nav".into())), nav.clone());
+    let mut dumped = String::new();
+    YamlEmitter::new(&mut dumped)
+        .dump(&Yaml::Mapping(m))
+        .map_err(|e| anyhow::anyhow!("cannot write the translated nav as YAML: {e}"))?;
+    // The emitter opens a document with `---`; the block goes inside the existing one.
+    let block = dumped.strip_prefix("---\n").unwrap_or(&dumped);
+    let mut out = lines[..start].join("\n");
+    if start > 0 {
+        out.push('\n');
+    }
+    out.push_str(block);
+    out.push('\n');
+    if end < lines.len() {
+        out.push_str(&lines[end..].join("\n"));
+        out.push('\n');
+    }
+    Yaml::load_from_str(&out)
+        .context("the mkdocs.yml with translated nav titles is not valid YAML")?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_is_set_and_comments_kept() {
+        let t = with_language(
+            "# my book\n[book]\ntitle = \"T\"\nlanguage = \"en\"\n[output.html]\n",
+            "zh",
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            "# my book\n[book]\ntitle = \"T\"\nlanguage = \"zh\"\n[output.html]\n"
+        );
+        let t = with_language("[output.html]\n", "zh").unwrap();
+        assert!(t.starts_with("[book]\nlanguage = \"zh\"\n"), "{t}");
+    }
+
+    #[test]
+    fn sidebar_ids_from_sidebars_js() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("sidebars.js"),
+            "const sidebars = {\n  tutorialSidebar: [{type: 'autogenerated', dirName: '.'}],\n  'api': [ 'intro' ],\n};\nmodule.exports = sidebars;\n",
+        )
+        .unwrap();
+        assert_eq!(sidebar_ids(d.path()), ["tutorialSidebar", "api"]);
+        assert_eq!(sidebar_ids(&d.path().join("none")), ["defaultSidebar"]);
+    }
+
+    #[test]
+    fn nav_is_replaced_and_the_rest_kept() {
+        let text = "site_name: S # name\nnav:\n  - Home: index.md\n# c\ntheme: material\nx: !!python/name:a.b\n";
+        let nav = Yaml::load_from_str("[{Accueil: index.md}, {'oui: non': b.md}, {'1.0': c.md}]")
+            .unwrap()
+            .remove(0);
+        let out = splice_nav(text, &nav).unwrap();
+        assert_eq!(
+            out,
+            "site_name: S # name\nnav:\n  - Accueil: index.md\n  - \"oui: non\": b.md\n  - \"1.0\": c.md\ntheme: material\nx: !!python/name:a.b\n"
+        );
+    }
+}
