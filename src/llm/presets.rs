@@ -258,9 +258,11 @@ pub const PRESETS: &[Preset] = &[
         batch: false,
         docs: "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
     },
-    // llama.cpp's `llama-server` (key only with `--api-key`): it sends a usage chunk at the
-    // end of every stream without being asked (ggml-org/llama.cpp#16048), so no
-    // `stream_options`; `json_schema` is turned into a grammar; `reasoning_content` with
+    // llama.cpp's `llama-server` (key only with `--api-key`): some builds send a usage chunk
+    // at the end of every stream without being asked (ggml-org/llama.cpp#16048), but the
+    // xllamacpp build of shared/real-llm sends usage only with `stream_options` (its last
+    // chunk has `timings`, read as a fallback), so usage is asked; `json_schema` is turned
+    // into a grammar; `reasoning_content` with
     // `--reasoning-format deepseek`; a final assistant message is continued (the server's
     // assistant prefill; checked on the 0.5b/1.5b servers of shared/real-llm: the stream
     // carries only the new text).
@@ -270,7 +272,7 @@ pub const PRESETS: &[Preset] = &[
         kind: ProviderKind::Openai,
         base_url: "http://localhost:8080/v1",
         api_key_env: "LLAMA_API_KEY",
-        quirks: q(JsonMode::Schema, false, Continuation::Prefix),
+        quirks: q(JsonMode::Schema, true, Continuation::Prefix),
         reasoning: "`reasoning_content`",
         batch: false,
         docs: "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",

@@ -19,6 +19,8 @@ pub struct Chunk {
     pub model: Option<String>,
     pub choices: Vec<ChunkChoice>,
     pub usage: Option<WireUsage>,
+    /// llama.cpp's per-request figures, sent in the last chunk whether or not usage was asked.
+    pub timings: Option<WireTimings>,
     /// Some servers report failures inside the stream as `{"error": {...}}`.
     pub error: Option<serde_json::Value>,
 }
@@ -79,6 +81,30 @@ pub struct CompletionDetails {
     pub reasoning_tokens: Option<u64>,
 }
 
+/// llama.cpp's `timings` object (tools/server of ggml-org/llama.cpp): `prompt_n` prompt tokens
+/// evaluated, `cache_n` prompt tokens served from its cache, `predicted_n` tokens generated,
+/// all in the model's own tokens. The shared real-llm server (xllamacpp) sends it in the final
+/// chunk but sends `usage` only when `stream_options.include_usage` is set, so it is the
+/// fallback when a stream ends without usage.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WireTimings {
+    pub prompt_n: u64,
+    pub cache_n: u64,
+    pub predicted_n: u64,
+}
+
+impl From<&WireTimings> for Usage {
+    fn from(t: &WireTimings) -> Usage {
+        Usage {
+            prompt_tokens: t.prompt_n + t.cache_n,
+            completion_tokens: t.predicted_n,
+            cached_tokens: t.cache_n,
+            ..Usage::default()
+        }
+    }
+}
+
 impl From<&WireUsage> for Usage {
     fn from(w: &WireUsage) -> Usage {
         Usage {
@@ -107,6 +133,8 @@ pub struct Accumulator {
     reasoning: String,
     tools: BTreeMap<u32, ToolCall>,
     usage: Option<Usage>,
+    /// Usage read off llama.cpp's `timings`, used only when no usage chunk came.
+    timings_usage: Option<Usage>,
     finish_reason: Option<String>,
     model: Option<String>,
     /// Number of chunks seen.
@@ -129,6 +157,9 @@ impl Accumulator {
         }
         if let Some(u) = &chunk.usage {
             self.usage = Some(u.into());
+        }
+        if let Some(t) = &chunk.timings {
+            self.timings_usage = Some(t.into());
         }
         for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
             let d = choice.delta;
@@ -175,13 +206,14 @@ impl Accumulator {
     /// The answer so far. The content is kept as sent: `<think>` blocks in it are removed by
     /// the caller that reads it (the translation agent's post-processing, the agents' lenient
     /// JSON extraction), which knows whether the source mentions such tags.
-    /// `usage` is zero when the server sent none (some local servers ignore `include_usage`).
+    /// `usage` is the usage chunk's; without one, llama.cpp's `timings`; zero when the server
+    /// sent neither (some local servers ignore `include_usage`).
     pub fn finish(self, attempts: u32) -> Answer {
         Answer {
             content: self.content,
             reasoning: self.reasoning,
             tool_calls: self.tools.into_values().collect(),
-            usage: self.usage.unwrap_or_default(),
+            usage: self.usage.or(self.timings_usage).unwrap_or_default(),
             finish_reason: self.finish_reason,
             model: self.model,
             attempts,
@@ -242,6 +274,38 @@ mod tests {
 
     fn chunk(json: &str) -> Chunk {
         serde_json::from_str(json).unwrap()
+    }
+
+    /// Regression (a new user with `preset = "llamacpp"`): the progress line said 0 tokens and
+    /// `status` counted 228 completion tokens for 16 calls. The shared llama.cpp server
+    /// (xllamacpp) sends `usage` only when `stream_options.include_usage` is set, which the
+    /// preset did not send; its final chunk (copied from that server, 0.5b model) carries
+    /// `timings` instead, which now count when no usage chunk comes.
+    #[test]
+    fn llamacpp_preset_counted_no_tokens() {
+        let mut acc = Accumulator::new();
+        acc.push(chunk(r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"Hi"}}],"object":"chat.completion.chunk"}"#)).unwrap();
+        acc.push(chunk(r#"{"choices":[{"finish_reason":"length","index":0,"delta":{}}],"created":1796417838,"id":"chatcmpl-vYCDRgo8HNxCoNwYYgTocpLiJ7Uc0H5n","model":"qwen2.5-coder-0.5b-instruct-q4_k_m.gguf","system_fingerprint":"b0-unknown","object":"chat.completion.chunk","timings":{"cache_n":5,"prompt_n":26,"prompt_ms":233.308,"prompt_per_token_ms":8.973384615384616,"prompt_per_second":111.44,"predicted_n":5,"predicted_ms":80.1,"predicted_per_token_ms":16.02,"predicted_per_second":62.4}}"#)).unwrap();
+        assert!(
+            !acc.has_usage(),
+            "timings are no usage chunk: the reader still waits for one"
+        );
+        let a = acc.finish(1);
+        assert_eq!(a.usage.prompt_tokens, 31);
+        assert_eq!(a.usage.cached_tokens, 5);
+        assert_eq!(a.usage.completion_tokens, 5);
+        // A usage chunk, when one comes, wins over the timings.
+        let mut acc = Accumulator::new();
+        acc.push(chunk(
+            r#"{"choices":[],"timings":{"cache_n":0,"prompt_n":26,"predicted_n":5}}"#,
+        ))
+        .unwrap();
+        acc.push(chunk(
+            r#"{"choices":[],"usage":{"completion_tokens":5,"prompt_tokens":31}}"#,
+        ))
+        .unwrap();
+        let a = acc.finish(1);
+        assert_eq!((a.usage.prompt_tokens, a.usage.cached_tokens), (31, 0));
     }
 
     #[test]

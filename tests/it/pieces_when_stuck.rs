@@ -46,7 +46,7 @@ fn campaign() -> TestCampaign {
     let c = TestCampaign::with_chapters(
         "p",
         &["a.md"],
-        "revision_rounds = 1\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        "revision_rounds = 1\nbrief = true\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     c.write("a.md", CHAPTER);
     c
@@ -261,7 +261,7 @@ fn a_link_the_model_drops_every_round_is_restored_through_a_masked_piece() {
     let c = TestCampaign::with_chapters(
         "p",
         &["a.md"],
-        "revision_rounds = 1\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        "revision_rounds = 1\nbrief = true\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     c.write("a.md", LINKED);
     let out = run(&c, &fake);

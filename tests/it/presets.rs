@@ -91,7 +91,8 @@ fn each_preset_fills_in_kind_endpoint_key_variable_and_quirks() {
             "http://localhost:8080/v1",
             "LLAMA_API_KEY",
             JsonMode::Schema,
-            false,
+            // Asked: the shared llama.cpp server sends usage only with `stream_options`.
+            true,
         ),
     ];
     assert_eq!(expected.len(), presets::PRESETS.len());
@@ -179,7 +180,9 @@ fn glossary_request() -> Request {
 }
 
 /// The quirks reach the wire: `json_object` from the first request (DeepSeek), no
-/// `response_format` at all (`json_mode = "prompt"`), no `stream_options` (llama.cpp).
+/// `response_format` at all (`json_mode = "prompt"`). llama.cpp is asked for usage too: the
+/// shared real-llm server sends none otherwise (`llm::stream` test
+/// `llamacpp_preset_counted_no_tokens`).
 #[test]
 fn preset_quirks_change_what_is_sent() {
     let fake = FakeServer::start();
@@ -199,7 +202,7 @@ fn preset_quirks_change_what_is_sent() {
         ),
         ("preset = \"llamacpp\"\n", |b| {
             assert_eq!(b["response_format"]["type"], "json_schema");
-            assert!(b.get("stream_options").is_none(), "{b}");
+            assert_eq!(b["stream_options"]["include_usage"], true, "{b}");
         }),
         ("preset = \"vllm\"\njson_mode = \"prompt\"\n", |b| {
             assert!(b.get("response_format").is_none(), "{b}");

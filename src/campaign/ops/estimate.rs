@@ -240,19 +240,29 @@ struct TranslationTally {
     /// Prose units already translated, and still to translate.
     done: usize,
     todo: usize,
-    /// Prompt tokens of every prose unit, and of those a model translates (not from the
-    /// translation memory).
-    prompt_total: u64,
-    paid_prompt_total: u64,
     /// Chapters with prose units, and with units a model translates.
     chapters: usize,
     paid_chapters: usize,
+    /// Per chapter, in book order: each prose unit's review cost as the Manager's selection
+    /// counts it (`Manager::select_for_review`: the unit's own prompt tokens past the shared
+    /// prefix, plus its translation, plus 20) and its translation prompt tokens, and whether
+    /// a model translates it (not from the translation memory), and the glossary lines its
+    /// review carries (`- source → target`, listed once per batch).
+    review_costs: BTreeMap<String, Vec<ReviewCost>>,
     /// Prompt tokens a prefix cache would serve (the range's low end).
     cached_low: u64,
     /// What one revision of every Translation call would add (the range's high end).
     revision: AgentEstimate,
     /// Completion tokens at the learned bound's quantile over the median (>= 1).
     high_factor: f64,
+}
+
+/// One prose unit as the review selection counts it (see `TranslationTally::review_costs`).
+struct ReviewCost {
+    cost: u64,
+    prompt: u64,
+    paid: bool,
+    glossary_lines: Vec<String>,
 }
 
 /// The termbase the translation prompts carry: the merged one once known, else house style
@@ -319,12 +329,10 @@ fn translation_calls(
         |f| f.median,
     );
     let high_factor = learned.map_or(1.0, |f| (f.per_token / f.median.max(1e-9)).max(1.0));
-    let mut translation_prompt_total = 0u64;
     let (mut done, mut todo) = (0usize, 0usize);
     // The chapters with prose units, and (below) the same for the units a model translates
     // (not from the translation memory).
     let mut chapters: std::collections::BTreeSet<&str> = Default::default();
-    let mut paid_prompt_total = 0u64;
     let mut paid_chapters: std::collections::BTreeSet<&str> = Default::default();
     // For the range: prompt tokens a prefix cache would serve (low end), and what revisions of
     // every Translation call would add (high end).
@@ -335,6 +343,7 @@ fn translation_calls(
     let mut previous_prefix: Option<Vec<String>> = None;
     let mut cached_low = 0u64;
     let mut revision = AgentEstimate::default();
+    let mut review_costs: BTreeMap<String, Vec<ReviewCost>> = BTreeMap::new();
     for u in c.prose_units() {
         if setup.as_ref().is_none_or(|(ch, _)| *ch != u.chapter) {
             setup = Some((
@@ -343,9 +352,10 @@ fn translation_calls(
             ));
         }
         let text = c.source_text(u);
+        let entries = c.prompt_entries(termbase, text);
         let req = translation::build_request_with_context(
             &setup.as_ref().expect("set above").1,
-            &c.prompt_entries(termbase, text),
+            &entries,
             text,
             None,
             c.context_for(u).as_deref(),
@@ -378,10 +388,25 @@ fn translation_calls(
             }
             previous_prefix = Some(prefix);
         }
-        translation_prompt_total += prompt;
+        let stable = if p.full_glossary_prompt { 2 } else { 1 };
+        let prefix_tokens = c
+            .tokens()
+            .count_messages(req.messages.iter().take(stable).map(|m| m.content.as_str()))
+            as u64;
+        review_costs
+            .entry(u.chapter.clone())
+            .or_default()
+            .push(ReviewCost {
+                cost: prompt.saturating_sub(prefix_tokens) + completion + 20,
+                prompt,
+                paid: !from_memory,
+                glossary_lines: entries
+                    .iter()
+                    .map(|e| format!("- {} → {}\n", e.source, e.target))
+                    .collect(),
+            });
         chapters.insert(u.chapter.as_str());
         if !from_memory {
-            paid_prompt_total += prompt;
             paid_chapters.insert(u.chapter.as_str());
         }
         let translated = s
@@ -403,10 +428,9 @@ fn translation_calls(
     TranslationTally {
         done,
         todo,
-        prompt_total: translation_prompt_total,
-        paid_prompt_total,
         chapters: chapters.len(),
         paid_chapters: paid_chapters.len(),
+        review_costs,
         cached_low,
         revision,
         high_factor,
@@ -429,16 +453,18 @@ fn proofreading_calls(
         "Glossary (required renderings):\n",
     ]) as u64;
     let share = p.proofread_share.min(1.0);
-    let review = |prompt: u64| (prompt as f64 * share) as u64;
     // A share of 1 or more reviews every unit; below it, a chapter's budget comes from the
     // translations a model made (regression test
     // `plan_counted_proofreading_for_a_campaign_all_from_memory`).
-    let (batches, reviewed_prompt) = if p.proofread_share >= 1.0 {
-        (tr.chapters as u64, tr.prompt_total)
+    let (batches, reviewed) = if p.proofread_share >= 1.0 {
+        (tr.chapters as u64, reviewed_within_budgets(tr, None))
     } else {
-        (tr.paid_chapters as u64, tr.paid_prompt_total)
+        (
+            tr.paid_chapters as u64,
+            reviewed_within_budgets(tr, Some(share)),
+        )
     };
-    let proof_prompt = review(reviewed_prompt) + batches * instructions;
+    let proof_prompt = reviewed + batches * instructions;
     total
         .entry(Agent::Proofreading)
         .or_default()
@@ -455,6 +481,45 @@ fn proofreading_calls(
             .or_default()
             .add(batches, proof_prompt, batches * 40);
     }
+}
+
+/// The review tokens the Manager's selection reads, chapter by chapter as
+/// `Manager::select_for_review` chooses. With a share below 1 (`Some(share)`), a chapter's
+/// budget is `share` × the prompt tokens its model-made translations cost; its first unit is
+/// read whenever there is a budget (the selection's best unit, unknown before the run: the
+/// first in book order stands for it), then the others while they fit. `None`: every unit.
+/// Each unit counts its review cost; each chapter adds the glossary lines of the units read,
+/// once each.
+fn reviewed_within_budgets(tr: &TranslationTally, share: Option<f64>) -> u64 {
+    let mut total = 0u64;
+    for units in tr.review_costs.values() {
+        let read: Vec<&ReviewCost> = match share {
+            None => units.iter().collect(),
+            Some(share) => {
+                let paid: Vec<&ReviewCost> = units.iter().filter(|u| u.paid).collect();
+                let budget = (paid.iter().map(|u| u.prompt).sum::<u64>() as f64 * share) as u64;
+                let mut spent = 0u64;
+                let mut read = Vec::new();
+                for (k, u) in paid.into_iter().enumerate() {
+                    if budget > 0 && (k == 0 || spent + u.cost <= budget) {
+                        spent += u.cost;
+                        read.push(u);
+                    }
+                }
+                read
+            }
+        };
+        let lines: std::collections::BTreeSet<&str> = read
+            .iter()
+            .flat_map(|u| u.glossary_lines.iter().map(String::as_str))
+            .collect();
+        total += read.iter().map(|u| u.cost).sum::<u64>()
+            + lines
+                .iter()
+                .map(|l| crate::tokens::count(l) as u64)
+                .sum::<u64>();
+    }
+    total
 }
 
 /// The Manager's calls: one decision per revision round.
