@@ -411,3 +411,139 @@ fn a_rehearsal_from_german_into_english_ended_needs_review() {
     let text = std::fs::read_to_string(root.join("buch-en/out/kapitel.md")).unwrap();
     assert!(text.starts_with("# Ågéñtéñ üñd Wérkzéügé\n"), "{text}");
 }
+
+/// The Chinese translation of [`CHAPTER`], for `validate --source/--target`.
+const CHAPTER_ZH: &str = "# 智能体\n\n智能体读取它的上下文窗口，规划下一步，并在任务需要时调用工具。\n\n任务完成时循环结束。\n";
+
+/// `booktr` in `cwd` with `TMPDIR` set to `tmp`.
+fn booktr_tmp(cwd: &Path, tmp: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(cwd)
+        .args(args)
+        .env("TMPDIR", tmp)
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// Regression (a new user): `validate --help` said the report went to `booktr-validate/<name>`
+/// in the current folder, but run from inside the book it went to `$TMPDIR/booktr-validate`.
+/// The help names both places and the command prints the folder it wrote.
+#[test]
+fn validate_wrote_its_report_into_the_temp_dir_while_help_said_the_current_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "en/a.md", CHAPTER);
+    write(root, "zh/a.md", CHAPTER_ZH);
+    let help = booktr(root, &["validate", "--help"]);
+    assert_code(&help, 0);
+    let help = stdout(&help)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("`booktr-validate/<source name>` in the current folder, or in the system's temporary folder when the current folder is inside the source or target"),
+        "{help}"
+    );
+    // From inside the source: the temporary folder, named on stderr.
+    let out = booktr_tmp(
+        &root.join("en"),
+        tmp.path(),
+        &["validate", "--source", ".", "--target", "../zh"],
+    );
+    assert_code(&out, 0);
+    let dir = tmp.path().join("booktr-validate");
+    let reports: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(
+        reports.len(),
+        1,
+        "one report folder under {}",
+        dir.display()
+    );
+    let report = reports[0].path();
+    assert!(report.join("report.json").is_file());
+    assert!(
+        stderr(&out).contains(&format!("Report: {}", report.display())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!root.join("en/booktr-validate").exists());
+    // From beside the book: the current folder.
+    let out = booktr_tmp(
+        root,
+        tmp.path(),
+        &["validate", "--source", "en", "--target", "zh"],
+    );
+    assert_code(&out, 0);
+    let report = root.join("booktr-validate/en");
+    assert!(report.join("report.json").is_file());
+    assert!(
+        stderr(&out).contains(&format!("Report: {}", report.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Regression (a new user): `--source-lang`/`--target-lang` had no help text and `validate`
+/// refused to run without them. They are described, detected from the prose when left out,
+/// and when the prose is too short to tell, the error names the file and the flag to add.
+#[test]
+fn validate_needed_source_lang_and_target_lang_which_had_no_help() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "en/a.md", CHAPTER);
+    write(root, "zh/a.md", CHAPTER_ZH);
+    let help = stdout(&booktr(root, &["validate", "--help"]));
+    for flag in ["--source-lang <LANG>", "--target-lang <LANG>"] {
+        let i = help.find(flag).expect(flag);
+        let text = help[i + flag.len()..].trim_start();
+        assert!(
+            text.starts_with("With --source/--target: the language of the"),
+            "{flag}: {help}"
+        );
+    }
+    let out = booktr(
+        root,
+        &["validate", "--source", "en", "--target", "zh", "--json"],
+    );
+    assert_code(&out, 0);
+    let err = stderr(&out);
+    assert!(err.contains("source language: en (detected"), "{err}");
+    assert!(err.contains("target language: zh (detected"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("booktr-validate/en/report.json")).unwrap(),
+    )
+    .unwrap();
+    let text = report.to_string();
+    assert!(text.contains("\"en\"") && text.contains("\"zh\""), "{text}");
+    // Too little prose to tell: the error names the file and the flag.
+    write(root, "short/a.md", "# A\n\nok\n");
+    let out = booktr(
+        root,
+        &["validate", "--source", "short/a.md", "--target", "zh/a.md"],
+    );
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("short/a.md") && err.contains("add --source-lang LANG"),
+        "{err}"
+    );
+    // Given, it is not detected.
+    let out = booktr(
+        root,
+        &[
+            "validate",
+            "--source",
+            "short/a.md",
+            "--target",
+            "zh/a.md",
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "zh",
+        ],
+    );
+    assert!(!stderr(&out).contains("detected"), "{}", stderr(&out));
+}
