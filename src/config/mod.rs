@@ -13,6 +13,7 @@ mod chapters;
 mod raw;
 mod settings;
 mod style;
+pub mod unreadable;
 
 use std::path::{Path, PathBuf};
 
@@ -195,12 +196,8 @@ impl Plan {
     /// line and column from the TOML parser), missing required keys, invalid values, duplicate
     /// chapter file names (they would overwrite each other in `out_dir`).
     pub fn load(campaign_file: &Path, overrides: &Overrides) -> Result<Plan, UsageError> {
-        let text = std::fs::read_to_string(campaign_file).map_err(|e| {
-            UsageError::new(format!(
-                "cannot read campaign file {}: {e}",
-                campaign_file.display()
-            ))
-        })?;
+        let text = std::fs::read_to_string(campaign_file)
+            .map_err(|e| UsageError::new(unreadable::message(campaign_file, &e)))?;
         let raw: RawCampaign = toml::from_str(&text).map_err(|e| {
             UsageError::new(format!(
                 "campaign file {} is invalid: {}",

@@ -547,3 +547,58 @@ fn validate_needed_source_lang_and_target_lang_which_had_no_help() {
     );
     assert!(!stderr(&out).contains("detected"), "{}", stderr(&out));
 }
+
+/// Regression (a new user): `plan`, `status` and `validate` given the book FOLDER said `Is a
+/// directory (os error 21)`, and given a misspelled file only `No such file or directory`.
+/// They name the campaign file beside the folder (or `booktr init`), or the closest `.toml`;
+/// the exit code stays 2.
+#[test]
+fn a_folder_given_as_campaign_said_is_a_directory_and_a_misspelled_one_no_such_file() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "book/a.md", CHAPTER);
+    write(root, "other/a.md", CHAPTER);
+    assert_code(
+        &booktr(root, &["init", "book", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    for cmd in ["plan", "status", "validate", "export"] {
+        let with = |path: &str| {
+            let mut args = vec![cmd, path];
+            if cmd == "export" {
+                args.extend(["--format", "tmx"]);
+            }
+            booktr(root, &args)
+        };
+        let out = with("book");
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert_eq!(
+            err.trim_end(),
+            "error: book is a folder, not a campaign file; give the campaign file instead: book-zh.toml (a book folder goes to `booktr init book --to LANG`)",
+            "{cmd}"
+        );
+        let out = with("other");
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("other is a folder") && err.contains("`booktr init other --to LANG`"),
+            "{cmd}: {err}"
+        );
+        let out = with("book-zh.tml");
+        assert_code(&out, 2);
+        assert_eq!(
+            stderr(&out).trim_end(),
+            "error: cannot read campaign file book-zh.tml: no such file; did you mean book-zh.toml?",
+            "{cmd}"
+        );
+    }
+    // From inside the book folder, `.` finds the campaign file beside it.
+    let out = booktr(&root.join("book"), &["status", "."]);
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("../book-zh.toml") && !err.contains("error: .:"),
+        "{err}"
+    );
+}
