@@ -58,9 +58,10 @@ pub enum Command {
     /// Show a campaign's status and progress from its saved state (no model call).
     ///
     /// Prints the status word (complete, needs_review, incomplete, awaiting_approval,
-    /// budget_reached), the stage, units, tokens, findings and the last error, and, at an
-    /// approval gate or after a stop, the command that continues. The exit code does not
-    /// depend on the status: read it from the output (`--json`: `status`).
+    /// budget_reached, or "not started" for a campaign never run), the stage, units, tokens,
+    /// findings and the last error, and, unless it is complete, a `next:` line with the
+    /// command that continues it (for needs_review: the report to read). The exit code does
+    /// not depend on the status: read it from the output (`--json`: `status`).
     #[command(after_help = crate::exit::STATUS_EXIT_CODES)]
     Status(StatusArgs),
     /// Record an editor's approval at a gate (campaign key `review`) so `run` goes on.
@@ -536,6 +537,6 @@ mod tests {
             after.contains("  0    the status was printed, whatever it is"),
             "{after}"
         );
-        assert!(after.contains("no saved state"), "{after}");
+        assert!(after.contains("not started: no saved state yet"), "{after}");
     }
 }

@@ -602,3 +602,74 @@ fn a_folder_given_as_campaign_said_is_a_directory_and_a_misspelled_one_no_such_f
         "{err}"
     );
 }
+
+/// Regression (a new user): README says `booktr status CAMPAIGN` shows the command that
+/// continues it, but no output did, and a campaign never run gave exit 2. It says `not
+/// started` with `next: booktr run …` (exit 0, as for every status), the approve command at
+/// a gate, the report to read at needs_review, and no `next:` once complete.
+#[test]
+fn status_showed_no_command_to_continue_and_failed_before_the_first_run() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "book/a.md",
+        &format!("{CHAPTER}\n```python\nprint('agent')\n```\n"),
+    );
+    assert_code(
+        &booktr(root, &["init", "book", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    let out = booktr(root, &["status", "book-zh.toml"]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("REHEARSAL book-zh — not started"),
+        "{said}"
+    );
+    assert!(
+        said.contains("\n  next: booktr run book-zh.toml\n"),
+        "{said}"
+    );
+    let out = booktr(root, &["status", "book-zh.toml", "--json"]);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete", "{s}");
+    assert_eq!(s["started"], false, "{s}");
+    assert_eq!(s["next"], "booktr run book-zh.toml", "{s}");
+    // At the glossary gate: the approve command.
+    let file = root.join("book-zh.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replacen("name = ", "review = [\"glossary\"]\nname = ", 1),
+    )
+    .unwrap();
+    assert_code(&booktr(root, &["run", "book-zh.toml"]), 3);
+    let said = stdout(&booktr(root, &["status", "book-zh.toml"]));
+    assert!(
+        said.contains("\n  next: booktr approve book-zh.toml --stage glossary\n"),
+        "{said}"
+    );
+    assert_code(
+        &booktr(root, &["approve", "book-zh.toml", "--stage", "glossary"]),
+        0,
+    );
+    assert_code(&booktr(root, &["run", "book-zh.toml"]), 0);
+    let out = booktr(root, &["status", "book-zh.toml"]);
+    assert_code(&out, 0);
+    assert!(!stdout(&out).contains("next:"), "{}", stdout(&out));
+    // A hand edit that breaks the code block: needs_review, pointing at the report.
+    let chapter = root.join("book-zh/out/a.md");
+    let text = std::fs::read_to_string(&chapter).unwrap();
+    std::fs::write(&chapter, text.replace("print('agent')", "print('x')")).unwrap();
+    assert_code(&booktr(root, &["validate", "book-zh.toml"]), 1);
+    let out = booktr(root, &["status", "book-zh.toml"]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    assert!(said.contains("needs_review"), "{said}");
+    assert!(
+        said.contains("\n  next: read book-zh/validation/report.html, fix the chapters it names, then `booktr validate book-zh.toml`\n"),
+        "{said}"
+    );
+}
