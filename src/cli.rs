@@ -142,6 +142,11 @@ pub struct InitArgs {
     /// Model name for the provider preset (written as `[provider] model`).
     #[arg(long, requires = "preset")]
     pub model: Option<String>,
+    /// Base URL of the preset's OpenAI-compatible server, e.g. http://localhost:8081/v1
+    /// (written as `[provider] base_url`). Without it the preset's default is written as a
+    /// commented line, to show which address will be called.
+    #[arg(long, value_name = "URL", requires = "preset")]
+    pub base_url: Option<String>,
 }
 
 /// What `init` (and `run` on a book) needs to know of a book besides its path.

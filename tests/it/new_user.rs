@@ -673,3 +673,119 @@ fn status_showed_no_command_to_continue_and_failed_before_the_first_run() {
         "{said}"
     );
 }
+
+/// Regression (a new user): `init` had no `--base-url`, and the campaign file it wrote with
+/// `--preset llamacpp` did not show the address the preset calls. `--base-url` is written
+/// under `[provider]`; without it the preset's default is a commented line.
+#[test]
+fn init_had_no_base_url_and_did_not_show_the_llamacpp_port() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "book/a.md", CHAPTER);
+    let out = booktr(
+        root,
+        &[
+            "init", "book", "--to", "zh", "--preset", "llamacpp", "--model", "qwen",
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("book-zh.toml")).unwrap();
+    assert!(
+        text.contains("[provider]\npreset = \"llamacpp\"\nmodel = \"qwen\"\n# base_url = \"http://localhost:8080/v1\"   # the llamacpp preset's default; change the port to your server's\n"),
+        "{text}"
+    );
+    // The server on its own port: written, and the run calls it.
+    let fake = support::fake_llm::FakeServer::start();
+    let out = booktr(
+        root,
+        &[
+            "init",
+            "book",
+            "--to",
+            "de",
+            "--preset",
+            "llamacpp",
+            "--model",
+            "qwen",
+            "--base-url",
+            &fake.base_url,
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("book-de.toml")).unwrap();
+    assert!(
+        text.contains(&format!(
+            "[provider]\npreset = \"llamacpp\"\nmodel = \"qwen\"\nbase_url = \"{}\"\n",
+            fake.base_url
+        )),
+        "{text}"
+    );
+    let run = booktr(root, &["run", "book-de.toml", "--json"]);
+    assert_code(&run, 0);
+    let s = json_summary(&run);
+    assert_eq!(s["rehearsal"], false, "{s}");
+    assert_eq!(s["status"], "complete", "{s}");
+    assert!(
+        s["usage"]["translation"]["calls"].as_u64().unwrap() > 0,
+        "{s}"
+    );
+    // A remote preset's default is shown without the port advice.
+    let out = booktr(
+        root,
+        &[
+            "init",
+            "book",
+            "--to",
+            "fr",
+            "--preset",
+            "deepseek",
+            "--model",
+            "deepseek-chat",
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("book-fr.toml")).unwrap();
+    assert!(
+        text.contains(
+            "# base_url = \"https://api.deepseek.com\"   # the deepseek preset's default\n"
+        ),
+        "{text}"
+    );
+}
+
+/// Regression (a new user): `--to ZH` was accepted and written as `language = "ZH"` into the
+/// translated mdBook's book.toml. Tags are written in BCP 47 case: `ZH` → `zh`, `zh-cn` →
+/// `zh-CN`, in the campaign file, its name and the translated book.
+#[test]
+fn to_zh_upper_case_was_written_as_language_zh_upper_case_in_book_toml() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    let out = booktr(root, &["run", "mdb", "--to", "ZH", "--from", "EN"]);
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("mdb-zh.toml")).unwrap();
+    assert!(
+        text.contains("source_lang = \"en\"\ntarget_lang = \"zh\"\n"),
+        "{text}"
+    );
+    let book = std::fs::read_to_string(root.join("mdb-zh/out/book.toml")).unwrap();
+    assert!(book.contains("language = \"zh\""), "{book}");
+    // Run again with another case: the same campaign file.
+    let again = booktr(root, &["run", "mdb", "--to", "Zh"]);
+    assert_code(&again, 0);
+    assert!(stderr(&again).contains("campaign file: mdb-zh.toml (written earlier"));
+    let out = booktr(root, &["init", "mdb", "--to", "zh-cn", "--from", "en"]);
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("mdb-zh-CN.toml")).unwrap();
+    assert!(text.contains("target_lang = \"zh-CN\"\n"), "{text}");
+}
