@@ -789,3 +789,33 @@ fn to_zh_upper_case_was_written_as_language_zh_upper_case_in_book_toml() {
     let text = std::fs::read_to_string(root.join("mdb-zh-CN.toml")).unwrap();
     assert!(text.contains("target_lang = \"zh-CN\"\n"), "{text}");
 }
+
+/// Regression (a new user): the chapters line said `SUMMARY.md (mdBook) (book):`.
+#[test]
+fn the_chapters_line_had_doubled_parentheses() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    assert_code(
+        &booktr(root, &["init", "mdb", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    let out = booktr(root, &["plan", "mdb-zh.toml"]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.contains("chapters: mdb/src/SUMMARY.md (mdBook): 2 file(s): "),
+        "{said}"
+    );
+    assert!(!said.contains(") ("), "{said}");
+}
