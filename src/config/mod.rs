@@ -300,9 +300,14 @@ impl Plan {
         crate::util::relative_to(path, &self.campaign_dir)
     }
 
-    /// `path` as shown to the user: relative to the current directory (never stored).
+    /// `path` as shown to the user: relative to the current directory (never stored), or
+    /// as it is when the current directory is the filesystem root (`tmp/book/state` read
+    /// from `/` looks like a path under the campaign) or the path lies outside it.
     pub fn show(&self, path: &Path) -> String {
         let cwd = std::env::current_dir().unwrap_or_default();
+        if path.is_absolute() && cwd.parent().is_none() {
+            return path.display().to_string();
+        }
         let rel = crate::util::relative_to(path, &cwd);
         // A path outside the working directory reads better as it is than as `../../…`.
         if path.is_absolute() && rel.starts_with("..") {

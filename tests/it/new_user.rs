@@ -819,3 +819,26 @@ fn the_chapters_line_had_doubled_parentheses() {
     );
     assert!(!said.contains(") ("), "{said}");
 }
+
+/// Regression (a new user): `status` run from `/` printed `state: tmp/…`, a path relative to
+/// `/` that read as if it were under the campaign; from the root it is shown absolute.
+#[test]
+fn status_from_the_root_folder_printed_the_state_as_tmp_relative() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    write(&root, "book/a.md", CHAPTER);
+    assert_code(
+        &booktr(&root, &["init", "book", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    assert_code(&booktr(&root, &["run", "book-zh.toml"]), 0);
+    let file = root.join("book-zh.toml");
+    let out = booktr(Path::new("/"), &["status", file.to_str().unwrap()]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    let state = root.join("book-zh/state");
+    assert!(
+        said.contains(&format!("  state: {}/", state.display())),
+        "{said}"
+    );
+}
