@@ -418,6 +418,14 @@ fn shell_word(s: &str) -> String {
     }
 }
 
+/// The `[provider]` table `init` writes for `--preset`, `--model` and `--base-url`.
+struct Provider<'a> {
+    preset: &'static crate::llm::presets::Preset,
+    model: &'a str,
+    /// `--base-url`; without it the preset's default is written as a commented line.
+    base_url: Option<&'a str>,
+}
+
 /// The campaign file text for `d` (see the module docs). `file` is where it will be written
 /// (paths in it are relative to it).
 fn campaign_text(
@@ -427,8 +435,7 @@ fn campaign_text(
     source: &str,
     source_origin: &str,
     target: &str,
-    preset: Option<(&crate::llm::presets::Preset, &str)>,
-    base_url: Option<&str>,
+    provider: Option<&Provider>,
 ) -> String {
     let dir = file.parent().unwrap_or(Path::new("/"));
     let rel = |p: &str| {
@@ -493,8 +500,12 @@ fn campaign_text(
     t.push_str(
         "\n# glossaries = [\"termbase.csv\"]   # your house-style termbase (CSV: source,target,note)\n# review = [\"glossary\"]            # stop for an editor's approval of the termbase\n# max_unit_chars = 12000           # the largest translation unit, in characters\n",
     );
-    match preset {
-        Some((preset, model)) => {
+    match provider {
+        Some(&Provider {
+            preset,
+            model,
+            base_url,
+        }) => {
             t.push_str("\n# The model. The key is read from the environment variable the preset names (e.g.\n# OPENAI_API_KEY); it never goes in this file.\n[provider]\n");
             t.push_str(&format!("preset = {}\n", toml_str(preset.name)));
             t.push_str(&format!("model = {}\n", toml_str(model)));
@@ -596,7 +607,11 @@ pub fn write_campaign(
         (Some(p), Some(m)) => {
             let preset = crate::llm::presets::find(p)
                 .map_err(|m| UsageError::new(format!("--preset: {m}")))?;
-            Some((preset, m))
+            Some(Provider {
+                preset,
+                model: m,
+                base_url,
+            })
         }
         _ => None,
     };
@@ -610,7 +625,7 @@ pub fn write_campaign(
         }
     });
     let resolve = |source: &str, origin: &str| -> Result<(String, Plan), UsageError> {
-        let text = campaign_text(&d, &file_abs, &name, source, origin, to, preset, base_url);
+        let text = campaign_text(&d, &file_abs, &name, source, origin, to, preset.as_ref());
         let raw: RawCampaign = toml::from_str(&text).map_err(|e| {
             UsageError::new(format!(
                 "the campaign for {} does not parse ({e}); this is a booktr bug",
