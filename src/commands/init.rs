@@ -369,16 +369,27 @@ impl Written {
                 self.source_lang
             ),
         };
-        let mut names: Vec<&str> = self.chapters.iter().take(6).map(String::as_str).collect();
-        if self.chapters.len() > 6 {
+        // An mdBook's first "chapter" is its SUMMARY.md, whose titles are translated like a
+        // chapter's text but which is the table of contents, not a chapter.
+        let (toc, chapters) = match self.chapters.split_first() {
+            Some((first, rest)) if d.layout == Layout::MdBook && first.ends_with("SUMMARY.md") => {
+                (Some(first), rest)
+            }
+            _ => (None, &self.chapters[..]),
+        };
+        let mut names: Vec<&str> = chapters.iter().take(6).map(String::as_str).collect();
+        if chapters.len() > 6 {
             names.push("…");
         }
+        let toc = toc
+            .map(|t| format!(" and the table of contents {t} (its titles are translated too)"))
+            .unwrap_or_default();
         vec![
             format!(
-                "wrote {}: the {} at {root}, {} chapter file(s) ({}), {from} → {target}",
+                "wrote {}: the {} at {root}, {} chapter file(s) ({}){toc}, {from} → {target}",
                 self.shown,
                 d.layout.describe(),
-                self.chapters.len(),
+                chapters.len(),
                 names.join(", ")
             ),
             "next:".into(),

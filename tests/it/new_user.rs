@@ -842,3 +842,34 @@ fn status_from_the_root_folder_printed_the_state_as_tmp_relative() {
         "{said}"
     );
 }
+
+/// Regression (a new user): `init` of an mdBook with one chapter said "2 chapter file(s)
+/// (mdb/src/SUMMARY.md, mdb/src/agents.md)". SUMMARY.md is the table of contents: its
+/// titles are translated (link targets kept), but it is not counted as a chapter.
+#[test]
+fn init_counted_summary_md_as_a_chapter() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    let out = booktr(root, &["init", "mdb", "--to", "zh", "--from", "en"]);
+    assert_code(&out, 0);
+    let first = stdout(&out).lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first,
+        "wrote mdb-zh.toml: the mdBook at mdb, 1 chapter file(s) (mdb/src/agents.md) and the table of contents mdb/src/SUMMARY.md (its titles are translated too), en → zh"
+    );
+    // It is translated as navigation: its link targets are kept.
+    assert_code(&booktr(root, &["run", "mdb-zh.toml"]), 0);
+    let toc = std::fs::read_to_string(root.join("mdb-zh/out/src/SUMMARY.md")).unwrap();
+    assert!(toc.contains("](agents.md)"), "{toc}");
+}
