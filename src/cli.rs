@@ -58,9 +58,10 @@ pub enum Command {
     /// Show a campaign's status and progress from its saved state (no model call).
     ///
     /// Prints the status word (complete, needs_review, incomplete, awaiting_approval,
-    /// budget_reached), the stage, units, tokens, findings and the last error, and, at an
-    /// approval gate or after a stop, the command that continues. The exit code does not
-    /// depend on the status: read it from the output (`--json`: `status`).
+    /// budget_reached, or "not started" for a campaign never run), the stage, units, tokens,
+    /// findings and the last error, and, unless it is complete, a `next:` line with the
+    /// command that continues it (for needs_review: the report to read). The exit code does
+    /// not depend on the status: read it from the output (`--json`: `status`).
     #[command(after_help = crate::exit::STATUS_EXIT_CODES)]
     Status(StatusArgs),
     /// Record an editor's approval at a gate (campaign key `review`) so `run` goes on.
@@ -75,8 +76,10 @@ pub enum Command {
     /// later `run` keeps them), and writes the report to the campaign's report folder. With
     /// `--source` and `--target`: checks translations made elsewhere (chapters paired by file
     /// name) and writes the report under `--report-dir` (default: `booktr-validate/<name>` in
-    /// the current folder, which it names); never into the book. The status words are the
-    /// ones `run` and `status` use.
+    /// the current folder, or in the system's temporary folder when the current folder is
+    /// inside the source or target; it prints the folder); never into the book. Their
+    /// languages are detected from the prose unless --source-lang/--target-lang give them.
+    /// The status words are the ones `run` and `status` use.
     #[command(after_help = crate::exit::VALIDATE_EXIT_CODES)]
     Validate(ValidateArgs),
     /// Export a campaign for CAT tools and termbases (XLIFF, PO, TMX, TBX, CSV).
@@ -139,6 +142,11 @@ pub struct InitArgs {
     /// Model name for the provider preset (written as `[provider] model`).
     #[arg(long, requires = "preset")]
     pub model: Option<String>,
+    /// Base URL of the preset's OpenAI-compatible server, e.g. http://localhost:8081/v1
+    /// (written as `[provider] base_url`). Without it the preset's default is written as a
+    /// commented line, to show which address will be called.
+    #[arg(long, value_name = "URL", requires = "preset")]
+    pub base_url: Option<String>,
 }
 
 /// What `init` (and `run` on a book) needs to know of a book besides its path.
@@ -398,7 +406,7 @@ pub struct ValidateArgs {
     #[arg(required_unless_present_all = ["source", "target"])]
     pub campaign: Option<PathBuf>,
     /// Source chapter file, or a folder of `.md` chapters (paired with the target by file name).
-    #[arg(long, requires_all = ["target", "source_lang", "target_lang"], conflicts_with = "campaign")]
+    #[arg(long, requires = "target", conflicts_with = "campaign")]
     pub source: Option<PathBuf>,
     /// Translated chapter file, or a folder of them.
     #[arg(long, requires = "source")]
@@ -406,17 +414,23 @@ pub struct ValidateArgs {
     /// A house-style glossary: CSV/TSV (`source,target,note[,forbidden]`) or TBX; repeatable.
     #[arg(long)]
     pub glossary: Vec<PathBuf>,
-    #[arg(long)]
+    /// With --source/--target: the language of the source chapters (BCP 47, e.g. `en`).
+    /// Default: detected from their prose; when it cannot be told, the command says to pass it.
+    #[arg(long, value_name = "LANG", requires = "source")]
     pub source_lang: Option<String>,
-    #[arg(long)]
+    /// With --source/--target: the language of the translations (BCP 47, e.g. `zh`, `pt-BR`).
+    /// Default: detected from their prose; when it cannot be told, the command says to pass it.
+    #[arg(long, value_name = "LANG", requires = "source")]
     pub target_lang: Option<String>,
     /// With --source/--target: unit size for pairing, in characters (smaller units localise
     /// findings better).
     #[arg(long, default_value_t = 4000)]
     pub max_unit_chars: usize,
     /// With --source/--target: where to write report.json/md/html (default:
-    /// `booktr-validate/<source name>` in the current folder). Never the book's own folders
-    /// unless named here. A campaign writes to its `report_dir`.
+    /// `booktr-validate/<source name>` in the current folder, or in the system's temporary
+    /// folder when the current folder is inside the source or target; the command prints the
+    /// folder). Never the book's own folders unless named here. A campaign writes to its
+    /// `report_dir`.
     #[arg(long, value_name = "DIR", requires = "source")]
     pub report_dir: Option<PathBuf>,
     /// Print the summary as JSON on stdout.
@@ -528,6 +542,6 @@ mod tests {
             after.contains("  0    the status was printed, whatever it is"),
             "{after}"
         );
-        assert!(after.contains("no saved state"), "{after}");
+        assert!(after.contains("not started: no saved state yet"), "{after}");
     }
 }

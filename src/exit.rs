@@ -82,11 +82,10 @@ pub const PLAN_EXIT_CODES: &str = concat!(
 pub const STATUS_EXIT_CODES: &str = concat!(
     "Exit codes:
   0    the status was printed, whatever it is (complete, needs_review, incomplete,
-       awaiting_approval, budget_reached): read the first line, or `status` in --json
+       awaiting_approval, budget_reached, or not started: no saved state yet): read the
+       first line, or `status` in --json; the `next:` line gives the command that continues
 ",
-    common_codes!(),
-    "
-       Also: the campaign has no saved state yet (run it first)"
+    common_codes!()
 );
 
 /// `booktr approve --help`.

@@ -14,6 +14,36 @@ pub mod detect;
 
 use serde::{Deserialize, Serialize};
 
+/// `tag` in the case BCP 47 recommends (RFC 5646 §2.1.1): the language subtag lower case, a
+/// four-letter script subtag title case, a two-letter region subtag upper case, every other
+/// subtag lower case; `_` becomes `-`. `ZH` → `zh`, `zh-cn` → `zh-CN`, `ZH_HANT` → `zh-Hant`.
+/// Nothing else changes: the tag is checked by [`check_tag`].
+pub fn canonical_case(tag: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    // After a singleton (`x-…`, `u-…`) every subtag is an extension's: lower case.
+    let mut in_extension = false;
+    for (i, sub) in tag.trim().split(['-', '_']).enumerate() {
+        let lower = sub.to_ascii_lowercase();
+        let s = if i == 0 || in_extension {
+            lower
+        } else if sub.len() == 1 {
+            in_extension = true;
+            lower
+        } else if sub.len() == 2 && sub.chars().all(|c| c.is_ascii_alphabetic()) {
+            sub.to_ascii_uppercase()
+        } else if sub.len() == 4 && sub.chars().all(|c| c.is_ascii_alphabetic()) {
+            let mut c = lower.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        } else {
+            lower
+        };
+        out.push(s);
+    }
+    out.join("-")
+}
+
 /// The writing system QA looks for in a translation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -292,6 +322,23 @@ pub fn is_cjk_letter(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--to ZH` was written as `language = "ZH"` into the translated book's book.toml: the
+    /// tags `init` and `run` take are written in BCP 47's case.
+    #[test]
+    fn to_zh_upper_case_was_written_as_language_zh_upper_case() {
+        for (given, want) in [
+            ("ZH", "zh"),
+            ("zh-cn", "zh-CN"),
+            ("zh_hant_tw", "zh-Hant-TW"),
+            ("PT-br", "pt-BR"),
+            ("es-419", "es-419"),
+            ("de", "de"),
+            ("en-x-Private", "en-x-private"),
+        ] {
+            assert_eq!(canonical_case(given), want, "{given}");
+        }
+    }
 
     #[test]
     fn lenient_codes() {

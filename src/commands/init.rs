@@ -369,16 +369,27 @@ impl Written {
                 self.source_lang
             ),
         };
-        let mut names: Vec<&str> = self.chapters.iter().take(6).map(String::as_str).collect();
-        if self.chapters.len() > 6 {
+        // An mdBook's first "chapter" is its SUMMARY.md, whose titles are translated like a
+        // chapter's text but which is the table of contents, not a chapter.
+        let (toc, chapters) = match self.chapters.split_first() {
+            Some((first, rest)) if d.layout == Layout::MdBook && first.ends_with("SUMMARY.md") => {
+                (Some(first), rest)
+            }
+            _ => (None, &self.chapters[..]),
+        };
+        let mut names: Vec<&str> = chapters.iter().take(6).map(String::as_str).collect();
+        if chapters.len() > 6 {
             names.push("…");
         }
+        let toc = toc
+            .map(|t| format!(" and the table of contents {t} (its titles are translated too)"))
+            .unwrap_or_default();
         vec![
             format!(
-                "wrote {}: the {} at {root}, {} chapter file(s) ({}), {from} → {target}",
+                "wrote {}: the {} at {root}, {} chapter file(s) ({}){toc}, {from} → {target}",
                 self.shown,
                 d.layout.describe(),
-                self.chapters.len(),
+                chapters.len(),
                 names.join(", ")
             ),
             "next:".into(),
@@ -418,6 +429,14 @@ fn shell_word(s: &str) -> String {
     }
 }
 
+/// The `[provider]` table `init` writes for `--preset`, `--model` and `--base-url`.
+struct Provider<'a> {
+    preset: &'static crate::llm::presets::Preset,
+    model: &'a str,
+    /// `--base-url`; without it the preset's default is written as a commented line.
+    base_url: Option<&'a str>,
+}
+
 /// The campaign file text for `d` (see the module docs). `file` is where it will be written
 /// (paths in it are relative to it).
 fn campaign_text(
@@ -427,7 +446,7 @@ fn campaign_text(
     source: &str,
     source_origin: &str,
     target: &str,
-    preset: Option<(&str, &str)>,
+    provider: Option<&Provider>,
 ) -> String {
     let dir = file.parent().unwrap_or(Path::new("/"));
     let rel = |p: &str| {
@@ -492,11 +511,30 @@ fn campaign_text(
     t.push_str(
         "\n# glossaries = [\"termbase.csv\"]   # your house-style termbase (CSV: source,target,note)\n# review = [\"glossary\"]            # stop for an editor's approval of the termbase\n# max_unit_chars = 12000           # the largest translation unit, in characters\n",
     );
-    match preset {
-        Some((preset, model)) => {
+    match provider {
+        Some(&Provider {
+            preset,
+            model,
+            base_url,
+        }) => {
             t.push_str("\n# The model. The key is read from the environment variable the preset names (e.g.\n# OPENAI_API_KEY); it never goes in this file.\n[provider]\n");
-            t.push_str(&format!("preset = {}\n", toml_str(preset)));
+            t.push_str(&format!("preset = {}\n", toml_str(preset.name)));
             t.push_str(&format!("model = {}\n", toml_str(model)));
+            match base_url {
+                Some(url) => t.push_str(&format!("base_url = {}\n", toml_str(url))),
+                None => {
+                    let change = if crate::llm::call::is_local(preset.base_url) {
+                        "; change the port to your server's"
+                    } else {
+                        ""
+                    };
+                    t.push_str(&format!(
+                        "# base_url = {}   # the {} preset's default{change}\n",
+                        toml_str(preset.base_url),
+                        preset.name
+                    ));
+                }
+            }
         }
         None => {
             t.push_str("\n# The model. Without a [provider] table booktr rehearses offline with the pseudo\n# provider: no key, no cost, and every output says REHEARSAL. For a real model, e.g.:\n# [provider]\n# preset = \"openai\"       # or anthropic, deepseek, qwen, openrouter, ollama, vllm, llamacpp\n# model = \"gpt-4o-mini\"\n# (the key goes in the environment variable the preset names, e.g. OPENAI_API_KEY)\n");
@@ -539,6 +577,7 @@ pub fn write_campaign(
     path: &Path,
     book: &BookArgs,
     model: Option<&str>,
+    base_url: Option<&str>,
     file: Option<&Path>,
 ) -> Result<Written, UsageError> {
     let Some(to) = book.to.as_deref() else {
@@ -551,6 +590,10 @@ pub fn write_campaign(
     if let Some(from) = &book.from {
         crate::lang::check_tag(from).map_err(|why| UsageError::new(format!("--from {why}")))?;
     }
+    // Written as BCP 47 writes them (`ZH` → `zh`, `zh-cn` → `zh-CN`).
+    let to_canonical = crate::lang::canonical_case(to);
+    let to = to_canonical.as_str();
+    let from_canonical = book.from.as_deref().map(crate::lang::canonical_case);
     let d = detect(path)?;
     let (name, default) = default_file(&d, to);
     // A campaign file named with --file names its campaign too: the campaign's name is the
@@ -573,14 +616,19 @@ pub fn write_campaign(
     }
     let preset = match (&book.preset, model) {
         (Some(p), Some(m)) => {
-            crate::llm::presets::find(p).map_err(|m| UsageError::new(format!("--preset: {m}")))?;
-            Some((p.as_str(), m))
+            let preset = crate::llm::presets::find(p)
+                .map_err(|m| UsageError::new(format!("--preset: {m}")))?;
+            Some(Provider {
+                preset,
+                model: m,
+                base_url,
+            })
         }
         _ => None,
     };
     // Resolved twice: first with a provisional source language to find the chapters (and
     // read them for detection), then as written.
-    let provisional = book.from.clone().unwrap_or_else(|| {
+    let provisional = from_canonical.clone().unwrap_or_else(|| {
         if Lang::parse(to).primary() == "en" {
             "de".into()
         } else {
@@ -588,7 +636,7 @@ pub fn write_campaign(
         }
     });
     let resolve = |source: &str, origin: &str| -> Result<(String, Plan), UsageError> {
-        let text = campaign_text(&d, &file_abs, &name, source, origin, to, preset);
+        let text = campaign_text(&d, &file_abs, &name, source, origin, to, preset.as_ref());
         let raw: RawCampaign = toml::from_str(&text).map_err(|e| {
             UsageError::new(format!(
                 "the campaign for {} does not parse ({e}); this is a booktr bug",
@@ -604,7 +652,7 @@ pub fn write_campaign(
         Ok((text, plan))
     };
     let (_, first) = resolve(&provisional, "given")?;
-    let (source, origin) = match &book.from {
+    let (source, origin) = match &from_canonical {
         Some(f) => (f.clone(), "given"),
         None => {
             let texts = sample_texts(&first);
@@ -665,9 +713,11 @@ pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
         &args.path,
         &args.book,
         args.model.as_deref(),
+        args.base_url.as_deref(),
         args.file.as_deref(),
     )?;
-    for line in w.lines(args.book.to.as_deref().unwrap_or_default()) {
+    let to = crate::lang::canonical_case(args.book.to.as_deref().unwrap_or_default());
+    for line in w.lines(&to) {
         println!("{line}");
     }
     Ok(ExitCode::Ok)
@@ -721,7 +771,8 @@ pub fn campaign_for_run(
             shell_word(&path.display().to_string())
         )));
     }
-    let to = book.to.as_deref().unwrap_or_default();
+    let to = crate::lang::canonical_case(book.to.as_deref().unwrap_or_default());
+    let to = to.as_str();
     let d = detect(path)?;
     let (_, file) = default_file(&d, to);
     if file.exists() {
@@ -747,7 +798,7 @@ pub fn campaign_for_run(
         );
         return Ok(Some(file));
     }
-    let w = write_campaign(path, book, model, None)?;
+    let w = write_campaign(path, book, model, None, None)?;
     for line in w.lines(to).into_iter().take(1) {
         eprintln!("{line}");
     }
@@ -851,9 +902,10 @@ mod tests {
             from: Some("en".into()),
             preset: None,
         };
-        let first = write_campaign(&d.path().join("book"), &book, None, None).unwrap();
+        let first = write_campaign(&d.path().join("book"), &book, None, None, None).unwrap();
         let other = d.path().join("second try.toml");
-        let second = write_campaign(&d.path().join("book"), &book, None, Some(&other)).unwrap();
+        let second =
+            write_campaign(&d.path().join("book"), &book, None, None, Some(&other)).unwrap();
         let name = |f: &Path| -> String {
             let raw: toml::Value = toml::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
             raw["name"].as_str().unwrap().to_string()

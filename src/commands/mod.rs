@@ -31,7 +31,9 @@ pub fn naming_campaign(file: &Path, result: anyhow::Result<ExitCode>) -> anyhow:
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if !name.is_empty() && format!("{e:#}").contains(&name) {
+        // A folder given as the campaign is named by the loader's own message (with the
+        // campaign files beside it), `.` included, which has no file name.
+        if file.is_dir() || !name.is_empty() && format!("{e:#}").contains(&name) {
             e
         } else {
             e.context(file.display().to_string())

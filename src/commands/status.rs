@@ -3,24 +3,47 @@
 use std::collections::BTreeSet;
 
 use crate::campaign::Campaign;
+use crate::campaign::core::manager::Gate;
 use crate::campaign::core::manager::{Manager, Stage};
 use crate::campaign::core::state::State;
+use crate::campaign::core::summary::Summary;
 use crate::campaign::core::summary::{Status, summarize};
 use crate::cli::StatusArgs;
-use crate::exit::{ExitCode, UsageError};
+use crate::exit::ExitCode;
 
 pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let plan = super::plan(&args.campaign, None)?;
     let campaign = Campaign::load(plan)?;
     let dir = campaign.state_path();
     if !dir.exists() {
-        return Err(UsageError::new(format!(
-            "no saved state for this configuration of {} (expected {}). Run `booktr run {}` first; if you changed the sources or model, `run` will say what changed.",
-            campaign.plan.campaign_file.display(),
-            campaign.plan.show(&dir),
-            campaign.plan.campaign_file.display()
-        ))
-        .into());
+        // Never run (or not with this configuration): all its work remains, which is
+        // `incomplete` in the status vocabulary; the exit code is 0 as for every status.
+        let next = args.campaign.command("run");
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "campaign": campaign.plan.name,
+                    "status": Status::Incomplete,
+                    "started": false,
+                    "state": campaign.plan.rel(&dir),
+                    "next": next,
+                })
+            );
+        } else {
+            println!(
+                "{}{} — not started (no saved state for this configuration at {})",
+                if campaign.plan.is_rehearsal() {
+                    "REHEARSAL "
+                } else {
+                    ""
+                },
+                campaign.plan.name,
+                campaign.plan.show(&dir)
+            );
+            println!("  next: {next}");
+        }
+        return Ok(ExitCode::Ok);
     }
     let mut state = State::load(&campaign, &dir, "status")?;
     // Marks edited in findings-review.csv count here too; status holds no lock, so
@@ -132,6 +155,40 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
                 println!("  {line}");
             }
         }
+        let gate = match &stage {
+            Stage::AwaitingApproval(gate) => Some(*gate),
+            _ => None,
+        };
+        if let Some(next) = next_command(&campaign, args, &s, gate) {
+            println!("  next: {next}");
+        }
     }
     Ok(ExitCode::Ok)
+}
+
+/// What `status` prints after `next:` for summary `s` (`gate`: the gate it waits at): the
+/// command that continues the campaign, or for `needs_review` the report to read; `None` for
+/// a complete campaign.
+fn next_command(
+    campaign: &Campaign,
+    args: &StatusArgs,
+    s: &Summary,
+    gate: Option<Gate>,
+) -> Option<String> {
+    match s.status {
+        Status::Complete => None,
+        Status::AwaitingApproval => gate.map(|g| g.approve_command(campaign)),
+        Status::NeedsReview => Some(format!(
+            "read {}, fix the chapters it names, then `booktr validate {}`",
+            campaign
+                .plan
+                .show(&campaign.plan.report_dir.join("report.html")),
+            campaign.plan.show(&campaign.plan.campaign_file)
+        )),
+        Status::BudgetReached | Status::Incomplete | Status::Interrupted => Some(
+            s.resume
+                .clone()
+                .unwrap_or_else(|| args.campaign.command("run")),
+        ),
+    }
 }

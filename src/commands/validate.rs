@@ -153,6 +153,53 @@ pub fn default_report_dir(src: &Path, tgt: &Path, name: &str) -> anyhow::Result<
     Ok(base.join(DEFAULT_REPORT_FOLDER).join(folder_name))
 }
 
+/// The language of one side of `validate --source/--target`: `given` (the value of `flag`),
+/// else detected from the prose of `files` (as `init` detects a book's language) and said on
+/// stderr. Errors ([`UsageError`]): the files have too little prose to tell, naming `shown`
+/// and the flag to add.
+fn side_lang(
+    given: Option<&str>,
+    flag: &str,
+    shown: &Path,
+    files: &[PathBuf],
+) -> anyhow::Result<Lang> {
+    if let Some(tag) = given {
+        return Ok(Lang::parse(tag));
+    }
+    let mut texts = Vec::new();
+    let mut total = 0;
+    for f in files {
+        if total >= super::init::DETECT_BYTES {
+            break;
+        }
+        if let Ok(ch) = Chapter::load(Path::new(""), &f.display().to_string()) {
+            total += ch.text.len();
+            texts.push(ch.text.to_string());
+        }
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    match super::init::detect_source_lang(&refs) {
+        Some(l) => {
+            eprintln!(
+                "{} language: {} (detected from the prose of {}; pass {flag} LANG if it is wrong)",
+                if flag == "--source-lang" {
+                    "source"
+                } else {
+                    "target"
+                },
+                l.code,
+                shown.display()
+            );
+            Ok(l)
+        }
+        None => Err(UsageError::new(format!(
+            "cannot tell the language of {} from its prose: add {flag} LANG (a BCP 47 tag such as en, zh or pt-BR)",
+            shown.display()
+        ))
+        .into()),
+    }
+}
+
 /// `.md` files of `path` (itself when it is a file), sorted by name.
 fn chapter_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.is_file() {
@@ -194,15 +241,6 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             crate::lang::check_tag(tag).map_err(|why| UsageError::new(format!("{flag} {why}")))?;
         }
     }
-    let source_lang = Lang::parse(args.source_lang.as_deref().unwrap_or("en"));
-    let target_lang = Lang::parse(args.target_lang.as_deref().unwrap_or("zh"));
-    let tb = house_glossary(args, &source_lang, &target_lang)?;
-    let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
-    if let Some(v) = &args.code_comments {
-        ctx.code_comments = v.trim().parse().map_err(|m: crate::util::UnknownValue| {
-            UsageError::new(format!("--code-comments: {m}"))
-        })?;
-    }
     let sources = chapter_files(src)?;
     let target_dir_mode = tgt.is_dir();
     let target_of = |ch: &Chapter| {
@@ -212,6 +250,20 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             tgt.clone()
         }
     };
+    let source_lang = side_lang(args.source_lang.as_deref(), "--source-lang", src, &sources)?;
+    let targets: Vec<PathBuf> = sources
+        .iter()
+        .filter_map(|p| Chapter::load(Path::new(""), &p.display().to_string()).ok())
+        .map(|ch| target_of(&ch))
+        .collect();
+    let target_lang = side_lang(args.target_lang.as_deref(), "--target-lang", tgt, &targets)?;
+    let tb = house_glossary(args, &source_lang, &target_lang)?;
+    let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
+    if let Some(v) = &args.code_comments {
+        ctx.code_comments = v.trim().parse().map_err(|m: crate::util::UnknownValue| {
+            UsageError::new(format!("--code-comments: {m}"))
+        })?;
+    }
     ctx.kept_words = Some(std::sync::Arc::new(kept_words(&ctx, &sources, &target_of)));
     let slots = pair_chapters(&sources, &target_of, args.max_unit_chars.max(200))?;
     let (checked, campaign_qa) = check_slots(&ctx, &slots);

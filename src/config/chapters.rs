@@ -56,8 +56,14 @@ impl ChapterEntry {
         if self.files.len() > max_names {
             names.push("…");
         }
+        // A book's entry already names its kind (`book.toml (mdBook)`).
+        let kind = if self.kind == EntryKind::Book {
+            String::new()
+        } else {
+            format!(" ({kind})")
+        };
         format!(
-            "{} ({kind}): {} file(s): {}",
+            "{}{kind}: {} file(s): {}",
             self.entry,
             self.files.len(),
             names.join(", ")

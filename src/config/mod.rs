@@ -13,6 +13,7 @@ mod chapters;
 mod raw;
 mod settings;
 mod style;
+pub mod unreadable;
 
 use std::path::{Path, PathBuf};
 
@@ -195,12 +196,8 @@ impl Plan {
     /// line and column from the TOML parser), missing required keys, invalid values, duplicate
     /// chapter file names (they would overwrite each other in `out_dir`).
     pub fn load(campaign_file: &Path, overrides: &Overrides) -> Result<Plan, UsageError> {
-        let text = std::fs::read_to_string(campaign_file).map_err(|e| {
-            UsageError::new(format!(
-                "cannot read campaign file {}: {e}",
-                campaign_file.display()
-            ))
-        })?;
+        let text = std::fs::read_to_string(campaign_file)
+            .map_err(|e| UsageError::new(unreadable::message(campaign_file, &e)))?;
         let raw: RawCampaign = toml::from_str(&text).map_err(|e| {
             UsageError::new(format!(
                 "campaign file {} is invalid: {}",
@@ -303,9 +300,14 @@ impl Plan {
         crate::util::relative_to(path, &self.campaign_dir)
     }
 
-    /// `path` as shown to the user: relative to the current directory (never stored).
+    /// `path` as shown to the user: relative to the current directory (never stored), or
+    /// as it is when the current directory is the filesystem root (`tmp/book/state` read
+    /// from `/` looks like a path under the campaign) or the path lies outside it.
     pub fn show(&self, path: &Path) -> String {
         let cwd = std::env::current_dir().unwrap_or_default();
+        if path.is_absolute() && cwd.parent().is_none() {
+            return path.display().to_string();
+        }
         let rel = crate::util::relative_to(path, &cwd);
         // A path outside the working directory reads better as it is than as `../../…`.
         if path.is_absolute() && rel.starts_with("..") {

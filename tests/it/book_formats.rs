@@ -205,7 +205,7 @@ fn mdbook_summary_gives_order_and_a_buildable_translated_book() {
     );
     let out = c.cmd("plan", &[]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("(mdBook) (book): 5 file(s)"), "{text}");
+    assert!(text.contains("(mdBook): 5 file(s)"), "{text}");
     assert!(
         text.contains("draft chapter \"Evaluating Agents\""),
         "{text}"

@@ -411,3 +411,465 @@ fn a_rehearsal_from_german_into_english_ended_needs_review() {
     let text = std::fs::read_to_string(root.join("buch-en/out/kapitel.md")).unwrap();
     assert!(text.starts_with("# Ågéñtéñ üñd Wérkzéügé\n"), "{text}");
 }
+
+/// The Chinese translation of [`CHAPTER`], for `validate --source/--target`.
+const CHAPTER_ZH: &str = "# 智能体\n\n智能体读取它的上下文窗口，规划下一步，并在任务需要时调用工具。\n\n任务完成时循环结束。\n";
+
+/// `booktr` in `cwd` with `TMPDIR` set to `tmp`.
+fn booktr_tmp(cwd: &Path, tmp: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(cwd)
+        .args(args)
+        .env("TMPDIR", tmp)
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap()
+}
+
+/// Regression (a new user): `validate --help` said the report went to `booktr-validate/<name>`
+/// in the current folder, but run from inside the book it went to `$TMPDIR/booktr-validate`.
+/// The help names both places and the command prints the folder it wrote.
+#[test]
+fn validate_wrote_its_report_into_the_temp_dir_while_help_said_the_current_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "en/a.md", CHAPTER);
+    write(root, "zh/a.md", CHAPTER_ZH);
+    let help = booktr(root, &["validate", "--help"]);
+    assert_code(&help, 0);
+    let help = stdout(&help)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("`booktr-validate/<source name>` in the current folder, or in the system's temporary folder when the current folder is inside the source or target"),
+        "{help}"
+    );
+    // From inside the source: the temporary folder, named on stderr.
+    let out = booktr_tmp(
+        &root.join("en"),
+        tmp.path(),
+        &["validate", "--source", ".", "--target", "../zh"],
+    );
+    assert_code(&out, 0);
+    let dir = tmp.path().join("booktr-validate");
+    let reports: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(
+        reports.len(),
+        1,
+        "one report folder under {}",
+        dir.display()
+    );
+    let report = reports[0].path();
+    assert!(report.join("report.json").is_file());
+    assert!(
+        stderr(&out).contains(&format!("Report: {}", report.display())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!root.join("en/booktr-validate").exists());
+    // From beside the book: the current folder.
+    let out = booktr_tmp(
+        root,
+        tmp.path(),
+        &["validate", "--source", "en", "--target", "zh"],
+    );
+    assert_code(&out, 0);
+    let report = root.join("booktr-validate/en");
+    assert!(report.join("report.json").is_file());
+    assert!(
+        stderr(&out).contains(&format!("Report: {}", report.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Regression (a new user): `--source-lang`/`--target-lang` had no help text and `validate`
+/// refused to run without them. They are described, detected from the prose when left out,
+/// and when the prose is too short to tell, the error names the file and the flag to add.
+#[test]
+fn validate_needed_source_lang_and_target_lang_which_had_no_help() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "en/a.md", CHAPTER);
+    write(root, "zh/a.md", CHAPTER_ZH);
+    let help = stdout(&booktr(root, &["validate", "--help"]));
+    for flag in ["--source-lang <LANG>", "--target-lang <LANG>"] {
+        let i = help.find(flag).expect(flag);
+        let text = help[i + flag.len()..].trim_start();
+        assert!(
+            text.starts_with("With --source/--target: the language of the"),
+            "{flag}: {help}"
+        );
+    }
+    let out = booktr(
+        root,
+        &["validate", "--source", "en", "--target", "zh", "--json"],
+    );
+    assert_code(&out, 0);
+    let err = stderr(&out);
+    assert!(err.contains("source language: en (detected"), "{err}");
+    assert!(err.contains("target language: zh (detected"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("booktr-validate/en/report.json")).unwrap(),
+    )
+    .unwrap();
+    let text = report.to_string();
+    assert!(text.contains("\"en\"") && text.contains("\"zh\""), "{text}");
+    // Too little prose to tell: the error names the file and the flag.
+    write(root, "short/a.md", "# A\n\nok\n");
+    let out = booktr(
+        root,
+        &["validate", "--source", "short/a.md", "--target", "zh/a.md"],
+    );
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("short/a.md") && err.contains("add --source-lang LANG"),
+        "{err}"
+    );
+    // Given, it is not detected.
+    let out = booktr(
+        root,
+        &[
+            "validate",
+            "--source",
+            "short/a.md",
+            "--target",
+            "zh/a.md",
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "zh",
+        ],
+    );
+    assert!(!stderr(&out).contains("detected"), "{}", stderr(&out));
+}
+
+/// Regression (a new user): `plan`, `status` and `validate` given the book FOLDER said `Is a
+/// directory (os error 21)`, and given a misspelled file only `No such file or directory`.
+/// They name the campaign file beside the folder (or `booktr init`), or the closest `.toml`;
+/// the exit code stays 2.
+#[test]
+fn a_folder_given_as_campaign_said_is_a_directory_and_a_misspelled_one_no_such_file() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "book/a.md", CHAPTER);
+    write(root, "other/a.md", CHAPTER);
+    assert_code(
+        &booktr(root, &["init", "book", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    for cmd in ["plan", "status", "validate", "export"] {
+        let with = |path: &str| {
+            let mut args = vec![cmd, path];
+            if cmd == "export" {
+                args.extend(["--format", "tmx"]);
+            }
+            booktr(root, &args)
+        };
+        let out = with("book");
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert_eq!(
+            err.trim_end(),
+            "error: book is a folder, not a campaign file; give the campaign file instead: book-zh.toml (a book folder goes to `booktr init book --to LANG`)",
+            "{cmd}"
+        );
+        let out = with("other");
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("other is a folder") && err.contains("`booktr init other --to LANG`"),
+            "{cmd}: {err}"
+        );
+        let out = with("book-zh.tml");
+        assert_code(&out, 2);
+        assert_eq!(
+            stderr(&out).trim_end(),
+            "error: cannot read campaign file book-zh.tml: no such file; did you mean book-zh.toml?",
+            "{cmd}"
+        );
+    }
+    // From inside the book folder, `.` finds the campaign file beside it.
+    let out = booktr(&root.join("book"), &["status", "."]);
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("../book-zh.toml") && !err.contains("error: .:"),
+        "{err}"
+    );
+}
+
+/// Regression (a new user): README says `booktr status CAMPAIGN` shows the command that
+/// continues it, but no output did, and a campaign never run gave exit 2. It says `not
+/// started` with `next: booktr run …` (exit 0, as for every status), the approve command at
+/// a gate, the report to read at needs_review, and no `next:` once complete.
+#[test]
+fn status_showed_no_command_to_continue_and_failed_before_the_first_run() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "book/a.md",
+        &format!("{CHAPTER}\n```python\nprint('agent')\n```\n"),
+    );
+    assert_code(
+        &booktr(root, &["init", "book", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    let out = booktr(root, &["status", "book-zh.toml"]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("REHEARSAL book-zh — not started"),
+        "{said}"
+    );
+    assert!(
+        said.contains("\n  next: booktr run book-zh.toml\n"),
+        "{said}"
+    );
+    let out = booktr(root, &["status", "book-zh.toml", "--json"]);
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete", "{s}");
+    assert_eq!(s["started"], false, "{s}");
+    assert_eq!(s["next"], "booktr run book-zh.toml", "{s}");
+    // At the glossary gate: the approve command.
+    let file = root.join("book-zh.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replacen("name = ", "review = [\"glossary\"]\nname = ", 1),
+    )
+    .unwrap();
+    assert_code(&booktr(root, &["run", "book-zh.toml"]), 3);
+    let said = stdout(&booktr(root, &["status", "book-zh.toml"]));
+    assert!(
+        said.contains("\n  next: booktr approve book-zh.toml --stage glossary\n"),
+        "{said}"
+    );
+    assert_code(
+        &booktr(root, &["approve", "book-zh.toml", "--stage", "glossary"]),
+        0,
+    );
+    assert_code(&booktr(root, &["run", "book-zh.toml"]), 0);
+    let out = booktr(root, &["status", "book-zh.toml"]);
+    assert_code(&out, 0);
+    assert!(!stdout(&out).contains("next:"), "{}", stdout(&out));
+    // A hand edit that breaks the code block: needs_review, pointing at the report.
+    let chapter = root.join("book-zh/out/a.md");
+    let text = std::fs::read_to_string(&chapter).unwrap();
+    std::fs::write(&chapter, text.replace("print('agent')", "print('x')")).unwrap();
+    assert_code(&booktr(root, &["validate", "book-zh.toml"]), 1);
+    let out = booktr(root, &["status", "book-zh.toml"]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    assert!(said.contains("needs_review"), "{said}");
+    assert!(
+        said.contains("\n  next: read book-zh/validation/report.html, fix the chapters it names, then `booktr validate book-zh.toml`\n"),
+        "{said}"
+    );
+}
+
+/// Regression (a new user): `init` had no `--base-url`, and the campaign file it wrote with
+/// `--preset llamacpp` did not show the address the preset calls. `--base-url` is written
+/// under `[provider]`; without it the preset's default is a commented line.
+#[test]
+fn init_had_no_base_url_and_did_not_show_the_llamacpp_port() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(root, "book/a.md", CHAPTER);
+    let out = booktr(
+        root,
+        &[
+            "init", "book", "--to", "zh", "--preset", "llamacpp", "--model", "qwen",
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("book-zh.toml")).unwrap();
+    assert!(
+        text.contains("[provider]\npreset = \"llamacpp\"\nmodel = \"qwen\"\n# base_url = \"http://localhost:8080/v1\"   # the llamacpp preset's default; change the port to your server's\n"),
+        "{text}"
+    );
+    // The server on its own port: written, and the run calls it.
+    let fake = support::fake_llm::FakeServer::start();
+    let out = booktr(
+        root,
+        &[
+            "init",
+            "book",
+            "--to",
+            "de",
+            "--preset",
+            "llamacpp",
+            "--model",
+            "qwen",
+            "--base-url",
+            &fake.base_url,
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("book-de.toml")).unwrap();
+    assert!(
+        text.contains(&format!(
+            "[provider]\npreset = \"llamacpp\"\nmodel = \"qwen\"\nbase_url = \"{}\"\n",
+            fake.base_url
+        )),
+        "{text}"
+    );
+    let run = booktr(root, &["run", "book-de.toml", "--json"]);
+    assert_code(&run, 0);
+    let s = json_summary(&run);
+    assert_eq!(s["rehearsal"], false, "{s}");
+    assert_eq!(s["status"], "complete", "{s}");
+    assert!(
+        s["usage"]["translation"]["calls"].as_u64().unwrap() > 0,
+        "{s}"
+    );
+    // A remote preset's default is shown without the port advice.
+    let out = booktr(
+        root,
+        &[
+            "init",
+            "book",
+            "--to",
+            "fr",
+            "--preset",
+            "deepseek",
+            "--model",
+            "deepseek-chat",
+        ],
+    );
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("book-fr.toml")).unwrap();
+    assert!(
+        text.contains(
+            "# base_url = \"https://api.deepseek.com\"   # the deepseek preset's default\n"
+        ),
+        "{text}"
+    );
+}
+
+/// Regression (a new user): `--to ZH` was accepted and written as `language = "ZH"` into the
+/// translated mdBook's book.toml. Tags are written in BCP 47 case: `ZH` → `zh`, `zh-cn` →
+/// `zh-CN`, in the campaign file, its name and the translated book.
+#[test]
+fn to_zh_upper_case_was_written_as_language_zh_upper_case_in_book_toml() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    let out = booktr(root, &["run", "mdb", "--to", "ZH", "--from", "EN"]);
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("mdb-zh.toml")).unwrap();
+    assert!(
+        text.contains("source_lang = \"en\"\ntarget_lang = \"zh\"\n"),
+        "{text}"
+    );
+    let book = std::fs::read_to_string(root.join("mdb-zh/out/book.toml")).unwrap();
+    assert!(book.contains("language = \"zh\""), "{book}");
+    // Run again with another case: the same campaign file.
+    let again = booktr(root, &["run", "mdb", "--to", "Zh"]);
+    assert_code(&again, 0);
+    assert!(stderr(&again).contains("campaign file: mdb-zh.toml (written earlier"));
+    let out = booktr(root, &["init", "mdb", "--to", "zh-cn", "--from", "en"]);
+    assert_code(&out, 0);
+    let text = std::fs::read_to_string(root.join("mdb-zh-CN.toml")).unwrap();
+    assert!(text.contains("target_lang = \"zh-CN\"\n"), "{text}");
+}
+
+/// Regression (a new user): the chapters line said `SUMMARY.md (mdBook) (book):`.
+#[test]
+fn the_chapters_line_had_doubled_parentheses() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    assert_code(
+        &booktr(root, &["init", "mdb", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    let out = booktr(root, &["plan", "mdb-zh.toml"]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.contains("chapters: mdb/src/SUMMARY.md (mdBook): 2 file(s): "),
+        "{said}"
+    );
+    assert!(!said.contains(") ("), "{said}");
+}
+
+/// Regression (a new user): `status` run from `/` printed `state: tmp/…`, a path relative to
+/// `/` that read as if it were under the campaign; from the root it is shown absolute.
+#[test]
+fn status_from_the_root_folder_printed_the_state_as_tmp_relative() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    write(&root, "book/a.md", CHAPTER);
+    assert_code(
+        &booktr(&root, &["init", "book", "--to", "zh", "--from", "en"]),
+        0,
+    );
+    assert_code(&booktr(&root, &["run", "book-zh.toml"]), 0);
+    let file = root.join("book-zh.toml");
+    let out = booktr(Path::new("/"), &["status", file.to_str().unwrap()]);
+    assert_code(&out, 0);
+    let said = stdout(&out);
+    let state = root.join("book-zh/state");
+    assert!(
+        said.contains(&format!("  state: {}/", state.display())),
+        "{said}"
+    );
+}
+
+/// Regression (a new user): `init` of an mdBook with one chapter said "2 chapter file(s)
+/// (mdb/src/SUMMARY.md, mdb/src/agents.md)". SUMMARY.md is the table of contents: its
+/// titles are translated (link targets kept), but it is not counted as a chapter.
+#[test]
+fn init_counted_summary_md_as_a_chapter() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
+    let out = booktr(root, &["init", "mdb", "--to", "zh", "--from", "en"]);
+    assert_code(&out, 0);
+    let first = stdout(&out).lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first,
+        "wrote mdb-zh.toml: the mdBook at mdb, 1 chapter file(s) (mdb/src/agents.md) and the table of contents mdb/src/SUMMARY.md (its titles are translated too), en → zh"
+    );
+    // It is translated as navigation: its link targets are kept.
+    assert_code(&booktr(root, &["run", "mdb-zh.toml"]), 0);
+    let toc = std::fs::read_to_string(root.join("mdb-zh/out/src/SUMMARY.md")).unwrap();
+    assert!(toc.contains("](agents.md)"), "{toc}");
+}
