@@ -16,33 +16,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let campaign = Campaign::load(plan)?;
     let dir = campaign.state_path();
     if !dir.exists() {
-        // Never run (or not with this configuration): all its work remains, which is
-        // `incomplete` in the status vocabulary; the exit code is 0 as for every status.
-        let next = args.campaign.command("run");
-        if args.json {
-            println!(
-                "{}",
-                serde_json::json!({
-                    "campaign": campaign.plan.name,
-                    "status": Status::Incomplete,
-                    "started": false,
-                    "state": campaign.plan.rel(&dir),
-                    "next": next,
-                })
-            );
-        } else {
-            println!(
-                "{}{} — not started (no saved state for this configuration at {})",
-                if campaign.plan.is_rehearsal() {
-                    "REHEARSAL "
-                } else {
-                    ""
-                },
-                campaign.plan.name,
-                campaign.plan.show(&dir)
-            );
-            println!("  next: {next}");
-        }
+        print_not_started(&campaign, args, &dir);
         return Ok(ExitCode::Ok);
     }
     let mut state = State::load(&campaign, &dir, "status")?;
@@ -74,96 +48,138 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string(&s)?);
     } else {
-        let t = state.total_usage();
-        // `needs_review: 12 errors in 3 units`: never "complete" while errors remain.
-        println!(
-            "{}{} — {} ({})",
-            if s.rehearsal { "REHEARSAL " } else { "" },
-            s.campaign,
-            s.status.headline(&s.findings, s.units.failed),
-            if stage == Stage::Complete {
-                "every stage done".to_string()
-            } else {
-                format!("stage: {}", s.stage)
-            }
-        );
-        println!(
-            "  units: {}/{} translated, {} revised, {} failed, {} copied",
-            s.units.translated,
-            s.units.total - s.units.copied,
-            s.units.revised,
-            s.units.failed,
-            s.units.copied
-        );
-        println!(
-            "  tokens: {} prompt ({} cached), {} completion in {} calls",
-            t.prompt_tokens, t.cached_tokens, t.completion_tokens, t.calls
-        );
-        println!(
-            "  findings on the final texts: {} error(s) in {} unit(s), {} warning(s)",
-            s.findings.errors, s.findings.error_units, s.findings.warnings
-        );
-        if !state.marks().records().is_empty() {
-            let r = crate::campaign::core::verdict::final_qa(&campaign, &state).review;
-            println!(
-                "  editor marks: {} confirmed, {} dismissed, {} cleared{}",
-                r.confirmed,
-                r.dismissed,
-                r.cleared.len(),
-                if r.downgraded.is_empty() {
-                    String::new()
-                } else {
-                    format!("; downgraded to warnings: {}", r.downgraded.join(", "))
-                }
-            );
-        }
-        if let Some(line) = super::run::edits_kept_line(&campaign, &state) {
-            println!("  {line}");
-        }
-        println!(
-            "  manager context peak: {} tokens",
-            s.manager_context_peak_tokens
-        );
-        println!(
-            "  last error: {}",
-            s.last_error.as_deref().unwrap_or("none")
-        );
-        if let (Some(stopped), Some(resume)) = (&s.stopped, &s.resume) {
-            println!("  stopped early: {stopped}; fix it, then resume with `{resume}`");
-        }
-        if let Some(b) = &s.budget {
-            println!("  {}", b.message(&campaign));
-        }
-        if s.runaway_replies > 0 {
-            println!(
-                "  runaway replies stopped: {} (not kept)",
-                s.runaway_replies
-            );
-        }
-        println!("  state: {}", campaign.plan.show(&dir));
-        for (batch, items) in state.open_batches() {
-            println!(
-                "  open batch: {batch} ({} translation requests, submitted with --batch); `booktr run {}` polls it and records its answers",
-                items.len(),
-                campaign.plan.campaign_file.display()
-            );
-        }
-        if let Stage::AwaitingApproval(gate) = &stage {
-            for line in
-                crate::campaign::ops::desk::waiting_lines(&campaign, &manager, &state, *gate)
-            {
-                println!("  {line}");
-            }
-        }
-        let gate = match &stage {
-            Stage::AwaitingApproval(gate) => Some(*gate),
-            _ => None,
-        };
-        if let Some(next) = next_command(&campaign, args, &s, gate) {
-            println!("  next: {next}");
-        }
+        print_text(&campaign, args, &manager, &state, &stage, &s);
     }
     Ok(ExitCode::Ok)
+}
+
+/// `status` of a campaign never run with this configuration (no state directory at `dir`).
+fn print_not_started(campaign: &Campaign, args: &StatusArgs, dir: &std::path::Path) {
+    // Never run (or not with this configuration): all its work remains, which is
+    // `incomplete` in the status vocabulary; the exit code is 0 as for every status.
+    let next = args.campaign.command("run");
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "campaign": campaign.plan.name,
+                "status": Status::Incomplete,
+                "started": false,
+                "state": campaign.plan.rel(dir),
+                "next": next,
+            })
+        );
+    } else {
+        println!(
+            "{}{} — not started (no saved state for this configuration at {})",
+            if campaign.plan.is_rehearsal() {
+                "REHEARSAL "
+            } else {
+                ""
+            },
+            campaign.plan.name,
+            campaign.plan.show(dir)
+        );
+        println!("  next: {next}");
+    }
+}
+
+/// `status`'s text for a campaign with state: summary `s` of `state` at `stage`.
+fn print_text(
+    campaign: &Campaign,
+    args: &StatusArgs,
+    manager: &Manager,
+    state: &State,
+    stage: &Stage,
+    s: &Summary,
+) {
+    let dir = campaign.state_path();
+    let t = state.total_usage();
+    // `needs_review: 12 errors in 3 units`: never "complete" while errors remain.
+    println!(
+        "{}{} — {} ({})",
+        if s.rehearsal { "REHEARSAL " } else { "" },
+        s.campaign,
+        s.status.headline(&s.findings, s.units.failed),
+        if *stage == Stage::Complete {
+            "every stage done".to_string()
+        } else {
+            format!("stage: {}", s.stage)
+        }
+    );
+    println!(
+        "  units: {}/{} translated, {} revised, {} failed, {} copied",
+        s.units.translated,
+        s.units.total - s.units.copied,
+        s.units.revised,
+        s.units.failed,
+        s.units.copied
+    );
+    println!(
+        "  tokens: {} prompt ({} cached), {} completion in {} calls",
+        t.prompt_tokens, t.cached_tokens, t.completion_tokens, t.calls
+    );
+    println!(
+        "  findings on the final texts: {} error(s) in {} unit(s), {} warning(s)",
+        s.findings.errors, s.findings.error_units, s.findings.warnings
+    );
+    if !state.marks().records().is_empty() {
+        let r = crate::campaign::core::verdict::final_qa(campaign, state).review;
+        println!(
+            "  editor marks: {} confirmed, {} dismissed, {} cleared{}",
+            r.confirmed,
+            r.dismissed,
+            r.cleared.len(),
+            if r.downgraded.is_empty() {
+                String::new()
+            } else {
+                format!("; downgraded to warnings: {}", r.downgraded.join(", "))
+            }
+        );
+    }
+    if let Some(line) = super::run::edits_kept_line(campaign, state) {
+        println!("  {line}");
+    }
+    println!(
+        "  manager context peak: {} tokens",
+        s.manager_context_peak_tokens
+    );
+    println!(
+        "  last error: {}",
+        s.last_error.as_deref().unwrap_or("none")
+    );
+    if let (Some(stopped), Some(resume)) = (&s.stopped, &s.resume) {
+        println!("  stopped early: {stopped}; fix it, then resume with `{resume}`");
+    }
+    if let Some(b) = &s.budget {
+        println!("  {}", b.message(campaign));
+    }
+    if s.runaway_replies > 0 {
+        println!(
+            "  runaway replies stopped: {} (not kept)",
+            s.runaway_replies
+        );
+    }
+    println!("  state: {}", campaign.plan.show(&dir));
+    for (batch, items) in state.open_batches() {
+        println!(
+            "  open batch: {batch} ({} translation requests, submitted with --batch); `booktr run {}` polls it and records its answers",
+            items.len(),
+            campaign.plan.campaign_file.display()
+        );
+    }
+    if let Stage::AwaitingApproval(gate) = &stage {
+        for line in crate::campaign::ops::desk::waiting_lines(campaign, manager, state, *gate) {
+            println!("  {line}");
+        }
+    }
+    let gate = match &stage {
+        Stage::AwaitingApproval(gate) => Some(*gate),
+        _ => None,
+    };
+    if let Some(next) = next_command(campaign, args, s, gate) {
+        println!("  next: {next}");
+    }
 }
 
 /// What `status` prints after `next:` for summary `s` (`gate`: the gate it waits at): the
