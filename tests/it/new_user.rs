@@ -760,17 +760,7 @@ fn init_had_no_base_url_and_did_not_show_the_llamacpp_port() {
 fn to_zh_upper_case_was_written_as_language_zh_upper_case_in_book_toml() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path();
-    write(
-        root,
-        "mdb/book.toml",
-        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
-    );
-    write(
-        root,
-        "mdb/src/SUMMARY.md",
-        "# Summary\n\n- [Agents](agents.md)\n",
-    );
-    write(root, "mdb/src/agents.md", CHAPTER);
+    write_one_chapter_mdbook(root);
     let out = booktr(root, &["run", "mdb", "--to", "ZH", "--from", "EN"]);
     assert_code(&out, 0);
     let text = std::fs::read_to_string(root.join("mdb-zh.toml")).unwrap();
@@ -795,17 +785,7 @@ fn to_zh_upper_case_was_written_as_language_zh_upper_case_in_book_toml() {
 fn the_chapters_line_had_doubled_parentheses() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path();
-    write(
-        root,
-        "mdb/book.toml",
-        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
-    );
-    write(
-        root,
-        "mdb/src/SUMMARY.md",
-        "# Summary\n\n- [Agents](agents.md)\n",
-    );
-    write(root, "mdb/src/agents.md", CHAPTER);
+    write_one_chapter_mdbook(root);
     assert_code(
         &booktr(root, &["init", "mdb", "--to", "zh", "--from", "en"]),
         0,
@@ -850,17 +830,7 @@ fn status_from_the_root_folder_printed_the_state_as_tmp_relative() {
 fn init_counted_summary_md_as_a_chapter() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path();
-    write(
-        root,
-        "mdb/book.toml",
-        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
-    );
-    write(
-        root,
-        "mdb/src/SUMMARY.md",
-        "# Summary\n\n- [Agents](agents.md)\n",
-    );
-    write(root, "mdb/src/agents.md", CHAPTER);
+    write_one_chapter_mdbook(root);
     let out = booktr(root, &["init", "mdb", "--to", "zh", "--from", "en"]);
     assert_code(&out, 0);
     let first = stdout(&out).lines().next().unwrap_or_default().to_string();
@@ -872,4 +842,19 @@ fn init_counted_summary_md_as_a_chapter() {
     assert_code(&booktr(root, &["run", "mdb-zh.toml"]), 0);
     let toc = std::fs::read_to_string(root.join("mdb-zh/out/src/SUMMARY.md")).unwrap();
     assert!(toc.contains("](agents.md)"), "{toc}");
+}
+
+/// A one-chapter mdBook in `root/mdb` (book.toml, SUMMARY.md, agents.md with [`CHAPTER`]).
+fn write_one_chapter_mdbook(root: &Path) {
+    write(
+        root,
+        "mdb/book.toml",
+        "[book]\ntitle = \"Agents\"\nsrc = \"src\"\n",
+    );
+    write(
+        root,
+        "mdb/src/SUMMARY.md",
+        "# Summary\n\n- [Agents](agents.md)\n",
+    );
+    write(root, "mdb/src/agents.md", CHAPTER);
 }
