@@ -821,7 +821,8 @@ pub fn build(
     Ok(ev)
 }
 
-/// The acceptance gates (see the module docs of [`crate::experiment`] and issue #6).
+/// The acceptance gates: what an experiment must show before its comparison is evidence (see
+/// the module docs of [`crate::experiment`]).
 #[allow(clippy::too_many_arguments)]
 fn gates(
     c: &Campaign,
