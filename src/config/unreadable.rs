@@ -37,7 +37,7 @@ pub fn message(campaign_file: &Path, err: &std::io::Error) -> String {
     format!("cannot read campaign file {shown}: {err}")
 }
 
-/// ` in DIR` when `file`'s folder is named, else nothing.
+/// `; DIR is not a folder either` when `file` names a folder that does not exist, else nothing.
 fn dir_hint(file: &Path) -> String {
     match file.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(p) if !p.is_dir() => format!("; {} is not a folder either", p.display()),
