@@ -19,7 +19,7 @@ use super::progress::Progress;
 use crate::campaign::core::Campaign;
 use crate::campaign::core::commit::{self, JobFailure};
 use crate::campaign::core::manager::{Action, Manager, Stage, Step};
-use crate::campaign::core::state::State;
+use crate::campaign::core::state::{Candidate, CandidateOrigin, State};
 use crate::campaign::core::store::{Event, ResultFile, Store};
 use crate::campaign::core::summary::{NEXT_RUN, Status, Summary, summarize};
 use crate::llm::Provider;
@@ -460,12 +460,28 @@ fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
     let kept = candidates.iter().find(|k| k.kept)?;
     this.rejected.then(|| {
         format!(
-            "{id}: revision of round {round} rejected ({} error finding(s) against {}); round {} is kept",
+            "{id}: revision of round {round} rejected ({} error finding(s) against {}); {}",
             this.errors,
             kept.errors,
-            kept.round.map_or("edit".to_string(), |r| r.to_string())
+            kept_label(*round, kept)
         )
     })
+}
+
+/// What [`rejected_note`] says is kept instead of the revision of round `round`: a round, an
+/// edit, or a mechanically repaired text, which may be the repair of that same revision (the
+/// model's text was rejected, its repair was not).
+fn kept_label(round: u32, kept: &Candidate) -> String {
+    match (kept.origin, kept.round) {
+        (CandidateOrigin::Repaired, Some(r)) if r == round => {
+            "its mechanically repaired text is kept".to_string()
+        }
+        (CandidateOrigin::Repaired, Some(r)) => {
+            format!("the mechanically repaired text of round {r} is kept")
+        }
+        (_, Some(r)) => format!("round {r} is kept"),
+        (_, None) => "the editor's edit is kept".to_string(),
+    }
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM.
@@ -494,6 +510,41 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::Aimd;
+    use crate::campaign::core::state::{Candidate, CandidateOrigin};
+
+    /// Regression (read in a real run's log): "revision of round 1 rejected (3 error
+    /// finding(s) against 1); round 1 is kept". The candidate kept was the mechanical repair
+    /// of that revision, not the revision the line had just rejected.
+    #[test]
+    fn a_rejected_revision_said_its_own_round_was_kept() {
+        let repaired = |round| Candidate {
+            round: Some(round),
+            origin: CandidateOrigin::Repaired,
+            errors: 1,
+            warnings: 0,
+            rejected: false,
+            kept: true,
+        };
+        assert_eq!(
+            super::kept_label(1, &repaired(1)),
+            "its mechanically repaired text is kept"
+        );
+        assert_eq!(
+            super::kept_label(1, &repaired(0)),
+            "the mechanically repaired text of round 0 is kept"
+        );
+        let first = Candidate {
+            origin: CandidateOrigin::Translation,
+            ..repaired(0)
+        };
+        assert_eq!(super::kept_label(1, &first), "round 0 is kept");
+        let edit = Candidate {
+            round: None,
+            origin: CandidateOrigin::Human,
+            ..repaired(0)
+        };
+        assert_eq!(super::kept_label(1, &edit), "the editor's edit is kept");
+    }
 
     #[test]
     fn aimd_halves_on_congestion_and_climbs_back() {
