@@ -179,7 +179,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
 }
 
 /// The Glossary agent's calls: every batch of the book's candidates (total) and the pending
-/// ones (remaining), and the book brief (pending until its result is recorded).
+/// ones (remaining), and with `brief = true` the book brief (pending until its result is
+/// recorded).
 fn glossary_calls(
     c: &Campaign,
     s: &State,
@@ -367,32 +368,29 @@ fn translation_calls(
         // (`Manager::select_for_review`): a chapter all from memory is not proofread unless
         // the share is 1 or more.
         let from_memory = c.memory.lookup_joined(text).is_some() || s.is_memory_hit(&u.id);
+        // The stable prefix: what a provider cache may serve, and what the review leaves out.
+        let stable = if p.full_glossary_prompt { 2 } else { 1 };
+        let prefix: Vec<String> = req
+            .messages
+            .iter()
+            .take(stable)
+            .map(|m| m.content.clone())
+            .collect();
+        let prefix_tokens = c.tokens().count_messages(prefix.iter().map(String::as_str)) as u64;
         if !from_memory {
             total
                 .entry(Agent::Translation)
                 .or_default()
                 .add(1, prompt, completion);
             revision.add(1, prompt + completion + FINDINGS_TOKENS, completion);
-            let stable = if p.full_glossary_prompt { 2 } else { 1 };
-            let prefix: Vec<String> = req
-                .messages
-                .iter()
-                .take(stable)
-                .map(|m| m.content.clone())
-                .collect();
-            if caching && previous_prefix.as_ref() == Some(&prefix) {
-                let t = c.tokens().count_messages(prefix.iter().map(String::as_str)) as u64;
-                if t >= CACHE_MIN_TOKENS {
-                    cached_low += t / CACHE_INCREMENT * CACHE_INCREMENT;
-                }
+            if caching
+                && previous_prefix.as_ref() == Some(&prefix)
+                && prefix_tokens >= CACHE_MIN_TOKENS
+            {
+                cached_low += prefix_tokens / CACHE_INCREMENT * CACHE_INCREMENT;
             }
             previous_prefix = Some(prefix);
         }
-        let stable = if p.full_glossary_prompt { 2 } else { 1 };
-        let prefix_tokens = c
-            .tokens()
-            .count_messages(req.messages.iter().take(stable).map(|m| m.content.as_str()))
-            as u64;
         review_costs
             .entry(u.chapter.clone())
             .or_default()
