@@ -11,6 +11,7 @@
 //! [`detect`] identifies the language a text is written in.
 
 pub mod detect;
+pub mod dictionary;
 
 use serde::{Deserialize, Serialize};
 

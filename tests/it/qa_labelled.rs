@@ -120,11 +120,12 @@ fn real_model_answers_left_in_english_are_found_with_their_targets_met() {
 
 /// The human zh edition (the corpus's Chinese original against its English edition): every
 /// `untranslated_word` finding, warning or error, is labelled by reading it, and the figures
-/// are the ones recorded in validation/bench/qa_labelled.json. The target precision (0.9) is
-/// not met here (0.855): the edition writes programs, libraries, system calls, fields and the
-/// identifiers of its examples in Chinese sentences without code marks, which read as English
-/// words; those its code blocks use (chat roles, a fence's language, a shell's programs) are
-/// passed.
+/// are the ones recorded in validation/bench/qa_labelled.json. On the edition alone precision
+/// is 0.894: it writes programs, system calls, fields and the identifiers of its examples in
+/// Chinese sentences without code marks (`fork`, `git`, `triage`), which read as English words;
+/// those no dictionary lists, those its code blocks use and those of the unit's own code are
+/// passed. On the whole real part (the 1.5B answers and the edition) the targets are met:
+/// precision at least 0.9, recall at least 0.95.
 /// This test holds the measured floor, so that a change that adds false alarms shows.
 #[booktr_test_needs::needs(corpus)]
 #[test]
@@ -148,6 +149,22 @@ fn the_human_zh_edition_findings_are_all_labelled() {
         s.error_tp as f64 / (s.error_tp + s.error_fp).max(1) as f64
     );
     assert!(s.tp >= 400, "{s:?}");
-    assert!(s.precision() >= 0.85, "{s:?}\n{}", lines.join("\n"));
-    assert!(s.recall() >= 0.99, "{s:?}\n{}", lines.join("\n"));
+    assert!(s.precision() >= 0.89, "{s:?}\n{}", lines.join("\n"));
+    assert!(s.recall() >= 0.97, "{s:?}\n{}", lines.join("\n"));
+    // The whole real part: the recorded 1.5B answers (the corpus ones included) and the edition.
+    let mut all = real::recorded_sets();
+    all.extend(real::corpus_set().expect("the corpus is there"));
+    let mut found = real::findings(&real::context(&all), &all);
+    found.extend(real::findings(&real::context(&units), &units));
+    let sets = ["1.5b-sample", "1.5b-tiny", "1.5b-corpus", "human-zh"];
+    let (scores, lines) = real::score(&found, &real::labels(), &sets);
+    let s = scores.get("untranslated_word").copied().unwrap_or_default();
+    assert!(s.tp >= 500, "{s:?}");
+    assert!(
+        s.precision() >= 0.9 && s.recall() >= 0.95,
+        "real part: {s:?}, precision {:.3}, recall {:.3}\n{}",
+        s.precision(),
+        s.recall(),
+        lines.join("\n")
+    );
 }
