@@ -137,7 +137,10 @@ pub struct CandidateExplained {
     pub repairs: Vec<String>,
     /// Why the unit was translated again after this round, if it was.
     pub sent_back_because: Option<String>,
-    /// A revision with more error findings than the best earlier candidate.
+    /// Nearly all of the text is still in the source language (ranks below any translation).
+    pub left_in_source: bool,
+    /// A revision that ranks below the best earlier candidate (left in the source language,
+    /// or more error findings).
     pub rejected: bool,
     pub kept: bool,
     /// One sentence on this candidate's fate under the never-worse rule.
@@ -333,6 +336,7 @@ fn explain_candidate(
         findings,
         repairs: repairs_of(s, id, k),
         sent_back_because,
+        left_in_source: k.left_in_source,
         rejected: k.rejected,
         kept: k.kept,
         verdict: verdict(s, id, k, best),
@@ -372,6 +376,8 @@ fn verdict(s: &State, id: &str, k: &Candidate, best: Option<(usize, usize)>) -> 
         "kept".to_string()
     } else if matches!(k.origin, CandidateOrigin::Human | CandidateOrigin::Imported) {
         "an editor's text, superseded by a newer one".to_string()
+    } else if k.rejected && k.left_in_source {
+        "rejected: nearly all of it is still in the source language, and a translation ranks before it whatever its error count".to_string()
     } else if k.rejected {
         format!(
             "rejected: {} error finding(s) against {} for the best earlier candidate; a revision worse than what it replaces is never kept",
@@ -380,6 +386,8 @@ fn verdict(s: &State, id: &str, k: &Candidate, best: Option<(usize, usize)>) -> 
         )
     } else if s.human_edit(id).is_some() {
         "not used: the editor's text wins over every model candidate".to_string()
+    } else if k.left_in_source {
+        "not kept: nearly all of it is still in the source language, and a translation ranks before it".to_string()
     } else {
         "not kept: a later or better candidate scores fewer errors, then fewer warnings (or ties and is newer)".to_string()
     }
@@ -405,10 +413,10 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
             k.errors, k.warnings
         );
     }
-    let scores: Vec<(usize, usize)> = cands
+    let scores: Vec<(bool, usize, usize)> = cands
         .iter()
         .filter(|c| c.round.is_some())
-        .map(|c| (c.errors, c.warnings))
+        .map(|c| (c.left_in_source, c.errors, c.warnings))
         .collect();
     let best = scores.iter().min().copied().unwrap_or_default();
     let ties = scores.iter().filter(|s| **s == best).count();
@@ -425,8 +433,16 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
             .unwrap_or_default(),
         _ => String::new(),
     };
+    let left = cands
+        .iter()
+        .filter(|c| c.round.is_some() && c.left_in_source)
+        .count();
+    let left = match left {
+        0 => String::new(),
+        n => format!("; {n} of them left in the source language, which rank below any translation"),
+    };
     format!(
-        "fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){}{repaired}: the never-worse rule keeps a revision only when QA finds it no worse",
+        "fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){left}{}{repaired}: the never-worse rule keeps a revision only when QA finds it no worse",
         k.errors,
         k.warnings,
         if ties > 1 {

@@ -362,7 +362,7 @@ fn choices_section(o: &mut String, r: &Report) {
         let _ = writeln!(o, "## Candidates\n");
         let _ = writeln!(
             o,
-            "Each unit keeps the candidate with the fewest error findings, then the fewest warnings (the latest on a tie); an editor's text always wins. {} unit(s) had more than one candidate; {rejected} revision(s) were rejected for adding errors.\n",
+            "Each unit keeps a translation before a text left in the source language, then the candidate with the fewest error findings, then the fewest warnings (the latest on a tie); an editor's text always wins. {} unit(s) had more than one candidate; {rejected} revision(s) were rejected for adding errors or for being left in the source language.\n",
             choices.len()
         );
         for u in choices.iter().take(MAX_FINDING_ROWS) {
@@ -851,8 +851,13 @@ fn candidates_line(u: &super::UnitReport) -> String {
             } else {
                 ""
             };
+            let left = if k.left_in_source {
+                ", left in the source language"
+            } else {
+                ""
+            };
             format!(
-                "{name} {origin}: {} error(s), {} warning(s){mark}",
+                "{name} {origin}: {} error(s), {} warning(s){left}{mark}",
                 k.errors, k.warnings
             )
         })

@@ -132,7 +132,12 @@ pub struct CandidateReport {
     pub errors: usize,
     /// Warning findings of the per-unit QA checks on this text.
     pub warnings: usize,
-    /// A revision with more error findings than the best earlier candidate: never used.
+    /// Nearly all of the text is still in the source language: it ranks below any
+    /// translation, whatever the error counts (see
+    /// [`crate::campaign::core::state::Rank::left_in_source`]).
+    pub left_in_source: bool,
+    /// A revision that ranks below the best earlier candidate (left in the source language
+    /// where that one is a translation, or more error findings): never used.
     pub rejected: bool,
     /// The candidate in the output.
     pub kept: bool,
@@ -162,6 +167,7 @@ pub fn candidates_of(s: &State, id: &str) -> Vec<CandidateReport> {
             origin: k.origin,
             errors: k.errors,
             warnings: k.warnings,
+            left_in_source: k.left_in_source,
             rejected: k.rejected,
             kept: k.kept,
         })

@@ -221,6 +221,64 @@ fn pieces_that_come_out_worse_leave_the_earlier_candidate_kept() {
     assert_eq!(fake.requests().len(), before);
 }
 
+/// Regression (a new user's trial with the real 0.5B model, issue 32's stumble 9): the first
+/// translation and the revision echoed the English source (one `untranslated` error for the
+/// whole unit) and the pieces came back in Chinese with English words left in them (many
+/// `untranslated_word` errors, counted one by one). Selection compared error counts alone and
+/// kept the English copy. A text left in the source language now ranks below any translation:
+/// the pieces are kept, and the echo is marked as such in the candidates.
+#[test]
+fn an_english_copy_was_kept_over_pieces_in_chinese_with_stray_words() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if good.trim_end().contains("\n\n") {
+            // The whole unit: the source, word for word.
+            Reply::Content(CHAPTER.to_string())
+        } else {
+            // A piece: Chinese, with three English words left in it, each on its own.
+            Reply::Content(format!(
+                "{}然后 engine 会 execute 这个 request。\n",
+                good.trim_end()
+            ))
+        }
+    });
+    let c = campaign();
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    assert_eq!(json_summary(&out)["status"], "needs_review");
+    assert_eq!(translation_requests(&fake), 4);
+    let u = unit(&c);
+    let k = u["candidates"].as_array().unwrap();
+    assert_eq!(k.len(), 3, "{u}");
+    for echo in &k[..2] {
+        assert_eq!(echo["errors"], 1, "{u}");
+        assert_eq!(echo["left_in_source"], true, "{u}");
+        assert_eq!(echo["kept"], false, "{u}");
+    }
+    assert_eq!(k[2]["origin"], "pieces");
+    assert_eq!(k[2]["left_in_source"], false, "{u}");
+    assert!(k[2]["errors"].as_u64().unwrap() >= 6, "{u}");
+    assert_eq!(k[2]["kept"], true, "{u}");
+    assert_eq!(k[2]["rejected"], false, "{u}");
+    assert_eq!(u["kept_round"], 2, "{u}");
+    let text = c.read("p/out/a.md");
+    assert!(!text.contains("An agent calls a tool"), "{text}");
+    assert!(text.contains("engine 会 execute"), "{text}");
+    // The findings left are the stray words, which the editor is told to translate.
+    let words = u["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "untranslated_word" && f["severity"] == "error")
+        .count();
+    assert!(words >= 6, "{u}");
+}
+
 /// One paragraph with a link, which a weak model drops in every whole-unit answer.
 const LINKED: &str =
     "Long tasks therefore need memory, as the [next chapter](memory.md) explains in detail.\n";

@@ -1078,7 +1078,11 @@ impl State {
     /// repaired one being later).
     pub fn uses_repaired(&self, unit: &str, round: u32) -> bool {
         self.repaired_at(unit, round).is_some_and(|r| {
-            prefer_repaired(score(self.findings_at(unit, round)), score(&r.findings))
+            let model = self.translation_at(unit, round).unwrap_or("");
+            prefer_repaired(
+                rank(model, self.findings_at(unit, round)),
+                rank(&r.text, &r.findings),
+            )
         })
     }
 
@@ -1282,11 +1286,14 @@ impl State {
     pub fn kept_round(&self, unit: &str, max_round: u32) -> Option<u32> {
         let rounds = self.translations.get(self.fp(unit)?)?;
         let rounds: Vec<u32> = rounds.range(..=max_round).map(|(r, _)| *r).collect();
-        let scores: Vec<(usize, usize)> = rounds
+        let ranks: Vec<Rank> = rounds
             .iter()
-            .map(|&r| score(self.round_best(unit, r).map_or(&[], |b| b.1)))
+            .map(|&r| {
+                self.round_best(unit, r)
+                    .map_or(rank("", &[]), |b| rank(b.0, b.1))
+            })
             .collect();
-        select_kept(&scores).map(|i| rounds[i])
+        select_kept(&ranks).map(|i| rounds[i])
     }
 
     /// The kept translation of unit `unit` (id) among rounds ≤ `max_round`: (round, text).
@@ -1315,9 +1322,13 @@ impl State {
         } else {
             self.kept_round(unit, u32::MAX - 1)
         };
-        let mut best: Option<usize> = None;
+        let mut best: Option<Rank> = None;
         for round in self.rounds_of(unit) {
-            let (errors, warnings) = score(self.findings_at(unit, round));
+            let findings = self.findings_at(unit, round);
+            let this = rank(self.translation_at(unit, round).unwrap_or(""), findings);
+            let Rank {
+                errors, warnings, ..
+            } = this;
             let call = self
                 .fp(unit)
                 .and_then(|fp| self.translations.get(fp)?.get(&round));
@@ -1343,25 +1354,33 @@ impl State {
                 origin,
                 errors,
                 warnings,
-                rejected: round > 0 && best.is_some_and(|b| errors > b),
+                left_in_source: this.left_in_source,
+                rejected: round > 0 && best.is_some_and(|b| this > b),
                 kept: kept == Some(round) && !repaired,
             });
-            best = Some(best.map_or(errors, |b| b.min(errors)));
+            best = Some(best.map_or(this, |b| b.min(this)));
             if let Some(r) = self.repaired_at(unit, round) {
-                let (errors, warnings) = score(&r.findings);
+                let this = rank(&r.text, &r.findings);
                 out.push(Candidate {
                     round: Some(round),
                     origin: CandidateOrigin::Repaired,
-                    errors,
-                    warnings,
-                    rejected: best.is_some_and(|b| errors > b),
+                    errors: this.errors,
+                    warnings: this.warnings,
+                    left_in_source: this.left_in_source,
+                    rejected: best.is_some_and(|b| this > b),
                     kept: kept == Some(round) && repaired,
                 });
-                best = Some(best.map_or(errors, |b| b.min(errors)));
+                best = Some(best.map_or(this, |b| b.min(this)));
             }
         }
         if human {
-            let (errors, warnings) = score(self.findings_at(unit, HUMAN_ROUND));
+            let this = rank(
+                self.human_edit(unit).unwrap_or(""),
+                self.findings_at(unit, HUMAN_ROUND),
+            );
+            let Rank {
+                errors, warnings, ..
+            } = this;
             let imported = self
                 .fp(unit)
                 .is_some_and(|fp| self.imported_edits.contains(fp));
@@ -1374,6 +1393,7 @@ impl State {
                 },
                 errors,
                 warnings,
+                left_in_source: this.left_in_source,
                 rejected: false,
                 kept: true,
             });
@@ -1467,7 +1487,10 @@ pub struct Candidate {
     pub errors: usize,
     /// Warning findings of the per-unit QA checks on this text.
     pub warnings: usize,
-    /// True for a revision with more error findings than the best earlier candidate: it is
+    /// Nearly all of the text is still in the source language ([`Rank::left_in_source`]).
+    pub left_in_source: bool,
+    /// True for a revision that ranks below the best earlier candidate ([`Rank`]: left in
+    /// the source language where that one is a translation, or more error findings): it is
     /// kept on record, never used.
     pub rejected: bool,
     /// True for the candidate the book uses.
@@ -1480,25 +1503,65 @@ pub fn score(findings: &[Finding]) -> (usize, usize) {
     (count(qa::Severity::Error), count(qa::Severity::Warning))
 }
 
-/// The index of the candidate to keep among `scores` (`(errors, warnings)` per candidate, in
-/// recording order: the first translation, then each revision): the fewest error findings,
-/// then the fewest warnings, and on a tie the latest. `None` for no candidate.
+/// How a candidate text ranks for keeping; smaller is better. Fields compare in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Rank {
+    /// Nearly all of the text is still in the source language: `untranslated` error findings
+    /// span at least [`LEFT_IN_SOURCE`] of its chars (an echo of the source spans all of it;
+    /// a text's chars are no fair measure of its share across scripts, since English takes
+    /// about three times the chars of the same Chinese, so the bar is set near the whole
+    /// text and only a text that is no translation at all passes it). Such a text is no
+    /// translation, and ranks below any text that is one, whatever their error counts: one
+    /// `untranslated` error for a whole unit in English must not beat a translation with
+    /// stray source words counted one by one (a real 0.5B run kept the English copy, one
+    /// error, over pieces in Chinese with 49 `untranslated_word` errors).
+    pub left_in_source: bool,
+    /// Error findings of the per-unit QA checks.
+    pub errors: usize,
+    /// Warning findings.
+    pub warnings: usize,
+}
+
+/// The share of a candidate's chars that `untranslated` error spans must cover for
+/// [`Rank::left_in_source`].
+pub const LEFT_IN_SOURCE: f64 = 0.9;
+
+/// The [`Rank`] of candidate `text` with its QA `findings` (spans in chars of `text`).
+pub fn rank(text: &str, findings: &[Finding]) -> Rank {
+    let (errors, warnings) = score(findings);
+    let covered: usize = findings
+        .iter()
+        .filter(|f| f.check == qa::unit::untranslated::CHECK && f.severity == qa::Severity::Error)
+        .filter_map(|f| f.span.map(|(s, e)| e.saturating_sub(s)))
+        .sum();
+    let chars = text.trim().chars().count();
+    Rank {
+        left_in_source: chars > 0 && covered as f64 >= LEFT_IN_SOURCE * chars as f64,
+        errors,
+        warnings,
+    }
+}
+
+/// The index of the candidate to keep among `ranks` (one per candidate, in recording order:
+/// the first translation, then each revision): the smallest [`Rank`] (a translation before a
+/// text left in the source language, then the fewest error findings, then the fewest
+/// warnings), and on a tie the latest. `None` for no candidate.
 ///
 /// The loop never makes a unit worse: a revision replaces what came
 /// before only when deterministic QA finds it no worse; the tie goes to the latest because it
 /// answered the most feedback.
-pub fn select_kept(scores: &[(usize, usize)]) -> Option<usize> {
-    scores
+pub fn select_kept(ranks: &[Rank]) -> Option<usize> {
+    ranks
         .iter()
         .enumerate()
-        .min_by_key(|(i, (e, w))| (*e, *w, std::cmp::Reverse(*i)))
+        .min_by_key(|(i, r)| (**r, std::cmp::Reverse(*i)))
         .map(|(i, _)| i)
 }
 
-/// Whether a repaired candidate scoring `repaired` (`(errors, warnings)`) replaces the model's
-/// text of the same round scoring `model`: [`select_kept`] on the two, the repaired one listed
-/// later, so it wins a tie and never replaces a better text.
-pub fn prefer_repaired(model: (usize, usize), repaired: (usize, usize)) -> bool {
+/// Whether a repaired candidate ranking `repaired` replaces the model's text of the same
+/// round ranking `model`: [`select_kept`] on the two, the repaired one listed later, so it
+/// wins a tie and never replaces a better text.
+pub fn prefer_repaired(model: Rank, repaired: Rank) -> bool {
     select_kept(&[model, repaired]) == Some(1)
 }
 
@@ -1517,45 +1580,111 @@ fn call_label(call: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{prefer_repaired, select_kept};
+    use super::{Rank, prefer_repaired, select_kept};
+
+    /// A translation's rank: `(errors, warnings)`.
+    fn r((errors, warnings): (usize, usize)) -> Rank {
+        Rank {
+            left_in_source: false,
+            errors,
+            warnings,
+        }
+    }
+
+    fn ranks(scores: &[(usize, usize)]) -> Vec<Rank> {
+        scores.iter().copied().map(r).collect()
+    }
 
     #[test]
     fn select_kept_prefers_fewest_errors_over_being_latest() {
         // The issue-12 case: a first translation with one error, a revision with five.
-        assert_eq!(select_kept(&[(1, 0), (5, 0)]), Some(0));
+        assert_eq!(select_kept(&ranks(&[(1, 0), (5, 0)])), Some(0));
         // A later revision that fixes everything wins over both.
-        assert_eq!(select_kept(&[(1, 0), (5, 0), (0, 3)]), Some(2));
+        assert_eq!(select_kept(&ranks(&[(1, 0), (5, 0), (0, 3)])), Some(2));
     }
 
     #[test]
     fn select_kept_tie_goes_to_the_latest() {
-        assert_eq!(select_kept(&[(0, 0), (0, 0)]), Some(1));
-        assert_eq!(select_kept(&[(2, 1), (2, 1), (2, 1)]), Some(2));
+        assert_eq!(select_kept(&ranks(&[(0, 0), (0, 0)])), Some(1));
+        assert_eq!(select_kept(&ranks(&[(2, 1), (2, 1), (2, 1)])), Some(2));
         // Not the latest overall: the latest among the best.
-        assert_eq!(select_kept(&[(0, 1), (0, 1), (1, 0)]), Some(1));
+        assert_eq!(select_kept(&ranks(&[(0, 1), (0, 1), (1, 0)])), Some(1));
     }
 
     #[test]
     fn select_kept_fewer_warnings_decide_between_equal_errors() {
-        assert_eq!(select_kept(&[(1, 0), (1, 2)]), Some(0));
-        assert_eq!(select_kept(&[(1, 4), (1, 2)]), Some(1));
+        assert_eq!(select_kept(&ranks(&[(1, 0), (1, 2)])), Some(0));
+        assert_eq!(select_kept(&ranks(&[(1, 4), (1, 2)])), Some(1));
         // Errors weigh more than any number of warnings.
-        assert_eq!(select_kept(&[(0, 9), (1, 0)]), Some(0));
+        assert_eq!(select_kept(&ranks(&[(0, 9), (1, 0)])), Some(0));
     }
 
     #[test]
     fn repaired_candidate_that_qa_finds_worse_is_not_kept() {
         // More errors, or as many errors and more warnings: the model's text stays.
-        assert!(!prefer_repaired((1, 0), (2, 0)));
-        assert!(!prefer_repaired((1, 0), (1, 1)));
+        assert!(!prefer_repaired(r((1, 0)), r((2, 0))));
+        assert!(!prefer_repaired(r((1, 0)), r((1, 1))));
         // Fewer errors even with more warnings, or a tie: the repaired text is kept.
-        assert!(prefer_repaired((2, 0), (0, 3)));
-        assert!(prefer_repaired((1, 1), (1, 1)));
+        assert!(prefer_repaired(r((2, 0)), r((0, 3))));
+        assert!(prefer_repaired(r((1, 1)), r((1, 1))));
+    }
+
+    #[test]
+    fn an_english_copy_with_one_error_was_kept_over_pieces_in_chinese_with_49() {
+        // A real 0.5B run: the first translation echoed the English (one `untranslated`
+        // error spanning it all); the pieces translated it with 49 stray English words.
+        let en = "The agent calls a tool, reads the result and decides what to do next.";
+        let echo = vec![
+            crate::qa::Finding::new(
+                "untranslated",
+                crate::qa::Severity::Error,
+                "identical",
+                en,
+                en,
+            )
+            .with_span(0, en.chars().count()),
+        ];
+        let echo_rank = super::rank(en, &echo);
+        assert!(echo_rank.left_in_source);
+        assert_eq!((echo_rank.errors, echo_rank.warnings), (1, 0));
+        let zh = "智能体调用一个 tool，读取 result，然后决定下一步做什么。";
+        let words: Vec<crate::qa::Finding> = (0..49)
+            .map(|i| {
+                crate::qa::Finding::new(
+                    "untranslated_word",
+                    crate::qa::Severity::Error,
+                    "stray",
+                    en,
+                    zh,
+                )
+                .with_span(i % 10, i % 10 + 1)
+            })
+            .collect();
+        let pieces_rank = super::rank(zh, &words);
+        assert!(!pieces_rank.left_in_source);
+        assert_eq!(pieces_rank.errors, 49);
+        assert_eq!(select_kept(&[echo_rank, pieces_rank]), Some(1));
+        assert_eq!(select_kept(&[pieces_rank, echo_rank]), Some(0));
+        // A text with one English paragraph of three is a translation with an error, though
+        // the English takes most of its chars.
+        let text = "第一段。\n\nThe second paragraph stays in English here.\n\n第三段。";
+        let para = vec![
+            crate::qa::Finding::new("untranslated", crate::qa::Severity::Error, "para", "", "")
+                .with_span(6, 49),
+        ];
+        assert!(!super::rank(text, &para).left_in_source);
+        let para = vec![
+            crate::qa::Finding::new("untranslated", crate::qa::Severity::Error, "para", "", "")
+                .with_span(0, 40),
+        ];
+        assert!(
+            super::rank("The whole unit is still in English here. 中文。", &para).left_in_source
+        );
     }
 
     #[test]
     fn select_kept_of_nothing_is_none() {
         assert_eq!(select_kept(&[]), None);
-        assert_eq!(select_kept(&[(3, 3)]), Some(0));
+        assert_eq!(select_kept(&ranks(&[(3, 3)])), Some(0));
     }
 }

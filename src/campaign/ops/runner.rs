@@ -448,8 +448,9 @@ fn fmt_tokens(s: &State) -> String {
     }
 }
 
-/// A line for the progress display when the revision `action` just recorded is rejected (more
-/// error findings than the best earlier candidate), naming the round kept instead.
+/// A line for the progress display when the revision `action` just recorded is rejected (it
+/// ranks below the best earlier candidate: left in the source language, or more error
+/// findings), naming the round kept instead.
 fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
     let Action::Translate { unit, round, .. } = action else {
         return None;
@@ -459,8 +460,13 @@ fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
     let this = candidates.iter().find(|k| k.round == Some(*round))?;
     let kept = candidates.iter().find(|k| k.kept)?;
     this.rejected.then(|| {
+        let left = if this.left_in_source && !kept.left_in_source {
+            "mostly left in the source language, "
+        } else {
+            ""
+        };
         format!(
-            "{id}: revision of round {round} rejected ({} error finding(s) against {}); {}",
+            "{id}: revision of round {round} rejected ({left}{} error finding(s) against {}); {}",
             this.errors,
             kept.errors,
             kept_label(*round, kept)
@@ -522,6 +528,7 @@ mod tests {
             origin: CandidateOrigin::Repaired,
             errors: 1,
             warnings: 0,
+            left_in_source: false,
             rejected: false,
             kept: true,
         };

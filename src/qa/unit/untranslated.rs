@@ -1206,6 +1206,8 @@ fn echo_finding(ctx: &QaContext, source: &str, target: &str) -> Finding {
     } else {
         Severity::Error
     };
+    // The span covers the whole text: candidate selection weighs an echo by it
+    // (`campaign::core::state::rank`).
     Finding::new(
         CHECK,
         severity,
@@ -1216,6 +1218,7 @@ fn echo_finding(ctx: &QaContext, source: &str, target: &str) -> Finding {
         source.trim(),
         target.trim(),
     )
+    .with_span(0, target.chars().count())
 }
 
 /// Letters of the judged (not left out) tokens.
