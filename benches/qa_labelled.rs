@@ -7,6 +7,9 @@
 //! prints why and is left out.
 //!
 //! Run: `cargo bench --bench qa_labelled` (or, unoptimised, `cargo test --bench qa_labelled`).
+//! `BOOKTR_LABEL_PER_UNIT=1` scores the real part unit by unit, as a campaign checks a unit
+//! (no book-wide names or kept words); `BOOKTR_LABEL_DUMP=FILE` writes every real finding;
+//! `BOOKTR_LABEL_SHOW=UNIT` prints a unit's texts.
 
 #[path = "../tests/it/labelled/mod.rs"]
 mod labelled;

@@ -308,6 +308,10 @@ struct Tok {
     name: bool,
     /// Left out of judging (see the module docs).
     out: bool,
+    /// A capitalised word the source writes only at sentence starts, which a dictionary
+    /// lists and the translation glues to the target's letters (see `Judge::initial_vocab`):
+    /// judged, but as a warning, since it may still be a name (`Anthropic的`).
+    initial: bool,
 }
 
 /// Whether `c` may join two parts of one word (`don't`, `mode-seeking`, `snake_case`,
@@ -746,7 +750,8 @@ impl Judge {
                     .into_iter()
                     .chain(text[range.end..].chars().next())
                     .any(|c| self.id.is_target_letter(c));
-                let vocab_name = capital && !glued && self.initial_vocab.contains(w);
+                let vocab = capital && self.initial_vocab.contains(w);
+                let vocab_name = vocab && !glued;
                 let name = (capital && self.local_names.contains(w))
                     || vocab_name
                     || self.camel_names.contains(&lower);
@@ -780,6 +785,7 @@ impl Judge {
                     range,
                     letters,
                     name: book_name,
+                    initial: vocab && glued,
                 }
             })
             .collect()
@@ -1322,15 +1328,34 @@ impl Scan<'_> {
             return;
         }
         for run in stray_runs(&self.judge, &b.text, toks, r) {
-            self.stray_word(b, n, r, &run);
+            let initial = toks.iter().any(|t| t.initial && t.range == run);
+            self.stray_word(b, n, r, &run, initial);
         }
     }
 
-    /// Records the stray source word(s) at `run` of sentence `r` of block `b`.
-    fn stray_word(&mut self, b: &TextBlock, n: usize, r: &Range<usize>, run: &Range<usize>) {
+    /// Records the stray source word(s) at `run` of sentence `r` of block `b`; `initial` for
+    /// one capitalised word the source writes only at sentence starts (a warning: it may be a
+    /// name the dictionary also lists, `Anthropic的`, as well as a word, `Unlike聊天机器人`).
+    fn stray_word(
+        &mut self,
+        b: &TextBlock,
+        n: usize,
+        r: &Range<usize>,
+        run: &Range<usize>,
+        initial: bool,
+    ) {
         let word = &b.text[run.clone()];
         self.source_letters += word.chars().filter(|c| c.is_alphabetic()).count();
-        let (severity, why) = self.stray_advice(word);
+        let (severity, why) = if initial {
+            (
+                Severity::Warning,
+                format!(
+                    "; the source writes it only at a sentence start: translate it, or add it to the glossary with the target \"{word}\" if it is a name"
+                ),
+            )
+        } else {
+            self.stray_advice(word)
+        };
         let (s, e) = span(b, self.target, run);
         let from = &self.ctx.source_lang.name;
         self.words_out.push(
@@ -1487,7 +1512,17 @@ mod tests {
         );
         assert_eq!(words.len(), 1, "{words:?}");
         assert!(words[0].starts_with("\"Unlike\" is English"), "{words:?}");
-        // A name at a sentence start that no dictionary lists is still a name.
+        assert!(words[0].contains("only at a sentence start"), "{words:?}");
+        // A warning: a name the dictionary also lists reads the same (`Anthropic的`).
+        let f = run(
+            &c,
+            "Anthropic trains models. The team publishes papers.",
+            "Anthropic的团队训练模型。该团队发表论文。",
+        );
+        let words = of(&f, WORD_CHECK);
+        assert_eq!(words.len(), 1, "{f:#?}");
+        assert_eq!(words[0].severity, Severity::Warning);
+        // Set apart from the Chinese, such a word is a name.
         let words = word_messages(
             &c,
             "Anthropic trains models. The team publishes papers.",

@@ -295,7 +295,9 @@ pub fn house_style() -> Termbase {
 
 /// The en → zh context of a real set, with the stray words tallied over the set as `booktr
 /// validate` does: the 1.5B sets with the house-style glossary their prompts had, the human
-/// edition without one (the book has none).
+/// edition without one (the book has none). With `BOOKTR_LABEL_PER_UNIT=1` nothing is
+/// tallied: each unit is checked on its own, as a campaign's QA checks it before deciding a
+/// revision (the labels are made for the tallied context, so new findings show unlabelled).
 pub fn context(units: &[RealUnit]) -> QaContext {
     let tb = if units.iter().any(|u| u.set == "human-zh") {
         Termbase::default()
@@ -307,7 +309,9 @@ pub fn context(units: &[RealUnit]) -> QaContext {
         &ctx,
         units.iter().map(|u| (u.source.as_str(), u.target.as_str())),
     );
-    ctx.kept_words = Some(std::sync::Arc::new(kept));
+    if std::env::var("BOOKTR_LABEL_PER_UNIT").is_err() {
+        ctx.kept_words = Some(std::sync::Arc::new(kept));
+    }
     ctx
 }
 
