@@ -467,12 +467,6 @@ fn left_out(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
-/// The names of source texts: the capitalised words of their running text that are names,
-/// not sentence starts: a word capitalised inside a sentence (`OpenAI` in "calls OpenAI"), or
-/// one never written in lower case (`Rafailov` at the start of a citation), but not `Beyond`
-/// at the start of a sentence when "beyond" occurs elsewhere. Headings are left out: a
-/// title-case heading capitalises every word, and would make an echoed heading a string of
-/// names. `Anthropic's` names `Anthropic`.
 /// Lower-case forms of the `names` with a capital inside one of their hyphen-separated parts
 /// (`NumPy` → `numpy`, `GitHub` → `github`, `FFmpeg` → `ffmpeg`; not `Token-Level`, a title's
 /// casing of two words); see `Judge::camel_names`.
@@ -487,6 +481,14 @@ fn camel_names(names: &HashSet<String>) -> HashSet<String> {
         .collect()
 }
 
+/// The names of source texts: the capitalised words of their running text that are names,
+/// not sentence starts: a word capitalised inside a sentence (`OpenAI` in "calls OpenAI"), or
+/// one never written in lower case (`Rafailov` at the start of a citation), but not `Beyond`
+/// at the start of a sentence when "beyond" occurs elsewhere. Headings are left out: a
+/// title-case heading capitalises every word, and would make an echoed heading a string of
+/// names. `Anthropic's` names `Anthropic`. Returns `(names, initial_vocab)`: the second set
+/// holds the words seen only at sentence starts that an English dictionary lists, when
+/// `english` (the source is English); see `Judge::initial_vocab`.
 fn source_names<'t>(
     sources: impl IntoIterator<Item = &'t str>,
     english: bool,
