@@ -412,9 +412,18 @@ fn decisions_and_drift_section(o: &mut String, r: &Report) {
         let _ = writeln!(o, "## Manager decisions\n");
         for d in &r.decisions {
             let chosen: Vec<&str> = d.revise.iter().map(|o| o.unit.as_str()).collect();
+            let pieces = if d.to_pieces.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} left in the source language, to be translated again in pieces instead ({})",
+                    d.to_pieces.len(),
+                    d.to_pieces.join(", ")
+                )
+            };
             let _ = writeln!(
                 o,
-                "- Round {}: revise {} unit(s) for QA errors ({}), {} of {} flagged by the reviewer ({}). {}",
+                "- Round {}: revise {} unit(s) for QA errors ({}{pieces}), {} of {} flagged by the reviewer ({}). {}",
                 d.round,
                 d.forced.len(),
                 if d.forced.is_empty() {

@@ -205,6 +205,10 @@ pub struct DecisionReport {
     pub round: u32,
     /// Units revised because deterministic QA found errors.
     pub forced: Vec<String>,
+    /// Units with QA errors whose kept text was still in the source language: not revised,
+    /// translated again in pieces after the review rounds (see
+    /// [`crate::campaign::core::state::Rank::left_in_source`]).
+    pub to_pieces: Vec<String>,
     /// Units the reviewer flagged, offered to the Manager.
     pub candidates: Vec<String>,
     pub revise: Vec<RevisionOrder>,
@@ -840,6 +844,15 @@ impl CallReports {
         for (call, r) in calls {
             out.push(call, &r.output);
         }
+        // The decision recorded every unit with QA errors; an echo among them was not revised
+        // (`Manager::proposed_revisions`), so the report says where it went.
+        for d in &mut out.decisions {
+            let (to_pieces, forced) = std::mem::take(&mut d.forced)
+                .into_iter()
+                .partition(|u| s.kept_rank(u, d.round).is_some_and(|r| r.left_in_source));
+            d.forced = forced;
+            d.to_pieces = to_pieces;
+        }
         out
     }
 
@@ -876,6 +889,7 @@ impl CallReports {
             } => self.decisions.push(DecisionReport {
                 round: *round,
                 forced: forced.clone(),
+                to_pieces: Vec::new(),
                 candidates: candidates.clone(),
                 revise: decision.revise.clone(),
                 summary: decision.summary.clone(),

@@ -9,7 +9,7 @@ use crate::support;
 use std::collections::BTreeMap;
 
 use booktr::agents::Agent;
-use support::fake_llm::{FakeServer, Reply};
+use support::fake_llm::{FakeServer, Reply, default_content};
 use support::{TestCampaign, assert_code, json_summary};
 
 const KEY: &str = "sk-booktr-gates-KEY-7d7d";
@@ -367,22 +367,33 @@ fn revision_chapter() -> String {
         .collect()
 }
 
+/// The fake's Chinese translation of a Translation request with an English sentence left at
+/// its end: an `untranslated` error, but a translation (not an echo, which is not revised).
+fn with_an_english_sentence(messages: &[booktr::llm::Message]) -> String {
+    let zh = booktr::lang::Lang::parse("zh");
+    format!(
+        "{} This stays in English.\n",
+        default_content(&zh, Agent::Translation, messages).trim_end()
+    )
+}
+
 #[test]
 fn revisions_gate_sends_back_only_approved_units() {
     let fake = FakeServer::start();
-    // Sections 2, 4 and 6 come back untranslated (the model echoes the English), so QA
-    // proposes them for revision; section 6 is echoed in revision too.
+    // Sections 2, 4 and 6 come back with a sentence left in English, so QA proposes them for
+    // revision; section 6 keeps it in revision too. (Not a whole echo of the source: an echo
+    // is not revised but translated again in pieces.)
     fake.script(|r| {
         if r.agent != Agent::Translation {
             return Reply::Default;
         }
         let text = r.unit_text().unwrap_or("");
-        let echo = ["Section 2\n", "Section 4\n", "Section 6\n"]
+        let leftover = ["Section 2\n", "Section 4\n", "Section 6\n"]
             .iter()
             .any(|s| text.contains(s))
             && (!r.is_revision() || text.contains("Section 6\n"));
-        if echo {
-            Reply::Content(text.to_string())
+        if leftover {
+            Reply::Content(with_an_english_sentence(&r.messages))
         } else {
             Reply::Default
         }
@@ -491,12 +502,14 @@ fn revisions_gate_sends_back_only_approved_units() {
     assert_code(&out, 1);
     assert_eq!(s["status"], "needs_review", "{s}");
     assert!(s["findings"]["errors"].as_u64().unwrap() > 0, "{s}");
-    // Section 4 keeps its (untranslated) first translation and the report still flags it.
+    // Section 4 keeps its first translation, its English sentence included, and the report
+    // still flags it.
     let out_text = c.read("v/out/a.md");
-    assert!(
-        out_text.contains("In section 4 the agent reads"),
-        "{out_text}"
-    );
+    let section4 = out_text
+        .split("## ")
+        .find(|s| s.contains(" 4\n"))
+        .unwrap_or_default();
+    assert!(section4.contains("This stays in English."), "{out_text}");
     let report: serde_json::Value =
         serde_json::from_str(&c.read("v/validation/report.json")).unwrap();
     let u4_report = report["units"]
@@ -528,14 +541,14 @@ fn review_section<'a>(md: &'a str, unit: &str) -> Option<&'a str> {
 #[test]
 fn revisions_gate_approves_one_chapter_while_the_others_wait() {
     let fake = FakeServer::start();
-    // Section 2 of each chapter comes back untranslated (the English echoed) in round 0 only.
+    // Section 2 of each chapter comes back with a sentence left in English in round 0 only.
     fake.script(|r| {
         if r.agent != Agent::Translation {
             return Reply::Default;
         }
         let text = r.unit_text().unwrap_or("");
         if text.contains("Section 2\n") && !r.is_revision() {
-            Reply::Content(text.to_string())
+            Reply::Content(with_an_english_sentence(&r.messages))
         } else {
             Reply::Default
         }

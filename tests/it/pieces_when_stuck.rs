@@ -251,20 +251,20 @@ fn an_english_copy_was_kept_over_pieces_in_chinese_with_stray_words() {
     let out = run(&c, &fake);
     assert_code(&out, 1);
     assert_eq!(json_summary(&out)["status"], "needs_review");
-    assert_eq!(translation_requests(&fake), 4);
+    // The echo is not revised (see `an_echo_was_revised_although_a_weak_model_copies_it_again`):
+    // the first translation, then the two pieces.
+    assert_eq!(translation_requests(&fake), 3);
     let u = unit(&c);
     let k = u["candidates"].as_array().unwrap();
-    assert_eq!(k.len(), 3, "{u}");
-    for echo in &k[..2] {
-        assert_eq!(echo["errors"], 1, "{u}");
-        assert_eq!(echo["left_in_source"], true, "{u}");
-        assert_eq!(echo["kept"], false, "{u}");
-    }
-    assert_eq!(k[2]["origin"], "pieces");
-    assert_eq!(k[2]["left_in_source"], false, "{u}");
-    assert!(k[2]["errors"].as_u64().unwrap() >= 6, "{u}");
-    assert_eq!(k[2]["kept"], true, "{u}");
-    assert_eq!(k[2]["rejected"], false, "{u}");
+    assert_eq!(k.len(), 2, "{u}");
+    assert_eq!(k[0]["errors"], 1, "{u}");
+    assert_eq!(k[0]["left_in_source"], true, "{u}");
+    assert_eq!(k[0]["kept"], false, "{u}");
+    assert_eq!(k[1]["origin"], "pieces");
+    assert_eq!(k[1]["left_in_source"], false, "{u}");
+    assert!(k[1]["errors"].as_u64().unwrap() >= 6, "{u}");
+    assert_eq!(k[1]["kept"], true, "{u}");
+    assert_eq!(k[1]["rejected"], false, "{u}");
     assert_eq!(u["kept_round"], 2, "{u}");
     let text = c.read("p/out/a.md");
     assert!(!text.contains("An agent calls a tool"), "{text}");
@@ -277,6 +277,43 @@ fn an_english_copy_was_kept_over_pieces_in_chinese_with_stray_words() {
         .filter(|f| f["check"] == "untranslated_word" && f["severity"] == "error")
         .count();
     assert!(words >= 6, "{u}");
+}
+
+/// Recorded from the 0.5B model on the quality benchmark's slice (finding 4 in
+/// docs/src/benchmarks.md): asked to revise its answer that was the English source, it
+/// repeated the English, the review message or one passage again and again, and QA rejected
+/// every such revision; the pieces, asked from the source alone, were translated. A unit whose
+/// kept text is left in the source language is no longer revised: it waits for the end of
+/// the review rounds and is translated again in pieces. A unit with other errors is still
+/// revised.
+#[test]
+fn an_echo_was_revised_although_a_weak_model_copies_it_again() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if good.trim_end().contains("\n\n") {
+            Reply::Content(r.unit_text().unwrap_or_default().to_string())
+        } else {
+            Reply::Content(good)
+        }
+    });
+    let c = campaign();
+    let out = run(&c, &fake);
+    let s = json_summary(&out);
+    assert_code(&out, 0);
+    assert_eq!(s["status"], "complete", "{s}");
+    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    assert_eq!(revisions, 0, "an echo was sent back for revision: {s}");
+    assert_eq!(translation_requests(&fake), 3, "{s}");
+    let u = unit(&c);
+    assert_eq!(u["kept_round"], 2, "{u}");
+    assert_eq!(u["outcome"], "revised", "{u}");
+    // A merged paragraph (no echo) is still revised first: see
+    // `a_unit_stuck_with_merged_paragraphs_is_translated_again_in_pieces_and_kept`.
 }
 
 /// One paragraph with a link, which a weak model drops in every whole-unit answer.
@@ -517,15 +554,12 @@ fn a_unit_left_untranslated_after_its_revision_rounds_was_not_translated_again_i
         .iter()
         .filter(|r| r.agent == Agent::Translation)
         .collect();
-    // The first translation and the revision carry the brief; the two pieces do not.
-    assert_eq!(tr.len(), 4, "{s}");
+    // The first translation carries the brief; it echoed the source, so no revision is
+    // sent (an echo is not revised); the two pieces do not carry the brief.
+    assert_eq!(tr.len(), 3, "{s}");
+    assert!(tr[0].messages[0].content.contains("Book brief:"));
     assert!(
-        tr[..2]
-            .iter()
-            .all(|r| r.messages[0].content.contains("Book brief:"))
-    );
-    assert!(
-        tr[2..]
+        tr[1..]
             .iter()
             .all(|r| !r.messages[0].content.contains("Book brief:"))
     );
@@ -537,6 +571,8 @@ fn a_unit_left_untranslated_after_its_revision_rounds_was_not_translated_again_i
     let k = u["candidates"].as_array().unwrap();
     assert_eq!(k[0]["origin"], "translation", "{u}");
     assert!(k[0]["errors"].as_u64().unwrap() >= 1, "{u}");
-    assert_eq!(k[2]["origin"], "pieces", "{u}");
-    assert_eq!(k[2]["errors"], 0, "{u}");
+    assert_eq!(k[0]["left_in_source"], true, "{u}");
+    assert_eq!(k.len(), 2, "{u}");
+    assert_eq!(k[1]["origin"], "pieces", "{u}");
+    assert_eq!(k[1]["errors"], 0, "{u}");
 }

@@ -136,7 +136,7 @@ fn facts(run: &CampaignRun) -> serde_json::Value {
                 .flatten()
                 .map(|o| &o["unit"])
                 .collect();
-            serde_json::json!({"round": d["round"], "forced": d["forced"], "revise": revise})
+            serde_json::json!({"round": d["round"], "forced": d["forced"], "to_pieces": d["to_pieces"], "revise": revise})
         })
         .collect();
     let units = &run.summary["units"];

@@ -158,7 +158,8 @@ fn an_untranslated_unit_and_a_drifting_term_are_repaired_by_the_loop() {
             && !out_text.contains("In section 3"),
         "{out_text}"
     );
-    // History: the echoed unit was untranslated in round 0, sent back, clean in round 1.
+    // History: the echoed unit was untranslated in round 0; an echo is not revised, so it
+    // was translated again in pieces after the round, clean in round 2.
     let unit3 = report["units"]
         .as_array()
         .unwrap()
@@ -175,11 +176,19 @@ fn an_untranslated_unit_and_a_drifting_term_are_repaired_by_the_loop() {
             .any(|e| e == "untranslated"),
         "{h:?}"
     );
-    assert!(h[0]["sent_back_because"].as_str().is_some());
+    assert_eq!(h[1]["round"], 2, "{unit3}");
     assert!(h[1]["errors"].as_array().unwrap().is_empty());
+    assert_eq!(unit3["pieces"]["round"], 2, "{unit3}");
+    assert_eq!(unit3["candidates"][0]["left_in_source"], true, "{unit3}");
     let md = c.read("r/validation/report.md");
     assert!(
         md.contains("Fixed by revision") && md.contains("a-002 (untranslated"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "left in the source language, to be translated again in pieces instead (a-002)"
+        ),
         "{md}"
     );
     assert!(md.contains("## Terminology reconciliation"));

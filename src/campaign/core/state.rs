@@ -1296,6 +1296,13 @@ impl State {
         select_kept(&ranks).map(|i| rounds[i])
     }
 
+    /// The [`Rank`] of unit `unit`'s kept model translation among rounds ≤ `max_round`;
+    /// `None` without one.
+    pub fn kept_rank(&self, unit: &str, max_round: u32) -> Option<Rank> {
+        let round = self.kept_round(unit, max_round)?;
+        self.round_best(unit, round).map(|(t, f)| rank(t, f))
+    }
+
     /// The kept translation of unit `unit` (id) among rounds ≤ `max_round`: (round, text).
     /// See [`State::kept_round`].
     pub fn kept_translation(&self, unit: &str, max_round: u32) -> Option<(u32, &str)> {

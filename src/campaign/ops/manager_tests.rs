@@ -110,7 +110,8 @@ fn campaign(dir: &Path, extra: &str) -> Campaign {
 /// How the made-up answers go.
 #[derive(Default, Clone)]
 struct Answers {
-    /// Units (ids) whose first translation is left in English (a QA error).
+    /// Units (ids) whose first translation leaves a sentence in English (a QA error; not an
+    /// echo of the whole source, which is not revised but sent to pieces).
     untranslated: Vec<String>,
     /// Units the reviewer flags (and the decision then chooses).
     flagged: Vec<String>,
@@ -333,7 +334,10 @@ impl Answers {
                 let source = c.source_text(u);
                 let text = match range {
                     Some(r) => good_translation(&source[r]),
-                    None if *round == 0 && self.untranslated.contains(&u.id) => source.to_string(),
+                    None if *round == 0 && self.untranslated.contains(&u.id) => format!(
+                        "{} The model forgot to translate this closing sentence.",
+                        good_translation(source).trim_end()
+                    ),
                     None if self.merged.contains(&u.id) => {
                         good_translation(source).replace("\n\n", "")
                     }

@@ -348,9 +348,15 @@ impl Manager<'_> {
                 }
             }
         }
-        // An editor's hand edit is final: it is never sent back to a model.
+        // An editor's hand edit is final: it is never sent back to a model. A unit whose kept
+        // text is still in the source language (an echo) is not revised either: shown its own
+        // English copy, a weak model copies it again (the 0.5B of the quality benchmark
+        // repeated the English or the review in every such revision, and QA rejected them all);
+        // once the review rounds are over it is translated again in pieces, from the source
+        // alone (`Manager::pieces_actions`).
         set.into_values()
             .filter(|(u, _)| s.human_edit(u).is_none())
+            .filter(|(u, _)| !s.kept_rank(u, round).is_some_and(|r| r.left_in_source))
             .collect()
     }
 
