@@ -445,9 +445,11 @@ fn count_errors(v: &Value) -> Option<usize> {
 }
 
 /// A revision worse than what it replaces is never kept. With per-unit `candidates`
-/// (`[{round, origin, errors, warnings, rejected}]`) and `kept_round` in report.json, the kept
-/// candidate is not rejected and has no more errors than any other candidate; without them,
-/// the final translation's error findings are no more than those of round 0 (`history[0]`).
+/// (`[{round, origin, errors, warnings, left_in_source, rejected}]`) and `kept_round` in
+/// report.json, the kept candidate is not rejected and ranks no worse than any other
+/// candidate (`campaign::core::state::Rank`: a translation before a text left in the source
+/// language, then fewer errors); without them, the final translation's error findings are no
+/// more than those of round 0 (`history[0]`).
 pub fn assert_kept_never_worse(report: &Value) {
     for u in report["units"].as_array().into_iter().flatten() {
         let id = u["id"].as_str().unwrap_or("?");
@@ -466,13 +468,14 @@ pub fn assert_kept_never_worse(report: &Value) {
                 kept["rejected"], true,
                 "unit {id}: the kept candidate is rejected: {u}"
             );
-            let kept_errors = count_errors(kept).unwrap_or(0);
+            let rank = |c: &Value| (c["left_in_source"] == true, count_errors(c).unwrap_or(0));
+            let kept_rank = rank(kept);
             for c in cands {
-                let e = count_errors(c).unwrap_or(0);
                 assert!(
-                    kept_errors <= e,
-                    "unit {id}: kept round {kept_round} has {kept_errors} error(s), worse than round {} with {e}: {u}",
-                    c["round"]
+                    kept_rank <= rank(c),
+                    "unit {id}: kept round {kept_round} ranks {kept_rank:?} (left in the source language, errors), worse than round {} with {:?}: {u}",
+                    c["round"],
+                    rank(c)
                 );
             }
             continue;
