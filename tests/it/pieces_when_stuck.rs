@@ -42,6 +42,25 @@ fn merger(worse_pieces: bool) -> FakeServer {
     fake
 }
 
+/// A fake model that echoes the English source of every whole-unit request; a one-paragraph
+/// request (a piece) is answered in Chinese, followed by `piece_tail`.
+fn echoer(piece_tail: &'static str) -> FakeServer {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if good.trim_end().contains("\n\n") {
+            Reply::Content(r.unit_text().unwrap_or_default().to_string())
+        } else {
+            Reply::Content(format!("{}{piece_tail}\n", good.trim_end()))
+        }
+    });
+    fake
+}
+
 fn campaign() -> TestCampaign {
     let c = TestCampaign::with_chapters(
         "p",
@@ -221,32 +240,16 @@ fn pieces_that_come_out_worse_leave_the_earlier_candidate_kept() {
     assert_eq!(fake.requests().len(), before);
 }
 
-/// Regression (a new user's trial with the real 0.5B model, issue 32's stumble 9): the first
-/// translation and the revision echoed the English source (one `untranslated` error for the
-/// whole unit) and the pieces came back in Chinese with English words left in them (many
-/// `untranslated_word` errors, counted one by one). Selection compared error counts alone and
-/// kept the English copy. A text left in the source language now ranks below any translation:
-/// the pieces are kept, and the echo is marked as such in the candidates.
+/// Regression (a new user's trial with the real 0.5B model, issue 32's stumble 9): the
+/// translation echoed the English source (one `untranslated` error for the whole unit) and
+/// the pieces came back in Chinese with English words left in them (many `untranslated_word`
+/// errors, counted one by one). Selection compared error counts alone and kept the English
+/// copy. A text left in the source language now ranks below any translation: the pieces are
+/// kept, and the echo is marked as such in the candidates.
 #[test]
 fn an_english_copy_was_kept_over_pieces_in_chinese_with_stray_words() {
-    let fake = FakeServer::start();
-    let zh = Lang::parse("zh");
-    fake.script(move |r| {
-        if r.agent != Agent::Translation {
-            return Reply::Default;
-        }
-        let good = default_content(&zh, Agent::Translation, &r.messages);
-        if good.trim_end().contains("\n\n") {
-            // The whole unit: the source, word for word.
-            Reply::Content(CHAPTER.to_string())
-        } else {
-            // A piece: Chinese, with three English words left in it, each on its own.
-            Reply::Content(format!(
-                "{}然后 engine 会 execute 这个 request。\n",
-                good.trim_end()
-            ))
-        }
-    });
+    // Each piece leaves three English words, each on its own.
+    let fake = echoer("然后 engine 会 execute 这个 request。");
     let c = campaign();
     let out = run(&c, &fake);
     assert_code(&out, 1);
@@ -288,19 +291,7 @@ fn an_english_copy_was_kept_over_pieces_in_chinese_with_stray_words() {
 /// revised.
 #[test]
 fn an_echo_was_revised_although_a_weak_model_copies_it_again() {
-    let fake = FakeServer::start();
-    let zh = Lang::parse("zh");
-    fake.script(move |r| {
-        if r.agent != Agent::Translation {
-            return Reply::Default;
-        }
-        let good = default_content(&zh, Agent::Translation, &r.messages);
-        if good.trim_end().contains("\n\n") {
-            Reply::Content(r.unit_text().unwrap_or_default().to_string())
-        } else {
-            Reply::Content(good)
-        }
-    });
+    let fake = echoer("");
     let c = campaign();
     let out = run(&c, &fake);
     let s = json_summary(&out);

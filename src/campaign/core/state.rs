@@ -1541,9 +1541,14 @@ pub fn rank(text: &str, findings: &[Finding]) -> Rank {
         .filter(|f| f.check == qa::unit::untranslated::CHECK && f.severity == qa::Severity::Error)
         .filter_map(|f| f.span.map(|(s, e)| e.saturating_sub(s)))
         .sum();
-    let chars = text.trim().chars().count();
+    // Counted only when some text is flagged: selection ranks every unit's candidates at
+    // every step of a run, and most have no `untranslated` error.
+    let left_in_source = covered > 0 && {
+        let chars = text.trim().chars().count();
+        chars > 0 && covered as f64 >= LEFT_IN_SOURCE * chars as f64
+    };
     Rank {
-        left_in_source: chars > 0 && covered as f64 >= LEFT_IN_SOURCE * chars as f64,
+        left_in_source,
         errors,
         warnings,
     }
@@ -1636,36 +1641,24 @@ mod tests {
         assert!(prefer_repaired(r((1, 1)), r((1, 1))));
     }
 
+    /// An error finding of `check` at chars `span` of the target.
+    fn error_at(check: &str, span: (usize, usize)) -> crate::qa::Finding {
+        crate::qa::Finding::new(check, crate::qa::Severity::Error, check, "", "")
+            .with_span(span.0, span.1)
+    }
+
     #[test]
     fn an_english_copy_with_one_error_was_kept_over_pieces_in_chinese_with_49() {
         // A real 0.5B run: the first translation echoed the English (one `untranslated`
         // error spanning it all); the pieces translated it with 49 stray English words.
         let en = "The agent calls a tool, reads the result and decides what to do next.";
-        let echo = vec![
-            crate::qa::Finding::new(
-                "untranslated",
-                crate::qa::Severity::Error,
-                "identical",
-                en,
-                en,
-            )
-            .with_span(0, en.chars().count()),
-        ];
+        let echo = vec![error_at("untranslated", (0, en.chars().count()))];
         let echo_rank = super::rank(en, &echo);
         assert!(echo_rank.left_in_source);
         assert_eq!((echo_rank.errors, echo_rank.warnings), (1, 0));
         let zh = "智能体调用一个 tool，读取 result，然后决定下一步做什么。";
         let words: Vec<crate::qa::Finding> = (0..49)
-            .map(|i| {
-                crate::qa::Finding::new(
-                    "untranslated_word",
-                    crate::qa::Severity::Error,
-                    "stray",
-                    en,
-                    zh,
-                )
-                .with_span(i % 10, i % 10 + 1)
-            })
+            .map(|i| error_at("untranslated_word", (i % 10, i % 10 + 1)))
             .collect();
         let pieces_rank = super::rank(zh, &words);
         assert!(!pieces_rank.left_in_source);
@@ -1675,15 +1668,9 @@ mod tests {
         // A text with one English paragraph of three is a translation with an error, though
         // the English takes most of its chars.
         let text = "第一段。\n\nThe second paragraph stays in English here.\n\n第三段。";
-        let para = vec![
-            crate::qa::Finding::new("untranslated", crate::qa::Severity::Error, "para", "", "")
-                .with_span(6, 49),
-        ];
+        let para = vec![error_at("untranslated", (6, 49))];
         assert!(!super::rank(text, &para).left_in_source);
-        let para = vec![
-            crate::qa::Finding::new("untranslated", crate::qa::Severity::Error, "para", "", "")
-                .with_span(0, 40),
-        ];
+        let para = vec![error_at("untranslated", (0, 40))];
         assert!(
             super::rank("The whole unit is still in English here. 中文。", &para).left_in_source
         );

@@ -670,7 +670,8 @@ impl Judge {
         let id_differ = id.scripts_differ();
         // With the book tallied, its names decide (a sentence start is told from a name by
         // the whole book's lower-case words); else the unit's own.
-        let (local_names, local_vocab) = source_names([source], ctx.source_lang.primary() == "en");
+        let english = ctx.source_lang.primary() == "en";
+        let (local_names, local_vocab) = source_names([source], english);
         let local_names = std::sync::Arc::new(local_names);
         let (names, camel_names, initial_vocab) = match &ctx.kept_words {
             Some(k) if !k.names.is_empty() => {
@@ -720,7 +721,7 @@ impl Judge {
             glossary,
             kept,
             pseudo: ctx.pseudo_targets && !id_differ,
-            english_source: ctx.source_lang.primary() == "en",
+            english_source: english,
         })
     }
 
