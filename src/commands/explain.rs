@@ -439,10 +439,10 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
         .count();
     let left = match left {
         0 => String::new(),
-        n => format!("; {n} of them left in the source language, which rank below any translation"),
+        n => format!("a translation before the {n} left in the source language, then "),
     };
     format!(
-        "fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){left}{}{repaired}: the never-worse rule keeps a revision only when QA finds it no worse",
+        "{left}fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){}{repaired}: the never-worse rule keeps a revision only when QA finds it no worse",
         k.errors,
         k.warnings,
         if ties > 1 {

@@ -272,6 +272,14 @@ fn an_english_copy_was_kept_over_pieces_in_chinese_with_stray_words() {
     let text = c.read("p/out/a.md");
     assert!(!text.contains("An agent calls a tool"), "{text}");
     assert!(text.contains("engine 会 execute"), "{text}");
+    // `explain` says why the text with more errors is kept.
+    let explained = c.cmd("explain", &["a-000"]).output().unwrap();
+    let explained = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        explained.contains("a translation before the 1 left in the source language")
+            && explained.contains("nearly all of it is still in the source language"),
+        "{explained}"
+    );
     // The findings left are the stray words, which the editor is told to translate.
     let words = u["findings"]
         .as_array()
