@@ -16,6 +16,15 @@
 //!   paired only within the same footnote ([`crate::qa::unit::structure`]), so two different reference
 //!   entries are never compared.
 //!
+//! - **A paragraph rendered as a fragment**: a paragraph or list item with at least
+//!   [`MIN_FRAGMENT_SOURCE`] non-whitespace source characters whose counterpart has fewer than
+//!   [`fragment_floor`] of them per source character (`工具 → 工具` for a 300-character
+//!   paragraph: a weak model answered a piece with a glossary line, and its run reported the unit
+//!   clean, quality benchmark finding 10). The floor is a third of the lowest ratio human
+//!   translators reach, so no faithful paragraph comes near it: in the corpus's zh and en
+//!   editions (2,211 paragraphs of at least 80 characters paired one to one) the zh/en ratio is
+//!   never below 0.170 (0.1th percentile 0.206, median 0.355).
+//!
 //! Sentences end at `.`, `!`, `?` or `…` followed by whitespace or the end of the block, and at
 //! the CJK full stops `。！？` (also `।`, `؟`, `۔`), whatever the language.
 
@@ -27,6 +36,22 @@ use crate::qa::{Finding, QaContext, Severity};
 pub const MIN_SENTENCES: usize = 6;
 /// A translation with fewer than `source / MAX_SHRINK` sentences is truncated.
 pub const MAX_SHRINK: usize = 3;
+/// Fewest non-whitespace source characters in a paragraph or list item for its length to be
+/// compared with its counterpart's (shorter ones have noisy ratios).
+pub const MIN_FRAGMENT_SOURCE: usize = 80;
+/// The fragment floor for a pair without a prior: a third of the lowest paragraph ratio of
+/// the corpus's human zh edition against its en edition (0.170, the most compressing pair
+/// measured: Chinese writes in about a third of English's characters).
+pub const FRAGMENT_FLOOR: f64 = 0.06;
+
+/// Target characters per source character (non-whitespace) below which a paragraph's
+/// counterpart is a fragment: a third of the low end of the pair's prior range
+/// ([`crate::qa::book::length::prior`]: 0.10 for en→zh, 0.74 for zh→en), never below
+/// [`FRAGMENT_FLOOR`].
+pub fn fragment_floor(ctx: &QaContext) -> f64 {
+    crate::qa::book::length::prior(&ctx.source_lang, &ctx.target_lang)
+        .map_or(FRAGMENT_FLOOR, |(low, _)| (low / 3.0).max(FRAGMENT_FLOOR))
+}
 
 /// Sentences in `text` (see the module docs); a text with letters and no final punctuation
 /// counts its last sentence too.
@@ -71,8 +96,10 @@ fn ends_with_url(text: &str) -> bool {
 }
 
 /// Runs the check (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
+    let floor = fragment_floor(ctx);
+    let chars = |t: &str| t.chars().filter(|c| !c.is_whitespace()).count();
     let prose = |b: &Block| matches!(b.kind, Some(Kind::Paragraph | Kind::ListItem));
     let pairs = structure::pairs(src, tgt);
     for &(i, j) in &pairs {
@@ -88,6 +115,21 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
                 format!(
                     "{} has {s} sentences in the source but {t} in the translation: truncated or shortened? Translate every sentence",
                     structure::name(&src.blocks, i)
+                ),
+                &a.text,
+                &b.text,
+            ));
+            continue;
+        }
+        let (cs, ct) = (chars(&a.text), chars(&b.text));
+        if cs >= MIN_FRAGMENT_SOURCE && (ct as f64) < floor * cs as f64 {
+            out.push(Finding::new(
+                structure::TRUNCATION,
+                Severity::Error,
+                format!(
+                    "{} has {cs} characters in the source but {ct} in the translation (\"{}\"): most of it is missing. Translate all of it",
+                    structure::name(&src.blocks, i),
+                    crate::util::excerpt(b.text.trim(), 60)
                 ),
                 &a.text,
                 &b.text,
@@ -152,6 +194,37 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    /// Recorded from the 0.5B model on the quality benchmark's slice: translated in pieces, the
+    /// unit's paragraph came back as a glossary line, and the run reported the unit with no
+    /// error.
+    #[test]
+    fn a_paragraph_answered_with_a_glossary_line_passed_as_translated() {
+        let src = "### Single-Turn Request: The Simplest API Call\n\nStart with the simplest case: a single request without tool calls. The user asks, \"Hello, who are you?\" The example uses a locally deployed Qwen3-0.6B model, connecting it to the local LLM deployment experiment later in this section.\n\n```json\n{\"model\": \"Qwen3-0.6B\"}\n```\n";
+        let tgt = "### 单一回合请求：最简单 API 调用\n\n工具 → 工具\n\n```json\n{\"model\": \"Qwen3-0.6B\"}\n```\n";
+        let f = run(src, tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].check.as_str(), f[0].severity),
+            ("truncation", Severity::Error)
+        );
+        assert_eq!(
+            f[0].message,
+            "paragraph 1 has 196 characters in the source but 5 in the translation (\"工具 → 工具\"): most of it is missing. Translate all of it"
+        );
+        // A faithful translation near the corpus's lowest human ratio (0.28 here) passes.
+        let ok = "### 单轮请求：最简单的 API 调用\n\n从最简单的情况开始：一次不带工具调用的请求。用户问“你好，你是谁？”示例使用本地部署的 Qwen3-0.6B 模型。\n\n```json\n{\"model\": \"Qwen3-0.6B\"}\n```\n";
+        assert_eq!(run(src, ok), vec![]);
+        // Where the pair has no prior, the universal floor applies (en→de: 0.06).
+        use crate::lang::Lang;
+        use crate::termbase::Termbase;
+        let de = QaContext::new(&Lang::parse("en"), &Lang::parse("de"), &Termbase::default());
+        assert_eq!(fragment_floor(&de), FRAGMENT_FLOOR);
+        let zh = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        assert!((fragment_floor(&zh) - 0.10).abs() < 1e-9);
+        let back = QaContext::new(&Lang::parse("zh"), &Lang::parse("en"), &Termbase::default());
+        assert!((fragment_floor(&back) - 0.7407).abs() < 1e-3);
     }
 
     #[test]
