@@ -872,20 +872,30 @@ struct GateInputs<'a> {
 }
 
 impl GateInputs<'_> {
-    /// Gate 1: all four roles executed.
+    /// Gate 1: all four roles executed. The Glossary, Translation and Proofreading agents
+    /// each finished a model call; the Manager decided every review round, with a model call
+    /// or, when the reviewer flagged nothing beyond what QA errors send back, without one
+    /// ([`crate::campaign::core::manager::Action::DecideForced`]).
     fn roles_executed(&self) -> Gate {
         let Self { orch, .. } = *self;
+        let calls_of = |a: &Agent| orch.state.usage().get(a).map_or(0, |u| u.calls);
+        let local_decisions = orch
+            .state
+            .finished()
+            .values()
+            .filter(|r| r.agent == Agent::Manager && r.requests == 0)
+            .count();
         let calls: Vec<String> = Agent::ALL
             .iter()
-            .map(|a| format!("{a} {}", orch.state.usage().get(a).map_or(0, |u| u.calls)))
+            .map(|a| format!("{a} {}", calls_of(a)))
             .collect();
         Gate {
             name: "all_four_roles_executed",
             pass: Agent::ALL
                 .iter()
-                .all(|a| orch.state.usage().get(a).is_some_and(|u| u.calls > 0)),
+                .all(|a| calls_of(a) > 0 || (*a == Agent::Manager && local_decisions > 0)),
             reason: format!(
-                "finished calls in the orchestration arm: {}",
+                "finished calls in the orchestration arm: {}; Manager decisions without a model call (nothing advisory to decide): {local_decisions}",
                 calls.join(", ")
             ),
         }

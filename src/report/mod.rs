@@ -211,6 +211,9 @@ pub struct DecisionReport {
     pub to_pieces: Vec<String>,
     /// Units the reviewer flagged, offered to the Manager.
     pub candidates: Vec<String>,
+    /// Whether a model took the decision; false when there was nothing advisory to decide (no
+    /// candidate) and the units with QA errors were sent back without a model call.
+    pub by_model: bool,
     pub revise: Vec<RevisionOrder>,
     pub summary: String,
     pub parse: ParseStats,
@@ -842,7 +845,7 @@ impl CallReports {
             .collect();
         calls.sort_by(|a, b| a.0.cmp(b.0));
         for (call, r) in calls {
-            out.push(call, &r.output);
+            out.push(call, &r.output, r.requests > 0);
         }
         // The decision recorded every unit with QA errors; an echo among them was not revised
         // (`Manager::proposed_revisions`), so the report says where it went.
@@ -857,7 +860,7 @@ impl CallReports {
     }
 
     /// Adds what one call's output says.
-    fn push(&mut self, call: &str, output: &Output) {
+    fn push(&mut self, call: &str, output: &Output, by_model: bool) {
         match output {
             Output::GlossaryBatch { stats, .. } => {
                 let p = &mut self.glossary_parse;
@@ -891,6 +894,7 @@ impl CallReports {
                 forced: forced.clone(),
                 to_pieces: Vec::new(),
                 candidates: candidates.clone(),
+                by_model,
                 revise: decision.revise.clone(),
                 summary: decision.summary.clone(),
                 parse: stats.clone(),

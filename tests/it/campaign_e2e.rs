@@ -115,7 +115,17 @@ fn openai_campaign_against_fake_server_records_real_usage_isolates_units_and_lea
     let s = json_summary(&out);
     assert_eq!(s["status"], "complete");
     assert_eq!(s["rehearsal"], false);
-    for agent in ["glossary", "translation", "proofreading", "manager"] {
+    // The fake reviewer flags nothing beyond what QA sends back, so the Manager decides
+    // without a model call (quality benchmark finding 10), and says so in report.json.
+    assert_eq!(s["usage"]["manager"]["calls"], 0, "{s}");
+    let rj: serde_json::Value =
+        serde_json::from_str(&c.read("book/validation/report.json")).unwrap();
+    let decisions = rj["decisions"].as_array().unwrap();
+    assert!(
+        !decisions.is_empty() && decisions.iter().all(|d| d["by_model"] == false),
+        "{decisions:?}"
+    );
+    for agent in ["glossary", "translation", "proofreading"] {
         let u = &s["usage"][agent];
         assert!(
             u["calls"].as_u64().unwrap() >= 1,

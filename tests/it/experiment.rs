@@ -148,7 +148,9 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     let s_peak = sa["main_context_peak_tokens"].as_u64().unwrap();
     assert!(o_peak > 0 && s_peak > 5 * o_peak, "{o_peak} vs {s_peak}");
     assert!(s_peak <= 32_000);
-    for agent in ["glossary", "translation", "proofreading", "manager"] {
+    // The Manager decided without a model call here (the fake reviewer flags nothing beyond
+    // what QA sends back): the gate all_four_roles_executed counts its decisions.
+    for agent in ["glossary", "translation", "proofreading"] {
         let u = &o["tokens_by_agent"][agent];
         assert!(u["calls"].as_u64().unwrap() > 0, "{agent}: {o}");
         assert!(u["prompt_tokens"].as_u64().unwrap() > 0, "{agent}");

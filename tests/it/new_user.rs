@@ -326,7 +326,12 @@ fn plan_call_counts_differed_from_what_the_run_made() {
         let range = &p["estimate"]["range"];
         for agent in ["glossary", "proofreading", "manager"] {
             let made = r["usage"][agent]["calls"].as_u64().unwrap();
-            assert!(made > 0, "{name}: the run made {agent} calls: {r}");
+            // The Manager is asked only when the reviewer flags a unit beyond those with QA
+            // errors; `plan` counts no such decision without revisions.
+            assert!(
+                made > 0 || agent == "manager",
+                "{name}: the run made {agent} calls: {r}"
+            );
             assert_eq!(
                 p["estimate"]["total"][agent]["calls"].as_u64().unwrap(),
                 made,

@@ -555,6 +555,37 @@ pub(in crate::campaign) fn join_pieces(
     record_finished(c, m, store, state, result)
 }
 
+/// Records the decision of `round` under `key` when there is nothing to decide
+/// ([`super::manager::Action::DecideForced`]): the units QA errors send back are revised, no
+/// advisory candidate exists, and no model is asked. The result file is the Manager's with no
+/// request and zero usage, so reports, gates and resume read it as any decision.
+///
+/// Errors: as [`record_finished`].
+pub(in crate::campaign) fn decide_forced(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    round: u32,
+    key: &super::CallKey,
+) -> anyhow::Result<()> {
+    let forced = m.forced(state, round);
+    let output = Output::Decision {
+        round,
+        decision: crate::agents::manager::Decision {
+            revise: Vec::new(),
+            summary: "no advisory findings to decide on: the reviewer flagged no unit beyond those with QA errors (decided without a model call)".into(),
+        },
+        forced,
+        candidates: Vec::new(),
+        stats: Default::default(),
+    };
+    let mut result = ResultFile::local(key.to_string(), "", output, None);
+    result.agent = crate::agents::Agent::Manager;
+    result.unit = None;
+    record_finished(c, m, store, state, result)
+}
+
 /// Merges the house-style entries with every glossary batch's entries (in batch order) and
 /// records the termbase file.
 pub(in crate::campaign) fn merge_glossary(

@@ -16,8 +16,11 @@
 //! - **Proofreading**: the review budget (`proofread_share` × the prompt tokens of the units a
 //!   model translates; translation-memory hits cost none, so they add none) plus each batch's
 //!   instructions: one batch per chapter with a budget (every chapter at a share of 1 or more).
-//! - **Manager**: one decision per revision round: its instructions, the current Manager
-//!   context and a findings summary of about [`FINDINGS_TOKENS`].
+//! - **Manager**: no model call in `total` and `remaining`: without revisions the reviewer
+//!   flagged nothing beyond what QA sends back, and such a decision is taken without a model
+//!   ([`crate::campaign::core::manager::Action::DecideForced`]). The range's high end counts one
+//!   decision per revision round: its instructions, the current Manager context and a findings
+//!   summary of about [`FINDINGS_TOKENS`].
 //! - Revisions and terminology reconciliations depend on what QA finds and are not estimated
 //!   in `total` and `remaining`.
 //!
@@ -32,7 +35,7 @@
 //! - *high*: every revision round used on every unit: each round adds one revision per
 //!   Translation call (its prompt plus the previous translation plus
 //!   [`FINDINGS_TOKENS`] of feedback; the same completion) and proofreads every chapter
-//!   again; the Manager's decisions as in `total`; no cache hit.
+//!   again; one Manager decision per round; no cache hit.
 //! - Neither end counts terminology reconciliations, retries or split units. They are
 //!   estimates, not bounds: answers longer than [`completion_ratio`] predicts raise the cost.
 
@@ -133,8 +136,8 @@ pub struct Estimate {
 
 /// Estimates the campaign `c` given its state `s` (empty for a new campaign): the Glossary
 /// agent's calls (batches and the brief), then Translation's (unit by unit, in book order),
-/// Proofreading's (the review budget) and the Manager's (one decision per round), then the
-/// range of the whole campaign.
+/// Proofreading's (the review budget) and the Manager's (none without revisions), then the
+/// range of the whole campaign (one Manager decision per round at its high end).
 pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     let p = &c.plan;
     // Every agent has an entry from the start (so the tables list all four); the entries are
@@ -147,8 +150,8 @@ pub fn estimate(c: &Campaign, s: &State, m: &Manager) -> Estimate {
     glossary_calls(c, s, m, &mut total, &mut remaining);
     let tr = translation_calls(c, s, m, &mut total, &mut remaining);
     proofreading_calls(c, s, &tr, &mut total, &mut remaining);
-    manager_calls(c, s, m, &mut total, &mut remaining);
-    let range = cost_range(c, &total, &tr);
+    let decision = manager_decision(s, m);
+    let range = cost_range(c, &total, &tr, &decision);
     let (done, todo) = (tr.done, tr.todo);
     let sum = |f: fn(&CostRange) -> Option<f64>| {
         p.pricing
@@ -520,33 +523,16 @@ fn reviewed_within_budgets(tr: &TranslationTally, share: Option<f64>) -> u64 {
     total
 }
 
-/// The Manager's calls: one decision per revision round.
-fn manager_calls(
-    c: &Campaign,
-    s: &State,
-    m: &Manager,
-    total: &mut BTreeMap<Agent, AgentEstimate>,
-    remaining: &mut BTreeMap<Agent, AgentEstimate>,
-) {
-    let p = &c.plan;
-    let rounds = p.revision_rounds as u64;
+/// One Manager decision with a model (see the module docs): counted per revision round at
+/// the range's high end only.
+fn manager_decision(s: &State, m: &Manager) -> AgentEstimate {
     let ctx = m.context(s).tokens() as u64;
-    let decision = crate::tokens::count_messages([manager_agent::SYSTEM_PROMPT]) as u64
-        + ctx
-        + FINDINGS_TOKENS;
-    total
-        .entry(Agent::Manager)
-        .or_default()
-        .add(rounds, rounds * decision, rounds * 40);
-    if !s
-        .finished()
-        .keys()
-        .any(|k| matches!(CallKey::parse(k), CallKey::Decide { .. }))
-    {
-        remaining
-            .entry(Agent::Manager)
-            .or_default()
-            .add(rounds, rounds * decision, rounds * 40);
+    AgentEstimate {
+        calls: 1,
+        prompt_tokens: crate::tokens::count_messages([manager_agent::SYSTEM_PROMPT]) as u64
+            + ctx
+            + FINDINGS_TOKENS,
+        completion_tokens: SHORT_ANSWER_TOKENS,
     }
 }
 
@@ -557,6 +543,7 @@ fn cost_range(
     c: &Campaign,
     total: &BTreeMap<Agent, AgentEstimate>,
     tr: &TranslationTally,
+    decision: &AgentEstimate,
 ) -> BTreeMap<Agent, CostRange> {
     let p = &c.plan;
     let (revision, high_factor, cached_low) = (tr.revision, tr.high_factor, tr.cached_low);
@@ -589,6 +576,15 @@ fn cost_range(
                 Agent::Proofreading => {
                     for _ in 0..rounds_u {
                         high.add(t.calls, t.prompt_tokens, t.completion_tokens);
+                    }
+                }
+                Agent::Manager => {
+                    for _ in 0..rounds_u {
+                        high.add(
+                            decision.calls,
+                            decision.prompt_tokens,
+                            decision.completion_tokens,
+                        );
                     }
                 }
                 _ => {}

@@ -234,6 +234,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         | Action::JoinParts { .. }
         | Action::SplitStuck { .. }
         | Action::JoinPieces { .. }
+        | Action::DecideForced { .. }
         | Action::WriteDesk => {
             unreachable!("local actions have no job")
         }
@@ -481,9 +482,6 @@ fn snippet(text: &str, needles: &[&str]) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Most advisory candidates shown to the Manager in one decision (keeps its prompt bounded).
-pub const MAX_DECISION_CANDIDATES: usize = 40;
-
 /// The findings summary for the Manager's decision of `round`, and the candidate unit ids:
 /// units the reviewer flagged (issues or revision requests) that are not already forced.
 fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (Value, Vec<String>) {
@@ -503,12 +501,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
             flagged.entry(u.clone()).or_default();
         }
     }
-    let candidates: Vec<String> = flagged
-        .keys()
-        .filter(|u| !forced.contains(u))
-        .take(MAX_DECISION_CANDIDATES)
-        .cloned()
-        .collect();
+    let candidates = m.decision_candidates(s, round, forced);
     let shown: Vec<Value> = candidates
         .iter()
         .map(|u| json!({"unit": u, "issues": flagged[u]}))

@@ -222,6 +222,9 @@ impl<'c> Journal<'c> {
         match a {
             Action::MergeGlossary => commit::merge_glossary(c, m, store, state).unwrap(),
             Action::WriteDesk => crate::campaign::ops::desk::write(c, store, state).unwrap(),
+            Action::DecideForced { round, key } => {
+                commit::decide_forced(c, m, store, state, *round, key).unwrap()
+            }
             Action::JoinParts { unit } => commit::join_parts(c, m, store, state, *unit).unwrap(),
             Action::SplitStuck {
                 unit,
@@ -426,6 +429,7 @@ fn shape(c: &Campaign, a: &Action) -> String {
         Action::Proofread { round, chapter, .. } => format!("proofread r{round} {chapter}"),
         Action::Reconcile { round, .. } => format!("reconcile r{round}"),
         Action::Decide { round, .. } => format!("decide r{round}"),
+        Action::DecideForced { round, .. } => format!("decide forced r{round}"),
         Action::WriteOutputs => "outputs".into(),
         Action::SplitStuck {
             unit, round, parts, ..
@@ -486,6 +490,67 @@ const ALL_FIRST: &[&str] = &[
     "translate ch2-001 r0",
 ];
 
+/// Quality benchmark finding 10: with no reviewer flag beyond the units QA errors already
+/// send back, the Manager was asked anyway, and the 0.5B answered with the schema's
+/// placeholders (0.13x the single pass's tokens for nothing). The decision is now recorded
+/// locally: the Manager's, with no request and no usage, and the round goes on.
+#[test]
+fn the_manager_was_asked_to_decide_with_nothing_to_decide() {
+    let dir = TempDir::new("forced-decision");
+    let c = campaign(&dir.0, "");
+    let mut j = Journal::start(&c, "run-1", Answers::default());
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    assert_eq!(
+        m.decision_candidates(&j.state, 0, &m.forced(&j.state, 0)),
+        Vec::<String>::new()
+    );
+    play(&mut j, &m, &[(Stage::Decide(0), &["decide forced r0"])]);
+    let key = m.decide_key(&j.state, 0);
+    let r = &j.state.finished()[&key];
+    assert_eq!((r.agent, r.requests), (crate::agents::Agent::Manager, 0));
+    assert_eq!(r.usage, crate::llm::Usage::default());
+    let Output::Decision {
+        forced,
+        candidates,
+        decision,
+        ..
+    } = &r.output
+    else {
+        panic!("not a decision: {:?}", r.output)
+    };
+    assert!(forced.is_empty() && candidates.is_empty() && decision.revise.is_empty());
+    assert!(
+        decision
+            .summary
+            .starts_with("no advisory findings to decide on"),
+        "{}",
+        decision.summary
+    );
+    assert!(
+        !j.state.usage().contains_key(&crate::agents::Agent::Manager),
+        "no Manager call is counted"
+    );
+    play(
+        &mut j,
+        &m,
+        &[(Stage::Write, &["outputs"]), (Stage::Complete, &[])],
+    );
+}
+
 #[test]
 fn journal_to_stage_table_without_gates_runs_to_complete() {
     let dir = TempDir::new("plain");
@@ -511,7 +576,7 @@ fn journal_to_stage_table_without_gates_runs_to_complete() {
                 Stage::Proofread(0),
                 &["proofread r0 ch1", "proofread r0 ch2"],
             ),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -549,7 +614,7 @@ fn journal_to_stage_table_without_agent_glossary_and_brief_sends_neither() {
                 Stage::Proofread(0),
                 &["proofread r0 ch1", "proofread r0 ch2"],
             ),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -591,7 +656,7 @@ fn journal_to_stage_table_glossary_gate_waits_for_approval() {
                 Stage::Proofread(0),
                 &["proofread r0 ch1", "proofread r0 ch2"],
             ),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -682,7 +747,7 @@ fn a_po_import_reopened_the_decision_of_round_0() {
                 Stage::Proofread(0),
                 &["proofread r0 ch1", "proofread r0 ch2"],
             ),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Revise(1), &["translate ch1-001 r1"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
@@ -832,7 +897,7 @@ fn journal_to_stage_table_failed_calls_block_this_run_and_are_retried_by_the_nex
         &mut j,
         &m,
         &[
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -905,7 +970,7 @@ fn journal_to_stage_table_split_unit_translates_its_parts_then_joins_them() {
             // Chapter 2 is all translated: proofread beside the join of chapter 1's parts.
             (Stage::Translate, &["join ch1-001", "proofread r0 ch2"]),
             (Stage::Proofread(0), &["proofread r0 ch1"]),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -1003,7 +1068,7 @@ fn journal_to_stage_table_conflicting_coined_renderings_are_reconciled_before_th
         &[
             (Stage::Reconcile(0), &["reconcile r0"]),
             // The answer chose nothing: the term stays unreconciled, the call is not repeated.
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -1049,7 +1114,7 @@ fn journal_to_stage_table_unit_stuck_with_a_structure_error_is_translated_again_
         &mut j,
         &m,
         &[
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Revise(1), &["translate ch1-001 r1"]),
             // After the last round the kept candidate still has the structure error: the
             // unit is cut into its two paragraphs, each translated alone, then joined at
@@ -1164,7 +1229,7 @@ fn journal_to_stage_table_a_failed_piece_does_not_block_and_is_retried_by_the_ne
                 Stage::Proofread(0),
                 &["proofread r0 ch1", "proofread r0 ch2"],
             ),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Revise(1), &["translate ch1-001 r1"]),
             (Stage::Pieces, &["pieces ch1-001 r2 in 2"]),
         ],
@@ -1265,7 +1330,7 @@ fn journal_to_stage_table_chapter_one_is_proofread_while_chapter_two_translates(
         &m,
         &[
             (Stage::Proofread(0), &["proofread r0 ch2"]),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -1388,7 +1453,7 @@ fn old_state_keeps_whole_round_review_batches() {
         &mut j,
         &m2,
         &[
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
@@ -1499,7 +1564,7 @@ fn journal_to_stage_table_a_dismissed_structure_error_sends_no_pieces() {
                 Stage::Proofread(0),
                 &["proofread r0 ch1", "proofread r0 ch2"],
             ),
-            (Stage::Decide(0), &["decide r0"]),
+            (Stage::Decide(0), &["decide forced r0"]),
             (Stage::Revise(1), &["translate ch1-001 r1"]),
         ],
     );

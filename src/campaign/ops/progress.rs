@@ -103,6 +103,9 @@ pub fn label(c: &Campaign, action: &Action) -> String {
         Action::Brief { .. } => "book brief".into(),
         Action::Reconcile { round, .. } => format!("reconcile a term (round {round})"),
         Action::Decide { round, .. } => format!("manager decision (round {round})"),
+        Action::DecideForced { round, .. } => {
+            format!("manager decision (round {round}, QA errors only)")
+        }
         other => format!("{other:?}")
             .split([' ', '{'])
             .next()

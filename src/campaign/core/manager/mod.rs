@@ -99,6 +99,12 @@ pub enum Action {
     },
     /// The Manager's decision call for `round`; `key` covers its inputs.
     Decide { round: u32, key: CallKey },
+    /// Local: the decision for `round` when the reviewer flagged no unit beyond those that
+    /// deterministic QA errors already send back ([`Manager::decision_candidates`] is empty):
+    /// exactly those are revised, recorded under the decision's `key` with no model call.
+    /// There is nothing to decide, and a model asked anyway answers with the schema's
+    /// placeholders (the 0.5B of the quality benchmark, 0.13× the single pass's tokens).
+    DecideForced { round: u32, key: CallKey },
     /// Local: write the translated chapters.
     WriteOutputs,
     /// Local ("smaller when stuck"): record that unit `unit` (fingerprint `fp`),
@@ -128,6 +134,7 @@ impl Action {
             Action::GlossaryBatch { key, .. }
             | Action::Proofread { key, .. }
             | Action::Decide { key, .. }
+            | Action::DecideForced { key, .. }
             | Action::Reconcile { key, .. }
             | Action::Brief { key } => key.clone(),
             Action::MergeGlossary => CallKey::MergeGlossary,
@@ -153,6 +160,7 @@ impl Action {
                 | Action::WriteDesk
                 | Action::SplitStuck { .. }
                 | Action::JoinPieces { .. }
+                | Action::DecideForced { .. }
         )
     }
 

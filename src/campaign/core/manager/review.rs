@@ -15,6 +15,8 @@ use crate::qa;
 
 /// Most terms reconciled per round (each is one small call).
 pub const MAX_RECONCILIATIONS_PER_ROUND: usize = 8;
+/// Most advisory candidates shown to the Manager in one decision (keeps its prompt bounded).
+pub const MAX_DECISION_CANDIDATES: usize = 40;
 
 /// A term whose renderings disagree across units.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,6 +359,24 @@ impl Manager<'_> {
         set.into_values()
             .filter(|(u, _)| s.human_edit(u).is_none())
             .filter(|(u, _)| !s.kept_rank(u, round).is_some_and(|r| r.left_in_source))
+            .collect()
+    }
+
+    /// The units the Manager decides on after `round` (ids sorted, at most
+    /// [`MAX_DECISION_CANDIDATES`]): those the reviewer flagged (an issue or a revision request)
+    /// that `forced` (the units QA errors already send back) does not hold. Empty: the decision
+    /// is local ([`super::Action::DecideForced`]).
+    pub fn decision_candidates(&self, s: &State, round: u32, forced: &[String]) -> Vec<String> {
+        let mut flagged: std::collections::BTreeSet<&str> = Default::default();
+        for report in self.proof_reports(s, round) {
+            flagged.extend(report.issues.iter().map(|i| i.unit.as_str()));
+            flagged.extend(report.units_need_revision.iter().map(String::as_str));
+        }
+        flagged
+            .into_iter()
+            .filter(|u| !forced.iter().any(|f| f == u))
+            .take(MAX_DECISION_CANDIDATES)
+            .map(str::to_string)
             .collect()
     }
 

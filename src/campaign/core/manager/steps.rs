@@ -435,11 +435,18 @@ impl Walk<'_, '_> {
         if let Some(step) = self.reconciles(round) {
             return Round::Step(step);
         }
-        let decide = Action::Decide {
-            round,
-            key: self.m.decide_call_key(self.s, round),
-        };
-        if !self.settled(&self.key(&decide)) {
+        let key = self.m.decide_call_key(self.s, round);
+        if !self.settled(&key.to_string()) {
+            let forced = self.m.forced(self.s, round);
+            let decide = if self
+                .m
+                .decision_candidates(self.s, round, &forced)
+                .is_empty()
+            {
+                Action::DecideForced { round, key }
+            } else {
+                Action::Decide { round, key }
+            };
             let actions = self.open(decide).into_iter().collect();
             return Round::Step(Step {
                 stage: Stage::Decide(round),

@@ -116,6 +116,9 @@ impl<'a> RunLoop<'a> {
         match action {
             Action::MergeGlossary => commit::merge_glossary(c, m, store, state)?,
             Action::WriteDesk => crate::campaign::ops::desk::write(c, store, state)?,
+            Action::DecideForced { round, key } => {
+                commit::decide_forced(c, m, store, state, *round, key)?
+            }
             Action::JoinParts { unit } => {
                 commit::join_parts(c, m, store, state, *unit)?;
                 self.progress.finish("", true);
