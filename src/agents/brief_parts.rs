@@ -11,7 +11,7 @@
 //!   conventions, and any section an editor added), at most [`BOOK_PART_MAX_CHARS`]; it goes
 //!   into the stable prefix (the system message) of every Translation request;
 //! - one **synopsis per chapter**, at most [`SYNOPSIS_MAX_CHARS`] each; a unit's request carries
-//!   only its own chapter's, at the start of its second message (after the stable prefix, and
+//!   only its own chapter's, at the start of its glossary message (after the stable prefix, and
 //!   the same for every unit of the chapter, so a provider's prefix cache still reaches it).
 //!
 //! So the brief's share of a translation prompt is bounded by

@@ -60,10 +60,13 @@ impl Masked {
         })
     }
 
-    /// Appends [`Masked::instruction`] to the glossary message (the second message) of a
-    /// Translation request built from this masked text.
+    /// Appends [`Masked::instruction`] to the glossary message of a Translation request built
+    /// from this masked text (never to the example exchange before it).
     pub fn instruct(&self, req: &mut crate::llm::Request) {
-        if let (Some(line), Some(m)) = (self.instruction(), req.messages.get_mut(1)) {
+        if let (Some(line), Some(m)) = (
+            self.instruction(),
+            super::translation::glossary_message_mut(req),
+        ) {
             m.content.push_str(&line);
         }
     }

@@ -4,15 +4,22 @@
 //!
 //! 1. `system`: instructions and the translation guide, byte-identical for every unit of a
 //!    campaign;
-//! 2. `user`: the synopsis of the unit's chapter from the book brief (the same for every unit
-//!    of a chapter, so it comes first), then the glossary entries whose source terms occur in
-//!    this unit;
-//! 3. `user`: the unit's source text, exactly, and nothing else (HTML comments masked as
+//! 2. `user` + `assistant` (the example exchange): a fixed two-block example translated into
+//!    the target language ([`example_pair`]; campaign key `translation_example`, default on),
+//!    byte-identical for every unit, so it is part of the cached prefix. Without it the 0.5B
+//!    of the quality benchmark answered isolated units with their English source, or a piece
+//!    with the glossary line (docs/src/benchmarks.md, findings 3, 6 and 11); the single pass,
+//!    whose conversation holds its own earlier answers, did not. Sent again to the live model
+//!    with the example, the same requests were all translated;
+//! 3. `user` (the glossary message): the synopsis of the unit's chapter from the book brief
+//!    (the same for every unit of a chapter, so it comes first), then the glossary entries
+//!    whose source terms occur in this unit;
+//! 4. `user`: the unit's source text, exactly, and nothing else (HTML comments masked as
 //!    placeholders by [`super::mask`], restored in the answer by the caller).
 //!
 //! A revision appends `assistant` (the previous translation) and `user` (the findings to fix).
 //! The brief's share is bounded whatever the book's length: the system message has
-//! only its book-level part (audience, register, conventions) and message 2 only the unit's own
+//! only its book-level part (audience, register, conventions) and the glossary message only the unit's own
 //! chapter's synopsis, never every chapter's ([`super::brief_parts`]). The glossary entries are
 //! those whose source term occurs in the unit (`prompt_layout = "relevant"`, the default), so
 //! there are at most as many as term occurrences in the unit, each on one line with its note
@@ -47,9 +54,125 @@ pub struct Setup {
     /// Whether comments in code blocks are translated (campaign key `code_comments`).
     pub code_comments: crate::config::CodeComments,
     /// The synopsis of the unit's chapter from the brief (one line, at most
-    /// [`super::brief_parts::SYNOPSIS_MAX_CHARS`] characters), put at the start of message 2;
+    /// [`super::brief_parts::SYNOPSIS_MAX_CHARS`] characters), put at the start of the glossary message;
     /// empty when there is none (before the brief exists, or for a request of no chapter).
     pub chapter_brief: String,
+    /// The example exchange sent after the system message (`(source, translation)`, see
+    /// [`example_pair`]), or `None` (campaign key `translation_example = false`, or no
+    /// example for the pair).
+    pub example: Option<(&'static str, &'static str)>,
+}
+
+/// The example, one short paragraph and one list item with bold text and inline code, in the
+/// languages booktr has it for: `(language, script variant, text)`. Written for booktr; every
+/// version says the same thing, so any two of them are a source and its translation.
+const EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "en",
+        "",
+        "The next section compares the results in a table.\n\n- Each **row** is one run of the `eval` command.",
+    ),
+    (
+        "zh",
+        "",
+        "下一节用表格比较结果。\n\n- 每一**行**是 `eval` 命令的一次运行。",
+    ),
+    (
+        "zh",
+        "hant",
+        "下一節用表格比較結果。\n\n- 每一**列**是 `eval` 指令的一次執行。",
+    ),
+    (
+        "ja",
+        "",
+        "次の節では、結果を表で比較します。\n\n- 各**行**は `eval` コマンドの 1 回の実行です。",
+    ),
+    (
+        "ko",
+        "",
+        "다음 절에서는 결과를 표로 비교합니다.\n\n- 각 **행**은 `eval` 명령을 한 번 실행한 결과입니다.",
+    ),
+    (
+        "de",
+        "",
+        "Der nächste Abschnitt vergleicht die Ergebnisse in einer Tabelle.\n\n- Jede **Zeile** ist ein Lauf des Befehls `eval`.",
+    ),
+    (
+        "fr",
+        "",
+        "La section suivante compare les résultats dans un tableau.\n\n- Chaque **ligne** correspond à une exécution de la commande `eval`.",
+    ),
+    (
+        "es",
+        "",
+        "La siguiente sección compara los resultados en una tabla.\n\n- Cada **fila** es una ejecución del comando `eval`.",
+    ),
+    (
+        "pt",
+        "",
+        "A próxima seção compara os resultados em uma tabela.\n\n- Cada **linha** é uma execução do comando `eval`.",
+    ),
+    (
+        "it",
+        "",
+        "La sezione successiva confronta i risultati in una tabella.\n\n- Ogni **riga** è un'esecuzione del comando `eval`.",
+    ),
+    (
+        "ru",
+        "",
+        "В следующем разделе результаты сравниваются в таблице.\n\n- Каждая **строка** — это один запуск команды `eval`.",
+    ),
+];
+
+/// Every version of the example (see [`EXAMPLES`]), for checks that look for prompt text
+/// copied into a translation.
+pub fn example_texts() -> impl Iterator<Item = &'static str> {
+    EXAMPLES.iter().map(|(_, _, text)| *text)
+}
+
+/// The example exchange for translating `source` into `target`: the example in each language
+/// (see [`EXAMPLES`]; Traditional Chinese for `zh-Hant`, `zh-TW`, `zh-HK`, `zh-MO`), or `None`
+/// when booktr has no version in one of them, or both are the same language.
+pub fn example_pair(source: &Lang, target: &Lang) -> Option<(&'static str, &'static str)> {
+    let find = |l: &Lang| {
+        let variant = if l.name == "Traditional Chinese" {
+            "hant"
+        } else {
+            ""
+        };
+        EXAMPLES
+            .iter()
+            .find(|(code, v, _)| *code == l.primary() && *v == variant)
+            .map(|(_, _, text)| *text)
+    };
+    let (s, t) = (find(source)?, find(target)?);
+    (s != t).then_some((s, t))
+}
+
+/// Messages before the glossary message that the example takes (0 or 2), read from the
+/// request itself: in a request without the example, the third message (index 2) is the unit's
+/// source (`user`); with it, the example's translation (`assistant`).
+fn example_len(req: &Request) -> usize {
+    match req.messages.get(2) {
+        Some(m) if m.role == Role::Assistant => 2,
+        _ => 0,
+    }
+}
+
+/// The glossary message of a Translation request, to add to (neighbour context, fuzzy
+/// references, the placeholder instruction): never the example's messages, which stay the
+/// same bytes for every unit.
+pub fn glossary_message_mut(req: &mut Request) -> Option<&mut Message> {
+    let at = 1 + example_len(req);
+    req.messages.get_mut(at).filter(|m| m.role == Role::User)
+}
+
+/// The glossary message of a Translation request (after the example exchange, if any).
+pub fn glossary_message_of(req: &Request) -> Option<&str> {
+    req.messages
+        .get(1 + example_len(req))
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
 }
 
 /// A revision of an earlier translation.
@@ -172,10 +295,10 @@ pub fn build_request(
     build_request_with_context(setup, entries, unit_text, revision, None)
 }
 
-/// Words that open the chapter synopsis at the start of message 2.
+/// Words that open the chapter synopsis at the start of the glossary message.
 pub const CHAPTER_BRIEF_HEADER: &str = "About the chapter this text is from (book brief):";
 
-/// The chapter synopsis line of message 2 (with a blank line after it), or empty when
+/// The chapter synopsis line of the glossary message (with a blank line after it), or empty when
 /// `synopsis` is blank. The synopsis is put on one line, so no line of it can be read as a
 /// glossary line (`- source → target`).
 pub fn chapter_brief_message(synopsis: &str) -> String {
@@ -207,11 +330,13 @@ pub fn build_request_with_context(
             ctx.trim_end()
         ));
     }
-    let mut messages = vec![
-        Message::system(system_prompt(setup)),
-        Message::user(second),
-        Message::user(unit_text),
-    ];
+    let mut messages = vec![Message::system(system_prompt(setup))];
+    if let Some((source, translation)) = setup.example {
+        messages.push(Message::user(source));
+        messages.push(Message::assistant(translation));
+    }
+    messages.push(Message::user(second));
+    messages.push(Message::user(unit_text));
     if let Some(r) = revision {
         messages.push(Message::assistant(r.previous.clone()));
         let mut fb = String::from(
@@ -243,7 +368,7 @@ pub const FUZZY_HEADER: &str = "A translation memory holds similar but not ident
 /// last message; each reference is between `<reference match="N%">` tags and is never the
 /// answer itself. No change when `refs` is empty.
 pub fn add_fuzzy_references(request: &mut Request, refs: &[(u8, &str, &str)]) {
-    let Some(m) = request.messages.get_mut(1).filter(|_| !refs.is_empty()) else {
+    let Some(m) = glossary_message_mut(request).filter(|_| !refs.is_empty()) else {
         return;
     };
     m.content.push('\n');
@@ -258,18 +383,19 @@ pub fn add_fuzzy_references(request: &mut Request, refs: &[(u8, &str, &str)]) {
     }
 }
 
-/// The unit source text of a Translation request (message 3), for the pseudo provider and
-/// tests.
+/// The unit source text of a Translation request (the message after the glossary message), for
+/// the pseudo provider and tests.
 pub fn source_of(req: &Request) -> Option<&str> {
     req.messages
-        .get(2)
+        .get(2 + example_len(req))
         .filter(|m| m.role == Role::User)
         .map(|m| m.content.as_str())
 }
 
 /// The previous translation and feedback of a revision request, if it is one.
 pub fn revision_of(req: &Request) -> Option<(&str, &str)> {
-    match (req.messages.get(3), req.messages.get(4)) {
+    let at = 3 + example_len(req);
+    match (req.messages.get(at), req.messages.get(at + 1)) {
         (Some(a), Some(u)) if a.role == Role::Assistant => {
             Some((a.content.as_str(), u.content.as_str()))
         }
@@ -388,6 +514,105 @@ mod tests {
     use super::*;
     use crate::termbase::Origin;
 
+    /// With the example in front, the placeholder instruction of a masked unit and the fuzzy
+    /// references were appended to the second message, the example's source (both wrote into "the
+    /// second message"): the stable prefix changed with every masked unit, and the model read
+    /// the instruction as part of the example.
+    #[test]
+    fn the_placeholder_instruction_and_fuzzy_references_went_into_the_example() {
+        let mut s = setup();
+        s.example = example_pair(&Lang::parse("en"), &Lang::parse("zh"));
+        let masked = super::super::mask::mask("Intro <!-- a note --> text.\n");
+        assert!(!masked.is_empty());
+        let mut r = build_request(&s, &[], &masked.text, None);
+        masked.instruct(&mut r);
+        add_fuzzy_references(&mut r, &[(90, "Intro text.", "介绍文字。")]);
+        let (ex_src, ex_tgt) = s.example.unwrap();
+        assert_eq!(
+            (
+                r.messages[1].content.as_str(),
+                r.messages[2].content.as_str()
+            ),
+            (ex_src, ex_tgt)
+        );
+        let g = glossary_message_of(&r).unwrap();
+        assert!(g.contains("placeholders such as"), "{g}");
+        assert!(g.contains("<reference match=\"90%\">"), "{g}");
+        assert_eq!(source_of(&r), Some(masked.text.as_str()));
+    }
+
+    /// Quality benchmark findings 3, 6 and 11: without an example of the target language, the
+    /// 0.5B answered an isolated unit with its English source and a piece with the glossary
+    /// line; with the example exchange after the system message the same requests were
+    /// translated. The example sits in the stable prefix, and the helpers that read a request
+    /// back find the glossary, the source and a revision after it.
+    #[test]
+    fn a_weak_model_echoed_an_isolated_unit_without_an_example_exchange() {
+        let (en, zh) = (Lang::parse("en"), Lang::parse("zh"));
+        let mut s = setup();
+        s.example = example_pair(&en, &zh);
+        let (ex_src, ex_tgt) = s.example.unwrap();
+        assert!(ex_src.starts_with("The next section compares") && ex_tgt.starts_with("下一节"));
+        let entry = Entry {
+            source: "tool".into(),
+            target: "工具".into(),
+            note: String::new(),
+            origin: Origin::HouseStyle,
+            forbidden: Vec::new(),
+            variants: Vec::new(),
+        };
+        let rev = Revision {
+            previous: "旧译文".into(),
+            feedback: vec!["fix it".into()],
+        };
+        let r = build_request(&s, &[&entry], "Call the tool.\n", Some(&rev));
+        let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::System,
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::User,
+                Role::Assistant,
+                Role::User
+            ]
+        );
+        assert_eq!(
+            (
+                r.messages[1].content.as_str(),
+                r.messages[2].content.as_str()
+            ),
+            (ex_src, ex_tgt)
+        );
+        assert_eq!(
+            glossary_message_of(&r),
+            Some("Glossary (use these renderings):\n- tool → 工具\n")
+        );
+        assert_eq!(source_of(&r), Some("Call the tool.\n"));
+        assert_eq!(
+            revision_of(&r),
+            Some((
+                "旧译文",
+                "A review found problems in your translation. Fix them and reply with the complete corrected translation of the whole text, in Markdown only:\n- fix it\n"
+            ))
+        );
+        // The same prefix for every unit.
+        let other = build_request(&s, &[], "Another unit.\n", None);
+        assert_eq!(other.messages[..3], r.messages[..3]);
+        // Traditional Chinese has its own version; a pair without a version has none.
+        assert!(
+            example_pair(&en, &Lang::parse("zh-TW"))
+                .unwrap()
+                .1
+                .contains("下一節")
+        );
+        assert_eq!(example_pair(&zh, &en), Some((ex_tgt, ex_src)));
+        assert_eq!(example_pair(&en, &en), None);
+        assert_eq!(example_pair(&en, &Lang::parse("sw")), None);
+    }
+
     fn setup() -> Setup {
         Setup {
             source: Lang::parse("en"),
@@ -397,6 +622,7 @@ mod tests {
             brief: String::new(),
             code_comments: Default::default(),
             chapter_brief: String::new(),
+            example: None,
         }
     }
 

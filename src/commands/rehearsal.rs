@@ -106,10 +106,8 @@ impl Rehearsal {
             }
             Agent::Judge => crate::experiment::judge::pseudo_answer(req),
             Agent::Translation => {
-                let glossary = req
-                    .messages
-                    .get(1)
-                    .map(|m| translation::parse_glossary_message(&m.content))
+                let glossary = translation::glossary_message_of(req)
+                    .map(translation::parse_glossary_message)
                     .unwrap_or_default();
                 let source = translation::source_of(req).unwrap_or("");
                 pseudo_translate_with(source, &self.target, &glossary, &self.typography)
@@ -270,6 +268,7 @@ mod tests {
                 brief: String::new(),
                 code_comments: Default::default(),
                 chapter_brief: String::new(),
+                example: None,
             },
             &[],
             "Some text.\n",

@@ -72,6 +72,9 @@ pub struct Plan {
     /// measured by `cargo bench --bench quality`, the brief cost tokens and lowered chrF++;
     /// see docs/src/benchmarks.md, finding 7).
     pub brief: bool,
+    /// Whether Translation requests carry the example exchange (campaign key
+    /// `translation_example`, default true; see [`RawCampaign::translation_example`]).
+    pub translation_example: bool,
     /// Input budget per request in `o200k_base` tokens (default 32,000).
     pub max_context_tokens: usize,
     /// Whether the Translation prompt carries the whole termbase (see
@@ -267,6 +270,7 @@ impl Plan {
             revision_rounds: raw.revision_rounds.unwrap_or(1),
             agent_glossary: raw.agent_glossary.unwrap_or(true),
             brief: raw.brief.unwrap_or(false),
+            translation_example: raw.translation_example.unwrap_or(true),
             max_context_tokens: limits.max_context_tokens,
             full_glossary_prompt: options.full_glossary_prompt,
             context_chars: raw.context_chars.unwrap_or(1500),

@@ -47,6 +47,12 @@ pub struct RawCampaign {
     /// docs/src/benchmarks.md finding 7) measured the brief costing tokens and chrF++ against
     /// the human edition; `true` turns it on.
     pub brief: Option<bool>,
+    /// Whether Translation requests carry a fixed example exchange (a short paragraph and list
+    /// item already translated into the target language) after the system message (default
+    /// true; only for the languages booktr has the example in: `agents::translation::example_pair`). The
+    /// quality benchmark's 0.5B answered isolated units with their source or the glossary
+    /// message without it (docs/src/benchmarks.md, finding 11); `false` leaves it out.
+    pub translation_example: Option<bool>,
     /// Marker translators put after a rendering they coin (default `[待审]` for Chinese targets,
     /// `[review]` for most others).
     pub review_marker: Option<String>,

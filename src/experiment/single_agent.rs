@@ -834,6 +834,7 @@ mod tests {
             brief: String::new(),
             code_comments: Default::default(),
             chapter_brief: String::new(),
+            example: None,
         };
         let house = Termbase::from_entries([Entry {
             source: "context window".into(),

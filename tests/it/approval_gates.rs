@@ -250,7 +250,7 @@ fn glossary_gate_waits_survives_kills_and_uses_the_edited_entries_and_brief() {
             "the edited brief is in the stable prefix"
         );
         let unit = r.unit_text().unwrap();
-        let glossary = &r.messages[1].content;
+        let glossary = r.glossary_text();
         if unit.contains("context window") {
             assert!(glossary.contains("context window → 语境窗"), "{glossary}");
             assert!(

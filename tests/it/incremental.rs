@@ -133,7 +133,7 @@ fn adding_a_glossary_entry_retranslates_only_units_with_the_term() {
         fake.requests()
             .iter()
             .filter(|r| r.agent == Agent::Translation)
-            .all(|r| r.messages[1].content.contains("Paragraph 3 → 第三段"))
+            .all(|r| r.glossary_text().contains("Paragraph 3 → 第三段"))
     );
 }
 

@@ -1226,14 +1226,10 @@ fn a_fuzzy_memory_match_is_a_prompt_reference_never_a_copied_translation() {
     assert!(!requests.is_empty(), "the unit was translated by the model");
     let with_ref: Vec<_> = requests
         .iter()
-        .filter(|r| r.messages[1].content.contains("<reference match=\""))
+        .filter(|r| r.glossary_text().contains("<reference match=\""))
         .collect();
-    assert!(
-        !with_ref.is_empty(),
-        "{:?}",
-        requests[0].messages[1].content
-    );
-    let second = &with_ref[0].messages[1].content;
+    assert!(!with_ref.is_empty(), "{:?}", requests[0].glossary_text());
+    let second = with_ref[0].glossary_text();
     assert!(second.contains("reads the result"), "{second}");
     // Stable prefix first: the system prompt carries no reference; the unit text is last.
     assert!(!with_ref[0].messages[0].content.contains("<reference"));

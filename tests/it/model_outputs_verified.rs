@@ -50,7 +50,8 @@ fn script(fake: &FakeServer) {
         }
         if r.agent == Agent::Translation && !r.is_revision() {
             let mut messages: Vec<Message> = r.messages.clone();
-            messages[1].content = format!("- working memory → 工作记忆\n{}", messages[1].content);
+            let g = r.glossary_index();
+            messages[g].content = format!("- working memory → 工作记忆\n{}", messages[g].content);
             return Reply::Content(default_content(&zh, Agent::Translation, &messages));
         }
         Reply::Default
@@ -197,7 +198,8 @@ fn reconciliation_answer_ok_is_rejected_in_a_run() {
         } else {
             "- tool call → 工具调用\n"
         };
-        messages[1].content = format!("{line}{}", messages[1].content);
+        let g = r.glossary_index();
+        messages[g].content = format!("{line}{}", messages[g].content);
         Reply::Content(default_content(&zh, Agent::Translation, &messages))
     });
     let c = campaign("r", "");

@@ -51,7 +51,7 @@ fn context_is_sent_read_only_and_costs_little() {
     let mut with_context = 0;
     for r in &reqs {
         let unit = r.unit_text().unwrap();
-        let glossary_msg = &r.messages[1].content;
+        let glossary_msg = r.glossary_text();
         if text.starts_with(unit) {
             assert!(
                 !glossary_msg.contains(CONTEXT_HEADER),
@@ -110,13 +110,13 @@ fn echoing_server() -> FakeServer {
     fake.script(move |r| {
         if r.agent != Agent::Translation
             || r.is_revision()
-            || !r.messages[1].content.contains(CONTEXT_HEADER)
+            || !r.glossary_text().contains(CONTEXT_HEADER)
         {
             return Reply::Default;
         }
         // The model translates the context as well as the unit.
-        let ctx = r.messages[1]
-            .content
+        let ctx = r
+            .glossary_text()
             .split("<context>\n")
             .nth(1)
             .unwrap()
@@ -125,7 +125,8 @@ fn echoing_server() -> FakeServer {
             .unwrap()
             .to_string();
         let mut m = r.messages.clone();
-        m[2].content = format!("{ctx}\n\n{}", m[2].content);
+        let unit = r.glossary_index() + 1;
+        m[unit].content = format!("{ctx}\n\n{}", m[unit].content);
         Reply::Content(default_content(&zh, Agent::Translation, &m))
     });
     fake

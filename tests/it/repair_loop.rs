@@ -82,7 +82,8 @@ fn drift_script(fake: &FakeServer, gloss: bool) {
         } else {
             "- tool call → 工具调用\n"
         };
-        messages[1].content = format!("{line}{}", messages[1].content);
+        let g = r.glossary_index();
+        messages[g].content = format!("{line}{}", messages[g].content);
         Reply::Content(default_content(&zh, Agent::Translation, &messages))
     });
 }

@@ -443,6 +443,14 @@ impl Campaign {
             brief: book,
             code_comments: self.plan.code_comments,
             chapter_brief: String::new(),
+            example: if self.plan.translation_example {
+                crate::agents::translation::example_pair(
+                    &self.plan.source_lang,
+                    &self.plan.target_lang,
+                )
+            } else {
+                None
+            },
         }
     }
 

@@ -108,22 +108,22 @@ fn a_unit_prompt_has_its_own_chapter_synopsis_and_no_other() {
         assert!(!all.contains(&format!("`{}`", key(other))), "{other}");
     }
     // The book-level part is in the stable prefix, the same for units of any chapter; the
-    // synopsis opens the second message.
+    // synopsis opens the glossary message.
     let system = &req.messages[0].content;
     assert!(system.contains("Book brief:\n## Audience\nSoftware engineers"));
     assert!(system.contains("## Conventions\n- Keep the English term"));
     assert!(!system.contains("Synopsis"));
     assert_eq!(request(&c, 3, &b).messages[0], req.messages[0]);
     assert!(
-        req.messages[1]
-            .content
+        translation::glossary_message_of(&req)
+            .unwrap()
             .starts_with(translation::CHAPTER_BRIEF_HEADER)
     );
     // No brief yet: no synopsis line either.
     let none = request(&c, 57, "");
     assert!(
-        !none.messages[1]
-            .content
+        !translation::glossary_message_of(&none)
+            .unwrap()
             .contains(translation::CHAPTER_BRIEF_HEADER)
     );
     assert!(!none.messages[0].content.contains("Book brief"));
@@ -139,8 +139,8 @@ fn a_one_chapter_book_keeps_the_whole_brief_in_the_stable_prefix() {
     let req = request(&c, 1, &b);
     assert!(req.messages[0].content.contains(b.trim_end()));
     assert!(
-        !req.messages[1]
-            .content
+        !translation::glossary_message_of(&req)
+            .unwrap()
             .contains(translation::CHAPTER_BRIEF_HEADER)
     );
 }

@@ -22,7 +22,9 @@
 //!   [`crate::agents::translation`] at first use, so they follow its wording): "You are a
 //!   professional technical translator", "Reply with the translated Markdown only", "Translation
 //!   guide:", "Glossary (use these renderings)", "A review found problems in your translation",
-//!   the default guide's lines, and a "Rules:" line followed by numbered rules.
+//!   the default guide's lines, the lines of the example exchange in every language it has
+//!   ([`crate::agents::translation::example_pair`]), and a "Rules:" line followed by numbered
+//!   rules.
 //! - **Meta replies**: a reply asking for the text instead of translating it ("Please provide
 //!   the text to translate", "Veuillez fournir le texte", "请提供需要翻译的…"), anywhere.
 //! - **Blocks with no source counterpart** before the first or after the last translated block
@@ -542,6 +544,8 @@ fn prompt_fragments() -> &'static [String] {
             code_comments: Default::default(),
             // The chapter synopsis line's opening words are prompt text too.
             chapter_brief: "\u{1}".into(),
+            // The example exchange's lines are added below, in every language.
+            example: None,
         };
         let entry = Entry {
             source: "\u{1}".into(),
@@ -582,6 +586,16 @@ fn prompt_fragments() -> &'static [String] {
             let f = l[..cut].trim().trim_end_matches('.').to_lowercase();
             if f.chars().count() >= 12 && !out.contains(&f) {
                 out.push(f);
+            }
+        }
+        // The example exchange's lines, in every language booktr has it for: a model that
+        // copies the example into its answer has injected it.
+        for text in translation::example_texts() {
+            for line in text.lines() {
+                let l = line.trim().trim_start_matches("- ").trim().to_lowercase();
+                if l.chars().count() >= 8 && !out.contains(&l) {
+                    out.push(l);
+                }
             }
         }
         for zh in [
@@ -978,6 +992,39 @@ impl<'l> LabelLine<'l> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every version of the example is a faithful translation of every other by booktr's own
+    /// QA (no error finding but `injected_text`, which reports the example's lines copied into
+    /// a translation), so the example teaches nothing QA would then reject.
+    #[test]
+    fn every_example_version_passes_qa_against_every_other() {
+        use crate::agents::translation;
+        use crate::lang::Lang;
+        use crate::qa::{self, QaContext, Severity};
+        use crate::termbase::Termbase;
+        let langs = [
+            "en", "zh", "zh-Hant", "ja", "ko", "de", "fr", "es", "pt", "it", "ru",
+        ];
+        for a in langs {
+            for b in langs {
+                let (la, lb) = (Lang::parse(a), Lang::parse(b));
+                let Some((src, tgt)) = translation::example_pair(&la, &lb) else {
+                    assert!(
+                        a == b || (a.starts_with("zh") && b.starts_with("zh")),
+                        "{a} -> {b}"
+                    );
+                    continue;
+                };
+                let ctx = QaContext::new(&la, &lb, &Termbase::default());
+                let errors: Vec<_> = qa::check_unit(&ctx, "u", "", src, tgt)
+                    .into_iter()
+                    .filter(|f| f.severity == Severity::Error && f.check != "injected_text")
+                    .collect();
+                assert!(errors.is_empty(), "{a} -> {b}: {errors:#?}");
+            }
+        }
+    }
+
     use crate::termbase::Termbase;
 
     fn run(s: &str, t: &str) -> Vec<Finding> {

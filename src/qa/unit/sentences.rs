@@ -20,7 +20,7 @@
 //!   [`MIN_FRAGMENT_SOURCE`] non-whitespace source characters whose counterpart has fewer than
 //!   [`fragment_floor`] of them per source character (`工具 → 工具` for a 300-character
 //!   paragraph: a weak model answered a piece with a glossary line, and its run reported the unit
-//!   clean, quality benchmark finding 10). The floor is a third of the lowest ratio human
+//!   clean, quality benchmark finding 6). The floor is a third of the lowest ratio human
 //!   translators reach, so no faithful paragraph comes near it: in the corpus's zh and en
 //!   editions (2,211 paragraphs of at least 80 characters paired one to one) the zh/en ratio is
 //!   never below 0.170 (0.1th percentile 0.206, median 0.355).

@@ -54,10 +54,42 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// The unit text of a Translation request (its third message).
+    /// Messages the example exchange takes after the system message of a Translation request
+    /// (2, or 0 without it: see `booktr::agents::translation::example_pair`).
+    fn example_len(&self) -> usize {
+        match self.messages.get(2) {
+            Some(m) if m.role == booktr::llm::Role::Assistant => 2,
+            _ => 0,
+        }
+    }
+
+    /// Index of a Translation request's glossary message (after the example exchange).
+    pub fn glossary_index(&self) -> usize {
+        1 + self.example_len()
+    }
+
+    /// The glossary message of a Translation request (glossary entries, context, synopsis).
+    pub fn glossary_text(&self) -> &str {
+        self.messages
+            .get(self.glossary_index())
+            .map_or("", |m| m.content.as_str())
+    }
+
+    /// The previous translation a revision request shows the model.
+    pub fn previous_translation(&self) -> Option<&str> {
+        self.messages
+            .get(3 + self.example_len())
+            .map(|m| m.content.as_str())
+    }
+
+    /// The unit text of a Translation request (its third message after the example).
     pub fn unit_text(&self) -> Option<&str> {
         (self.agent == Agent::Translation)
-            .then(|| self.messages.get(2).map(|m| m.content.as_str()))
+            .then(|| {
+                self.messages
+                    .get(2 + self.example_len())
+                    .map(|m| m.content.as_str())
+            })
             .flatten()
     }
 
@@ -70,7 +102,7 @@ impl Recorded {
     }
 
     pub fn is_revision(&self) -> bool {
-        self.agent == Agent::Translation && self.messages.len() > 3
+        self.agent == Agent::Translation && self.messages.len() > 3 + self.example_len()
     }
 
     /// Whether this is a turn of the single-agent conversation (`run --mode single-agent`).

@@ -112,8 +112,10 @@ concurrency = 1
 revision_rounds = 1
 proofread_share = 1.0
 # The answers in tests/fixtures/real-llm were recorded with the book brief on (the default
-# then); the brief stays exercised here on a real model.
+# then); the brief stays exercised here on a real model. They were recorded before the
+# example exchange was added to Translation requests, which these requests leave out.
 brief = true
+translation_example = false
 
 [provider]
 kind = "openai"
@@ -171,8 +173,9 @@ glossaries = ["house-style.en-zh.csv"]
 max_unit_chars = {SAMPLE_MAX_UNIT_CHARS}
 concurrency = 1
 revision_rounds = 1
-# Recorded with the book brief on, as the tiny campaign.
+# Recorded with the book brief on and without the example exchange, as the tiny campaign.
 brief = true
+translation_example = false
 
 {provider}"#,
         chapters = chapters.join(", ")
