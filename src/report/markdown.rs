@@ -408,6 +408,16 @@ fn proofreading_section(o: &mut String, r: &Report) {
 
 /// The Manager's decisions and the terms rendered inconsistently.
 fn decisions_and_drift_section(o: &mut String, r: &Report) {
+    for w in &r.revisions_withheld {
+        let _ = writeln!(
+            o,
+            "Revisions withheld after round {}: the model's first {} revisions of the round were all rejected (QA ranked each below the text it would replace), so {} unit(s) were not sent back ({}); those still wrong were translated again in pieces, and their errors are listed above.\n",
+            w.round,
+            w.judged,
+            w.units.len(),
+            w.units.join(", ")
+        );
+    }
     if !r.decisions.is_empty() {
         let _ = writeln!(o, "## Manager decisions\n");
         for d in &r.decisions {

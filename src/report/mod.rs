@@ -266,6 +266,9 @@ pub struct Report {
     pub glossary_parse: ParseStats,
     pub proofreading: Vec<ProofBatch>,
     pub decisions: Vec<DecisionReport>,
+    /// Rounds whose remaining revisions were not sent because the model's first revisions
+    /// of the round were all rejected ([`crate::campaign::core::manager::RevisionsWithheld`]).
+    pub revisions_withheld: Vec<crate::campaign::core::manager::RevisionsWithheld>,
     pub reconciliations: Vec<ReconciliationReport>,
     /// Term × unit table of the terms rendered more than one way (or kept in some units).
     pub drift: Vec<qa::DriftRow>,
@@ -623,6 +626,9 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         glossary_parse: calls.glossary_parse,
         proofreading: calls.proofreading,
         decisions: calls.decisions,
+        revisions_withheld: (0..c.plan.revision_rounds)
+            .filter_map(|r| m.revisions_withheld(s, r))
+            .collect(),
         reconciliations: calls.reconciliations,
         drift: campaign_qa
             .drift
@@ -1157,6 +1163,7 @@ pub fn build_standalone(
         glossary_parse: ParseStats::default(),
         proofreading: Vec::new(),
         decisions: Vec::new(),
+        revisions_withheld: Vec::new(),
         reconciliations: Vec::new(),
         drift: campaign_qa
             .drift

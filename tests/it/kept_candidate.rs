@@ -332,7 +332,7 @@ fn a_rejected_revision_is_not_the_base_of_the_next_one() {
     assert_eq!(second.len(), 2);
     // The second revision starts from the kept first translation, not the rejected revision,
     // and is told why.
-    let previous = &second[1].messages[3].content;
+    let previous = second[1].previous_translation().unwrap();
     assert!(previous.contains(BAD_LINK), "{previous}");
     assert!(!previous.contains("发明的标题"), "{previous}");
     assert!(
@@ -405,4 +405,69 @@ fn an_imported_edit_is_a_candidate_of_origin_imported() {
     assert_eq!(k[1]["kept"], true);
     assert_eq!(u["kept_round"], serde_json::Value::Null);
     assert!(c.read("k/out/a.md").contains("编辑补充的一句话。"));
+}
+
+/// Quality benchmark finding 12: the 0.5B's revisions were all rejected (4 of 4), and every
+/// one was paid for. Once the first two revisions of a round are rejected, the round's other
+/// revisions are not sent; the report says which units and why, and the errors stay on it.
+#[test]
+fn every_revision_was_sent_although_the_model_had_failed_each_one() {
+    let fake = worse_reviser();
+    let c = TestCampaign::with_chapters(
+        "k",
+        &["a.md"],
+        "revision_rounds = 1\nrepair = \"off\"\nconcurrency = 1\nmax_unit_chars = 400\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    let body = CHAPTER.trim_start_matches("# Agents\n\n");
+    let chapter: String = (1..=4)
+        .map(|i| format!("## Part {i}\n\n{body}\n"))
+        .collect();
+    c.write("a.md", &format!("# Agents\n\n{chapter}"));
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let first = fake
+        .requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
+        .count();
+    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    assert!(first >= 4, "{first} first translations");
+    // The runner fills a freed slot before it records the answer that freed it, so with one
+    // slot the third revision is out when the second is judged; the fourth is withheld.
+    assert_eq!(
+        revisions, 3,
+        "two revisions judged (one more already out), the rest withheld"
+    );
+    let rj = report(&c);
+    let w = rj["revisions_withheld"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        (w[0]["round"].as_u64(), w[0]["judged"].as_u64()),
+        (Some(0), Some(3))
+    );
+    let withheld: Vec<&str> = w[0]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert_eq!(withheld.len(), first - 3, "{withheld:?}");
+    // Their errors stay on the report: nothing is called fixed.
+    for u in rj["units"].as_array().unwrap() {
+        if withheld.contains(&u["id"].as_str().unwrap()) {
+            assert!(
+                u["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["check"] == "links"),
+                "{u}"
+            );
+        }
+    }
+    let md = c.read("k/validation/report.md");
+    assert!(
+        md.contains("Revisions withheld after round 0: the model's first 3 revisions of the round were all rejected"),
+        "{md}"
+    );
 }

@@ -50,7 +50,9 @@ use crate::agents::glossary::{self, Candidate};
 use crate::qa;
 
 pub use context::{ChapterIndex, FileIndex, GuideRef, ManagerContext, Progress};
-pub use review::{Conflict, MAX_RECONCILIATIONS_PER_ROUND, ProofBatchPlan};
+pub use review::{
+    Conflict, MAX_RECONCILIATIONS_PER_ROUND, ProofBatchPlan, REVISION_TRIAL, RevisionsWithheld,
+};
 // The table tests (with the operations, `ops/manager_tests.rs`) check the drift rule directly.
 #[cfg(test)]
 pub(in crate::campaign) use review::drift_conflicts;

@@ -9,7 +9,7 @@ use super::{Manager, translate_key};
 use crate::agents::proofreading::{self, ReviewItem};
 use crate::agents::reconcile::Rendering;
 use crate::campaign::core::call_key::{CallKey, short_hash};
-use crate::campaign::core::state::State;
+use crate::campaign::core::state::{CandidateOrigin, State};
 use crate::campaign::core::store::Output;
 use crate::qa;
 
@@ -17,6 +17,23 @@ use crate::qa;
 pub const MAX_RECONCILIATIONS_PER_ROUND: usize = 8;
 /// Most advisory candidates shown to the Manager in one decision (keeps its prompt bounded).
 pub const MAX_DECISION_CANDIDATES: usize = 40;
+/// Revisions of a round judged, none kept, after which the round's remaining revisions are
+/// withheld ([`Manager::revisions_withheld`]). On the quality benchmark's 0.5B every revision
+/// of the re-recorded orchestration (4 of 4) and all but one of the earlier recording were
+/// rejected (docs/src/benchmarks.md, finding 12); a model that writes acceptable revisions
+/// has one kept among its first two nearly always, and one kept revision lifts the stop.
+pub const REVISION_TRIAL: usize = 2;
+
+/// Why a round's remaining revisions are not sent: the model's revisions in that round so far.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RevisionsWithheld {
+    pub round: u32,
+    /// Revisions of the round judged so far (recorded and ranked against the text they would
+    /// replace), and none of them kept.
+    pub judged: usize,
+    /// Units of the round's revision set not revised (ids in book order).
+    pub units: Vec<String>,
+}
 
 /// A term whose renderings disagree across units.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -360,6 +377,37 @@ impl Manager<'_> {
             .filter(|(u, _)| s.human_edit(u).is_none())
             .filter(|(u, _)| !s.kept_rank(u, round).is_some_and(|r| r.left_in_source))
             .collect()
+    }
+
+    /// The revisions after `round` that are withheld, if any: when at least [`REVISION_TRIAL`]
+    /// of the round's revisions have been recorded and QA ranked every one of them below the
+    /// text it would replace (none kept), the round's revisions not yet sent are not sent.
+    /// The model has shown it cannot revise here; a unit still wrong is translated again in
+    /// pieces from its source after the rounds, as any unit the revisions did not fix, and
+    /// its errors stay on the report. A pure function of the recorded results, so a resumed
+    /// run withholds the same units; one kept revision lifts it.
+    pub fn revisions_withheld(&self, s: &State, round: u32) -> Option<RevisionsWithheld> {
+        let set = self.revision_set(s, round);
+        let (mut judged, mut kept) = (0usize, 0usize);
+        let mut unsent = Vec::new();
+        for (u, _) in &set {
+            match s
+                .candidates(u)
+                .into_iter()
+                .find(|c| c.round == Some(round + 1) && c.origin == CandidateOrigin::Revision)
+            {
+                Some(c) => {
+                    judged += 1;
+                    kept += usize::from(!c.rejected);
+                }
+                None => unsent.push(u.clone()),
+            }
+        }
+        (judged >= REVISION_TRIAL && kept == 0 && !unsent.is_empty()).then_some(RevisionsWithheld {
+            round,
+            judged,
+            units: unsent,
+        })
     }
 
     /// The units the Manager decides on after `round` (ids sorted, at most

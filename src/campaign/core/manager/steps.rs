@@ -538,6 +538,25 @@ impl Walk<'_, '_> {
             })
             .filter(|a| !self.settled(&self.key(a)))
             .collect();
+        // The model's first revisions of the round were all rejected: the rest are not sent
+        // (`Manager::revisions_withheld`); those in flight finish.
+        let withheld = if pending.is_empty() {
+            None
+        } else {
+            m.revisions_withheld(s, round)
+        };
+        let pending: Vec<Action> = match &withheld {
+            None => pending,
+            Some(w) => pending
+                .into_iter()
+                .filter(|a| {
+                    let Action::Translate { unit, .. } = a else {
+                        return true;
+                    };
+                    self.in_flight.contains(&self.key(a)) || !w.units.contains(&c.units[*unit].id)
+                })
+                .collect(),
+        };
         if !pending.is_empty() {
             let mut actions: Vec<Action> = pending
                 .into_iter()
