@@ -247,14 +247,19 @@ pub enum QualityArm {
     NoProofreading,
     /// `repair = "off"`: no mechanical repair.
     NoRepair,
+    /// `revision_rounds = 0`: proofreading (advice for the editor) and pieces for units still
+    /// wrong after the first translation, but no revision and no Manager decision: what the
+    /// revision stage adds and costs.
+    NoRevision,
 }
 
 impl QualityArm {
     /// Every arm, in the order they are run (the ones that share requests with the
     /// orchestration first).
-    pub const ALL: [QualityArm; 6] = [
+    pub const ALL: [QualityArm; 7] = [
         QualityArm::SinglePass,
         QualityArm::Orchestration,
+        QualityArm::NoRevision,
         QualityArm::NoRepair,
         QualityArm::NoProofreading,
         QualityArm::WithBrief,
@@ -270,6 +275,7 @@ impl QualityArm {
             QualityArm::WithBrief => "with_brief",
             QualityArm::NoProofreading => "no_proofreading",
             QualityArm::NoRepair => "no_repair",
+            QualityArm::NoRevision => "no_revision",
         }
     }
 
@@ -281,6 +287,7 @@ impl QualityArm {
             QualityArm::WithBrief => "brief = true\n",
             QualityArm::NoProofreading => "revision_rounds = 0\nproofread_share = 0.0\n",
             QualityArm::NoRepair => "repair = \"off\"\n",
+            QualityArm::NoRevision => "revision_rounds = 0\n",
         }
     }
 }

@@ -322,7 +322,7 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
     };
     json!({
         "schema": 1,
-        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and four ablations on a 3.6 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
+        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and five ablations on a 3.6 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
         "model": o.model,
         "server": "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384, run under nice 5 on the shared 2-core machine",
         "fixture": "tests/fixtures/quality/answers.jsonl",
