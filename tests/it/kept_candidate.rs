@@ -471,3 +471,70 @@ fn every_revision_was_sent_although_the_model_had_failed_each_one() {
         "{md}"
     );
 }
+
+/// A revision that was sent and failed is a failed call, not a withheld one: the next run
+/// retries it (the status's "run again to retry" stays true), and only revisions never sent
+/// are withheld.
+#[test]
+fn a_failed_revision_was_counted_as_withheld_and_never_retried() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    let part_one = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = part_one.clone();
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let first = default_content(&zh, Agent::Translation, &r.messages).replace(LINK, BAD_LINK);
+        if !r.is_revision() {
+            return Reply::Content(first);
+        }
+        // Part 1's revision always comes back empty (a failed call); the others are worse.
+        if r.unit_text().is_some_and(|t| t.contains("## Part 1")) {
+            seen.fetch_add(1, Ordering::SeqCst);
+            Reply::Content(String::new())
+        } else {
+            Reply::Content(format!("{first}{JUNK}"))
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "k",
+        &["a.md"],
+        "revision_rounds = 1\nrepair = \"off\"\nconcurrency = 1\nmax_unit_chars = 400\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    let body = CHAPTER.trim_start_matches("# Agents\n\n");
+    let chapter: String = (1..=5)
+        .map(|i| format!("## Part {i}\n\n{body}\n"))
+        .collect();
+    c.write("a.md", &format!("# Agents\n\n{chapter}"));
+    let withheld_units = |c: &TestCampaign| -> Vec<String> {
+        report(c)["revisions_withheld"][0]["units"]
+            .as_array()
+            .map(|a| a.iter().map(|u| u.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let out = run(&c, &fake);
+    let s = json_summary(&out);
+    assert_eq!(
+        s["status"], "incomplete",
+        "the failed revision is reported: {s}"
+    );
+    let tried = part_one.load(Ordering::SeqCst);
+    assert!(tried >= 1, "Part 1's revision was sent");
+    let withheld = withheld_units(&c);
+    assert!(!withheld.is_empty(), "two revisions were rejected");
+    // The next run retries the failed revision; the withheld ones stay withheld.
+    let again = run(&c, &fake);
+    assert!(
+        part_one.load(Ordering::SeqCst) > tried,
+        "the failed revision was retried: {}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(withheld_units(&c), withheld);
+    assert_eq!(
+        json_summary(&again)["status"],
+        "incomplete",
+        "it failed again, and says so"
+    );
+}

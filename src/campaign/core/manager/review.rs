@@ -385,7 +385,9 @@ impl Manager<'_> {
     /// The model has shown it cannot revise here; a unit still wrong is translated again in
     /// pieces from its source after the rounds, as any unit the revisions did not fix, and
     /// its errors stay on the report. A pure function of the recorded results, so a resumed
-    /// run withholds the same units; one kept revision lifts it.
+    /// run withholds the same units; one kept revision lifts it. A revision that was sent and
+    /// failed (a runaway reply, say) is not withheld: it is a failed call, retried by the next
+    /// run as any other, so the status's "run again to retry" stays true.
     pub fn revisions_withheld(&self, s: &State, round: u32) -> Option<RevisionsWithheld> {
         let set = self.revision_set(s, round);
         let (mut judged, mut kept) = (0usize, 0usize);
@@ -400,7 +402,14 @@ impl Manager<'_> {
                     judged += 1;
                     kept += usize::from(!c.rejected);
                 }
-                None => unsent.push(u.clone()),
+                None => {
+                    let failed = s.fp(u).is_some_and(|fp| {
+                        s.failure_runs().contains_key(&translate_key(fp, round + 1))
+                    });
+                    if !failed {
+                        unsent.push(u.clone());
+                    }
+                }
             }
         }
         (judged >= REVISION_TRIAL && kept == 0 && !unsent.is_empty()).then_some(RevisionsWithheld {
