@@ -574,7 +574,7 @@ pub(in crate::campaign) fn decide_forced(
         round,
         decision: crate::agents::manager::Decision {
             revise: Vec::new(),
-            summary: "no advisory findings to decide on: the reviewer flagged no unit beyond those with QA errors (decided without a model call)".into(),
+            summary: "Nothing to decide: the reviewer flagged no unit that QA errors do not already send back (decided without a model call).".into(),
         },
         forced,
         candidates: Vec::new(),

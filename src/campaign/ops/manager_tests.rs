@@ -536,7 +536,7 @@ fn the_manager_was_asked_to_decide_with_nothing_to_decide() {
     assert!(
         decision
             .summary
-            .starts_with("no advisory findings to decide on"),
+            .starts_with("Nothing to decide: the reviewer flagged no unit"),
         "{}",
         decision.summary
     );
