@@ -153,7 +153,12 @@ pub fn example_pair(source: &Lang, target: &Lang) -> Option<(&'static str, &'sta
 /// request itself: in a request without the example, the third message (index 2) is the unit's
 /// source (`user`); with it, the example's translation (`assistant`).
 fn example_len(req: &Request) -> usize {
-    match req.messages.get(2) {
+    example_len_of(&req.messages)
+}
+
+/// [`example_len`] of a message list as a server receives it (for fakes and tests).
+pub fn example_len_of(messages: &[Message]) -> usize {
+    match messages.get(2) {
         Some(m) if m.role == Role::Assistant => 2,
         _ => 0,
     }

@@ -407,22 +407,37 @@ fn an_imported_edit_is_a_candidate_of_origin_imported() {
     assert!(c.read("k/out/a.md").contains("编辑补充的一句话。"));
 }
 
-/// Quality benchmark finding 12: the 0.5B's revisions were all rejected (4 of 4), and every
-/// one was paid for. Once the first two revisions of a round are rejected, the round's other
-/// revisions are not sent; the report says which units and why, and the errors stay on it.
-#[test]
-fn every_revision_was_sent_although_the_model_had_failed_each_one() {
-    let fake = worse_reviser();
+/// A chapter of `parts` sections, each one unit with the guide link (one slot, one revision
+/// round, no mechanical repair), for the tests of withheld revisions.
+fn parts_campaign(parts: usize) -> TestCampaign {
     let c = TestCampaign::with_chapters(
         "k",
         &["a.md"],
         "revision_rounds = 1\nrepair = \"off\"\nconcurrency = 1\nmax_unit_chars = 400\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
     );
     let body = CHAPTER.trim_start_matches("# Agents\n\n");
-    let chapter: String = (1..=4)
+    let chapter: String = (1..=parts)
         .map(|i| format!("## Part {i}\n\n{body}\n"))
         .collect();
     c.write("a.md", &format!("# Agents\n\n{chapter}"));
+    c
+}
+
+/// The units report.json says were withheld after round 0 (none: empty).
+fn withheld_units(c: &TestCampaign) -> Vec<String> {
+    report(c)["revisions_withheld"][0]["units"]
+        .as_array()
+        .map(|a| a.iter().map(|u| u.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Quality benchmark finding 12: the 0.5B's revisions were all rejected (4 of 4), and every
+/// one was paid for. Once the first two revisions of a round are rejected, the round's other
+/// revisions are not sent; the report says which units and why, and the errors stay on it.
+#[test]
+fn every_revision_was_sent_although_the_model_had_failed_each_one() {
+    let fake = worse_reviser();
+    let c = parts_campaign(4);
     let out = run(&c, &fake);
     assert_code(&out, 1);
     let first = fake
@@ -445,16 +460,11 @@ fn every_revision_was_sent_although_the_model_had_failed_each_one() {
         (w[0]["round"].as_u64(), w[0]["judged"].as_u64()),
         (Some(0), Some(3))
     );
-    let withheld: Vec<&str> = w[0]["units"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| u.as_str().unwrap())
-        .collect();
+    let withheld = withheld_units(&c);
     assert_eq!(withheld.len(), first - 3, "{withheld:?}");
     // Their errors stay on the report: nothing is called fixed.
     for u in rj["units"].as_array().unwrap() {
-        if withheld.contains(&u["id"].as_str().unwrap()) {
+        if withheld.iter().any(|w| u["id"] == w.as_str()) {
             assert!(
                 u["findings"]
                     .as_array()
@@ -498,22 +508,7 @@ fn a_failed_revision_was_counted_as_withheld_and_never_retried() {
             Reply::Content(format!("{first}{JUNK}"))
         }
     });
-    let c = TestCampaign::with_chapters(
-        "k",
-        &["a.md"],
-        "revision_rounds = 1\nrepair = \"off\"\nconcurrency = 1\nmax_unit_chars = 400\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
-    );
-    let body = CHAPTER.trim_start_matches("# Agents\n\n");
-    let chapter: String = (1..=5)
-        .map(|i| format!("## Part {i}\n\n{body}\n"))
-        .collect();
-    c.write("a.md", &format!("# Agents\n\n{chapter}"));
-    let withheld_units = |c: &TestCampaign| -> Vec<String> {
-        report(c)["revisions_withheld"][0]["units"]
-            .as_array()
-            .map(|a| a.iter().map(|u| u.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default()
-    };
+    let c = parts_campaign(5);
     let out = run(&c, &fake);
     let s = json_summary(&out);
     assert_eq!(

@@ -57,10 +57,7 @@ impl Recorded {
     /// Messages the example exchange takes after the system message of a Translation request
     /// (2, or 0 without it: see `booktr::agents::translation::example_pair`).
     fn example_len(&self) -> usize {
-        match self.messages.get(2) {
-            Some(m) if m.role == booktr::llm::Role::Assistant => 2,
-            _ => 0,
-        }
+        booktr::agents::translation::example_len_of(&self.messages)
     }
 
     /// Index of a Translation request's glossary message (after the example exchange).
