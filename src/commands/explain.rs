@@ -139,8 +139,10 @@ pub struct CandidateExplained {
     pub sent_back_because: Option<String>,
     /// Nearly all of the text is still in the source language (ranks below any translation).
     pub left_in_source: bool,
+    /// Error findings that lost content (MQM critical; ranks below any text that lost none).
+    pub critical: usize,
     /// A revision that ranks below the best earlier candidate (left in the source language,
-    /// or more error findings).
+    /// content lost, or more error findings).
     pub rejected: bool,
     pub kept: bool,
     /// One sentence on this candidate's fate under the never-worse rule.
@@ -337,6 +339,7 @@ fn explain_candidate(
         repairs: repairs_of(s, id, k),
         sent_back_because,
         left_in_source: k.left_in_source,
+        critical: k.critical,
         rejected: k.rejected,
         kept: k.kept,
         verdict: verdict(s, id, k, best),
@@ -378,6 +381,11 @@ fn verdict(s: &State, id: &str, k: &Candidate, best: Option<(usize, usize)>) -> 
         "an editor's text, superseded by a newer one".to_string()
     } else if k.rejected && k.left_in_source {
         "rejected: nearly all of it is still in the source language, and a translation ranks before it whatever its error count".to_string()
+    } else if k.rejected && k.critical > 0 {
+        format!(
+            "rejected: it lost content ({} critical error finding(s): a paragraph cut off or missing), and a text that lost none ranks before it whatever its error count",
+            k.critical
+        )
     } else if k.rejected {
         format!(
             "rejected: {} error finding(s) against {} for the best earlier candidate; a revision worse than what it replaces is never kept",
@@ -413,10 +421,10 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
             k.errors, k.warnings
         );
     }
-    let scores: Vec<(bool, usize, usize)> = cands
+    let scores: Vec<(bool, usize, usize, usize)> = cands
         .iter()
         .filter(|c| c.round.is_some())
-        .map(|c| (c.left_in_source, c.errors, c.warnings))
+        .map(|c| (c.left_in_source, c.critical, c.errors, c.warnings))
         .collect();
     let best = scores.iter().min().copied().unwrap_or_default();
     let ties = scores.iter().filter(|s| **s == best).count();
@@ -440,6 +448,14 @@ fn kept_reason(cands: &[CandidateExplained], i: usize) -> String {
     let left = match left {
         0 => String::new(),
         n => format!("a translation before the {n} left in the source language, then "),
+    };
+    let lost = cands
+        .iter()
+        .filter(|c| c.round.is_some() && c.critical > 0)
+        .count();
+    let left = match lost {
+        0 => left,
+        n => format!("{left}a text that lost no content before the {n} that did, then "),
     };
     format!(
         "{left}fewest error findings, then fewest warnings among {models} candidates ({} error(s), {} warning(s)){}{repaired}: the never-worse rule keeps a revision only when QA finds it no worse",

@@ -872,6 +872,8 @@ fn candidates_line(u: &super::UnitReport) -> String {
             };
             let left = if k.left_in_source {
                 ", left in the source language"
+            } else if k.critical > 0 {
+                ", content lost"
             } else {
                 ""
             };

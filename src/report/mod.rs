@@ -136,8 +136,13 @@ pub struct CandidateReport {
     /// translation, whatever the error counts (see
     /// [`crate::campaign::core::state::Rank::left_in_source`]).
     pub left_in_source: bool,
+    /// Error findings that lost content (MQM critical: `truncation`, `completeness`): such a
+    /// text ranks below any that lost nothing, whatever the other error counts (see
+    /// [`crate::campaign::core::state::Rank::critical`]).
+    pub critical: usize,
     /// A revision that ranks below the best earlier candidate (left in the source language
-    /// where that one is a translation, or more error findings): never used.
+    /// where that one is a translation, content lost where that one lost none, or more error
+    /// findings): never used.
     pub rejected: bool,
     /// The candidate in the output.
     pub kept: bool,
@@ -168,6 +173,7 @@ pub fn candidates_of(s: &State, id: &str) -> Vec<CandidateReport> {
             errors: k.errors,
             warnings: k.warnings,
             left_in_source: k.left_in_source,
+            critical: k.critical,
             rejected: k.rejected,
             kept: k.kept,
         })

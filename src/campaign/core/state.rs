@@ -1362,6 +1362,7 @@ impl State {
                 errors,
                 warnings,
                 left_in_source: this.left_in_source,
+                critical: this.critical,
                 rejected: round > 0 && best.is_some_and(|b| this > b),
                 kept: kept == Some(round) && !repaired,
             });
@@ -1374,6 +1375,7 @@ impl State {
                     errors: this.errors,
                     warnings: this.warnings,
                     left_in_source: this.left_in_source,
+                    critical: this.critical,
                     rejected: best.is_some_and(|b| this > b),
                     kept: kept == Some(round) && repaired,
                 });
@@ -1401,6 +1403,7 @@ impl State {
                 errors,
                 warnings,
                 left_in_source: this.left_in_source,
+                critical: this.critical,
                 rejected: false,
                 kept: true,
             });
@@ -1496,9 +1499,11 @@ pub struct Candidate {
     pub warnings: usize,
     /// Nearly all of the text is still in the source language ([`Rank::left_in_source`]).
     pub left_in_source: bool,
+    /// Error findings that lost content ([`Rank::critical`]).
+    pub critical: usize,
     /// True for a revision that ranks below the best earlier candidate ([`Rank`]: left in
-    /// the source language where that one is a translation, or more error findings): it is
-    /// kept on record, never used.
+    /// the source language where that one is a translation, content lost where that one lost
+    /// none, or more error findings): it is kept on record, never used.
     pub rejected: bool,
     /// True for the candidate the book uses.
     pub kept: bool,
@@ -1523,7 +1528,17 @@ pub struct Rank {
     /// stray source words counted one by one (a real 0.5B run kept the English copy, one
     /// error, over pieces in Chinese with 49 `untranslated_word` errors).
     pub left_in_source: bool,
-    /// Error findings of the per-unit QA checks.
+    /// Error findings that MQM counts critical ([`qa::findings::mqm::CRITICAL_CHECKS`]: the
+    /// text lost content, e.g. a paragraph cut off). Such a text ranks below any that lost
+    /// nothing, whatever their other error counts, as a text left in the source language
+    /// ranks below a translation: one `truncation` error for a missing paragraph must not beat
+    /// the whole paragraph with two stray English words (a real 0.5B run kept a unit's code
+    /// block alone, one error, over its pieces that also had the paragraph after it, two
+    /// `untranslated_word` errors). MQM weighs a critical error as much as five major ones
+    /// (25 and 5 points); the order is stricter because the lost text is what an editor cannot
+    /// see without reading the source side by side.
+    pub critical: usize,
+    /// Error findings of the per-unit QA checks (critical ones included).
     pub errors: usize,
     /// Warning findings.
     pub warnings: usize,
@@ -1547,8 +1562,16 @@ pub fn rank(text: &str, findings: &[Finding]) -> Rank {
         let chars = text.trim().chars().count();
         chars > 0 && covered as f64 >= LEFT_IN_SOURCE * chars as f64
     };
+    let critical = findings
+        .iter()
+        .filter(|f| {
+            f.severity == qa::Severity::Error
+                && qa::findings::mqm::CRITICAL_CHECKS.contains(&f.check.as_str())
+        })
+        .count();
     Rank {
         left_in_source,
+        critical,
         errors,
         warnings,
     }
@@ -1556,8 +1579,8 @@ pub fn rank(text: &str, findings: &[Finding]) -> Rank {
 
 /// The index of the candidate to keep among `ranks` (one per candidate, in recording order:
 /// the first translation, then each revision): the smallest [`Rank`] (a translation before a
-/// text left in the source language, then the fewest error findings, then the fewest
-/// warnings), and on a tie the latest. `None` for no candidate.
+/// text left in the source language, then the fewest critical errors (content lost), then the
+/// fewest error findings, then the fewest warnings), and on a tie the latest. `None` for no candidate.
 ///
 /// The loop never makes a unit worse: a revision replaces what came
 /// before only when deterministic QA finds it no worse; the tie goes to the latest because it
@@ -1598,6 +1621,7 @@ mod tests {
     fn r((errors, warnings): (usize, usize)) -> Rank {
         Rank {
             left_in_source: false,
+            critical: 0,
             errors,
             warnings,
         }
@@ -1674,6 +1698,32 @@ mod tests {
         assert!(
             super::rank("The whole unit is still in English here. 中文。", &para).left_in_source
         );
+    }
+
+    #[test]
+    fn a_code_block_alone_was_kept_over_pieces_that_also_had_the_paragraph() {
+        // A real 0.5B run (quality benchmark, unit chapter02-001): the first translation
+        // answered a unit's code block and dropped the paragraph after it (one `truncation`
+        // error); its pieces had both, with "stateless" and "message" left in English (two
+        // `untranslated_word` errors). The text that lost a paragraph was kept.
+        let cut = "```js\n{}\n```\n";
+        let lost = vec![error_at("truncation", (0, 3))];
+        let cut_rank = super::rank(cut, &lost);
+        assert_eq!((cut_rank.critical, cut_rank.errors), (1, 1));
+        let whole =
+            "```js\n{}\n```\n\n每个调用都是 stateless，因此请求的 message 列表必须包含所有信息。\n";
+        let words = vec![
+            error_at("untranslated_word", (20, 29)),
+            error_at("untranslated_word", (35, 42)),
+        ];
+        let whole_rank = super::rank(whole, &words);
+        assert_eq!((whole_rank.critical, whole_rank.errors), (0, 2));
+        assert_eq!(select_kept(&[cut_rank, whole_rank]), Some(1));
+        assert_eq!(select_kept(&[whole_rank, cut_rank]), Some(0));
+        // A repaired text that lost nothing replaces a model text that did.
+        assert!(prefer_repaired(cut_rank, whole_rank));
+        // Between two texts that lost nothing, fewer errors still win.
+        assert_eq!(select_kept(&[r((1, 0)), whole_rank]), Some(0));
     }
 
     #[test]

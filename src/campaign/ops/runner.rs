@@ -462,6 +462,8 @@ fn rejected_note(c: &Campaign, s: &State, action: &Action) -> Option<String> {
     this.rejected.then(|| {
         let left = if this.left_in_source && !kept.left_in_source {
             "mostly left in the source language, "
+        } else if this.critical > kept.critical {
+            "content lost, "
         } else {
             ""
         };
@@ -529,6 +531,7 @@ mod tests {
             errors: 1,
             warnings: 0,
             left_in_source: false,
+            critical: 0,
             rejected: false,
             kept: true,
         };
