@@ -115,7 +115,7 @@ fn agent_graph(c: &Campaign, m: &Manager) -> Vec<String> {
         ),
         "Glossary agent: reconciliation of terms rendered more than one way".into(),
         format!(
-            "Manager: decides revisions, up to {} round(s); QA errors always go back (a model call only when the reviewer flags other units; the rest of a round is withheld once its first two revisions are rejected)",
+            "Manager: decides revisions, up to {} round(s); QA errors always go back (a model call only when the reviewer flags other units; a round's first two revisions go out alone, and the rest are withheld if both are rejected)",
             p.revision_rounds
         ),
         "Translation agent: revisions with the findings as feedback".into(),

@@ -409,11 +409,13 @@ fn an_imported_edit_is_a_candidate_of_origin_imported() {
 
 /// A chapter of `parts` sections, each one unit with the guide link (one slot, one revision
 /// round, no mechanical repair), for the tests of withheld revisions.
-fn parts_campaign(parts: usize) -> TestCampaign {
+fn parts_campaign(parts: usize, concurrency: usize) -> TestCampaign {
     let c = TestCampaign::with_chapters(
         "k",
         &["a.md"],
-        "revision_rounds = 1\nrepair = \"off\"\nconcurrency = 1\nmax_unit_chars = 400\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        &format!(
+            "revision_rounds = 1\nrepair = \"off\"\nconcurrency = {concurrency}\nmax_unit_chars = 400\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n"
+        ),
     );
     let body = CHAPTER.trim_start_matches("# Agents\n\n");
     let chapter: String = (1..=parts)
@@ -437,7 +439,7 @@ fn withheld_units(c: &TestCampaign) -> Vec<String> {
 #[test]
 fn every_revision_was_sent_although_the_model_had_failed_each_one() {
     let fake = worse_reviser();
-    let c = parts_campaign(4);
+    let c = parts_campaign(4, 1);
     let out = run(&c, &fake);
     assert_code(&out, 1);
     let first = fake
@@ -447,21 +449,16 @@ fn every_revision_was_sent_although_the_model_had_failed_each_one() {
         .count();
     let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
     assert!(first >= 4, "{first} first translations");
-    // The runner fills a freed slot before it records the answer that freed it, so with one
-    // slot the third revision is out when the second is judged; the fourth is withheld.
-    assert_eq!(
-        revisions, 3,
-        "two revisions judged (one more already out), the rest withheld"
-    );
+    assert_eq!(revisions, 2, "two revisions judged, the rest withheld");
     let rj = report(&c);
     let w = rj["revisions_withheld"].as_array().unwrap();
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(
         (w[0]["round"].as_u64(), w[0]["judged"].as_u64()),
-        (Some(0), Some(3))
+        (Some(0), Some(2))
     );
     let withheld = withheld_units(&c);
-    assert_eq!(withheld.len(), first - 3, "{withheld:?}");
+    assert_eq!(withheld.len(), first - 2, "{withheld:?}");
     // Their errors stay on the report: nothing is called fixed.
     for u in rj["units"].as_array().unwrap() {
         if withheld.iter().any(|w| u["id"] == w.as_str()) {
@@ -477,9 +474,59 @@ fn every_revision_was_sent_although_the_model_had_failed_each_one() {
     }
     let md = c.read("k/validation/report.md");
     assert!(
-        md.contains("Revisions withheld after round 0: the model's first 3 revisions of the round were all rejected"),
+        md.contains("Revisions withheld after round 0: the model's first 2 revisions of the round were all rejected"),
         "{md}"
     );
+}
+
+/// The 1.5B sample-book run: with `concurrency = 4`, all five revisions were out before the
+/// first was judged, and all five were rejected: withholding saved nothing. The round's first
+/// two revisions now go out alone; the rest wait for their verdict.
+#[test]
+fn all_revisions_were_in_flight_before_the_first_was_judged() {
+    let fake = worse_reviser();
+    let c = parts_campaign(6, 4);
+    let out = run(&c, &fake);
+    assert_code(&out, 1);
+    let first = fake
+        .requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
+        .count();
+    assert!(first >= 6, "{first} first translations");
+    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    assert_eq!(revisions, 2, "only the trial's two were sent");
+    assert_eq!(withheld_units(&c).len(), first - 2);
+}
+
+/// A model whose first revision is kept lifts the trial's cap: every revision is sent.
+#[test]
+fn a_kept_revision_let_the_rest_of_the_round_go_out() {
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        if r.is_revision() {
+            Reply::Content(good)
+        } else {
+            Reply::Content(good.replace(LINK, BAD_LINK))
+        }
+    });
+    let c = parts_campaign(5, 4);
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let first = fake
+        .requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
+        .count();
+    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    assert!(first >= 5, "{first} first translations");
+    assert_eq!(revisions, first, "every unit revised once");
+    assert!(withheld_units(&c).is_empty());
 }
 
 /// A revision that was sent and failed is a failed call, not a withheld one: the next run
@@ -508,7 +555,7 @@ fn a_failed_revision_was_counted_as_withheld_and_never_retried() {
             Reply::Content(format!("{first}{JUNK}"))
         }
     });
-    let c = parts_campaign(5);
+    let c = parts_campaign(5, 1);
     let out = run(&c, &fake);
     let s = json_summary(&out);
     assert_eq!(

@@ -35,6 +35,13 @@ pub struct RevisionsWithheld {
     pub units: Vec<String>,
 }
 
+/// The revisions of one round so far ([`Manager::revision_tally`]).
+struct RevisionTally {
+    judged: usize,
+    kept: usize,
+    unsent: Vec<String>,
+}
+
 /// A term whose renderings disagree across units.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
@@ -389,6 +396,34 @@ impl Manager<'_> {
     /// failed (a runaway reply, say) is not withheld: it is a failed call, retried by the next
     /// run as any other, so the status's "run again to retry" stays true.
     pub fn revisions_withheld(&self, s: &State, round: u32) -> Option<RevisionsWithheld> {
+        let t = self.revision_tally(s, round);
+        (t.judged >= REVISION_TRIAL && t.kept == 0 && !t.unsent.is_empty()).then_some(
+            RevisionsWithheld {
+                round,
+                judged: t.judged,
+                units: t.unsent,
+            },
+        )
+    }
+
+    /// How many more revisions after `round` may be sent now, besides `in_flight` of them
+    /// already out; `None`: no limit. Until one of the round's revisions is kept or
+    /// [`REVISION_TRIAL`] of them are judged, at most [`REVISION_TRIAL`] are out or judged at
+    /// once (the trial): the first ones probe whether this model can revise at all, and the
+    /// rest wait for the verdict instead of being sent beside them. Without the cap, a run
+    /// with `concurrency` at least the number of revisions sends them all before the first is
+    /// judged and [`Manager::revisions_withheld`] saves nothing (the 1.5B sample-book run
+    /// sent five at `concurrency = 4`; all five were rejected). Once the trial is over the
+    /// cap is lifted (a revision kept) or the rest are withheld (none kept).
+    pub fn revisions_sendable(&self, s: &State, round: u32, in_flight: usize) -> Option<usize> {
+        let t = self.revision_tally(s, round);
+        (t.kept == 0 && t.judged < REVISION_TRIAL)
+            .then(|| REVISION_TRIAL.saturating_sub(t.judged + in_flight))
+    }
+
+    /// The revisions after `round` so far: judged (recorded and ranked), kept among them, and
+    /// the units of the round's revision set with no revision recorded and none failed.
+    fn revision_tally(&self, s: &State, round: u32) -> RevisionTally {
         let set = self.revision_set(s, round);
         let (mut judged, mut kept) = (0usize, 0usize);
         let mut unsent = Vec::new();
@@ -412,11 +447,11 @@ impl Manager<'_> {
                 }
             }
         }
-        (judged >= REVISION_TRIAL && kept == 0 && !unsent.is_empty()).then_some(RevisionsWithheld {
-            round,
+        RevisionTally {
             judged,
-            units: unsent,
-        })
+            kept,
+            unsent,
+        }
     }
 
     /// The units the Manager decides on after `round` (ids sorted, at most

@@ -558,9 +558,17 @@ impl Walk<'_, '_> {
                 .collect(),
         };
         if !pending.is_empty() {
+            let out = pending
+                .iter()
+                .filter(|a| self.in_flight.contains(&self.key(a)))
+                .count();
+            // The round's first revisions go out alone and the rest wait for their verdict
+            // (`Manager::revisions_sendable`).
+            let sendable = m.revisions_sendable(s, round, out).unwrap_or(usize::MAX);
             let mut actions: Vec<Action> = pending
                 .into_iter()
                 .filter(|a| !self.in_flight.contains(&self.key(a)))
+                .take(sendable)
                 .collect();
             // As in the first translation: a chapter whose revisions are settled is
             // proofread while other chapters' revisions are still out.
