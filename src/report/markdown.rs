@@ -401,6 +401,16 @@ fn proofreading_section(o: &mut String, r: &Report) {
             );
         }
     }
+    for x in &r.refuted_issues {
+        let _ = writeln!(
+            o,
+            "- Refuted, not fed back: round {} · {} · the reviewer claimed \"{}\" was not rendered as the termbase says; the glossary check found its rendering and no fault: {}",
+            x.round,
+            x.unit,
+            x.term,
+            cell(&x.detail)
+        );
+    }
     if issues > 0 {
         o.push('\n');
     }

@@ -275,6 +275,10 @@ pub struct Report {
     /// Rounds whose remaining revisions were not sent because the model's first revisions
     /// of the round were all rejected ([`crate::campaign::core::manager::RevisionsWithheld`]).
     pub revisions_withheld: Vec<crate::campaign::core::manager::RevisionsWithheld>,
+    /// Reviewer issues the deterministic glossary check refuted (the term is rendered as the
+    /// termbase says): not fed back to a revision, not offered to the Manager
+    /// ([`crate::campaign::core::manager::Manager::refuted_term`]).
+    pub refuted_issues: Vec<crate::campaign::core::manager::RefutedIssue>,
     pub reconciliations: Vec<ReconciliationReport>,
     /// Term × unit table of the terms rendered more than one way (or kept in some units).
     pub drift: Vec<qa::DriftRow>,
@@ -634,6 +638,9 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         decisions: calls.decisions,
         revisions_withheld: (0..c.plan.revision_rounds)
             .filter_map(|r| m.revisions_withheld(s, r))
+            .collect(),
+        refuted_issues: (0..=c.plan.revision_rounds)
+            .flat_map(|r| m.refuted_issues(s, r))
             .collect(),
         reconciliations: calls.reconciliations,
         drift: campaign_qa
@@ -1170,6 +1177,7 @@ pub fn build_standalone(
         proofreading: Vec::new(),
         decisions: Vec::new(),
         revisions_withheld: Vec::new(),
+        refuted_issues: Vec::new(),
         reconciliations: Vec::new(),
         drift: campaign_qa
             .drift

@@ -491,15 +491,16 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
         if !report.summary.is_empty() {
             summaries.push(crate::util::excerpt(&report.summary, 200));
         }
-        for i in &report.issues {
-            flagged
-                .entry(i.unit.clone())
-                .or_default()
-                .push(json!({"type": i.kind, "detail": crate::util::excerpt(&i.detail, 160)}));
-        }
         for u in &report.units_need_revision {
             flagged.entry(u.clone()).or_default();
         }
+    }
+    // Issues the glossary check refuted are not shown (`Manager::refuted_term`).
+    for i in m.standing_issues(s, round) {
+        flagged
+            .entry(i.unit.clone())
+            .or_default()
+            .push(json!({"type": i.kind, "detail": crate::util::excerpt(&i.detail, 160)}));
     }
     let candidates = m.decision_candidates(s, round, forced);
     let shown: Vec<Value> = candidates
@@ -525,7 +526,7 @@ fn findings_summary(m: &Manager, s: &State, round: u32, forced: &[String]) -> (V
 
 /// Feedback lines for revising `unit` after `round`: deterministic QA errors of the kept text
 /// first, then (when the newest revision was worse and not kept) what it broke, then the
-/// reviewer's issues, then the Manager's reason.
+/// reviewer's issues that stand, then the Manager's reason.
 pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<String> {
     let kept_text = s.kept_translation(unit, round).map_or("", |t| t.1);
     // A finding the editor dismissed on this text is not fed back.
@@ -558,15 +559,13 @@ pub fn feedback_for(m: &Manager, s: &State, unit: &str, round: u32) -> Vec<Strin
             checks.join(", ")
         ));
     }
-    for report in m.proof_reports(s, round) {
-        lines.extend(
-            report
-                .issues
-                .iter()
-                .filter(|i| i.unit == unit)
-                .map(|i| format!("{}: {}", i.kind, i.detail)),
-        );
-    }
+    // The reviewer's issues the glossary check did not refute (`Manager::refuted_term`).
+    lines.extend(
+        m.standing_issues(s, round)
+            .into_iter()
+            .filter(|i| i.unit == unit)
+            .map(|i| format!("{}: {}", i.kind, i.detail)),
+    );
     if let Some((_, reason)) = m
         .revision_set(s, round)
         .into_iter()

@@ -121,6 +121,10 @@ struct Answers {
     /// Units whose every whole-unit translation (any round) merges its paragraphs into one
     /// (a structure error); their parts are translated faithfully.
     merged: Vec<String>,
+    /// Terms the Glossary agent proposes: (source, target).
+    terms: Vec<(String, String)>,
+    /// Issues the reviewer reports: (unit, type, detail).
+    issues: Vec<(String, String, String)>,
 }
 
 /// A journal being written, with the state it built.
@@ -321,7 +325,18 @@ impl Answers {
         match kind {
             JobKind::Glossary { asked } => Output::GlossaryBatch {
                 asked: asked.clone(),
-                entries: Vec::new(),
+                entries: self
+                    .terms
+                    .iter()
+                    .map(|(source, target)| crate::termbase::Entry {
+                        source: source.clone(),
+                        target: target.clone(),
+                        note: String::new(),
+                        origin: crate::termbase::Origin::Agent,
+                        forbidden: Vec::new(),
+                        variants: Vec::new(),
+                    })
+                    .collect(),
                 stats,
             },
             JobKind::Brief => Output::Brief {
@@ -367,7 +382,16 @@ impl Answers {
                 round: *round,
                 units: units.clone(),
                 report: ProofReport {
-                    issues: Vec::new(),
+                    issues: self
+                        .issues
+                        .iter()
+                        .filter(|(u, _, _)| units.contains(u))
+                        .map(|(unit, kind, detail)| crate::agents::proofreading::Issue {
+                            unit: unit.clone(),
+                            kind: kind.clone(),
+                            detail: detail.clone(),
+                        })
+                        .collect(),
                     units_need_revision: units
                         .iter()
                         .filter(|u| self.flagged.contains(u))
@@ -1423,7 +1447,12 @@ fn old_state_keeps_whole_round_review_batches() {
         ],
     );
     let all: Vec<&crate::book::Unit> = c.prose_units().collect();
-    let whole = m.select_among(&j.state, 0, &all, false);
+    let whole = m.select_among(
+        &j.state,
+        0,
+        &all,
+        crate::campaign::core::manager::ReviewRule::WholeRound,
+    );
     let per_chapter: BTreeSet<String> = m.select_for_review(&j.state, 0).into_iter().collect();
     assert_ne!(
         whole, per_chapter,
@@ -1457,6 +1486,158 @@ fn old_state_keeps_whole_round_review_batches() {
             (Stage::Write, &["outputs"]),
             (Stage::Complete, &[]),
         ],
+    );
+}
+
+/// Quality benchmark finding 13: the reviewer was given the units with QA errors too; on
+/// both real models measured its remarks on them restated the QA findings or invented
+/// faults, and QA sends such a unit back whatever the reviewer says. The reviewer now reads
+/// only units QA passes.
+#[test]
+fn the_reviewer_was_paid_to_read_a_unit_qa_sends_back_anyway() {
+    let dir = TempDir::new("review-clean");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        untranslated: vec!["ch1-001".into()],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+        ],
+    );
+    assert_eq!(m.forced(&j.state, 0), ["ch1-001"]);
+    let all: Vec<String> = c.prose_units().map(|u| u.id.clone()).collect();
+    assert!(all.len() >= 4, "{all:?}");
+    let reviewed = m.select_for_review(&j.state, 0);
+    let expected: Vec<String> = all.iter().filter(|u| *u != "ch1-001").cloned().collect();
+    assert_eq!(
+        reviewed, expected,
+        "every unit QA passes (share 1.0), no other"
+    );
+    let batched: Vec<String> = m
+        .proofread_batches(&j.state, 0)
+        .into_iter()
+        .flat_map(|b| b.units)
+        .collect();
+    assert_eq!(batched, expected);
+    // A state whose round-0 reviews an older run recorded with the unit in its batch keeps
+    // them: resuming it reviews nothing again.
+    let with_errors = m.select_among(
+        &j.state,
+        0,
+        &c.prose_units().collect::<Vec<_>>(),
+        crate::campaign::core::manager::ReviewRule::PerChapterWithErrors,
+    );
+    assert!(with_errors.contains("ch1-001"));
+    let mut legacy = Vec::new();
+    for ch in ["ch1", "ch2"] {
+        legacy.extend(m.chapter_batches(&j.state, 0, ch, &with_errors));
+    }
+    for b in &legacy {
+        j.perform(
+            &m,
+            &Action::Proofread {
+                round: 0,
+                chapter: b.chapter.clone(),
+                units: b.units.clone(),
+                key: b.key.clone(),
+            },
+        );
+    }
+    j.new_run("run-2");
+    let m2 = Manager::new(&c, &j.state);
+    let keys = |bs: Vec<crate::campaign::core::manager::ProofBatchPlan>| -> Vec<String> {
+        bs.into_iter().map(|b| b.key.to_string()).collect()
+    };
+    assert_eq!(keys(m2.proofread_batches(&j.state, 0)), keys(legacy));
+}
+
+/// Quality benchmark finding 13: the 0.5B reviewer claimed "'Complete Payment' … leaves it
+/// untranslated" where the translation had 完成支付, and the false claim went into the
+/// revision request as an instruction. A reviewer issue on a termbase term the glossary check
+/// finds rendered as required is refuted: not fed back, not offered to the Manager, and the
+/// report says so. Other issues stand.
+#[test]
+fn a_false_glossary_claim_of_the_reviewer_went_into_the_revision_request() {
+    let dir = TempDir::new("refuted");
+    let c = campaign(&dir.0, "revision_rounds = 1\n");
+    let answers = Answers {
+        terms: vec![("tool call".into(), "调用工具".into())],
+        issues: vec![
+            (
+                "ch1-001".into(),
+                "terminology".into(),
+                "The glossary term 'tool call' must be rendered 调用工具; the translation leaves it untranslated".into(),
+            ),
+            (
+                "ch1-001".into(),
+                "accuracy".into(),
+                "The second clause about the language model is missing".into(),
+            ),
+            (
+                "ch2-000".into(),
+                "other".into(),
+                "Glossary violation: 'Tool Call' is not rendered as the glossary says".into(),
+            ),
+        ],
+        ..Default::default()
+    };
+    let mut j = Journal::start(&c, "run-1", answers);
+    let m = Manager::new(&c, &j.state);
+    play(
+        &mut j,
+        &m,
+        &[
+            (Stage::Glossary, &["glossary", "brief"]),
+            (Stage::Glossary, &["merge"]),
+            (Stage::Glossary, &["desk"]),
+            (Stage::Translate, ALL_FIRST),
+            (
+                Stage::Proofread(0),
+                &["proofread r0 ch1", "proofread r0 ch2"],
+            ),
+        ],
+    );
+    assert!(
+        j.state
+            .effective_termbase()
+            .entries
+            .iter()
+            .any(|e| e.source == "tool call"),
+        "the table needs the term in the termbase"
+    );
+    let refuted: Vec<(String, String)> = m
+        .refuted_issues(&j.state, 0)
+        .into_iter()
+        .map(|r| (r.unit, r.term))
+        .collect();
+    assert_eq!(
+        refuted,
+        [
+            ("ch1-001".to_string(), "tool call".to_string()),
+            ("ch2-000".to_string(), "tool call".to_string())
+        ]
+    );
+    let standing: Vec<&str> = m
+        .standing_issues(&j.state, 0)
+        .into_iter()
+        .map(|i| i.kind.as_str())
+        .collect();
+    assert_eq!(standing, ["accuracy"]);
+    // ch1-001 stands on its accuracy issue; ch2-000 had only the refuted claim.
+    assert_eq!(m.decision_candidates(&j.state, 0, &[]), ["ch1-001"]);
+    let feedback = crate::campaign::ops::jobs::feedback_for(&m, &j.state, "ch1-001", 0);
+    assert_eq!(
+        feedback,
+        ["accuracy: The second clause about the language model is missing"]
     );
 }
 

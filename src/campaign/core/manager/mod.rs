@@ -51,7 +51,8 @@ use crate::qa;
 
 pub use context::{ChapterIndex, FileIndex, GuideRef, ManagerContext, Progress};
 pub use review::{
-    Conflict, MAX_RECONCILIATIONS_PER_ROUND, ProofBatchPlan, REVISION_TRIAL, RevisionsWithheld,
+    Conflict, MAX_RECONCILIATIONS_PER_ROUND, ProofBatchPlan, REVISION_TRIAL, RefutedIssue,
+    ReviewRule, RevisionsWithheld,
 };
 // The table tests (with the operations, `ops/manager_tests.rs`) check the drift rule directly.
 #[cfg(test)]

@@ -35,6 +35,32 @@ pub struct RevisionsWithheld {
     pub units: Vec<String>,
 }
 
+/// A reviewer issue the deterministic glossary check refuted ([`Manager::refuted_term`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RefutedIssue {
+    pub round: u32,
+    pub unit: String,
+    /// The termbase entry's source term the issue claimed was breached.
+    pub term: String,
+    /// The reviewer's words.
+    pub detail: String,
+}
+
+/// Which units the Proofreading agent may be given ([`Manager::select_among`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewRule {
+    /// Per chapter, only units the per-unit QA checks pass: a unit with QA errors is sent
+    /// back for revision from QA's findings whatever the reviewer says, and on both real
+    /// models measured the reviewer's remarks on such units restated the QA findings or
+    /// invented faults (docs/src/benchmarks.md, finding 13): paid for, then misleading.
+    PerChapter,
+    /// Per chapter, units with QA errors too (the rule before 2026-12-05), honoured for a
+    /// chapter whose batches an older run recorded that way.
+    PerChapterWithErrors,
+    /// One budget for the whole round (the oldest rule), honoured likewise.
+    WholeRound,
+}
+
 /// The revisions of one round so far ([`Manager::revision_tally`]).
 struct RevisionTally {
     judged: usize,
@@ -454,15 +480,101 @@ impl Manager<'_> {
         }
     }
 
+    /// The termbase entry (its source term) whose breach reviewer `issue`, on the text unit
+    /// `issue.unit` kept after `round`, claims and the deterministic glossary check refutes;
+    /// `None` when the issue stands. A claim is refuted when the issue is about terminology
+    /// (its type, or the word "glossary" in its detail), quotes the source term of an entry
+    /// that applies to the unit's source, the kept text holds that entry's rendering, and the
+    /// glossary check has no finding on the text. Such an issue is neither fed back to a
+    /// revision nor offered to the Manager (lesson 5: a model's claim is checked against
+    /// evidence): the 0.5B reviewer claimed "'Complete Payment' … leaves it untranslated"
+    /// where the translation had 完成支付 (docs/src/benchmarks.md, finding 13). The match is
+    /// ASCII-case-insensitive, as the termbase's own.
+    pub fn refuted_term(
+        &self,
+        s: &State,
+        round: u32,
+        issue: &crate::agents::proofreading::Issue,
+    ) -> Option<String> {
+        let about_terms = issue.kind.eq_ignore_ascii_case("terminology")
+            || issue.detail.to_ascii_lowercase().contains("glossary");
+        if !about_terms {
+            return None;
+        }
+        let unit = self.campaign.units.iter().find(|u| u.id == issue.unit)?;
+        let (_, text) = s.kept_translation(&unit.id, round)?;
+        if s.kept_findings(&unit.id, round)
+            .iter()
+            .any(|f| f.check == qa::unit::glossary::CHECK)
+        {
+            return None;
+        }
+        let detail = issue.detail.to_ascii_lowercase();
+        s.effective_termbase()
+            .relevant_to(self.campaign.source_text(unit))
+            .into_iter()
+            .find(|e| {
+                detail.contains(&e.source.to_ascii_lowercase()) && text.contains(e.target.as_str())
+            })
+            .map(|e| e.source.clone())
+    }
+
+    /// The reviewer's issues after `round` that stand (not refuted, see
+    /// [`Manager::refuted_term`]), in report order.
+    pub fn standing_issues<'s>(
+        &self,
+        s: &'s State,
+        round: u32,
+    ) -> Vec<&'s crate::agents::proofreading::Issue> {
+        self.proof_reports(s, round)
+            .into_iter()
+            .flat_map(|r| r.issues.iter())
+            .filter(|i| self.refuted_term(s, round, i).is_none())
+            .collect()
+    }
+
+    /// The reviewer's issues after `round` that the glossary check refuted, for the reports.
+    pub fn refuted_issues(&self, s: &State, round: u32) -> Vec<RefutedIssue> {
+        self.proof_reports(s, round)
+            .into_iter()
+            .flat_map(|r| r.issues.iter())
+            .filter_map(|i| {
+                self.refuted_term(s, round, i).map(|term| RefutedIssue {
+                    round,
+                    unit: i.unit.clone(),
+                    term,
+                    detail: i.detail.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// The units the Manager decides on after `round` (ids sorted, at most
-    /// [`MAX_DECISION_CANDIDATES`]): those the reviewer flagged (an issue or a revision request)
-    /// that `forced` (the units QA errors already send back) does not hold. Empty: the decision
-    /// is local ([`super::Action::DecideForced`]).
+    /// [`MAX_DECISION_CANDIDATES`]): those the reviewer flagged (a standing issue, or a
+    /// revision request for a unit none of whose issues was refuted) that `forced` (the units
+    /// QA errors already send back) does not hold. Empty: the decision is local
+    /// ([`super::Action::DecideForced`]).
     pub fn decision_candidates(&self, s: &State, round: u32, forced: &[String]) -> Vec<String> {
         let mut flagged: std::collections::BTreeSet<&str> = Default::default();
+        let refuted: BTreeSet<String> = self
+            .refuted_issues(s, round)
+            .into_iter()
+            .map(|r| r.unit)
+            .collect();
+        flagged.extend(
+            self.standing_issues(s, round)
+                .into_iter()
+                .map(|i| i.unit.as_str()),
+        );
+        let standing = flagged.clone();
         for report in self.proof_reports(s, round) {
-            flagged.extend(report.issues.iter().map(|i| i.unit.as_str()));
-            flagged.extend(report.units_need_revision.iter().map(String::as_str));
+            flagged.extend(
+                report
+                    .units_need_revision
+                    .iter()
+                    .filter(|u| !refuted.contains(*u) || standing.contains(u.as_str()))
+                    .map(String::as_str),
+            );
         }
         flagged
             .into_iter()
@@ -561,10 +673,11 @@ impl Manager<'_> {
     /// The units the Proofreading agent reviews after `round`, chosen chapter by chapter within
     /// each chapter's review budget: `proofread_share` × the prompt tokens the chapter's
     /// translations of the round cost (as the provider reported them). Deterministic QA checks
-    /// every unit; the model reviewer reads the riskiest ones: units with QA warnings first,
-    /// then those with coined renderings or many glossary terms, then the longest; the best
-    /// unit of each chapter is always read (with a share above 0). A share of 1.0 or more
-    /// reviews every unit.
+    /// every unit; the model reviewer reads only units it passes (no error finding of the
+    /// per-unit checks; [`ReviewRule::PerChapter`]), the riskiest first: units with QA
+    /// warnings, then those with coined renderings or many glossary terms, then the longest;
+    /// the best unit of each chapter is always read (with a share above 0). A share of 1.0 or
+    /// more reviews every unit QA passes.
     ///
     /// Per chapter: a chapter's selection depends only on its own units, so its
     /// proofreading can start as soon as its units are translated, while other chapters still
@@ -578,7 +691,7 @@ impl Manager<'_> {
                 .units_of(&ch.key)
                 .filter(|u| ids.contains(&u.id))
                 .collect();
-            let chosen = self.select_among(s, round, &candidates, true);
+            let chosen = self.select_among(s, round, &candidates, ReviewRule::PerChapter);
             out.extend(
                 candidates
                     .iter()
@@ -591,20 +704,27 @@ impl Manager<'_> {
 
     /// The review selection among `candidates` (units of `round`) within `proofread_share` ×
     /// their translations' prompt tokens: the best unit of each chapter among them first, then
-    /// the rest by score (see [`Manager::select_for_review`]). With `per_chapter` (the
-    /// candidates are one chapter's units) the chapter's best unit is chosen even over the
-    /// budget, as long as there is one (share > 0). Without it, over the whole round's units,
-    /// this is the older selection (one budget for the whole round), which
-    /// [`Manager::proofread_batches`] still honours for a chapter whose batches an older run
-    /// recorded that way.
+    /// the rest by score (see [`Manager::select_for_review`]), under `rule`.
     pub(in crate::campaign) fn select_among(
         &self,
         s: &State,
         round: u32,
         candidates: &[&crate::book::Unit],
-        per_chapter: bool,
+        rule: ReviewRule,
     ) -> BTreeSet<String> {
         let c = self.campaign;
+        let per_chapter = rule != ReviewRule::WholeRound;
+        let filtered: Vec<&crate::book::Unit>;
+        let candidates = if rule == ReviewRule::PerChapter {
+            filtered = candidates
+                .iter()
+                .copied()
+                .filter(|u| !qa::has_error(s.kept_findings(&u.id, round)))
+                .collect();
+            &filtered[..]
+        } else {
+            candidates
+        };
         let share = c.plan.proofread_share;
         if share >= 1.0 {
             return candidates.iter().map(|u| u.id.clone()).collect();
@@ -793,10 +913,10 @@ impl Manager<'_> {
                 .units_of(&ch.key)
                 .filter(|u| ids.contains(&u.id))
                 .collect();
-            let chosen = self.select_among(s, round, &candidates, true);
+            let chosen = self.select_among(s, round, &candidates, ReviewRule::PerChapter);
             let mut plan = self.chapter_batches(s, round, &ch.key, &chosen);
-            // An older run chose the round's units under one budget for the
-            // whole round: a chapter it reviewed that way keeps those batches (recorded, paid).
+            // An older run chose the units under an older rule: a chapter it reviewed that way
+            // keeps those batches (recorded, paid), the newest rule first.
             let recorded_other = |plan: &[ProofBatchPlan]| {
                 s.finished().keys().any(|k| {
                     matches!(CallKey::parse(k), CallKey::Proofread { round: r, chapter, .. }
@@ -804,6 +924,17 @@ impl Manager<'_> {
                         && !plan.iter().any(|b| &b.key.to_string() == k)
                 })
             };
+            let all_done = |plan: &[ProofBatchPlan]| {
+                !plan.is_empty() && plan.iter().all(|b| s.is_done(&b.key.to_string()))
+            };
+            if recorded_other(&plan) {
+                let with_errors =
+                    self.select_among(s, round, &candidates, ReviewRule::PerChapterWithErrors);
+                let legacy = self.chapter_batches(s, round, &ch.key, &with_errors);
+                if all_done(&legacy) {
+                    plan = legacy;
+                }
+            }
             if c.plan.proofread_share < 1.0
                 && recorded_other(&plan)
                 && *all_ready.get_or_insert_with(|| {
@@ -814,9 +945,9 @@ impl Manager<'_> {
             {
                 let everything: Vec<&crate::book::Unit> =
                     c.units.iter().filter(|u| ids.contains(&u.id)).collect();
-                let whole = self.select_among(s, round, &everything, false);
+                let whole = self.select_among(s, round, &everything, ReviewRule::WholeRound);
                 let legacy = self.chapter_batches(s, round, &ch.key, &whole);
-                if !legacy.is_empty() && legacy.iter().all(|b| s.is_done(&b.key.to_string())) {
+                if all_done(&legacy) {
                     plan = legacy;
                 }
             }
