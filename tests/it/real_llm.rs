@@ -245,21 +245,30 @@ fn replay_sample_book_mechanical_errors_left() {
     real_llm::assert_every_agent_called(&run);
     real_llm::assert_kept_never_worse(&run.report);
     real_llm::assert_status_tells_the_truth(&run);
-    // Every unit is translated but one at most: since the recording of 2026-12-03 the 1.5B
-    // model answers the piece "The schema below describes ⟦1⟧:" with an empty code fence, and
-    // again when told so (faults::an_empty_reply_failed_the_unit_without_asking_again). The
-    // pieces of that stuck unit fail, its earlier candidate stays kept, and the status says
-    // what remains (checked above).
+    // Every unit is translated; at most two calls failed, each for a reason on record, and
+    // the unit keeps its earlier candidate (the status says what remains, checked above).
+    // Since the recording of 2026-12-03 the 1.5B model answers the piece "The schema below
+    // describes ⟦1⟧:" with an empty code fence, and again when told so
+    // (faults::an_empty_reply_failed_the_unit_without_asking_again). Since the re-recording of
+    // 2026-12-05 (revision requests without the reviewer's remarks on units QA sends back)
+    // one revision runs away repeating itself; it is not kept.
     let failed = run.summary["units"]["failed"].as_u64().unwrap();
-    assert!(failed <= 1, "{}", run.summary);
+    let errors: Vec<(String, String)> = run
+        .units()
+        .into_iter()
+        .filter(|(_, u)| u["outcome"] == "failed" || !u["error"].is_null())
+        .map(|(id, u)| (id, u["error"].as_str().unwrap_or("").to_string()))
+        .collect();
+    assert!(failed <= 2, "{errors:?}\n{}", run.summary);
     real_llm::assert_no_unit_lost(&run);
-    if failed == 1 {
+    for (id, e) in &errors {
         assert!(
-            run.summary["last_error"]
-                .as_str()
-                .is_some_and(|e| e.contains("empty after clean-up")),
-            "{}",
-            run.summary
+            e.contains("empty after clean-up") || e.contains("a runaway, not kept"),
+            "{id}: {e}"
+        );
+        assert!(
+            run.units()[id]["kept_round"].is_u64(),
+            "{id} kept no translation"
         );
     }
     let units = run.units();

@@ -490,7 +490,8 @@ fn proofreading_calls(
 /// read whenever there is a budget (the selection's best unit, unknown before the run: the
 /// first in book order stands for it), then the others while they fit. `None`: every unit.
 /// Each unit counts its review cost; each chapter adds the glossary lines of the units read,
-/// once each.
+/// once each. An upper bound: the selection skips units with QA errors, unknown before the
+/// run ([`crate::campaign::core::manager::ReviewRule::PerChapter`]).
 fn reviewed_within_budgets(tr: &TranslationTally, share: Option<f64>) -> u64 {
     let mut total = 0u64;
     for units in tr.review_costs.values() {

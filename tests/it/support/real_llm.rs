@@ -311,16 +311,45 @@ pub fn error_findings(report: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Every agent of the team worked: the Glossary agent (term batches and the book brief), the
-/// Translation agent and the Proofreading agent each finished at least one call
-/// (`summary.usage.<agent>.calls >= 1`), the Manager decided (with a model call, or without
-/// one when the reviewer flagged nothing beyond the units with QA errors: report.json's
-/// decisions), and the brief was written.
+/// Every agent of the team worked: the Glossary agent (term batches and the book brief) and
+/// the Translation agent each finished at least one call (`summary.usage.<agent>.calls >=
+/// 1`); the Proofreading agent did when a unit's first translation passed the per-unit QA
+/// checks, and did not when none did (it reads only units QA passes: the others go back for
+/// revision whatever it says); the Manager decided (with a model call, or without one when
+/// the reviewer flagged nothing beyond the units with QA errors: report.json's decisions);
+/// and the brief was written.
 pub fn assert_every_agent_called(run: &CampaignRun) {
-    for agent in ["glossary", "translation", "proofreading"] {
+    for agent in ["glossary", "translation"] {
         assert!(
             run.calls(agent) >= 1,
             "agent {agent} finished no call; summary: {}",
+            run.summary
+        );
+    }
+    let clean: Vec<&str> = run.report["units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| {
+            u["candidates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|k| k["round"] == 0 && k["errors"] == 0 && k["left_in_source"] == false)
+        })
+        .filter_map(|u| u["id"].as_str())
+        .collect();
+    if clean.is_empty() {
+        assert_eq!(
+            run.calls("proofreading"),
+            0,
+            "no unit passed QA at round 0, yet the reviewer was called; summary: {}",
+            run.summary
+        );
+    } else {
+        assert!(
+            run.calls("proofreading") >= 1,
+            "units {clean:?} passed QA at round 0 and the reviewer read none; summary: {}",
             run.summary
         );
     }
@@ -336,11 +365,12 @@ pub fn assert_every_agent_called(run: &CampaignRun) {
             .is_some_and(|d| !d.is_empty()),
         "no Manager decision in report.json"
     );
-    assert!(
+    assert_eq!(
         run.report["proofreading"]
             .as_array()
             .is_some_and(|p| !p.is_empty()),
-        "no proofreading batch in report.json"
+        !clean.is_empty(),
+        "proofreading batches in report.json against units that passed QA at round 0 ({clean:?})"
     );
 }
 
