@@ -15,22 +15,25 @@ use serde_json::{Value, json};
 use crate::support::corpus_dir;
 use crate::support::quality::{self, Mode, Outcome};
 
-fn recorded() -> Value {
-    let path = quality::figures_file();
-    serde_json::from_str(
-        &std::fs::read_to_string(&path).unwrap_or_else(|e| {
-            panic!("{}: {e}; run `cargo bench --bench quality`", path.display())
-        }),
-    )
+/// The figures `model`'s recording wrote (`validation/bench/quality[-<model>].json`).
+fn recorded(model: &str) -> Value {
+    let path = quality::figures_file_for(model);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run `BOOKTR_QUALITY_MODEL={model} cargo bench --bench quality`",
+            path.display()
+        )
+    }))
     .unwrap()
 }
 
-/// One replay per test binary, shared by both tests.
-fn replay() -> Option<&'static Outcome> {
-    static OUT: OnceLock<Outcome> = OnceLock::new();
+/// One replay of `model`'s recording per test binary, shared by the tests.
+fn replay(model: &str) -> Option<&'static Outcome> {
+    static OUT: [OnceLock<Outcome>; 2] = [OnceLock::new(), OnceLock::new()];
+    let i = quality::MODELS.iter().position(|m| *m == model)?;
     let corpus = corpus_dir()?;
-    Some(OUT.get_or_init(|| {
-        let rec = recorded();
+    Some(OUT[i].get_or_init(|| {
+        let rec = recorded(model);
         let arms: Vec<QualityArm> = rec["figures"]["arms"]
             .as_array()
             .unwrap()
@@ -38,21 +41,38 @@ fn replay() -> Option<&'static Outcome> {
             .map(|a| serde_json::from_value(a["arm"].clone()).unwrap())
             .collect();
         let judge = !rec["figures"]["judge"].is_null();
-        quality::run(&corpus, Mode::Replay, &arms, judge)
+        quality::run_on(
+            &corpus,
+            Mode::Replay,
+            &arms,
+            judge,
+            &quality::fixture_file_for(model),
+        )
     }))
 }
 
 #[booktr_test_needs::needs(corpus)]
 #[test]
 fn quality_benchmark_replay_gives_the_recorded_figures() {
-    let Some(out) = replay() else { return };
+    replay_gives_the_recorded_figures("0.5b");
+}
+
+#[booktr_test_needs::needs(corpus)]
+#[test]
+fn quality_benchmark_replay_gives_the_recorded_figures_of_the_1_5b() {
+    replay_gives_the_recorded_figures("1.5b");
+}
+
+/// `model`'s recording replayed gives the figures it wrote.
+fn replay_gives_the_recorded_figures(model: &str) {
+    let Some(out) = replay(model) else { return };
     assert!(
         out.misses.is_empty(),
-        "{} request(s) without a recorded answer, e.g. {:?}",
+        "{model}: {} request(s) without a recorded answer, e.g. {:?}",
         out.misses.len(),
         out.misses.first()
     );
-    let rec = recorded();
+    let rec = recorded(model);
     let want: Figures = serde_json::from_value(rec["figures"].clone()).unwrap();
     // Real figures, not an empty result: the orchestration translated units and scored above
     // zero, and every arm that translated units scored above zero.
@@ -84,7 +104,7 @@ fn quality_benchmark_replay_gives_the_recorded_figures() {
 #[booktr_test_needs::needs(corpus, sacrebleu)]
 #[test]
 fn chrf_pp_agrees_with_sacrebleu_on_the_benchmark_pairs() {
-    let Some(out) = replay() else { return };
+    let Some(out) = replay("0.5b") else { return };
     let ok = std::process::Command::new("python3")
         .args(["-c", "import sacrebleu"])
         .output()

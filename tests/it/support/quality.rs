@@ -24,18 +24,51 @@ use serde_json::{Value, json};
 use super::fake_llm::FakeServer;
 use super::recorded::{Exchange, Fixtures, request_key};
 
-/// The recorded answers of the benchmark (`tests/fixtures/quality/answers.jsonl`), or the file
-/// named by `BOOKTR_QUALITY_FIXTURE`.
+/// The models the benchmark has recordings of, by the name `shared/real-llm/start.sh` takes:
+/// the 0.5B (the first recording; its files have no suffix) and the 1.5B.
+pub const MODELS: &[&str] = &["0.5b", "1.5b"];
+
+/// The model whose recording the benchmark records or replays: `BOOKTR_QUALITY_MODEL`, else
+/// the 0.5B.
+pub fn model() -> String {
+    std::env::var("BOOKTR_QUALITY_MODEL")
+        .ok()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| MODELS[0].to_string())
+}
+
+/// `stem.ext` for the first model of [`MODELS`], `stem-<model>.ext` for another.
+fn per_model(dir: &str, stem: &str, ext: &str, model: &str) -> PathBuf {
+    let name = if model == MODELS[0] {
+        format!("{stem}.{ext}")
+    } else {
+        format!("{stem}-{model}.{ext}")
+    };
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
+}
+
+/// The recorded answers of `model` (`tests/fixtures/quality/answers[-<model>].jsonl`).
+pub fn fixture_file_for(model: &str) -> PathBuf {
+    per_model("tests/fixtures/quality", "answers", "jsonl", model)
+}
+
+/// The figures of `model`'s recording (`validation/bench/quality[-<model>].json`).
+pub fn figures_file_for(model: &str) -> PathBuf {
+    per_model("validation/bench", "quality", "json", model)
+}
+
+/// The recorded answers of [`model`], or the file named by `BOOKTR_QUALITY_FIXTURE`.
 pub fn fixture_file() -> PathBuf {
     match std::env::var("BOOKTR_QUALITY_FIXTURE") {
         Ok(p) if !p.trim().is_empty() => PathBuf::from(p.trim()),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quality/answers.jsonl"),
+        _ => fixture_file_for(&model()),
     }
 }
 
-/// `validation/bench/quality.json`.
+/// The figures of [`model`]'s recording.
 pub fn figures_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("validation/bench/quality.json")
+    figures_file_for(&model())
 }
 
 /// `glossaries/house-style.en-zh.csv`.
@@ -127,9 +160,14 @@ fn merged(known: &Fixtures, fake: &FakeServer) -> Vec<Exchange> {
 /// judge of the orchestration against the single pass, on the slice of the corpus at `corpus`,
 /// and scores them.
 pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outcome {
+    run_on(corpus, mode, arms, judge, &fixture_file())
+}
+
+/// [`run`] with the recorded answers in `file`.
+pub fn run_on(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool, file: &Path) -> Outcome {
     let slice = quality::build_slice(corpus).expect("the slice");
     let fake = FakeServer::start();
-    let file = fixture_file();
+    let file = file.to_path_buf();
     let known = match &mode {
         Mode::Pseudo => Fixtures::default(),
         _ => Fixtures::load(&file).unwrap_or_else(|e| {
@@ -322,10 +360,10 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
     };
     json!({
         "schema": 1,
-        "what": "cargo bench --bench quality: booktr's orchestration against the single pass and five ablations on a 3.6 KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition",
+        "what": format!("cargo bench --bench quality: booktr's orchestration against the single pass and six variants on a {:.1} KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition", o.figures.source_bytes as f64 / 1000.0),
         "model": o.model,
-        "server": "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384, run under nice 5 on the shared 2-core machine",
-        "fixture": "tests/fixtures/quality/answers.jsonl",
+        "server": if model() == MODELS[0] { "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384, run under nice 5 on the shared 2-core machine" } else { "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 8192 (start.sh's default), on the shared 2-core machine" },
+        "fixture": fixture_file_for(&model()).strip_prefix(env!("CARGO_MANIFEST_DIR")).map(|p| p.display().to_string()).unwrap_or_default(),
         "made_by": match mode { Mode::Record { .. } => "record", Mode::Replay => "replay", Mode::Pseudo => "pseudo" },
         "bootstrap": format!("paired bootstrap over segments, {} resamples, seed {:#x}, 2.5th-97.5th percentiles", quality::RESAMPLES, quality::SEED),
         "requests": o.requests,
