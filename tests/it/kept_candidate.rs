@@ -425,6 +425,16 @@ fn parts_campaign(parts: usize, concurrency: usize) -> TestCampaign {
     c
 }
 
+/// `(first translations, revisions)` the fake server was asked for.
+fn translation_requests(fake: &FakeServer) -> (usize, usize) {
+    let reqs = fake.requests();
+    let first = reqs
+        .iter()
+        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
+        .count();
+    (first, reqs.iter().filter(|r| r.is_revision()).count())
+}
+
 /// The units report.json says were withheld after round 0 (none: empty).
 fn withheld_units(c: &TestCampaign) -> Vec<String> {
     report(c)["revisions_withheld"][0]["units"]
@@ -442,12 +452,7 @@ fn every_revision_was_sent_although_the_model_had_failed_each_one() {
     let c = parts_campaign(4, 1);
     let out = run(&c, &fake);
     assert_code(&out, 1);
-    let first = fake
-        .requests()
-        .iter()
-        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
-        .count();
-    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    let (first, revisions) = translation_requests(&fake);
     assert!(first >= 4, "{first} first translations");
     assert_eq!(revisions, 2, "two revisions judged, the rest withheld");
     let rj = report(&c);
@@ -488,13 +493,8 @@ fn all_revisions_were_in_flight_before_the_first_was_judged() {
     let c = parts_campaign(6, 4);
     let out = run(&c, &fake);
     assert_code(&out, 1);
-    let first = fake
-        .requests()
-        .iter()
-        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
-        .count();
+    let (first, revisions) = translation_requests(&fake);
     assert!(first >= 6, "{first} first translations");
-    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
     assert_eq!(revisions, 2, "only the trial's two were sent");
     assert_eq!(withheld_units(&c).len(), first - 2);
 }
@@ -518,12 +518,7 @@ fn a_kept_revision_let_the_rest_of_the_round_go_out() {
     let c = parts_campaign(5, 4);
     let out = run(&c, &fake);
     assert_code(&out, 0);
-    let first = fake
-        .requests()
-        .iter()
-        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
-        .count();
-    let revisions = fake.requests().iter().filter(|r| r.is_revision()).count();
+    let (first, revisions) = translation_requests(&fake);
     assert!(first >= 5, "{first} first translations");
     assert_eq!(revisions, first, "every unit revised once");
     assert!(withheld_units(&c).is_empty());

@@ -514,6 +514,14 @@ const ALL_FIRST: &[&str] = &[
     "translate ch2-001 r0",
 ];
 
+/// The steps up to the first translations, with the brief (the tables' campaign asks for it).
+const TO_FIRST_TRANSLATIONS: &[Row<'static>] = &[
+    (Stage::Glossary, &["glossary", "brief"]),
+    (Stage::Glossary, &["merge"]),
+    (Stage::Glossary, &["desk"]),
+    (Stage::Translate, ALL_FIRST),
+];
+
 /// Quality benchmark finding 10: with no reviewer flag beyond the units QA errors already
 /// send back, the Manager was asked anyway, and the 0.5B answered with the schema's
 /// placeholders (0.13x the single pass's tokens for nothing). The decision is now recorded
@@ -1503,16 +1511,7 @@ fn the_reviewer_was_paid_to_read_a_unit_qa_sends_back_anyway() {
     };
     let mut j = Journal::start(&c, "run-1", answers);
     let m = Manager::new(&c, &j.state);
-    play(
-        &mut j,
-        &m,
-        &[
-            (Stage::Glossary, &["glossary", "brief"]),
-            (Stage::Glossary, &["merge"]),
-            (Stage::Glossary, &["desk"]),
-            (Stage::Translate, ALL_FIRST),
-        ],
-    );
+    play(&mut j, &m, TO_FIRST_TRANSLATIONS);
     assert_eq!(m.forced(&j.state, 0), ["ch1-001"]);
     let all: Vec<String> = c.prose_units().map(|u| u.id.clone()).collect();
     assert!(all.len() >= 4, "{all:?}");
@@ -1592,19 +1591,14 @@ fn a_false_glossary_claim_of_the_reviewer_went_into_the_revision_request() {
     };
     let mut j = Journal::start(&c, "run-1", answers);
     let m = Manager::new(&c, &j.state);
+    play(&mut j, &m, TO_FIRST_TRANSLATIONS);
     play(
         &mut j,
         &m,
-        &[
-            (Stage::Glossary, &["glossary", "brief"]),
-            (Stage::Glossary, &["merge"]),
-            (Stage::Glossary, &["desk"]),
-            (Stage::Translate, ALL_FIRST),
-            (
-                Stage::Proofread(0),
-                &["proofread r0 ch1", "proofread r0 ch2"],
-            ),
-        ],
+        &[(
+            Stage::Proofread(0),
+            &["proofread r0 ch1", "proofread r0 ch2"],
+        )],
     );
     assert!(
         j.state
