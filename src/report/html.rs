@@ -622,6 +622,31 @@ mod tests {
         assert!(full.len() > 20, "{:?}", full.keys());
     }
 
+    /// A reviewer issue the glossary check refuted is named in report.md and report.html, with
+    /// the term and the reviewer's words (finding 13 of docs/src/benchmarks.md).
+    #[test]
+    fn a_refuted_reviewer_issue_is_named_in_both_reports() {
+        let mut r = spanning();
+        r.refuted_issues
+            .push(crate::campaign::core::manager::RefutedIssue {
+                round: 0,
+                unit: "c-001".into(),
+                term: "Complete Payment".into(),
+                detail: "'Complete Payment' is left untranslated".into(),
+            });
+        let md = crate::report::markdown::render(&r);
+        assert!(
+            md.contains("- Refuted, not fed back: round 0 · c-001 · the reviewer claimed \"Complete Payment\" was not rendered as the termbase says"),
+            "{md}"
+        );
+        let page = render(r, Texts::new()).unwrap();
+        assert!(
+            page.contains("Reviewer issue refuted, not fed back (round 0, c-001)")
+                && page.contains("<strong>Complete Payment</strong>"),
+            "{page}"
+        );
+    }
+
     /// Streaming the page into a writer gives the same bytes as rendering it into a string.
     #[test]
     fn the_page_streamed_to_a_writer_is_the_page() {
