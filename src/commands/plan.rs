@@ -110,7 +110,7 @@ fn agent_graph(c: &Campaign, m: &Manager) -> Vec<String> {
             p.concurrency
         ),
         format!(
-            "QA checks on every unit; Proofreading agent on the riskiest units within {:.0} % of the translation prompt tokens",
+            "QA checks on every unit; Proofreading agent on the units QA passes, riskiest first, within {:.0} % of the translation prompt tokens (and one unit per chapter at least); its claims about termbase terms the glossary check refutes are dropped",
             p.proofread_share * 100.0
         ),
         "Glossary agent: reconciliation of terms rendered more than one way".into(),

@@ -446,8 +446,19 @@ impl Limits {
             return Err(err(
                 "target_lang",
                 format!(
-                    "is `{}`, the same language as source_lang `{}`: set the language to translate into (e.g. \"zh\")",
-                    raw.target_lang, raw.source_lang
+                    "is `{}`, the same language as source_lang `{}`: set the language to translate into (e.g. \"{}\")",
+                    raw.target_lang,
+                    raw.source_lang,
+                    // An example that is not the source language (a new user's zh → zh campaign
+                    // was told to write "zh").
+                    if Lang::parse(&raw.source_lang)
+                        .code
+                        .eq_ignore_ascii_case("zh")
+                    {
+                        "en"
+                    } else {
+                        "zh"
+                    }
                 ),
             ));
         }
@@ -709,6 +720,25 @@ chapters = ["book/a.md", "book/b.md"]
         // docs/src/benchmarks.md), so it is asked for, not assumed.
         assert!(!p.brief, "the book brief is off by default");
         assert!(p.agent_glossary);
+    }
+
+    /// A new user's campaign from zh into zh was told to set the target to "zh".
+    #[test]
+    fn the_same_language_error_suggested_the_source_language() {
+        let same = |l: &str| {
+            let text = MIN
+                .replace("source_lang = \"en\"", &format!("source_lang = \"{l}\""))
+                .replace("target_lang = \"zh\"", &format!("target_lang = \"{l}\""));
+            plan(&text, &Overrides::default()).unwrap_err().to_string()
+        };
+        let zh = same("zh");
+        assert!(zh.contains("the same language as source_lang `zh`"), "{zh}");
+        assert!(
+            zh.contains("(e.g. \"en\")") && !zh.contains("(e.g. \"zh\")"),
+            "{zh}"
+        );
+        let en = same("en");
+        assert!(en.contains("(e.g. \"zh\")"), "{en}");
     }
 
     #[test]

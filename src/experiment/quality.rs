@@ -38,7 +38,7 @@ pub struct Section {
     pub heading: &'static str,
 }
 
-/// The slice: 7.8 KB of English in five sections (12 units), 4.9 KB of chapter 1 and 2.8 KB
+/// The slice: 7.8 KB of English in five sections (12 scored segments), 4.9 KB of chapter 1 and 2.8 KB
 /// of chapter 2: prose and a numbered list (a deterministic workflow), prose on autonomous
 /// agents and on mixing the two patterns, the four message roles, and prose with JSON request
 /// and answer code blocks (a single-turn API call). It was 3.6 KB (the first and last
@@ -77,7 +77,7 @@ pub const SLICE: &[Section] = &[
     },
 ];
 
-/// Unit size limit of the benchmark's campaigns, in characters: 12 units over the
+/// Unit size limit of the benchmark's campaigns, in characters: 12 segments over the
 /// slice, so the bootstrap and the judge have units to resample and compare.
 pub const MAX_UNIT_CHARS: usize = 1000;
 
