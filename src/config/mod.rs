@@ -202,10 +202,12 @@ impl Plan {
         let text = std::fs::read_to_string(campaign_file)
             .map_err(|e| UsageError::new(unreadable::message(campaign_file, &e)))?;
         let raw: RawCampaign = toml::from_str(&text).map_err(|e| {
+            let text = e.to_string();
             UsageError::new(format!(
-                "campaign file {} is invalid: {}",
+                "campaign file {} is invalid: {}{}",
                 campaign_file.display(),
-                e.to_string().trim_end()
+                text.trim_end(),
+                type_remedy(&text)
             ))
         })?;
         Self::resolve(campaign_file, raw, overrides)
@@ -687,6 +689,34 @@ fn resolve_provider(
     })
 }
 
+/// What to write instead, for a TOML value of the wrong type: serde's message names the Rust
+/// type it expected (`invalid type: string "four", expected usize`), which tells a campaign
+/// author nothing. Empty when `message` is not such an error. Hand-rolled: the toml crate
+/// reports the expected type only inside this text.
+fn type_remedy(message: &str) -> &'static str {
+    let Some(expected) = message
+        .lines()
+        .find(|l| l.contains("invalid type:") || l.contains("invalid value:"))
+        .and_then(|l| l.split("expected ").nth(1))
+    else {
+        return "";
+    };
+    let e = expected.trim();
+    if ["usize", "u8", "u16", "u32", "u64"].contains(&e) {
+        "\nWrite a whole number of 0 or more without quotes, e.g. `concurrency = 4`."
+    } else if e == "f64" || e == "f32" || e.contains("float") {
+        "\nWrite a number without quotes, e.g. `proofread_share = 0.2`."
+    } else if e.contains("boolean") {
+        "\nWrite `true` or `false` without quotes."
+    } else if e.contains("string") {
+        "\nWrite the value in double quotes, e.g. `target_lang = \"zh\"`."
+    } else if e.contains("sequence") {
+        "\nWrite a list in square brackets, e.g. `chapters = [\"ch1.md\", \"ch2.md\"]`."
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,6 +750,34 @@ chapters = ["book/a.md", "book/b.md"]
         // docs/src/benchmarks.md), so it is asked for, not assumed.
         assert!(!p.brief, "the book brief is off by default");
         assert!(p.agent_glossary);
+    }
+
+    /// A new user's `concurrency = "four"` was told "expected usize" and nothing more.
+    #[test]
+    fn a_wrong_type_named_the_rust_type_and_no_remedy() {
+        let dir = tempfile::tempdir().unwrap();
+        let load = |extra: &str| {
+            let f = dir.path().join("t.toml");
+            std::fs::write(&f, format!("{MIN}{extra}")).unwrap();
+            Plan::load(&f, &Overrides::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let e = load("concurrency = \"four\"\n");
+        assert!(e.contains("expected usize"), "{e}");
+        assert!(
+            e.contains("Write a whole number of 0 or more without quotes"),
+            "{e}"
+        );
+        let e = load("revision_rounds = -1\n");
+        assert!(e.contains("Write a whole number of 0 or more"), "{e}");
+        let e = load("translation_example = \"yes\"\n");
+        assert!(e.contains("Write `true` or `false`"), "{e}");
+        let e = load("proofread_share = \"half\"\n");
+        assert!(e.contains("Write a number without quotes"), "{e}");
+        // A syntax error has no type remedy.
+        let e = load("concurrency = = 2\n");
+        assert!(!e.contains("\nWrite"), "{e}");
     }
 
     /// A new user's campaign from zh into zh was told to set the target to "zh".
