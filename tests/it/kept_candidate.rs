@@ -36,6 +36,12 @@ fn campaign() -> TestCampaign {
 /// A fake model whose first translation changes the link target (one `links` error) and whose
 /// revision keeps that error and appends [`JUNK`] (more errors).
 fn worse_reviser() -> FakeServer {
+    reviser(false)
+}
+
+/// A fake whose first translations break a link; its revisions fix it (`fixes`) or add junk
+/// to the broken text.
+fn reviser(fixes: bool) -> FakeServer {
     let fake = FakeServer::start();
     let zh = Lang::parse("zh");
     fake.script(move |r| {
@@ -44,10 +50,10 @@ fn worse_reviser() -> FakeServer {
         }
         let good = default_content(&zh, Agent::Translation, &r.messages);
         let first = good.replace(LINK, BAD_LINK);
-        if r.is_revision() {
-            Reply::Content(format!("{first}{JUNK}"))
-        } else {
-            Reply::Content(first)
+        match (r.is_revision(), fixes) {
+            (false, _) => Reply::Content(first),
+            (true, true) => Reply::Content(good),
+            (true, false) => Reply::Content(format!("{first}{JUNK}")),
         }
     });
     fake
@@ -502,19 +508,7 @@ fn all_revisions_were_in_flight_before_the_first_was_judged() {
 /// A model whose first revision is kept lifts the trial's cap: every revision is sent.
 #[test]
 fn a_kept_revision_let_the_rest_of_the_round_go_out() {
-    let fake = FakeServer::start();
-    let zh = Lang::parse("zh");
-    fake.script(move |r| {
-        if r.agent != Agent::Translation {
-            return Reply::Default;
-        }
-        let good = default_content(&zh, Agent::Translation, &r.messages);
-        if r.is_revision() {
-            Reply::Content(good)
-        } else {
-            Reply::Content(good.replace(LINK, BAD_LINK))
-        }
-    });
+    let fake = reviser(true);
     let c = parts_campaign(5, 4);
     let out = run(&c, &fake);
     assert_code(&out, 0);

@@ -519,6 +519,21 @@ impl Manager<'_> {
             .map(|e| e.source.clone())
     }
 
+    /// The reviewer's issues after `round`, in report order, each with the termbase term the
+    /// glossary check refutes it on ([`Manager::refuted_term`]; `None`: it stands). One pass
+    /// for [`Manager::standing_issues`], [`Manager::refuted_issues`] and the decision.
+    fn judged_issues<'s>(
+        &self,
+        s: &'s State,
+        round: u32,
+    ) -> Vec<(&'s crate::agents::proofreading::Issue, Option<String>)> {
+        self.proof_reports(s, round)
+            .into_iter()
+            .flat_map(|r| r.issues.iter())
+            .map(|i| (i, self.refuted_term(s, round, i)))
+            .collect()
+    }
+
     /// The reviewer's issues after `round` that stand (not refuted, see
     /// [`Manager::refuted_term`]), in report order.
     pub fn standing_issues<'s>(
@@ -526,20 +541,18 @@ impl Manager<'_> {
         s: &'s State,
         round: u32,
     ) -> Vec<&'s crate::agents::proofreading::Issue> {
-        self.proof_reports(s, round)
+        self.judged_issues(s, round)
             .into_iter()
-            .flat_map(|r| r.issues.iter())
-            .filter(|i| self.refuted_term(s, round, i).is_none())
+            .filter_map(|(i, refuted)| refuted.is_none().then_some(i))
             .collect()
     }
 
     /// The reviewer's issues after `round` that the glossary check refuted, for the reports.
     pub fn refuted_issues(&self, s: &State, round: u32) -> Vec<RefutedIssue> {
-        self.proof_reports(s, round)
+        self.judged_issues(s, round)
             .into_iter()
-            .flat_map(|r| r.issues.iter())
-            .filter_map(|i| {
-                self.refuted_term(s, round, i).map(|term| RefutedIssue {
+            .filter_map(|(i, refuted)| {
+                refuted.map(|term| RefutedIssue {
                     round,
                     unit: i.unit.clone(),
                     term,
@@ -556,23 +569,21 @@ impl Manager<'_> {
     /// ([`super::Action::DecideForced`]).
     pub fn decision_candidates(&self, s: &State, round: u32, forced: &[String]) -> Vec<String> {
         let mut flagged: std::collections::BTreeSet<&str> = Default::default();
-        let refuted: BTreeSet<String> = self
-            .refuted_issues(s, round)
-            .into_iter()
-            .map(|r| r.unit)
-            .collect();
-        flagged.extend(
-            self.standing_issues(s, round)
-                .into_iter()
-                .map(|i| i.unit.as_str()),
-        );
+        let mut refuted: BTreeSet<&str> = BTreeSet::new();
+        for (i, term) in self.judged_issues(s, round) {
+            if term.is_some() {
+                refuted.insert(i.unit.as_str());
+            } else {
+                flagged.insert(i.unit.as_str());
+            }
+        }
         let standing = flagged.clone();
         for report in self.proof_reports(s, round) {
             flagged.extend(
                 report
                     .units_need_revision
                     .iter()
-                    .filter(|u| !refuted.contains(*u) || standing.contains(u.as_str()))
+                    .filter(|u| !refuted.contains(u.as_str()) || standing.contains(u.as_str()))
                     .map(String::as_str),
             );
         }
