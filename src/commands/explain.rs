@@ -396,6 +396,13 @@ fn verdict(s: &State, id: &str, k: &Candidate, best: Option<(usize, usize)>) -> 
         "not used: the editor's text wins over every model candidate".to_string()
     } else if k.left_in_source {
         "not kept: nearly all of it is still in the source language, and a translation ranks before it".to_string()
+    } else if k.critical > 0 {
+        // A real 1.5B run: a first translation with fewer errors than its pieces, but a
+        // paragraph cut to four characters, was said to lose on error count.
+        format!(
+            "not kept: it lost content ({} critical error finding(s)), and a text that lost none ranks before it whatever its error count",
+            k.critical
+        )
     } else {
         "not kept: a later or better candidate scores fewer errors, then fewer warnings (or ties and is newer)".to_string()
     }

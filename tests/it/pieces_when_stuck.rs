@@ -575,3 +575,50 @@ fn a_unit_left_untranslated_after_its_revision_rounds_was_not_translated_again_i
     assert_eq!(k[1]["origin"], "pieces", "{u}");
     assert_eq!(k[1]["errors"], 0, "{u}");
 }
+
+/// Regression (a real 1.5B run of the sample book): the first translation cut a paragraph to
+/// four characters (one `truncation` error, MQM-critical) and its pieces had the paragraph,
+/// with more errors (stray English words). The pieces are kept (a text that lost content
+/// ranks last), and `explain` said the first translation lost on error count.
+#[test]
+fn explain_said_a_text_that_lost_a_paragraph_lost_on_error_count() {
+    const LONG: &str = "An agent calls a tool by writing a structured request, and the runtime executes that request on its behalf.\n\nThe model then reads the result of the call before it decides on the next step of the task it was given.\n";
+    let fake = FakeServer::start();
+    let zh = Lang::parse("zh");
+    fake.script(move |r| {
+        if r.agent != Agent::Translation {
+            return Reply::Default;
+        }
+        let good = default_content(&zh, Agent::Translation, &r.messages);
+        match good.trim_end().split_once("\n\n") {
+            // A whole-unit answer: the second paragraph cut to a fragment.
+            Some((first, _)) => Reply::Content(format!("{first}\n\n[ ]\n")),
+            // A piece: translated, with English words left in it.
+            None => Reply::Content(format!(
+                "{}然后 engine 会 execute 这个 request。\n",
+                good.trim_end()
+            )),
+        }
+    });
+    let c = campaign();
+    c.write("a.md", LONG);
+    assert_code(&run(&c, &fake), 1);
+    let u = unit(&c);
+    let k = u["candidates"].as_array().unwrap();
+    let first = &k[0];
+    assert_eq!(first["critical"], 1, "{u}");
+    let kept = k.iter().find(|x| x["kept"] == true).unwrap();
+    assert_eq!(kept["origin"], "pieces", "{u}");
+    assert_eq!(kept["critical"], 0, "{u}");
+    assert!(
+        kept["errors"].as_u64() > first["errors"].as_u64(),
+        "the pieces have more errors: {u}"
+    );
+    let explained = c.cmd("explain", &["a-000"]).output().unwrap();
+    let explained = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        explained.contains("not kept: it lost content (1 critical error finding(s))")
+            && explained.contains("a text that lost no content before the 2 that did"),
+        "{explained}"
+    );
+}
