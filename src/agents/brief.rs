@@ -1,7 +1,9 @@
 //! The book brief: a short Markdown document the Glossary stage writes for every translator:
-//! audience, register and tone, the conventions for this book and target language (English
-//! terms in parentheses on first use or not, number and unit formats, quotation marks), and a
-//! synopsis of each chapter. The editor may edit it; it is part of the stable prefix of every
+//! audience, register and tone, the conventions for this book and target language (number and
+//! unit formats, quotation marks, what stays as written), and a synopsis of each chapter. Term
+//! renderings are the termbase's alone: the conventions heading once asked "whether English
+//! terms are kept in parentheses on first use", and the 1.5B model answered with a rule that
+//! lowered house-term adherence (docs/src/benchmarks.md, finding 18). The editor may edit it; it is part of the stable prefix of every
 //! Translation request, and its hash is part of every unit's fingerprint.
 //!
 //! The call sees an outline of the book, never whole chapters: each chapter's headings and the
@@ -76,7 +78,7 @@ pub fn chapter_outline(ch: &Chapter) -> String {
 pub fn system_prompt(source: &Lang, target: &Lang) -> String {
     format!(
         "You are the lead editor preparing the {BRIEF_MARKER} for a technical book translated from {src} into {tgt}. From the outline the user gives, write a brief of at most 500 words in English Markdown with these sections:\n\
-         ## Audience\n## Register and tone\n## Conventions for {tgt} (whether English terms are kept in parentheses on first use, number and unit formats, quotation marks, anything else translators must do the same way)\n## Chapter synopses (one or two sentences per chapter, in book order)\n\
+         ## Audience\n## Register and tone\n## Conventions for {tgt} (number and unit formats, quotation marks, what stays as written such as code and product names, anything else translators must do the same way; how each term is rendered is fixed by the termbase, so give no rule for terms)\n## Chapter synopses (one or two sentences per chapter, in book order)\n\
          Reply with the brief only.",
         src = source.name,
         tgt = target.name
