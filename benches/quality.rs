@@ -1,7 +1,7 @@
 //! The quality benchmark: does the design earn its tokens? booktr's orchestration against the
 //! single pass (`--mode single-agent`) and five variants with one stage changed (no agent
 //! glossary; the book brief on, which is off by default; no revision; no proofreading and
-//! revision; no mechanical repair), on a 7.8 KB slice of corpus chapters 1–2
+//! revision; no mechanical repair), on a 14.8 KB slice of corpus chapters 1–2
 //! (`booktr::experiment::quality::SLICE`), scored against the human zh edition with chrF++
 //! (sacreBLEU's `CHRF(word_order=2)`), per chapter and overall with a paired bootstrap 95%
 //! interval; QA errors left by check; house-style adherence; tokens; model time; and how often

@@ -362,7 +362,7 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
         "schema": 1,
         "what": format!("cargo bench --bench quality: booktr's orchestration against the single pass and six variants on a {:.1} KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition", o.figures.source_bytes as f64 / 1000.0),
         "model": o.model,
-        "server": if model() == MODELS[0] { "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384, run under nice 5 on the shared 2-core machine" } else { "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 8192 (start.sh's default), on the shared 2-core machine" },
+        "server": "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384 (BOOKTR_REAL_LLM_CTX=16384: the single pass's conversation over the slice needs more than start.sh's 8192), on the shared 2-core machine",
         "fixture": fixture_file_for(&model()).strip_prefix(env!("CARGO_MANIFEST_DIR")).map(|p| p.display().to_string()).unwrap_or_default(),
         "made_by": match mode { Mode::Record { .. } => "record", Mode::Replay => "replay", Mode::Pseudo => "pseudo" },
         "bootstrap": format!("paired bootstrap over segments, {} resamples, seed {:#x}, 2.5th-97.5th percentiles", quality::RESAMPLES, quality::SEED),
