@@ -3,8 +3,9 @@
 //! unit formats, quotation marks, what stays as written), and a synopsis of each chapter. Term
 //! renderings are the termbase's alone: the conventions heading once asked "whether English
 //! terms are kept in parentheses on first use", and the 1.5B model answered with a rule that
-//! lowered house-term adherence (docs/src/benchmarks.md, finding 18). The editor may edit it; it is part of the stable prefix of every
-//! Translation request, and its hash is part of every unit's fingerprint.
+//! lowered house-term adherence (docs/src/benchmarks.md, finding 18). The editor may edit it;
+//! it is part of the stable prefix of every Translation request, and its hash is part of every
+//! unit's fingerprint.
 //!
 //! The call sees an outline of the book, never whole chapters: each chapter's headings and the
 //! opening of its first paragraph, cut to fit the budget.

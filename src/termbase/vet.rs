@@ -7,10 +7,10 @@
 //! entries) that returns the reason it fails. [`vet`] runs them all over a merged termbase:
 //! only agent entries (origin [`Origin::Agent`]) are checked; house-style, reconciled and
 //! editor entries pass untouched. A failing entry leaves the termbase with an
-//! [`Action`]: [`Action::Dropped`] when the entry is unusable as it stands (empty, or in the
-//! wrong script, a sentence), [`Action::Review`] when it may be right but needs an editor's decision (a
-//! rendering shared by unrelated terms, a source word left inside, an ordinary word kept as
-//! is). Review entries are shown at the glossary gate (review CSV, flagged) so an editor can
+//! [`Action`]: [`Action::Dropped`] when the entry is unusable as it stands (empty, in the
+//! wrong script, or a sentence), [`Action::Review`] when it may be right but needs an editor's
+//! decision (a rendering shared by unrelated terms, a source word left inside or cut, an
+//! ordinary word kept as is). Review entries are shown at the glossary gate (review CSV, flagged) so an editor can
 //! approve them; neither kind reaches a prompt or a QA check unapproved.
 //!
 //! This module owns no I/O and knows nothing of campaigns; the runner records the
@@ -187,7 +187,7 @@ const CLAUSE_PUNCTUATION: &[char] = &[
 
 /// Check 6, a sentence for a term: the rendering holds clause punctuation
 /// ([`CLAUSE_PUNCTUATION`]) that the source term does not. Observed on the real 1.5B model
-/// (quality benchmark, 14.6 KB slice, 2026-12-05): 11 of its 42 entries were sentences cut
+/// (quality benchmark, 14.8 KB slice, 2026-12-05): 11 of its 42 entries were sentences cut
 /// from the text around the term (`tool call → 模型输出，包括自然语言回复和工具调用请求。…`,
 /// `API Call → 单轮请求：最简单的API调用`), enforced on every unit that used the term. The human
 /// zh edition's own term pairs (a rendering with its English term in parentheses) hold none:
@@ -215,11 +215,10 @@ pub fn cut_word(e: &Entry, target: &Lang) -> Option<String> {
     if !non_latin(target) || keeps_as_is(e) {
         return None;
     }
-    let words: Vec<String> = e
+    let words: Vec<&str> = e
         .source
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
         .collect();
     let mut run = String::new();
     for c in e.target.chars().chain(std::iter::once(' ')) {
@@ -229,7 +228,11 @@ pub fn cut_word(e: &Entry, target: &Lang) -> Option<String> {
         }
         if !run.is_empty() {
             let r = run.to_lowercase();
-            if let Some(w) = words.iter().find(|w| **w != r && w.contains(&r)) {
+            let part = |w: &&&str| {
+                let w = w.to_lowercase();
+                w != r && w.contains(&r)
+            };
+            if let Some(w) = words.iter().find(part) {
                 return Some(format!(
                     "rendering `{}` of `{}` holds `{run}`, a piece of the term's word `{w}`",
                     crate::util::excerpt(e.target.trim(), 40),
@@ -395,7 +398,7 @@ mod tests {
         assert_eq!(kept, good.iter().map(|(s, _)| *s).collect::<Vec<_>>());
         assert_eq!(
             rejected[5].reason,
-            "rendering `L模型` of `LLM` holds `L`, a piece of the term's word `llm`"
+            "rendering `L模型` of `LLM` holds `L`, a piece of the term's word `LLM`"
         );
         assert_eq!(
             rejected[0].reason,
