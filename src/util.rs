@@ -178,6 +178,20 @@ pub fn utc_timestamp(ms: u64, extended: bool) -> String {
     }
 }
 
+/// The reference corpus (`../shared/corpus/ai-agent-book`), when present beside the repository.
+#[cfg(test)]
+pub(crate) fn test_corpus() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
+    let present = p.join("en").is_dir();
+    // `BOOKTR_REQUIRE_CORPUS=1` (set by `.ci/run`) turns the skip into a failure.
+    assert!(
+        present || !std::env::var("BOOKTR_REQUIRE_CORPUS").is_ok_and(|v| v == "1"),
+        "BOOKTR_REQUIRE_CORPUS=1 but the corpus is not at {} (put the ai-agent-book there)",
+        p.display()
+    );
+    present.then_some(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -445,20 +445,6 @@ fn distinct<'a>(items: &[&'a str]) -> Vec<(&'a str, usize)> {
     out
 }
 
-/// The reference corpus (`../shared/corpus/ai-agent-book`), when present beside the repository.
-#[cfg(test)]
-pub(crate) fn test_corpus() -> Option<std::path::PathBuf> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
-    let present = p.join("en").is_dir();
-    // `BOOKTR_REQUIRE_CORPUS=1` (set by `.ci/run`) turns the skip into a failure.
-    assert!(
-        present || !std::env::var("BOOKTR_REQUIRE_CORPUS").is_ok_and(|v| v == "1"),
-        "BOOKTR_REQUIRE_CORPUS=1 but the corpus is not at {} (put the ai-agent-book there)",
-        p.display()
-    );
-    present.then_some(p)
-}
-
 /// An item for a message: backquoted and shortened to one line of at most 80 characters.
 pub(crate) fn quote(item: &str) -> String {
     let one_line = item.trim().replace('\n', "⏎");
@@ -656,7 +642,7 @@ Because a sent message cannot be recalled.
 
     #[test]
     fn corpus_against_itself_is_fast_and_only_untranslated() {
-        let Some(root) = test_corpus() else {
+        let Some(root) = crate::util::test_corpus() else {
             return;
         };
         let mut chapters: Vec<_> = std::fs::read_dir(root.join("en"))

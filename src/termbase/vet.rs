@@ -412,21 +412,12 @@ mod tests {
     /// when the corpus is absent.
     #[test]
     fn human_term_pairs_of_the_corpus_pass_the_new_checks() {
-        // The corpus beside the repository; `BOOKTR_REQUIRE_CORPUS=1` (set by `.ci/run`) turns
-        // the skip into a failure. (Not `qa::test_corpus`: termbase sits below qa.)
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/ai-agent-book");
-        if !root.join("zh").is_dir() {
-            assert!(
-                !std::env::var("BOOKTR_REQUIRE_CORPUS").is_ok_and(|v| v == "1"),
-                "BOOKTR_REQUIRE_CORPUS=1 but the corpus is not at {}",
-                root.display()
-            );
+        let Some(root) = crate::util::test_corpus() else {
             eprintln!(
                 "skipped: the corpus is not beside the repository (the human term pairs are read from it)"
             );
             return;
-        }
+        };
         // A rendering that starts at a word boundary (not cut out of a longer Han run): an
         // optional Latin word glued before at most 10 Han characters.
         let pair = regex::Regex::new(
