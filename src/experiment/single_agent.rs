@@ -57,6 +57,10 @@ pub const MARKER: &str = "one part at a time, in this conversation";
 /// Header of the house-style glossary at the end of the system prompt.
 pub const GLOSSARY_HEADER: &str = "House-style glossary (use exactly these renderings):";
 
+/// A block put after the part of a runaway reply received before its repetition, so that
+/// [`crate::book::segment::kept_prefix`] takes that part's last block as whole; never kept.
+const END_MARK: &str = "<!-- booktr: the reply repeated itself from here -->";
+
 /// The mode's name in state and reports.
 pub const MODE: &str = "single-agent";
 
@@ -137,6 +141,9 @@ struct Turn {
     /// Blocks kept from a cut reply the provider could not continue (the rest was asked for in
     /// a follow-up message of the same conversation).
     kept_blocks: Option<usize>,
+    /// Replies of the turn the runaway guard stopped, each kept up to where its repetition
+    /// began: (why, what it cost); journaled as [`Event::RunawayReply`].
+    runaways: Vec<(String, crate::llm::Usage)>,
 }
 
 /// Why a turn failed.
@@ -172,10 +179,42 @@ async fn translate_turn(
     let mut long = crate::llm::continuation::LongStats::default();
     let (mut kept_blocks, mut requests) = (None::<usize>, 0u32);
     let mut sample = None;
+    let mut runaways = Vec::new();
     loop {
-        let (answer, l) = crate::llm::continuation::complete_continued(provider, &req)
-            .await
-            .map_err(TurnError::Llm)?;
+        // A reply the runaway guard stopped is kept up to where its repetition began, as a
+        // reply cut there (issue 31, finding 20: the 1.5B translated a unit, then wrote the
+        // translation again five times; the first copy was a whole translation).
+        let (answer, l) = match crate::llm::continuation::complete_continued(provider, &req).await {
+            Ok(x) => x,
+            Err(LlmError::Runaway {
+                reason,
+                usage,
+                before,
+            }) if !before.trim().is_empty() => {
+                runaways.push((reason, usage));
+                let answer = crate::llm::Answer {
+                    content: before,
+                    finish_reason: Some("length".into()),
+                    usage,
+                    attempts: 1,
+                    ..Default::default()
+                };
+                let l = crate::llm::continuation::LongStats {
+                    ended_by_runaway: true,
+                    ..Default::default()
+                };
+                (answer, l)
+            }
+            Err(LlmError::Runaway { reason, usage, .. }) => {
+                turn_usage.add(&usage);
+                return Err(TurnError::Rejected {
+                    why: format!("runaway reply: {reason}"),
+                    attempts: attempts + 1,
+                    usage: turn_usage,
+                });
+            }
+            Err(e) => return Err(TurnError::Llm(e)),
+        };
         requests += 1;
         turn_usage.add(&answer.usage);
         attempts += answer.attempts;
@@ -183,6 +222,7 @@ async fn translate_turn(
         long.continuations += l.continuations;
         long.usage.add(&l.usage);
         long.restarted |= l.restarted;
+        long.ended_by_runaway |= l.ended_by_runaway;
         model = answer.model.clone().or(model);
         finish = answer.finish_reason.clone();
         let (piece, c) = translation::postprocess(remaining, &answer.content);
@@ -205,11 +245,26 @@ async fn translate_turn(
             cleanup = c;
             break;
         }
+        // The part before a repetition ends with its first copy, whose last block is whole
+        // (a reply cut at max_tokens ends inside its last block, which `kept_prefix` leaves
+        // out): a block after it lets `kept_prefix` keep that block too. The marker block is
+        // never kept (it is the last).
+        let piece = if l.ended_by_runaway {
+            format!("{}\n\n{END_MARK}\n", piece.trim_end())
+        } else {
+            piece
+        };
         let Some((source_end, target_end, blocks)) =
             crate::book::segment::kept_prefix(remaining, &piece)
         else {
+            let why = match (l.ended_by_runaway, runaways.last()) {
+                (true, Some((reason, _))) => format!(
+                    "runaway reply: {reason}; nothing before the repetition ends on a block boundary"
+                ),
+                _ => "the reply reached max_tokens before its first block ended and the provider could not continue it; nothing of it could be kept".into(),
+            };
             return Err(TurnError::Rejected {
-                why: "the reply reached max_tokens before its first block ended and the provider could not continue it; nothing of it could be kept".into(),
+                why,
                 attempts,
                 usage: turn_usage,
             });
@@ -236,6 +291,7 @@ async fn translate_turn(
         long,
         sample,
         kept_blocks,
+        runaways,
     })
 }
 
@@ -574,6 +630,22 @@ impl<'a> Session<'a> {
                     continue;
                 }
             };
+            for (reason, usage) in &turn.runaways {
+                self.record(Event::RunawayReply {
+                    call: key.clone(),
+                    agent: Agent::Translation,
+                    unit: Some(u.id.clone()),
+                    reason: reason.clone(),
+                    usage: *usage,
+                    temperature: provider.temperature(),
+                    retry_temperature: None,
+                })?;
+                eprintln!(
+                    "unit {} ({}): runaway reply: {reason}; kept what came before the repetition",
+                    i + 1,
+                    u.id
+                );
+            }
             let text = self.record_turn(&key, u, turn, started, prompt_tokens)?;
             conv.push(&key, &u.id, source, text);
         }

@@ -225,9 +225,16 @@ pub async fn complete_continued(
         };
         let piece = match provider.complete(&next).await {
             Ok(p) => p,
-            Err(super::LlmError::Runaway { reason, mut usage }) => {
+            Err(super::LlmError::Runaway {
+                reason, mut usage, ..
+            }) => {
                 usage.add(&c.answer().usage);
-                return Err(super::LlmError::Runaway { reason, usage });
+                // `before` would hold only the continuation's part: the caller keeps nothing.
+                return Err(super::LlmError::Runaway {
+                    reason,
+                    usage,
+                    before: String::new(),
+                });
             }
             Err(e) => return Err(e),
         };

@@ -67,11 +67,15 @@ pub enum LlmError {
     },
     /// The stream reader stopped a reply that repeated itself or outgrew its `max_tokens`
     /// ([`super::runaway`]); the HTTP stream was dropped. `usage` is what it cost so far: the
-    /// prompt (estimated with `o200k_base`) and the completion tokens received.
+    /// prompt (estimated with `o200k_base`) and the completion tokens received. `before` is
+    /// the content received before a repetition began, its first copy included
+    /// ([`super::runaway::Runaway::before`]); empty when the reply passed its ceiling or
+    /// repeated itself in another channel.
     #[error("runaway reply: {reason}")]
     Runaway {
         reason: String,
         usage: super::types::Usage,
+        before: String,
     },
 }
 

@@ -147,6 +147,12 @@ pub struct Runaway {
     /// Completion tokens received before the stream was dropped (o200k_base, counted per
     /// delta, so slightly above the provider's own count).
     pub completion_tokens: u64,
+    /// For a repetition of the content: the content this stream received before the
+    /// repetition began, its first copy included and every later copy left out
+    /// ([`before_repetition`]); `None` for an over-ceiling reply or a repetition in another
+    /// channel. A reply that translated its unit and then wrote the translation again holds a
+    /// whole translation here (lesson 9: what was paid for is not thrown away without reason).
+    pub before: Option<String>,
 }
 
 impl Runaway {
@@ -162,6 +168,7 @@ impl Runaway {
                 completion_tokens: self.completion_tokens,
                 ..Default::default()
             },
+            before: self.before.unwrap_or_default(),
         }
     }
 }
@@ -329,6 +336,28 @@ impl Detector {
     }
 }
 
+/// Where the copies after the first of `text`'s repeated tail begin: `text` ends in a passage of
+/// `period_chars` characters written over and over (the stream reader found that period), and
+/// everything from the returned byte offset on is a copy of what stands `period_chars`
+/// characters before it. `text[..offset]` is what came before the repetition, with its first
+/// copy. Returns `text.len()` when the text does not end that way.
+pub fn before_repetition(text: &str, period_chars: usize) -> usize {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len();
+    if period_chars == 0 || period_chars >= n {
+        return text.len();
+    }
+    let mut run = 0;
+    while run + period_chars < n && chars[n - 1 - run].1 == chars[n - 1 - run - period_chars].1 {
+        run += 1;
+    }
+    if run == 0 {
+        text.len()
+    } else {
+        chars[n - run].0
+    }
+}
+
 /// Watches one streamed reply (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Guard {
@@ -343,6 +372,9 @@ pub struct Guard {
     content: Detector,
     reasoning: Detector,
     tools: Detector,
+    /// The content received in this stream (the prefill not included), for
+    /// [`Runaway::before`].
+    received: String,
 }
 
 impl Guard {
@@ -357,6 +389,7 @@ impl Guard {
             content: Detector::new(),
             reasoning: Detector::new(),
             tools: Detector::new(),
+            received: String::new(),
         }
     }
 
@@ -397,13 +430,21 @@ impl Guard {
         if channel != Channel::Reasoning {
             self.visible += n;
         }
+        if channel == Channel::Content {
+            self.received.push_str(delta);
+        }
         let det = match channel {
             Channel::Content => &mut self.content,
             Channel::Reasoning => &mut self.reasoning,
             Channel::ToolArguments => &mut self.tools,
         };
         if let Some((period_chars, cycles, passage)) = det.push_unless(delta, &self.prompt) {
+            let before = (channel == Channel::Content).then(|| {
+                let at = before_repetition(&self.received, period_chars);
+                self.received[..at].to_string()
+            });
             return Some(Runaway {
+                before,
                 kind: RunawayKind::Repetition {
                     channel,
                     period_chars,
@@ -414,6 +455,7 @@ impl Guard {
             });
         }
         (self.visible > u64::from(self.ceiling)).then_some(Runaway {
+            before: None,
             kind: RunawayKind::OverCeiling {
                 ceiling: self.ceiling,
                 tokens: self.visible,
@@ -454,6 +496,52 @@ mod tests {
         assert_eq!(repeated_tail(&format!("{head}{}", entry.repeat(2))), None);
         assert_eq!(repeated_tail(&format!("{}{head}", entry.repeat(4))), None);
         assert_eq!(repeated_tail("短"), None);
+    }
+
+    /// Issue 31, finding 20 (recorded from the 1.5B on the quality benchmark's slice): the
+    /// reply translated its unit, then wrote the translation again in a fenced block five
+    /// times; the guard stopped it and the whole reply, a good first copy with it, was thrown
+    /// away. The runaway now carries what came before the repetition, its first copy included.
+    #[test]
+    fn a_translation_written_again_and_again_was_thrown_away() {
+        let translation = "#### 自动智能体：运行时决策制定\n\n当工作流的固定路径不足时，我们需要一个 **自动智能体**。\n\n";
+        let copy = format!("```markdown\n{translation}```\n\n");
+        let reply = format!("{translation}{}", copy.repeat(12));
+        let mut g = Guard::new(None).with_prompt("#### Autonomous Agent".into());
+        let chars: Vec<char> = reply.chars().collect();
+        let mut stopped = None;
+        for piece in chars.chunks(7) {
+            let s: String = piece.iter().collect();
+            if let Some(r) = g.observe(Channel::Content, &s) {
+                stopped = Some(r);
+                break;
+            }
+        }
+        let r = stopped.expect("a runaway");
+        let before = r
+            .before
+            .expect("a content repetition keeps what came before it");
+        assert_eq!(before.matches("运行时决策制定").count(), 2, "{before}");
+        assert!(before.starts_with(translation), "{before}");
+        assert!(
+            format!("{translation}{copy}").starts_with(&before),
+            "{before}"
+        );
+        assert!(
+            before.len() + 8 >= translation.len() + copy.len(),
+            "{before}"
+        );
+        // Nothing to keep from a reply over its ceiling, or from a loop in the reasoning.
+        let mut g = Guard::new(Some(10));
+        let over = g.observe(Channel::Content, &"一个很长的句子，".repeat(20));
+        assert_eq!(over.expect("over the ceiling").before, None);
+        let mut g = Guard::new(None);
+        let r = (0..200).find_map(|_| g.observe(Channel::Reasoning, "想一想。"));
+        assert_eq!(r.expect("a loop in the reasoning").before, None);
+        // The offset itself: text with no repeated tail is kept whole.
+        assert_eq!(before_repetition("abcdef", 2), 6);
+        assert_eq!(before_repetition("xyabababab", 2), 4);
+        assert_eq!(before_repetition("短短短", 1), "短".len());
     }
 
     /// Feeds `text` in deltas of `step` characters; the first runaway, if any.

@@ -621,7 +621,7 @@ fn anthropic_runaway_and_billing_errors_are_typed() {
         ))
         .unwrap_err();
     match &e {
-        LlmError::Runaway { reason, usage } => {
+        LlmError::Runaway { reason, usage, .. } => {
             assert!(reason.contains("repeats itself"), "{reason}");
             assert!(usage.completion_tokens > 0 && usage.completion_tokens < 1_000);
             assert!(usage.prompt_tokens > 0);

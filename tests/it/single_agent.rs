@@ -359,3 +359,116 @@ fn a_provider_refusing_the_conversation_as_too_long_is_context_exhaustion_not_an
     assert_eq!(fake.requests().len(), 3);
     assert!(String::from_utf8_lossy(&out.stderr).contains("context exhausted at unit 3 ("));
 }
+
+/// The translation of `chapter("A", 1)`'s one unit, block for block.
+const PART_A: &str = "# 第 A 部分\n\n## 第 A0 节\n\nA 的智能体 0 读取它的上下文窗口，调用一个工具，并为下一步记录它看到的内容。\n\n```sh\necho A0\n```\n\n";
+
+/// A reply streamed as `text` in chunks of 9 characters, with no end: the runaway guard must
+/// stop it.
+fn endless(text: &str) -> Reply {
+    let chars: Vec<char> = text.chars().collect();
+    Reply::Stream {
+        parts: chars.chunks(9).map(|c| c.iter().collect()).collect(),
+        delay: Duration::from_millis(0),
+    }
+}
+
+/// Issue 31, finding 20 (recorded from the 1.5B on the quality benchmark's slice): a reply
+/// that translated its unit and then wrote the translation again and again was stopped by the
+/// runaway guard, and the unit was left untranslated: the single pass lost 16 of its 24 units
+/// that way, each with a whole translation in its first copy. The part before the repetition
+/// is now kept as a reply cut there, and the runaway is journaled.
+#[test]
+fn a_translation_written_again_and_again_was_thrown_away_in_the_single_pass() {
+    let fake = FakeServer::start();
+    fake.script(|r: &Recorded| {
+        if last_user(r).contains("Section A0") {
+            endless(&format!("{PART_A}{}", PART_A.repeat(15)))
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("rw", 1, "");
+    let out = single(&c, &fake).output().unwrap();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+    let text = c.read("rw/out/single-agent/a.md");
+    assert_eq!(text.matches("第 A0 节").count(), 1, "{text}");
+    assert_eq!(text.matches("echo A0").count(), 1, "{text}");
+    assert!(text.contains("A 的智能体 0 读取它的上下文窗口"), "{text}");
+    let j = journal(&c, "rw");
+    let runaways: Vec<_> = j.iter().filter(|e| e["event"] == "runaway_reply").collect();
+    assert_eq!(runaways.len(), 1, "{j:?}");
+    assert!(
+        runaways[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("repeats itself"),
+        "{:?}",
+        runaways[0]
+    );
+    assert!(runaways[0]["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+    // The part before the repetition held the whole translation, its last block too: no
+    // follow-up request for the rest of the unit.
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2, "one request per unit");
+    // The next turn's conversation holds the translation once.
+    let next = reqs
+        .iter()
+        .find(|r| last_user(r).contains("Section B0"))
+        .unwrap();
+    let turn = &next.messages[next.messages.len() - 2];
+    assert_eq!(turn.role, Role::Assistant);
+    assert_eq!(
+        turn.content.matches("第 A0 节").count(),
+        1,
+        "{}",
+        turn.content
+    );
+}
+
+/// A runaway the single pass could keep nothing of (a short passage from its first
+/// character) failed the unit, and the tokens it had cost were not counted: the call was
+/// journaled with zero usage, so the baseline's token total left out what it had paid for
+/// (the 1.5B's single pass on the quality benchmark's slice: 24 requests, 13,963 prompt
+/// tokens counted).
+#[test]
+fn a_runaway_in_the_single_pass_left_its_tokens_uncounted() {
+    let fake = FakeServer::start();
+    fake.script(|r: &Recorded| {
+        if last_user(r).contains("Section A0") {
+            endless(&"1.".repeat(600))
+        } else {
+            Reply::Default
+        }
+    });
+    let c = campaign("rt", 1, "");
+    let out = single(&c, &fake).output().unwrap();
+    assert_code(&out, 1);
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "incomplete", "{s}");
+    let failed: Vec<_> = journal(&c, "rt")
+        .into_iter()
+        .filter(|e| e["event"] == "call_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let usage = &failed[0]["usage"];
+    assert!(usage["prompt_tokens"].as_u64().unwrap() > 100, "{usage}");
+    assert!(usage["completion_tokens"].as_u64().unwrap() > 0, "{usage}");
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("runaway reply"),
+        "{:?}",
+        failed[0]
+    );
+    // The summary's usage holds it: more prompt tokens than the turns that finished sent.
+    let finished_prompt: u64 = finished(&c, "rt")
+        .iter()
+        .map(|e| e["usage"]["prompt_tokens"].as_u64().unwrap_or(0))
+        .sum();
+    let total = s["usage"]["translation"]["prompt_tokens"].as_u64().unwrap();
+    assert!(total > finished_prompt, "{total} vs {finished_prompt}");
+}

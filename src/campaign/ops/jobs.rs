@@ -692,7 +692,7 @@ async fn complete_bounded(
 ) -> Result<(Answer, Usage), JobFailure> {
     let (reason, spent) = match provider.complete(req).await {
         Ok(a) => return Ok((a, Usage::default())),
-        Err(LlmError::Runaway { reason, usage }) => (reason, usage),
+        Err(LlmError::Runaway { reason, usage, .. }) => (reason, usage),
         Err(e) => return Err(fail(e)),
     };
     let configured = provider.temperature();
@@ -734,7 +734,7 @@ async fn complete_bounded(
             a.attempts += 1;
             Ok((a, spent))
         }
-        Err(LlmError::Runaway { reason, usage }) => {
+        Err(LlmError::Runaway { reason, usage, .. }) => {
             notes.push(RunawayRecord {
                 call: job.call.clone(),
                 agent: job.agent,
