@@ -1,7 +1,7 @@
 //! The quality benchmark: does the design earn its tokens? booktr's orchestration against the
 //! single pass (`--mode single-agent`) and five variants with one stage changed (no agent
 //! glossary; the book brief on, which is off by default; no revision; no proofreading and
-//! revision; no mechanical repair), on a 14.8 KB slice of corpus chapters 1–2
+//! revision; no mechanical repair), on a 16.9 KB slice of corpus chapters 1–2
 //! (`booktr::experiment::quality::SLICE`), scored against the human zh edition with chrF++
 //! (sacreBLEU's `CHRF(word_order=2)`), per chapter and overall with a paired bootstrap 95%
 //! interval; QA errors left by check; house-style adherence; tokens; model time; and how often
@@ -9,13 +9,14 @@
 //!
 //! - `BOOKTR_RECORD_REAL_LLM=1 BOOKTR_REAL_LLM_URL=http://127.0.0.1:PORT/v1 cargo bench --bench
 //!   quality`: records against the real model (answers already recorded for the same messages
-//!   are reused, so an interrupted recording resumes) into `tests/fixtures/quality/answers.jsonl`;
+//!   are reused, so an interrupted recording resumes) into `tests/fixtures/quality/answers.jsonl`
+//!   (the 1.5B, the model);
 //! - `cargo bench --bench quality`: replays the recorded answers;
 //! - `BOOKTR_QUALITY_PSEUDO=1`: the fake server's pseudo translator (develops the benchmark).
 //!
-//! `BOOKTR_QUALITY_MODEL=1.5b` records or replays the 1.5B's recording
-//! (`tests/fixtures/quality/answers-1.5b.jsonl`, `validation/bench/quality-1.5b.json`); without
-//! it, the 0.5B's (`answers.jsonl`, `quality.json`).
+//! `BOOKTR_QUALITY_MODEL=0.5b` records or replays the 0.5B's recording
+//! (`tests/fixtures/quality/answers-0.5b.jsonl`, `validation/bench/quality-0.5b.json`); without
+//! it, the 1.5B's (`answers.jsonl`, `quality.json`).
 //!
 //! `BOOKTR_QUALITY_ARMS=single_pass,orchestration,…` runs some arms only (the single pass is
 //! always run); `BOOKTR_QUALITY_JUDGE=0` skips the judge. It writes

@@ -1,7 +1,8 @@
 //! The quality benchmark (`cargo bench --bench quality`, [`booktr::experiment::quality`])
-//! replayed from its recorded real-model answers (`tests/fixtures/quality/answers.jsonl`): every
-//! arm and the judge run again against the fake server, and the figures must be the ones in
-//! `validation/bench/quality.json` (chrF++ and intervals, QA errors by check, house-style
+//! replayed from its recorded real-model answers (`tests/fixtures/quality/answers.jsonl`, the
+//! 1.5B; `answers-0.5b.jsonl`, the 0.5B): every arm and the judge run again against the fake
+//! server, and the figures must be the ones in `validation/bench/quality.json`
+//! (`quality-0.5b.json`) (chrF++ and intervals, QA errors by check, house-style
 //! adherence, tokens, model time, the judge's agreement); and booktr's chrF++ on the
 //! benchmark's pairs (each arm's segments against the human zh edition) must agree with
 //! sacreBLEU's `CHRF(word_order=2)` to 4 decimals. Skipped with a printed reason without the
@@ -54,13 +55,13 @@ fn replay(model: &str) -> Option<&'static Outcome> {
 #[booktr_test_needs::needs(corpus)]
 #[test]
 fn quality_benchmark_replay_gives_the_recorded_figures() {
-    replay_gives_the_recorded_figures("0.5b");
+    replay_gives_the_recorded_figures("1.5b");
 }
 
 #[booktr_test_needs::needs(corpus)]
 #[test]
-fn quality_benchmark_replay_gives_the_recorded_figures_of_the_1_5b() {
-    replay_gives_the_recorded_figures("1.5b");
+fn quality_benchmark_replay_gives_the_recorded_figures_of_the_0_5b() {
+    replay_gives_the_recorded_figures("0.5b");
 }
 
 /// `model`'s recording replayed gives the figures it wrote.
@@ -104,7 +105,9 @@ fn replay_gives_the_recorded_figures(model: &str) {
 #[booktr_test_needs::needs(corpus, sacrebleu)]
 #[test]
 fn chrf_pp_agrees_with_sacrebleu_on_the_benchmark_pairs() {
-    let Some(out) = replay("0.5b") else { return };
+    let Some(out) = replay(quality::MODELS[0]) else {
+        return;
+    };
     let ok = std::process::Command::new("python3")
         .args(["-c", "import sacrebleu"])
         .output()

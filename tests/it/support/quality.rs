@@ -25,11 +25,12 @@ use super::fake_llm::FakeServer;
 use super::recorded::{Exchange, Fixtures, request_key};
 
 /// The models the benchmark has recordings of, by the name `shared/real-llm/start.sh` takes:
-/// the 0.5B (the first recording; its files have no suffix) and the 1.5B.
-pub const MODELS: &[&str] = &["0.5b", "1.5b"];
+/// the 1.5B (the model, the benchmark's default; its files have no suffix) and the
+/// 0.5B (`-0.5b`).
+pub const MODELS: &[&str] = &["1.5b", "0.5b"];
 
 /// The model whose recording the benchmark records or replays: `BOOKTR_QUALITY_MODEL`, else
-/// the 0.5B.
+/// the 1.5B.
 pub fn model() -> String {
     std::env::var("BOOKTR_QUALITY_MODEL")
         .ok()
