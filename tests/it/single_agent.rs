@@ -363,14 +363,23 @@ fn a_provider_refusing_the_conversation_as_too_long_is_context_exhaustion_not_an
 /// The translation of `chapter("A", 1)`'s one unit, block for block.
 const PART_A: &str = "# 第 A 部分\n\n## 第 A0 节\n\nA 的智能体 0 读取它的上下文窗口，调用一个工具，并为下一步记录它看到的内容。\n\n```sh\necho A0\n```\n\n";
 
-/// A reply streamed as `text` in chunks of 9 characters, with no end: the runaway guard must
-/// stop it.
-fn endless(text: &str) -> Reply {
-    let chars: Vec<char> = text.chars().collect();
-    Reply::Stream {
-        parts: chars.chunks(9).map(|c| c.iter().collect()).collect(),
-        delay: Duration::from_millis(0),
-    }
+/// A fake server that answers chapter A's unit with `text` streamed in chunks of 9
+/// characters and no end (the runaway guard must stop it), and every other unit with the
+/// pseudo translation.
+fn endless_at_a0(text: String) -> FakeServer {
+    let fake = FakeServer::start();
+    fake.script(move |r: &Recorded| {
+        if last_user(r).contains("Section A0") {
+            let chars: Vec<char> = text.chars().collect();
+            Reply::Stream {
+                parts: chars.chunks(9).map(|c| c.iter().collect()).collect(),
+                delay: Duration::from_millis(0),
+            }
+        } else {
+            Reply::Default
+        }
+    });
+    fake
 }
 
 /// Issue 31, finding 20 (recorded from the 1.5B on the quality benchmark's slice): a reply
@@ -380,14 +389,7 @@ fn endless(text: &str) -> Reply {
 /// is now kept as a reply cut there, and the runaway is journaled.
 #[test]
 fn a_translation_written_again_and_again_was_thrown_away_in_the_single_pass() {
-    let fake = FakeServer::start();
-    fake.script(|r: &Recorded| {
-        if last_user(r).contains("Section A0") {
-            endless(&format!("{PART_A}{}", PART_A.repeat(15)))
-        } else {
-            Reply::Default
-        }
-    });
+    let fake = endless_at_a0(format!("{PART_A}{}", PART_A.repeat(15)));
     let c = campaign("rw", 1, "");
     let out = single(&c, &fake).output().unwrap();
     assert_code(&out, 0);
@@ -435,14 +437,7 @@ fn a_translation_written_again_and_again_was_thrown_away_in_the_single_pass() {
 /// tokens counted).
 #[test]
 fn a_runaway_in_the_single_pass_left_its_tokens_uncounted() {
-    let fake = FakeServer::start();
-    fake.script(|r: &Recorded| {
-        if last_user(r).contains("Section A0") {
-            endless(&"1.".repeat(600))
-        } else {
-            Reply::Default
-        }
-    });
+    let fake = endless_at_a0("1.".repeat(600));
     let c = campaign("rt", 1, "");
     let out = single(&c, &fake).output().unwrap();
     assert_code(&out, 1);
