@@ -18,6 +18,12 @@
 //!   `incomplete`) and the conversation goes on with the next unit without it: one bad unit
 //!   does not cost the baseline the rest of the book (a weak model's repetition at one unit
 //!   used to leave every later unit untranslated, which measured the stop, not the model).
+//! - **A runaway reply** (the stream reader stopped it as repeating itself,
+//!   [`crate::llm::runaway`]): what came before the repetition, first copy included, is kept
+//!   as a reply cut there, with its last block taken as whole; the rest of the unit, if any, is
+//!   sent as the next user message, as for a cut reply. The runaway is journaled
+//!   ([`Event::RunawayReply`]). Only when nothing before the repetition matches the source's
+//!   blocks does the unit fail.
 //! - **Checkpoints**: its own state directory `<state_dir>/single-agent/<config key>/` (mode
 //!   `single-agent` is part of the configuration and of the campaign fingerprint), with the same
 //!   atomic result files and append-only journal as the main mode ([`crate::campaign::core::store`]).

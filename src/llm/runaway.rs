@@ -38,7 +38,10 @@
 //! is continued or split by the caller ([`super::continuation`]), not stopped here.
 //!
 //! The caller drops the HTTP stream at once (no more tokens are generated or billed) and
-//! returns [`super::LlmError::Runaway`] with the tokens consumed so far as usage. This module is
+//! returns [`super::LlmError::Runaway`] with the tokens consumed so far as usage and, for a
+//! repetition of the content, the content received before the repetition began
+//! ([`Runaway::before`]): a reply that translated its unit and then wrote it again holds a
+//! whole translation there, which single-agent mode keeps. This module is
 //! pure (no I/O); the clients in [`super::openai`] and [`super::anthropic`] call it.
 
 use std::fmt;
