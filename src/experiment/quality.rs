@@ -730,7 +730,7 @@ pub struct ArmScores {
     /// resamples): what turning a stage off costs; `None` without an orchestration run.
     pub chrf_pp_vs_orchestration: Option<Interval>,
     /// chrF++ minus the single pass's over only the segments both translated in full: the
-    /// quality of what was translated, apart from what a failed unit costs ([`both_translated`]).
+    /// quality of what was translated, apart from what a failed unit costs (see `both_translated`).
     pub chrf_pp_vs_single_both_translated: BothTranslated,
     /// Corpus chrF++ per chapter file.
     pub chrf_pp_by_chapter: BTreeMap<String, f64>,
