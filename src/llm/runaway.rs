@@ -130,10 +130,7 @@ pub fn repeated_tail(text: &str) -> Option<std::ops::Range<usize>> {
     // (length of the periodic run beyond its first copy, period)
     let mut best: Option<(usize, usize)> = None;
     for p in 8..=MAX_PERIOD_CHARS.min(n / 3) {
-        let mut run = 0;
-        while run + p < n && chars[n - 1 - run] == chars[n - 1 - run - p] {
-            run += 1;
-        }
+        let run = beyond_first_copy(&chars, p);
         // `run` characters equal the ones a period before: `run + p` characters repeat `p`.
         if run + p >= 3 * p && best.is_none_or(|(b, _)| run > b) {
             best = Some((run, p));
@@ -345,20 +342,26 @@ impl Detector {
 /// characters before it. `text[..offset]` is what came before the repetition, with its first
 /// copy. Returns `text.len()` when the text does not end that way.
 pub fn before_repetition(text: &str, period_chars: usize) -> usize {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let n = chars.len();
-    if period_chars == 0 || period_chars >= n {
+    let at: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let chars: Vec<char> = text.chars().collect();
+    if period_chars == 0 || period_chars >= chars.len() {
         return text.len();
     }
+    match beyond_first_copy(&chars, period_chars) {
+        0 => text.len(),
+        run => at[chars.len() - run],
+    }
+}
+
+/// How many characters at the end of `chars` equal the one `p` before them: the length of a
+/// period-`p` tail beyond its first copy (at most `chars.len() - p`).
+fn beyond_first_copy(chars: &[char], p: usize) -> usize {
+    let n = chars.len();
     let mut run = 0;
-    while run + period_chars < n && chars[n - 1 - run].1 == chars[n - 1 - run - period_chars].1 {
+    while run + p < n && chars[n - 1 - run] == chars[n - 1 - run - p] {
         run += 1;
     }
-    if run == 0 {
-        text.len()
-    } else {
-        chars[n - run].0
-    }
+    run
 }
 
 /// Watches one streamed reply (see the module docs).

@@ -149,27 +149,13 @@ pub fn source_word_left(e: &Entry, target: &Lang) -> Option<String> {
     {
         return None;
     }
-    let words: Vec<String> = e
-        .source
-        .split(|c: char| !c.is_alphanumeric())
+    let words: Vec<String> = term_words(&e.source)
         .filter(|w| w.chars().count() >= 2)
         .map(str::to_lowercase)
         .collect();
-    let mut run = String::new();
-    let mut left = None;
-    for c in e.target.chars().chain(std::iter::once(' ')) {
-        if script_of(c) == Some(Script::Latin) {
-            run.push(c);
-            continue;
-        }
-        if !run.is_empty() {
-            let lower_case = run.chars().all(|c| !c.is_uppercase());
-            if lower_case && words.contains(&run.to_lowercase()) && left.is_none() {
-                left = Some(run.clone());
-            }
-            run.clear();
-        }
-    }
+    let left = latin_runs(&e.target, false)
+        .into_iter()
+        .find(|run| run.chars().all(|c| !c.is_uppercase()) && words.contains(&run.to_lowercase()));
     left.map(|w| {
         format!(
             "rendering `{}` of `{}` leaves the source word `{w}` untranslated inside it",
@@ -215,34 +201,39 @@ pub fn cut_word(e: &Entry, target: &Lang) -> Option<String> {
     if !non_latin(target) || keeps_as_is(e) {
         return None;
     }
-    let words: Vec<&str> = e
-        .source
-        .split(|c: char| !c.is_alphanumeric())
+    latin_runs(&e.target, true).into_iter().find_map(|run| {
+        let r = run.to_lowercase();
+        let w = term_words(&e.source).find(|w| {
+            let w = w.to_lowercase();
+            w != r && w.contains(&r)
+        })?;
+        Some(format!(
+            "rendering `{}` of `{}` holds `{run}`, a piece of the term's word `{w}`",
+            crate::util::excerpt(e.target.trim(), 40),
+            e.source
+        ))
+    })
+}
+
+/// The words of a term: its runs of letters and digits, in order.
+fn term_words(term: &str) -> impl Iterator<Item = &str> {
+    term.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect();
+}
+
+/// The runs of Latin letters in a rendering, in order; with `digits`, ASCII digits join a run
+/// (`GPT4`). Checks 4 and 7 read a rendering's Latin words through it.
+fn latin_runs(text: &str, digits: bool) -> Vec<String> {
+    let mut runs = Vec::new();
     let mut run = String::new();
-    for c in e.target.chars().chain(std::iter::once(' ')) {
-        if script_of(c) == Some(Script::Latin) || c.is_ascii_digit() {
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if script_of(c) == Some(Script::Latin) || (digits && c.is_ascii_digit()) {
             run.push(c);
-            continue;
-        }
-        if !run.is_empty() {
-            let r = run.to_lowercase();
-            let part = |w: &&&str| {
-                let w = w.to_lowercase();
-                w != r && w.contains(&r)
-            };
-            if let Some(w) = words.iter().find(part) {
-                return Some(format!(
-                    "rendering `{}` of `{}` holds `{run}`, a piece of the term's word `{w}`",
-                    crate::util::excerpt(e.target.trim(), 40),
-                    e.source
-                ));
-            }
-            run.clear();
+        } else if !run.is_empty() {
+            runs.push(std::mem::take(&mut run));
         }
     }
-    None
+    runs
 }
 
 /// Whether two terms are related: one contains the other as whole words (`agent` and `agent
@@ -346,7 +337,7 @@ mod tests {
         Lang::parse("zh")
     }
 
-    /// The real 1.5B model's agent glossary on the quality benchmark's 14.6 KB slice
+    /// The real 1.5B model's agent glossary on the quality benchmark's 14.8 KB slice
     /// (2026-12-05): sentences and fragments that vetting let through and translators were
     /// told to use on every unit with the term (`cargo bench --bench quality`, finding 19).
     #[test]
