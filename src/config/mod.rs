@@ -168,10 +168,18 @@ impl Gates {
 #[error("names the gate `{0}`; the gates are \"glossary\" and \"revisions\"")]
 pub struct UnknownGate(pub String);
 
-/// Default review budget of the Proofreading agent: a fifth of the translation prompt tokens.
-/// With Glossary and Manager at a few percent, the agents other than Translation then stay
-/// under 30 % of its prompt tokens (the token-economy target).
-pub const DEFAULT_PROOFREAD_SHARE: f64 = 0.2;
+/// Default review budget of the Proofreading agent: 0, no proofreading. Measured by
+/// `cargo bench --bench quality` on both real models (docs/src/benchmarks.md, finding 21): the
+/// reviewer added nothing chrF++ or QA measure, restated QA's warnings or invented faults,
+/// missed the omissions a reviewer is for, and cost tokens on every run. An editor turns it on
+/// with `proofread_share` ([`PROOFREAD_SHARE_WHEN_ON`] is the budget the earlier default gave).
+pub const DEFAULT_PROOFREAD_SHARE: f64 = 0.0;
+
+/// The review budget that was the default until finding 21: a fifth of the translation prompt
+/// tokens. With Glossary and Manager at a few percent, the agents other than Translation then
+/// stay under 30 % of its prompt tokens (the token-economy target). The quality benchmark's
+/// `with_proofreading` arm and the sample campaign use it.
+pub const PROOFREAD_SHARE_WHEN_ON: f64 = 0.2;
 
 /// Checks a budget cap (`[pricing] max_cost` or `run --max-cost`): a finite amount above
 /// zero. Errors: [`BadMaxCost`].

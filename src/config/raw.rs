@@ -67,8 +67,9 @@ pub struct RawCampaign {
     /// Approval gates: `["glossary"]`, `["revisions"]`, both or none (the default). A gate
     /// stops the run (exit code 3) until `booktr approve` records the editor's decision.
     pub review: Option<Vec<String>>,
-    /// Review budget of the Proofreading agent, as a share of the translation prompt tokens
-    /// (default 0.2; 1.0 or more reviews every unit).
+    /// Review budget of the Proofreading agent, as a share of the translation prompt tokens,
+    /// from 0 to 1 (default 0: no proofreading, see `config::DEFAULT_PROOFREAD_SHARE`; 0.2 is
+    /// the earlier default; 1 reviews every unit).
     pub proofread_share: Option<f64>,
     /// Input budget per request in o200k_base tokens (default 32,000).
     pub max_context_tokens: Option<usize>,

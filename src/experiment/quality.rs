@@ -269,21 +269,25 @@ pub enum QualityArm {
     /// `booktr run --mode single-agent`: one growing conversation, house glossary in its
     /// system prompt.
     SinglePass,
-    /// `booktr run` with the defaults: Glossary agent (terms, no brief), Translation,
-    /// Proofreading, the Manager's decision, one revision round, mechanical repair.
+    /// `booktr run` with the defaults: Glossary agent (terms, no brief), Translation, the
+    /// Manager's decision (local: with proofreading off nothing is advisory), one revision
+    /// round, mechanical repair.
     Orchestration,
     /// `agent_glossary = false`: the house glossary only.
     NoAgentGlossary,
     /// `brief = true`: the Glossary agent also writes the book brief, which is off by default
     /// since this benchmark measured it (docs/src/benchmarks.md, findings 7 and 18).
     WithBrief,
-    /// `revision_rounds = 0`, `proofread_share = 0`: no proofreading, no revision.
-    NoProofreading,
+    /// `proofread_share = 0.2` ([`crate::config::PROOFREAD_SHARE_WHEN_ON`]): the Proofreading
+    /// agent reviews QA-clean units and the Manager decides on what it flags; off by default
+    /// since this benchmark measured it (docs/src/benchmarks.md, finding 21). It was the
+    /// orchestration arm until then.
+    WithProofreading,
     /// `repair = "off"`: no mechanical repair.
     NoRepair,
-    /// `revision_rounds = 0`: proofreading (advice for the editor) and pieces for units still
-    /// wrong after the first translation, but no revision and no Manager decision: what the
-    /// revision stage adds and costs.
+    /// `revision_rounds = 0`: no revision, no pieces for units still wrong after the first
+    /// translation, and (proofreading being off by default) no proofreading: the issue's "no
+    /// proofreading and revision" ablation.
     NoRevision,
 }
 
@@ -294,8 +298,8 @@ impl QualityArm {
         QualityArm::SinglePass,
         QualityArm::Orchestration,
         QualityArm::NoRevision,
+        QualityArm::WithProofreading,
         QualityArm::NoRepair,
-        QualityArm::NoProofreading,
         QualityArm::WithBrief,
         QualityArm::NoAgentGlossary,
     ];
@@ -307,7 +311,7 @@ impl QualityArm {
             QualityArm::Orchestration => "orchestration",
             QualityArm::NoAgentGlossary => "no_agent_glossary",
             QualityArm::WithBrief => "with_brief",
-            QualityArm::NoProofreading => "no_proofreading",
+            QualityArm::WithProofreading => "with_proofreading",
             QualityArm::NoRepair => "no_repair",
             QualityArm::NoRevision => "no_revision",
         }
@@ -319,7 +323,7 @@ impl QualityArm {
             QualityArm::SinglePass | QualityArm::Orchestration => "",
             QualityArm::NoAgentGlossary => "agent_glossary = false\n",
             QualityArm::WithBrief => "brief = true\n",
-            QualityArm::NoProofreading => "revision_rounds = 0\nproofread_share = 0.0\n",
+            QualityArm::WithProofreading => "proofread_share = 0.2\n",
             QualityArm::NoRepair => "repair = \"off\"\n",
             QualityArm::NoRevision => "revision_rounds = 0\n",
         }

@@ -242,7 +242,12 @@ fn priced(prompt: u64, cached: u64, completion: u64) -> f64 {
 fn ledger_sums_equal_the_recorded_usage_times_the_prices() {
     let c = campaign("book", PRICING);
     let body = std::fs::read_to_string(&c.file).unwrap();
-    std::fs::write(&c.file, format!("guide = \"guide.md\"\n{body}")).unwrap();
+    // Proofreading is off by default (finding 21); the ledger shows its line when it is on.
+    std::fs::write(
+        &c.file,
+        format!("guide = \"guide.md\"\nproofread_share = 0.2\n{body}"),
+    )
+    .unwrap();
     let mut guide = String::from("# Guide\n\n");
     for i in 0..120 {
         guide.push_str(&format!(
@@ -487,7 +492,9 @@ fn plan_range_holds_the_actual_cost_of_a_rehearsal_campaign() {
         "r",
         &refs,
         &format!(
-            "max_unit_chars = 800\nglossaries = [{:?}]\n{PRICING}",
+            // Proofreading is on (off by default, finding 21) so that every agent's range is
+            // checked; `plan::plan_counted_proofreading_with_proofreading_off` covers it off.
+            "max_unit_chars = 800\nproofread_share = 0.2\nglossaries = [{:?}]\n{PRICING}",
             glossary.to_string_lossy()
         ),
     );

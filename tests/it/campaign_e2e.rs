@@ -93,7 +93,8 @@ fn openai_campaign_against_fake_server_records_real_usage_isolates_units_and_lea
     let c = TestCampaign::with_chapters(
         "book",
         &[ch1.to_str().unwrap(), ch2.to_str().unwrap()],
-        "[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+        // Proofreading is off by default (finding 21); this campaign runs every agent.
+        "proofread_share = 0.2\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
     );
     let out = c
         .cmd(

@@ -18,7 +18,7 @@ use support::{TestCampaign, assert_code, corpus_dir, json_summary};
 const KEY: &str = "sk-booktr-experiment-KEY-7e2b90";
 
 const GATES: [&str; 9] = [
-    "all_four_roles_executed",
+    "every_role_on_executed",
     "both_arms_translated_every_unit",
     "real_usage_recorded_for_every_call",
     "one_provider_and_model_for_all_translation_calls",
@@ -57,7 +57,8 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
         "book",
         &[ch1.to_str().unwrap(), ch2.to_str().unwrap()],
         &format!(
-            "glossaries = [{:?}]\nreference_dir = {:?}\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
+            // Proofreading is off by default (finding 21); this test shows all four roles.
+            "glossaries = [{:?}]\nreference_dir = {:?}\nproofread_share = 0.2\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
             house.to_str().unwrap(),
             corpus.join("zh").to_str().unwrap()
         ),
@@ -149,7 +150,7 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     assert!(o_peak > 0 && s_peak > 5 * o_peak, "{o_peak} vs {s_peak}");
     assert!(s_peak <= 32_000);
     // The Manager decided without a model call here (the fake reviewer flags nothing beyond
-    // what QA sends back): the gate all_four_roles_executed counts its decisions.
+    // what QA sends back): the gate every_role_on_executed counts its decisions.
     for agent in ["glossary", "translation", "proofreading"] {
         let u = &o["tokens_by_agent"][agent];
         assert!(u["calls"].as_u64().unwrap() > 0, "{agent}: {o}");
@@ -493,6 +494,14 @@ fn judging_is_checkpointed_per_unit_the_repair_is_bounded_and_a_rerun_judges_onl
     for g in s["gates"].as_array().unwrap() {
         assert_eq!(g["pass"], true, "{g}");
     }
+    // Proofreading is off by default (finding 21): the roles gate says so, it does not count
+    // the Proofreading agent as having run.
+    let roles = gate(&s, "every_role_on_executed")["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(roles.contains("proofreading off"), "{roles}");
+    assert!(roles.contains("glossary 1"), "{roles}");
     assert_code(&out, 0);
 }
 

@@ -123,7 +123,8 @@ fn plan_counted_proofreading_for_a_campaign_all_from_memory() {
         ),
     ];
     let names: Vec<&str> = chapters.iter().map(|c| c.0).collect();
-    let provider = "[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
+    // Proofreading is off by default (finding 21); this test is about its budget.
+    let provider = "proofread_share = 0.2\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n";
     let fake = FakeServer::start();
     let run = |c: &TestCampaign| c.run_ok_against(&fake.base_url, KEY);
     let a = TestCampaign::with_chapters("a", &names, provider);
@@ -171,4 +172,42 @@ fn plan_counted_proofreading_for_a_campaign_all_from_memory() {
         .map(|a| a["calls"].as_u64().unwrap())
         .sum();
     assert_eq!(remaining, 0, "{after}");
+}
+
+/// With proofreading off (`proofread_share = 0`, the default since finding 21), `plan`
+/// counted a Proofreading batch per chapter (3 calls, 576 prompt tokens on the sample book) and
+/// a Manager decision per revision round at the range's high end, while the run sends neither.
+#[test]
+fn plan_counted_proofreading_with_proofreading_off() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let chapters: Vec<String> = ["01-agents.md", "02-tools.md", "03-memory.md"]
+        .iter()
+        .map(|f| {
+            root.join("books/sample")
+                .join(f)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
+    let c = TestCampaign::with_chapters("off", &refs, "max_unit_chars = 800\n");
+    let out = c.cmd("plan", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let plan: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let e = &plan["estimate"];
+    assert_eq!(e["total"]["proofreading"]["calls"], 0, "{e}");
+    assert_eq!(e["total"]["proofreading"]["prompt_tokens"], 0, "{e}");
+    for end in ["low", "high"] {
+        assert_eq!(e["range"]["proofreading"][end]["calls"], 0, "{end}: {e}");
+        assert_eq!(e["range"]["manager"][end]["calls"], 0, "{end}: {e}");
+    }
+    // The translations are still counted, and the run then sends what plan said.
+    assert_eq!(e["total"]["translation"]["calls"], 6, "{e}");
+    let out = c.cmd("run", &["--json"]).output().unwrap();
+    assert_code(&out, 0);
+    let r = json_summary(&out);
+    assert_eq!(r["usage"]["proofreading"]["calls"], 0, "{r}");
+    assert_eq!(r["usage"]["manager"]["calls"], 0, "{r}");
+    assert_eq!(r["usage"]["translation"]["calls"], 6, "{r}");
 }

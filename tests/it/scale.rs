@@ -118,7 +118,8 @@ fn no_request_to_the_fake_exceeds_the_input_budget_on_the_whole_book() {
         "fake",
         &chapters(&corpus, WHOLE),
         &format!(
-            "concurrency = 8\nmax_context_tokens = {budget}\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n"
+            // Proofreading (off by default, finding 21) is on: its batches must fit too.
+            "concurrency = 8\nmax_context_tokens = {budget}\nproofread_share = 0.2\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n"
         ),
         &["--base-url", &fake.base_url],
         &[("OPENAI_API_KEY", "sk-booktr-scale-KEY")],

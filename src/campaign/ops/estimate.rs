@@ -13,14 +13,16 @@
 //!   [`completion_ratio`], or, once the campaign has learned its model's reply lengths
 //!   ([`crate::agents::bounds::Figure`], journaled), × their median in the model's own tokens
 //!   (the high end of the range × their learned quantile).
-//! - **Proofreading**: the review budget (`proofread_share` × the prompt tokens of the units a
-//!   model translates; translation-memory hits cost none, so they add none) plus each batch's
-//!   instructions: one batch per chapter with a budget (every chapter at a share of 1 or more).
+//! - **Proofreading**: none at `proofread_share = 0`, the default. Otherwise the review budget
+//!   (`proofread_share` × the prompt tokens of the units a model translates; translation-memory
+//!   hits cost none, so they add none) plus each batch's instructions: one batch per chapter
+//!   with a budget (every chapter at a share of 1 or more).
 //! - **Manager**: no model call in `total` and `remaining`: without revisions the reviewer
 //!   flagged nothing beyond what QA sends back, and such a decision is taken without a model
-//!   ([`crate::campaign::core::manager::Action::DecideForced`]). The range's high end counts one
-//!   decision per revision round: its instructions, the current Manager context and a findings
-//!   summary of about [`FINDINGS_TOKENS`].
+//!   ([`crate::campaign::core::manager::Action::DecideForced`]). With proofreading on, the
+//!   range's high end counts one decision per revision round: its instructions, the current
+//!   Manager context and a findings summary of about [`FINDINGS_TOKENS`]; with it off, nothing
+//!   is advisory and every decision is local.
 //! - Revisions and terminology reconciliations depend on what QA finds and are not estimated
 //!   in `total` and `remaining`.
 //!
@@ -448,6 +450,11 @@ fn proofreading_calls(
     remaining: &mut BTreeMap<Agent, AgentEstimate>,
 ) {
     let p = &c.plan;
+    // `proofread_share = 0` (the default since finding 21): the run reads nothing, so
+    // nothing is counted (regression test `plan_counted_proofreading_with_proofreading_off`).
+    if p.proofread_share <= 0.0 {
+        return;
+    }
     let todo = tr.todo;
     let instructions = crate::tokens::count_messages([
         proofreading::system_prompt(&p.source_lang, &p.target_lang).as_str(),
@@ -579,7 +586,8 @@ fn cost_range(
                         high.add(t.calls, t.prompt_tokens, t.completion_tokens);
                     }
                 }
-                Agent::Manager => {
+                // Without proofreading nothing is advisory: every decision is local.
+                Agent::Manager if p.proofread_share > 0.0 => {
                     for _ in 0..rounds_u {
                         high.add(
                             decision.calls,

@@ -173,7 +173,10 @@ glossaries = ["house-style.en-zh.csv"]
 max_unit_chars = {SAMPLE_MAX_UNIT_CHARS}
 concurrency = 1
 revision_rounds = 1
-# Recorded with the book brief on and without the example exchange, as the tiny campaign.
+# Recorded with the Proofreading agent at the budget that was the default then (off by
+# default since finding 21), the book brief on and without the example exchange, as the
+# tiny campaign.
+proofread_share = 0.2
 brief = true
 translation_example = false
 

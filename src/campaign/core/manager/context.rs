@@ -42,9 +42,23 @@ impl Manager<'_> {
         let revised = s.revised_unit_count(c);
         let failed: Vec<&String> = s.open_failures().keys().collect();
         let stage = self.next_stage(s);
+        // The same words as before proofreading could be off, when it is on, so that recorded
+        // Manager requests stay byte for byte.
+        let reviewed = p.proofread_share > 0.0;
+        let (stages, proofread) = if reviewed {
+            (
+                "with glossary, proofreading and",
+                "proofread: per chapter, batches within the token budget",
+            )
+        } else {
+            (
+                "with glossary, no proofreading (proofread_share = 0) and",
+                "proofread: off (proofread_share = 0)",
+            )
+        };
         ManagerContext {
             task: format!(
-                "Translate the book '{}' from {} to {}: {} chapters, {} units ({} to translate), with glossary, proofreading and up to {} revision round(s).",
+                "Translate the book '{}' from {} to {}: {} chapters, {} units ({} to translate), {stages} up to {} revision round(s).",
                 p.name,
                 p.source_lang.name,
                 p.target_lang.name,
@@ -68,7 +82,7 @@ impl Manager<'_> {
                     "translate: {} units, {} concurrent",
                     to_translate, p.concurrency
                 ),
-                "proofread: per chapter, batches within the token budget".into(),
+                proofread.into(),
                 format!(
                     "decide and revise: up to {} round(s); QA errors are always revised",
                     p.revision_rounds

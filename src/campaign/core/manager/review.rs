@@ -740,6 +740,10 @@ impl Manager<'_> {
         if share >= 1.0 {
             return candidates.iter().map(|u| u.id.clone()).collect();
         }
+        // Proofreading off (`proofread_share = 0`, the default): no budget, nothing is read.
+        if share <= 0.0 {
+            return BTreeSet::new();
+        }
         // A unit's review costs about its source and its translation: the translation call's
         // prompt minus the instructions shared by every unit and the synopsis shared by the
         // units of its chapter (the reviewer sees neither), plus its completion.
