@@ -100,6 +100,22 @@ fn replay_gives_the_recorded_figures(model: &str) {
         rec["table"].as_str(),
         Some(booktr::experiment::quality::table(&out.figures, Some(&wall)).as_str())
     );
+    // The tables people read are the recording's: README shows the 1.5B's, the benchmarks
+    // page both.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = rec["table"].as_str().unwrap().trim_end();
+    let mut shown = vec!["docs/src/benchmarks.md"];
+    if model == quality::MODELS[0] {
+        shown.push("README.md");
+    }
+    for doc in shown {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(
+            text.contains(table),
+            "{doc} does not show {model}'s recorded table; paste `table` from {}",
+            quality::figures_file_for(model).display()
+        );
+    }
 }
 
 #[booktr_test_needs::needs(corpus, sacrebleu)]
