@@ -67,6 +67,8 @@ struct ReportHead<'a> {
     glossary_dropped_by_house: usize,
     glossary_parse: &'a crate::agents::json::ParseStats,
     proofreading: &'a [super::ProofBatch],
+    /// [`super::markdown::PROOFREADING_OFF`] when the campaign ran without proofreading.
+    proofreading_off: Option<&'static str>,
     decisions: &'a [super::DecisionReport],
     revisions_withheld: &'a [crate::campaign::core::manager::RevisionsWithheld],
     refuted_issues: &'a [crate::campaign::core::manager::RefutedIssue],
@@ -109,6 +111,9 @@ impl<'a> ReportHead<'a> {
             glossary_dropped_by_house: r.glossary_dropped_by_house,
             glossary_parse: &r.glossary_parse,
             proofreading: &r.proofreading,
+            proofreading_off: (r.proofread_share.is_some_and(|s| s <= 0.0)
+                && r.proofreading.is_empty())
+            .then_some(super::markdown::PROOFREADING_OFF),
             decisions: &r.decisions,
             revisions_withheld: &r.revisions_withheld,
             refuted_issues: &r.refuted_issues,

@@ -379,10 +379,17 @@ fn choices_section(o: &mut String, r: &Report) {
     }
 }
 
+/// What report.md and report.html say when the campaign ran without the Proofreading agent.
+pub(crate) const PROOFREADING_OFF: &str = "Off (`proofread_share = 0`, the default): no model reviewed the translations; the QA findings are the whole review. `proofread_share = 0.2` turns the Proofreading agent on.";
+
 /// The Proofreading agent's findings (advisory).
 fn proofreading_section(o: &mut String, r: &Report) {
     let issues: usize = r.proofreading.iter().map(|b| b.issues.len()).sum();
     let _ = writeln!(o, "## Proofreading (advisory)\n");
+    if r.proofread_share.is_some_and(|s| s <= 0.0) && r.proofreading.is_empty() {
+        let _ = writeln!(o, "{PROOFREADING_OFF}\n");
+        return;
+    }
     let _ = writeln!(
         o,
         "{} batches reviewed, {} issues reported.\n",

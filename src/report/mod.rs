@@ -270,6 +270,12 @@ pub struct Report {
     /// Agent entries dropped because house style fixes the term.
     pub glossary_dropped_by_house: usize,
     pub glossary_parse: ParseStats,
+    /// The campaign's review budget (`proofread_share`, a share of the translation prompt
+    /// tokens): 0 when the Proofreading agent is off (the default since finding 21 of
+    /// docs/src/benchmarks.md), so an empty `proofreading` list means no model reviewed,
+    /// not that a reviewer found nothing; `None` outside a campaign run (`booktr validate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proofread_share: Option<f64>,
     pub proofreading: Vec<ProofBatch>,
     pub decisions: Vec<DecisionReport>,
     /// Rounds whose remaining revisions were not sent because the model's first revisions
@@ -634,6 +640,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         glossary: s.effective_termbase().entries.clone(),
         glossary_dropped_by_house: s.glossary_dropped_by_house(),
         glossary_parse: calls.glossary_parse,
+        proofread_share: Some(c.plan.proofread_share),
         proofreading: calls.proofreading,
         decisions: calls.decisions,
         revisions_withheld: (0..c.plan.revision_rounds)
@@ -1174,6 +1181,7 @@ pub fn build_standalone(
         glossary,
         glossary_dropped_by_house: 0,
         glossary_parse: ParseStats::default(),
+        proofread_share: None,
         proofreading: Vec::new(),
         decisions: Vec::new(),
         revisions_withheld: Vec::new(),

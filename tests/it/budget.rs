@@ -477,15 +477,7 @@ fn budget_cap_counts_the_estimates_of_requests_in_flight() {
 #[test]
 fn plan_range_holds_the_actual_cost_of_a_rehearsal_campaign() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let chapters: Vec<String> = ["01-agents.md", "02-tools.md", "03-memory.md"]
-        .iter()
-        .map(|f| {
-            root.join("books/sample")
-                .join(f)
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let chapters = support::sample_book_chapters();
     let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
     let glossary = root.join("glossaries/house-style.en-zh.csv");
     let c = TestCampaign::with_chapters(

@@ -69,15 +69,7 @@ fn check(c: &TestCampaign) {
 #[test]
 fn plan_estimates_the_sample_book_within_ten_percent() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let chapters: Vec<String> = ["01-agents.md", "02-tools.md", "03-memory.md"]
-        .iter()
-        .map(|f| {
-            root.join("books/sample")
-                .join(f)
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let chapters = support::sample_book_chapters();
     let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
     let glossary = root.join("glossaries/house-style.en-zh.csv");
     let c = TestCampaign::with_chapters(
@@ -179,16 +171,7 @@ fn plan_counted_proofreading_for_a_campaign_all_from_memory() {
 /// a Manager decision per revision round at the range's high end, while the run sends neither.
 #[test]
 fn plan_counted_proofreading_with_proofreading_off() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let chapters: Vec<String> = ["01-agents.md", "02-tools.md", "03-memory.md"]
-        .iter()
-        .map(|f| {
-            root.join("books/sample")
-                .join(f)
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let chapters = support::sample_book_chapters();
     let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
     let c = TestCampaign::with_chapters("off", &refs, "max_unit_chars = 800\n");
     let out = c.cmd("plan", &["--json"]).output().unwrap();

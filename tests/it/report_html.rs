@@ -416,3 +416,53 @@ fn report_md_and_html_show_the_cost_at_the_campaign_pricing() {
         "{md}"
     );
 }
+
+/// With proofreading off, report.md said "0 batches reviewed, 0 issues reported" and every
+/// Manager decision "the reviewer flagged no unit…", which reads as a reviewer that found
+/// nothing; the reports now say that no model reviewed.
+#[test]
+fn the_report_said_the_reviewer_found_nothing_when_proofreading_was_off() {
+    let chapters = support::sample_book_chapters();
+    let refs: Vec<&str> = chapters.iter().map(String::as_str).collect();
+    for (extra, off) in [("", true), ("proofread_share = 0.2\n", false)] {
+        let c =
+            TestCampaign::with_chapters("rep", &refs, &format!("max_unit_chars = 800\n{extra}"));
+        let out = c.cmd("run", &["--json"]).output().unwrap();
+        assert_code(&out, 0);
+        let json: serde_json::Value =
+            serde_json::from_str(&c.read("rep/validation/report.json")).unwrap();
+        let md = c.read("rep/validation/report.md");
+        let html = c.read("rep/validation/report.html");
+        let decisions = json["decisions"].as_array().unwrap();
+        assert!(!decisions.is_empty(), "{json}");
+        let summaries: Vec<&str> = decisions
+            .iter()
+            .map(|d| d["summary"].as_str().unwrap())
+            .collect();
+        if off {
+            assert_eq!(json["proofread_share"], 0.0);
+            assert!(md.contains("## Proofreading (advisory)\n\nOff (`proofread_share = 0`, the default): no model reviewed"), "{md}");
+            assert!(!md.contains("batches reviewed"), "{md}");
+            assert!(
+                html.contains("Proofreading: Off ("),
+                "no proofreading line in report.html"
+            );
+            assert!(
+                summaries.iter().all(|s| s.contains("proofreading is off")),
+                "{summaries:?}"
+            );
+        } else {
+            assert_eq!(json["proofread_share"], 0.2);
+            assert!(
+                json["proofreading"].as_array().unwrap().len() >= 3,
+                "{json}"
+            );
+            assert!(md.contains("batches reviewed"), "{md}");
+            assert!(!html.contains("Proofreading: Off ("));
+            assert!(
+                summaries.iter().all(|s| !s.contains("proofreading is off")),
+                "{summaries:?}"
+            );
+        }
+    }
+}

@@ -570,11 +570,16 @@ pub(in crate::campaign) fn decide_forced(
     key: &super::CallKey,
 ) -> anyhow::Result<()> {
     let forced = m.forced(state, round);
+    let summary = if c.plan.proofread_share > 0.0 {
+        "Nothing to decide: the reviewer flagged no unit that QA errors do not already send back (decided without a model call)."
+    } else {
+        "Nothing to decide: proofreading is off (proofread_share = 0), so only QA errors send units back (decided without a model call)."
+    };
     let output = Output::Decision {
         round,
         decision: crate::agents::manager::Decision {
             revise: Vec::new(),
-            summary: "Nothing to decide: the reviewer flagged no unit that QA errors do not already send back (decided without a model call).".into(),
+            summary: summary.into(),
         },
         forced,
         candidates: Vec::new(),

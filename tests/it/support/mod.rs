@@ -47,6 +47,22 @@ pub fn corpus_dir() -> Option<PathBuf> {
 }
 
 /// A temporary campaign folder with a campaign file.
+/// The absolute paths of the sample book's three chapters (`books/sample/`, as
+/// `campaigns/sample.toml` lists them), for campaigns over the sample book written in a
+/// temporary folder.
+pub fn sample_book_chapters() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    ["01-agents.md", "02-tools.md", "03-memory.md"]
+        .iter()
+        .map(|f| {
+            root.join("books/sample")
+                .join(f)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
 pub struct TestCampaign {
     pub dir: tempfile::TempDir,
     pub file: PathBuf,
