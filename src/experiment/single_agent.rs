@@ -63,10 +63,6 @@ pub const MARKER: &str = "one part at a time, in this conversation";
 /// Header of the house-style glossary at the end of the system prompt.
 pub const GLOSSARY_HEADER: &str = "House-style glossary (use exactly these renderings):";
 
-/// A block put after the part of a runaway reply received before its repetition, so that
-/// [`crate::book::segment::kept_prefix`] takes that part's last block as whole; never kept.
-const END_MARK: &str = "<!-- booktr: the reply repeated itself from here -->";
-
 /// The mode's name in state and reports.
 pub const MODE: &str = "single-agent";
 
@@ -256,7 +252,11 @@ async fn translate_turn(
         // out): a block after it lets `kept_prefix` keep that block too. The marker block is
         // never kept (it is the last).
         let piece = if l.ended_by_runaway {
-            format!("{}\n\n{END_MARK}\n", piece.trim_end())
+            format!(
+                "{}\n\n{}\n",
+                piece.trim_end(),
+                crate::llm::runaway::REPETITION_MARK
+            )
         } else {
             piece
         };
@@ -645,6 +645,7 @@ impl<'a> Session<'a> {
                     usage: *usage,
                     temperature: provider.temperature(),
                     retry_temperature: None,
+                    kept: true,
                 })?;
                 eprintln!(
                     "unit {} ({}): runaway reply: {reason}; kept what came before the repetition",

@@ -77,6 +77,13 @@ pub const DEFAULT_CEILING_TOKENS: u32 = 32_768;
 /// server and Ollama to 0.8, vLLM to the model's generation config, usually 0.7).
 pub const RETRY_TEMPERATURE: f64 = 0.3;
 
+/// A block put after the part of a runaway reply received before its repetition
+/// ([`before_repetition`]), so that [`crate::book::segment::kept_prefix`] takes that part's last
+/// block as whole (a reply cut at `max_tokens` ends inside its last block, which `kept_prefix`
+/// leaves out; the part before a repetition ends with its first copy). Never kept: it is the
+/// last block.
+pub const REPETITION_MARK: &str = "<!-- booktr: the reply repeated itself from here -->";
+
 /// The temperature a runaway reply is retried at: half the campaign's (rounded to 0.01), or
 /// [`RETRY_TEMPERATURE`] when the campaign leaves the provider's default; `None` when it is
 /// already at (about) zero and cannot be lowered.

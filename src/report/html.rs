@@ -66,9 +66,9 @@ struct ReportHead<'a> {
     glossary: &'a [crate::termbase::Entry],
     glossary_dropped_by_house: usize,
     glossary_parse: &'a crate::agents::json::ParseStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proofread_share: Option<f64>,
     proofreading: &'a [super::ProofBatch],
-    /// [`super::markdown::PROOFREADING_OFF`] when the campaign ran without proofreading.
-    proofreading_off: Option<&'static str>,
     decisions: &'a [super::DecisionReport],
     revisions_withheld: &'a [crate::campaign::core::manager::RevisionsWithheld],
     refuted_issues: &'a [crate::campaign::core::manager::RefutedIssue],
@@ -110,10 +110,8 @@ impl<'a> ReportHead<'a> {
             glossary: &r.glossary,
             glossary_dropped_by_house: r.glossary_dropped_by_house,
             glossary_parse: &r.glossary_parse,
+            proofread_share: r.proofread_share,
             proofreading: &r.proofreading,
-            proofreading_off: (r.proofread_share.is_some_and(|s| s <= 0.0)
-                && r.proofreading.is_empty())
-            .then_some(super::markdown::PROOFREADING_OFF),
             decisions: &r.decisions,
             revisions_withheld: &r.revisions_withheld,
             refuted_issues: &r.refuted_issues,
@@ -496,6 +494,7 @@ fn render_page(page: &Arc<Page>, out: &mut dyn std::io::Write) -> anyhow::Result
             findings => PageSeq::findings(page),
             errors => r.error_count(),
             headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
+            proofreading_off => r.proofreading_off().then_some(super::markdown::PROOFREADING_OFF),
             edited => r.units.iter().filter(|u| u.outcome == "edited").count(),
             usage => usage,
             adherence => Value::from(Serde(adherence_rows(r))),

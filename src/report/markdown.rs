@@ -110,7 +110,7 @@ fn header_section(o: &mut String, r: &Report) {
         );
     }
     let rr = &r.runaway;
-    if rr.replies > 0 {
+    if rr.replies > 0 && rr.kept == 0 {
         let _ = writeln!(
             o,
             "Runaway replies: {} stopped by the stream reader ({} repeating themselves, {} past the hard ceiling), {} completion tokens billed and discarded; none was kept. See `runaway` in report.json.\n",
@@ -118,6 +118,17 @@ fn header_section(o: &mut String, r: &Report) {
             rr.repetitions,
             rr.replies - rr.repetitions,
             rr.completion_tokens
+        );
+    } else if rr.replies > 0 {
+        let _ = writeln!(
+            o,
+            "Runaway replies: {} stopped by the stream reader ({} repeating themselves, {} past the hard ceiling); {} of them covered every block of the unit before the repetition, and that part was kept as the answer, for QA to judge ({} completion tokens, the repetition included); {} completion tokens of the others billed and discarded. See `runaway` in report.json.\n",
+            rr.replies,
+            rr.repetitions,
+            rr.replies - rr.repetitions,
+            rr.kept,
+            rr.kept_completion_tokens,
+            rr.completion_tokens - rr.kept_completion_tokens
         );
     }
     if !rr.continued.is_empty() || !rr.kept_splits.is_empty() {
@@ -386,7 +397,7 @@ pub(crate) const PROOFREADING_OFF: &str = "Off (`proofread_share = 0`, the defau
 fn proofreading_section(o: &mut String, r: &Report) {
     let issues: usize = r.proofreading.iter().map(|b| b.issues.len()).sum();
     let _ = writeln!(o, "## Proofreading (advisory)\n");
-    if r.proofread_share.is_some_and(|s| s <= 0.0) && r.proofreading.is_empty() {
+    if r.proofreading_off() {
         let _ = writeln!(o, "{PROOFREADING_OFF}\n");
         return;
     }

@@ -408,10 +408,17 @@ pub fn repair_totals(units: &[UnitReport]) -> (BTreeMap<String, usize>, usize) {
 /// The runaway and long replies of a campaign (all runs; see [`Report::runaway`]).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RunawayReport {
-    /// Runaway replies stopped (repetition or the hard ceiling): their tokens are discarded.
+    /// Runaway replies stopped (repetition or the hard ceiling): their tokens are discarded,
+    /// but for the `kept` ones.
     pub replies: usize,
     /// Of those, replies that repeated themselves.
     pub repetitions: usize,
+    /// Of those, replies whose part before the repetition covered every block of the unit
+    /// and was kept as the call's answer ([`crate::campaign::core::state::RunawayRecord::kept`]).
+    pub kept: usize,
+    /// Completion tokens of the `kept` replies (the repetition included: the stream reader
+    /// does not count the part kept apart).
+    pub kept_completion_tokens: u64,
     /// Completion tokens they consumed before their streams were dropped.
     pub completion_tokens: u64,
     /// Prompt tokens of the requests they answered.
@@ -546,6 +553,7 @@ impl RunawayReport {
         let runaway_repetition = runaways
             .iter()
             .filter(is_repetition)
+            .filter(|r| !r.kept)
             .map(|r| r.usage.completion_tokens)
             .sum();
         let runaway_ceiling = runaways
@@ -556,6 +564,12 @@ impl RunawayReport {
         RunawayReport {
             replies: runaways.len(),
             repetitions: runaways.iter().filter(is_repetition).count(),
+            kept: runaways.iter().filter(|r| r.kept).count(),
+            kept_completion_tokens: runaways
+                .iter()
+                .filter(|r| r.kept)
+                .map(|r| r.usage.completion_tokens)
+                .sum(),
             completion_tokens: runaways.iter().map(|r| r.usage.completion_tokens).sum(),
             prompt_tokens: runaways.iter().map(|r| r.usage.prompt_tokens).sum(),
             calls: runaways.clone(),
@@ -996,6 +1010,13 @@ fn approvals(s: &State) -> Vec<String> {
 }
 
 impl Report {
+    /// Whether the campaign ran without the Proofreading agent (`proofread_share = 0`, the
+    /// default) and no batch was reviewed: the reports then say that no model reviewed,
+    /// rather than "0 batches reviewed".
+    pub fn proofreading_off(&self) -> bool {
+        self.proofread_share.is_some_and(|s| s <= 0.0) && self.proofreading.is_empty()
+    }
+
     /// Findings of the final translations: by severity (errors first), then by how badly the
     /// check breaks the book ([`qa::check_rank`]: lost content and structure before
     /// terminology and style), then by unit.

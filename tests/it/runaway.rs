@@ -235,6 +235,72 @@ fn runaway_repetition_is_aborted_before_provider_limit() {
     assert_eq!(json_summary(&out)["runaway_replies"], 1);
 }
 
+/// Finding 20 of docs/src/benchmarks.md, in the orchestration: the 1.5B answered a unit with
+/// its whole translation, then wrote it again in a `markdown` fence over and over; the stream
+/// reader stopped the reply (rightly), and the whole reply, the good first copy with it, was
+/// thrown away: retried at a lower temperature, then the unit split in two, each paid again.
+/// What came before the repetition is now the answer when it covers every block: one
+/// request, no retry, the runaway journaled and reported as kept.
+#[test]
+fn a_whole_translation_before_a_repetition_was_thrown_away_in_the_orchestration() {
+    let fake = FakeServer::start();
+    let translation = "# 智能体\n\n智能体调用工具，并在决定下一步之前读取结果。\n";
+    let mut parts = vec![translation.to_string()];
+    for _ in 0..40 {
+        parts.push(format!("\n```markdown\n{translation}```\n"));
+    }
+    let first = Arc::new(AtomicUsize::new(0));
+    let f2 = first.clone();
+    fake.script(move |r| {
+        if r.agent == Agent::Translation && f2.fetch_add(1, Ordering::SeqCst) == 0 {
+            Reply::Stream {
+                parts: parts.clone(),
+                delay: Duration::from_millis(1),
+            }
+        } else {
+            Reply::Default
+        }
+    });
+    let c = TestCampaign::with_chapters(
+        "whole",
+        &["a.md"],
+        "[provider]\nkind = \"openai\"\nmodel = \"m\"\ntemperature = 0.8\n",
+    );
+    c.write(
+        "a.md",
+        "# Agents\n\nThe agent calls a tool and reads the result before it decides on the next step.\n",
+    );
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let tr = translation_requests(&fake);
+    assert_eq!(
+        tr.len(),
+        1,
+        "no retry and no split: the first copy was kept"
+    );
+    assert_eq!(c.read("whole/out/a.md"), translation);
+    let rep = report(&c, "whole");
+    assert_eq!(rep["runaway"]["replies"], 1);
+    assert_eq!(rep["runaway"]["kept"], 1);
+    let call = &rep["runaway"]["calls"][0];
+    assert_eq!(call["kept"], true);
+    assert!(call["retry_temperature"].is_null(), "{call}");
+    assert!(call["reason"].as_str().unwrap().contains("repeats itself"));
+    // Its tokens were kept, so none of them is counted as paid and not kept.
+    assert_eq!(rep["runaway"]["not_kept"]["runaway_repetition"], 0);
+    let kept_tokens = rep["runaway"]["kept_completion_tokens"].as_u64().unwrap();
+    assert!(kept_tokens > 0, "{}", rep["runaway"]);
+    let usage = &rep["summary"]["usage"]["translation"];
+    assert_eq!(usage["requests"], 1);
+    assert_eq!(usage["completion_tokens"].as_u64().unwrap(), kept_tokens);
+    let md = c.read("whole/validation/report.md");
+    assert!(
+        md.contains("1 of them covered every block of the unit before the repetition, and that part was kept as the answer"),
+        "{md}"
+    );
+    assert_eq!(json_summary(&out)["status"], "complete");
+}
+
 #[test]
 fn runaway_past_the_ceiling_is_not_kept() {
     let fake = FakeServer::start();

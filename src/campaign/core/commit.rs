@@ -267,10 +267,15 @@ pub(in crate::campaign) fn record_runaways(
                 usage: n.usage,
                 temperature: n.temperature,
                 retry_temperature: n.retry_temperature,
+                kept: n.kept,
             },
         )?;
         let then = match n.retry_temperature {
             Some(t) => format!("retrying once at temperature {t}"),
+            None if n.kept => {
+                "what came before the repetition covers every block of the unit and is kept as the answer"
+                    .to_string()
+            }
             None => "not kept".to_string(),
         };
         say(&format!(

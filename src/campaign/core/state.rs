@@ -287,6 +287,9 @@ pub struct RunawayRecord {
     pub temperature: Option<f64>,
     /// Temperature of the one retry, when one was made.
     pub retry_temperature: Option<f64>,
+    /// What came before the repetition covered every block of the unit and was kept as the call's
+    /// answer (no retry); its tokens are then kept, not discarded.
+    pub kept: bool,
 }
 
 impl State {
@@ -407,6 +410,7 @@ impl State {
                 usage,
                 temperature,
                 retry_temperature,
+                kept,
             } => self.runaways.push(RunawayRecord {
                 call: call.clone(),
                 agent: *agent,
@@ -415,6 +419,7 @@ impl State {
                 usage: *usage,
                 temperature: *temperature,
                 retry_temperature: *retry_temperature,
+                kept: *kept,
             }),
             Event::RunStopped { error, .. } => self.stopped = Some(error.clone()),
             Event::OutputBound { agent, figure, .. } => {

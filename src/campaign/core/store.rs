@@ -250,7 +250,8 @@ pub enum Event {
         failed: usize,
     },
     /// The stream reader stopped a reply that repeated itself or outgrew its `max_tokens`
-    /// ([`crate::llm::runaway`]). Never kept as an answer; its `usage` (tokens billed until the
+    /// ([`crate::llm::runaway`]). Not kept as an answer, unless `kept`: what came before the
+    /// repetition covered every block of the unit. Its `usage` (tokens billed until the
     /// stream was dropped) is already part of the call's usage in the `call_finished`,
     /// `call_failed` or `unit_split` record that follows, so it is counted there, not again.
     RunawayReply {
@@ -265,9 +266,13 @@ pub enum Event {
         #[serde(default)]
         temperature: Option<f64>,
         /// The temperature of the one retry made, if one was (`None`: not retried, the unit
-        /// was split or the call failed).
+        /// was split or the call failed, or what came before the repetition was kept).
         #[serde(default)]
         retry_temperature: Option<f64>,
+        /// What came before the repetition covered every block of the unit and is the
+        /// call's answer (see the jobs' `whole_before_repetition`; absent: not kept).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        kept: bool,
     },
     /// The run stopped scheduling calls after a provider error no other call can get past
     /// (quota, billing, a rejected key: [`crate::llm::LlmError::is_fatal_for_campaign`]).

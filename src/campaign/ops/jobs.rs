@@ -7,11 +7,14 @@
 //! `max_tokens` and `max_output_tokens`), and a runaway ceiling in `o200k_base` tokens.
 //!
 //! - A reply the stream reader stops as a **runaway** ([`LlmError::Runaway`]: it repeated
-//!   itself, or passed the hard ceiling) is a failed attempt, never an answer: it is retried
-//!   once at a lower temperature ([`crate::llm::runaway::retry_temperature`]); if that runs
-//!   away too (or the temperature cannot be lowered), the call fails as `truncated`, so a first
-//!   translation is split in two like one that did not fit. Each runaway is returned as a
-//!   [`RunawayRecord`] for the journal.
+//!   itself, or passed the hard ceiling) is a failed attempt, not an answer, with one
+//!   exception: a translation whose part before the repetition has a counterpart for every
+//!   block of the unit keeps that part as its answer, for QA to judge as any answer ([`whole_before_repetition`]; finding 20 of
+//!   docs/src/benchmarks.md). Otherwise it is retried once at a lower temperature
+//!   ([`crate::llm::runaway::retry_temperature`]); if that runs away too (or the temperature
+//!   cannot be lowered), the call fails as `truncated`, so a first translation is split in two
+//!   like one that did not fit. Each runaway is returned as a [`RunawayRecord`] for the
+//!   journal, marked `kept` when its part was kept.
 //! - A reply **cut at `max_tokens`** (`finish_reason = length`) that does not repeat itself is
 //!   a long answer, and what was paid for is kept: it is continued where the provider can
 //!   ([`crate::llm::continuation`]; before each continuation the part received is saved as a
@@ -641,9 +644,7 @@ pub async fn execute_noting(
                 tracing::info!(call = %job.call, "continuing the reply checkpointed after {} continuation(s)", p.long.continuations);
                 Ok((p.answer, p.long, Usage::default()))
             }
-            None => complete_bounded(provider, &job, &job.request, &mut notes)
-                .await
-                .map(|(a, spent)| (a, Default::default(), spent)),
+            None => complete_first(provider, &job, &mut notes).await,
         }
     };
     let (answer, prompt_tokens) = tokio::join!(first, count);
@@ -681,6 +682,83 @@ fn empty_followup(job: &Job, content: &str) -> Option<Request> {
 /// How the error of a [`JobFailure`] for a runaway reply begins (see [`complete_bounded`]).
 const RUNAWAY_NOT_KEPT: &str = "runaway reply, not kept: ";
 
+/// The job's first request. A translation whose reply the stream reader stopped as a runaway
+/// keeps what came before the repetition when that part has a counterpart for every block of
+/// the unit (QA then judges it as any answer: an echo of the source is left in the source
+/// language, a text that lost a sentence is truncated)
+/// ([`whole_before_repetition`]; finding 20 of docs/src/benchmarks.md: the 1.5B translated a
+/// unit, then wrote the translation again in a `markdown` fence five times, and the good
+/// first copy was thrown away and paid for again); the answer is that part, its `LongStats`
+/// say `ended_by_runaway`, and the runaway is noted as kept. Anything else goes as
+/// [`complete_bounded`]. Returns the answer, how it was finished and, apart, the usage of
+/// runaway replies it replaced.
+async fn complete_first(
+    provider: &Provider,
+    job: &Job,
+    notes: &mut Vec<RunawayRecord>,
+) -> Result<(Answer, crate::llm::continuation::LongStats, Usage), JobFailure> {
+    let first = provider.complete(&job.request).await;
+    if let (
+        JobKind::Translation { source, .. },
+        Err(LlmError::Runaway {
+            reason,
+            usage,
+            before,
+        }),
+    ) = (&job.kind, &first)
+        && let Some(text) = whole_before_repetition(source, before)
+    {
+        tracing::info!(call = %job.call, "runaway reply ({reason}); what came before the repetition covers every block of the unit and is kept as the answer");
+        notes.push(RunawayRecord {
+            call: job.call.clone(),
+            agent: job.agent,
+            unit: job.unit.clone(),
+            reason: reason.clone(),
+            usage: *usage,
+            temperature: provider.temperature(),
+            retry_temperature: None,
+            kept: true,
+        });
+        let answer = Answer {
+            content: text,
+            usage: *usage,
+            attempts: 1,
+            ..Default::default()
+        };
+        let long = crate::llm::continuation::LongStats {
+            ended_by_runaway: true,
+            ..Default::default()
+        };
+        return Ok((answer, long, Usage::default()));
+    }
+    bounded_after(provider, job, &job.request, first, notes)
+        .await
+        .map(|(a, spent)| (a, Default::default(), spent))
+}
+
+/// The part of a runaway reply received before its repetition (`before`, see
+/// [`crate::llm::runaway::before_repetition`]) as the answer for the masked `source`, when it
+/// covers the whole unit: every source block has its counterpart
+/// ([`crate::book::segment::kept_prefix`], with [`crate::llm::runaway::REPETITION_MARK`] after
+/// the part so that its last block counts), and the reply went on past the last of them with
+/// more text (a `markdown` fence around a copy, a list marker written over and over), as a
+/// reply cut past the source does (`translation_output`). A part that ends where the
+/// repetition begins is not taken: its last block may have been cut short and started over (a
+/// heading and half a paragraph, again and again), which no block count tells from a whole
+/// one. The masked text up to the end of the last matched block; `None` otherwise.
+fn whole_before_repetition(source: &str, before: &str) -> Option<String> {
+    if before.trim().is_empty() {
+        return None;
+    }
+    let (piece, _) = translation::postprocess(source, before);
+    let piece = piece.trim_end();
+    let marked = format!("{piece}\n\n{}\n", crate::llm::runaway::REPETITION_MARK);
+    let (source_end, target_end, _) = crate::book::segment::kept_prefix(source, &marked)?;
+    let whole = source[source_end..].trim().is_empty();
+    let went_on = !piece[target_end.min(piece.len())..].trim().is_empty();
+    (whole && went_on).then(|| marked[..target_end].to_string())
+}
+
 /// Sends `req` (the job's request or a follow-up of it); a runaway reply is noted and retried
 /// once at a lower temperature (see the module docs). Returns the answer and, apart, the
 /// usage of the runaway reply it replaced (billed, not part of the answer).
@@ -690,7 +768,19 @@ async fn complete_bounded(
     req: &Request,
     notes: &mut Vec<RunawayRecord>,
 ) -> Result<(Answer, Usage), JobFailure> {
-    let (reason, spent) = match provider.complete(req).await {
+    let first = provider.complete(req).await;
+    bounded_after(provider, job, req, first, notes).await
+}
+
+/// [`complete_bounded`] once `req` was sent and answered with `first`.
+async fn bounded_after(
+    provider: &Provider,
+    job: &Job,
+    req: &Request,
+    first: Result<Answer, LlmError>,
+    notes: &mut Vec<RunawayRecord>,
+) -> Result<(Answer, Usage), JobFailure> {
+    let (reason, spent) = match first {
         Ok(a) => return Ok((a, Usage::default())),
         Err(LlmError::Runaway { reason, usage, .. }) => (reason, usage),
         Err(e) => return Err(fail(e)),
@@ -705,6 +795,7 @@ async fn complete_bounded(
         usage: spent,
         temperature: configured,
         retry_temperature: lower,
+        kept: false,
     });
     let runaway_failure = |reason: &str, usage: Usage, attempts: u32| JobFailure {
         error: format!("{RUNAWAY_NOT_KEPT}{reason}"),
@@ -743,6 +834,7 @@ async fn complete_bounded(
                 usage,
                 temperature: Some(t),
                 retry_temperature: None,
+                kept: false,
             });
             let mut total = spent;
             total.add(&usage);
@@ -1003,9 +1095,10 @@ async fn finish_continued(
         output_sha256,
         origin: None,
         long: (long != Default::default()).then_some(long),
-        // A reply that was cut says nothing of how long a whole one is.
+        // A reply that was cut says nothing of how long a whole one is, nor does one that ran
+        // on repeating itself.
         sample: basis_tokens
-            .filter(|_| !cut)
+            .filter(|_| !cut && !long.ended_by_runaway)
             .map(|basis_tokens| bounds::Sample {
                 basis_tokens,
                 completion_tokens: reply_completion,
@@ -1402,5 +1495,46 @@ async fn structured(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole_before_repetition;
+
+    const SOURCE: &str = "# Agents\n\nThe agent calls a tool and reads the result before it decides on the next step.\n";
+    const WHOLE: &str = "# 智能体\n\n智能体调用工具，并在决定下一步之前读取结果。\n";
+
+    /// The 1.5B's shape (finding 20): the whole translation, then a copy in a `markdown`
+    /// fence, where the repetition began. The translation is the answer, the fence is not.
+    #[test]
+    fn a_translation_then_a_fenced_copy_keeps_the_translation() {
+        let before = format!("{WHOLE}\n```markdown\n{WHOLE}```\n");
+        let kept = whole_before_repetition(SOURCE, &before).expect("kept");
+        assert_eq!(kept.trim_end(), WHOLE.trim_end());
+        assert!(!kept.contains("```"), "{kept}");
+    }
+
+    /// Nothing after the last matched block: its last block may have been cut short and
+    /// started over, so the part is not taken (the call is retried as before).
+    #[test]
+    fn a_part_that_ends_where_its_repetition_begins_is_not_taken() {
+        assert_eq!(whole_before_repetition(SOURCE, WHOLE), None);
+        // A heading and half a paragraph, written again and again.
+        assert_eq!(
+            whole_before_repetition(SOURCE, "# 智能体\n\n智能体调用工具，\n\n"),
+            None
+        );
+        // One sentence of a paragraph repeated inside it.
+        assert_eq!(whole_before_repetition(SOURCE, "智能体调用工具。"), None);
+    }
+
+    /// A part that covers the unit's first block only is not the whole unit.
+    #[test]
+    fn a_part_that_covers_only_the_first_blocks_is_not_taken() {
+        let two = "# Agents\n\nFirst paragraph of the unit.\n\nSecond paragraph of the unit.\n";
+        let before = "# 智能体\n\n第一段。\n\n```markdown\n# 智能体\n```\n";
+        assert_eq!(whole_before_repetition(two, before), None);
+        assert_eq!(whole_before_repetition(two, ""), None);
     }
 }
