@@ -9,11 +9,11 @@
 //! - A reply the stream reader stops as a **runaway** ([`LlmError::Runaway`]: it repeated
 //!   itself, or passed the hard ceiling) is a failed attempt, not an answer, with one
 //!   exception: a translation whose part before the repetition has a counterpart for every
-//!   block of the unit keeps that part as its answer, for QA to judge as any answer ([`whole_before_repetition`]; finding 20 of
-//!   docs/src/benchmarks.md). Otherwise it is retried once at a lower temperature
-//!   ([`crate::llm::runaway::retry_temperature`]); if that runs away too (or the temperature
-//!   cannot be lowered), the call fails as `truncated`, so a first translation is split in two
-//!   like one that did not fit. Each runaway is returned as a [`RunawayRecord`] for the
+//!   block of the unit keeps that part as its answer, for QA to judge as any answer
+//!   ([`whole_before_repetition`]; finding 20 of docs/src/benchmarks.md). Otherwise it is
+//!   retried once at a lower temperature ([`crate::llm::runaway::retry_temperature`]); if
+//!   that runs away too (or the temperature cannot be lowered), the call fails as
+//!   `truncated`, so a first translation is split in two like one that did not fit. Each runaway is returned as a [`RunawayRecord`] for the
 //!   journal, marked `kept` when its part was kept.
 //! - A reply **cut at `max_tokens`** (`finish_reason = length`) that does not repeat itself is
 //!   a long answer, and what was paid for is kept: it is continued where the provider can
@@ -684,12 +684,11 @@ const RUNAWAY_NOT_KEPT: &str = "runaway reply, not kept: ";
 
 /// The job's first request. A translation whose reply the stream reader stopped as a runaway
 /// keeps what came before the repetition when that part has a counterpart for every block of
-/// the unit (QA then judges it as any answer: an echo of the source is left in the source
-/// language, a text that lost a sentence is truncated)
-/// ([`whole_before_repetition`]; finding 20 of docs/src/benchmarks.md: the 1.5B translated a
-/// unit, then wrote the translation again in a `markdown` fence five times, and the good
-/// first copy was thrown away and paid for again); the answer is that part, its `LongStats`
-/// say `ended_by_runaway`, and the runaway is noted as kept. Anything else goes as
+/// the unit (QA then judges it as any answer: an echo of the source, say, is left in the
+/// source language) ([`whole_before_repetition`]; finding 20 of docs/src/benchmarks.md: the
+/// 1.5B translated a unit, then wrote the translation again in a `markdown` fence five times,
+/// and the good first copy was thrown away and paid for again); the answer is that part, its
+/// `LongStats` say `ended_by_runaway`, and the runaway is noted as kept. Anything else goes as
 /// [`complete_bounded`]. Returns the answer, how it was finished and, apart, the usage of
 /// runaway replies it replaced.
 async fn complete_first(
