@@ -10,7 +10,7 @@
 //!   itself, or passed the hard ceiling) is a failed attempt, not an answer, with one
 //!   exception: a translation whose part before the repetition has a counterpart for every
 //!   block of the unit keeps that part as its answer, for QA to judge as any answer
-//!   ([`whole_before_repetition`]; finding 20 of docs/src/benchmarks.md). Otherwise it is
+//!   (`whole_before_repetition`; finding 20 of docs/src/benchmarks.md). Otherwise it is
 //!   retried once at a lower temperature ([`crate::llm::runaway::retry_temperature`]); if
 //!   that runs away too (or the temperature cannot be lowered), the call fails as
 //!   `truncated`, so a first translation is split in two like one that did not fit. Each runaway is returned as a [`RunawayRecord`] for the
