@@ -92,7 +92,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     for s in &steps {
         println!("  - {s}");
     }
-    print_estimate(&est);
+    print_estimate(&est, p.proofread_share > 0.0);
     Ok(ExitCode::Ok)
 }
 
@@ -118,16 +118,25 @@ fn agent_graph(c: &Campaign, m: &Manager) -> Vec<String> {
             "QA checks on every unit; Proofreading agent off (proofread_share = 0, the default: see docs/src/benchmarks.md, finding 21)".into()
         },
         "Glossary agent: reconciliation of terms rendered more than one way".into(),
-        format!(
-            "Manager: decides revisions, up to {} round(s); QA errors always go back (a model call only when the reviewer flags other units; a round's first two revisions go out alone, and the rest are withheld if both are rejected)",
-            p.revision_rounds
-        ),
+        if p.proofread_share > 0.0 {
+            format!(
+                "Manager: decides revisions, up to {} round(s); QA errors always go back (a model call only when the reviewer flags other units; a round's first two revisions go out alone, and the rest are withheld if both are rejected)",
+                p.revision_rounds
+            )
+        } else {
+            format!(
+                "Manager: decides revisions, up to {} round(s); QA errors always go back, without a model call (no reviewer flags anything else); a round's first two revisions go out alone, and the rest are withheld if both are rejected",
+                p.revision_rounds
+            )
+        },
         "Translation agent: revisions with the findings as feedback".into(),
         format!("write {} chapters and the reports", c.chapters.len()),
     ]
 }
 
-fn print_estimate(e: &Estimate) {
+/// The estimate table, the cost and the range; `proofread` says whether the campaign runs the
+/// Proofreading agent (the range's high end then proofreads every chapter again).
+fn print_estimate(e: &Estimate, proofread: bool) {
     println!(
         "\nEstimate (tokens counted with o200k_base; revisions and reconciliations depend on QA and are not included):\n"
     );
@@ -144,7 +153,7 @@ fn print_estimate(e: &Estimate) {
     if let (Some(total), Some(rem), Some(cur)) = (e.cost_total, e.cost_remaining, &e.currency) {
         println!("\nCost: {total:.4} {cur} in all, {rem:.4} {cur} still to spend.");
     }
-    print_range(e);
+    print_range(e, proofread);
     println!(
         "\nUnits translated: {} of {}; a resume would send {} calls.",
         e.units_done,
@@ -155,9 +164,14 @@ fn print_estimate(e: &Estimate) {
 
 /// The low/high table of the whole campaign per agent (see [`crate::campaign::ops::estimate`]):
 /// costs with `[pricing]`, else tokens.
-fn print_range(e: &Estimate) {
+fn print_range(e: &Estimate, proofread: bool) {
     println!(
-        "\nRange for the whole campaign (low: no revision, prefix-cache hits where `cached_input_per_million` is set; high: every revision round on every unit, every chapter proofread again, no cache):\n"
+        "\nRange for the whole campaign (low: no revision, prefix-cache hits where `cached_input_per_million` is set; high: every revision round on every unit{}, no cache):\n",
+        if proofread {
+            ", every chapter proofread again"
+        } else {
+            ""
+        }
     );
     match &e.currency {
         Some(cur) => {

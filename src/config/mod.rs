@@ -530,10 +530,9 @@ impl Options {
                 .map_err(|m| err("review", m.to_string()))?,
             code_comments: match raw.code_comments.as_deref() {
                 None => Default::default(),
-                Some(v) => v
-                    .trim()
-                    .parse()
-                    .map_err(|m: crate::util::UnknownValue| err("code_comments", m.to_string()))?,
+                Some(v) => v.trim().parse().map_err(|m: crate::util::UnknownValue| {
+                    err("code_comments", format!("is an {m}"))
+                })?,
             },
             repair: match raw.repair.as_deref().map(str::trim) {
                 None | Some("mechanical") => true,
@@ -597,9 +596,9 @@ fn resolve_provider(
     let kind = match overrides.provider {
         Some(k) => k,
         None => match rawp.kind.as_deref() {
-            Some(k) => k
-                .parse()
-                .map_err(|m: crate::util::UnknownValue| err("provider.kind", m.to_string()))?,
+            Some(k) => k.parse().map_err(|m: crate::util::UnknownValue| {
+                err("provider.kind", format!("is an {m}"))
+            })?,
             None => preset.map_or(ProviderKind::Pseudo, |p| p.kind),
         },
     };
@@ -656,9 +655,9 @@ fn resolve_provider(
         .unwrap_or_else(|| default_key.into());
     let mut quirks = preset.map(|p| p.quirks).unwrap_or_default();
     if let Some(m) = &rawp.json_mode {
-        quirks.json_mode = m
-            .parse()
-            .map_err(|e: crate::util::UnknownValue| err("provider.json_mode", e.to_string()))?;
+        quirks.json_mode = m.parse().map_err(|e: crate::util::UnknownValue| {
+            err("provider.json_mode", format!("is an {e}"))
+        })?;
     }
     if let Some(u) = rawp.stream_usage {
         quirks.stream_usage = u;
@@ -674,9 +673,9 @@ fn resolve_provider(
             };
     }
     if let Some(m) = &rawp.continuation {
-        quirks.continuation = m
-            .parse()
-            .map_err(|e: crate::util::UnknownValue| err("provider.continuation", e.to_string()))?;
+        quirks.continuation = m.parse().map_err(|e: crate::util::UnknownValue| {
+            err("provider.continuation", format!("is an {e}"))
+        })?;
     }
     Ok(ProviderPlan {
         kind,
@@ -786,6 +785,27 @@ chapters = ["book/a.md", "book/b.md"]
         // A syntax error has no type remedy.
         let e = load("concurrency = = 2\n");
         assert!(!e.contains("\nWrite"), "{e}");
+    }
+
+    /// A misspelled provider kind read "`provider.kind` unknown provider kind `psuedo`; use
+    /// …", the key and the sentence run together (helper-found).
+    #[test]
+    fn an_unknown_value_ran_into_its_key_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.toml");
+        std::fs::write(&f, format!("{MIN}[provider]\nkind = \"psuedo\"\n")).unwrap();
+        let e = Plan::load(&f, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`provider.kind` is an unknown provider kind `psuedo`; use"),
+            "{e}"
+        );
+        std::fs::write(&f, format!("{MIN}code_comments = \"drop\"\n")).unwrap();
+        let e = Plan::load(&f, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`code_comments` is an unknown "), "{e}");
     }
 
     /// A new user's campaign from zh into zh was told to set the target to "zh".

@@ -391,7 +391,7 @@ fn choices_section(o: &mut String, r: &Report) {
 }
 
 /// What report.md and report.html say when the campaign ran without the Proofreading agent.
-pub(crate) const PROOFREADING_OFF: &str = "Off (`proofread_share = 0`, the default): no model reviewed the translations; the QA findings are the whole review. `proofread_share = 0.2` turns the Proofreading agent on.";
+pub(crate) const PROOFREADING_OFF: &str = "Off (proofread_share = 0, the default): no model reviewed the translations; the QA findings are the whole review. proofread_share = 0.2 turns the Proofreading agent on.";
 
 /// The Proofreading agent's findings (advisory).
 fn proofreading_section(o: &mut String, r: &Report) {
@@ -459,22 +459,30 @@ fn decisions_and_drift_section(o: &mut String, r: &Report) {
                     d.to_pieces.join(", ")
                 )
             };
+            // Without proofreading there is no reviewer to count.
+            let reviewed = if r.proofreading_off() {
+                String::new()
+            } else {
+                format!(
+                    ", {} of {} flagged by the reviewer ({})",
+                    chosen.len(),
+                    d.candidates.len(),
+                    if chosen.is_empty() {
+                        "none".into()
+                    } else {
+                        chosen.join(", ")
+                    }
+                )
+            };
             let _ = writeln!(
                 o,
-                "- Round {}: revise {} unit(s) for QA errors ({}{pieces}), {} of {} flagged by the reviewer ({}). {}",
+                "- Round {}: revise {} unit(s) for QA errors ({}{pieces}){reviewed}. {}",
                 d.round,
                 d.forced.len(),
                 if d.forced.is_empty() {
                     "none".into()
                 } else {
                     d.forced.join(", ")
-                },
-                chosen.len(),
-                d.candidates.len(),
-                if chosen.is_empty() {
-                    "none".into()
-                } else {
-                    chosen.join(", ")
                 },
                 cell(&d.summary)
             );

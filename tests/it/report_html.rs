@@ -441,8 +441,14 @@ fn the_report_said_the_reviewer_found_nothing_when_proofreading_was_off() {
             .collect();
         if off {
             assert_eq!(json["proofread_share"], 0.0);
-            assert!(md.contains("## Proofreading (advisory)\n\nOff (`proofread_share = 0`, the default): no model reviewed"), "{md}");
+            assert!(
+                md.contains("## Proofreading (advisory)\n\nOff (proofread_share = 0, the default): no model reviewed"),
+                "{md}"
+            );
             assert!(!md.contains("batches reviewed"), "{md}");
+            // No reviewer, so no "0 of 0 flagged by the reviewer" either (helper-found).
+            assert!(!md.contains("flagged by the reviewer"), "{md}");
+            assert!(!html.contains("flagged by the reviewer"));
             assert!(
                 html.contains("Proofreading: Off ("),
                 "no proofreading line in report.html"
@@ -458,7 +464,13 @@ fn the_report_said_the_reviewer_found_nothing_when_proofreading_was_off() {
                 "{json}"
             );
             assert!(md.contains("batches reviewed"), "{md}");
+            assert!(md.contains("flagged by the reviewer"), "{md}");
             assert!(!html.contains("Proofreading: Off ("));
+            // report.html showed no proofreading figure at all when it was on (helper-found).
+            assert!(
+                html.contains("Proofreading (advisory): 3 batches reviewed, 0 issues reported."),
+                "no proofreading figures in report.html"
+            );
             assert!(
                 summaries.iter().all(|s| !s.contains("proofreading is off")),
                 "{summaries:?}"

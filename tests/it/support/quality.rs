@@ -361,7 +361,7 @@ pub fn to_json(o: &Outcome, mode: &Mode, recording_wall_s: Option<&Value>) -> Va
     };
     json!({
         "schema": 1,
-        "what": format!("cargo bench --bench quality: booktr's orchestration against the single pass and six variants on a {:.1} KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition", o.figures.source_bytes as f64 / 1000.0),
+        "what": format!("cargo bench --bench quality: booktr's orchestration against the single pass and five variants on a {:.1} KB slice of corpus chapters 1-2, scored with chrF++ (sacreBLEU CHRF(word_order=2)) against the human zh edition", o.figures.source_bytes as f64 / 1000.0),
         "model": o.model,
         "server": "llama.cpp (xllamacpp) from ../shared/real-llm, one slot, ctx 16384 (BOOKTR_REAL_LLM_CTX=16384: the single pass's conversation over the slice needs more than start.sh's 8192), on the shared 2-core machine",
         "fixture": fixture_file_for(&model()).strip_prefix(env!("CARGO_MANIFEST_DIR")).map(|p| p.display().to_string()).unwrap_or_default(),
