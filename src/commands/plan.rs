@@ -92,7 +92,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     for s in &steps {
         println!("  - {s}");
     }
-    print_estimate(&est, p.proofread_share > 0.0);
+    print_estimate(&est, p.proofreads());
     Ok(ExitCode::Ok)
 }
 
@@ -109,7 +109,7 @@ fn agent_graph(c: &Campaign, m: &Manager) -> Vec<String> {
             c.prose_units().count(),
             p.concurrency
         ),
-        if p.proofread_share > 0.0 {
+        if p.proofreads() {
             format!(
                 "QA checks on every unit; Proofreading agent on the units QA passes, riskiest first, within {:.0} % of the translation prompt tokens (and one unit per chapter at least); its claims about termbase terms the glossary check refutes are dropped",
                 p.proofread_share * 100.0
@@ -118,7 +118,7 @@ fn agent_graph(c: &Campaign, m: &Manager) -> Vec<String> {
             "QA checks on every unit; Proofreading agent off (proofread_share = 0, the default: see docs/src/benchmarks.md, finding 21)".into()
         },
         "Glossary agent: reconciliation of terms rendered more than one way".into(),
-        if p.proofread_share > 0.0 {
+        if p.proofreads() {
             format!(
                 "Manager: decides revisions, up to {} round(s); QA errors always go back (a model call only when the reviewer flags other units; a round's first two revisions go out alone, and the rest are withheld if both are rejected)",
                 p.revision_rounds

@@ -201,6 +201,12 @@ pub struct BadMaxCost(pub f64);
 pub const DEFAULT_MAX_CONTEXT_TOKENS: usize = 32_000;
 
 impl Plan {
+    /// Whether the campaign runs the Proofreading agent: `proofread_share` above 0 (it is 0,
+    /// off, by default: [`DEFAULT_PROOFREAD_SHARE`]).
+    pub fn proofreads(&self) -> bool {
+        self.proofread_share > 0.0
+    }
+
     /// Reads and resolves `campaign_file` with `overrides` on top.
     ///
     /// Errors ([`UsageError`], exit code 2): unreadable file, TOML syntax or unknown keys (with
@@ -791,20 +797,17 @@ chapters = ["book/a.md", "book/b.md"]
     /// …", the key and the sentence run together (helper-found).
     #[test]
     fn an_unknown_value_ran_into_its_key_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("t.toml");
-        std::fs::write(&f, format!("{MIN}[provider]\nkind = \"psuedo\"\n")).unwrap();
-        let e = Plan::load(&f, &Overrides::default())
-            .unwrap_err()
-            .to_string();
+        let err = |extra: &str| {
+            plan(&format!("{MIN}{extra}"), &Overrides::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("[provider]\nkind = \"psuedo\"\n");
         assert!(
             e.contains("`provider.kind` is an unknown provider kind `psuedo`; use"),
             "{e}"
         );
-        std::fs::write(&f, format!("{MIN}code_comments = \"drop\"\n")).unwrap();
-        let e = Plan::load(&f, &Overrides::default())
-            .unwrap_err()
-            .to_string();
+        let e = err("code_comments = \"drop\"\n");
         assert!(e.contains("`code_comments` is an unknown "), "{e}");
     }
 

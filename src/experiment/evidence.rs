@@ -890,7 +890,7 @@ impl GateInputs<'_> {
             .count();
         let on = |a: &Agent| match a {
             Agent::Glossary => c.plan.agent_glossary || c.plan.brief,
-            Agent::Proofreading => c.plan.proofread_share > 0.0,
+            Agent::Proofreading => c.plan.proofreads(),
             _ => true,
         };
         let calls: Vec<String> = Agent::ALL

@@ -252,11 +252,7 @@ async fn translate_turn(
         // out): a block after it lets `kept_prefix` keep that block too. The marker block is
         // never kept (it is the last).
         let piece = if l.ended_by_runaway {
-            format!(
-                "{}\n\n{}\n",
-                piece.trim_end(),
-                crate::llm::runaway::REPETITION_MARK
-            )
+            crate::llm::runaway::with_repetition_mark(&piece)
         } else {
             piece
         };

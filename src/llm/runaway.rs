@@ -84,6 +84,13 @@ pub const RETRY_TEMPERATURE: f64 = 0.3;
 /// last block.
 pub const REPETITION_MARK: &str = "<!-- booktr: the reply repeated itself from here -->";
 
+/// `part` (text received before a repetition, cleaned up) with its trailing whitespace
+/// trimmed and [`REPETITION_MARK`] after it as a block of its own, ready for
+/// [`crate::book::segment::kept_prefix`]; `part` is a prefix of the result.
+pub fn with_repetition_mark(part: &str) -> String {
+    format!("{}\n\n{REPETITION_MARK}\n", part.trim_end())
+}
+
 /// The temperature a runaway reply is retried at: half the campaign's (rounded to 0.01), or
 /// [`RETRY_TEMPERATURE`] when the campaign leaves the provider's default; `None` when it is
 /// already at (about) zero and cannot be lowered.

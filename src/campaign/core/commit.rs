@@ -575,7 +575,7 @@ pub(in crate::campaign) fn decide_forced(
     key: &super::CallKey,
 ) -> anyhow::Result<()> {
     let forced = m.forced(state, round);
-    let summary = if c.plan.proofread_share > 0.0 {
+    let summary = if c.plan.proofreads() {
         "Nothing to decide: the reviewer flagged no unit that QA errors do not already send back (decided without a model call)."
     } else {
         "Nothing to decide: proofreading is off (proofread_share = 0), so only QA errors send units back (decided without a model call)."

@@ -452,7 +452,7 @@ fn proofreading_calls(
     let p = &c.plan;
     // `proofread_share = 0` (the default since finding 21): the run reads nothing, so
     // nothing is counted (regression test `plan_counted_proofreading_with_proofreading_off`).
-    if p.proofread_share <= 0.0 {
+    if !p.proofreads() {
         return;
     }
     let todo = tr.todo;
@@ -587,7 +587,7 @@ fn cost_range(
                     }
                 }
                 // Without proofreading nothing is advisory: every decision is local.
-                Agent::Manager if p.proofread_share > 0.0 => {
+                Agent::Manager if p.proofreads() => {
                     for _ in 0..rounds_u {
                         high.add(
                             decision.calls,

@@ -751,7 +751,7 @@ fn whole_before_repetition(source: &str, before: &str) -> Option<String> {
     }
     let (piece, _) = translation::postprocess(source, before);
     let piece = piece.trim_end();
-    let marked = format!("{piece}\n\n{}\n", crate::llm::runaway::REPETITION_MARK);
+    let marked = crate::llm::runaway::with_repetition_mark(piece);
     let (source_end, target_end, _) = crate::book::segment::kept_prefix(source, &marked)?;
     let whole = source[source_end..].trim().is_empty();
     let went_on = !piece[target_end.min(piece.len())..].trim().is_empty();

@@ -44,7 +44,7 @@ impl Manager<'_> {
         let stage = self.next_stage(s);
         // The same words as before proofreading could be off, when it is on, so that recorded
         // Manager requests stay byte for byte.
-        let reviewed = p.proofread_share > 0.0;
+        let reviewed = p.proofreads();
         let (stages, proofread) = if reviewed {
             (
                 "with glossary, proofreading and",
