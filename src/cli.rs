@@ -61,7 +61,8 @@ pub enum Command {
     /// budget_reached, or "not started" for a campaign never run), the stage, units, tokens,
     /// findings and the last error, and, unless it is complete, a `next:` line with the
     /// command that continues it (for needs_review: the report to read). The exit code does
-    /// not depend on the status: read it from the output (`--json`: `status`).
+    /// not depend on the status: read it from the output (`--json`: `status`), or use
+    /// `--check`, a CI gate whose exit code says whether the translation is current.
     #[command(after_help = crate::exit::STATUS_EXIT_CODES)]
     Status(StatusArgs),
     /// Record an editor's approval at a gate (campaign key `review`) so `run` goes on.
@@ -344,8 +345,16 @@ pub struct ApproveArgs {
     #[command(flatten)]
     pub campaign: CampaignArgs,
     /// The gate to approve.
-    #[arg(long, value_enum)]
-    pub stage: ApproveStage,
+    #[arg(long, value_enum, required_unless_present = "stale")]
+    pub stage: Option<ApproveStage>,
+    /// Stale edits: decide the stale edits of these units (a paragraph you edited whose
+    /// source changed since; `status` and the report list them), with `--keep`.
+    #[arg(long, num_args = 1.., value_name = "UNIT", conflicts_with = "stage", requires = "keep")]
+    pub stale: Vec<String>,
+    /// Stale edits: `editor` keeps your text for the new source; `model` takes the model's
+    /// translation of the new source.
+    #[arg(long, value_enum, requires = "stale")]
+    pub keep: Option<KeepChoice>,
     /// Revisions: approve only these units (ids as listed by `status`).
     #[arg(long, num_args = 1.., value_name = "UNIT")]
     pub only: Vec<String>,
@@ -356,6 +365,15 @@ pub struct ApproveArgs {
     /// repeatable); the other chapters' units keep waiting at the gate.
     #[arg(long, value_name = "NAME")]
     pub chapter: Vec<String>,
+}
+
+/// Whose text a stale edit keeps (`approve --stale UNIT --keep …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeepChoice {
+    /// The editor's text stands for the new source.
+    Editor,
+    /// The model's translation of the new source replaces it.
+    Model,
 }
 
 #[derive(Debug, Args)]
@@ -398,6 +416,11 @@ pub struct StatusArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A gate for CI: exit 0 when every source block has a current translation, the outputs
+    /// are written and no error finding remains, 1 otherwise (listing what is not current).
+    /// No model call and no key.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]

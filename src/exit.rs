@@ -84,6 +84,8 @@ pub const STATUS_EXIT_CODES: &str = concat!(
   0    the status was printed, whatever it is (complete, needs_review, incomplete,
        awaiting_approval, budget_reached, or not started: no saved state yet): read the
        first line, or `status` in --json; the `next:` line gives the command that continues
+       With --check (a CI gate): 0 when every source block has a current translation, the
+       outputs are written and no error finding remains; 1 otherwise
 ",
     common_codes!()
 );

@@ -19,7 +19,7 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    if args.stage == ApproveStage::Glossary
+    if args.stage == Some(ApproveStage::Glossary)
         && !(args.only.is_empty() && args.reject.is_empty() && args.chapter.is_empty())
     {
         return Err(UsageError::new(
@@ -32,7 +32,10 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
     // Result files found without their journal line are journaled by every writer.
     crate::campaign::core::commit::journal_adopted(&mut store, &mut state)?;
     let m = Manager::new(&c, &state);
-    match args.stage {
+    let Some(stage) = args.stage else {
+        return decide_stale(&c, &mut store, &mut state, args);
+    };
+    match stage {
         ApproveStage::Glossary => {
             let r = desk::approve_glossary(&c, &mut store, &mut state)?;
             if !r.recorded {
@@ -101,5 +104,33 @@ pub fn run(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
         }
     }
     eprintln!("Continue with `booktr run {shown}`.");
+    Ok(ExitCode::Ok)
+}
+
+/// `approve --stale UNIT… --keep editor|model`: records the editor's decision on each unit's
+/// stale edits ([`crate::campaign::core::reuse::resolve_stale`]); the next `run` writes the
+/// outputs with no model call.
+fn decide_stale(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    args: &ApproveArgs,
+) -> anyhow::Result<ExitCode> {
+    use crate::campaign::core::store::StaleChoice;
+    let keep = match args.keep {
+        Some(crate::cli::KeepChoice::Model) => StaleChoice::Model,
+        _ => StaleChoice::Editor,
+    };
+    let shown = c.plan.show(&c.plan.campaign_file);
+    for id in &args.stale {
+        let n = crate::campaign::core::reuse::resolve_stale(c, store, state, id, keep)?;
+        eprintln!(
+            "{id}: {n} stale edit(s) decided: {}; `booktr run {shown}` writes the outputs (no model call)",
+            match keep {
+                StaleChoice::Editor => "your text stands for the new source",
+                StaleChoice::Model => "the model's translation of the new source is taken",
+            }
+        );
+    }
     Ok(ExitCode::Ok)
 }

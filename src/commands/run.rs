@@ -302,9 +302,30 @@ pub(crate) fn edits_kept_line(
         .iter()
         .filter(|u| s.human_edit(&u.id).is_some())
         .count();
-    (edited > 0).then(|| {
+    let stale: Vec<&str> = c
+        .units
+        .iter()
+        .filter(|u| !s.stale_edits(&u.id).is_empty())
+        .map(|u| u.id.as_str())
+        .collect();
+    let carried = c.units.iter().filter(|u| s.is_carried(&u.id)).count();
+    let mut line = (edited > 0).then(|| {
         format!(
             "{edited} unit(s) hold hand edits or imported edits: those are never overwritten (`booktr run --force` puts the model translations back)."
         )
-    })
+    })?;
+    if carried > 0 {
+        line.push_str(&format!(
+            " {carried} of them carry an editor's paragraphs into a changed source (only the changed paragraphs were translated)."
+        ));
+    }
+    if !stale.is_empty() {
+        line.push_str(&format!(
+            " Stale edits in {} unit(s) ({}): a paragraph an editor translated has a new source; the editor's text stays until you decide with `booktr approve {} --stale UNIT --keep editor|model` (the report shows the old and new source).",
+            stale.len(),
+            stale.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+            c.plan.show(&c.plan.campaign_file)
+        ));
+    }
+    Some(line)
 }

@@ -16,6 +16,13 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let campaign = Campaign::load(plan)?;
     let dir = campaign.state_path();
     if !dir.exists() {
+        if args.check {
+            println!(
+                "not current: {} has never run with this configuration; `booktr run` translates it",
+                campaign.plan.show(&campaign.plan.campaign_file)
+            );
+            return Ok(ExitCode::Failed);
+        }
         print_not_started(&campaign, args, &dir);
         return Ok(ExitCode::Ok);
     }
@@ -40,6 +47,9 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
             event,
         };
         state.apply(&campaign, &dir, &rec, None)?;
+    }
+    if args.check {
+        return Ok(print_check(&campaign, &state, args.json)?);
     }
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;
@@ -207,4 +217,44 @@ fn next_command(
                 .unwrap_or_else(|| args.campaign.command("run")),
         ),
     }
+}
+
+/// `status --check`: prints what is not current (or JSON with `--json`) and returns 0 when
+/// everything is, 1 otherwise ([`crate::campaign::ops::currency`]).
+fn print_check(campaign: &Campaign, state: &State, json: bool) -> anyhow::Result<ExitCode> {
+    let cur = crate::campaign::ops::currency::check(campaign, state);
+    if json {
+        println!("{}", serde_json::to_string(&cur)?);
+    } else {
+        println!(
+            "{}: {}/{} source blocks have a current translation; {} error finding(s); outputs {}",
+            if cur.is_current() {
+                "current"
+            } else {
+                "not current"
+            },
+            cur.current_blocks,
+            cur.blocks,
+            cur.errors,
+            if cur.outputs_written {
+                "written"
+            } else {
+                "not written since the last change"
+            }
+        );
+        for u in &cur.units {
+            println!("  {} ({}): {}", u.unit, u.chapter, u.why);
+        }
+        if !cur.is_current() {
+            println!(
+                "  next: `booktr run {}` (translates only the blocks that are not current)",
+                campaign.plan.show(&campaign.plan.campaign_file)
+            );
+        }
+    }
+    Ok(if cur.is_current() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failed
+    })
 }

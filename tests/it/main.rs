@@ -34,6 +34,7 @@ mod incremental;
 mod interchange;
 mod kept_candidate;
 mod layers;
+mod living_book;
 mod long_answers;
 mod masking;
 mod mdx_props;

@@ -10,7 +10,7 @@
 //! | proofreading | `proofread/r<round>/<chapter key>/<hash16>` |
 //! | reconciliation | `reconcile/r<round>/<hash16>` (hash over term and renderings) |
 //! | decision | `decide/r<round>/<hash16>` (hash over batch keys and forced units) |
-//! | local steps | `local/merge-glossary`, `local/write-desk`, `local/write-outputs`, `local/join/<unit id>` |
+//! | local steps | `local/merge-glossary`, `local/write-desk`, `local/write-outputs`, `local/join/<unit id>`, `local/reuse/<unit id>` |
 //!
 //! `<hash16>` is the first 16 hex digits of a sha256 ([`short_hash`]). Keys of other owners
 //! (the experiment's `single/…` calls, say) parse as [`CallKey::Other`] and print unchanged.
@@ -50,6 +50,9 @@ pub enum CallKey {
     /// `local/pieces/<unit id>`: the decision to translate a stuck unit again in smaller
     /// pieces (never journaled under this key; it names the action).
     SplitStuck { unit: String },
+    /// `local/reuse/<unit id>`: the first translation of a unit from block memory, whole or
+    /// as parts ([`super::blocks`]; names the action, never journaled under this key).
+    ReuseBlocks { unit: String },
     /// `single/<unit id>-<link>`: one turn of `booktr experiment`'s single-agent baseline;
     /// `link` is the first 16 hex digits of the conversation chain's hash after this unit.
     SingleAgent { unit: String, link: String },
@@ -163,6 +166,8 @@ impl CallKey {
                 _ => {
                     if let Some(unit) = rest.strip_prefix("pieces/") {
                         CallKey::SplitStuck { unit: unit.into() }
+                    } else if let Some(unit) = rest.strip_prefix("reuse/") {
+                        CallKey::ReuseBlocks { unit: unit.into() }
                     } else {
                         CallKey::JoinParts {
                             unit: rest.strip_prefix("join/")?.into(),
@@ -216,6 +221,7 @@ impl fmt::Display for CallKey {
             CallKey::WriteOutputs => write!(f, "local/write-outputs"),
             CallKey::JoinParts { unit } => write!(f, "local/join/{unit}"),
             CallKey::SplitStuck { unit } => write!(f, "local/pieces/{unit}"),
+            CallKey::ReuseBlocks { unit } => write!(f, "local/reuse/{unit}"),
             CallKey::SingleAgent { unit, link } => write!(f, "single/{unit}-{link}"),
             CallKey::Other(s) => f.write_str(s),
         }

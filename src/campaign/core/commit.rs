@@ -505,7 +505,8 @@ pub(in crate::campaign) fn join_parts(
         output,
         None,
     );
-    record_finished(c, m, store, state, result)
+    record_finished(c, m, store, state, result)?;
+    super::reuse::carry_edits(c, store, state, unit)
 }
 
 /// Joins the translated pieces of a stuck unit ([`super::pieces`]) into its

@@ -13,6 +13,7 @@
 //!   marks, and the per-unit verdict every report and gate reads.
 //! - [`summary`]: the campaign's status and summary, the one vocabulary of every command.
 
+pub mod blocks;
 pub mod call_key;
 pub mod commit;
 pub mod edits;
@@ -21,6 +22,7 @@ pub mod judgment;
 pub mod manager;
 pub mod mark_review;
 pub mod pieces;
+pub mod reuse;
 pub mod source_targets;
 pub mod state;
 pub mod store;
@@ -539,6 +541,18 @@ impl Campaign {
             &self.manifest,
             text,
             &self.prompt_entries(tb, text),
+            brief_sha256,
+        )
+    }
+
+    /// The memory key of a model's translation of source block `core`
+    /// ([`blocks`]): the unit fingerprint's rule applied to the block alone, so the block's
+    /// glossary entries, the brief, the model and the prompt settings are part of it.
+    pub fn block_key(&self, core: &str, tb: &Termbase, brief_sha256: &str) -> String {
+        fingerprint::unit_fingerprint(
+            &self.manifest,
+            core.trim(),
+            &self.prompt_entries(tb, core),
             brief_sha256,
         )
     }

@@ -233,6 +233,19 @@ pub struct State {
     /// Unit fingerprint → indices of every current unit with it (units with the same text and
     /// entries share one), for `first_pending`.
     fp_units: HashMap<String, Vec<usize>>,
+    /// Every recorded block ([`super::blocks`]): what a new version of a unit reuses.
+    blocks: super::blocks::BlockMemory,
+    /// Unit fingerprint → how its first translation reused block memory
+    /// ([`Event::BlocksReused`]).
+    reused: HashMap<String, Reused>,
+    /// Unit fingerprint → the stale edits not yet decided by the editor.
+    stale: HashMap<String, Vec<super::blocks::Stale>>,
+    /// Unit fingerprints whose newest human edit booktr carried from an earlier version.
+    carried: HashSet<String>,
+    /// Indices of the units in `first_pending` whose block plan finds at least one block in
+    /// `blocks` ([`State::is_reusable`]), so the Manager's step does not plan every pending
+    /// unit again after each answer.
+    reusable: std::collections::BTreeSet<usize>,
     /// Fingerprints with a translation of round 1 or later (the keys of `translations` with
     /// such a round), for the Manager context's count of revised units (without walking
     /// every unit).
@@ -292,6 +305,21 @@ pub struct RunawayRecord {
     pub kept: bool,
 }
 
+/// How a unit's first translation reused block memory ([`Event::BlocksReused`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Reused {
+    /// Blocks taken from an editor's earlier text.
+    pub human: usize,
+    /// Blocks taken from a seed (an existing human translation).
+    pub seeded: usize,
+    /// Blocks taken from a model's earlier translation.
+    pub model: usize,
+    /// Blocks sent to the model.
+    pub sent: usize,
+    /// The editor's blocks whose source changed (decided or not).
+    pub stale: Vec<super::blocks::Stale>,
+}
+
 impl State {
     /// Rebuilds the state from `dir` (which may not exist yet) for a run with id `run`.
     pub fn load(c: &Campaign, dir: &Path, run: &str) -> anyhow::Result<State> {
@@ -335,7 +363,9 @@ impl State {
         let mut orphans = Vec::new();
         for kind in kinds.flatten() {
             // Human edits are recorded by their own journal lines, never adopted as calls.
-            if kind.file_name() == "human" {
+            // Human edits and block records are not call results: each is adopted only
+            // through its own journal line.
+            if kind.file_name() == "human" || kind.file_name() == "blocks" {
                 continue;
             }
             let Ok(files) = std::fs::read_dir(kind.path()) else {
@@ -491,6 +521,46 @@ impl State {
             Event::GlossaryApproved { .. } => self.apply_glossary_approved(c, dir, rec)?,
             Event::RevisionsApproved { .. } => self.apply_revisions_approved(rec)?,
             Event::HumanEdit { .. } => self.apply_human_edit(c, dir, rec)?,
+            Event::BlocksRecorded { file, sha256, .. } => {
+                let bytes = std::fs::read(dir.join(file))?;
+                anyhow::ensure!(
+                    crate::util::sha256_hex(&bytes) == *sha256,
+                    "block records {file} changed after they were recorded"
+                );
+                let f: super::blocks::BlocksFile = serde_json::from_slice(&bytes)?;
+                self.blocks.add(f);
+                self.refresh_reusable(c);
+            }
+            Event::BlocksReused {
+                fp,
+                human,
+                seeded,
+                model,
+                sent,
+                stale,
+                ..
+            } => {
+                if !stale.is_empty() {
+                    self.stale.insert(fp.clone(), stale.clone());
+                }
+                self.reused.insert(
+                    fp.clone(),
+                    Reused {
+                        human: *human,
+                        seeded: *seeded,
+                        model: *model,
+                        sent: *sent,
+                        stale: stale.clone(),
+                    },
+                );
+            }
+            Event::StaleEditResolved { fp, .. } => {
+                self.stale.remove(fp);
+                if let Some(text) = self.human_edits.get(fp).cloned() {
+                    self.check_translation(c, fp, HUMAN_ROUND, &text, &[]);
+                }
+                self.outputs_current = false;
+            }
             Event::UnitSplit { .. } => self.apply_unit_split(rec)?,
             Event::UnitPieces {
                 fp,
@@ -508,7 +578,10 @@ impl State {
                 self.pieces.insert(fp.clone(), *round);
             }
             Event::HumanEditsDiscarded { fps } => {
+                self.blocks.discard_human(fps);
                 for fp in fps {
+                    self.stale.remove(fp);
+                    self.carried.remove(fp);
                     self.human_edits.remove(fp);
                     self.imported_edits.remove(fp);
                     self.qa.remove(&(fp.clone(), HUMAN_ROUND));
@@ -637,6 +710,7 @@ impl State {
         {
             for i in units {
                 self.first_pending.remove(i);
+                self.reusable.remove(i);
             }
         }
         self.outputs_current = false;
@@ -822,11 +896,19 @@ impl State {
             file,
             sha256,
             imported,
+            carried,
             ..
         } = &rec.event
         else {
             return Ok(());
         };
+        // An editor's own text decides every stale edit of the unit.
+        if *carried {
+            self.carried.insert(fp.clone());
+        } else {
+            self.carried.remove(fp);
+            self.stale.remove(fp);
+        }
         let bytes = std::fs::read(dir.join(file))?;
         anyhow::ensure!(
             crate::util::sha256_hex(&bytes) == *sha256,
@@ -930,6 +1012,21 @@ impl State {
                     .contains_key(&super::call_key::CallKey::translate(fp, 0).to_string())
             {
                 self.first_pending.insert(i);
+            }
+        }
+        self.refresh_reusable(c);
+    }
+
+    /// Recomputes [`State::is_reusable`] for the units still to translate.
+    fn refresh_reusable(&mut self, c: &Campaign) {
+        self.reusable.clear();
+        if self.blocks.is_empty() || self.termbase.is_none() {
+            return;
+        }
+        let pending: Vec<usize> = self.first_pending.iter().copied().collect();
+        for i in pending {
+            if self.reuse_plan(c, i).is_some_and(|p| p.reuses()) {
+                self.reusable.insert(i);
             }
         }
     }
@@ -1041,7 +1138,10 @@ impl State {
             }
             findings
         };
-        let findings = check(text);
+        let mut findings = check(text);
+        if round == HUMAN_ROUND {
+            findings.extend(stale_findings(u, self.stale.get(fp)));
+        }
         let key = (fp.to_string(), round);
         self.repaired.remove(&key);
         // Human edits are never repaired; a model text only when repair is on and QA found an
@@ -1146,6 +1246,52 @@ impl State {
     /// The editor's text for unit `id`, if it was edited by hand.
     pub fn human_edit(&self, id: &str) -> Option<&str> {
         self.human_edits.get(self.fp(id)?).map(String::as_str)
+    }
+
+    /// Every recorded block ([`super::blocks::BlockMemory`]).
+    pub fn block_memory(&self) -> &super::blocks::BlockMemory {
+        &self.blocks
+    }
+
+    /// The block plan of unit `i` (index into [`Campaign::units`]) against block memory:
+    /// `None` before the unit has a fingerprint (the termbase is not merged yet).
+    pub fn reuse_plan(&self, c: &Campaign, i: usize) -> Option<super::blocks::Plan> {
+        let u = &c.units[i];
+        let fp = self.fp(&u.id)?;
+        let tb = &self.termbase.as_ref()?.1;
+        let brief = self.brief.as_ref().map_or("", |b| b.sha256.as_str());
+        let key_of = |core: &str| c.block_key(core, tb, brief);
+        Some(self.blocks.plan(
+            &u.id,
+            c.source_text(u),
+            fp,
+            &key_of,
+            &super::pieces::needs_model,
+        ))
+    }
+
+    /// Whether unit `i`, still to translate, finds at least one of its blocks in block
+    /// memory: its first translation then reuses them ([`super::blocks`]).
+    pub fn is_reusable(&self, i: usize) -> bool {
+        self.reusable.contains(&i)
+    }
+
+    /// How unit `id`'s first translation reused block memory, when it did.
+    pub fn reused(&self, id: &str) -> Option<&Reused> {
+        self.reused.get(self.fp(id)?)
+    }
+
+    /// The stale edits of unit `id` the editor has not decided yet.
+    pub fn stale_edits(&self, id: &str) -> &[super::blocks::Stale] {
+        self.fp(id)
+            .and_then(|fp| self.stale.get(fp))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether unit `id`'s human edit is one booktr carried from an earlier version of the
+    /// unit rather than one an editor wrote for this version.
+    pub fn is_carried(&self, id: &str) -> bool {
+        self.fp(id).is_some_and(|fp| self.carried.contains(fp))
     }
 
     /// Whether unit `id`'s first translation came from a translation memory (its round-0
@@ -1464,6 +1610,37 @@ impl State {
     pub(in crate::campaign) fn take_adopted(&mut self) -> Vec<(String, String, String)> {
         std::mem::take(&mut self.adopted)
     }
+}
+
+/// The QA check name of a stale edit ([`super::blocks::Stale`]).
+pub const STALE_EDIT: &str = "stale_edit";
+
+/// One `stale_edit` error per stale edit of unit `u`: the old source, the new source and the
+/// editor's text, with the commands that decide it.
+fn stale_findings(
+    u: &crate::book::Unit,
+    stale: Option<&Vec<super::blocks::Stale>>,
+) -> Vec<Finding> {
+    stale
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let mut f = Finding::new(
+                STALE_EDIT,
+                qa::Severity::Error,
+                format!(
+                    "the source of a paragraph you edited changed (was: \"{}\"); your text is kept until you decide: edit it in the output, or run `booktr approve CAMPAIGN --stale {} --keep editor` (your text stands) or `--keep model` (take the model's translation of the new source)",
+                    crate::util::excerpt(&s.old_source, 120),
+                    u.id
+                ),
+                &s.new_source,
+                &s.editor,
+            );
+            f.unit = u.id.clone();
+            f.chapter = u.chapter.clone();
+            f
+        })
+        .collect()
 }
 
 /// Where a candidate text of a unit came from (`origin` in report.json, snake_case).

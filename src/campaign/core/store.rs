@@ -143,6 +143,46 @@ pub enum Event {
         /// than from a hand edit of an output chapter. Absent (false) in older journals.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         imported: bool,
+        /// True when booktr carried an editor's blocks into a new version of the unit (its
+        /// source changed elsewhere, or an edited block's source changed: see
+        /// [`super::blocks`]) rather than an editor writing this text. Absent (false) in
+        /// older journals.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        carried: bool,
+    },
+    /// Block records ([`super::blocks`]): every unit's final text paired block by block with
+    /// its source, or the blocks of an existing human translation the campaign was seeded
+    /// from (`seed`: the file). `file` (relative to the state directory) holds a
+    /// [`super::blocks::BlocksFile`].
+    BlocksRecorded {
+        file: String,
+        sha256: String,
+        /// Units recorded in the file.
+        units: usize,
+        /// The seed file, for seeded blocks.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<String>,
+    },
+    /// A unit whose source is new took the blocks its block memory holds ([`super::blocks`]):
+    /// `found` blocks from memory (`human`, `seeded`, `model` of them by origin) and `sent`
+    /// blocks to the model; `stale` lists the editor's blocks whose source changed.
+    BlocksReused {
+        unit: String,
+        fp: String,
+        human: usize,
+        seeded: usize,
+        model: usize,
+        sent: usize,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        stale: Vec<super::blocks::Stale>,
+    },
+    /// An editor decided the stale edits of a unit ([`super::blocks::Stale`]): keep the
+    /// editor's text (`keep = "editor"`) or take the model's translation of the new source
+    /// (`"model"`).
+    StaleEditResolved {
+        unit: String,
+        fp: String,
+        keep: StaleChoice,
     },
     OutputsWritten {
         files: Vec<(String, String)>,
@@ -458,6 +498,15 @@ pub enum ResultOrigin {
         /// The `tuid` of the matching translation unit.
         tuid: String,
     },
+    /// Blocks from block memory ([`super::blocks`]): no request, zero usage.
+    Blocks {
+        /// Blocks from an editor's earlier text.
+        human: usize,
+        /// Blocks from a seed (an existing human translation).
+        seeded: usize,
+        /// Blocks from a model's earlier translation.
+        model: usize,
+    },
 }
 
 impl ResultFile {
@@ -499,6 +548,16 @@ impl ResultFile {
     pub fn is_intact(&self) -> bool {
         self.output_sha256 == Self::output_hash(&self.output)
     }
+}
+
+/// An editor's choice on a stale edit ([`Event::StaleEditResolved`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StaleChoice {
+    /// Keep the editor's text for the new source.
+    Editor,
+    /// Take the model's translation of the new source.
+    Model,
 }
 
 /// The text of a human edit, stored in `results/human/<unit>.<seq>.json`.
@@ -854,12 +913,48 @@ impl Store {
         self.record_edit(unit, fp, text, true)
     }
 
+    /// Records the text booktr carried an editor's blocks into for `unit` (see
+    /// [`Event::HumanEdit`]'s `carried`).
+    pub fn record_carried_edit(
+        &mut self,
+        unit: &str,
+        fp: &str,
+        text: &str,
+    ) -> anyhow::Result<Record> {
+        self.write_edit(unit, fp, text, false, true)
+    }
+
+    /// Writes a file of block records (`results/blocks/<seq>.json`) and journals it.
+    pub fn record_blocks(&mut self, file: &super::blocks::BlocksFile) -> anyhow::Result<Record> {
+        let rel = format!("results/blocks/{}.json", self.next_seq);
+        let mut bytes = serde_json::to_vec(file)?;
+        bytes.push(b'\n');
+        let sha256 = self.write_file(&rel, &bytes)?;
+        self.append(Event::BlocksRecorded {
+            file: rel,
+            sha256,
+            units: file.units.len(),
+            seed: file.seed.clone(),
+        })
+    }
+
     fn record_edit(
         &mut self,
         unit: &str,
         fp: &str,
         text: &str,
         imported: bool,
+    ) -> anyhow::Result<Record> {
+        self.write_edit(unit, fp, text, imported, false)
+    }
+
+    fn write_edit(
+        &mut self,
+        unit: &str,
+        fp: &str,
+        text: &str,
+        imported: bool,
+        carried: bool,
     ) -> anyhow::Result<Record> {
         let rel = format!("results/human/{}.{}.json", fp, self.next_seq);
         let file = HumanEditFile {
@@ -876,6 +971,7 @@ impl Store {
             file: rel,
             sha256,
             imported,
+            carried,
         })
     }
 

@@ -235,6 +235,7 @@ pub fn prepare(m: &Manager, s: &State, action: &Action) -> Result<Job, PrepareEr
         Action::MergeGlossary
         | Action::WriteOutputs
         | Action::JoinParts { .. }
+        | Action::ReuseBlocks { .. }
         | Action::SplitStuck { .. }
         | Action::JoinPieces { .. }
         | Action::DecideForced { .. }
@@ -323,6 +324,24 @@ fn part_request(
         &source,
         None,
     );
+    // A stale edit's block: the editor's text of its earlier source is its reference.
+    let stale: Vec<(u8, &str, &str)> = s
+        .reused(&u.id)
+        .map(|r| {
+            r.stale
+                .iter()
+                .filter(|st| text.contains(st.new_source.as_str()))
+                .map(|st| {
+                    (
+                        crate::interchange::memory::similarity(&st.old_source, &st.new_source),
+                        st.old_source.as_str(),
+                        st.editor.as_str(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    translation::add_fuzzy_references(&mut request, &stale);
     mask.instruct(&mut request);
     (request, source, mask)
 }

@@ -230,6 +230,9 @@ impl<'c> Journal<'c> {
                 commit::decide_forced(c, m, store, state, *round, key).unwrap()
             }
             Action::JoinParts { unit } => commit::join_parts(c, m, store, state, *unit).unwrap(),
+            Action::ReuseBlocks { unit, fp } => {
+                crate::campaign::core::reuse::reuse_blocks(c, m, store, state, *unit, fp).unwrap();
+            }
             Action::SplitStuck {
                 unit,
                 fp,
@@ -450,6 +453,7 @@ fn shape(c: &Campaign, a: &Action) -> String {
         }
         Action::TranslatePart { part, .. } => format!("part {}", &part[part.len() - 3..]),
         Action::JoinParts { unit } => format!("join {}", c.units[*unit].id),
+        Action::ReuseBlocks { unit, .. } => format!("reuse {}", c.units[*unit].id),
         Action::Proofread { round, chapter, .. } => format!("proofread r{round} {chapter}"),
         Action::Reconcile { round, .. } => format!("reconcile r{round}"),
         Action::Decide { round, .. } => format!("decide r{round}"),

@@ -14,6 +14,7 @@
 
 pub mod batch;
 pub mod budget;
+pub mod currency;
 pub mod desk;
 pub mod estimate;
 pub mod exports;

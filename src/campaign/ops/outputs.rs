@@ -73,6 +73,7 @@ pub fn record_outputs(
             files: written.files,
         },
     )?;
+    crate::campaign::core::reuse::record_blocks(c, store, state)?;
     if c.plan.bilingual {
         write_bilingual(c, state)?;
     }

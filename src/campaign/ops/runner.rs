@@ -96,6 +96,9 @@ pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyho
         };
         commit::record_edit(c, store, state, &e.unit, &fp, &e.text, false)?;
     }
+    if !edited.is_empty() {
+        crate::campaign::core::reuse::record_blocks(c, store, state)?;
+    }
     Ok(edited.len())
 }
 

@@ -87,6 +87,10 @@ pub enum Action {
     },
     /// Local: join the translated parts of a split unit into its round-0 translation.
     JoinParts { unit: usize },
+    /// Local: the first translation of unit `unit` (fingerprint `fp`) from block memory
+    /// ([`crate::campaign::core::blocks`]): whole when every block is found, else split into
+    /// runs of found blocks (recorded at once) and missing ones (translated as parts).
+    ReuseBlocks { unit: usize, fp: String },
     /// Proofreading call over some units of one chapter.
     Proofread {
         round: u32,
@@ -145,6 +149,9 @@ impl Action {
             Action::Translate { fp, round, .. } => CallKey::translate(fp, *round),
             Action::TranslatePart { part, .. } => CallKey::translate(part, 0),
             Action::JoinParts { unit } => CallKey::join_parts(&c.units[*unit].id),
+            Action::ReuseBlocks { unit, .. } => CallKey::ReuseBlocks {
+                unit: c.units[*unit].id.clone(),
+            },
             Action::WriteOutputs => CallKey::WriteOutputs,
             Action::SplitStuck { unit, .. } => CallKey::SplitStuck {
                 unit: c.units[*unit].id.clone(),
@@ -160,6 +167,7 @@ impl Action {
             Action::MergeGlossary
                 | Action::WriteOutputs
                 | Action::JoinParts { .. }
+                | Action::ReuseBlocks { .. }
                 | Action::WriteDesk
                 | Action::SplitStuck { .. }
                 | Action::JoinPieces { .. }

@@ -359,7 +359,9 @@ impl Walk<'_, '_> {
             }
             let from = first.len();
             had_first = true;
-            if !s.splits().contains_key(&fp) {
+            if !s.splits().contains_key(&fp) && s.is_reusable(i) {
+                first.push(Action::ReuseBlocks { unit: i, fp });
+            } else if !s.splits().contains_key(&fp) {
                 first.push(Action::Translate {
                     unit: i,
                     fp,

@@ -123,6 +123,11 @@ impl<'a> RunLoop<'a> {
                 commit::join_parts(c, m, store, state, *unit)?;
                 self.progress.finish("", true);
             }
+            Action::ReuseBlocks { unit, fp } => {
+                if crate::campaign::core::reuse::reuse_blocks(c, m, store, state, *unit, fp)? {
+                    self.progress.finish("", true);
+                }
+            }
             Action::SplitStuck {
                 unit,
                 fp,
@@ -175,6 +180,7 @@ impl<'a> RunLoop<'a> {
                         files: written.files,
                     },
                 )?;
+                crate::campaign::core::reuse::record_blocks(c, store, state)?;
             }
             _ => {}
         }

@@ -1,0 +1,309 @@
+//! What block memory ([`super::blocks`]) does to a campaign, through the one write protocol
+//! ([`super::commit`]):
+//! - [`record_blocks`]: after the outputs are written and after hand edits are recorded, every
+//!   unit whose final text is not recorded yet is paired block by block with its source and
+//!   recorded (`blocks_recorded`);
+//! - [`reuse_blocks`]: a unit still to translate whose blocks memory holds takes them: whole,
+//!   with no request, or split into runs of found blocks (recorded at once as parts) and
+//!   missing ones (translated as parts, then joined as any split unit);
+//! - [`carry_edits`]: once such a unit's text is whole, an editor's blocks in it (found, or
+//!   stale) are recorded as a carried human edit, so no model revises them.
+
+use super::Campaign;
+use super::blocks::{BlockOrigin, BlockPair, BlocksFile, Plan, UnitBlocks, pair};
+use super::commit::{record_event, record_finished};
+use super::manager::Manager;
+use super::state::State;
+use super::store::{Event, Output, ResultFile, ResultOrigin, Store};
+
+/// Records the blocks of every prose unit whose final text is not recorded yet (one
+/// `blocks_recorded` line for all of them; nothing when none changed). A unit whose
+/// translation has another number of blocks than its source is not recorded: its blocks do
+/// not pair.
+///
+/// An editor's block is one that differs from the model's kept translation at the same place
+/// or that memory already holds as the editor's for that source; a seeded block one that
+/// memory holds as seeded with the same text; every other block is the model's, under its
+/// block key ([`Campaign::block_key`]).
+///
+/// Errors: I/O while writing the file or the journal.
+pub fn record_blocks(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<()> {
+    let Some(units) = unrecorded(c, state) else {
+        return Ok(());
+    };
+    let file = BlocksFile {
+        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
+        seed: None,
+        units,
+    };
+    let rec = store.record_blocks(&file)?;
+    state.apply(c, &store.dir, &rec, None)
+}
+
+/// The block records [`record_blocks`] would write; `None` when there is nothing new.
+fn unrecorded(c: &Campaign, s: &State) -> Option<Vec<UnitBlocks>> {
+    let tb = &s.termbase().as_ref()?.1;
+    let brief = s.brief().as_ref().map_or("", |b| b.sha256.as_str());
+    let memory = s.block_memory();
+    let mut out = Vec::new();
+    for u in c.prose_units() {
+        let Some(fp) = s.fp(&u.id) else { continue };
+        let text = super::edits::final_str(c, s, u);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let sha = crate::util::sha256_hex(text);
+        if memory.is_recorded(fp, &sha) {
+            continue;
+        }
+        let source = c.source_text(u);
+        let Some(pairs) = pair(source, text) else {
+            continue;
+        };
+        let model: Option<Vec<&str>> = s
+            .human_edit(&u.id)
+            .and_then(|_| s.kept_translation(&u.id, u32::MAX))
+            .and_then(|(_, t)| pair(source, t))
+            .map(|p| p.into_iter().map(|x| x.1).collect());
+        let edited = s.human_edit(&u.id).is_some();
+        let blocks = pairs
+            .iter()
+            .enumerate()
+            .filter(|(_, (src, _))| super::pieces::needs_model(src))
+            .map(|(i, (src, tgt))| {
+                let human = edited
+                    && (model.as_ref().is_none_or(|m| m.get(i) != Some(tgt))
+                        || memory.human(src) == Some(*tgt));
+                let origin = if human {
+                    BlockOrigin::Human
+                } else if memory.seed(src) == Some(*tgt) {
+                    BlockOrigin::Seed
+                } else {
+                    BlockOrigin::Model
+                };
+                BlockPair {
+                    source: src.to_string(),
+                    target: tgt.to_string(),
+                    origin,
+                    key: if origin == BlockOrigin::Model {
+                        c.block_key(src, tb, brief)
+                    } else {
+                        String::new()
+                    },
+                }
+            })
+            .collect();
+        out.push(UnitBlocks {
+            unit: u.id.clone(),
+            fp: fp.to_string(),
+            text_sha256: sha,
+            blocks,
+        });
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Carries out the block plan of unit `unit` (fingerprint `fp`, see [`State::reuse_plan`]):
+/// journals `blocks_reused`; with every block found, records the assembled text as the unit's
+/// first translation (origin `blocks`, no request) and carries the editor's blocks
+/// ([`carry_edits`]); otherwise records a split of the unit into runs of blocks and the found
+/// runs' texts as their parts' translations, so only the missing runs are sent. Returns
+/// whether the unit's first translation is now recorded.
+///
+/// Errors: I/O while writing results or the journal.
+pub(in crate::campaign) fn reuse_blocks(
+    c: &Campaign,
+    m: &Manager,
+    store: &mut Store,
+    state: &mut State,
+    unit: usize,
+    fp: &str,
+) -> anyhow::Result<bool> {
+    let u = &c.units[unit];
+    let Some(plan) = state.reuse_plan(c, unit) else {
+        return Ok(false);
+    };
+    let source = c.source_text(u);
+    record_event(
+        c,
+        store,
+        state,
+        Event::BlocksReused {
+            unit: u.id.clone(),
+            fp: fp.to_string(),
+            human: plan.count(BlockOrigin::Human),
+            seeded: plan.count(BlockOrigin::Seed),
+            model: plan.count(BlockOrigin::Model),
+            sent: plan.missing(),
+            stale: plan.stale(),
+        },
+    )?;
+    let origin = || ResultOrigin::Blocks {
+        human: plan.count(BlockOrigin::Human),
+        seeded: plan.count(BlockOrigin::Seed),
+        model: plan.count(BlockOrigin::Model),
+    };
+    if plan.missing() == 0 {
+        let text = plan.run_text(source, 0..source.len());
+        let result = ResultFile::local(
+            super::CallKey::translate(fp, 0).to_string(),
+            &u.id,
+            translation(text),
+            Some(origin()),
+        );
+        record_finished(c, m, store, state, result)?;
+        carry_edits(c, store, state, unit)?;
+        return Ok(true);
+    }
+    let runs = plan.runs(source);
+    record_event(
+        c,
+        store,
+        state,
+        Event::UnitSplit {
+            unit: u.id.clone(),
+            key: fp.to_string(),
+            parts: runs.iter().map(|(r, _)| (r.start, r.end)).collect(),
+            reason: format!(
+                "block memory holds {} of its {} blocks; only the other {} are translated",
+                plan.found(),
+                plan.blocks.len(),
+                plan.missing()
+            ),
+            usage: Default::default(),
+            requests: 0,
+        },
+    )?;
+    for (k, (range, sent)) in runs.iter().enumerate() {
+        if *sent {
+            continue;
+        }
+        let part = format!("{fp}.p{}", k + 1);
+        let mut result = ResultFile::local(
+            super::CallKey::translate(&part, 0).to_string(),
+            &part,
+            translation(plan.run_text(source, range.clone())),
+            Some(origin()),
+        );
+        result.unit = Some(part);
+        record_finished(c, m, store, state, result)?;
+    }
+    Ok(false)
+}
+
+/// A first translation's output with `text`.
+fn translation(text: String) -> Output {
+    Output::Translation {
+        round: 0,
+        text,
+        cleanup: Default::default(),
+        reasoning_chars: 0,
+        joined_from: Vec::new(),
+    }
+}
+
+/// Records unit `unit`'s first translation, with each stale block taken from the editor
+/// ([`Plan::with_editor_text`]), as a carried human edit when the unit reused an editor's
+/// blocks or holds a stale edit ([`super::store::Event::BlocksReused`]); nothing otherwise.
+/// Called once the first translation is whole (assembled, or joined from its parts).
+///
+/// Errors: I/O while writing the edit or the journal.
+pub(in crate::campaign) fn carry_edits(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    unit: usize,
+) -> anyhow::Result<()> {
+    let u = &c.units[unit];
+    let Some(reused) = state.reused(&u.id).cloned() else {
+        return Ok(());
+    };
+    if reused.human == 0 && reused.stale.is_empty() {
+        return Ok(());
+    }
+    let (Some(fp), Some(text)) = (
+        state.fp(&u.id).map(String::from),
+        state.translation_at(&u.id, 0).map(String::from),
+    ) else {
+        return Ok(());
+    };
+    let plan = Plan {
+        blocks: stale_only(&reused.stale, c.source_text(u)),
+    };
+    let carried = plan.with_editor_text(c.source_text(u), &text);
+    let rec = store.record_carried_edit(&u.id, &fp, &carried)?;
+    state.apply(c, &store.dir, &rec, None)
+}
+
+/// A plan of `source`'s blocks in which only the `stale` ones are marked (what
+/// [`Plan::with_editor_text`] reads).
+fn stale_only(stale: &[super::blocks::Stale], source: &str) -> Vec<super::blocks::Planned> {
+    use super::blocks::Planned;
+    (0..super::blocks::spans(source).len())
+        .map(|i| Planned::Translate {
+            reference: stale.iter().find(|s| s.index == i).cloned(),
+        })
+        .collect()
+}
+
+/// Records an editor's decision on the stale edits of unit `id` ([`super::blocks::Stale`]):
+/// `Editor` keeps the editor's text; `Model` takes the model's first translation of the new
+/// source for the stale blocks (the unit's other reused editor's blocks stay the editor's,
+/// as a carried edit; without any, the unit's human edit is discarded and its kept translation
+/// is used). Returns how many stale edits were decided.
+///
+/// Errors: `id` is not a unit of the campaign or has no stale edit (a usage error naming the
+/// unit); I/O.
+pub fn resolve_stale(
+    c: &Campaign,
+    store: &mut Store,
+    state: &mut State,
+    id: &str,
+    keep: super::store::StaleChoice,
+) -> anyhow::Result<usize> {
+    use super::store::StaleChoice;
+    let Some(u) = c.unit(id) else {
+        return Err(crate::exit::UsageError::new(format!(
+            "{id} is not a unit of this campaign; `booktr status` and the report list the units with stale edits"
+        ))
+        .into());
+    };
+    let stale = state.stale_edits(id).len();
+    let Some(fp) = state.fp(id).map(String::from).filter(|_| stale > 0) else {
+        return Err(crate::exit::UsageError::new(format!(
+            "{id} has no stale edit to decide; `booktr status` lists the units that have one"
+        ))
+        .into());
+    };
+    if keep == StaleChoice::Model {
+        let model = state.translation_at(id, 0).map(String::from);
+        let human = state.reused(id).is_some_and(|r| r.human > 0);
+        match model {
+            Some(text) if human => {
+                let rec = store.record_carried_edit(&u.id, &fp, &text)?;
+                state.apply(c, &store.dir, &rec, None)?;
+            }
+            _ => {
+                record_event(
+                    c,
+                    store,
+                    state,
+                    Event::HumanEditsDiscarded {
+                        fps: vec![fp.clone()],
+                    },
+                )?;
+            }
+        }
+    }
+    record_event(
+        c,
+        store,
+        state,
+        Event::StaleEditResolved {
+            unit: id.to_string(),
+            fp,
+            keep,
+        },
+    )?;
+    Ok(stale)
+}

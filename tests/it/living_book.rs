@@ -1,0 +1,233 @@
+//! The living book: the block is the grain of memory. A changed paragraph re-sends that
+//! paragraph alone, an editor's fix survives a source edit elsewhere in its unit, an edited
+//! paragraph whose source changed is a `stale_edit` the editor decides, and `status --check`
+//! answers "is every paragraph's translation current?" with no model call.
+
+use crate::support;
+
+use booktr::agents::Agent;
+use support::fake_llm::FakeServer;
+use support::{TestCampaign, assert_code, json_summary};
+
+const KEY: &str = "sk-booktr-living-KEY-7d1e";
+
+/// Six paragraphs under a heading: one unit at the default `max_unit_chars`. Each says
+/// something else, so that no repeated phrase becomes a glossary candidate whose entry would
+/// touch every paragraph.
+fn paragraphs() -> Vec<String> {
+    [
+        "An agent plans before it acts: it writes down the goal and the first step.",
+        "Then it calls a tool and waits for the answer, which may take a few seconds.",
+        "The answer goes into the context window, where the model can read it later.",
+        "When the result looks wrong, the loop retries once with a shorter prompt.",
+        "Every call is logged, so that a reviewer can replay the whole session.",
+        "Finally the agent reports what it did and which files it changed.",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn chapter(paras: &[String]) -> String {
+    format!("# The agent loop\n\n{}\n", paras.join("\n\n"))
+}
+
+fn campaign() -> TestCampaign {
+    let c = TestCampaign::with_chapters(
+        "lb",
+        &["a.md"],
+        "[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+    );
+    c.write("a.md", &chapter(&paragraphs()));
+    c
+}
+
+fn run(c: &TestCampaign, fake: &FakeServer) -> std::process::Output {
+    c.cmd("run", &["--base-url", fake.base_url.as_str(), "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+}
+
+/// The source texts of the first-translation requests the fake received.
+fn sent(fake: &FakeServer) -> Vec<String> {
+    fake.requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation && !r.is_revision())
+        .map(|r| r.unit_text().unwrap().to_string())
+        .collect()
+}
+
+/// The top-level blocks of an output chapter, trimmed.
+fn blocks(text: &str) -> Vec<String> {
+    text.split("\n\n")
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+const OUT: &str = "lb/out/a.md";
+
+#[test]
+fn a_one_paragraph_edit_resends_that_paragraph_and_changes_one_block_of_output() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    assert_code(&run(&c, &fake), 0);
+    let before = blocks(&c.read(OUT));
+    assert_eq!(before.len(), 7, "{before:?}");
+    fake.clear();
+
+    let mut paras = paragraphs();
+    paras[3] = "When the result looks wrong, the loop now asks the user before it retries.".into();
+    c.write("a.md", &chapter(&paras));
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let texts = sent(&fake);
+    assert_eq!(texts.len(), 1, "one request: {texts:?}");
+    assert_eq!(
+        texts[0].trim(),
+        paras[3],
+        "the source re-sent is the edited paragraph alone"
+    );
+    let after = blocks(&c.read(OUT));
+    assert_eq!(after.len(), before.len());
+    let changed: Vec<usize> = (0..after.len())
+        .filter(|&i| after[i] != before[i])
+        .collect();
+    assert_eq!(
+        changed,
+        [4],
+        "only the edited paragraph's translation changed"
+    );
+    let s = json_summary(&out);
+    assert_eq!(s["status"], "complete", "{s}");
+}
+
+#[test]
+fn a_hand_fix_survives_a_source_edit_elsewhere_in_its_unit() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    assert_code(&run(&c, &fake), 0);
+    // The editor fixes paragraph 1 of the output.
+    let out_text = c.read(OUT);
+    let b = blocks(&out_text);
+    let fix = "编辑修订的第一段：代理先规划，再调用工具。";
+    c.write(OUT, &out_text.replacen(&b[1], fix, 1));
+    let v = c.cmd("validate", &[]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&v.stderr).contains("edited by hand"),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    fake.clear();
+
+    // The author changes paragraph 4.
+    let mut paras = paragraphs();
+    paras[3] = "When the result looks wrong, the loop now asks the user before it retries.".into();
+    c.write("a.md", &chapter(&paras));
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let after = c.read(OUT);
+    assert!(after.contains(fix), "the hand fix is kept: {after}");
+    let texts = sent(&fake);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!(texts[0].trim(), paras[3]);
+    let after_blocks = blocks(&after);
+    assert_eq!(after_blocks[1], fix);
+    assert_ne!(
+        after_blocks[4], b[4],
+        "the edited paragraph is translated anew"
+    );
+    // And it stays through a later run with no change.
+    fake.clear();
+    assert_code(&run(&c, &fake), 0);
+    assert!(c.read(OUT).contains(fix));
+    assert_eq!(fake.requests().len(), 0);
+}
+
+#[test]
+fn a_stale_edit_is_reported_and_resolved_by_the_editors_choice() {
+    for keep in ["editor", "model"] {
+        let fake = FakeServer::start();
+        let c = campaign();
+        assert_code(&run(&c, &fake), 0);
+        let out_text = c.read(OUT);
+        let b = blocks(&out_text);
+        let fix = "编辑修订的第二段。";
+        c.write(OUT, &out_text.replacen(&b[2], fix, 1));
+        assert_code(&c.cmd("validate", &[]).output().unwrap(), 0);
+        fake.clear();
+
+        // The author rewrites the very paragraph the editor fixed.
+        let mut paras = paragraphs();
+        paras[1] = "Then it calls a tool and streams the answer as it arrives.".into();
+        c.write("a.md", &chapter(&paras));
+        let out = run(&c, &fake);
+        assert_code(&out, 1);
+        let s = json_summary(&out);
+        assert_eq!(s["status"], "needs_review", "{s}");
+        // The model saw the new paragraph, with the editor's text as its reference.
+        let reqs = fake.requests();
+        let tr: Vec<_> = reqs
+            .iter()
+            .filter(|r| r.agent == Agent::Translation)
+            .collect();
+        assert_eq!(tr.len(), 1);
+        assert_eq!(tr[0].unit_text().unwrap().trim(), paras[1]);
+        assert!(
+            tr[0].all_text().contains(fix),
+            "the editor's text is the reference"
+        );
+        // The editor's text stays in the output, and the report says why.
+        assert!(c.read(OUT).contains(fix));
+        let report = c.read("lb/validation/report.json");
+        assert!(report.contains("\"stale_edit\""), "{report}");
+        assert!(report.contains("waits for the answer"), "old source shown");
+        let st = c.cmd("status", &[]).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&st.stdout).contains("stale")
+                || String::from_utf8_lossy(&st.stderr).contains("stale"),
+            "status names the stale edit"
+        );
+
+        let a = c
+            .cmd("approve", &["--stale", "a-000", "--keep", keep])
+            .output()
+            .unwrap();
+        assert_code(&a, 0);
+        fake.clear();
+        let out = run(&c, &fake);
+        assert_code(&out, 0);
+        assert_eq!(fake.requests().len(), 0, "deciding pays for nothing");
+        let text = c.read(OUT);
+        if keep == "editor" {
+            assert!(text.contains(fix), "{text}");
+        } else {
+            assert!(!text.contains(fix), "{text}");
+            assert_eq!(blocks(&text).len(), 7);
+        }
+    }
+}
+
+#[test]
+fn status_check_exits_1_until_every_paragraph_has_a_current_translation() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    let before = c.cmd("status", &["--check"]).output().unwrap();
+    assert_code(&before, 1);
+    assert_code(&run(&c, &fake), 0);
+    let after = c.cmd("status", &["--check"]).output().unwrap();
+    assert_code(&after, 0);
+    // A source edit makes one paragraph's translation out of date: no model call, no key.
+    let mut paras = paragraphs();
+    paras[5] = "Finally the agent writes a short summary for the user.".into();
+    c.write("a.md", &chapter(&paras));
+    fake.clear();
+    let stale = c.cmd("status", &["--check"]).output().unwrap();
+    assert_code(&stale, 1);
+    assert!(
+        String::from_utf8_lossy(&stale.stdout).contains("a-000"),
+        "{}",
+        String::from_utf8_lossy(&stale.stdout)
+    );
+    assert_eq!(fake.requests().len(), 0);
+}
