@@ -54,6 +54,8 @@ pub struct Plan {
     pub glossaries: Vec<String>,
     /// Translation memory (TMX) paths relative to the campaign file.
     pub memory: Vec<String>,
+    /// Seeds (PO, TMX, XLIFF files or translated folders) relative to the campaign file.
+    pub seed: Vec<String>,
     /// Whether bilingual chapters and the bilingual report view are written (`bilingual` or
     /// `run --bilingual`).
     pub bilingual: bool,
@@ -279,6 +281,7 @@ impl Plan {
             chapters: chapter_files,
             glossaries: raw.glossaries,
             memory: raw.memory,
+            seed: raw.seed,
             bilingual: raw.bilingual.unwrap_or(false),
             guide: raw.guide,
             max_unit_chars: limits.max_unit_chars,

@@ -27,6 +27,11 @@ pub struct RawCampaign {
     /// gets the stored translation without a model call.
     #[serde(default)]
     pub memory: Vec<String>,
+    /// Existing human translations to seed from, block by block, before any paid call: an
+    /// mdbook-i18n-helpers PO catalog, a TMX, an XLIFF, or a translated folder of the same
+    /// book (see `interchange::seed`). Seeded blocks are never sent to a model.
+    #[serde(default)]
+    pub seed: Vec<String>,
     /// Also write `<out_dir>/bilingual/<chapter>.md` (each source block followed by its
     /// translation) and a bilingual view in report.html (default false).
     pub bilingual: Option<bool>,

@@ -133,6 +133,15 @@ impl Memory {
         Ok(m)
     }
 
+    /// Every stored (whitespace-normalised source, translation) pair, in no order: what the
+    /// memory seeds block by block ([`super::seed`]).
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.map
+            .iter()
+            .map(|(k, h)| (k.clone(), h.target.clone()))
+            .collect()
+    }
+
     /// Adds pairs read from `file`; sources already present keep their first translation.
     pub fn add(&mut self, pairs: Vec<tmx::ReadPair>, file: &str) {
         for p in pairs {

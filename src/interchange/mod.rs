@@ -29,6 +29,7 @@ pub mod inline;
 pub mod memory;
 pub mod po;
 pub mod rehearsal;
+pub mod seed;
 pub mod segments;
 pub mod tbx;
 pub mod tmx;

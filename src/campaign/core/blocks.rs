@@ -392,6 +392,7 @@ impl BlockMemory {
         fp: &str,
         key_of: &dyn Fn(&str) -> String,
         needs_model: &dyn Fn(&str) -> bool,
+        seeds: &crate::interchange::seed::Seeds,
     ) -> Plan {
         let new = cores(source);
         let mut blocks: Vec<Planned> = new
@@ -400,7 +401,14 @@ impl BlockMemory {
                 if !needs_model(core) {
                     return Planned::Copy;
                 }
-                match self.lookup(core, &key_of(core)) {
+                let found = match self.human(core) {
+                    Some(t) => Some((t, BlockOrigin::Human)),
+                    None => seeds
+                        .lookup(core)
+                        .map(|(t, _)| (t, BlockOrigin::Seed))
+                        .or_else(|| self.lookup(core, &key_of(core))),
+                };
+                match found {
                     Some((text, origin)) => Planned::Found {
                         text: text.to_string(),
                         origin,
@@ -547,7 +555,7 @@ mod tests {
             ],
         ));
         let src = "P one.\n\nP two.\n\nP three changed.\n";
-        let plan = m.plan("u1", src, "fp2", &key, &prose);
+        let plan = m.plan("u1", src, "fp2", &key, &prose, &Default::default());
         assert_eq!(plan.found(), 2);
         assert_eq!(plan.missing(), 1);
         assert_eq!(plan.count(BlockOrigin::Human), 1);
@@ -571,7 +579,7 @@ mod tests {
             ],
         ));
         let src = "P one, revised.\n\nP two.\n";
-        let plan = m.plan("u1", src, "fp2", &key, &prose);
+        let plan = m.plan("u1", src, "fp2", &key, &prose, &Default::default());
         let stale = plan.stale();
         assert_eq!(stale.len(), 1);
         assert_eq!(stale[0].index, 0);
@@ -597,6 +605,7 @@ mod tests {
             "fpx",
             &|c: &str| format!("other:{c}"),
             &prose,
+            &Default::default(),
         );
         assert_eq!(plan.found(), 0);
     }

