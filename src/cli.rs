@@ -388,6 +388,12 @@ pub struct ExportArgs {
     /// stdout).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// `--format po` only: how machine translations are marked. `fuzzy` (the default): `#,
+    /// fuzzy`, so mdbook-gettext hides them from the built book (it shows the source text)
+    /// until an editor clears the flag. `final`: not fuzzy, so the built book shows them at
+    /// once, unreviewed. Human edits are never fuzzy.
+    #[arg(long, value_name = "fuzzy|final", value_parser = parse_machine_text)]
+    pub machine_text: Option<crate::interchange::po::MachineText>,
 }
 
 #[derive(Debug, Args)]
@@ -406,6 +412,12 @@ pub struct ImportArgs {
 }
 
 fn parse_format(s: &str) -> Result<crate::interchange::Format, crate::util::UnknownValue> {
+    s.parse()
+}
+
+fn parse_machine_text(
+    s: &str,
+) -> Result<crate::interchange::po::MachineText, crate::util::UnknownValue> {
     s.parse()
 }
 

@@ -7,9 +7,16 @@ use crate::campaign::core::state::State;
 use crate::campaign::ops::exports as ic;
 use crate::cli::ExportArgs;
 use crate::exit::{ExitCode, UsageError};
+use crate::interchange::po::MachineText;
 use crate::interchange::{Format, delimited, tbx};
 
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    if args.machine_text.is_some() && args.format != Format::Po {
+        return Err(UsageError::new(
+            "--machine-text is for `--format po` only (it says whether mdbook-gettext shows machine translations); the other formats have no fuzzy flag",
+        )
+        .into());
+    }
     let plan = super::plan(&args.campaign, None)?;
     let campaign = Campaign::load(plan)?;
     let p = &campaign.plan;
@@ -63,15 +70,29 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             )
         }
         Format::Po => {
-            let (doc, n) = ic::po(&campaign, state);
+            let machine = args.machine_text.unwrap_or_default();
+            let e = ic::po(&campaign, state, machine);
             emit(
                 &campaign,
                 args,
-                doc.as_bytes(),
-                &format!("{n} PO messages (machine translations marked fuzzy)"),
+                e.doc.as_bytes(),
+                &po_summary(e.messages, e.machine, machine),
             )
         }
         _ => write_termbase(&campaign, Some(state), args),
+    }
+}
+
+/// The export summary of a PO catalog of `n` messages, `machine` of them machine translations,
+/// written as `mode` says: what mdbook-gettext will do with them.
+fn po_summary(n: usize, machine: usize, mode: MachineText) -> String {
+    match mode {
+        MachineText::Fuzzy => format!(
+            "{n} PO messages ({machine} machine translations marked fuzzy: mdbook-gettext will not show them until an editor clears the flag; --machine-text final shows them unreviewed)"
+        ),
+        MachineText::Final => format!(
+            "{n} PO messages ({machine} machine translations marked final, not fuzzy: mdbook-gettext shows them in the built book unreviewed)"
+        ),
     }
 }
 
@@ -124,4 +145,22 @@ fn emit(c: &Campaign, args: &ExportArgs, bytes: &[u8], what: &str) -> anyhow::Re
         p.show(&path)
     );
     Ok(ExitCode::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The summary line says what mdbook-gettext will do with the machine translations.
+    #[test]
+    fn the_po_summary_says_whether_mdbook_gettext_shows_machine_text() {
+        let fuzzy = po_summary(12, 9, MachineText::Fuzzy);
+        assert_eq!(
+            fuzzy,
+            "12 PO messages (9 machine translations marked fuzzy: mdbook-gettext will not show them until an editor clears the flag; --machine-text final shows them unreviewed)"
+        );
+        let fin = po_summary(12, 9, MachineText::Final);
+        assert!(fin.contains("9 machine translations marked final"), "{fin}");
+        assert!(fin.contains("unreviewed"), "{fin}");
+    }
 }

@@ -68,7 +68,14 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     }
     let (touched, summary) = match input {
         Input::Xliff(units) => apply_xliff(&campaign, &mut store, &mut state, &units, &display)?,
-        Input::Po(messages) => apply_po(&campaign, &mut store, &mut state, &messages, &display)?,
+        Input::Po(messages, machine_final) => apply_po(
+            &campaign,
+            &mut store,
+            &mut state,
+            &messages,
+            machine_final,
+            &display,
+        )?,
         Input::Tmx(m) => apply_tmx(&campaign, &mut store, &mut state, &m, &display)?,
     };
     if !touched.is_empty() || hand > 0 || !state.outputs_current() {
@@ -88,7 +95,8 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
 enum Input {
     Xliff(Vec<xliff::ReadUnit>),
     Tmx(Memory),
-    Po(Vec<po::ReadMessage>),
+    /// The messages, and whether the file was exported with `--machine-text final`.
+    Po(Vec<po::ReadMessage>, bool),
 }
 
 /// Parses `text` as `format`, warning about targets that look like a rehearsal's pseudo text.
@@ -102,9 +110,10 @@ fn parse_input(
 ) -> anyhow::Result<Input> {
     let p = &campaign.plan;
     Ok(match format {
-        Format::Po => {
-            Input::Po(po::read(text, display).map_err(|e| UsageError::new(e.to_string()))?)
-        }
+        Format::Po => Input::Po(
+            po::read(text, display).map_err(|e| UsageError::new(e.to_string()))?,
+            po::is_machine_final(text),
+        ),
         Format::Xliff | Format::Xliff12 => {
             let units = if format == Format::Xliff12 {
                 xliff12::read(text, display)
@@ -202,9 +211,10 @@ fn apply_po(
     store: &mut Store,
     state: &mut State,
     messages: &[po::ReadMessage],
+    machine_final: bool,
     display: &str,
 ) -> anyhow::Result<Applied> {
-    let r = crate::campaign::ops::imports::apply_po(c, store, state, messages)?;
+    let r = crate::campaign::ops::imports::apply_po(c, store, state, messages, machine_final)?;
     eprintln!(
         "{display}: {} unit(s) edited and {} approved (recorded as human edits; `booktr run` keeps them), {} unchanged, {} without translation",
         r.edited.len(),
@@ -212,6 +222,11 @@ fn apply_po(
         r.unchanged,
         r.untranslated
     );
+    if r.machine_final {
+        eprintln!(
+            "  exported with --machine-text final: its machine translations were never fuzzy, so only changed messages are taken (an unchanged one is not an approval)"
+        );
+    }
     if r.fuzzy > 0 {
         eprintln!(
             "  not taken: {} changed message(s) still marked fuzzy (drafts, or an older export's machine text); clear `fuzzy` on the ones you approve and import again",

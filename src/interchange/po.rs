@@ -9,8 +9,9 @@
 //! the `Language`. Code blocks are not messages. A unit whose target does not pair with its
 //! source message for message (the translator merged or split paragraphs, or turned a list into
 //! prose) is one message for the whole unit, so that every unit's messages rebuild it exactly
-//! ([`unit_messages`] and [`rebuild`], property-tested). Machine translations are `#, fuzzy`;
-//! human edits are not.
+//! ([`unit_messages`] and [`rebuild`], property-tested). Machine translations are `#, fuzzy`
+//! or not as the export chooses ([`MachineText`]: fuzzy by default, so that `mdbook-gettext`
+//! shows none of them until an editor clears the flag); human edits are never fuzzy.
 //!
 //! The rehearsal mark of a PO file is a header comment line `# x-booktr-rehearsal: true. …`
 //! (polib keeps only the standard header fields).
@@ -30,7 +31,8 @@ pub struct Message {
     pub msgstr: String,
     /// `file:line` references (1-based lines).
     pub references: Vec<String>,
-    /// `#, fuzzy`: a machine translation no human has approved.
+    /// A machine translation no human has approved: `#, fuzzy` when written with
+    /// [`MachineText::Fuzzy`].
     pub fuzzy: bool,
     /// `#.` extracted comments (QA findings of the unit's final text).
     pub comments: Vec<String>,
@@ -43,6 +45,66 @@ pub struct ReadMessage {
     pub msgid: String,
     pub msgstr: String,
     pub fuzzy: bool,
+}
+
+/// How a PO export marks machine translations (`booktr export --format po --machine-text`).
+/// `mdbook-gettext` builds a book only from messages that are not fuzzy, so this is the choice
+/// between a built book that shows only reviewed text and one that shows the machine's text
+/// unreviewed. Human edits are never fuzzy in either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MachineText {
+    /// `#, fuzzy`: hidden from the built book (it keeps the source text there) until an editor
+    /// clears the flag. The safe default.
+    #[default]
+    Fuzzy,
+    /// Not fuzzy: the built book shows the machine translations at once, unreviewed. The
+    /// catalog's header says so ([`MACHINE_FINAL_MARK`]).
+    Final,
+}
+
+impl MachineText {
+    /// The value as the command line spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineText::Fuzzy => "fuzzy",
+            MachineText::Final => "final",
+        }
+    }
+}
+
+impl std::str::FromStr for MachineText {
+    type Err = crate::util::UnknownValue;
+    fn from_str(s: &str) -> Result<MachineText, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "fuzzy" => Ok(MachineText::Fuzzy),
+            "final" => Ok(MachineText::Final),
+            other => Err(crate::util::UnknownValue {
+                what: "machine-text",
+                value: other.to_string(),
+                choices: "fuzzy (hidden from the built book until reviewed) or final (shown unreviewed)",
+            }),
+        }
+    }
+}
+
+/// The header comment key of a catalog exported with [`MachineText::Final`]: its messages that
+/// are not fuzzy include machine translations no human approved, so an import of it takes only
+/// changed `msgstr`s, never an unchanged one as an approval ([`is_machine_final`]).
+pub const MACHINE_FINAL_MARK: &str = "x-booktr-machine-text";
+
+/// The header comment line of a catalog exported with [`MachineText::Final`].
+pub fn machine_final_comment() -> String {
+    format!(
+        "{MACHINE_FINAL_MARK}: final. Machine translations are not marked fuzzy: mdbook-gettext shows them unreviewed."
+    )
+}
+
+/// Whether a PO file's header comments say it was exported with [`MachineText::Final`].
+pub fn is_machine_final(text: &str) -> bool {
+    let mark = format!("# {MACHINE_FINAL_MARK}: final");
+    text.lines()
+        .take_while(|l| l.starts_with('#') || l.trim().is_empty())
+        .any(|l| l.starts_with(&mark))
 }
 
 /// The header comment line of a rehearsal's PO file.
@@ -60,12 +122,17 @@ pub fn rehearsal_comment() -> String {
 /// The header has every field `mdbook-gettext` (mdbook-i18n-helpers 0.4, polib 0.2) requires:
 /// it stops with a panic on a catalog without `POT-Creation-Date`, `PO-Revision-Date` or
 /// `Language-Team` (found by building an mdBook with a booktr catalog).
+///
+/// A message is `#, fuzzy` when its [`Message::fuzzy`] is set (a machine translation) and
+/// `machine` is [`MachineText::Fuzzy`]; with [`MachineText::Final`] no message is, and the
+/// header comments say so ([`machine_final_comment`]).
 pub fn write(
     lang: &str,
     project: &str,
     date: &str,
     messages: &[Message],
     rehearsal: bool,
+    machine: MachineText,
 ) -> String {
     use polib::catalog::Catalog;
     use polib::message::Message as PoMessage;
@@ -85,9 +152,12 @@ pub fn write(
     if rehearsal {
         catalog.preheader.push(rehearsal_comment());
     }
+    if machine == MachineText::Final {
+        catalog.preheader.push(machine_final_comment());
+    }
     for m in messages {
         let mut flags = polib::message::MessageFlags::new();
-        if m.fuzzy && !m.msgstr.is_empty() {
+        if m.fuzzy && machine == MachineText::Fuzzy && !m.msgstr.is_empty() {
             flags.add_flag("fuzzy");
         }
         let mut b = PoMessage::build_singular();
@@ -534,7 +604,14 @@ mod tests {
                 comments: vec![],
             },
         ];
-        let text = write("zh-Hans", "demo", "2026-12-02T11:44:54Z", &msgs, false);
+        let text = write(
+            "zh-Hans",
+            "demo",
+            "2026-12-02T11:44:54Z",
+            &msgs,
+            false,
+            MachineText::Fuzzy,
+        );
         assert!(text.contains("Language: zh-Hans\\n"), "{text}");
         assert!(
             text.contains("#: src/ch1.md:3 src/ch2.md:10\n#, fuzzy\n"),
@@ -555,7 +632,8 @@ mod tests {
             "demo",
             "2026-12-02T11:44:54Z",
             &msgs,
-            true
+            true,
+            MachineText::Fuzzy
         )));
         let e = read(
             "msgid \"\"\nmsgstr \"\"\n\nmsgid \"a\nmsgstr \"b\"\n",
@@ -563,6 +641,68 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line, Some(4), "{e}");
+    }
+
+    /// The export's choice for machine translations: with `fuzzy` (the default) they are
+    /// `#, fuzzy` and mdbook-gettext leaves them out; with `final` none is, and the header says
+    /// the catalog holds unreviewed machine text. A human edit is not fuzzy in either mode, and
+    /// an untranslated message never is.
+    #[test]
+    fn machine_translations_are_fuzzy_or_final_as_the_export_chooses_and_edits_never_fuzzy() {
+        let msg = |msgid: &str, msgstr: &str, fuzzy: bool| Message {
+            msgctxt: None,
+            msgid: msgid.into(),
+            msgstr: msgstr.into(),
+            references: vec!["ch.md:1".into()],
+            fuzzy,
+            comments: vec![],
+        };
+        let msgs = vec![
+            msg("Machine", "机器", true),
+            msg("Edited", "编辑", false),
+            msg("Untranslated", "", false),
+        ];
+        let fuzzy_of = |text: &str| -> Vec<(String, bool)> {
+            read(text, "x.po")
+                .unwrap()
+                .into_iter()
+                .map(|m| (m.msgid, m.fuzzy))
+                .collect()
+        };
+        let date = "2026-12-02T11:44:54Z";
+        let default = write("zh", "demo", date, &msgs, false, MachineText::default());
+        assert_eq!(
+            fuzzy_of(&default),
+            [
+                ("Machine".to_string(), true),
+                ("Edited".to_string(), false),
+                ("Untranslated".to_string(), false)
+            ]
+        );
+        assert!(!is_machine_final(&default), "{default}");
+        let fin = write("zh", "demo", date, &msgs, false, MachineText::Final);
+        assert!(fuzzy_of(&fin).iter().all(|(_, f)| !f), "{fin}");
+        assert!(!fin.contains("#, fuzzy"), "{fin}");
+        assert!(is_machine_final(&fin), "{fin}");
+        assert!(
+            fin.starts_with("# Translations of demo by booktr.\n# x-booktr-machine-text: final."),
+            "{fin}"
+        );
+        // The header comment and the rehearsal mark sit side by side.
+        let both = write("zh", "demo", date, &msgs, true, MachineText::Final);
+        assert!(is_marked(&both) && is_machine_final(&both), "{both}");
+        // The choice reads back from its command-line spelling.
+        assert_eq!(
+            "final".parse::<MachineText>().ok(),
+            Some(MachineText::Final)
+        );
+        assert_eq!(
+            "Fuzzy".parse::<MachineText>().ok(),
+            Some(MachineText::Fuzzy)
+        );
+        assert_eq!(MachineText::Final.as_str(), "final");
+        let e = "draft".parse::<MachineText>().unwrap_err();
+        assert_eq!(e.value, "draft");
     }
 
     /// A new user found a link finding of a list item written above the unit's heading.
@@ -598,7 +738,14 @@ mod tests {
             .collect();
         assert_eq!(got, [("Hello", "你好", true), ("Bye", "再见", false)]);
         // A file without such lines is read as it is.
-        let plain = write("zh", "demo", "2026-12-02T11:44:54Z", &[], false);
+        let plain = write(
+            "zh",
+            "demo",
+            "2026-12-02T11:44:54Z",
+            &[],
+            false,
+            MachineText::Fuzzy,
+        );
         assert!(matches!(
             join_comments_to_their_entry(&plain),
             std::borrow::Cow::Borrowed(_)
@@ -660,7 +807,14 @@ mod tests {
     /// `Language-Team`.
     #[test]
     fn mdbook_gettext_panicked_on_a_booktr_header() {
-        let text = write("zh", "demo", "2026-12-02T11:44:54Z", &[], false);
+        let text = write(
+            "zh",
+            "demo",
+            "2026-12-02T11:44:54Z",
+            &[],
+            false,
+            MachineText::Fuzzy,
+        );
         // Every header field mdbook-gettext's PO reader (polib 0.2) unwraps.
         for field in [
             "Project-Id-Version",
@@ -720,7 +874,7 @@ mod tests {
                 msgctxt: Some(format!("u.{i}")), msgid: u.msgid.clone(), msgstr: u.msgstr.clone(),
                 references: vec![format!("ch.md:{}", i + 1)], fuzzy: true, comments: vec![],
             }).collect();
-            let back = read(&write("zh", "p", "2026-12-02T11:44:54Z", &po, false), "p.po").unwrap();
+            let back = read(&write("zh", "p", "2026-12-02T11:44:54Z", &po, false, MachineText::Fuzzy), "p.po").unwrap();
             let got: Vec<String> = back.into_iter().map(|b| b.msgstr).collect();
             prop_assert_eq!(got, strs);
         }

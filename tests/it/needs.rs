@@ -32,6 +32,10 @@ fn present_now(name: &str) -> bool {
         ]
         .iter()
         .any(|c| Path::new(c).exists()),
+        "mdbook_gettext" => crate::gettext::missing_mdbook_gettext().is_empty(),
+        "sites" => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/sites/rust-by-example/po")
+            .is_dir(),
         _ => unreachable!("{name}"),
     }
 }
@@ -41,6 +45,8 @@ fn a_resource_present_now_was_seen_when_the_tests_were_built() {
     for (name, at_build) in [
         ("corpus", present!(corpus)),
         ("chromium", present!(chromium)),
+        ("mdbook_gettext", present!(mdbook_gettext)),
+        ("sites", present!(sites)),
     ] {
         assert!(
             at_build || !present_now(name),

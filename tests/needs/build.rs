@@ -1,7 +1,7 @@
 //! Build script of `booktr-test-needs`: finds which optional resources of booktr's integration
 //! tests are present and tells the proc macro through `cfg` flags (`has_corpus`, `has_chromium`,
-//! `has_translate_toolkit`, `has_nbformat`, `has_mdbook`, `has_mkdocs`, `has_real_llm`,
-//! `has_sacrebleu`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
+//! `has_translate_toolkit`, `has_nbformat`, `has_mdbook`, `has_mdbook_gettext`, `has_sites`,
+//! `has_mkdocs`, `has_real_llm`, `has_sacrebleu`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
 //! is found, so the test runs and fails with its own clear message when the resource is missing.
 //!
 //! Rebuilds: this script lives in a separate crate (a dev-dependency), so when it reruns only the
@@ -25,6 +25,17 @@ const CHROMIUM: &[&str] = &[
 /// The shared book, relative to the booktr checkout (this crate is `tests/needs/` in it).
 const CORPUS: &str = "../../../shared/corpus/ai-agent-book";
 
+/// The shared mdBook with real human PO catalogs (`../shared/sites`, like the corpus).
+const SITES_RBE: &str = "../../../shared/sites/rust-by-example";
+
+/// The path of command `name` if it is in a directory of `PATH`.
+fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 fn flag(var: &str) -> bool {
     println!("cargo::rerun-if-env-changed={var}");
     std::env::var(var).is_ok_and(|v| v == "1")
@@ -38,6 +49,8 @@ fn main() {
         "has_translate_toolkit",
         "has_nbformat",
         "has_mdbook",
+        "has_mdbook_gettext",
+        "has_sites",
         "has_mkdocs",
         "has_real_llm",
         "has_sacrebleu",
@@ -90,6 +103,26 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if flag("BOOKTR_REQUIRE_MDBOOK") || mdbook {
         println!("cargo::rustc-cfg=has_mdbook");
+    }
+
+    // mdbook-i18n-helpers' mdbook-gettext builds an mdBook from booktr's PO catalog.
+    let gettext_bin = on_path("mdbook-gettext");
+    if let Some(p) = &gettext_bin {
+        println!("cargo::rerun-if-changed={}", p.display());
+    }
+    let gettext = mdbook && gettext_bin.is_some();
+    if flag("BOOKTR_REQUIRE_MDBOOK_GETTEXT") || gettext {
+        println!("cargo::rustc-cfg=has_mdbook_gettext");
+    }
+
+    // Rust by Example's human PO catalogs check booktr's msgids (the corpus switch covers it).
+    let rbe = Path::new(&here).join(SITES_RBE);
+    let has_rbe = rbe.join("po").is_dir();
+    if has_rbe {
+        println!("cargo::rerun-if-changed={}", rbe.display());
+    }
+    if flag("BOOKTR_REQUIRE_CORPUS") || has_rbe {
+        println!("cargo::rustc-cfg=has_sites");
     }
 
     // MkDocs (PyPI) checks that a translated MkDocs site builds (`mkdocs build --strict`).

@@ -198,8 +198,9 @@ pub fn tmx(c: &Campaign, s: &State) -> (String, usize) {
 /// Messages come from [`po::unit_messages`] of each prose unit's source and final text
 /// (untranslated units get empty `msgstr`s). Messages with the same `msgid` and the same
 /// translation share one message (references joined, as gettext does); the same `msgid` with
-/// another translation gets `msgctxt` `<unit id>.<message index>`. A message is `fuzzy` when
-/// one of its units' translations is a machine's (no human edit); the unit's QA findings are
+/// another translation gets `msgctxt` `<unit id>.<message index>`. A message is `fuzzy` (a
+/// machine translation: written `#, fuzzy` or not as the export chooses, [`po::MachineText`])
+/// when one of its units' translations is a machine's (no human edit); the unit's QA findings are
 /// `#.` comments on the message each is about ([`po::message_of_finding`]).
 pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys) {
     let mut messages: Vec<po::Message> = Vec::new();
@@ -307,10 +308,22 @@ impl PoLinks {
 /// ([`po::UnitMessage::whole`]), and the (`msgctxt`, `msgid`) of its PO messages in order.
 pub(crate) type PoKeys = Vec<(String, bool, Vec<(Option<String>, String)>)>;
 
+/// A PO export ([`po`]): the document, its number of messages, and how many of them carry a
+/// machine translation no human approved (`#, fuzzy` with [`po::MachineText::Fuzzy`]).
+#[derive(Debug, Clone)]
+pub struct PoExport {
+    /// The PO document.
+    pub doc: String,
+    /// Messages in it (the header excepted).
+    pub messages: usize,
+    /// Messages whose `msgstr` is a machine translation.
+    pub machine: usize,
+}
+
 /// The gettext PO catalog of the campaign's current state (see [`po_messages`] and
 /// [`crate::interchange::po`]) for the target language, marked as a rehearsal when the campaign
-/// is one. Returns the document and its number of messages.
-pub fn po(c: &Campaign, s: &State) -> (String, usize) {
+/// is one. Machine translations are `#, fuzzy` or not as `machine` says; human edits never are.
+pub fn po(c: &Campaign, s: &State, machine: po::MachineText) -> PoExport {
     let (messages, _) = po_messages(c, s);
     let date = crate::util::utc_timestamp(crate::campaign::core::store::now_ms(), true);
     let doc = po::write(
@@ -319,6 +332,14 @@ pub fn po(c: &Campaign, s: &State) -> (String, usize) {
         &date,
         &messages,
         c.plan.is_rehearsal(),
+        machine,
     );
-    (doc, messages.len())
+    PoExport {
+        doc,
+        messages: messages.len(),
+        machine: messages
+            .iter()
+            .filter(|m| m.fuzzy && !m.msgstr.is_empty())
+            .count(),
+    }
 }

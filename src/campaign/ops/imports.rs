@@ -82,7 +82,8 @@ pub struct PoImport {
     /// Units whose rebuilt target changed, recorded as human edits (ids, in book order).
     pub edited: Vec<String>,
     /// Units whose translation a human approved in the file (every message of the unit no
-    /// longer `fuzzy`, text unchanged), recorded as human edits of the same text.
+    /// longer `fuzzy`, text unchanged), recorded as human edits of the same text. Always empty
+    /// for a catalog exported with `--machine-text final` ([`PoImport::machine_final`]).
     pub approved: Vec<String>,
     /// Units whose target is what the campaign already has.
     pub unchanged: usize,
@@ -98,6 +99,11 @@ pub struct PoImport {
     /// Units with a `msgstr` its place in the Markdown cannot hold (a blank line in a table
     /// cell or a heading), as `unit: why`: not taken, nothing of the unit changes.
     pub refused: Vec<String>,
+    /// The file was exported with `--machine-text final`
+    /// ([`crate::interchange::po::is_machine_final`]): its machine translations were never
+    /// fuzzy, so a message that is not fuzzy says nothing of a review and only changed
+    /// `msgstr`s are taken.
+    pub machine_final: bool,
 }
 
 /// Maps the `msgstr`s of a PO file back to the units they came from: the campaign's current
@@ -105,8 +111,10 @@ pub struct PoImport {
 /// `msgid`), each unit's text is rebuilt from its messages' `msgstr`s
 /// ([`crate::interchange::po::rebuild`]), and a changed (or newly approved, no longer `fuzzy`)
 /// one is recorded as a human edit (QA runs on it as it is applied). A changed `msgstr` that is
-/// still `fuzzy` is not taken ([`PoImport::fuzzy`]). Exporting then importing
-/// the file unedited changes nothing.
+/// still `fuzzy` is not taken ([`PoImport::fuzzy`]). With `machine_final` (the file was
+/// exported with `--machine-text final`, so no machine translation in it was fuzzy) an
+/// unchanged message is never an approval. Exporting then importing the file unedited changes
+/// nothing, in either mode.
 ///
 /// Errors: the state has no glossary termbase yet (run the campaign first), I/O.
 pub fn apply_po(
@@ -114,6 +122,7 @@ pub fn apply_po(
     store: &mut Store,
     state: &mut State,
     messages: &[crate::interchange::po::ReadMessage],
+    machine_final: bool,
 ) -> anyhow::Result<PoImport> {
     let file: std::collections::HashMap<
         (Option<&str>, &str),
@@ -129,7 +138,10 @@ pub fn apply_po(
         .iter()
         .map(|m| ((m.msgctxt.as_deref(), m.msgid.as_str()), m.msgstr.as_str()))
         .collect();
-    let mut out = PoImport::default();
+    let mut out = PoImport {
+        machine_final,
+        ..PoImport::default()
+    };
     let mut links = super::exports::PoLinks::default();
     for (id, whole, unit_keys) in keys {
         let Some(u) = c.unit(&id) else { continue };
@@ -177,6 +189,7 @@ pub fn apply_po(
         };
         let same = text == current || text.trim() == current.trim();
         let approved = same
+            && !machine_final
             && state.human_edit(&u.id).is_none()
             && !current.is_empty()
             && found.iter().all(|m| !m.fuzzy);

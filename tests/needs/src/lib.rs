@@ -7,8 +7,9 @@
 //!
 //! Resources: `corpus` (`../shared/corpus/ai-agent-book`), `chromium` (Debian's `chromium`),
 //! `translate_toolkit` (python3 with translate-toolkit), `nbformat` (python3 with nbformat),
-//! `mdbook` (the `mdbook` command), `mkdocs` (python3 with mkdocs), `sacrebleu` (python3 with
-//! sacrebleu) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
+//! `mdbook` (the `mdbook` command), `mdbook_gettext` (the `mdbook` and `mdbook-gettext`
+//! commands), `sites` (`../shared/sites/rust-by-example`), `mkdocs` (python3 with mkdocs),
+//! `sacrebleu` (python3 with sacrebleu) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
 //! Each has a `BOOKTR_REQUIRE_*=1` switch that makes the test run (and fail) instead.
 
 use proc_macro::TokenStream;
@@ -42,6 +43,17 @@ fn resource(name: &str) -> Option<(bool, &'static str)> {
              cargo install --locked mdbook --version 0.5.4 --no-default-features); \
              BOOKTR_REQUIRE_MDBOOK=1 makes this a failure",
         ),
+        "mdbook_gettext" => (
+            cfg!(has_mdbook_gettext),
+            "needs the mdbook and mdbook-gettext commands (absent when the tests were built; \
+             cargo install --locked mdbook-i18n-helpers --version 0.4.0); \
+             BOOKTR_REQUIRE_MDBOOK_GETTEXT=1 makes this a failure",
+        ),
+        "sites" => (
+            cfg!(has_sites),
+            "needs ../shared/sites/rust-by-example (absent when the tests were built); \
+             BOOKTR_REQUIRE_CORPUS=1 makes this a failure",
+        ),
         "mkdocs" => (
             cfg!(has_mkdocs),
             "needs python3 with mkdocs (absent when the tests were built; \
@@ -71,7 +83,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some((present, reason)) = resource(name) else {
             let msg = format!(
-                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mkdocs, sacrebleu, real_llm"
+                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mdbook_gettext, sites, mkdocs, sacrebleu, real_llm"
             );
             return format!("compile_error!({msg:?});").parse().unwrap();
         };
