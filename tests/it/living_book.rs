@@ -231,3 +231,111 @@ fn status_check_exits_1_until_every_paragraph_has_a_current_translation() {
     );
     assert_eq!(fake.requests().len(), 0);
 }
+
+/// Rust by Example's human ja.po (mdbook-i18n-helpers) seeds a campaign over the 76 chapters
+/// unchanged since its POT date: every block whose messages all have a translated, non-fuzzy
+/// entry is filled from the catalog and never sent; only the rest reaches the model.
+/// Skipped when the shared sites are absent, unless `BOOKTR_REQUIRE_CORPUS=1`.
+#[booktr_test_needs::needs(sites)]
+#[test]
+fn seeding_from_a_real_mdbook_po_reuses_every_matching_block_without_a_model_call() {
+    use booktr::interchange::{po, xgettext};
+    let site =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sites/rust-by-example");
+    if !site.join("po").is_dir() {
+        if std::env::var(support::REQUIRE_CORPUS_VAR).is_ok_and(|v| v == "1") {
+            panic!(
+                "{}=1 but Rust by Example is not at {}",
+                support::REQUIRE_CORPUS_VAR,
+                site.display()
+            );
+        }
+        eprintln!("skipped: no {} (the shared sites)", site.display());
+        return;
+    }
+    let chapters: Vec<&str> = include_str!("../fixtures/gettext/rust-by-example-ja-unchanged.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    // The blocks whose every message has a translated, non-fuzzy entry in ja.po: the ones
+    // seeding must fill.
+    let catalog: std::collections::HashMap<String, (String, bool)> = po::read(
+        &std::fs::read_to_string(site.join("po/ja.po")).unwrap(),
+        "ja.po",
+    )
+    .unwrap()
+    .into_iter()
+    .map(|m| (m.msgid, (m.msgstr.clone(), m.fuzzy || m.msgstr.is_empty())))
+    .collect();
+    let mut expected: Vec<String> = Vec::new();
+    let mut prose_blocks = 0usize;
+    for rel in &chapters {
+        let ch = booktr::book::chapter::Chapter::load(&site, rel).unwrap();
+        let links = xgettext::Links::of(&ch.text);
+        for u in ch.segment(booktr::book::segment::DEFAULT_MAX_UNIT_CHARS) {
+            if !u.kind.needs_translation() {
+                continue;
+            }
+            for b in booktr::campaign::core::blocks::cores(u.text(&ch.text)) {
+                if !booktr::campaign::core::pieces::needs_model(b) {
+                    continue;
+                }
+                prose_blocks += 1;
+                let msgs = xgettext::extract(b, &links);
+                if !msgs.is_empty()
+                    && msgs
+                        .iter()
+                        .all(|m| catalog.get(&m.msgid).is_some_and(|(_, fuzzy)| !fuzzy))
+                {
+                    expected.push(b.to_string());
+                }
+            }
+        }
+    }
+    assert!(expected.len() > 300, "{} of {prose_blocks}", expected.len());
+
+    // The whole book (read in place), seeded from its ja.po.
+    let c = TestCampaign::new(&format!(
+        "name = \"rbe\"\nsource_lang = \"en\"\ntarget_lang = \"ja\"\nbook = {:?}\nseed = [{:?}]\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        site.join("src/SUMMARY.md").display().to_string(),
+        site.join("po/ja.po").display().to_string()
+    ));
+    let fake = FakeServer::start_for("ja");
+    let out = c
+        .cmd("run", &["--base-url", fake.base_url.as_str(), "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: String = fake
+        .requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .map(|r| r.unit_text().unwrap_or("").to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let resent: Vec<&String> = expected
+        .iter()
+        .filter(|b| sent.contains(b.as_str()))
+        .collect();
+    let reused = expected.len() - resent.len();
+    eprintln!(
+        "Rust by Example ja.po seed: {reused} of {} fully translated blocks reused without a call ({:.1}%), of {prose_blocks} prose blocks; {} translation request(s) for the rest",
+        expected.len(),
+        100.0 * reused as f64 / expected.len() as f64,
+        fake.count(Agent::Translation)
+    );
+    assert!(
+        reused * 100 >= expected.len() * 95,
+        "{reused} of {}: first resent {:?}",
+        expected.len(),
+        resent.first()
+    );
+    // The output holds the catalog's Japanese for a seeded block.
+    let s = json_summary(&out);
+    assert!(s["units"]["translated"].as_u64().unwrap() > 0, "{s}");
+}

@@ -218,7 +218,9 @@ impl Plan {
     /// Whether the unit's final text carries an editor's work (a found human block or a stale
     /// edit): it is then recorded as a carried edit, never revised by a model.
     pub fn carries_human(&self) -> bool {
-        self.count(BlockOrigin::Human) > 0 || !self.stale().is_empty()
+        self.count(BlockOrigin::Human) > 0
+            || self.count(BlockOrigin::Seed) > 0
+            || !self.stale().is_empty()
     }
 
     /// Byte ranges of the unit's source cut into runs of blocks that are sent to the model

@@ -6,8 +6,9 @@
 //! - [`reuse_blocks`]: a unit still to translate whose blocks memory holds takes them: whole,
 //!   with no request, or split into runs of found blocks (recorded at once as parts) and
 //!   missing ones (translated as parts, then joined as any split unit);
-//! - [`carry_edits`]: once such a unit's text is whole, an editor's blocks in it (found, or
-//!   stale) are recorded as a carried human edit, so no model revises them.
+//! - [`carry_edits`]: once such a unit's text is whole, people's blocks in it (an editor's,
+//!   found or stale, and seeded ones) are recorded as a carried human edit, so no model
+//!   revises them.
 
 use super::Campaign;
 use super::blocks::{BlockOrigin, BlockPair, BlocksFile, Plan, UnitBlocks, pair};
@@ -205,8 +206,8 @@ fn translation(text: String) -> Output {
 }
 
 /// Records unit `unit`'s first translation, with each stale block taken from the editor
-/// ([`Plan::with_editor_text`]), as a carried human edit when the unit reused an editor's
-/// blocks or holds a stale edit ([`super::store::Event::BlocksReused`]); nothing otherwise.
+/// ([`Plan::with_editor_text`]), as a carried human edit when the unit reused an editor's or
+/// a seed's blocks or holds a stale edit ([`super::store::Event::BlocksReused`]); nothing otherwise.
 /// Called once the first translation is whole (assembled, or joined from its parts).
 ///
 /// Errors: I/O while writing the edit or the journal.
@@ -220,7 +221,8 @@ pub(in crate::campaign) fn carry_edits(
     let Some(reused) = state.reused(&u.id).cloned() else {
         return Ok(());
     };
-    if reused.human == 0 && reused.stale.is_empty() {
+    // Seeded blocks are people's work too: like an editor's, no model revises them.
+    if reused.human == 0 && reused.seeded == 0 && reused.stale.is_empty() {
         return Ok(());
     }
     let (Some(fp), Some(text)) = (
