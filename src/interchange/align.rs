@@ -125,7 +125,8 @@ struct Features {
     spans: Vec<String>,
     /// Sorted multiset of numbers written in digits.
     numbers: Vec<String>,
-    /// Both, as read (unsorted, `num ` prefix on numbers).
+    /// Both while the chapter is read (`num ` prefix on numbers); moved into `spans` and
+    /// `numbers` at the end.
     invariants: Vec<String>,
     /// Heading ids and footnote-definition labels.
     ids: Vec<String>,
@@ -343,8 +344,16 @@ struct Assessment {
     own: Option<(Confidence, &'static str)>,
     /// Whether rule 3 may pair it by position.
     context_ok: bool,
-    /// The length deviation (see the module docs).
-    deviation: f64,
+}
+
+/// The length deviation of a pair (see the module docs), for a chapter ratio `ln_ratio`.
+fn deviation(s: &Features, t: &Features, ln_ratio: f64) -> f64 {
+    let ratio = ln_ratio.exp();
+    (((t.prose_chars as f64 + LENGTH_SMOOTHING * ratio)
+        / (s.prose_chars as f64 + LENGTH_SMOOTHING))
+        .ln()
+        - ln_ratio)
+        .abs()
 }
 
 /// The pair's assessment, or `None` when the shapes differ.
@@ -356,30 +365,21 @@ fn assess(
     if s.shape != t.shape {
         return None;
     }
-    let ratio = ln_ratio.exp();
-    let deviation = (((t.prose_chars as f64 + LENGTH_SMOOTHING * ratio)
-        / (s.prose_chars as f64 + LENGTH_SMOOTHING))
-        .ln()
-        - ln_ratio)
-        .abs();
+    let deviation = deviation(s, t, ln_ratio);
     let in_band = deviation <= LENGTH_BAND;
     let length_score = 1.0 - deviation / LENGTH_BAND;
-    if s.verbatim() {
-        if s_text.trim() == t_text.trim() {
-            return Some(Assessment {
-                score: 10.0,
-                own: Some((Confidence::Anchor, "identical verbatim block")),
-                context_ok: true,
-                deviation,
-            });
-        }
+    if s.verbatim() && s_text.trim() == t_text.trim() {
+        return Some(Assessment {
+            score: 10.0,
+            own: Some((Confidence::Anchor, "identical verbatim block")),
+            context_ok: true,
+        });
     }
     if !s.ids.is_empty() && s.ids == t.ids {
         return Some(Assessment {
             score: 10.0,
             own: Some((Confidence::Anchor, "same heading id or footnote label")),
             context_ok: true,
-            deviation,
         });
     }
     let spans = overlap(&s.spans, &t.spans);
@@ -413,7 +413,6 @@ fn assess(
         score: 0.5 + evidence_score + length_score,
         own,
         context_ok: in_band && agree,
-        deviation,
     })
 }
 
@@ -623,14 +622,8 @@ mod tests {
                 *by_conf.entry(p.why).or_insert(0usize) += 1;
                 // Length deviation of rule 1-2 pairs, and of their source block with the target
                 // blocks one or two places off (the LENGTH_BAND measurement).
-                let dev = |j: usize| {
-                    assess(
-                        (&en[sb[i].range.clone()], &sf[i]),
-                        (&zh[zh_blocks[j].range.clone()], &tf[j]),
-                        lr,
-                    )
-                    .map(|a| a.deviation)
-                };
+                let dev =
+                    |j: usize| (sf[i].shape == tf[j].shape).then(|| deviation(&sf[i], &tf[j], lr));
                 if p.confidence != Confidence::Context && sf[i].prose_chars > 0 {
                     true_dev.extend(dev(j));
                     for k in [j.wrapping_sub(2), j.wrapping_sub(1), j + 1, j + 2] {
@@ -671,7 +664,7 @@ mod tests {
                     }
                 }
                 n += 1;
-                if sample.is_some() && n % 68 == 0 {
+                if sample.is_some() && n.is_multiple_of(68) {
                     eprintln!(
                         "SAMPLE {n} {:?}\n  EN: {}\n  ZH: {}",
                         p.confidence,
