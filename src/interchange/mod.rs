@@ -12,7 +12,9 @@
 //!
 //! Inline Markdown that must not be translated (code, HTML, link targets, math) is carried in
 //! XLIFF as `<ph>`/`<pc>` placeholders ([`inline`]), so a round trip gives back the exact bytes.
-//! [`bilingual`] pairs source and target blocks for the bilingual output and report view.
+//! [`bilingual`] pairs source and target blocks for the bilingual output and report view;
+//! [`align`] pairs the blocks of an existing human translation with its source, where it can
+//! tell that they correspond, to seed a campaign from it.
 //! Exports of a rehearsal (pseudo provider) carry a mark in each format's metadata, and a real
 //! campaign refuses marked files ([`rehearsal`]).
 //!
@@ -23,6 +25,7 @@
 //! Language codes in files are matched leniently ([`crate::lang::Lang::match_score`]): `zh`,
 //! `zh-CN` and `zh-Hans` all name a Simplified Chinese target.
 
+pub mod align;
 pub mod bilingual;
 pub mod delimited;
 pub mod inline;
