@@ -183,6 +183,44 @@ impl Seeds {
             }
         }
     }
+
+    /// Seeds the blocks of `chapters` from a translated folder: `translated(rel_path)` is the
+    /// text of the chapter's counterpart, if the folder has one; its blocks are aligned with
+    /// the chapter's ([`super::align::align_blocks`]) and each aligned pair is a seed.
+    pub fn add_folder(
+        &mut self,
+        file: &str,
+        chapters: &[SeedChapter],
+        translated: &dyn Fn(&str) -> Option<String>,
+    ) {
+        let r = self.start(file, "folder");
+        for ch in chapters {
+            let Some(target) = translated(ch.rel_path) else {
+                self.reports[r]
+                    .missing_chapters
+                    .push(ch.rel_path.to_string());
+                continue;
+            };
+            let a = super::align::align_blocks(ch.text, &target);
+            for p in &a.pairs {
+                let (s, t) = (
+                    ch.text[p.source.clone()].trim(),
+                    target[p.target.clone()].trim(),
+                );
+                if self.insert(s, t, r) {
+                    self.reports[r].blocks += 1;
+                }
+            }
+            for u in &a.unaligned_source {
+                let words: String = ch.text[u.clone()].trim().chars().take(40).collect();
+                if !words.is_empty() && self.reports[r].unaligned.len() < 50 {
+                    self.reports[r]
+                        .unaligned
+                        .push(format!("{}: {words}", ch.rel_path));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -339,3 +339,81 @@ fn seeding_from_a_real_mdbook_po_reuses_every_matching_block_without_a_model_cal
     let s = json_summary(&out);
     assert!(s["units"]["translated"].as_u64().unwrap() > 0, "{s}");
 }
+
+/// The corpus's Chinese edition, given as a translated folder, seeds an en → zh campaign over
+/// chapters 1–2: the blocks the aligner pairs ([`booktr::interchange::align`]) are filled
+/// from it and never sent, the rest are translated, and the campaign lists what it could not
+/// align. Skipped without the corpus, unless `BOOKTR_REQUIRE_CORPUS=1`.
+#[test]
+fn seeding_from_a_translated_folder_fills_the_aligned_blocks_and_sends_the_rest() {
+    let Some(corpus) = support::corpus_dir() else {
+        return;
+    };
+    let en = corpus.join("en");
+    let c = TestCampaign::new(&format!(
+        "name = \"fs\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nchapters = [{:?}, {:?}]\nseed = [{:?}]\n[provider]\nkind = \"openai\"\nmodel = \"m\"\n",
+        en.join("chapter01.md").display().to_string(),
+        en.join("chapter02.md").display().to_string(),
+        corpus.join("zh").display().to_string()
+    ));
+    let fake = FakeServer::start();
+    let out = c
+        .cmd("run", &["--base-url", fake.base_url.as_str(), "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seeded: Vec<(String, String)> = {
+        let zh = |n: &str| std::fs::read_to_string(corpus.join("zh").join(n)).unwrap();
+        let en = |n: &str| std::fs::read_to_string(en.join(n)).unwrap();
+        ["chapter01.md", "chapter02.md"]
+            .iter()
+            .flat_map(|n| {
+                let (s, t) = (en(n), zh(n));
+                let a = booktr::interchange::align::align_blocks(&s, &t);
+                a.pairs
+                    .iter()
+                    .map(|p| {
+                        (
+                            s[p.source.clone()].trim().to_string(),
+                            t[p.target.clone()].trim().to_string(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let sent: String = fake
+        .requests()
+        .iter()
+        .filter(|r| r.agent == Agent::Translation)
+        .map(|r| r.unit_text().unwrap_or("").to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let prose: Vec<&(String, String)> = seeded
+        .iter()
+        .filter(|(s, _)| booktr::campaign::core::pieces::needs_model(s) && s.len() > 40)
+        .collect();
+    let resent = prose
+        .iter()
+        .filter(|(s, _)| sent.contains(s.as_str()))
+        .count();
+    let out1 = c.read("fs/out/chapter01.md");
+    let kept = prose
+        .iter()
+        .filter(|(_, t)| {
+            out1.contains(t.as_str()) || c.read("fs/out/chapter02.md").contains(t.as_str())
+        })
+        .count();
+    eprintln!(
+        "corpus zh folder seed: {} aligned prose blocks, {resent} sent to the model, {kept} in the output as the human text",
+        prose.len()
+    );
+    assert!(prose.len() > 100, "{}", prose.len());
+    assert_eq!(resent, 0, "an aligned block is never sent");
+    assert!(kept * 100 >= prose.len() * 95, "{kept} of {}", prose.len());
+}

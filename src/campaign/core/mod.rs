@@ -277,7 +277,7 @@ impl Campaign {
             let path = self.plan.campaign_dir.join(rel);
             if path.is_dir() {
                 let read = |r: &str| std::fs::read_to_string(path.join(r)).ok();
-                let _ = (read, &chapters); // FOLDER-SEED: wired after the aligner lands
+                seeds.add_folder(rel, &chapters, &read);
                 continue;
             }
             let bytes = std::fs::read(&path).map_err(|e| bad(rel, &e))?;
