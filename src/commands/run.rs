@@ -300,7 +300,7 @@ pub(crate) fn edits_kept_line(
     let edited = c
         .units
         .iter()
-        .filter(|u| s.human_edit(&u.id).is_some())
+        .filter(|u| s.human_edit(&u.id).is_some() && !s.is_carried(&u.id))
         .count();
     let stale: Vec<&str> = c
         .units
@@ -309,14 +309,19 @@ pub(crate) fn edits_kept_line(
         .map(|u| u.id.as_str())
         .collect();
     let carried = c.units.iter().filter(|u| s.is_carried(&u.id)).count();
-    let mut line = (edited > 0).then(|| {
-        format!(
+    if edited + carried == 0 {
+        return None;
+    }
+    let mut line = String::new();
+    if edited > 0 {
+        line.push_str(&format!(
             "{edited} unit(s) hold hand edits or imported edits: those are never overwritten (`booktr run --force` puts the model translations back)."
-        )
-    })?;
+        ));
+    }
     if carried > 0 {
         line.push_str(&format!(
-            " {carried} of them carry an editor's paragraphs into a changed source (only the changed paragraphs were translated)."
+            "{}{carried} unit(s) keep paragraphs people wrote (an editor's, or seeded from an existing translation) while their other paragraphs were translated; no model revises those paragraphs.",
+            if line.is_empty() { "" } else { " " }
         ));
     }
     if !stale.is_empty() {

@@ -1025,6 +1025,10 @@ impl State {
         }
         let pending: Vec<usize> = self.first_pending.iter().copied().collect();
         for i in pending {
+            // A unit the translation memory holds whole is a memory hit, not a reuse.
+            if c.memory.lookup_joined(c.source_text(&c.units[i])).is_some() {
+                continue;
+            }
             if self.reuse_plan(c, i).is_some_and(|p| p.reuses()) {
                 self.reusable.insert(i);
             }

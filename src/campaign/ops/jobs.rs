@@ -324,8 +324,19 @@ fn part_request(
         &source,
         None,
     );
+    // A part sent because block memory holds the rest of its unit gets the translation
+    // memory's fuzzy matches of its own text, as a whole unit would.
+    let fuzzy = if piece {
+        Vec::new()
+    } else {
+        crate::campaign::ops::memory::fuzzy_text(c, text)
+    };
+    let fuzzy_refs: Vec<(u8, &str, &str)> = fuzzy
+        .iter()
+        .map(|f| (f.percent, f.source.as_str(), f.target.as_str()))
+        .collect();
     // A stale edit's block: the editor's text of its earlier source is its reference.
-    let stale: Vec<(u8, &str, &str)> = s
+    let mut stale: Vec<(u8, &str, &str)> = s
         .reused(&u.id)
         .map(|r| {
             r.stale
@@ -341,6 +352,7 @@ fn part_request(
                 .collect()
         })
         .unwrap_or_default();
+    stale.extend(fuzzy_refs);
     translation::add_fuzzy_references(&mut request, &stale);
     mask.instruct(&mut request);
     (request, source, mask)

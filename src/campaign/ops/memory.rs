@@ -97,7 +97,11 @@ pub const MAX_FUZZY_REFERENCES: usize = 5;
 /// has an exact match for the unit (that one is used as the translation itself). HTML
 /// comments are removed from the references, as from the unit text sent.
 pub fn fuzzy(c: &Campaign, u: &crate::book::Unit) -> Vec<FuzzyMatch> {
-    let source = c.source_text(u);
+    fuzzy_text(c, c.source_text(u))
+}
+
+/// [`fuzzy`] for any source text of the campaign (a part of a unit sent alone).
+pub fn fuzzy_text(c: &Campaign, source: &str) -> Vec<FuzzyMatch> {
     if c.memory.is_empty() || c.memory.lookup_joined(source).is_some() {
         return Vec::new();
     }
@@ -165,7 +169,9 @@ pub fn fuzzy_bands(c: &Campaign, s: &State) -> FuzzyBands {
         return bands;
     }
     for u in c.prose_units() {
-        if s.is_memory_hit(&u.id) || s.human_edit(&u.id).is_some() {
+        // A carried edit (block memory's editor's or seeded blocks) still had its other
+        // blocks translated by a model.
+        if s.is_memory_hit(&u.id) || (s.human_edit(&u.id).is_some() && !s.is_carried(&u.id)) {
             continue;
         }
         for f in fuzzy(c, u) {
