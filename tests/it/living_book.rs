@@ -417,3 +417,65 @@ fn seeding_from_a_translated_folder_fills_the_aligned_blocks_and_sends_the_rest(
     assert_eq!(resent, 0, "an aligned block is never sent");
     assert!(kept * 100 >= prose.len() * 95, "{kept} of {}", prose.len());
 }
+
+#[test]
+fn a_hand_fix_survives_a_source_edit_made_before_it_was_recorded() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    assert_code(&run(&c, &fake), 0);
+    let out_text = c.read(OUT);
+    let b = blocks(&out_text);
+    let fix = "编辑修订的第一段：代理先规划。";
+    c.write(OUT, &out_text.replacen(&b[1], fix, 1));
+    // No validate: the author changes paragraph 4 before booktr sees the hand fix.
+    let mut paras = paragraphs();
+    paras[3] = "When the result looks wrong, the loop now asks the user before it retries.".into();
+    c.write("a.md", &chapter(&paras));
+    fake.clear();
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    let after = c.read(OUT);
+    assert!(after.contains(fix), "{after}");
+    let texts = sent(&fake);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!(texts[0].trim(), paras[3]);
+}
+
+#[test]
+fn a_state_without_block_records_is_migrated_on_its_next_run() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    assert_code(&run(&c, &fake), 0);
+    // Make the state look like one written before block memory: no block records.
+    let state = std::fs::read_dir(c.path("lb/state"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let journal = state.join("journal.jsonl");
+    let kept: Vec<String> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"blocks_recorded\""))
+        .map(String::from)
+        .collect();
+    std::fs::write(&journal, kept.join("\n") + "\n").unwrap();
+    std::fs::remove_dir_all(state.join("results/blocks")).unwrap();
+    // The next run (nothing to translate) records the blocks; then an edit re-sends one block.
+    fake.clear();
+    assert_code(&run(&c, &fake), 0);
+    assert_eq!(fake.requests().len(), 0);
+    assert!(
+        std::fs::read_to_string(&journal)
+            .unwrap()
+            .contains("\"blocks_recorded\"")
+    );
+    let mut paras = paragraphs();
+    paras[2] = "The answer goes into a scratch file that the model reads later.".into();
+    c.write("a.md", &chapter(&paras));
+    assert_code(&run(&c, &fake), 0);
+    let texts = sent(&fake);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert_eq!(texts[0].trim(), paras[2]);
+}

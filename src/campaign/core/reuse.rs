@@ -70,7 +70,6 @@ fn unrecorded(c: &Campaign, s: &State) -> Option<Vec<UnitBlocks>> {
         let blocks = pairs
             .iter()
             .enumerate()
-            .filter(|(_, (src, _))| super::pieces::needs_model(src))
             .map(|(i, (src, tgt))| {
                 let human = edited
                     && (model.as_ref().is_none_or(|m| m.get(i) != Some(tgt))
@@ -310,4 +309,32 @@ pub fn resolve_stale(
         },
     )?;
     Ok(stale)
+}
+
+/// The block record of an edit an editor made to unit `id`'s output before its source
+/// changed (`text`: the unit's region of the output as edited): the unit's newest record
+/// (the earlier version) with each block whose text the editor changed taken as the
+/// editor's. `None` when the unit has no record, the edit's blocks do not pair with it, or
+/// nothing differs.
+pub fn edit_of_earlier(s: &State, id: &str, text: &str) -> Option<UnitBlocks> {
+    let prev = s.block_memory().last_of(id)?;
+    let blocks: Vec<&str> = super::blocks::cores(text)
+        .into_iter()
+        .filter(|b| !b.is_empty())
+        .collect();
+    if blocks.len() != prev.blocks.len() {
+        return None;
+    }
+    let mut out = prev.clone();
+    let mut changed = false;
+    for (b, t) in out.blocks.iter_mut().zip(blocks) {
+        if b.target != t {
+            b.target = t.to_string();
+            b.origin = BlockOrigin::Human;
+            b.key.clear();
+            changed = true;
+        }
+    }
+    out.text_sha256 = crate::util::sha256_hex(text);
+    changed.then_some(out)
 }

@@ -90,15 +90,36 @@ pub struct RunOptions {
 /// units were edited.
 pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<usize> {
     let edited = crate::campaign::core::edits::detect(c, state)?;
+    let mut earlier = Vec::new();
     for e in &edited {
         let Some(fp) = state.fp(&e.unit).map(String::from) else {
             continue;
         };
+        // A unit whose source changed since the output was written has no text of its own
+        // yet: the editor edited the earlier version, so the edit is recorded on that
+        // version's blocks, where the new version's block plan finds it.
+        let u = c.unit(&e.unit).expect("detected units are the campaign's");
+        if crate::campaign::core::edits::final_str(c, state, u).is_empty() {
+            if let Some(b) = crate::campaign::core::reuse::edit_of_earlier(state, &e.unit, &e.text)
+            {
+                earlier.push(b);
+            }
+            continue;
+        }
         commit::record_edit(c, store, state, &e.unit, &fp, &e.text, false)?;
     }
-    if !edited.is_empty() {
-        crate::campaign::core::reuse::record_blocks(c, store, state)?;
+    if !earlier.is_empty() {
+        let file = crate::campaign::core::blocks::BlocksFile {
+            schema_version: crate::campaign::core::fingerprint::STATE_SCHEMA_VERSION,
+            seed: None,
+            units: earlier,
+        };
+        let rec = store.record_blocks(&file)?;
+        state.apply(c, &store.dir, &rec, None)?;
     }
+    // Every unit's final text not recorded block by block yet (a state written before block
+    // memory existed, or hand edits just recorded) is recorded now.
+    crate::campaign::core::reuse::record_blocks(c, store, state)?;
     Ok(edited.len())
 }
 
