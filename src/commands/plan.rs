@@ -57,6 +57,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 "agent_graph": graph,
                 "manager_plan": steps,
                 "estimate": est,
+                "seeds": campaign.seeds.reports,
             })
         );
         return Ok(ExitCode::Ok);
@@ -72,6 +73,37 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     );
     for line in super::chapter_source_lines(p, 12) {
         println!("{line}");
+    }
+    for r in &campaign.seeds.reports {
+        println!(
+            "seed {} ({}): {} block(s) of this book taken from it, never sent to a model{}{}",
+            r.file,
+            r.kind,
+            r.blocks,
+            if r.fuzzy + r.untranslated > 0 {
+                format!(
+                    "; {} left to the model ({} only fuzzy, {} without a translation)",
+                    r.fuzzy + r.untranslated,
+                    r.fuzzy,
+                    r.untranslated
+                )
+            } else {
+                String::new()
+            },
+            if r.missing_chapters.is_empty() && r.unaligned.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} chapter(s) without a counterpart, {} block(s) it could not align (e.g. {})",
+                    r.missing_chapters.len(),
+                    r.unaligned.len(),
+                    r.unaligned
+                        .first()
+                        .or(r.missing_chapters.first())
+                        .map_or("", String::as_str)
+                )
+            }
+        );
     }
     println!(
         "| chapter | units | to translate | copied | chars | source tokens |\n|---|---|---|---|---|---|"

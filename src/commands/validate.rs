@@ -460,6 +460,7 @@ fn unit_reports(
                     kept_round: None,
                     repairs: Vec::new(),
                     pieces: None,
+                    blocks: None,
                 });
             }
         }
@@ -542,6 +543,7 @@ fn missing_chapter(ch: &Chapter, tp: &Path) -> UnitReport {
         kept_round: None,
         repairs: Vec::new(),
         pieces: None,
+        blocks: None,
     }
 }
 

@@ -536,6 +536,7 @@ mod tests {
             kept_round: None,
             repairs: Vec::new(),
             pieces: None,
+            blocks: None,
         }
     }
 

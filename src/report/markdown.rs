@@ -71,6 +71,53 @@ fn header_section(o: &mut String, r: &Report) {
             "{edited} unit(s) hold hand edits or imported edits: those are never overwritten by a model translation.\n"
         );
     }
+    let reused: Vec<&super::UnitReport> = r.units.iter().filter(|u| u.blocks.is_some()).collect();
+    if !reused.is_empty() {
+        let sum = |f: fn(&crate::campaign::core::state::Reused) -> usize| -> usize {
+            reused.iter().filter_map(|u| u.blocks.as_ref()).map(f).sum()
+        };
+        let _ = writeln!(
+            o,
+            "Block memory: {} unit(s) took recorded paragraphs instead of being translated whole: {} written by people (an editor's: {}, seeded from an existing translation: {}), {} a model's earlier translation; {} paragraph(s) were sent to the model.\n",
+            reused.len(),
+            sum(|b| b.human) + sum(|b| b.seeded),
+            sum(|b| b.human),
+            sum(|b| b.seeded),
+            sum(|b| b.model),
+            sum(|b| b.sent)
+        );
+    }
+    let stale: Vec<(&str, &crate::campaign::core::blocks::Stale)> = r
+        .units
+        .iter()
+        .filter(|u| {
+            u.findings
+                .iter()
+                .any(|f| f.check == crate::campaign::core::state::STALE_EDIT)
+        })
+        .flat_map(|u| {
+            u.blocks
+                .iter()
+                .flat_map(|b| b.stale.iter())
+                .map(move |st| (u.id.as_str(), st))
+        })
+        .collect();
+    if !stale.is_empty() {
+        let _ = writeln!(
+            o,
+            "**Stale edits** (a paragraph an editor translated has a new source; the editor's text stays until you decide with `booktr approve CAMPAIGN --stale UNIT --keep editor|model`):\n"
+        );
+        for (id, st) in stale {
+            let _ = writeln!(
+                o,
+                "- {id}: was \"{}\"; now \"{}\"; the editor's text: \"{}\"",
+                crate::util::excerpt(&st.old_source, 160),
+                crate::util::excerpt(&st.new_source, 160),
+                crate::util::excerpt(&st.editor, 160)
+            );
+        }
+        let _ = writeln!(o);
+    }
     if s.units.memory_hits > 0 {
         let _ = writeln!(
             o,
@@ -954,6 +1001,7 @@ mod tests {
             kept_round: None,
             repairs: Vec::new(),
             pieces: None,
+            blocks: None,
         }
     }
 

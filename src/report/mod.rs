@@ -40,7 +40,9 @@ pub struct UnitReport {
     pub kind: crate::book::UnitKind,
     /// Source length in characters.
     pub chars: usize,
-    /// `translated`, `revised`, `edited` (by hand), `copied`, `failed` or `pending`.
+    /// `translated`, `revised`, `edited` (by hand), `reused` (an editor's or seeded
+    /// paragraphs carried in, the rest translated: see `blocks`), `copied`, `failed` or
+    /// `pending`.
     pub outcome: &'static str,
     /// Rounds with a recorded translation.
     pub rounds: Vec<u32>,
@@ -69,6 +71,12 @@ pub struct UnitReport {
     /// that sent it there (`check: message; …`). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pieces: Option<PiecesReport>,
+    /// Block memory ([`crate::campaign::core::blocks`]): when the unit's first translation
+    /// reused recorded blocks, how many came from an editor (`human`), a seed (`seeded`, an
+    /// existing human translation) or a model (`model`), how many were sent (`sent`), and the
+    /// stale edits (`stale`: old source, new source, the editor's text). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<crate::campaign::core::state::Reused>,
 }
 
 /// Why and how a stuck unit was translated again in pieces (see [`UnitReport::pieces`]).
@@ -752,7 +760,9 @@ fn unit_report(
             })
             .map(|(k, e)| format!("{k}: {e}"))
     });
-    let outcome = if s.human_edit(&u.id).is_some() {
+    let outcome = if s.is_carried(&u.id) {
+        "reused"
+    } else if s.human_edit(&u.id).is_some() {
         "edited"
     } else if !u.kind.needs_translation() {
         "copied"
@@ -801,6 +811,7 @@ fn unit_report(
                 parts,
                 reason: reason.to_string(),
             }),
+        blocks: s.reused(&u.id).cloned(),
     }
 }
 

@@ -182,6 +182,8 @@ fn a_stale_edit_is_reported_and_resolved_by_the_editors_choice() {
         let report = c.read("lb/validation/report.json");
         assert!(report.contains("\"stale_edit\""), "{report}");
         assert!(report.contains("waits for the answer"), "old source shown");
+        let md = c.read("lb/validation/report.md");
+        assert!(md.contains("**Stale edits**") && md.contains(fix), "{md}");
         let st = c.cmd("status", &[]).output().unwrap();
         assert!(
             String::from_utf8_lossy(&st.stdout).contains("stale")
@@ -478,4 +480,54 @@ fn a_state_without_block_records_is_migrated_on_its_next_run() {
     let texts = sent(&fake);
     assert_eq!(texts.len(), 1, "{texts:?}");
     assert_eq!(texts[0].trim(), paras[2]);
+}
+
+/// A TMX seed that holds two of six paragraphs: `plan` counts only the other four as paid,
+/// names the seed, and the run sends only them.
+#[test]
+fn plan_shows_what_remains_to_pay_for_after_seeding() {
+    let c = campaign();
+    let paras = paragraphs();
+    let tmx = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tmx version=\"1.4\"><header srclang=\"en\" datatype=\"plaintext\" segtype=\"block\" adminlang=\"en\" creationtool=\"t\" creationtoolversion=\"1\" o-tmf=\"t\"/><body>\n<tu tuid=\"1\"><tuv xml:lang=\"en\"><seg>{}</seg></tuv><tuv xml:lang=\"zh\"><seg>代理先规划再行动。</seg></tuv></tu>\n<tu tuid=\"2\"><tuv xml:lang=\"en\"><seg>{}</seg></tuv><tuv xml:lang=\"zh\"><seg>然后它调用工具并等待答复。</seg></tuv></tu>\n</body></tmx>\n",
+        paras[0], paras[1]
+    );
+    c.write("old.tmx", &tmx);
+    let remaining = |c: &TestCampaign| -> u64 {
+        let out = c
+            .cmd("plan", &["--json", "--provider", "openai", "--model", "m"])
+            .output()
+            .unwrap();
+        assert_code(&out, 0);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["estimate"]["remaining"]["translation"]["prompt_tokens"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{v}"))
+    };
+    let whole = remaining(&c);
+    let body = std::fs::read_to_string(&c.file).unwrap();
+    std::fs::write(
+        &c.file,
+        body.replace("[provider]", "seed = [\"old.tmx\"]\n[provider]"),
+    )
+    .unwrap();
+    let seeded = remaining(&c);
+    assert!(seeded < whole, "{seeded} < {whole}");
+    let text = c
+        .cmd("plan", &["--provider", "openai", "--model", "m"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("seed old.tmx (tmx): 2 block(s)"), "{out}");
+    let fake = FakeServer::start();
+    let run_out = run(&c, &fake);
+    assert!(matches!(run_out.status.code(), Some(0 | 1)));
+    let texts = sent(&fake);
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains(&paras[0]) && !t.contains(&paras[1])),
+        "{texts:?}"
+    );
+    assert!(c.read(OUT).contains("代理先规划再行动。"));
 }

@@ -350,14 +350,20 @@ fn translation_calls(
     let mut cached_low = 0u64;
     let mut revision = AgentEstimate::default();
     let mut review_costs: BTreeMap<String, Vec<ReviewCost>> = BTreeMap::new();
-    for u in c.prose_units() {
+    for (i, u) in c.units.iter().enumerate() {
+        if !u.kind.needs_translation() {
+            continue;
+        }
         if setup.as_ref().is_none_or(|(ch, _)| *ch != u.chapter) {
             setup = Some((
                 u.chapter.as_str(),
                 setup_for(c, brief.as_deref(), &u.chapter),
             ));
         }
-        let text = c.source_text(u);
+        // What block memory and the seeds leave to send ([`to_send`]): the unit's source,
+        // the blocks no memory holds, or nothing.
+        let sent = to_send(c, s, i);
+        let text = sent.as_deref().unwrap_or(c.source_text(u));
         let entries = c.prompt_entries(termbase, text);
         let req = translation::build_request_with_context(
             &setup.as_ref().expect("set above").1,
@@ -372,7 +378,9 @@ fn translation_calls(
         // the review budget, which is a share of the prompt tokens the translations cost
         // (`Manager::select_for_review`): a chapter all from memory is not proofread unless
         // the share is 1 or more.
-        let from_memory = c.memory.lookup_joined(text).is_some() || s.is_memory_hit(&u.id);
+        let from_memory = c.memory.lookup_joined(text).is_some()
+            || s.is_memory_hit(&u.id)
+            || sent.as_deref().is_some_and(|t| t.trim().is_empty());
         // The stable prefix: what a provider cache may serve, and what the review leaves out.
         let stable = if p.full_glossary_prompt { 2 } else { 1 };
         let prefix: Vec<String> = req
@@ -642,4 +650,50 @@ pub fn job_estimate(c: &Campaign, job: &super::jobs::Job) -> AgentEstimate {
         prompt_tokens: prompt,
         completion_tokens: completion,
     }
+}
+
+/// The source text a first translation of unit `i` would send when block memory or the
+/// seeds hold some of its blocks ([`crate::campaign::core::blocks`]): the blocks they do not
+/// hold, joined (empty when they hold every one); `None` when they hold none (the whole unit
+/// is sent). Before the first run (no termbase yet) only the seeds count.
+fn to_send(c: &Campaign, s: &State, i: usize) -> Option<String> {
+    use crate::campaign::core::blocks::{Planned, cores};
+    let u = &c.units[i];
+    if s.fp(&u.id)
+        .is_some_and(|fp| s.is_done(&translate_key(fp, 0)))
+    {
+        return None;
+    }
+    let source = c.source_text(u);
+    let plan = match s.reuse_plan(c, i) {
+        Some(p) => p,
+        None if !c.seeds.is_empty() => crate::campaign::core::blocks::Plan {
+            blocks: cores(source)
+                .into_iter()
+                .map(|b| {
+                    if !crate::campaign::core::pieces::needs_model(b) {
+                        Planned::Copy
+                    } else if let Some((t, _)) = c.seeds.lookup(b) {
+                        Planned::Found {
+                            text: t.to_string(),
+                            origin: crate::campaign::core::blocks::BlockOrigin::Seed,
+                        }
+                    } else {
+                        Planned::Translate { reference: None }
+                    }
+                })
+                .collect(),
+        },
+        None => return None,
+    };
+    if !plan.reuses() {
+        return None;
+    }
+    Some(
+        plan.runs(source)
+            .into_iter()
+            .filter(|(_, sent)| *sent)
+            .map(|(r, _)| &source[r])
+            .collect(),
+    )
 }
