@@ -49,7 +49,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         state.apply(&campaign, &dir, &rec, None)?;
     }
     if args.check {
-        return Ok(print_check(&campaign, &state, args.json)?);
+        return print_check(&campaign, &state, args.json);
     }
     let manager = Manager::new(&campaign, &state);
     let stage = manager.next_step(&state, &BTreeSet::new()).stage;

@@ -359,7 +359,7 @@ fn pair_chapters(
             Err(_) => None,
         };
         let Some(target) = target else {
-            slots.push(Slot::Missing(missing_chapter(&ch, &tp)));
+            slots.push(Slot::Missing(Box::new(missing_chapter(&ch, &tp))));
             continue;
         };
         let pairing = align::pair(&ch.key, &ch.text, &target, max_chars);
@@ -432,7 +432,7 @@ fn unit_reports(
     let mut texts = report::html::Texts::new();
     for (slot, findings) in slots.into_iter().zip(checked) {
         match slot {
-            Slot::Missing(r) => units.push(r),
+            Slot::Missing(r) => units.push(*r),
             Slot::Paired {
                 unit: u,
                 source,
@@ -505,7 +505,7 @@ fn ids_and_scorecard(report: &mut Report, texts: &report::html::Texts) {
 /// One unit of `validate --source/--target`, paired before it is checked.
 enum Slot {
     /// A chapter without a translation file: its report line, ready.
-    Missing(UnitReport),
+    Missing(Box<UnitReport>),
     /// A source unit and the translation text paired with it.
     Paired {
         unit: crate::book::Unit,

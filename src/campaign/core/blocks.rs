@@ -85,7 +85,7 @@ pub fn spans(text: &str) -> Vec<Range<usize>> {
         .map(|b| b.range.start)
         .collect();
     if starts.is_empty() {
-        return vec![0..text.len()];
+        return std::iter::once(0..text.len()).collect();
     }
     let mut out = Vec::with_capacity(starts.len());
     for (i, _) in starts.iter().enumerate() {

@@ -124,7 +124,10 @@ impl<'a> RunLoop<'a> {
                 self.progress.finish("", true);
             }
             Action::ReuseBlocks { unit, fp } => {
-                if crate::campaign::core::reuse::reuse_blocks(c, m, store, state, *unit, fp)? {
+                // A unit assembled whole is done; one split into parts is done at its join.
+                let whole =
+                    crate::campaign::core::reuse::reuse_blocks(c, m, store, state, *unit, fp)?;
+                if whole {
                     self.progress.finish("", true);
                 }
             }
