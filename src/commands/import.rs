@@ -43,7 +43,7 @@ pub fn run(args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let input = parse_input(args, &campaign, format, text, &display)?;
     let run_first = || {
         UsageError::new(format!(
-            "{} has no glossary termbase yet for this configuration, so its units have no fingerprints to attach imported work to: run `booktr run {}` first (to use a TMX before any paid call, list it in `memory = [...]` instead)",
+            "{} has no glossary termbase yet for this configuration, so its units have no fingerprints to attach imported work to: run `booktr run {}` first (to use an existing translation before any paid call, list it in `seed = [...]` instead: a PO catalog, TMX, XLIFF or a translated folder, read block by block)",
             p.campaign_file.display(),
             p.campaign_file.display()
         ))

@@ -530,6 +530,42 @@ mod tests {
         true
     }
 
+    proptest::proptest! {
+        /// Lossless: the spans cover the text exactly, in order, and assembling the text's
+        /// own blocks gives it back byte for byte (so a unit whose blocks all come from memory
+        /// unchanged is its recorded text).
+        #[test]
+        fn spans_cover_the_text_and_assembling_its_own_blocks_is_the_identity(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[A-Za-z ,.]{1,40}",
+                    "# [A-Za-z ]{1,20}",
+                    "- [a-z]{1,10}\n- [a-z]{1,10}",
+                    "```\ncode [a-z]{1,8}\n```",
+                    "> [a-z ]{1,20}",
+                    "\\| a \\| b \\|\n\\|---\\|---\\|\n\\| 1 \\| 2 \\|",
+                ],
+                1..8,
+            ),
+            seps in proptest::collection::vec("\n\n|\n\n\n|\r\n\r\n|\n \n", 8),
+            lead in "\n{0,2}",
+        ) {
+            let mut text = lead.clone();
+            for (i, p) in parts.iter().enumerate() {
+                text.push_str(p);
+                text.push_str(&seps[i]);
+            }
+            let s = spans(&text);
+            proptest::prop_assert_eq!(s.first().unwrap().start, 0);
+            proptest::prop_assert_eq!(s.last().unwrap().end, text.len());
+            for w in s.windows(2) {
+                proptest::prop_assert_eq!(w[0].end, w[1].start);
+            }
+            let own = cores(&text);
+            proptest::prop_assert_eq!(assemble(&text, &own), text.clone());
+        }
+    }
+
     #[test]
     fn spans_partition_the_text_and_assemble_inverts_pair() {
         let src = "# Title\n\nOne para.\n\n- a\n- b\n\nLast.\n";
