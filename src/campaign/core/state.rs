@@ -18,6 +18,7 @@ use crate::qa::{self, Finding};
 use crate::termbase::Termbase;
 
 mod access;
+mod blocks;
 pub mod marks;
 
 /// Totals for one agent. Token figures are as reported by the provider.
@@ -233,19 +234,8 @@ pub struct State {
     /// Unit fingerprint → indices of every current unit with it (units with the same text and
     /// entries share one), for `first_pending`.
     fp_units: HashMap<String, Vec<usize>>,
-    /// Every recorded block ([`super::blocks`]): what a new version of a unit reuses.
-    blocks: super::blocks::BlockMemory,
-    /// Unit fingerprint → how its first translation reused block memory
-    /// ([`Event::BlocksReused`]).
-    reused: HashMap<String, Reused>,
-    /// Unit fingerprint → the stale edits not yet decided by the editor.
-    stale: HashMap<String, Vec<super::blocks::Stale>>,
-    /// Unit fingerprints whose newest human edit booktr carried from an earlier version.
-    carried: HashSet<String>,
-    /// Indices of the units in `first_pending` whose block plan finds at least one block in
-    /// `blocks` ([`State::is_reusable`]), so the Manager's step does not plan every pending
-    /// unit again after each answer.
-    reusable: std::collections::BTreeSet<usize>,
+    /// Block memory: recorded blocks, reuse, stale and carried edits ([`blocks::BlockFold`]).
+    blocks: blocks::BlockFold,
     /// Fingerprints with a translation of round 1 or later (the keys of `translations` with
     /// such a round), for the Manager context's count of revised units (without walking
     /// every unit).
@@ -528,7 +518,7 @@ impl State {
                     "block records {file} changed after they were recorded"
                 );
                 let f: super::blocks::BlocksFile = serde_json::from_slice(&bytes)?;
-                self.blocks.add(f);
+                self.blocks.recorded(f);
                 self.refresh_reusable(c);
             }
             Event::BlocksReused {
@@ -539,23 +529,18 @@ impl State {
                 sent,
                 stale,
                 ..
-            } => {
-                if !stale.is_empty() {
-                    self.stale.insert(fp.clone(), stale.clone());
-                }
-                self.reused.insert(
-                    fp.clone(),
-                    Reused {
-                        human: *human,
-                        seeded: *seeded,
-                        model: *model,
-                        sent: *sent,
-                        stale: stale.clone(),
-                    },
-                );
-            }
+            } => self.blocks.reused(
+                fp,
+                Reused {
+                    human: *human,
+                    seeded: *seeded,
+                    model: *model,
+                    sent: *sent,
+                    stale: stale.clone(),
+                },
+            ),
             Event::StaleEditResolved { fp, .. } => {
-                self.stale.remove(fp);
+                self.blocks.stale.remove(fp);
                 if let Some(text) = self.human_edits.get(fp).cloned() {
                     self.check_translation(c, fp, HUMAN_ROUND, &text, &[]);
                 }
@@ -578,10 +563,8 @@ impl State {
                 self.pieces.insert(fp.clone(), *round);
             }
             Event::HumanEditsDiscarded { fps } => {
-                self.blocks.discard_human(fps);
+                self.blocks.discarded(fps);
                 for fp in fps {
-                    self.stale.remove(fp);
-                    self.carried.remove(fp);
                     self.human_edits.remove(fp);
                     self.imported_edits.remove(fp);
                     self.qa.remove(&(fp.clone(), HUMAN_ROUND));
@@ -710,7 +693,7 @@ impl State {
         {
             for i in units {
                 self.first_pending.remove(i);
-                self.reusable.remove(i);
+                self.blocks.reusable.remove(i);
             }
         }
         self.outputs_current = false;
@@ -902,13 +885,7 @@ impl State {
         else {
             return Ok(());
         };
-        // An editor's own text decides every stale edit of the unit.
-        if *carried {
-            self.carried.insert(fp.clone());
-        } else {
-            self.carried.remove(fp);
-            self.stale.remove(fp);
-        }
+        self.blocks.human_edit(fp, *carried);
         let bytes = std::fs::read(dir.join(file))?;
         anyhow::ensure!(
             crate::util::sha256_hex(&bytes) == *sha256,
@@ -1019,8 +996,8 @@ impl State {
 
     /// Recomputes [`State::is_reusable`] for the units still to translate.
     fn refresh_reusable(&mut self, c: &Campaign) {
-        self.reusable.clear();
-        if (self.blocks.is_empty() && c.seeds.is_empty()) || self.termbase.is_none() {
+        self.blocks.reusable.clear();
+        if (self.blocks.memory.is_empty() && c.seeds.is_empty()) || self.termbase.is_none() {
             return;
         }
         let pending: Vec<usize> = self.first_pending.iter().copied().collect();
@@ -1030,7 +1007,7 @@ impl State {
                 continue;
             }
             if self.reuse_plan(c, i).is_some_and(|p| p.reuses()) {
-                self.reusable.insert(i);
+                self.blocks.reusable.insert(i);
             }
         }
     }
@@ -1144,7 +1121,7 @@ impl State {
         };
         let mut findings = check(text);
         if round == HUMAN_ROUND {
-            findings.extend(stale_findings(u, self.stale.get(fp)));
+            findings.extend(stale_findings(u, self.blocks.stale.get(fp)));
         }
         let key = (fp.to_string(), round);
         self.repaired.remove(&key);
@@ -1250,53 +1227,6 @@ impl State {
     /// The editor's text for unit `id`, if it was edited by hand.
     pub fn human_edit(&self, id: &str) -> Option<&str> {
         self.human_edits.get(self.fp(id)?).map(String::as_str)
-    }
-
-    /// Every recorded block ([`super::blocks::BlockMemory`]).
-    pub fn block_memory(&self) -> &super::blocks::BlockMemory {
-        &self.blocks
-    }
-
-    /// The block plan of unit `i` (index into [`Campaign::units`]) against block memory:
-    /// `None` before the unit has a fingerprint (the termbase is not merged yet).
-    pub fn reuse_plan(&self, c: &Campaign, i: usize) -> Option<super::blocks::Plan> {
-        let u = &c.units[i];
-        let fp = self.fp(&u.id)?;
-        let tb = &self.termbase.as_ref()?.1;
-        let brief = self.brief.as_ref().map_or("", |b| b.sha256.as_str());
-        let key_of = |core: &str| c.block_key(core, tb, brief);
-        Some(self.blocks.plan(
-            &u.id,
-            c.source_text(u),
-            fp,
-            &key_of,
-            &super::pieces::needs_model,
-            &c.seeds,
-        ))
-    }
-
-    /// Whether unit `i`, still to translate, finds at least one of its blocks in block
-    /// memory: its first translation then reuses them ([`super::blocks`]).
-    pub fn is_reusable(&self, i: usize) -> bool {
-        self.reusable.contains(&i)
-    }
-
-    /// How unit `id`'s first translation reused block memory, when it did.
-    pub fn reused(&self, id: &str) -> Option<&Reused> {
-        self.reused.get(self.fp(id)?)
-    }
-
-    /// The stale edits of unit `id` the editor has not decided yet.
-    pub fn stale_edits(&self, id: &str) -> &[super::blocks::Stale] {
-        self.fp(id)
-            .and_then(|fp| self.stale.get(fp))
-            .map_or(&[], Vec::as_slice)
-    }
-
-    /// Whether unit `id`'s human edit is one booktr carried from an earlier version of the
-    /// unit rather than one an editor wrote for this version.
-    pub fn is_carried(&self, id: &str) -> bool {
-        self.fp(id).is_some_and(|fp| self.carried.contains(fp))
     }
 
     /// Whether unit `id`'s first translation came from a translation memory (its round-0
