@@ -125,12 +125,18 @@ fn decide_stale(
     for id in &args.stale {
         let n = crate::campaign::core::reuse::resolve_stale(c, store, state, id, keep)?;
         eprintln!(
-            "{id}: {n} stale edit(s) decided: {}; `booktr run {shown}` writes the outputs (no model call)",
+            "{id}: {n} stale edit(s) decided: {}",
             match keep {
                 StaleChoice::Editor => "your text stands for the new source",
                 StaleChoice::Model => "the model's translation of the new source is taken",
             }
         );
     }
+    // The decision is written to the output chapters at once: an output still holding the
+    // editor's old text would read as a new hand edit to the next `run` and undo it.
+    crate::campaign::ops::outputs::record_outputs(c, store, state)?;
+    eprintln!(
+        "wrote the output chapters; `booktr validate {shown}` or `booktr run {shown}` updates the report (no model call)"
+    );
     Ok(ExitCode::Ok)
 }

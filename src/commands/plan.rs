@@ -76,13 +76,13 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     }
     for r in &campaign.seeds.reports {
         println!(
-            "seed {} ({}): {} block(s) of this book taken from it, never sent to a model{}{}",
+            "seed {} ({}): {} distinct block(s) of this book taken from it, never sent to a model{}{}",
             r.file,
             r.kind,
             r.blocks,
             if r.fuzzy + r.untranslated > 0 {
                 format!(
-                    "; {} left to the model ({} only fuzzy, {} without a translation)",
+                    "; {} distinct block(s) left to the model ({} only fuzzy, {} without a translation)",
                     r.fuzzy + r.untranslated,
                     r.fuzzy,
                     r.untranslated

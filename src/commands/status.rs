@@ -17,10 +17,18 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let dir = campaign.state_path();
     if !dir.exists() {
         if args.check {
-            println!(
-                "not current: {} has never run with this configuration; `booktr run` translates it",
+            let why = format!(
+                "{} has never run with this configuration; `booktr run` translates it",
                 campaign.plan.show(&campaign.plan.campaign_file)
             );
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"current": false, "started": false, "why": why})
+                );
+            } else {
+                println!("not current: {why}");
+            }
             return Ok(ExitCode::Failed);
         }
         print_not_started(&campaign, args, &dir);
@@ -245,10 +253,14 @@ fn print_check(campaign: &Campaign, state: &State, json: bool) -> anyhow::Result
         for u in &cur.units {
             println!("  {} ({}): {}", u.unit, u.chapter, u.why);
         }
-        if !cur.is_current() {
+        let shown = campaign.plan.show(&campaign.plan.campaign_file);
+        if cur.current_blocks < cur.blocks || !cur.outputs_written {
             println!(
-                "  next: `booktr run {}` (translates only the blocks that are not current)",
-                campaign.plan.show(&campaign.plan.campaign_file)
+                "  next: `booktr run {shown}` (translates only the blocks that are not current)"
+            );
+        } else if !cur.is_current() {
+            println!(
+                "  next: decide the stale edits and fix the error findings the report lists, then `booktr validate {shown}`"
             );
         }
     }

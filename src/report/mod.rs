@@ -811,7 +811,11 @@ fn unit_report(
                 parts,
                 reason: reason.to_string(),
             }),
-        blocks: s.reused(&u.id).cloned(),
+        // The stale edits still to decide (a decided one is history, not a finding).
+        blocks: s.reused(&u.id).cloned().map(|mut r| {
+            r.stale = s.stale_edits(&u.id).to_vec();
+            r
+        }),
     }
 }
 

@@ -216,6 +216,10 @@ fn status_check_exits_1_until_every_paragraph_has_a_current_translation() {
     let c = campaign();
     let before = c.cmd("status", &["--check"]).output().unwrap();
     assert_code(&before, 1);
+    let json = c.cmd("status", &["--check", "--json"]).output().unwrap();
+    assert_code(&json, 1);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["current"], false, "{v}");
     assert_code(&run(&c, &fake), 0);
     let after = c.cmd("status", &["--check"]).output().unwrap();
     assert_code(&after, 0);
@@ -518,7 +522,10 @@ fn plan_shows_what_remains_to_pay_for_after_seeding() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&text.stdout);
-    assert!(out.contains("seed old.tmx (tmx): 2 block(s)"), "{out}");
+    assert!(
+        out.contains("seed old.tmx (tmx): 2 distinct block(s)"),
+        "{out}"
+    );
     let fake = FakeServer::start();
     let run_out = run(&c, &fake);
     assert!(matches!(run_out.status.code(), Some(0 | 1)));
@@ -530,4 +537,61 @@ fn plan_shows_what_remains_to_pay_for_after_seeding() {
         "{texts:?}"
     );
     assert!(c.read(OUT).contains("代理先规划再行动。"));
+}
+
+#[test]
+fn taking_the_models_text_for_a_stale_edit_keeps_the_units_other_hand_fixes() {
+    let fake = FakeServer::start();
+    let c = campaign();
+    assert_code(&run(&c, &fake), 0);
+    let out_text = c.read(OUT);
+    let b = blocks(&out_text);
+    let (fix1, fix2) = ("编辑修订的第一段。", "编辑修订的第二段。");
+    c.write(
+        OUT,
+        &out_text.replacen(&b[1], fix1, 1).replacen(&b[2], fix2, 1),
+    );
+    assert_code(&c.cmd("validate", &[]).output().unwrap(), 0);
+    let mut paras = paragraphs();
+    paras[1] = "Then it calls a tool and streams the answer as it arrives.".into();
+    c.write("a.md", &chapter(&paras));
+    assert_code(&run(&c, &fake), 1);
+    let st = c.cmd("status", &["--check"]).output().unwrap();
+    assert_code(&st, 1);
+    let st = String::from_utf8_lossy(&st.stdout).to_string();
+    assert!(
+        st.contains("--stale a-000 --keep editor") && st.contains("campaign.toml"),
+        "the check names the whole command: {st}"
+    );
+    let a = c
+        .cmd("approve", &["--stale", "a-000", "--keep", "model"])
+        .output()
+        .unwrap();
+    assert_code(&a, 0);
+    // The decision is in the output at once, and the next run keeps it.
+    let decided = c.read(OUT);
+    assert!(
+        decided.contains(fix1) && !decided.contains(fix2),
+        "{decided}"
+    );
+    fake.clear();
+    let out = run(&c, &fake);
+    assert_code(&out, 0);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("edited by hand"),
+        "no new hand edit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fake.requests().len(), 0);
+    let text = c.read(OUT);
+    assert!(text.contains(fix1) && !text.contains(fix2), "{text}");
+    let report = c.read("lb/validation/report.json");
+    assert!(
+        !report.contains("\"stale_edit\""),
+        "decided: no finding left"
+    );
+    let check = c.cmd("status", &["--check", "--json"]).output().unwrap();
+    assert_code(&check, 0);
+    let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(v["current"], true, "{v}");
 }

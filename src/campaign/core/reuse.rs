@@ -3,10 +3,10 @@
 //! - [`record_blocks`]: after the outputs are written and after hand edits are recorded, every
 //!   unit whose final text is not recorded yet is paired block by block with its source and
 //!   recorded (`blocks_recorded`);
-//! - [`reuse_blocks`]: a unit still to translate whose blocks memory holds takes them: whole,
+//! - `reuse_blocks`: a unit still to translate whose blocks memory holds takes them: whole,
 //!   with no request, or split into runs of found blocks (recorded at once as parts) and
 //!   missing ones (translated as parts, then joined as any split unit);
-//! - [`carry_edits`]: once such a unit's text is whole, people's blocks in it (an editor's,
+//! - `carry_edits`: once such a unit's text is whole, people's blocks in it (an editor's,
 //!   found or stale, and seeded ones) are recorded as a carried human edit, so no model
 //!   revises them.
 

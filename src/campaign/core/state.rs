@@ -1121,7 +1121,11 @@ impl State {
         };
         let mut findings = check(text);
         if round == HUMAN_ROUND {
-            findings.extend(stale_findings(u, self.blocks.stale.get(fp)));
+            findings.extend(stale_findings(
+                u,
+                &c.plan.show(&c.plan.campaign_file),
+                self.blocks.stale.get(fp),
+            ));
         }
         let key = (fp.to_string(), round);
         self.repaired.remove(&key);
@@ -1554,6 +1558,7 @@ pub const STALE_EDIT: &str = "stale_edit";
 /// editor's text, with the commands that decide it.
 fn stale_findings(
     u: &crate::book::Unit,
+    campaign: &str,
     stale: Option<&Vec<super::blocks::Stale>>,
 ) -> Vec<Finding> {
     stale
@@ -1564,7 +1569,7 @@ fn stale_findings(
                 STALE_EDIT,
                 qa::Severity::Error,
                 format!(
-                    "the source of a paragraph you edited changed (was: \"{}\"); your text is kept until you decide: edit it in the output, or run `booktr approve CAMPAIGN --stale {} --keep editor` (your text stands) or `--keep model` (take the model's translation of the new source)",
+                    "the source of a paragraph you edited changed (was: \"{}\"); your text is kept until you decide: edit it in the output, or run `booktr approve {campaign} --stale {} --keep editor` (your text stands) or `--keep model` (take the model's translation of the new source)",
                     crate::util::excerpt(&s.old_source, 120),
                     u.id
                 ),

@@ -19,6 +19,8 @@ pub struct NotCurrent {
 /// The answer of [`check`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Currency {
+    /// [`Currency::is_current`]: the gate's answer (exit 0 when true).
+    pub current: bool,
     /// Source blocks with something to translate.
     pub blocks: usize,
     /// Of them, blocks with a current translation.
@@ -74,7 +76,11 @@ pub fn check(c: &Campaign, s: &State) -> Currency {
                 out.units.push(NotCurrent {
                     unit: u.id.clone(),
                     chapter,
-                    why: format!("{stale} stale edit(s): a paragraph an editor translated has a new source; decide with `booktr approve --stale {}`", u.id),
+                    why: format!(
+                        "{stale} stale edit(s): a paragraph an editor translated has a new source; decide with `booktr approve {} --stale {} --keep editor` (or `--keep model`)",
+                        c.plan.show(&c.plan.campaign_file),
+                        u.id
+                    ),
                 });
             } else if errors > 0 {
                 out.units.push(NotCurrent {
@@ -96,5 +102,6 @@ pub fn check(c: &Campaign, s: &State) -> Currency {
             ),
         });
     }
+    out.current = out.is_current();
     out
 }

@@ -86,7 +86,7 @@ impl State {
     }
 
     /// Whether unit `i`, still to translate, finds at least one of its blocks in block
-    /// memory: its first translation then reuses them ([`super::blocks`]).
+    /// memory: its first translation then reuses them ([`crate::campaign::core::blocks`]).
     pub fn is_reusable(&self, i: usize) -> bool {
         self.blocks.reusable.contains(&i)
     }
