@@ -595,3 +595,38 @@ fn taking_the_models_text_for_a_stale_edit_keeps_the_units_other_hand_fixes() {
     let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(v["current"], true, "{v}");
 }
+
+/// An XLIFF 2.0 file from a CAT tool seeds the blocks whose source it holds.
+#[test]
+fn an_xliff_seed_fills_the_paragraphs_it_holds() {
+    let c = campaign();
+    let paras = paragraphs();
+    let xliff = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff xmlns=\"urn:oasis:names:tc:xliff:document:2.0\" version=\"2.0\" srcLang=\"en\" trgLang=\"zh\">\n<file id=\"f1\">\n<unit id=\"u1\"><segment><source>{}</source><target>每次调用都会记录，以便审阅者重放整个会话。</target></segment></unit>\n<unit id=\"u2\"><segment><source>{}</source><target>最后代理报告它做了什么、改了哪些文件。</target></segment></unit>\n</file>\n</xliff>\n",
+        paras[4], paras[5]
+    );
+    c.write("cat.xlf", &xliff);
+    let body = std::fs::read_to_string(&c.file).unwrap();
+    std::fs::write(
+        &c.file,
+        body.replace("[provider]", "seed = [\"cat.xlf\"]\n[provider]"),
+    )
+    .unwrap();
+    let fake = FakeServer::start();
+    let out = run(&c, &fake);
+    assert!(matches!(out.status.code(), Some(0 | 1)));
+    let texts = sent(&fake);
+    assert!(!texts.is_empty());
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains(&paras[4]) && !t.contains(&paras[5])),
+        "{texts:?}"
+    );
+    let text = c.read(OUT);
+    assert!(
+        text.contains("每次调用都会记录，以便审阅者重放整个会话。"),
+        "{text}"
+    );
+    assert!(text.contains("最后代理报告它做了什么、改了哪些文件。"));
+}
