@@ -690,19 +690,9 @@ fn a_po_exported_by_booktr_builds_with_mdbook_gettext() {
 #[test]
 fn booktr_msgids_are_in_the_human_catalog_of_rust_by_example() {
     use booktr::interchange::{po, xgettext};
-    let site =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sites/rust-by-example");
-    if !site.join("po").is_dir() {
-        if std::env::var(support::REQUIRE_CORPUS_VAR).is_ok_and(|v| v == "1") {
-            panic!(
-                "{}=1 but Rust by Example is not at {} (put the shared sites beside the checkout as ../shared/sites)",
-                support::REQUIRE_CORPUS_VAR,
-                site.display()
-            );
-        }
-        eprintln!("skipped: no {} (the shared sites)", site.display());
+    let Some(site) = support::rust_by_example() else {
         return;
-    }
+    };
     let catalog = |lang: &str| -> std::collections::HashSet<String> {
         let text = std::fs::read_to_string(site.join(format!("po/{lang}.po"))).unwrap();
         po::read(&text, &format!("{lang}.po"))

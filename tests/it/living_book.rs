@@ -246,19 +246,9 @@ fn status_check_exits_1_until_every_paragraph_has_a_current_translation() {
 #[test]
 fn seeding_from_a_real_mdbook_po_reuses_every_matching_block_without_a_model_call() {
     use booktr::interchange::{po, xgettext};
-    let site =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sites/rust-by-example");
-    if !site.join("po").is_dir() {
-        if std::env::var(support::REQUIRE_CORPUS_VAR).is_ok_and(|v| v == "1") {
-            panic!(
-                "{}=1 but Rust by Example is not at {}",
-                support::REQUIRE_CORPUS_VAR,
-                site.display()
-            );
-        }
-        eprintln!("skipped: no {} (the shared sites)", site.display());
+    let Some(site) = support::rust_by_example() else {
         return;
-    }
+    };
     let chapters: Vec<&str> = include_str!("../fixtures/gettext/rust-by-example-ja-unchanged.txt")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
