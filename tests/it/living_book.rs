@@ -88,6 +88,14 @@ fn a_one_paragraph_edit_resends_that_paragraph_and_changes_one_block_of_output()
         paras[3],
         "the source re-sent is the edited paragraph alone"
     );
+    let req = &fake.requests()[0];
+    // The end of the paragraph before it goes along as read-only context (at most a quarter
+    // of the text sent, `ContextShares::neighbour_chars`).
+    assert!(
+        req.all_text().contains("read it later."),
+        "{}",
+        req.all_text()
+    );
     let after = blocks(&c.read(OUT));
     assert_eq!(after.len(), before.len());
     let changed: Vec<usize> = (0..after.len())

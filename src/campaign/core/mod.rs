@@ -670,12 +670,18 @@ impl Campaign {
     /// context never costs more than about 15 % extra prompt tokens), starting at a line start
     /// when possible. `None` for the first unit of a chapter or with `context_chars = 0`.
     pub fn context_for(&self, u: &Unit) -> Option<String> {
+        self.context_before(&u.chapter, u.range.start, u.chars)
+    }
+
+    /// [`Campaign::context_for`] of a text of `chars` characters that starts at byte `pos` of
+    /// chapter `chapter` (a unit, or a part of one sent alone).
+    pub fn context_before(&self, chapter: &str, pos: usize, chars: usize) -> Option<String> {
         let limit =
-            crate::agents::shares::ContextShares::neighbour_chars(self.plan.context_chars, u.chars);
-        if limit == 0 || u.range.start == 0 {
+            crate::agents::shares::ContextShares::neighbour_chars(self.plan.context_chars, chars);
+        if limit == 0 || pos == 0 {
             return None;
         }
-        let before = &self.chapter(&u.chapter).text[..u.range.start];
+        let before = &self.chapter(chapter).text[..pos];
         let start = before
             .char_indices()
             .rev()

@@ -307,6 +307,7 @@ fn part_request(
     range: std::ops::Range<usize>,
 ) -> (Request, String, crate::agents::mask::Masked) {
     let c = m.campaign;
+    let range_start = range.start;
     let text = &c.source_text(u)[range];
     let entries = c.prompt_entries(termbase, text);
     let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
@@ -318,11 +319,23 @@ fn part_request(
     };
     let brief = if piece { "" } else { s.brief_text() };
     let source = mask.text.clone();
-    let mut request = translation::build_request(
+    // A part sent because block memory holds the rest of its unit reads the text before it
+    // (the unit's reused paragraphs included) as read-only context, as a whole unit does.
+    let context = if s.reused(&u.id).is_some() && !piece {
+        c.context_before(
+            &u.chapter,
+            u.range.start + range_start,
+            text.chars().count(),
+        )
+    } else {
+        None
+    };
+    let mut request = translation::build_request_with_context(
         &c.translation_setup_for(brief, &u.chapter),
         &entries,
         &source,
         None,
+        context.as_deref(),
     );
     // A part sent because block memory holds the rest of its unit gets the translation
     // memory's fuzzy matches of its own text, as a whole unit would.
