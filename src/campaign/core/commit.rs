@@ -505,8 +505,7 @@ pub(in crate::campaign) fn join_parts(
         output,
         None,
     );
-    record_finished(c, m, store, state, result)?;
-    super::reuse::carry_edits(c, store, state, unit)
+    record_finished(c, m, store, state, result)
 }
 
 /// Joins the translated pieces of a stuck unit ([`super::pieces`]) into its

@@ -229,7 +229,10 @@ impl<'c> Journal<'c> {
             Action::DecideForced { round, key } => {
                 commit::decide_forced(c, m, store, state, *round, key).unwrap()
             }
-            Action::JoinParts { unit } => commit::join_parts(c, m, store, state, *unit).unwrap(),
+            Action::JoinParts { unit } => {
+                commit::join_parts(c, m, store, state, *unit).unwrap();
+                crate::campaign::core::reuse::carry_edits(c, store, state, *unit).unwrap();
+            }
             Action::ReuseBlocks { unit, fp } => {
                 crate::campaign::core::reuse::reuse_blocks(c, m, store, state, *unit, fp).unwrap();
             }

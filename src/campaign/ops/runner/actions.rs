@@ -121,6 +121,8 @@ impl<'a> RunLoop<'a> {
             }
             Action::JoinParts { unit } => {
                 commit::join_parts(c, m, store, state, *unit)?;
+                // A unit split around reused blocks carries its people's paragraphs now.
+                crate::campaign::core::reuse::carry_edits(c, store, state, *unit)?;
                 self.progress.finish("", true);
             }
             Action::ReuseBlocks { unit, fp } => {
