@@ -775,3 +775,21 @@ fn common_dir<'a>(paths: impl Iterator<Item = &'a str>) -> String {
     }
     prefix.unwrap_or_default()
 }
+
+#[cfg(test)]
+mod common_dir_tests {
+    use super::common_dir;
+
+    #[test]
+    fn the_book_root_is_the_folder_every_chapter_shares() {
+        let paths = ["book/src/a.md", "book/src/x/b.md", "book/src/x/y/c.md"];
+        assert_eq!(common_dir(paths.into_iter()), "book/src/");
+        assert_eq!(common_dir(["a.md", "b.md"].into_iter()), "");
+        assert_eq!(common_dir(["/c/en/a.md"].into_iter()), "/c/en/");
+        // A shared name prefix is not a shared folder.
+        assert_eq!(
+            common_dir(["docs/en/a.md", "docs/es/b.md"].into_iter()),
+            "docs/"
+        );
+    }
+}
