@@ -259,8 +259,14 @@ fn print_check(campaign: &Campaign, state: &State, json: bool) -> anyhow::Result
                 "  next: `booktr run {shown}` (translates only the blocks that are not current)"
             );
         } else if !cur.is_current() {
+            let stale = cur.stale_edits > 0;
             println!(
-                "  next: decide the stale edits and fix the error findings the report lists, then `booktr validate {shown}`"
+                "  next: {}fix the error findings the report lists, then `booktr validate {shown}`",
+                if stale {
+                    "decide the stale edits, "
+                } else {
+                    ""
+                }
             );
         }
     }

@@ -27,6 +27,8 @@ pub struct Currency {
     pub current_blocks: usize,
     /// Error findings on the final texts (after editors' marks).
     pub errors: usize,
+    /// Stale edits still to decide ([`crate::campaign::core::blocks::Stale`]).
+    pub stale_edits: usize,
     /// Whether the output chapters were written after the last recorded change.
     pub outputs_written: bool,
     /// The units that are not current, in book order.
@@ -72,6 +74,7 @@ pub fn check(c: &Campaign, s: &State) -> Currency {
                 .map_or(0, |f| f.iter().filter(is_error).count());
             out.errors += errors;
             let stale = s.stale_edits(&u.id).len();
+            out.stale_edits += stale;
             if stale > 0 {
                 out.units.push(NotCurrent {
                     unit: u.id.clone(),
