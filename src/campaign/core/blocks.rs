@@ -276,6 +276,69 @@ impl Plan {
     }
 }
 
+/// What the block memory keeps of a unit's newest record: what placing an editor's blocks
+/// on a new version of the unit reads (each block's source hash and origin, and an editor's
+/// block's texts), and the record's file for the whole record ([`LastRecord::read`]).
+///
+/// Not the whole record: the whole record of every unit holds the book's source and
+/// translation twice over (on a 12 MB book, 25 MB of small strings, the largest part of a
+/// loaded state), and only an edit made to an earlier version reads it whole.
+#[derive(Debug, Clone)]
+pub struct LastRecord {
+    /// The unit's fingerprint when recorded.
+    pub fp: String,
+    /// The file of block records that holds the record (relative to the state directory).
+    pub file: String,
+    blocks: Vec<LastBlock>,
+}
+
+/// One block of a [`LastRecord`].
+#[derive(Debug, Clone)]
+struct LastBlock {
+    /// [`source_hash`] of the block's source.
+    source_hash: String,
+    /// An editor's block: its source and the editor's text.
+    editor: Option<(String, String)>,
+}
+
+impl LastRecord {
+    fn of(u: &UnitBlocks, file: &str) -> LastRecord {
+        LastRecord {
+            fp: u.fp.clone(),
+            file: file.to_string(),
+            blocks: u
+                .blocks
+                .iter()
+                .map(|b| LastBlock {
+                    source_hash: source_hash(&b.source),
+                    editor: (b.origin == BlockOrigin::Human)
+                        .then(|| (b.source.clone(), b.target.clone())),
+                })
+                .collect(),
+        }
+    }
+
+    /// The whole record of unit `id`, read from its file under the state directory `dir`.
+    pub fn read(&self, dir: &std::path::Path, id: &str) -> anyhow::Result<UnitBlocks> {
+        let path = dir.join(&self.file);
+        let bytes = std::fs::read(&path)
+            .map_err(|e| anyhow::anyhow!("reading block records {}: {e}", path.display()))?;
+        let f: BlocksFile = serde_json::from_slice(&bytes)
+            .map_err(|e| anyhow::anyhow!("block records {}: {e}", path.display()))?;
+        f.units
+            .into_iter()
+            .rev()
+            .find(|u| u.unit == id && u.fp == self.fp)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "block records {} hold no record of unit {id}; the state directory was \
+                     changed by hand: restore it, or run `booktr run --force`",
+                    path.display()
+                )
+            })
+    }
+}
+
 /// Every recorded block, indexed for lookup. Built from the journal's block records in order,
 /// so a later record of the same source wins.
 #[derive(Debug, Default, Clone)]
@@ -286,8 +349,8 @@ pub struct BlockMemory {
     seed: HashMap<String, (String, String)>,
     /// Block key → model text.
     model: HashMap<String, String>,
-    /// Unit id → its newest record.
-    last: HashMap<String, UnitBlocks>,
+    /// Unit id → what is kept of its newest record ([`LastRecord`]).
+    last: HashMap<String, LastRecord>,
     /// (unit fingerprint, text sha256) of every record, so an unchanged unit is not recorded
     /// again.
     recorded: HashSet<(String, String)>,
@@ -296,8 +359,8 @@ pub struct BlockMemory {
 }
 
 impl BlockMemory {
-    /// Adds one file of records.
-    pub fn add(&mut self, file: BlocksFile) {
+    /// Adds one file of records, `rel` its path relative to the state directory.
+    pub fn add(&mut self, file: BlocksFile, rel: &str) {
         for u in file.units {
             for b in &u.blocks {
                 self.count += 1;
@@ -321,7 +384,7 @@ impl BlockMemory {
             }
             if !u.fp.is_empty() {
                 self.recorded.insert((u.fp.clone(), u.text_sha256.clone()));
-                self.last.insert(u.unit.clone(), u);
+                self.last.insert(u.unit.clone(), LastRecord::of(&u, rel));
             }
         }
     }
@@ -372,8 +435,8 @@ impl BlockMemory {
             .map(|t| (t.as_str(), BlockOrigin::Model))
     }
 
-    /// The newest record of unit `id`.
-    pub fn last_of(&self, id: &str) -> Option<&UnitBlocks> {
+    /// What is kept of the newest record of unit `id`.
+    pub fn last_of(&self, id: &str) -> Option<&LastRecord> {
         self.last.get(id)
     }
 
@@ -421,13 +484,15 @@ impl BlockMemory {
             .collect();
         if let Some(prev) = self.last.get(id).filter(|p| p.fp != fp) {
             for (old_i, new_i) in stale_places(prev, &new) {
-                let old = &prev.blocks[old_i];
+                let Some((old_source, editor)) = &prev.blocks[old_i].editor else {
+                    continue;
+                };
                 if let Some(Planned::Translate { reference }) = blocks.get_mut(new_i) {
                     *reference = Some(Stale {
                         index: new_i,
-                        old_source: old.source.clone(),
+                        old_source: old_source.clone(),
                         new_source: new[new_i].to_string(),
-                        editor: old.target.clone(),
+                        editor: editor.clone(),
                     });
                 }
             }
@@ -439,8 +504,8 @@ impl BlockMemory {
 /// (old block index, new block index) of each editor's block of `prev` whose source has no
 /// counterpart among `new` (the blocks of the unit now), placed on the new block in the same
 /// gap between blocks both versions share (the same position in the gap, or its last block).
-fn stale_places(prev: &UnitBlocks, new: &[&str]) -> Vec<(usize, usize)> {
-    let a: Vec<String> = prev.blocks.iter().map(|b| source_hash(&b.source)).collect();
+fn stale_places(prev: &LastRecord, new: &[&str]) -> Vec<(usize, usize)> {
+    let a: Vec<String> = prev.blocks.iter().map(|b| b.source_hash.clone()).collect();
     let b: Vec<String> = new.iter().map(|c| source_hash(c)).collect();
     let common = lcs(&a, &b);
     let mut out = Vec::new();
@@ -452,7 +517,7 @@ fn stale_places(prev: &UnitBlocks, new: &[&str]) -> Vec<(usize, usize)> {
     for (ea, eb) in anchors {
         let gap_new: Vec<usize> = (pb..eb).collect();
         for (k, old_i) in (pa..ea).enumerate() {
-            if prev.blocks[old_i].origin != BlockOrigin::Human || gap_new.is_empty() {
+            if prev.blocks[old_i].editor.is_none() || gap_new.is_empty() {
                 continue;
             }
             let new_i = gap_new[k.min(gap_new.len() - 1)];
@@ -583,15 +648,18 @@ mod tests {
     #[test]
     fn an_edited_paragraph_is_the_only_block_sent() {
         let mut m = BlockMemory::default();
-        m.add(record(
-            "u1",
-            "fp1",
-            &[
-                ("P one.", "一。", BlockOrigin::Human),
-                ("P two.", "二。", BlockOrigin::Model),
-                ("P three.", "三。", BlockOrigin::Model),
-            ],
-        ));
+        m.add(
+            record(
+                "u1",
+                "fp1",
+                &[
+                    ("P one.", "一。", BlockOrigin::Human),
+                    ("P two.", "二。", BlockOrigin::Model),
+                    ("P three.", "三。", BlockOrigin::Model),
+                ],
+            ),
+            "results/blocks/1.json",
+        );
         let src = "P one.\n\nP two.\n\nP three changed.\n";
         let plan = m.plan("u1", src, "fp2", &key, &prose, &Default::default());
         assert_eq!(plan.found(), 2);
@@ -608,14 +676,17 @@ mod tests {
     #[test]
     fn an_edited_block_whose_source_changed_is_stale() {
         let mut m = BlockMemory::default();
-        m.add(record(
-            "u1",
-            "fp1",
-            &[
-                ("P one.", "编辑的一。", BlockOrigin::Human),
-                ("P two.", "二。", BlockOrigin::Model),
-            ],
-        ));
+        m.add(
+            record(
+                "u1",
+                "fp1",
+                &[
+                    ("P one.", "编辑的一。", BlockOrigin::Human),
+                    ("P two.", "二。", BlockOrigin::Model),
+                ],
+            ),
+            "results/blocks/1.json",
+        );
         let src = "P one, revised.\n\nP two.\n";
         let plan = m.plan("u1", src, "fp2", &key, &prose, &Default::default());
         let stale = plan.stale();
@@ -632,11 +703,10 @@ mod tests {
     #[test]
     fn a_model_block_under_another_key_is_not_reused() {
         let mut m = BlockMemory::default();
-        m.add(record(
-            "u1",
-            "fp1",
-            &[("P two.", "二。", BlockOrigin::Model)],
-        ));
+        m.add(
+            record("u1", "fp1", &[("P two.", "二。", BlockOrigin::Model)]),
+            "results/blocks/1.json",
+        );
         let plan = m.plan(
             "u9",
             "P two.\n",

@@ -313,19 +313,27 @@ pub fn resolve_stale(
 
 /// The block record of an edit an editor made to unit `id`'s output before its source
 /// changed (`text`: the unit's region of the output as edited): the unit's newest record
-/// (the earlier version) with each block whose text the editor changed taken as the
+/// (the earlier version, read from its file under the state directory `dir`) with each block whose text the editor changed taken as the
 /// editor's. `None` when the unit has no record, the edit's blocks do not pair with it, or
 /// nothing differs.
-pub fn edit_of_earlier(s: &State, id: &str, text: &str) -> Option<UnitBlocks> {
-    let prev = s.block_memory().last_of(id)?;
+pub fn edit_of_earlier(
+    s: &State,
+    dir: &std::path::Path,
+    id: &str,
+    text: &str,
+) -> anyhow::Result<Option<UnitBlocks>> {
+    let Some(last) = s.block_memory().last_of(id) else {
+        return Ok(None);
+    };
+    let prev = last.read(dir, id)?;
     let blocks: Vec<&str> = super::blocks::cores(text)
         .into_iter()
         .filter(|b| !b.is_empty())
         .collect();
     if blocks.len() != prev.blocks.len() {
-        return None;
+        return Ok(None);
     }
-    let mut out = prev.clone();
+    let mut out = prev;
     let mut changed = false;
     for (b, t) in out.blocks.iter_mut().zip(blocks) {
         if b.target != t {
@@ -336,5 +344,5 @@ pub fn edit_of_earlier(s: &State, id: &str, text: &str) -> Option<UnitBlocks> {
         }
     }
     out.text_sha256 = crate::util::sha256_hex(text);
-    changed.then_some(out)
+    Ok(changed.then_some(out))
 }

@@ -518,7 +518,7 @@ impl State {
                     "block records {file} changed after they were recorded"
                 );
                 let f: super::blocks::BlocksFile = serde_json::from_slice(&bytes)?;
-                self.blocks.recorded(f);
+                self.blocks.recorded(f, file);
                 self.refresh_reusable(c);
             }
             Event::BlocksReused {

@@ -100,7 +100,8 @@ pub fn import_edits(c: &Campaign, store: &mut Store, state: &mut State) -> anyho
         // version's blocks, where the new version's block plan finds it.
         let u = c.unit(&e.unit).expect("detected units are the campaign's");
         if crate::campaign::core::edits::final_str(c, state, u).is_empty() {
-            if let Some(b) = crate::campaign::core::reuse::edit_of_earlier(state, &e.unit, &e.text)
+            if let Some(b) =
+                crate::campaign::core::reuse::edit_of_earlier(state, &store.dir, &e.unit, &e.text)?
             {
                 earlier.push(b);
             }

@@ -134,7 +134,9 @@ impl Dictionary {
     pub fn new(sources: &[&str], reference: &str, avoid: &[&str]) -> Dictionary {
         use std::collections::HashMap;
         let mut zh: HashMap<&str, usize> = HashMap::new();
-        let bounds = booktr::qa::view::words::raw_boundaries(reference);
+        let bounds: Vec<usize> = booktr::qa::view::words::raw_boundaries(reference)
+            .iter()
+            .collect();
         for w in bounds.windows(2) {
             let word = &reference[w[0]..w[1]];
             let n = word.chars().count();

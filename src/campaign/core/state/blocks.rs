@@ -27,8 +27,8 @@ pub(super) struct BlockFold {
 
 impl BlockFold {
     /// A `blocks_recorded` record's file.
-    pub(super) fn recorded(&mut self, file: BlocksFile) {
-        self.memory.add(file);
+    pub(super) fn recorded(&mut self, file: BlocksFile, rel: &str) {
+        self.memory.add(file, rel);
     }
 
     /// A `blocks_reused` record of unit fingerprint `fp`.

@@ -271,7 +271,7 @@ struct Book<'a> {
     /// segmenter (module docs, "Word boundaries").
     segmented: bool,
     /// Per translated unit: the segmenter's word boundaries (empty unless `segmented`).
-    raw_bounds: Vec<Vec<usize>>,
+    raw_bounds: Vec<words::Bounds>,
 }
 
 impl<'a> Book<'a> {
