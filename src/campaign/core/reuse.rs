@@ -17,10 +17,10 @@ use super::manager::Manager;
 use super::state::State;
 use super::store::{Event, Output, ResultFile, ResultOrigin, Store};
 
-/// Records the blocks of every prose unit whose final text is not recorded yet (one
-/// `blocks_recorded` line for all of them; nothing when none changed). A unit whose
-/// translation has another number of blocks than its source is not recorded: its blocks do
-/// not pair.
+/// Records the blocks of every prose unit whose final text is not recorded yet (nothing when
+/// none changed), in `blocks_recorded` files of about [`RECORD_FILE_BYTES`] of text each. A
+/// unit whose translation has another number of blocks than its source is not recorded: its
+/// blocks do not pair.
 ///
 /// An editor's block is one that differs from the model's kept translation at the same place
 /// or that memory already holds as the editor's for that source; a seeded block one that
@@ -29,80 +29,124 @@ use super::store::{Event, Output, ResultFile, ResultOrigin, Store};
 ///
 /// Errors: I/O while writing the file or the journal.
 pub fn record_blocks(c: &Campaign, store: &mut Store, state: &mut State) -> anyhow::Result<()> {
-    let Some(units) = unrecorded(c, state) else {
-        return Ok(());
-    };
-    let file = BlocksFile {
-        schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
-        seed: None,
-        units,
-    };
-    let rec = store.record_blocks(&file)?;
-    state.apply(c, &store.dir, &rec, None)
+    let pending = unrecorded(c, state);
+    let sizes: Vec<usize> = pending.iter().map(|p| p.1).collect();
+    for group in file_groups(&sizes, RECORD_FILE_BYTES) {
+        let units: Vec<UnitBlocks> = pending[group]
+            .iter()
+            .filter_map(|&(i, _)| unit_blocks(c, state, i))
+            .collect();
+        if units.is_empty() {
+            continue;
+        }
+        let file = BlocksFile {
+            schema_version: super::fingerprint::STATE_SCHEMA_VERSION,
+            seed: None,
+            units,
+        };
+        let rec = store.record_blocks(&file)?;
+        drop(file);
+        state.apply(c, &store.dir, &rec, None)?;
+    }
+    Ok(())
 }
 
-/// The block records [`record_blocks`] would write; `None` when there is nothing new.
-fn unrecorded(c: &Campaign, s: &State) -> Option<Vec<UnitBlocks>> {
+/// Consecutive ranges of `sizes` (bytes per unit), each summing to at least `limit` except the
+/// last, and never more than `limit` plus its last unit: the units of one file of records.
+fn file_groups(sizes: &[usize], limit: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, n) in sizes.iter().enumerate() {
+        bytes += n;
+        if bytes >= limit {
+            out.push(start..i + 1);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    if start < sizes.len() {
+        out.push(start..sizes.len());
+    }
+    out
+}
+
+/// Source and target bytes of the units one file of block records holds, at most (a unit is
+/// never split; the last one may go over). Recording a whole book holds one file's records in
+/// memory at a time, written, then read back by the journal's one apply path: a single file of
+/// every unit held the book's text three times over at once (82 MB on a 12 MB book, the peak of
+/// its run). 2 MB is a few chapters, so a run still writes few files.
+pub const RECORD_FILE_BYTES: usize = 2_000_000;
+
+/// The prose units whose final text is not recorded yet: index in `c.units` and bytes of
+/// source and final text.
+fn unrecorded(c: &Campaign, s: &State) -> Vec<(usize, usize)> {
+    if s.termbase().is_none() {
+        return Vec::new();
+    }
+    let memory = s.block_memory();
+    c.units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.kind.needs_translation())
+        .filter_map(|(i, u)| {
+            let fp = s.fp(&u.id)?;
+            let text = super::edits::final_str(c, s, u);
+            (!text.trim().is_empty() && !memory.is_recorded(fp, &crate::util::sha256_hex(text)))
+                .then(|| (i, c.source_text(u).len() + text.len()))
+        })
+        .collect()
+}
+
+/// The block record of unit `i` ([`record_blocks`]); `None` when its blocks do not pair.
+fn unit_blocks(c: &Campaign, s: &State, i: usize) -> Option<UnitBlocks> {
     let tb = &s.termbase().as_ref()?.1;
     let brief = s.brief().as_ref().map_or("", |b| b.sha256.as_str());
     let memory = s.block_memory();
-    let mut out = Vec::new();
-    for u in c.prose_units() {
-        let Some(fp) = s.fp(&u.id) else { continue };
-        let text = super::edits::final_str(c, s, u);
-        if text.trim().is_empty() {
-            continue;
-        }
-        let sha = crate::util::sha256_hex(text);
-        if memory.is_recorded(fp, &sha) {
-            continue;
-        }
-        let source = c.source_text(u);
-        let Some(pairs) = pair(source, text) else {
-            continue;
-        };
-        let model: Option<Vec<&str>> = s
-            .human_edit(&u.id)
-            .and_then(|_| s.kept_translation(&u.id, u32::MAX))
-            .and_then(|(_, t)| pair(source, t))
-            .map(|p| p.into_iter().map(|x| x.1).collect());
-        let edited = s.human_edit(&u.id).is_some();
-        let blocks = pairs
-            .iter()
-            .enumerate()
-            .map(|(i, (src, tgt))| {
-                let human = edited
-                    && (model.as_ref().is_none_or(|m| m.get(i) != Some(tgt))
-                        || memory.human(src) == Some(*tgt));
-                let origin = if human {
-                    BlockOrigin::Human
-                } else if memory.seed(src) == Some(*tgt)
-                    || c.seeds.lookup(src).is_some_and(|(t, _)| t == *tgt)
-                {
-                    BlockOrigin::Seed
+    let u = &c.units[i];
+    let fp = s.fp(&u.id)?;
+    let text = super::edits::final_str(c, s, u);
+    let sha = crate::util::sha256_hex(text);
+    let source = c.source_text(u);
+    let pairs = pair(source, text)?;
+    let model: Option<Vec<&str>> = s
+        .human_edit(&u.id)
+        .and_then(|_| s.kept_translation(&u.id, u32::MAX))
+        .and_then(|(_, t)| pair(source, t))
+        .map(|p| p.into_iter().map(|x| x.1).collect());
+    let edited = s.human_edit(&u.id).is_some();
+    let blocks = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (src, tgt))| {
+            let human = edited
+                && (model.as_ref().is_none_or(|m| m.get(i) != Some(tgt))
+                    || memory.human(src) == Some(*tgt));
+            let origin = if human {
+                BlockOrigin::Human
+            } else if memory.seed(src) == Some(*tgt)
+                || c.seeds.lookup(src).is_some_and(|(t, _)| t == *tgt)
+            {
+                BlockOrigin::Seed
+            } else {
+                BlockOrigin::Model
+            };
+            BlockPair {
+                source: src.to_string(),
+                target: tgt.to_string(),
+                origin,
+                key: if origin == BlockOrigin::Model {
+                    c.block_key(src, tb, brief)
                 } else {
-                    BlockOrigin::Model
-                };
-                BlockPair {
-                    source: src.to_string(),
-                    target: tgt.to_string(),
-                    origin,
-                    key: if origin == BlockOrigin::Model {
-                        c.block_key(src, tb, brief)
-                    } else {
-                        String::new()
-                    },
-                }
-            })
-            .collect();
-        out.push(UnitBlocks {
-            unit: u.id.clone(),
-            fp: fp.to_string(),
-            text_sha256: sha,
-            blocks,
-        });
-    }
-    (!out.is_empty()).then_some(out)
+                    String::new()
+                },
+            }
+        })
+        .collect();
+    Some(UnitBlocks {
+        unit: u.id.clone(),
+        fp: fp.to_string(),
+        text_sha256: sha,
+        blocks,
+    })
 }
 
 /// Carries out the block plan of unit `unit` (fingerprint `fp`, see [`State::reuse_plan`]):
@@ -345,4 +389,26 @@ pub fn edit_of_earlier(
     }
     out.text_sha256 = crate::util::sha256_hex(text);
     Ok(changed.then_some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_groups;
+
+    #[test]
+    fn block_records_are_written_in_files_of_bounded_size() {
+        assert_eq!(file_groups(&[], 10), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(file_groups(&[3, 3, 3, 3, 3], 10), vec![0..4, 4..5]);
+        // A unit larger than the limit is a file of its own.
+        assert_eq!(file_groups(&[25, 1, 9, 1], 10), vec![0..1, 1..3, 3..4]);
+        let sizes = [4usize; 100];
+        let groups = file_groups(&sizes, 10);
+        assert_eq!(groups.len(), 34);
+        assert!(
+            groups
+                .iter()
+                .all(|g| sizes[g.clone()].iter().sum::<usize>() <= 10 + 4)
+        );
+        assert_eq!(groups.iter().map(|g| g.len()).sum::<usize>(), 100);
+    }
 }
