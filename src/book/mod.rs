@@ -9,6 +9,8 @@
 //! - [`segment`] cuts a chapter into [`segment::Unit`]s at top-level block boundaries, such that
 //!   joining the units gives back the chapter byte for byte.
 //!
+//! - [`anchors`] makes heading ids as a site's tool does, and says which ids a translation
+//!   keeps.
 //! - [`mdx`] tells the ESM and JSX of `.mdx` chapters from their prose.
 //! - [`site`] reads book layouts (mdBook `SUMMARY.md`, MkDocs `mkdocs.yml`, Docusaurus
 //!   `docs/`) into chapter files in book order and their places in the translated site.
@@ -16,6 +18,7 @@
 //! Nothing here talks to a model or writes state.
 
 pub mod align;
+pub mod anchors;
 pub mod chapter;
 pub mod markdown;
 pub mod mdx;

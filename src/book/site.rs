@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, Mapping, Scalar, ScalarOwned, Yaml, YamlOwned};
 use serde::Serialize;
 
+use crate::book::anchors::SlugRule;
+
 /// Why a book's site (`book` in a campaign file) cannot be read: the message names the file
 /// and what in it booktr cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,6 +84,30 @@ pub struct Site {
     pub titles: Vec<String>,
     /// What was left out and why (draft chapters, missing files), one sentence each.
     pub notes: Vec<String>,
+    /// How the site's tool makes heading ids ([`SlugRule`]).
+    #[serde(skip)]
+    pub slug_rule: SlugRule,
+    /// Whether the tool reads an explicit id after a heading (`## Title {#id}`): mdBook and
+    /// Docusaurus always, MkDocs with the `attr_list` extension in `markdown_extensions`.
+    pub explicit_ids: bool,
+}
+
+/// Whether MkDocs config `cfg` lists Markdown extension `name` in `markdown_extensions`
+/// (as a bare name or a mapping key, with or without the `markdown.extensions.` prefix).
+fn mkdocs_extension(cfg: &YamlOwned, name: &str) -> bool {
+    let matches = |s: &str| s == name || s.strip_prefix("markdown.extensions.") == Some(name);
+    let Some(list) = cfg
+        .as_mapping_get("markdown_extensions")
+        .and_then(|v| v.as_sequence())
+    else {
+        return false;
+    };
+    list.iter().any(|e| match e.as_str() {
+        Some(s) => matches(s),
+        None => e
+            .as_mapping()
+            .is_some_and(|m| m.keys().any(|k| k.as_str().is_some_and(matches))),
+    })
 }
 
 /// Key of the synthetic chapter that carries a site's navigation titles.
@@ -296,6 +322,8 @@ fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, SiteError> {
     }
     Ok(Site {
         kind: SiteKind::MdBook,
+        slug_rule: SlugRule::GitHub,
+        explicit_ids: true,
         root: rel(&root, campaign_dir),
         docs_dir,
         out_docs_dir: out_docs,
@@ -500,6 +528,8 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
         pages,
         titles,
         notes,
+        slug_rule: SlugRule::PythonMarkdown,
+        explicit_ids: mkdocs_extension(&cfg, "attr_list"),
     })
 }
 
@@ -589,6 +619,8 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
         .collect();
     Ok(Site {
         kind: SiteKind::Docusaurus,
+        slug_rule: SlugRule::GitHub,
+        explicit_ids: true,
         root: rel(&root, campaign_dir),
         docs_dir,
         out_docs_dir: out_docs,

@@ -156,6 +156,11 @@ pub struct QaContext {
     /// `untranslated` counts a pseudo-word as the target's ([`untranslated`]). `false` from
     /// [`QaContext::new`]; a rehearsal campaign sets it.
     pub pseudo_targets: bool,
+    /// The source heading ids a translation keeps, for a site whose tool reads explicit ids
+    /// ([`crate::book::anchors::HeadingIds`]); `None` from [`QaContext::new`] and for a
+    /// campaign without such a site. The `headings` check reports a translated heading whose
+    /// id would differ.
+    pub heading_ids: Option<std::sync::Arc<crate::book::anchors::HeadingIds>>,
 }
 
 impl QaContext {
@@ -171,6 +176,7 @@ impl QaContext {
             style: crate::config::Style::for_target(target_lang),
             kept_words: None,
             pseudo_targets: false,
+            heading_ids: None,
         }
     }
 

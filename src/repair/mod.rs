@@ -169,6 +169,18 @@ pub struct Options {
     pub code_comments: CodeComments,
     /// The classes repaired; the others are left alone without a [`Skip`].
     pub classes: Vec<Class>,
+    /// For a site whose tool reads explicit heading ids: the source ids the translation keeps
+    /// ([`crate::book::anchors::HeadingIds`]); a translated heading without an id of its own
+    /// whose text would give another id gets `{#id}` (class [`Class::Anchor`]).
+    pub keep_ids: Option<KeepIds>,
+}
+
+/// The source ids of one unit's headings a translation keeps (see [`Options::keep_ids`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeepIds {
+    pub rule: crate::book::anchors::SlugRule,
+    /// Per source heading, in order: the id to keep, `None` for a heading with its own id.
+    pub ids: Vec<Option<String>>,
 }
 
 impl Default for Options {
@@ -177,6 +189,7 @@ impl Default for Options {
         Options {
             code_comments: CodeComments::Keep,
             classes: Class::ALL.to_vec(),
+            keep_ids: None,
         }
     }
 }
@@ -869,11 +882,28 @@ fn headings(
     edits: &mut Vec<Edit>,
     skipped: &mut Vec<Skip>,
 ) {
+    // The id each target heading would get, where the source's must be kept.
+    let keep: Vec<Option<&str>> = match &opts.keep_ids {
+        Some(k) if k.ids.len() == src.headings.len() => {
+            let texts = crate::book::anchors::headings(text);
+            k.ids
+                .iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let w = w.as_deref()?;
+                    let b = texts.get(i)?;
+                    (b.id.is_none() && k.rule.slug(&b.text) != w).then_some(w)
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
     let differs = src
         .headings
         .iter()
         .zip(&tgt.headings)
-        .any(|(a, b)| a.level != b.level || a.id != b.id);
+        .any(|(a, b)| a.level != b.level || a.id != b.id)
+        || keep.iter().any(Option::is_some);
     if src.headings.len() != tgt.headings.len() {
         skipped.push(Skip {
             class: Class::Heading,
@@ -917,6 +947,34 @@ fn headings(
         }
         if a.id != b.id && opts.enabled(Class::Anchor) {
             anchor(a, b, line, b.range.start, edits, skipped);
+        }
+    }
+    if !opts.enabled(Class::Anchor) {
+        return;
+    }
+    for (k, want) in keep.iter().enumerate() {
+        let (Some(want), Some(b)) = (want, tgt.headings.get(k)) else {
+            continue;
+        };
+        let line_end = text[b.range.clone()]
+            .find('\n')
+            .map_or(b.range.end, |i| b.range.start + i);
+        let trimmed = text[b.range.start..line_end].trim_end();
+        if b.atx && !trimmed.ends_with('#') && !trimmed.ends_with('}') {
+            let s = b.range.start + trimmed.len();
+            edits.push(Edit {
+                class: Class::Anchor,
+                range: s..s,
+                with: format!(" {{#{want}}}"),
+            });
+        } else {
+            skipped.push(Skip {
+                class: Class::Anchor,
+                why: format!(
+                    "heading {:?} is not written so that `{{#{want}}}` can be added after it",
+                    trimmed.trim()
+                ),
+            });
         }
     }
 }

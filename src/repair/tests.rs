@@ -676,3 +676,65 @@ fn broken_emphasis_is_not_closed_up_beyond_the_sources_emphasis() {
     );
     assert_eq!(errors(s, t, "emphasis", CodeComments::Keep).len(), 1);
 }
+
+/// The QA context and repair options of a site whose tool reads explicit heading ids, for the
+/// one unit `source` of one chapter.
+fn site_with_ids(source: &str) -> (crate::qa::QaContext, Options) {
+    let rule = crate::book::anchors::SlugRule::GitHub;
+    let ids = crate::book::anchors::HeadingIds::of_book(rule, [vec![source]]);
+    let keep = KeepIds {
+        rule,
+        ids: ids.of(source).unwrap().to_vec(),
+    };
+    let mut c = ctx(CodeComments::Keep);
+    c.heading_ids = Some(std::sync::Arc::new(ids));
+    (
+        c,
+        Options {
+            keep_ids: Some(keep),
+            ..Options::default()
+        },
+    )
+}
+
+#[test]
+fn a_translated_heading_keeps_the_source_id_links_to_it_use() {
+    let s = "## Build options\n\nText.\n\n## Examples\n\nMore.\n\n## Own {#own}\n\nLast.\n";
+    let t = "## 构建选项\n\n文字。\n\n## examples\n\n更多。\n\n## 自己 {#own}\n\n最后。\n";
+    let (c, opts) = site_with_ids(s);
+    let found: Vec<String> = check_unit(&c, "u", "c", s, t)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error && f.check == "headings")
+        .map(|f| f.message)
+        .collect();
+    // `examples` gives the source's id already; `Own` has its own id, kept.
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("keep `{#build-options}`"), "{found:?}");
+    let out = repair(s, t, &opts);
+    assert_eq!(
+        out.text,
+        "## 构建选项 {#build-options}\n\n文字。\n\n## examples\n\n更多。\n\n## 自己 {#own}\n\n最后。\n"
+    );
+    assert_eq!(out.repairs.len(), 1);
+    assert_eq!(out.repairs[0].class, Class::Anchor);
+    assert!(
+        check_unit(&c, "u", "c", s, &out.text)
+            .iter()
+            .all(|f| f.check != "headings"),
+        "no headings finding after repair"
+    );
+    assert_eq!(repair(s, &out.text, &opts).text, out.text, "idempotent");
+    // Without a site that reads ids nothing is added.
+    assert_eq!(repair(s, t, &Options::default()).text, t);
+}
+
+#[test]
+fn a_repeated_heading_keeps_its_numbered_id() {
+    let s = "## Example\n\nA.\n\n## Example\n\nB.\n";
+    let t = "## 例子\n\n甲。\n\n## 例子\n\n乙。\n";
+    let (_, opts) = site_with_ids(s);
+    assert_eq!(
+        repair(s, t, &opts).text,
+        "## 例子 {#example}\n\n甲。\n\n## 例子 {#example-1}\n\n乙。\n"
+    );
+}

@@ -55,6 +55,7 @@ mod qa_faults;
 mod qa_labelled;
 mod quality;
 mod real_llm;
+mod real_sites;
 mod record_corpus;
 mod repair_corpus;
 mod repair_loop;

@@ -95,6 +95,10 @@ pub struct Campaign {
     /// The memo of every QA context this campaign builds ([`Campaign::qa_context`]), so the
     /// Manager's rounds, the verdict and the report reuse one another's QA work.
     qa_cache: crate::qa::QaCache,
+    /// The source heading ids the translation keeps (computed once, on first use; `None`
+    /// unless the book is a site whose tool reads explicit ids): see
+    /// [`crate::book::anchors::HeadingIds`].
+    heading_ids: std::sync::OnceLock<Option<std::sync::Arc<crate::book::anchors::HeadingIds>>>,
     /// Token counter with the memo of this campaign's counts (see [`crate::tokens::Counter`]).
     tokens: crate::tokens::Counter,
     /// The last brief split for prompts, with the text it was split from
@@ -451,6 +455,7 @@ impl Campaign {
             unit_index,
             chapter_units,
             qa_cache: Default::default(),
+            heading_ids: Default::default(),
             tokens: Default::default(),
             brief_parts: Default::default(),
         })
@@ -627,7 +632,26 @@ impl Campaign {
         ctx.code_comments = self.plan.code_comments;
         ctx.style = self.plan.style.clone();
         ctx.pseudo_targets = self.plan.is_rehearsal();
+        ctx.heading_ids = self.heading_ids();
         ctx
+    }
+
+    /// The source heading ids the translation keeps ([`crate::book::anchors::HeadingIds`]),
+    /// for a site whose tool reads explicit heading ids; `None` otherwise.
+    pub fn heading_ids(&self) -> Option<std::sync::Arc<crate::book::anchors::HeadingIds>> {
+        self.heading_ids
+            .get_or_init(|| {
+                let site = self.plan.site.as_ref().filter(|s| s.explicit_ids)?;
+                let chapters = self.chapters.iter().map(|ch| {
+                    self.units_of(&ch.key)
+                        .map(|u| self.source_text(u))
+                        .collect::<Vec<&str>>()
+                });
+                Some(std::sync::Arc::new(
+                    crate::book::anchors::HeadingIds::of_book(site.slug_rule, chapters),
+                ))
+            })
+            .clone()
     }
 
     /// The shares of this campaign's `max_context_tokens` each kind of request may fill (see

@@ -16,7 +16,7 @@ use crate::qa::{Finding, QaContext, Severity};
 const CHECK: &str = "headings";
 
 /// Runs the check (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let (s, t) = (&src.headings, &tgt.headings);
     let mut out = Vec::new();
     let show = |h: &Heading| format!("{} {}", "#".repeat(h.level as usize), h.text.trim());
@@ -141,6 +141,47 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
                 &target,
             ));
         }
+    }
+    out.extend(kept_ids(ctx, source, target));
+    out
+}
+
+/// The source ids a translated heading keeps on a site whose tool reads explicit ids
+/// ([`crate::book::anchors::HeadingIds`]): a heading without its own `{#id}` whose translated
+/// text would give another id is an error naming the `{#id}` to add (mechanical repair adds
+/// it). Headings are paired in order, and only when the counts agree (otherwise the count is
+/// the finding).
+fn kept_ids(ctx: &QaContext, source: &str, target: &str) -> Vec<Finding> {
+    let Some(ids) = &ctx.heading_ids else {
+        return Vec::new();
+    };
+    let Some(want) = ids.of(source) else {
+        return Vec::new();
+    };
+    let (sh, th) = (
+        crate::book::anchors::headings(source),
+        crate::book::anchors::headings(target),
+    );
+    if sh.len() != want.len() || th.len() != want.len() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, ((w, a), b)) in want.iter().zip(&sh).zip(&th).enumerate() {
+        let Some(w) = w else { continue };
+        if ids.keeps(&b.text, b.id.as_deref(), w) {
+            continue;
+        }
+        let got = b.id.clone().unwrap_or_else(|| ids.rule.slug(&b.text));
+        out.push(Finding::new(
+            CHECK,
+            Severity::Error,
+            format!(
+                "heading {} gets the id `#{got}` in the translation where the source's is `#{w}`: links to it from other chapters and other sites break; keep `{{#{w}}}` after the translated heading",
+                i + 1
+            ),
+            a.text.trim(),
+            b.text.trim(),
+        ));
     }
     out
 }

@@ -64,6 +64,25 @@ pub fn rust_by_example() -> Option<PathBuf> {
     None
 }
 
+/// Shared site `name` (`../shared/sites/<name>`), or `None` with a printed reason when it is
+/// absent; absent with [`REQUIRE_CORPUS_VAR`] `=1`, a panic naming the path and the remedy.
+pub fn shared_site(name: &str) -> Option<PathBuf> {
+    let site = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/sites")
+        .join(name);
+    if site.is_dir() {
+        return Some(site);
+    }
+    if std::env::var(REQUIRE_CORPUS_VAR).is_ok_and(|v| v == "1") {
+        panic!(
+            "{REQUIRE_CORPUS_VAR}=1 but {} is absent (put the shared sites beside the checkout as ../shared/sites)",
+            site.display()
+        );
+    }
+    eprintln!("skipped: no {} (the shared sites)", site.display());
+    None
+}
+
 /// A temporary campaign folder with a campaign file.
 /// The absolute paths of the sample book's three chapters (`books/sample/`, as
 /// `campaigns/sample.toml` lists them), for campaigns over the sample book written in a
