@@ -7,7 +7,7 @@
 //! explicit id after a heading (`## 构建选项 {#build-options}`: mdBook, Docusaurus, MkDocs with
 //! the `attr_list` extension), the translation keeps the source's id that way ([`HeadingIds`]);
 //! QA's `headings` check reports a heading that would lose it, and mechanical repair puts it
-//! back (see [`crate::repair`]).
+//! back.
 //!
 //! Pure: no I/O.
 

@@ -166,6 +166,54 @@ pub fn reference_links(text: &str) -> Vec<RefLink> {
     out
 }
 
+/// The labels (as [`label_key`]s) of the link reference definitions of `text`.
+pub fn defined_labels(text: &str) -> std::collections::HashSet<String> {
+    let mut p = Parser::new_ext(text, options());
+    for _ in p.by_ref() {}
+    p.reference_definitions()
+        .iter()
+        .map(|(label, _)| label_key(label))
+        .collect()
+}
+
+/// `text` with each shortcut (`[label]`) and collapsed (`[label][]`) reference link or image
+/// written as a full reference that keeps its label (`[label][label]`), for a reference that
+/// `text` defines or whose label is in `defined` (the labels of the unit's chapter, see
+/// [`defined_labels`]). A full reference lets a translator translate the link text and keep
+/// the label: in the shortcut form the text is the label, so a translated text no longer
+/// names the definition (the link vanishes from the built page) and an untranslated one is
+/// English in the translation. A `[label]` defined nowhere is left as it is: it is as often
+/// bracketed prose as a link.
+pub fn full_references(text: &str, defined: &std::collections::HashSet<String>) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut last = 0;
+    for l in reference_links(text) {
+        let known = l.defined || defined.contains(&label_key(&text[l.label.clone()]));
+        if !known || l.form == RefForm::Full {
+            continue;
+        }
+        let label = &text[l.label.clone()];
+        match l.form {
+            RefForm::Shortcut => {
+                out.push_str(&text[last..l.range.end]);
+                out.push('[');
+                out.push_str(label);
+                out.push(']');
+                last = l.range.end;
+            }
+            RefForm::Collapsed => {
+                // `[label][]` → `[label][label]`: the label goes inside the empty brackets.
+                out.push_str(&text[last..l.range.end - 1]);
+                out.push_str(label);
+                last = l.range.end - 1;
+            }
+            RefForm::Full => {}
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// A link label as CommonMark matches it: case-folded, inner whitespace collapsed to one
 /// space, trimmed.
 pub fn label_key(label: &str) -> String {
@@ -394,5 +442,32 @@ mod tests {
                 "[^voyager-2023]"
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod reference_tests {
+    use super::*;
+
+    #[test]
+    fn shortcut_and_collapsed_references_are_written_in_full_keeping_their_label() {
+        let defined: std::collections::HashSet<String> =
+            ["building".to_string()].into_iter().collect();
+        let text = "See [Building], [the guide][guide], [Guide][] and ![logo].\n\n\
+                    Plain [brackets] stay.\n\n[guide]: guide.md\n[logo]: logo.png\n";
+        assert_eq!(
+            full_references(text, &defined),
+            "See [Building][Building], [the guide][guide], [Guide][Guide] and ![logo][logo].\n\n\
+             Plain [brackets] stay.\n\n[guide]: guide.md\n[logo]: logo.png\n"
+        );
+        assert_eq!(
+            defined_labels("[A  Label]: x.md\n\n[b]: y.md\n"),
+            ["a label".to_string(), "b".to_string()]
+                .into_iter()
+                .collect()
+        );
+        // Code is not touched.
+        let code = "`[building]` and\n\n```\n[building]\n```\n";
+        assert_eq!(full_references(code, &defined), code);
     }
 }

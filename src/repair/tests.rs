@@ -738,3 +738,24 @@ fn a_repeated_heading_keeps_its_numbered_id() {
         "## 例子 {#example}\n\n甲。\n\n## 例子 {#example-1}\n\n乙。\n"
     );
 }
+
+#[test]
+fn a_shortcut_reference_written_in_full_passes_qa_with_its_label_kept() {
+    // The definition is in another unit of the chapter, as it often is.
+    let s = "Overflow checks control the behavior of [runtime integer overflow]. When overflow checks are enabled, a panic will occur on overflow.\n";
+    let t = "溢出检查控制[运行时整数溢出][runtime integer overflow]的行为。启用溢出检查时，溢出会导致恐慌。\n";
+    let found: Vec<String> = check_unit(&ctx(CodeComments::Keep), "u", "c", s, t)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{}: {}", f.check, f.message))
+        .collect();
+    assert!(found.is_empty(), "{found:?}");
+    let with_def = format!("{s}\n[runtime integer overflow]: https://example.org/overflow\n");
+    let t_def = format!("{t}\n[runtime integer overflow]: https://example.org/overflow\n");
+    let found: Vec<String> = check_unit(&ctx(CodeComments::Keep), "u", "c", &with_def, &t_def)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{}: {}", f.check, f.message))
+        .collect();
+    assert!(found.is_empty(), "{found:?}");
+}

@@ -99,6 +99,9 @@ pub struct Campaign {
     /// unless the book is a site whose tool reads explicit ids): see
     /// [`crate::book::anchors::HeadingIds`].
     heading_ids: std::sync::OnceLock<Option<std::sync::Arc<crate::book::anchors::HeadingIds>>>,
+    /// Chapter key → the labels its link reference definitions define (computed once, on
+    /// first use): see [`Campaign::chapter_labels`].
+    chapter_labels: std::sync::OnceLock<HashMap<String, std::collections::HashSet<String>>>,
     /// Token counter with the memo of this campaign's counts (see [`crate::tokens::Counter`]).
     tokens: crate::tokens::Counter,
     /// The last brief split for prompts, with the text it was split from
@@ -456,6 +459,7 @@ impl Campaign {
             chapter_units,
             qa_cache: Default::default(),
             heading_ids: Default::default(),
+            chapter_labels: Default::default(),
             tokens: Default::default(),
             brief_parts: Default::default(),
         })
@@ -634,6 +638,29 @@ impl Campaign {
         ctx.pseudo_targets = self.plan.is_rehearsal();
         ctx.heading_ids = self.heading_ids();
         ctx
+    }
+
+    /// The labels (as [`crate::book::markdown::label_key`]s) the link reference definitions of
+    /// chapter `key` define, so that a unit's `[label]` defined in another unit of its chapter
+    /// is read as the link it is ([`crate::book::markdown::full_references`]).
+    pub fn chapter_labels(&self, key: &str) -> &std::collections::HashSet<String> {
+        static NONE: std::sync::OnceLock<std::collections::HashSet<String>> =
+            std::sync::OnceLock::new();
+        self.chapter_labels
+            .get_or_init(|| {
+                self.chapters
+                    .iter()
+                    .map(|ch| {
+                        let text: String = self
+                            .units_of(&ch.key)
+                            .map(|u| self.source_text(u))
+                            .collect();
+                        (ch.key.clone(), crate::book::markdown::defined_labels(&text))
+                    })
+                    .collect()
+            })
+            .get(key)
+            .unwrap_or_else(|| NONE.get_or_init(Default::default))
     }
 
     /// The source heading ids the translation keeps ([`crate::book::anchors::HeadingIds`]),

@@ -265,7 +265,7 @@ fn translation_request(
     let entries = c.prompt_entries(termbase, c.source_text(u));
     let mdx = crate::book::mdx::is_mdx(&c.chapter(&u.chapter).rel_path);
     let mask = crate::agents::mask::mask_for(c.source_text(u), mdx);
-    let source = mask.text.clone();
+    let source = sent_source(c, u, &mask);
     let revision = (round > 0).then(|| {
         let previous = s
             .kept_translation(&u.id, round - 1)
@@ -295,6 +295,26 @@ fn translation_request(
     (request, source, mask)
 }
 
+/// The source text a Translation request sends for `mask` (a masked text of unit `u`): its
+/// shortcut and collapsed reference links written as full references that keep their labels
+/// ([`crate::book::markdown::full_references`]), so the model translates the link text and
+/// keeps the label. Not where a label holds a placeholder, which must occur once.
+fn sent_source(
+    c: &crate::campaign::Campaign,
+    u: &crate::book::Unit,
+    mask: &crate::agents::mask::Masked,
+) -> String {
+    let full = crate::book::markdown::full_references(&mask.text, c.chapter_labels(&u.chapter));
+    if mask.is_empty() || !full.contains('⟦') {
+        return full;
+    }
+    // A copied label with a placeholder in it would duplicate the placeholder.
+    match mask.restore(&full) {
+        Ok(_) => full,
+        Err(_) => mask.text.clone(),
+    }
+}
+
 /// The Translation request of one part of a unit (`range` of its source). A stuck unit's
 /// piece goes out with its inline markup masked and without the brief: see
 /// `pieces::is_piece_part`. Returns the request, the source as sent and the mask.
@@ -318,7 +338,11 @@ fn part_request(
         crate::agents::mask::mask_for(text, mdx)
     };
     let brief = if piece { "" } else { s.brief_text() };
-    let source = mask.text.clone();
+    let source = if piece {
+        mask.text.clone()
+    } else {
+        sent_source(c, u, &mask)
+    };
     // A part sent because block memory holds the rest of its unit reads the text before it
     // (the unit's reused paragraphs included) as read-only context, as a whole unit does.
     let context = if s.reused(&u.id).is_some() && !piece {

@@ -210,8 +210,25 @@ fn text_blocks(text: &str) -> Vec<TextBlock> {
             out.push(b);
         }
     };
+    // The labels of full references defined in another unit are names, never shown: not text
+    // (see `Doc::parse`).
+    let labels: Vec<std::ops::Range<usize>> = markdown::reference_links(body)
+        .into_iter()
+        .filter(|l| l.form == markdown::RefForm::Full && !l.defined)
+        .map(|l| l.label.start.saturating_sub(1)..l.label.end + 1)
+        .collect();
     for (ev, range) in markdown::parser(body).into_offset_iter() {
         let at = bom + range.start;
+        if matches!(ev, Event::Text(_))
+            && labels
+                .iter()
+                .any(|l| l.start <= range.start && range.end <= l.end)
+        {
+            if let Some(b) = cur.as_mut() {
+                b.push(" ", None);
+            }
+            continue;
+        }
         match ev {
             Event::Start(tag) => {
                 let open = match tag {

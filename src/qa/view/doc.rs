@@ -145,6 +145,17 @@ impl Doc {
         let mut html_block = String::new();
         let mut in_html_block = false;
         let mut table: Option<TableShape> = None;
+        // The labels of full references whose definition is in another unit: the parser reads
+        // `[text][label]` as text then, but the label is a name that is never shown, so it is
+        // not prose (a translation keeps it in the source language on purpose).
+        let labels: Vec<std::ops::Range<usize>> = markdown::reference_links(text)
+            .into_iter()
+            .filter(|l| l.form == markdown::RefForm::Full && !l.defined)
+            .map(|l| l.label.start.saturating_sub(1)..l.label.end + 1)
+            .collect();
+        let in_label = |r: &std::ops::Range<usize>| {
+            labels.iter().any(|l| l.start <= r.start && r.end <= l.end)
+        };
         let parser = markdown::parser(text);
         let mut iter = parser.into_offset_iter();
         let mut outline = crate::qa::view::outline::OutlineBuilder::default();
@@ -239,6 +250,7 @@ impl Doc {
                         d.tables.push(t);
                     }
                 }
+                Event::Text(_) if skip == 0 && !in_html_block && in_label(&range) => {}
                 Event::Text(t) if skip == 0 && !in_html_block => {
                     if let Some(h) = heading.as_mut() {
                         h.text.push_str(&t);

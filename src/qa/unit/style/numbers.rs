@@ -1,6 +1,7 @@
 //! `style_number_format`: digit grouping and decimal separator of the target locale, for the
 //! numbers of the target's prose that are neither code (never in the view) nor versions,
-//! identifiers, dates, times or references.
+//! identifiers, dates, times or references. A number right after a word that names a version
+//! (`Version 0.17`, [`VERSION_WORDS`]) is a version.
 //!
 //! A number is a run of digits with `.`, `,` or no-break-space (U+00A0, U+202F, U+2009)
 //! separators between digit groups. Left out: a run touching a letter, `_`, `-`, `/`, `:`,
@@ -58,6 +59,72 @@ fn is_space_sep(c: char) -> bool {
     matches!(c, '\u{00A0}' | '\u{202F}' | '\u{2009}')
 }
 
+/// Words that name a version in the locales the check knows (lower case): a number right after
+/// one (`version 0.17`, `Version 1.5`, `версии 2.0`, `版本 0.4`) is a version, not a decimal
+/// to write in the locale's format. From the CLDR-covered languages of [`Convention::of`]; the
+/// regression test `a_version_number_is_not_a_number_to_format` guards the rule.
+const VERSION_WORDS: &[&str] = &[
+    "version",
+    "versions",
+    "versionen",
+    "versión",
+    "versiones",
+    "versione",
+    "versioni",
+    "versie",
+    "versies",
+    "versão",
+    "versões",
+    "versao",
+    "versi",
+    "versiyon",
+    "sürüm",
+    "sürümü",
+    "versio",
+    "versiossa",
+    "versjon",
+    "wersja",
+    "wersji",
+    "verze",
+    "verzi",
+    "verzia",
+    "verzie",
+    "версия",
+    "версии",
+    "версию",
+    "версией",
+    "версія",
+    "версії",
+    "версію",
+    "release",
+    "edition",
+    "版本",
+    "バージョン",
+    "버전",
+    "rust",
+];
+
+/// Whether the word before the number starting at char `start` (spaces skipped) is one of
+/// [`VERSION_WORDS`].
+fn after_version_word(v: &View, start: usize) -> bool {
+    let mut k = start;
+    while k > 0 && matches!(v.chars[k - 1].c, ' ' | '\u{00A0}' | '\u{202F}') {
+        k -= 1;
+    }
+    let end = k;
+    while k > 0 && v.chars[k - 1].c.is_alphabetic() {
+        k -= 1;
+    }
+    if k == end {
+        return false;
+    }
+    let word: String = v.chars[k..end]
+        .iter()
+        .flat_map(|x| x.c.to_lowercase())
+        .collect();
+    VERSION_WORDS.contains(&word.as_str())
+}
+
 /// Runs the check over the view (see the module docs).
 pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
     let n = v.chars.len();
@@ -112,7 +179,7 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
         if touching(before) || (touching(after) && !sentence_dot) {
             continue;
         }
-        if seps.is_empty() {
+        if seps.is_empty() || after_version_word(v, start) {
             continue;
         }
         let dots = seps.iter().filter(|&&s| s == '.').count();

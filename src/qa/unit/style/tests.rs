@@ -190,6 +190,14 @@ fn german_quotation_marks() {
 }
 
 #[test]
+fn a_version_number_is_not_a_number_to_format() {
+    let de = "Seit Version 0.17 (und ab version\u{a0}0.4) gilt es; Rust 1.70 auch. Es dauert 0.5 Sekunden.\n";
+    assert_eq!(only(NUMBER_FORMAT, hits_of("de", "", de)), vec!["0.5"]);
+    let ru = "Начиная с версии 0.17 это работает, а 0.5 секунды — нет.\n";
+    assert_eq!(only(NUMBER_FORMAT, hits_of("ru", "", ru)), vec!["0.5"]);
+}
+
+#[test]
 fn number_format_per_locale() {
     let t = "Es kostet 1,234.5 Euro, 1,000,000 Nutzer, 0.5 Sekunden und 3.5 % mehr; 1.234,5 ist richtig, Python 3.11, Version 1.2.3, GPT-4, 2024-01-01, 12:30, Abschnitt 2.4.\n";
     assert_eq!(
