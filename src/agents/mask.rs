@@ -215,6 +215,11 @@ fn base_spans(text: &str, mdx: bool) -> Vec<std::ops::Range<usize>> {
     let mut spans = comment_spans(text, &code);
     spans.extend(tag_line_spans(text, &code, &spans));
     spans.extend(empty_element_spans(text, &code, &spans));
+    for f in extension_spans(text, &code) {
+        if !spans.iter().any(|s| s.start < f.end && f.start < s.end) {
+            spans.push(f);
+        }
+    }
     if mdx {
         let mut found = Vec::new();
         // ESM and JSX lines (as in neighbour context, which holds whole protected blocks).
@@ -251,6 +256,123 @@ fn base_spans(text: &str, mdx: bool) -> Vec<std::ops::Range<usize>> {
     }
     spans.sort_by_key(|r| r.start);
     spans
+}
+
+/// The syntax of Markdown extensions and site plugins outside code, which the site's build
+/// reads and a translation must keep byte for byte (a typographic quote or a translated word
+/// in it breaks the build or the page):
+///
+/// - pymdownx snippets: a `--8<-- "file"` line, and a block between two `--8<--` lines;
+/// - mkdocstrings and mkdocs-click blocks: a `::: identifier` line and the more indented
+///   option lines under it;
+/// - admonitions, collapsible details and content tabs (`!!! note "Title"`, `??? tip`,
+///   `???+ example "Title"`, `=== "Title"`): the marker and the quotes around the title, so
+///   that only the title is translated;
+/// - Jinja and Liquid tags and expressions (`{% … %}`, `{{ … }}`) on one line, mdBook's
+///   `{{#include …}}` among them;
+/// - emoji and icon shortcodes (`:material-bug:`, `:smile:`; pymdownx.emoji, GitHub): a
+///   `:name:` of lower-case letters, digits, `_`, `+` and `-` with a letter in it, standing
+///   alone (a space, a bracket or the line's edge before it; a space, punctuation, `{` or the
+///   edge after it).
+///
+/// Hand-rolled line patterns: each syntax is one line shape, recognised at the start of a
+/// line (tags anywhere), and no Markdown parser knows these extensions.
+fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops::Range<usize>> {
+    use std::sync::LazyLock;
+    static MARKER: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r#"^(?:!!!|\?\?\?\+?|===[+!]?)(?:[ \t]+[\w-]+)*[ \t]*(?:"([^"]*)")?[ \t]*$"#,
+        )
+        .expect("a valid pattern")
+    });
+    static OBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^::: [A-Za-z_][\w.:-]*[ \t]*$").expect("a valid pattern")
+    });
+    static TAG: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"\{%.*?%\}|\{\{.*?\}\}").expect("a valid pattern"));
+    static SHORTCODE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r":[a-z0-9_+][a-z0-9_+-]*:").expect("a valid pattern"));
+    let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
+    let mut out = Vec::new();
+    let lines: Vec<(usize, &str)> = text
+        .split_inclusive('\n')
+        .scan(0, |pos, l| {
+            let at = *pos;
+            *pos += l.len();
+            Some((at, l.trim_end_matches(['\n', '\r'])))
+        })
+        .collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let (at, body) = lines[i];
+        let lead = body.len() - body.trim_start().len();
+        let t = body.trim_start();
+        let start = at + lead;
+        if t.is_empty() || in_code(start) {
+            i += 1;
+            continue;
+        }
+        if t == "--8<--" || t == ";--8<--" {
+            // A block of snippet paths, up to the closing `--8<--` line.
+            let close = (i + 1..lines.len()).find(|&k| lines[k].1.trim() == t);
+            let last = close.unwrap_or(i);
+            out.push(start..lines[last].0 + lines[last].1.len());
+            i = last + 1;
+            continue;
+        }
+        if t.starts_with("--8<--") || t.starts_with(";--8<--") {
+            out.push(start..at + body.len());
+            i += 1;
+            continue;
+        }
+        if OBJECT.is_match(t) {
+            // The options under it: lines indented deeper, up to a blank or shallower line.
+            let mut last = i;
+            while let Some(&(_, next)) = lines.get(last + 1) {
+                let nl = next.len() - next.trim_start().len();
+                if next.trim().is_empty() || nl <= lead {
+                    break;
+                }
+                last += 1;
+            }
+            out.push(start..lines[last].0 + lines[last].1.len());
+            i = last + 1;
+            continue;
+        }
+        if let Some(c) = MARKER.captures(t) {
+            match c.get(1).filter(|title| !title.as_str().trim().is_empty()) {
+                Some(title) => {
+                    out.push(start..start + title.start());
+                    out.push(start + title.end()..at + body.len());
+                }
+                None => out.push(start..at + body.len()),
+            }
+            i += 1;
+            continue;
+        }
+        for m in TAG.find_iter(body) {
+            if !in_code(at + m.start()) {
+                out.push(at + m.start()..at + m.end());
+            }
+        }
+        for m in SHORTCODE.find_iter(body) {
+            let before = body[..m.start()].chars().next_back();
+            let after = body[m.end()..].chars().next();
+            let alone = before.is_none_or(|c| c.is_whitespace() || "([".contains(c))
+                && after.is_none_or(|c| c.is_whitespace() || ".,;!?)]{".contains(c))
+                && m.as_str().chars().any(|c| c.is_ascii_lowercase());
+            if alone
+                && !in_code(at + m.start())
+                && !out
+                    .iter()
+                    .any(|r| r.start < at + m.end() && at + m.start() < r.end)
+            {
+                out.push(at + m.start()..at + m.end());
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Smaller when stuck: what [`mask`] masks, plus every inline span a model must
@@ -553,6 +675,40 @@ fn longest_run(text: &str, c: char) -> usize {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn plugin_and_extension_syntax_is_masked_and_only_titles_are_left_to_translate() {
+        let text = "--8<-- \"CONTRIBUTING.md\"\n\n!!! example \"Example with Python\"\n    === \"docs/my_page.md\"\n\n        Text here.\n\n::: my_package.my_module.MyClass\n    options:\n      show_source: false\n\nSee {{ config.site_name }} and {% include 'x.md' %}.\n\n!!! note\n    Body.\n\n--8<--\na.md\nb.md\n--8<--\n\n```\n!!! not \"masked\"\n```\n";
+        let m = mask(text);
+        assert_eq!(m.restore(&m.text).unwrap(), text, "lossless");
+        let ph = |i: usize| m.placeholder(i);
+        let kept: Vec<&str> = m.originals.iter().map(String::as_str).collect();
+        assert_eq!(
+            kept,
+            [
+                "--8<-- \"CONTRIBUTING.md\"",
+                "!!! example \"",
+                "\"",
+                "=== \"",
+                "\"",
+                "::: my_package.my_module.MyClass\n    options:\n      show_source: false",
+                "{{ config.site_name }}",
+                "{% include 'x.md' %}",
+                "!!! note",
+                "--8<--\na.md\nb.md\n--8<--",
+            ]
+        );
+        // The titles are what the model reads and translates.
+        assert!(
+            m.text
+                .contains(&format!("{}Example with Python{}", ph(2), ph(3)))
+        );
+        assert!(m.text.contains("!!! not \"masked\""), "code is left alone");
+        let icons =
+            mask("## Sponsor :octicons-heart-fill-16:{: .throb}\n\nAt 12:30: fine :smile: ok.\n");
+        let kept: Vec<&str> = icons.originals.iter().map(String::as_str).collect();
+        assert_eq!(kept, [":octicons-heart-fill-16:", ":smile:"]);
+    }
 
     #[test]
     fn comments_are_masked_outside_code_and_restored() {

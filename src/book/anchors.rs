@@ -127,11 +127,35 @@ pub fn headings(text: &str) -> Vec<HeadingAnchor> {
                     h.text.push_str(&t);
                 }
             }
-            Event::End(TagEnd::Heading(_)) => out.extend(cur.take()),
+            Event::End(TagEnd::Heading(_)) => out.extend(cur.take().map(attr_list)),
             _ => {}
         }
     }
     out
+}
+
+/// `h` with a trailing attribute list that pulldown-cmark leaves in the text read as Python-
+/// Markdown's `attr_list` reads it (`## Title {: #id .class}`, `{#id}` with an escaped
+/// character, `{: .class}`): its `#id` becomes the id, and the block leaves the text (the
+/// tool does not slug it).
+fn attr_list(mut h: HeadingAnchor) -> HeadingAnchor {
+    let t = h.text.trim_end();
+    if !t.ends_with('}') {
+        return h;
+    }
+    let Some(open) = t.rfind('{') else { return h };
+    let inner = t[open + 1..t.len() - 1].trim_start_matches(':');
+    if inner.contains(['{', '}']) {
+        return h;
+    }
+    if h.id.is_none() {
+        h.id = inner
+            .split_whitespace()
+            .find_map(|tok| tok.strip_prefix('#'))
+            .map(|id| id.replace('\\', ""));
+    }
+    h.text = t[..open].trim_end().to_string();
+    h
 }
 
 /// The id of each heading of a page (its headings in order, as [`headings`] reads them) under
@@ -229,6 +253,15 @@ mod tests {
         assert_eq!(p.slug("Build options"), "build-options");
         assert_eq!(p.slug("What's new?  -- v2"), "whats-new-v2");
         assert_eq!(p.slug("构建选项"), "");
+    }
+
+    #[test]
+    fn an_attribute_list_after_a_heading_gives_its_id_and_leaves_its_text() {
+        let page = headings("# 6.0 Notes {: #\\6.0}\n\n## Sponsor :heart:{: .throb}\n");
+        assert_eq!(page[0].id.as_deref(), Some("6.0"));
+        assert_eq!(page[0].text, "6.0 Notes");
+        assert_eq!(page[1].id, None);
+        assert_eq!(page[1].text, "Sponsor :heart:");
     }
 
     #[test]

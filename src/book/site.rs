@@ -92,6 +92,75 @@ pub struct Site {
     pub explicit_ids: bool,
 }
 
+/// The pages of nav folder entry `dir` (under the docs folder `docs`), as mkdocs-literate-nav
+/// lists them: the local `.md` links of the folder's nav file (`SUMMARY.md`) in order, a link
+/// to a subfolder expanded the same way; without a nav file, every `.md` file of the folder
+/// and its subfolders in natural order. Paths relative to `docs`.
+fn folder_pages(docs: &Path, dir: &Path) -> Vec<String> {
+    let nav = dir.join("SUMMARY.md");
+    let mut out = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(&nav) {
+        out.push(inside(&nav, docs).unwrap_or_default());
+        let dests: Vec<String> = crate::book::markdown::parser(&text)
+            .filter_map(|ev| match ev {
+                pulldown_cmark::Event::Start(pulldown_cmark::Tag::Link { dest_url, .. }) => {
+                    Some(dest_url.to_string())
+                }
+                _ => None,
+            })
+            .collect();
+        for dest in dests {
+            let Some(t) = local_target(&dest) else {
+                continue;
+            };
+            let f = crate::util::normalize(&dir.join(percent_decode(t)));
+            if f.is_dir() && f != dir {
+                out.extend(folder_pages(docs, &f));
+            } else if f.is_file()
+                && f.extension().is_some_and(|x| x == "md")
+                && let Some(r) = inside(&f, docs)
+            {
+                out.push(r);
+            }
+        }
+        return out;
+    }
+    for e in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        if e.file_type().is_file()
+            && e.path().extension().is_some_and(|x| x == "md")
+            && let Some(r) = inside(e.path(), docs)
+        {
+            out.push(r);
+        }
+    }
+    out.sort_by(|a, b| natord::compare(a, b));
+    out
+}
+
+/// The slug rule of an MkDocs site (`yml`: its `mkdocs.yml` text): Python-Markdown's default,
+/// or GitHub's when the `toc` extension's `slugify` is one of pymdownx's
+/// (`pymdownx.slugs.slugify`, `uslugify`), which keep letters of every script as GitHub's does.
+/// Read from the text: the YAML loader keeps the value of a `!!python/…` tag, not the tag that
+/// names the function.
+fn mkdocs_slug_rule(yml: &str) -> SlugRule {
+    let lines: Vec<&str> = yml.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start().trim_start_matches("- ").trim();
+        if t != "toc:" && t != "markdown.extensions.toc:" {
+            continue;
+        }
+        let custom = lines[i + 1..]
+            .iter()
+            .take_while(|x| x.trim().is_empty() || indent(x) > indent(l))
+            .any(|x| x.contains("slugify:") && x.contains("pymdownx.slugs"));
+        if custom {
+            return SlugRule::GitHub;
+        }
+    }
+    SlugRule::PythonMarkdown
+}
+
 /// Whether MkDocs config `cfg` lists Markdown extension `name` in `markdown_extensions`
 /// (as a bare name or a mapping key, with or without the `markdown.extensions.` prefix).
 fn mkdocs_extension(cfg: &YamlOwned, name: &str) -> bool {
@@ -501,17 +570,32 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
     };
     let mut pages = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut listed = Vec::new();
     for p in paths {
         if p.contains("://") {
             continue;
         }
         let f = crate::util::normalize(&docs.join(&p));
-        if !f.is_file() {
+        if f.is_dir() {
+            // A folder entry (mkdocs-literate-nav): the folder's own nav file, or its pages.
+            listed.extend(folder_pages(&docs, &f));
+        } else if f.is_file() {
+            listed.push(p);
+        } else if p.ends_with(".md") {
+            // A page a plugin writes at build time (mkdocs-gen-files, mkdocs-coverage): there
+            // is nothing to translate, and the translated site's plugin writes it again.
+            notes.push(format!(
+                "the nav lists {p}, which is not in {docs_dir}/ (a page a plugin generates at build time?): left out"
+            ));
+        } else {
             return Err(SiteError(format!(
                 "{}: the nav lists {p}, which is not in {docs_dir}/. Fix the nav or create the file",
                 file.display()
             )));
         }
+    }
+    for p in listed {
+        let f = crate::util::normalize(&docs.join(&p));
         if seen.insert(f.clone()) {
             pages.push(Page {
                 source: rel(&f, campaign_dir),
@@ -528,7 +612,7 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
         pages,
         titles,
         notes,
-        slug_rule: SlugRule::PythonMarkdown,
+        slug_rule: mkdocs_slug_rule(&std::fs::read_to_string(file).unwrap_or_default()),
         explicit_ids: mkdocs_extension(&cfg, "attr_list"),
     })
 }
@@ -713,6 +797,61 @@ mod tests {
         assert_eq!(s.titles, ["Home", "Guide", "Install", "Site"]);
         let back = s.parse_titles(&s.titles_markdown()).unwrap();
         assert_eq!(back, s.titles);
+    }
+
+    #[test]
+    fn a_literate_nav_folder_entry_and_a_generated_page_do_not_stop_an_mkdocs_site() {
+        let d = tree(&[
+            (
+                "site/mkdocs.yml",
+                "site_name: S\nnav:\n  - Home: index.md\n  - Guide: guide/\n  - API: api/\n  - Coverage: coverage.md\nmarkdown_extensions:\n  - attr_list\n  - toc:\n      permalink: true\n",
+            ),
+            ("site/docs/index.md", "# Home\n"),
+            (
+                "site/docs/guide/SUMMARY.md",
+                "- [Use](use.md)\n- [Install](install.md)\n- [More](more/)\n",
+            ),
+            ("site/docs/guide/install.md", "# Install\n"),
+            ("site/docs/guide/use.md", "# Use\n"),
+            ("site/docs/guide/more/b.md", "# B\n"),
+            ("site/docs/api/x10.md", "# X10\n"),
+            ("site/docs/api/x2.md", "# X2\n"),
+        ]);
+        let s = read(d.path(), "site/mkdocs.yml", "zh").unwrap();
+        let outs: Vec<&str> = s.pages.iter().map(|p| p.out.as_str()).collect();
+        assert_eq!(
+            outs,
+            [
+                "docs/index.md",
+                "docs/guide/SUMMARY.md",
+                "docs/guide/use.md",
+                "docs/guide/install.md",
+                "docs/guide/more/b.md",
+                "docs/api/x2.md",
+                "docs/api/x10.md",
+            ]
+        );
+        assert!(
+            s.notes.iter().any(|n| n.contains("coverage.md")),
+            "{:?}",
+            s.notes
+        );
+        assert!(s.explicit_ids, "attr_list is on");
+        assert_eq!(s.slug_rule, SlugRule::PythonMarkdown);
+    }
+
+    #[test]
+    fn an_mkdocs_site_with_pymdownx_slugs_slugs_headings_in_every_script() {
+        let d = tree(&[
+            (
+                "site/mkdocs.yml",
+                "site_name: S\nmarkdown_extensions:\n  - markdown.extensions.toc:\n      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}\n  - markdown.extensions.attr_list:\n",
+            ),
+            ("site/docs/index.md", "# Home\n"),
+        ]);
+        let s = read(d.path(), "site/mkdocs.yml", "zh").unwrap();
+        assert_eq!(s.slug_rule, SlugRule::GitHub);
+        assert!(s.explicit_ids);
     }
 
     #[test]

@@ -960,7 +960,25 @@ fn headings(
             .find('\n')
             .map_or(b.range.end, |i| b.range.start + i);
         let trimmed = text[b.range.start..line_end].trim_end();
-        if b.atx && !trimmed.ends_with('#') && !trimmed.ends_with('}') {
+        // An attribute list without an id (`{: .class}`) takes the id inside it.
+        let attrs = trimmed
+            .ends_with('}')
+            .then(|| trimmed.rfind('{'))
+            .flatten()
+            .filter(|&o| !trimmed[o..].contains('#'));
+        if let Some(o) = attrs.filter(|_| b.atx) {
+            let after = if trimmed[o + 1..].starts_with(':') {
+                o + 2
+            } else {
+                o + 1
+            };
+            let s = b.range.start + after;
+            edits.push(Edit {
+                class: Class::Anchor,
+                range: s..s,
+                with: format!(" #{want}"),
+            });
+        } else if b.atx && !trimmed.ends_with('#') && !trimmed.ends_with('}') {
             let s = b.range.start + trimmed.len();
             edits.push(Edit {
                 class: Class::Anchor,

@@ -759,3 +759,14 @@ fn a_shortcut_reference_written_in_full_passes_qa_with_its_label_kept() {
         .collect();
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn a_heading_with_an_attribute_list_takes_the_kept_id_inside_it() {
+    let s = "## Become a Sponsor :heart:{: .throb}\n\nText.\n";
+    let t = "## Werde Sponsor :heart:{: .throb}\n\nText.\n";
+    let (_, opts) = site_with_ids(s);
+    assert_eq!(
+        repair(s, t, &opts).text,
+        "## Werde Sponsor :heart:{: #become-a-sponsor-heart .throb}\n\nText.\n"
+    );
+}
