@@ -36,7 +36,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
-use pulldown_cmark::{Event, Tag, TagEnd};
 use regex::Regex;
 
 use crate::lang::Lang;
@@ -485,54 +484,18 @@ fn chapter_number(key: &str) -> Option<String> {
     RE.find(key).and_then(|m| normalize_number(m.as_str()))
 }
 
-/// A heading's slug as GitHub (github-slugger) and mdBook (`normalize_id`) generate it:
-/// lowercase; letters, digits, `_` and `-` kept (any script, so `调用工具` stays as it is);
-/// whitespace to `-`; everything else dropped. Duplicates in one page get `-1`, `-2`, … (see
-/// [`page_slugs`]).
+/// A heading's slug as GitHub (github-slugger) and mdBook (`normalize_id`) generate it
+/// ([`crate::book::anchors::SlugRule::GitHub`]). Duplicates in one page get `-1`, `-2`, …
+/// (see [`page_slugs`]).
 pub fn slug(text: &str) -> String {
-    text.trim()
-        .chars()
-        .filter_map(|c| {
-            if c.is_alphanumeric() || c == '_' || c == '-' {
-                Some(c.to_lowercase().collect::<String>())
-            } else if c.is_whitespace() {
-                Some("-".to_string())
-            } else {
-                None
-            }
-        })
-        .collect()
+    crate::book::anchors::SlugRule::GitHub.slug(text)
 }
 
-/// A heading as the anchor check sees it: its full text (inline code included, as renderers
-/// slug it) and its explicit `{#id}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct AnchorHeading {
-    text: String,
-    id: Option<String>,
-}
+/// A heading as the anchor check sees it ([`crate::book::anchors::HeadingAnchor`]).
+type AnchorHeading = crate::book::anchors::HeadingAnchor;
 
 fn anchor_headings(text: &str) -> Vec<AnchorHeading> {
-    let mut out = Vec::new();
-    let mut cur: Option<AnchorHeading> = None;
-    for ev in crate::book::markdown::parser(text) {
-        match ev {
-            Event::Start(Tag::Heading { id, .. }) => {
-                cur = Some(AnchorHeading {
-                    text: String::new(),
-                    id: id.map(|s| s.to_string()),
-                })
-            }
-            Event::Text(t) | Event::Code(t) => {
-                if let Some(h) = cur.as_mut() {
-                    h.text.push_str(&t);
-                }
-            }
-            Event::End(TagEnd::Heading(_)) => out.extend(cur.take()),
-            _ => {}
-        }
-    }
-    out
+    crate::book::anchors::headings(text)
 }
 
 /// How a page's anchor resolves.
