@@ -268,8 +268,12 @@ fn base_spans(text: &str, mdx: bool) -> Vec<std::ops::Range<usize>> {
 /// - admonitions, collapsible details and content tabs (`!!! note "Title"`, `??? tip`,
 ///   `???+ example "Title"`, `=== "Title"`): the marker and the quotes around the title, so
 ///   that only the title is translated;
+/// - pymdownx blocks (`/// admonition | Title`, its indented options, and the closing `///`):
+///   everything but the title;
 /// - Jinja and Liquid tags and expressions (`{% … %}`, `{{ … }}`) on one line, mdBook's
 ///   `{{#include …}}` among them;
+/// - attribute lists (`{: .class}`, `{#id}`, attr_list), keys (`++ctrl+alt+del++`,
+///   pymdownx.keys) and progress bars (`[=85% "85%"]`, pymdownx.progressbar);
 /// - emoji and icon shortcodes (`:material-bug:`, `:smile:`; pymdownx.emoji, GitHub): a
 ///   `:name:` of lower-case letters, digits, `_`, `+` and `-` with a letter in it, standing
 ///   alone (a space, a bracket or the line's edge before it; a space, punctuation, `{` or the
@@ -288,8 +292,16 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
     static OBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(r"^::: [A-Za-z_][\w.:-]*[ \t]*$").expect("a valid pattern")
     });
-    static TAG: LazyLock<regex::Regex> =
-        LazyLock::new(|| regex::Regex::new(r"\{%.*?%\}|\{\{.*?\}\}").expect("a valid pattern"));
+    static TAG: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+                r"\{%.*?%\}|\{\{.*?\}\}|\{:?[ \t]*[#.][^{}\n]*\}|\+\+[A-Za-z0-9][\w+-]*\+\+|\[=[^\]\n]*\]",
+            )
+            .expect("a valid pattern")
+    });
+    static BLOCK: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^/{3,}(?:[ \t]*[\w-]+(?:[ \t]*\|[ \t]*(.*?))?)?[ \t]*$")
+            .expect("a valid pattern")
+    });
     static SHORTCODE: LazyLock<regex::Regex> =
         LazyLock::new(|| regex::Regex::new(r":[a-z0-9_+][a-z0-9_+-]*:").expect("a valid pattern"));
     let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
@@ -336,6 +348,35 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
                 last += 1;
             }
             out.push(start..lines[last].0 + lines[last].1.len());
+            i = last + 1;
+            continue;
+        }
+        if let Some(c) = BLOCK.captures(t) {
+            // The options under a block's header: lines indented deeper, up to a blank or
+            // shallower line.
+            let mut last = i;
+            while let Some(&(_, next)) = lines.get(last + 1) {
+                let nl = next.len() - next.trim_start().len();
+                if next.trim().is_empty() || nl <= lead {
+                    break;
+                }
+                last += 1;
+            }
+            let end = lines[last].0 + lines[last].1.len();
+            // `/// html | div` names an element, not a title.
+            let titled = !t.trim_start_matches('/').trim_start().starts_with("html");
+            match c
+                .get(1)
+                .filter(|title| titled && !title.as_str().trim().is_empty())
+            {
+                Some(title) => {
+                    out.push(start..start + title.start());
+                    if start + title.end() < end {
+                        out.push(start + title.end()..end);
+                    }
+                }
+                None => out.push(start..end),
+            }
             i = last + 1;
             continue;
         }
@@ -704,10 +745,39 @@ mod tests {
                 .contains(&format!("{}Example with Python{}", ph(2), ph(3)))
         );
         assert!(m.text.contains("!!! not \"masked\""), "code is left alone");
+        let inline = mask(
+            "Press ++ctrl+alt+delete++ now.{: .source-link }\n\n[=85% \"85%\"]{: .candystripe} and ^†^{#\\_fn_1}\n",
+        );
+        let kept: Vec<&str> = inline.originals.iter().map(String::as_str).collect();
+        assert_eq!(
+            kept,
+            [
+                "++ctrl+alt+delete++",
+                "{: .source-link }",
+                "[=85% \"85%\"]",
+                "{: .candystripe}",
+                "{#\\_fn_1}"
+            ]
+        );
+        let block_text = "/// admonition | Some Title\n    type: warning\n\nContent here.\n///\n\n/// html | div\n:smile: x\n///\n";
+        let blocks = mask(block_text);
+        let kept: Vec<&str> = blocks.originals.iter().map(String::as_str).collect();
+        assert_eq!(
+            kept,
+            [
+                "/// admonition | ",
+                "\n    type: warning",
+                "///",
+                "/// html | div",
+                ":smile:",
+                "///"
+            ]
+        );
+        assert_eq!(blocks.restore(&blocks.text).unwrap(), block_text);
         let icons =
             mask("## Sponsor :octicons-heart-fill-16:{: .throb}\n\nAt 12:30: fine :smile: ok.\n");
         let kept: Vec<&str> = icons.originals.iter().map(String::as_str).collect();
-        assert_eq!(kept, [":octicons-heart-fill-16:", ":smile:"]);
+        assert_eq!(kept, [":octicons-heart-fill-16:", "{: .throb}", ":smile:"]);
     }
 
     #[test]

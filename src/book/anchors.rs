@@ -29,13 +29,16 @@ pub enum SlugRule {
     /// a non-ASCII letter is dropped: the two differ only for accented letters in the
     /// source's headings.
     PythonMarkdown,
+    /// Python-Markdown's `toc` with pymdownx's `slugify` (`pymdownx.slugs`): letters of every
+    /// script kept as [`SlugRule::GitHub`] does, repeats numbered `_n` as `toc` does.
+    Pymdownx,
 }
 
 impl SlugRule {
     /// The id this rule makes of heading text `text` (before making it unique in its page).
     pub fn slug(self, text: &str) -> String {
         match self {
-            SlugRule::GitHub => text
+            SlugRule::GitHub | SlugRule::Pymdownx => text
                 .trim()
                 .chars()
                 .filter_map(|c| {
@@ -87,7 +90,7 @@ impl SlugRule {
                 *n += 1;
                 id
             }
-            SlugRule::PythonMarkdown => {
+            SlugRule::PythonMarkdown | SlugRule::Pymdownx => {
                 let mut id = base;
                 let mut k = 0;
                 let stem = id.clone();
@@ -127,11 +130,26 @@ pub fn headings(text: &str) -> Vec<HeadingAnchor> {
                     h.text.push_str(&t);
                 }
             }
-            Event::End(TagEnd::Heading(_)) => out.extend(cur.take().map(attr_list)),
+            Event::End(TagEnd::Heading(_)) => {
+                out.extend(cur.take().map(attr_list).map(without_shortcodes))
+            }
             _ => {}
         }
     }
     out
+}
+
+/// `h` with its emoji and icon shortcodes (`:material-bug:`) left out of the text: the site
+/// renders them as images, which no slug rule reads.
+fn without_shortcodes(mut h: HeadingAnchor) -> HeadingAnchor {
+    use std::sync::LazyLock;
+    static SHORTCODE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r":[a-z0-9_+][a-z0-9_+-]*[a-z][a-z0-9_+-]*:").expect("a valid pattern")
+    });
+    if h.text.contains(':') {
+        h.text = SHORTCODE.replace_all(&h.text, "").trim().to_string();
+    }
+    h
 }
 
 /// `h` with a trailing attribute list that pulldown-cmark leaves in the text read as Python-
@@ -148,7 +166,13 @@ fn attr_list(mut h: HeadingAnchor) -> HeadingAnchor {
     if inner.contains(['{', '}']) {
         return h;
     }
-    if h.id.is_none() {
+    // Glued to the word before it (`:heart:{: .throb}`), the list belongs to that inline
+    // element, not to the heading: it leaves the text and gives no id.
+    let glued = t[..open]
+        .chars()
+        .next_back()
+        .is_some_and(|c| !c.is_whitespace());
+    if h.id.is_none() && !glued {
         h.id = inner
             .split_whitespace()
             .find_map(|tok| tok.strip_prefix('#'))
@@ -261,7 +285,7 @@ mod tests {
         assert_eq!(page[0].id.as_deref(), Some("6.0"));
         assert_eq!(page[0].text, "6.0 Notes");
         assert_eq!(page[1].id, None);
-        assert_eq!(page[1].text, "Sponsor :heart:");
+        assert_eq!(page[1].text, "Sponsor");
     }
 
     #[test]
@@ -274,6 +298,10 @@ mod tests {
         assert_eq!(
             page_ids(SlugRule::PythonMarkdown, &page),
             ["intro", "example", "example_1", "_1", "_2"]
+        );
+        assert_eq!(
+            page_ids(SlugRule::Pymdownx, &page),
+            ["intro", "example", "example_1", "例子", "示例"]
         );
     }
 

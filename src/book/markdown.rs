@@ -189,7 +189,9 @@ pub fn full_references(text: &str, defined: &std::collections::HashSet<String>) 
     let mut last = 0;
     for l in reference_links(text) {
         let known = l.defined || defined.contains(&label_key(&text[l.label.clone()]));
-        if !known || l.form == RefForm::Full {
+        // A label in code (`[`ToString`]`) has nothing to translate, and copied it would add
+        // a code span.
+        if !known || l.form == RefForm::Full || text[l.label.clone()].contains('`') {
             continue;
         }
         let label = &text[l.label.clone()];
@@ -466,6 +468,9 @@ mod reference_tests {
                 .into_iter()
                 .collect()
         );
+        // A label in code has nothing to translate.
+        let lbl = "See [`ToString`].\n\n[`ToString`]: x.html\n";
+        assert_eq!(full_references(lbl, &defined), lbl);
         // Code is not touched.
         let code = "`[building]` and\n\n```\n[building]\n```\n";
         assert_eq!(full_references(code, &defined), code);

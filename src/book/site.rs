@@ -138,8 +138,8 @@ fn folder_pages(docs: &Path, dir: &Path) -> Vec<String> {
 }
 
 /// The slug rule of an MkDocs site (`yml`: its `mkdocs.yml` text): Python-Markdown's default,
-/// or GitHub's when the `toc` extension's `slugify` is one of pymdownx's
-/// (`pymdownx.slugs.slugify`, `uslugify`), which keep letters of every script as GitHub's does.
+/// or [`SlugRule::Pymdownx`] when the `toc` extension's `slugify` is one of pymdownx's
+/// (`pymdownx.slugs.slugify`, `uslugify`), which keep letters of every script.
 /// Read from the text: the YAML loader keeps the value of a `!!python/…` tag, not the tag that
 /// names the function.
 fn mkdocs_slug_rule(yml: &str) -> SlugRule {
@@ -155,7 +155,7 @@ fn mkdocs_slug_rule(yml: &str) -> SlugRule {
             .take_while(|x| x.trim().is_empty() || indent(x) > indent(l))
             .any(|x| x.contains("slugify:") && x.contains("pymdownx.slugs"));
         if custom {
-            return SlugRule::GitHub;
+            return SlugRule::Pymdownx;
         }
     }
     SlugRule::PythonMarkdown
@@ -850,7 +850,7 @@ mod tests {
             ("site/docs/index.md", "# Home\n"),
         ]);
         let s = read(d.path(), "site/mkdocs.yml", "zh").unwrap();
-        assert_eq!(s.slug_rule, SlugRule::GitHub);
+        assert_eq!(s.slug_rule, SlugRule::Pymdownx);
         assert!(s.explicit_ids);
     }
 

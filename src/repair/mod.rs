@@ -183,6 +183,16 @@ pub struct KeepIds {
     pub ids: Vec<Option<String>>,
 }
 
+impl KeepIds {
+    /// The ids to keep for unit source `source` under `ids`, if it has any.
+    pub fn of(ids: &crate::book::anchors::HeadingIds, source: &str) -> Option<KeepIds> {
+        Some(KeepIds {
+            rule: ids.rule,
+            ids: ids.of(source)?.to_vec(),
+        })
+    }
+}
+
 impl Default for Options {
     /// Every class, comments kept ([`CodeComments::Keep`]).
     fn default() -> Options {
@@ -358,7 +368,7 @@ fn span_edits(
         code_blocks(source, src, tgt, &t, opts, &mut edits, skipped);
     }
     if opts.enabled(Class::Heading) || opts.enabled(Class::Anchor) {
-        headings(src, tgt, &t, opts, &mut edits, skipped);
+        headings(source, src, tgt, &t, opts, &mut edits, skipped);
     }
     if opts.enabled(Class::Math) {
         in_order(
@@ -874,7 +884,9 @@ fn code_blocks(
 }
 
 /// Headings paired in order when counts agree: the ATX `#` count and the `{#id}` anchor.
+#[allow(clippy::too_many_arguments)]
 fn headings(
+    source: &str,
     src: &Spans,
     text: &str,
     tgt: &Spans,
@@ -886,13 +898,18 @@ fn headings(
     let keep: Vec<Option<&str>> = match &opts.keep_ids {
         Some(k) if k.ids.len() == src.headings.len() => {
             let texts = crate::book::anchors::headings(text);
+            let sources = crate::book::anchors::headings(source);
             k.ids
                 .iter()
                 .enumerate()
                 .map(|(i, w)| {
                     let w = w.as_deref()?;
                     let b = texts.get(i)?;
-                    (b.id.is_none() && k.rule.slug(&b.text) != w).then_some(w)
+                    // A heading left as it was keeps its generated id.
+                    let same = sources
+                        .get(i)
+                        .is_some_and(|a| a.text.trim() == b.text.trim());
+                    (b.id.is_none() && !same && k.rule.slug(&b.text) != w).then_some(w)
                 })
                 .collect()
         }
@@ -961,11 +978,15 @@ fn headings(
             .map_or(b.range.end, |i| b.range.start + i);
         let trimmed = text[b.range.start..line_end].trim_end();
         // An attribute list without an id (`{: .class}`) takes the id inside it.
-        let attrs = trimmed
-            .ends_with('}')
-            .then(|| trimmed.rfind('{'))
-            .flatten()
-            .filter(|&o| !trimmed[o..].contains('#'));
+        let brace = trimmed.ends_with('}').then(|| trimmed.rfind('{')).flatten();
+        // A list glued to the word before it belongs to that inline element, not the heading.
+        let glued = brace.is_some_and(|o| {
+            trimmed[..o]
+                .chars()
+                .next_back()
+                .is_some_and(|c| !c.is_whitespace())
+        });
+        let attrs = brace.filter(|&o| !glued && !trimmed[o..].contains('#'));
         if let Some(o) = attrs.filter(|_| b.atx) {
             let after = if trimmed[o + 1..].starts_with(':') {
                 o + 2
@@ -978,7 +999,7 @@ fn headings(
                 range: s..s,
                 with: format!(" #{want}"),
             });
-        } else if b.atx && !trimmed.ends_with('#') && !trimmed.ends_with('}') {
+        } else if b.atx && !trimmed.ends_with('#') && (!trimmed.ends_with('}') || glued) {
             let s = b.range.start + trimmed.len();
             edits.push(Edit {
                 class: Class::Anchor,

@@ -761,12 +761,35 @@ fn a_shortcut_reference_written_in_full_passes_qa_with_its_label_kept() {
 }
 
 #[test]
-fn a_heading_with_an_attribute_list_takes_the_kept_id_inside_it() {
+fn a_heading_with_an_attribute_list_keeps_its_id_on_the_heading() {
+    // A list after a space is the heading's: the id goes inside it.
+    let s = "## Become a Sponsor {: .throb}\n\nText.\n";
+    let t = "## Werde Sponsor {: .throb}\n\nText.\n";
+    let (_, opts) = site_with_ids(s);
+    assert_eq!(
+        repair(s, t, &opts).text,
+        "## Werde Sponsor {: #become-a-sponsor .throb}\n\nText.\n"
+    );
+    // Glued to an icon, the list is the icon's: the heading's id goes after it, and the
+    // icon's shortcode is not part of the id.
     let s = "## Become a Sponsor :heart:{: .throb}\n\nText.\n";
     let t = "## Werde Sponsor :heart:{: .throb}\n\nText.\n";
     let (_, opts) = site_with_ids(s);
     assert_eq!(
         repair(s, t, &opts).text,
-        "## Werde Sponsor :heart:{: #become-a-sponsor-heart .throb}\n\nText.\n"
+        "## Werde Sponsor :heart:{: .throb} {#become-a-sponsor}\n\nText.\n"
+    );
+}
+
+#[test]
+fn a_heading_left_as_it_was_keeps_its_generated_id_without_a_new_one() {
+    let s = "## 10.1\n\nA.\n\n## 1.0.1\n\nB.\n";
+    let t = "## 10.1\n\nA。\n\n## 1.0.1\n\nB。\n";
+    let (c, opts) = site_with_ids(s);
+    assert_eq!(repair(s, t, &opts).text, t);
+    assert!(
+        check_unit(&c, "u", "c", s, t)
+            .iter()
+            .all(|f| f.check != "headings")
     );
 }

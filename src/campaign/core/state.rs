@@ -1139,12 +1139,9 @@ impl State {
         {
             let opts = crate::repair::Options {
                 code_comments: c.plan.code_comments,
-                keep_ids: c.heading_ids().and_then(|h| {
-                    Some(crate::repair::KeepIds {
-                        rule: h.rule,
-                        ids: h.of(c.source_text(u))?.to_vec(),
-                    })
-                }),
+                keep_ids: c
+                    .heading_ids()
+                    .and_then(|h| crate::repair::KeepIds::of(&h, c.source_text(u))),
                 ..Default::default()
             };
             let out = crate::repair::repair(c.source_text(u), text, &opts);

@@ -168,7 +168,10 @@ fn kept_ids(ctx: &QaContext, source: &str, target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, ((w, a), b)) in want.iter().zip(&sh).zip(&th).enumerate() {
         let Some(w) = w else { continue };
-        if ids.keeps(&b.text, b.id.as_deref(), w) {
+        // A heading left as it was keeps its generated id.
+        if ids.keeps(&b.text, b.id.as_deref(), w)
+            || (b.id.is_none() && a.text.trim() == b.text.trim())
+        {
             continue;
         }
         let got = b.id.clone().unwrap_or_else(|| ids.rule.slug(&b.text));

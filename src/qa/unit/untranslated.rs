@@ -171,6 +171,20 @@ impl TextBlock {
 
 /// The text blocks of `text` in document order. Hand-rolled over pulldown-cmark events: QA's
 /// [`Doc`] keeps the prose as one string, without block boundaries or offsets.
+/// `t` with its emoji and icon shortcodes (`:smile:`, `:material-bug:`: names a site's
+/// emoji extension renders, kept as written by a translation) blanked with as many spaces, so
+/// they are not read as words and offsets stay the same.
+fn blank_shortcodes(t: &str) -> std::borrow::Cow<'_, str> {
+    use std::sync::LazyLock;
+    static SHORTCODE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(^|\s):[a-z0-9_+][a-z0-9_+-]*[a-z][a-z0-9_+-]*:")
+            .expect("a valid pattern")
+    });
+    SHORTCODE.replace_all(t, |c: &regex::Captures<'_>| {
+        format!("{}{}", &c[1], " ".repeat(c[0].len() - c[1].len()))
+    })
+}
+
 fn text_blocks(text: &str) -> Vec<TextBlock> {
     #[derive(PartialEq)]
     enum Open {
@@ -296,7 +310,7 @@ fn text_blocks(text: &str) -> Vec<TextBlock> {
                     pieces: Vec::new(),
                 });
                 let exact = body.get(range.clone()) == Some(&*t);
-                b.push(&t, Some((at, exact)));
+                b.push(&blank_shortcodes(&t), Some((at, exact)));
             }
             Event::Code(_)
             | Event::InlineMath(_)
@@ -2036,6 +2050,16 @@ mod tests {
         let src = "Preference optimisation trains a model on pairs of answers.[^a] Reward models can be over-optimised.[^b] Process supervision checks each step.[^c]\n\n[^a]: Rafailov, Rafael et al., “Direct Preference Optimization: Your Language Model is Secretly a Reward Model”, 2023.\n[^b]: Gao, Leo, John Schulman, and Jacob Hilton, “Scaling Laws for Reward Model Overoptimization”, OpenAI, 2023.\n[^c]: Lightman, Hunter et al., “Let's Verify Step by Step”, OpenAI, 2023.\n[^d]: Silver, David and Richard S. Sutton, “Welcome to the Era of Experience”, 2025.\n[^e]: Li, Bojie. *Models Take Notes at Prefill: KV Cache Can Be Editable and Composable.* arXiv:2606.17107, 2026.\n";
         let tgt = "偏好优化用成对的回答训练模型。[^a] 奖励模型可能被过度优化。[^b] 过程监督检查每一步。[^c]\n\n[^a]: Rafailov, Rafael et al., “Direct Preference Optimization: Your Language Model is Secretly a Reward Model”, 2023.\n[^b]: Gao, Leo, John Schulman, and Jacob Hilton, “Scaling Laws for Reward Model Overoptimization”, OpenAI, 2023.\n[^c]: Lightman, Hunter et al., “Let's Verify Step by Step”, OpenAI, 2023.\n[^d]: Silver, David and Richard S. Sutton, “Welcome to the Era of Experience”, 2025.\n[^e]: Li, Bojie. *Models Take Notes at Prefill: KV Cache Can Be Editable and Composable.* arXiv:2606.17107, 2026.\n";
         assert_eq!(run(&ctx("en", "zh"), src, tgt), vec![]);
+    }
+
+    #[test]
+    fn a_paragraph_of_emoji_shortcodes_is_not_text_left_untranslated() {
+        assert!(text_blocks(":smile: :heart: :thumbsup:\n").is_empty());
+        let b = text_blocks("Click :material-bug: to report.\n");
+        assert_eq!(
+            b[0].text.split_whitespace().collect::<Vec<_>>(),
+            ["Click", "to", "report."]
+        );
     }
 
     #[test]
