@@ -320,11 +320,14 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
         let lead = body.len() - body.trim_start().len();
         let t = body.trim_start();
         let start = at + lead;
-        if t.is_empty() || in_code(start) {
+        if t.is_empty() {
             i += 1;
             continue;
         }
-        if t == "--8<--" || t == ";--8<--" {
+        // Line-start syntax is read only where the line starts outside code; the inline
+        // syntax further down is read span by span (a table row may start with inline code).
+        let line_code = in_code(start);
+        if !line_code && (t == "--8<--" || t == ";--8<--") {
             // A block of snippet paths, up to the closing `--8<--` line.
             let close = (i + 1..lines.len()).find(|&k| lines[k].1.trim() == t);
             let last = close.unwrap_or(i);
@@ -332,12 +335,12 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
             i = last + 1;
             continue;
         }
-        if t.starts_with("--8<--") || t.starts_with(";--8<--") {
+        if !line_code && (t.starts_with("--8<--") || t.starts_with(";--8<--")) {
             out.push(start..at + body.len());
             i += 1;
             continue;
         }
-        if OBJECT.is_match(t) {
+        if !line_code && OBJECT.is_match(t) {
             // The options under it: lines indented deeper, up to a blank or shallower line.
             let mut last = i;
             while let Some(&(_, next)) = lines.get(last + 1) {
@@ -351,7 +354,7 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
             i = last + 1;
             continue;
         }
-        if let Some(c) = BLOCK.captures(t) {
+        if let Some(c) = BLOCK.captures(t).filter(|_| !line_code) {
             // The options under a block's header: lines indented deeper, up to a blank or
             // shallower line.
             let mut last = i;
@@ -380,7 +383,7 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
             i = last + 1;
             continue;
         }
-        if let Some(c) = MARKER.captures(t) {
+        if let Some(c) = MARKER.captures(t).filter(|_| !line_code) {
             match c.get(1).filter(|title| !title.as_str().trim().is_empty()) {
                 Some(title) => {
                     out.push(start..start + title.start());
