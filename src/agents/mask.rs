@@ -341,30 +341,13 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
             continue;
         }
         if !line_code && OBJECT.is_match(t) {
-            // The options under it: lines indented deeper, up to a blank or shallower line.
-            let mut last = i;
-            while let Some(&(_, next)) = lines.get(last + 1) {
-                let nl = next.len() - next.trim_start().len();
-                if next.trim().is_empty() || nl <= lead {
-                    break;
-                }
-                last += 1;
-            }
+            let last = options_end(&lines, i, lead);
             out.push(start..lines[last].0 + lines[last].1.len());
             i = last + 1;
             continue;
         }
         if let Some(c) = BLOCK.captures(t).filter(|_| !line_code) {
-            // The options under a block's header: lines indented deeper, up to a blank or
-            // shallower line.
-            let mut last = i;
-            while let Some(&(_, next)) = lines.get(last + 1) {
-                let nl = next.len() - next.trim_start().len();
-                if next.trim().is_empty() || nl <= lead {
-                    break;
-                }
-                last += 1;
-            }
+            let last = options_end(&lines, i, lead);
             let end = lines[last].0 + lines[last].1.len();
             // `/// html | div` names an element, not a title.
             let titled = !t.trim_start_matches('/').trim_start().starts_with("html");
@@ -417,6 +400,20 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
         i += 1;
     }
     out
+}
+
+/// The last of the option lines under line `i` of `lines` (indented `lead`): the lines
+/// indented deeper, up to a blank or shallower line; `i` itself when there are none.
+fn options_end(lines: &[(usize, &str)], i: usize, lead: usize) -> usize {
+    let mut last = i;
+    while let Some(&(_, next)) = lines.get(last + 1) {
+        let nl = next.len() - next.trim_start().len();
+        if next.trim().is_empty() || nl <= lead {
+            break;
+        }
+        last += 1;
+    }
+    last
 }
 
 /// Smaller when stuck: what [`mask`] masks, plus every inline span a model must
