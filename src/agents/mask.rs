@@ -302,8 +302,6 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
         regex::Regex::new(r"^/{3,}(?:[ \t]*[\w-]+(?:[ \t]*\|[ \t]*(.*?))?)?[ \t]*$")
             .expect("a valid pattern")
     });
-    static SHORTCODE: LazyLock<regex::Regex> =
-        LazyLock::new(|| regex::Regex::new(r":[a-z0-9_+][a-z0-9_+-]*:").expect("a valid pattern"));
     let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
     let mut out = Vec::new();
     let lines: Vec<(usize, &str)> = text
@@ -382,19 +380,10 @@ fn extension_spans(text: &str, code: &[std::ops::Range<usize>]) -> Vec<std::ops:
                 out.push(at + m.start()..at + m.end());
             }
         }
-        for m in SHORTCODE.find_iter(body) {
-            let before = body[..m.start()].chars().next_back();
-            let after = body[m.end()..].chars().next();
-            let alone = before.is_none_or(|c| c.is_whitespace() || "([".contains(c))
-                && after.is_none_or(|c| c.is_whitespace() || ".,;!?)]{".contains(c))
-                && m.as_str().chars().any(|c| c.is_ascii_lowercase());
-            if alone
-                && !in_code(at + m.start())
-                && !out
-                    .iter()
-                    .any(|r| r.start < at + m.end() && at + m.start() < r.end)
-            {
-                out.push(at + m.start()..at + m.end());
+        for m in crate::book::markdown::shortcodes(body) {
+            let r = at + m.start..at + m.end;
+            if !in_code(r.start) && !out.iter().any(|o| o.start < r.end && r.start < o.end) {
+                out.push(r);
             }
         }
         i += 1;

@@ -142,12 +142,13 @@ pub fn headings(text: &str) -> Vec<HeadingAnchor> {
 /// `h` with its emoji and icon shortcodes (`:material-bug:`) left out of the text: the site
 /// renders them as images, which no slug rule reads.
 fn without_shortcodes(mut h: HeadingAnchor) -> HeadingAnchor {
-    use std::sync::LazyLock;
-    static SHORTCODE: LazyLock<regex::Regex> = LazyLock::new(|| {
-        regex::Regex::new(r":[a-z0-9_+][a-z0-9_+-]*[a-z][a-z0-9_+-]*:").expect("a valid pattern")
-    });
-    if h.text.contains(':') {
-        h.text = SHORTCODE.replace_all(&h.text, "").trim().to_string();
+    let codes = crate::book::markdown::shortcodes(&h.text);
+    if !codes.is_empty() {
+        let mut text = h.text.clone();
+        for r in codes.into_iter().rev() {
+            text.replace_range(r, "");
+        }
+        h.text = text.trim().to_string();
     }
     h
 }

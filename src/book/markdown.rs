@@ -166,6 +166,27 @@ pub fn reference_links(text: &str) -> Vec<RefLink> {
     out
 }
 
+/// Byte ranges of the emoji and icon shortcodes of `text` (`:smile:`, `:material-bug:`;
+/// pymdownx.emoji, GitHub): a `:name:` of lower-case letters, digits, `_`, `+` and `-` with a
+/// letter in it, standing alone (a space, a bracket or the edge before it; a space,
+/// punctuation, `{` or the edge after it), so `12:30:` and `a:b:c` are not.
+pub fn shortcodes(text: &str) -> Vec<std::ops::Range<usize>> {
+    use std::sync::LazyLock;
+    static SHORTCODE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r":[a-z0-9_+][a-z0-9_+-]*:").expect("a valid pattern"));
+    SHORTCODE
+        .find_iter(text)
+        .filter(|m| {
+            let before = text[..m.start()].chars().next_back();
+            let after = text[m.end()..].chars().next();
+            before.is_none_or(|c| c.is_whitespace() || "([".contains(c))
+                && after.is_none_or(|c| c.is_whitespace() || ".,;!?)]{".contains(c))
+                && m.as_str().chars().any(|c| c.is_ascii_lowercase())
+        })
+        .map(|m| m.range())
+        .collect()
+}
+
 /// The labels (as [`label_key`]s) of the link reference definitions of `text`.
 pub fn defined_labels(text: &str) -> std::collections::HashSet<String> {
     let mut p = Parser::new_ext(text, options());

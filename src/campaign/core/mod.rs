@@ -651,11 +651,10 @@ impl Campaign {
                 self.chapters
                     .iter()
                     .map(|ch| {
-                        let text: String = self
-                            .units_of(&ch.key)
-                            .map(|u| self.source_text(u))
-                            .collect();
-                        (ch.key.clone(), crate::book::markdown::defined_labels(&text))
+                        (
+                            ch.key.clone(),
+                            crate::book::markdown::defined_labels(&ch.text),
+                        )
                     })
                     .collect()
             })

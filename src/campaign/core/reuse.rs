@@ -34,7 +34,7 @@ pub fn record_blocks(c: &Campaign, store: &mut Store, state: &mut State) -> anyh
     for group in file_groups(&sizes, RECORD_FILE_BYTES) {
         let units: Vec<UnitBlocks> = pending[group]
             .iter()
-            .filter_map(|&(i, _)| unit_blocks(c, state, i))
+            .filter_map(|(i, _, sha)| unit_blocks(c, state, *i, sha))
             .collect();
         if units.is_empty() {
             continue;
@@ -76,9 +76,9 @@ fn file_groups(sizes: &[usize], limit: usize) -> Vec<std::ops::Range<usize>> {
 /// its run). 2 MB is a few chapters, so a run still writes few files.
 pub const RECORD_FILE_BYTES: usize = 2_000_000;
 
-/// The prose units whose final text is not recorded yet: index in `c.units` and bytes of
-/// source and final text.
-fn unrecorded(c: &Campaign, s: &State) -> Vec<(usize, usize)> {
+/// The prose units whose final text is not recorded yet: index in `c.units`, bytes of source
+/// and final text, and the final text's sha256.
+fn unrecorded(c: &Campaign, s: &State) -> Vec<(usize, usize, String)> {
     if s.termbase().is_none() {
         return Vec::new();
     }
@@ -90,21 +90,22 @@ fn unrecorded(c: &Campaign, s: &State) -> Vec<(usize, usize)> {
         .filter_map(|(i, u)| {
             let fp = s.fp(&u.id)?;
             let text = super::edits::final_str(c, s, u);
-            (!text.trim().is_empty() && !memory.is_recorded(fp, &crate::util::sha256_hex(text)))
-                .then(|| (i, c.source_text(u).len() + text.len()))
+            let sha = crate::util::sha256_hex(text);
+            (!text.trim().is_empty() && !memory.is_recorded(fp, &sha))
+                .then(|| (i, c.source_text(u).len() + text.len(), sha))
         })
         .collect()
 }
 
-/// The block record of unit `i` ([`record_blocks`]); `None` when its blocks do not pair.
-fn unit_blocks(c: &Campaign, s: &State, i: usize) -> Option<UnitBlocks> {
+/// The block record of unit `i` ([`record_blocks`]), `sha` the sha256 of its final text;
+/// `None` when its blocks do not pair.
+fn unit_blocks(c: &Campaign, s: &State, i: usize, sha: &str) -> Option<UnitBlocks> {
     let tb = &s.termbase().as_ref()?.1;
     let brief = s.brief().as_ref().map_or("", |b| b.sha256.as_str());
     let memory = s.block_memory();
     let u = &c.units[i];
     let fp = s.fp(&u.id)?;
     let text = super::edits::final_str(c, s, u);
-    let sha = crate::util::sha256_hex(text);
     let source = c.source_text(u);
     let pairs = pair(source, text)?;
     let model: Option<Vec<&str>> = s
@@ -144,7 +145,7 @@ fn unit_blocks(c: &Campaign, s: &State, i: usize) -> Option<UnitBlocks> {
     Some(UnitBlocks {
         unit: u.id.clone(),
         fp: fp.to_string(),
-        text_sha256: sha,
+        text_sha256: sha.to_string(),
         blocks,
     })
 }

@@ -175,14 +175,16 @@ impl TextBlock {
 /// emoji extension renders, kept as written by a translation) blanked with as many spaces, so
 /// they are not read as words and offsets stay the same.
 fn blank_shortcodes(t: &str) -> std::borrow::Cow<'_, str> {
-    use std::sync::LazyLock;
-    static SHORTCODE: LazyLock<regex::Regex> = LazyLock::new(|| {
-        regex::Regex::new(r"(^|\s):[a-z0-9_+][a-z0-9_+-]*[a-z][a-z0-9_+-]*:")
-            .expect("a valid pattern")
-    });
-    SHORTCODE.replace_all(t, |c: &regex::Captures<'_>| {
-        format!("{}{}", &c[1], " ".repeat(c[0].len() - c[1].len()))
-    })
+    let codes = markdown::shortcodes(t);
+    if codes.is_empty() {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    let mut out = t.to_string();
+    for r in codes {
+        let n = r.len();
+        out.replace_range(r, &" ".repeat(n));
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn text_blocks(text: &str) -> Vec<TextBlock> {

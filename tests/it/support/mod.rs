@@ -50,18 +50,7 @@ pub fn corpus_dir() -> Option<PathBuf> {
 /// catalogs), or `None` with a printed reason when it is absent; absent with
 /// [`REQUIRE_CORPUS_VAR`] `=1`, a panic naming the path and the remedy.
 pub fn rust_by_example() -> Option<PathBuf> {
-    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sites/rust-by-example");
-    if site.join("po").is_dir() {
-        return Some(site);
-    }
-    if std::env::var(REQUIRE_CORPUS_VAR).is_ok_and(|v| v == "1") {
-        panic!(
-            "{REQUIRE_CORPUS_VAR}=1 but Rust by Example is not at {} (put the shared sites beside the checkout as ../shared/sites)",
-            site.display()
-        );
-    }
-    eprintln!("skipped: no {} (the shared sites)", site.display());
-    None
+    shared_site("rust-by-example")
 }
 
 /// Shared site `name` (`../shared/sites/<name>`), or `None` with a printed reason when it is
