@@ -90,6 +90,32 @@ pub struct Site {
     /// Whether the tool reads an explicit id after a heading (`## Title {#id}`): mdBook and
     /// Docusaurus always, MkDocs with the `attr_list` extension in `markdown_extensions`.
     pub explicit_ids: bool,
+    /// The site's own texts in its configuration (the book's title and description), translated
+    /// after [`Site::titles`] in the same list and written back into the output configuration.
+    pub meta: Vec<Meta>,
+}
+
+/// A text of the site's configuration that readers see: mdBook `[book] title` and
+/// `description`, MkDocs `site_name` and `site_description`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Meta {
+    /// The key as the configuration file names it (`title`, `site_name`).
+    pub key: String,
+    /// The source text.
+    pub text: String,
+}
+
+/// [`Meta`] for each of `keys` that `get` finds as non-empty text, in the order of `keys`.
+fn meta_of<'a>(keys: &[&str], get: impl Fn(&str) -> Option<&'a str>) -> Vec<Meta> {
+    keys.iter()
+        .filter_map(|k| {
+            let text = get(k)?.trim();
+            (!text.is_empty() && !text.contains('\n')).then(|| Meta {
+                key: k.to_string(),
+                text: text.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// The pages of nav folder entry `dir` (under the docs folder `docs`), as mkdocs-literate-nav
@@ -186,10 +212,17 @@ pub const TITLES_KEY: &str = "nav-titles";
 pub const TITLES_OUT: &str = ".booktr/nav-titles.md";
 
 impl Site {
-    /// The navigation titles as a Markdown list, one `- title` per line (what is translated).
+    /// Whether the site has texts outside its chapters to translate (navigation titles or
+    /// [`Meta`]): then a synthetic chapter carries them.
+    pub fn has_titles(&self) -> bool {
+        !self.titles.is_empty() || !self.meta.is_empty()
+    }
+
+    /// The navigation titles, then the [`Meta`] texts, as a Markdown list, one `- title` per
+    /// line (what is translated).
     pub fn titles_markdown(&self) -> String {
         let mut s = String::new();
-        for t in &self.titles {
+        for t in self.titles.iter().chain(self.meta.iter().map(|m| &m.text)) {
             s.push_str("- ");
             s.push_str(t);
             s.push('\n');
@@ -197,15 +230,20 @@ impl Site {
         s
     }
 
-    /// The translated titles from a translated [`Site::titles_markdown`], in order; `None` when
-    /// the list does not have one item per title (then the source titles are kept).
-    pub fn parse_titles(&self, translated: &str) -> Option<Vec<String>> {
-        let items: Vec<String> = translated
+    /// The translated navigation titles and [`Meta`] texts from a translated
+    /// [`Site::titles_markdown`], each in order; `None` when the list does not have one item
+    /// per text (then the source texts are kept).
+    pub fn parse_titles(&self, translated: &str) -> Option<(Vec<String>, Vec<String>)> {
+        let mut items: Vec<String> = translated
             .lines()
             .filter_map(|l| l.trim_start().strip_prefix("- "))
             .map(|t| t.trim().to_string())
             .collect();
-        (items.len() == self.titles.len()).then_some(items)
+        if items.len() != self.titles.len() + self.meta.len() {
+            return None;
+        }
+        let meta = items.split_off(self.titles.len());
+        Some((items, meta))
     }
 }
 
@@ -389,6 +427,14 @@ fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, SiteError> {
             _ => {}
         }
     }
+    let book_toml: toml::Table = std::fs::read_to_string(root.join("book.toml"))
+        .ok()
+        .and_then(|t| toml::from_str(&t).ok())
+        .unwrap_or_default();
+    let book = book_toml.get("book").and_then(|b| b.as_table());
+    let meta = meta_of(&["title", "description"], |k| {
+        book.and_then(|b| b.get(k)).and_then(|v| v.as_str())
+    });
     Ok(Site {
         kind: SiteKind::MdBook,
         slug_rule: SlugRule::GitHub,
@@ -399,6 +445,7 @@ fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, SiteError> {
         pages,
         titles: Vec::new(),
         notes,
+        meta,
     })
 }
 
@@ -614,6 +661,9 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
         notes,
         slug_rule: mkdocs_slug_rule(&std::fs::read_to_string(file).unwrap_or_default()),
         explicit_ids: mkdocs_extension(&cfg, "attr_list"),
+        meta: meta_of(&["site_name", "site_description"], |k| {
+            cfg.as_mapping_get(k).and_then(|v| v.as_str())
+        }),
     })
 }
 
@@ -711,6 +761,7 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
         pages,
         titles,
         notes: Vec::new(),
+        meta: Vec::new(),
     })
 }
 
@@ -795,8 +846,16 @@ mod tests {
             ]
         );
         assert_eq!(s.titles, ["Home", "Guide", "Install", "Site"]);
-        let back = s.parse_titles(&s.titles_markdown()).unwrap();
+        assert_eq!(
+            s.meta,
+            [Meta {
+                key: "site_name".into(),
+                text: "S".into()
+            }]
+        );
+        let (back, meta) = s.parse_titles(&s.titles_markdown()).unwrap();
         assert_eq!(back, s.titles);
+        assert_eq!(meta, ["S"]);
     }
 
     #[test]

@@ -200,7 +200,8 @@ fn mdbook_summary_gives_order_and_a_buildable_translated_book() {
             "intro",
             "chapter_1_index",
             "chapter_1_planning",
-            "reading"
+            "reading",
+            "nav-titles"
         ]
     );
     let out = c.cmd("plan", &[]).output().unwrap();
@@ -220,6 +221,13 @@ fn mdbook_summary_gives_order_and_a_buildable_translated_book() {
         "{toml}"
     );
     assert!(!toml.contains("language = \"en\""));
+    // The book's title, from book.toml, is translated like the chapters.
+    let parsed: toml::Table = toml::from_str(&toml).unwrap();
+    let title = parsed["book"]["title"].as_str().unwrap();
+    assert!(
+        !title.is_empty() && title != "Agents in Practice",
+        "the book's title stays English: {title}"
+    );
     for f in [
         "images/loop.svg",
         "data/tools.csv",
@@ -325,7 +333,13 @@ fn mkdocs_nav_gives_order_and_a_translated_site() {
     let cfg = &Yaml::load_from_str(&yml).unwrap()[0];
     let source_text = c.read("site/mkdocs.yml");
     let source = &Yaml::load_from_str(&source_text).unwrap()[0];
-    assert_eq!(cfg["site_name"], source["site_name"]);
+    // The site's name is translated and the (built-in) theme speaks the target language.
+    let name = cfg["site_name"].as_str().unwrap();
+    assert!(
+        !name.is_empty() && name != source["site_name"].as_str().unwrap(),
+        "site_name stays English: {name}"
+    );
+    assert_eq!(cfg["theme"]["locale"].as_str(), Some("zh_CN"));
     assert_eq!(cfg["markdown_extensions"], source["markdown_extensions"]);
     assert!(yml.starts_with("# A small MkDocs site"), "{yml}");
     let mut nav = String::new();

@@ -140,7 +140,7 @@ impl Campaign {
             }
             chapters.push(ch);
         }
-        if let Some(site) = plan.site.as_ref().filter(|s| !s.titles.is_empty()) {
+        if let Some(site) = plan.site.as_ref().filter(|s| s.has_titles()) {
             chapters.push(titles_chapter(site)?);
         }
         let mut glossaries = Vec::new();

@@ -41,7 +41,13 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
     let docs = crate::util::normalize(&root.join(&site.docs_dir));
     let out_docs = plan.out_dir.join(&site.out_docs_dir);
     let mut done = SiteWritten::default();
-    let titles = translated_titles(c, s, site, &mut done.notes);
+    let (titles, meta) = translated_titles(c, s, site, &mut done.notes);
+    let meta: Vec<(&str, &str)> = site
+        .meta
+        .iter()
+        .zip(&meta)
+        .map(|(m, t)| (m.key.as_str(), t.as_str()))
+        .collect();
     let pages: std::collections::HashSet<PathBuf> = site
         .pages
         .iter()
@@ -74,8 +80,13 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
         SiteKind::MdBook => {
             let from = root.join("book.toml");
             if let Ok(text) = std::fs::read_to_string(&from) {
-                let text = with_language(&text, &plan.target_lang.code).with_context(|| {
-                    format!("setting `language` in a copy of {}", from.display())
+                let mut keys = vec![("language", plan.target_lang.code.as_str())];
+                keys.extend(&meta);
+                let text = book_toml(&text, &keys).with_context(|| {
+                    format!(
+                        "setting `language` and the translated title in a copy of {}",
+                        from.display()
+                    )
                 })?;
                 copy_if_changed(&plan.out_dir.join("book.toml"), text.as_bytes())?;
                 done.config = Some("book.toml".into());
@@ -111,6 +122,16 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
                 }
                 None => text,
             };
+            let theme = theme_language(&cfg, &plan.target_lang.code);
+            if theme.is_none() {
+                done.notes.push(format!(
+                    "the MkDocs theme of {} has no translations for `{}`: its language is left as it is",
+                    from.display(),
+                    plan.target_lang.code
+                ));
+            }
+            let out = mkdocs_settings(&out, &meta, theme)
+                .with_context(|| format!("setting the language in a copy of {}", from.display()))?;
             let name = from.file_name().unwrap_or_default().to_string_lossy();
             copy_if_changed(&plan.out_dir.join(&*name), out.as_bytes())?;
             done.config = Some(name.into_owned());
@@ -179,12 +200,23 @@ pub fn sidebar_ids(root: &Path) -> Vec<String> {
     ids
 }
 
-/// The translated navigation titles, or the source ones (with a note) while the titles
-/// chapter is untranslated or its list lost or gained items.
-fn translated_titles(c: &Campaign, s: &State, site: &Site, notes: &mut Vec<String>) -> Vec<String> {
-    if site.titles.is_empty() {
-        return Vec::new();
+/// The translated navigation titles and [`site::Meta`] texts, or the source ones (with a note)
+/// while the titles chapter is untranslated or its list lost or gained items.
+fn translated_titles(
+    c: &Campaign,
+    s: &State,
+    site: &Site,
+    notes: &mut Vec<String>,
+) -> (Vec<String>, Vec<String>) {
+    if !site.has_titles() {
+        return (Vec::new(), Vec::new());
     }
+    let source = || {
+        (
+            site.titles.clone(),
+            site.meta.iter().map(|m| m.text.clone()).collect(),
+        )
+    };
     let text = super::outputs::chapter_text(c, s, site::TITLES_KEY);
     match text.as_deref().map(|t| site.parse_titles(t)) {
         Some(Some(t)) => t,
@@ -193,13 +225,13 @@ fn translated_titles(c: &Campaign, s: &State, site: &Site, notes: &mut Vec<Strin
                 "the translated navigation titles ({}) do not have one item per title: the source titles are kept; fix that file and run again",
                 site::TITLES_OUT
             ));
-            site.titles.clone()
+            source()
         }
         None => {
             notes.push(
                 "the navigation titles are not translated yet: the source titles are kept".into(),
             );
-            site.titles.clone()
+            source()
         }
     }
 }
@@ -231,47 +263,196 @@ fn category_json(bytes: &[u8], site: &Site, titles: &[String]) -> Vec<u8> {
     out
 }
 
-/// `book.toml` text with `[book] language` set to `lang`, every other line kept as written
-/// (comments included; the `toml` crate would drop them, hence the line edit). The result is
-/// checked to parse as TOML with the new language.
+/// `book.toml` text with each `(key, value)` of `keys` set in its `[book]` table (`language`,
+/// the translated `title` and `description`), every other line kept as written (comments
+/// included; the `toml` crate would drop them, hence the line edit). A value written over
+/// several lines (a multi-line string) is replaced whole. The result is checked to parse as
+/// TOML with the new values.
 ///
 /// Errors: the edited text does not parse (a `book.toml` mdBook itself would refuse).
-pub fn with_language(text: &str, lang: &str) -> anyhow::Result<String> {
-    let line = format!("language = \"{lang}\"");
+pub fn book_toml(text: &str, keys: &[(&str, &str)]) -> anyhow::Result<String> {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let book = lines.iter().position(|l| l.trim() == "[book]");
-    match book {
-        Some(b) => {
-            let end = lines[b + 1..]
-                .iter()
-                .position(|l| l.trim_start().starts_with('['))
-                .map_or(lines.len(), |i| b + 1 + i);
-            match lines[b + 1..end].iter().position(|l| {
-                l.trim_start()
-                    .strip_prefix("language")
-                    .is_some_and(|r| r.trim_start().starts_with('='))
-            }) {
-                Some(i) => lines[b + 1 + i] = line,
-                None => lines.insert(b + 1, line),
+    if !lines.iter().any(|l| l.trim() == "[book]") {
+        lines.splice(0..0, ["[book]".to_string(), String::new()]);
+    }
+    for (key, value) in keys {
+        let line = format!("{key} = {}", toml::Value::String(value.to_string()));
+        let b = lines
+            .iter()
+            .position(|l| l.trim() == "[book]")
+            .expect("inserted above");
+        let end = lines[b + 1..]
+            .iter()
+            .position(|l| l.trim_start().starts_with('['))
+            .map_or(lines.len(), |i| b + 1 + i);
+        let at = lines[b + 1..end].iter().position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        });
+        match at {
+            // The old value ends at the first line after which its lines parse on their own
+            // (one line, or a multi-line string); it is replaced by the one-line new value.
+            Some(i) => {
+                let from = b + 1 + i;
+                let to = (from..end)
+                    .find(|&j| toml::from_str::<toml::Table>(&lines[from..=j].join("\n")).is_ok())
+                    .unwrap_or(from);
+                lines.splice(from..=to, [line]);
             }
-        }
-        None => {
-            lines.insert(0, String::new());
-            lines.insert(0, line);
-            lines.insert(0, "[book]".into());
+            None => lines.insert(b + 1, line),
         }
     }
-    let mut out = lines.join("\n");
-    out.push('\n');
+    let out = lines.join("\n") + "\n";
     let parsed: toml::Table = toml::from_str(&out)?;
-    anyhow::ensure!(
-        parsed
-            .get("book")
-            .and_then(|b| b.get("language"))
-            .and_then(|l| l.as_str())
-            == Some(lang),
-        "`[book] language` did not take the value {lang}"
-    );
+    for (key, value) in keys {
+        anyhow::ensure!(
+            parsed
+                .get("book")
+                .and_then(|b| b.get(*key))
+                .and_then(|l| l.as_str())
+                == Some(value),
+            "`[book] {key}` did not take the value {value:?}"
+        );
+    }
+    Ok(out)
+}
+
+/// The `theme` key that sets the site's language and its value for `lang`: `language` for
+/// Material (which takes the code as given), `locale` for MkDocs' built-in `mkdocs` and
+/// `readthedocs` themes, which ship translations only for the locales listed here (MkDocs
+/// 1.6.1, `mkdocs/themes/mkdocs/locales`; another one makes MkDocs warn, and fails a
+/// `--strict` build). `None` for another theme or a locale the built-in themes lack.
+pub fn theme_language(cfg: &saphyr::YamlOwned, lang: &str) -> Option<(&'static str, String)> {
+    const BUILTIN: [&str; 17] = [
+        "de", "es", "fa", "fr", "id", "it", "ja", "nb", "nl", "nn", "pl", "pt_BR", "ru", "tr",
+        "uk", "zh_CN", "zh_TW",
+    ];
+    let theme = cfg.as_mapping_get("theme");
+    let name = theme
+        .and_then(|t| t.as_str().or_else(|| t.as_mapping_get("name")?.as_str()))
+        .unwrap_or("mkdocs");
+    match name {
+        "material" => Some(("language", lang.to_string())),
+        "mkdocs" | "readthedocs" => {
+            let l = lang.replace('-', "_");
+            let l = match l.to_ascii_lowercase().as_str() {
+                "zh" | "zh_hans" | "zh_cn" => "zh_CN".to_string(),
+                "zh_hant" | "zh_tw" | "zh_hk" => "zh_TW".to_string(),
+                "pt_br" => "pt_BR".to_string(),
+                _ => l,
+            };
+            BUILTIN.contains(&l.as_str()).then_some(("locale", l))
+        }
+        _ => None,
+    }
+}
+
+/// `mkdocs.yml` text with top-level `keys` set (`site_name`, `site_description`; only keys the
+/// file has are replaced, with their continuation lines) and, when given, `theme.<key>` set to
+/// the language ([`theme_language`]), every other line kept as written (comments and MkDocs'
+/// `!!python/name:` tags would not survive re-serialising). Values are written as JSON strings,
+/// which YAML reads as double-quoted scalars.
+///
+/// Errors: the result is not YAML, or does not hold the values (it is parsed back to check).
+pub fn mkdocs_settings(
+    text: &str,
+    keys: &[(&str, &str)],
+    theme: Option<(&str, String)>,
+) -> anyhow::Result<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let indented = |l: &str| l.starts_with([' ', '\t']) || l.trim().is_empty();
+    let top = |lines: &[String], key: &str| {
+        lines.iter().position(|l| {
+            l.strip_prefix(key)
+                .is_some_and(|r| r.starts_with(':') && (r.len() == 1 || r[1..].starts_with(' ')))
+        })
+    };
+    // The lines after `at` that belong to its value (indented; blank lines inside count only
+    // when an indented line follows them).
+    let block_end = |lines: &[String], at: usize| {
+        let mut end = at + 1;
+        let mut i = at + 1;
+        while i < lines.len() && indented(&lines[i]) {
+            i += 1;
+            if !lines[i - 1].trim().is_empty() {
+                end = i;
+            }
+        }
+        end
+    };
+    for (key, value) in keys {
+        if let Some(at) = top(&lines, key) {
+            let end = block_end(&lines, at);
+            let json = serde_json::to_string(value)?;
+            lines.splice(at..end, [format!("{key}: {json}")]);
+        }
+    }
+    if let Some((key, value)) = &theme {
+        match top(&lines, "theme") {
+            None => lines.extend([
+                "theme:".to_string(),
+                "  name: mkdocs".to_string(),
+                format!("  {key}: {value}"),
+            ]),
+            Some(at) => {
+                let inline = lines[at]["theme:".len()..].trim().to_string();
+                let inline = inline.split(" #").next().unwrap_or("").trim().to_string();
+                if !inline.is_empty() {
+                    lines.splice(
+                        at..=at,
+                        [
+                            "theme:".to_string(),
+                            format!("  name: {inline}"),
+                            format!("  {key}: {value}"),
+                        ],
+                    );
+                } else {
+                    let end = block_end(&lines, at);
+                    let child = lines[at + 1..end]
+                        .iter()
+                        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                        .map_or("  ".to_string(), |l| {
+                            l[..l.len() - l.trim_start().len()].to_string()
+                        });
+                    let line = format!("{child}{key}: {value}");
+                    let existing = (at + 1..end).find(|&i| {
+                        lines[i]
+                            .strip_prefix(child.as_str())
+                            .and_then(|r| r.strip_prefix(key))
+                            .is_some_and(|r| r.starts_with(':'))
+                    });
+                    match existing {
+                        Some(i) => lines[i] = line,
+                        None => lines.insert(at + 1, line),
+                    }
+                }
+            }
+        }
+    }
+    let out = lines.join("\n") + "\n";
+    let doc = saphyr::YamlOwned::load_from_str(&out)
+        .context("the mkdocs.yml with the translated settings is not valid YAML")?
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| saphyr::YamlOwned::Mapping(Default::default()));
+    for (key, value) in keys {
+        if let Some(v) = doc.as_mapping_get(key) {
+            anyhow::ensure!(
+                v.as_str() == Some(value),
+                "`{key}` did not take the value {value:?}"
+            );
+        }
+    }
+    if let Some((key, value)) = &theme {
+        anyhow::ensure!(
+            doc.as_mapping_get("theme")
+                .and_then(|t| t.as_mapping_get(key))
+                .and_then(|v| v.as_str())
+                == Some(value.as_str()),
+            "`theme.{key}` did not take the value {value}"
+        );
+    }
     Ok(out)
 }
 
@@ -318,17 +499,69 @@ mod tests {
 
     #[test]
     fn language_is_set_and_comments_kept() {
-        let t = with_language(
+        let t = book_toml(
             "# my book\n[book]\ntitle = \"T\"\nlanguage = \"en\"\n[output.html]\n",
-            "zh",
+            &[("language", "zh")],
         )
         .unwrap();
         assert_eq!(
             t,
             "# my book\n[book]\ntitle = \"T\"\nlanguage = \"zh\"\n[output.html]\n"
         );
-        let t = with_language("[output.html]\n", "zh").unwrap();
+        let t = book_toml("[output.html]\n", &[("language", "zh")]).unwrap();
         assert!(t.starts_with("[book]\nlanguage = \"zh\"\n"), "{t}");
+    }
+
+    #[test]
+    fn the_books_title_and_description_are_written_translated() {
+        let t = book_toml(
+            "[book]\ntitle = \"The Cargo Book\" # name\ndescription = \"\"\"\nAll about\nCargo\"\"\"\n",
+            &[
+                ("language", "de"),
+                ("title", "Das \"Cargo\"-Buch"),
+                ("description", "Alles über Cargo"),
+            ],
+        )
+        .unwrap();
+        let parsed: toml::Table = toml::from_str(&t).unwrap();
+        assert_eq!(parsed["book"]["title"].as_str(), Some("Das \"Cargo\"-Buch"));
+        assert_eq!(
+            parsed["book"]["description"].as_str(),
+            Some("Alles über Cargo")
+        );
+        assert_eq!(parsed["book"]["language"].as_str(), Some("de"));
+    }
+
+    #[test]
+    fn the_site_name_and_theme_language_are_set_in_mkdocs_yml() {
+        let text = "site_name: My Docs # c\nsite_description: >\n  A long\n  text\ntheme:\n  name: material\n  features:\n    - a\nx: !!python/name:a.b\n";
+        let cfg = saphyr::YamlOwned::load_from_str(text).unwrap().remove(0);
+        let theme = theme_language(&cfg, "zh");
+        assert_eq!(theme, Some(("language", "zh".to_string())));
+        let out = mkdocs_settings(
+            text,
+            &[
+                ("site_name", "我的文档"),
+                ("site_description", "很长: 的文本"),
+            ],
+            theme,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "site_name: \"我的文档\"\nsite_description: \"很长: 的文本\"\ntheme:\n  language: zh\n  name: material\n  features:\n    - a\nx: !!python/name:a.b\n"
+        );
+        // The built-in theme, written inline, takes a locale it ships translations for.
+        let cfg = saphyr::YamlOwned::load_from_str("theme: readthedocs\n")
+            .unwrap()
+            .remove(0);
+        let theme = theme_language(&cfg, "zh");
+        assert_eq!(theme, Some(("locale", "zh_CN".to_string())));
+        assert_eq!(
+            mkdocs_settings("site_name: S\ntheme: readthedocs # rtd\n", &[], theme).unwrap(),
+            "site_name: S\ntheme:\n  name: readthedocs\n  locale: zh_CN\n"
+        );
+        assert_eq!(theme_language(&cfg, "ko"), None);
     }
 
     #[test]
