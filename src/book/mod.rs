@@ -11,21 +11,27 @@
 //!
 //! - [`anchors`] makes heading ids as a site's tool does, and says which ids a translation
 //!   keeps.
+//! - [`links`] resolves a site's internal links to chapters, anchors and files as the site's
+//!   tool does.
 //! - [`mdx`] tells the ESM and JSX of `.mdx` chapters from their prose.
 //! - [`site`] reads book layouts (mdBook `SUMMARY.md`, MkDocs `mkdocs.yml`, Docusaurus
 //!   `docs/`) into chapter files in book order and their places in the translated site.
+//! - [`syntax`] finds the syntax of Markdown extensions and site plugins that a translation
+//!   keeps byte for byte.
 //!
 //! Nothing here talks to a model or writes state.
 
 pub mod align;
 pub mod anchors;
 pub mod chapter;
+pub mod links;
 pub mod markdown;
 pub mod mdx;
 pub mod notebook;
 pub mod segment;
 pub mod sentences;
 pub mod site;
+pub mod syntax;
 
 pub use chapter::Chapter;
 pub use segment::{Unit, UnitKind, segment};

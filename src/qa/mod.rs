@@ -161,6 +161,10 @@ pub struct QaContext {
     /// campaign without such a site. The `headings` check reports a translated heading whose
     /// id would differ.
     pub heading_ids: Option<std::sync::Arc<crate::book::anchors::HeadingIds>>,
+    /// The site's link map and source pages ([`crate::qa::book::site_links::SiteBook`]) for
+    /// the `site_links` check; `None` from [`QaContext::new`] and for a campaign without a
+    /// site (`book`).
+    pub site_book: Option<std::sync::Arc<crate::qa::book::site_links::SiteBook>>,
 }
 
 impl QaContext {
@@ -177,6 +181,7 @@ impl QaContext {
             kept_words: None,
             pseudo_targets: false,
             heading_ids: None,
+            site_book: None,
         }
     }
 
@@ -279,6 +284,7 @@ pub const CHECK_ORDER: &[&str] = &[
     "footnotes",
     xref::FOOTNOTES,
     xref::ANCHORS,
+    crate::qa::book::site_links::CHECK,
     "reference_definitions",
     "math",
     "html",

@@ -99,6 +99,7 @@ pub struct Campaign {
     /// unless the book is a site whose tool reads explicit ids): see
     /// [`crate::book::anchors::HeadingIds`].
     heading_ids: std::sync::OnceLock<Option<std::sync::Arc<crate::book::anchors::HeadingIds>>>,
+    site_book: std::sync::OnceLock<Option<std::sync::Arc<crate::qa::book::site_links::SiteBook>>>,
     /// Chapter key → the labels its link reference definitions define (computed once, on
     /// first use): see [`Campaign::chapter_labels`].
     chapter_labels: std::sync::OnceLock<HashMap<String, std::collections::HashSet<String>>>,
@@ -459,6 +460,7 @@ impl Campaign {
             chapter_units,
             qa_cache: Default::default(),
             heading_ids: Default::default(),
+            site_book: Default::default(),
             chapter_labels: Default::default(),
             tokens: Default::default(),
             brief_parts: Default::default(),
@@ -637,6 +639,7 @@ impl Campaign {
         ctx.style = self.plan.style.clone();
         ctx.pseudo_targets = self.plan.is_rehearsal();
         ctx.heading_ids = self.heading_ids();
+        ctx.site_book = self.site_book();
         ctx
     }
 
@@ -675,6 +678,28 @@ impl Campaign {
                 });
                 Some(std::sync::Arc::new(
                     crate::book::anchors::HeadingIds::of_book(site.slug_rule, chapters),
+                ))
+            })
+            .clone()
+    }
+
+    /// The site's link map and source pages for the `site_links` check, built once; `None`
+    /// for a campaign without a site.
+    pub fn site_book(&self) -> Option<std::sync::Arc<crate::qa::book::site_links::SiteBook>> {
+        self.site_book
+            .get_or_init(|| {
+                let site = self.plan.site.as_ref()?;
+                let map = crate::book::links::SiteMap::of(site, &self.plan.campaign_dir);
+                let chapters = self.chapters.iter().map(|ch| {
+                    (
+                        ch.key.as_str(),
+                        self.units_of(&ch.key)
+                            .map(|u| self.source_text(u))
+                            .collect::<Vec<&str>>(),
+                    )
+                });
+                Some(std::sync::Arc::new(
+                    crate::qa::book::site_links::SiteBook::new(map, chapters),
                 ))
             })
             .clone()

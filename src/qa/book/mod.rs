@@ -10,6 +10,7 @@
 //! | `term_drift` | [`crate::qa::book::drift`] | a term kept in some units and rendered in others, or rendered several ways |
 //! | `review_markers` | [`crate::qa::book::review_markers`] | renderings flagged as new, unflagged new glosses, conflicts |
 //! | `xref_targets`, `anchor_links`, `footnote_pairs` | [`crate::qa::unit::xref`] | references resolve to captions, headings and footnote definitions of the translated book |
+//! | `site_links` | [`crate::qa::book::site_links`] | a site's internal links (other chapters' anchors, files, includes) resolve in the translated site |
 //!
 //! Per-entry glossary adherence ([`crate::qa::unit::glossary::adherence`]) is returned for the report; the
 //! per-unit `glossary` errors themselves come from the per-unit checks.
@@ -27,6 +28,7 @@ pub mod completeness;
 pub mod drift;
 pub mod length;
 pub mod review_markers;
+pub mod site_links;
 
 use serde::Serialize;
 
@@ -159,6 +161,10 @@ fn translation_checks(ctx: &QaContext, units: &[UnitText]) -> CampaignQa {
     let (f, review_terms) = crate::qa::book::review_markers::check(ctx, &parsed);
     findings.extend(f);
     findings.extend(crate::qa::unit::xref::check_book(ctx, &parsed));
+    findings.extend(crate::qa::book::site_links::check(
+        ctx,
+        &parsed.iter().collect::<Vec<_>>(),
+    ));
     let adherence = crate::qa::unit::glossary::adherence_parsed(ctx, &parsed);
     CampaignQa {
         findings,

@@ -108,12 +108,14 @@ pub const CATEGORIES: &[(&str, Category)] = &[
 
 /// Check-name prefixes of the check families added by the house-style lint and the
 /// cross-reference checks: `style_*` are Locale convention; `xref_*` (numbered references
-/// that must resolve) and `anchor_*` (in-page links) are Markup, as links are.
+/// that must resolve), `anchor_*` (in-page links) and `site_*` (links across a site's pages)
+/// are Markup, as links are.
 pub const PREFIXES: &[(&str, Category)] = &[
     ("style_", Category::LocaleConvention),
     ("xref_", Category::Markup),
     ("anchor_", Category::Markup),
     ("footnote", Category::Markup),
+    ("site_", Category::Markup),
 ];
 
 /// The MQM category of `check`: its row of [`CATEGORIES`], else its prefix in [`PREFIXES`],

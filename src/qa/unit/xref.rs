@@ -549,7 +549,10 @@ pub fn check_book(ctx: &QaContext, units: &[Parsed]) -> Vec<Finding> {
             .push(u);
     }
     for (_, (_, ch)) in chapters {
-        out.extend(anchors(&ch));
+        // A site's links, same-page ones included, are `site_links`' (with the tool's slugs).
+        if ctx.site_book.is_none() {
+            out.extend(anchors(&ch));
+        }
         out.extend(footnote_pairs(&ch));
     }
     out

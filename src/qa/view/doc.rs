@@ -274,7 +274,8 @@ impl Doc {
     }
 
     /// This `Doc` with only the parts the campaign-level checks read (`prose`, here the clean
-    /// prose, `headings`, `display_math`, `links`, `footnote_defs`); the rest is left empty.
+    /// prose, `headings`, `display_math`, `links`, `images`, `footnote_defs`); the rest is
+    /// left empty.
     /// Those checks hold every unit of the book at once (see [`crate::qa::Parsed`]).
     pub fn for_campaign(self) -> Doc {
         Doc {
@@ -285,6 +286,7 @@ impl Doc {
             headings: self.headings,
             display_math: self.display_math,
             links: self.links,
+            images: self.images,
             footnote_defs: self.footnote_defs,
             ..Doc::default()
         }

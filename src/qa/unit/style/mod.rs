@@ -155,6 +155,7 @@ pub fn lint(style: &Style, target_lang: &Lang, source: &str, target: &str) -> Ve
         numbers::check(
             &v,
             conv,
+            &numbers::source_versions(source),
             &mut Hits {
                 check: NUMBER_FORMAT,
                 out: &mut out,

@@ -1,7 +1,9 @@
 //! `style_number_format`: digit grouping and decimal separator of the target locale, for the
 //! numbers of the target's prose that are neither code (never in the view) nor versions,
 //! identifiers, dates, times or references. A number right after a word that names a version
-//! (`Version 0.17`, [`VERSION_WORDS`]) is a version.
+//! (`Version 0.17`, [`VERSION_WORDS`]) is a version, and so is a number the source writes
+//! after a name ([`source_versions`]: `*mkdocstrings* 0.19`, `Python 3.12`, `Figure 2.1`),
+//! when the translation keeps it as written.
 //!
 //! A number is a run of digits with `.`, `,` or no-break-space (U+00A0, U+202F, U+2009)
 //! separators between digit groups. Left out: a run touching a letter, `_`, `-`, `/`, `:`,
@@ -125,8 +127,31 @@ fn after_version_word(v: &View, start: usize) -> bool {
     VERSION_WORDS.contains(&word.as_str())
 }
 
-/// Runs the check over the view (see the module docs).
-pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
+/// The numbers `source` writes as versions or references rather than quantities: after a
+/// version word ([`VERSION_WORDS`]), a capitalised word (`Python 3.12`, `Figure 2.1`) or a
+/// word in emphasis or code (`*mkdocstrings* 0.19`, `` `ruff` 0.4 ``). A quantity rarely
+/// follows a name in English technical prose ("costs 0.5", "about 0.5"); a sentence that
+/// opens with a capitalised word before a quantity ("About 0.5") loses a warning, never
+/// gains a false one.
+pub fn source_versions(source: &str) -> std::collections::HashSet<String> {
+    use std::sync::LazyLock;
+    static RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?:(?i:\bversions?)|\b\p{Lu}[\w-]*|[*_`]\w[\w.-]*[*_`]{1,2})[ \u{a0}]+(\d+(?:\.\d+)+)\b",
+        )
+        .expect("a valid pattern")
+    });
+    RE.captures_iter(source).map(|c| c[1].to_string()).collect()
+}
+
+/// Runs the check over the view (see the module docs); `versions` are the numbers the source
+/// writes as versions ([`source_versions`]).
+pub fn check(
+    v: &View,
+    conv: Convention,
+    versions: &std::collections::HashSet<String>,
+    hits: &mut Hits,
+) {
     let n = v.chars.len();
     let c = |i: usize| v.chars.get(i).map_or('\n', |x| x.c);
     let mut i = 0;
@@ -219,8 +244,8 @@ pub fn check(v: &View, conv: Convention, hits: &mut Hits) {
                     || point_decimal
             }
         };
-        if bad {
-            let raw: String = v.chars[start..end].iter().map(|x| x.c).collect();
+        let raw: String = v.chars[start..end].iter().map(|x| x.c).collect();
+        if bad && !versions.contains(&raw) {
             hits.push(
                 v,
                 start,

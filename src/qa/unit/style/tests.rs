@@ -195,6 +195,10 @@ fn a_version_number_is_not_a_number_to_format() {
     assert_eq!(only(NUMBER_FORMAT, hits_of("de", "", de)), vec!["0.5"]);
     let ru = "Начиная с версии 0.17 это работает, а 0.5 секунды — нет.\n";
     assert_eq!(only(NUMBER_FORMAT, hits_of("ru", "", ru)), vec!["0.5"]);
+    // A number the source writes after a name is a version, whatever the target's words.
+    let en = "Since *mkdocstrings* 0.19 and `ruff` 0.4, see Figure 0.2; it takes 0.5 s.\n";
+    let de = "Seit *mkdöçstríñgs* 0.19 und `ruff` 0.4, siehe Abbildung 0.2; es dauert 0.5 s.\n";
+    assert_eq!(only(NUMBER_FORMAT, hits_of("de", en, de)), vec!["0.5"]);
 }
 
 #[test]

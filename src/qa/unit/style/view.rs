@@ -1,7 +1,10 @@
 //! The prose of a Markdown text as the house-style rules read it: a sequence of chars, each
 //! with its offset in the text (in chars), where everything a style rule must never flag is
 //! replaced by a marker. Code blocks, inline code, math, HTML, front matter, autolinks, link
-//! targets, footnote labels, bare URLs, HTML entities and escaped characters are never prose.
+//! targets, footnote labels, bare URLs, HTML entities and escaped characters are never prose;
+//! nor is the syntax of Markdown extensions and site plugins ([`crate::book::syntax`]: the
+//! quotes of `!!! note "Title"`, a `--8<-- "file"` line, `++ctrl+c++`), which the site's tool
+//! reads and a translation keeps as written.
 //!
 //! Two markers keep the neighbourhood right: [`OPAQUE`] stands for an inline item (inline code,
 //! math, inline HTML, a URL): something that sits in the sentence but whose characters are not
@@ -52,6 +55,8 @@ impl View {
         char_at[text.len()] = n;
 
         let mut v = View::default();
+        let mut syntax = crate::book::syntax::site_syntax(text);
+        syntax.sort_by_key(|r| r.start);
         let mut skip = 0usize;
         let mut autolinks: Vec<bool> = Vec::new();
         // A run of adjacent text events (pulldown-cmark splits text at `[`, `_` and the
@@ -66,7 +71,7 @@ impl View {
                 run = match run.take() {
                     Some(prev) if prev.end == r.start => Some(prev.start..r.end),
                     Some(prev) => {
-                        v.push_run(text, prev, &char_at);
+                        v.push_run(text, prev, &char_at, &syntax);
                         Some(r)
                     }
                     None => Some(r),
@@ -74,7 +79,7 @@ impl View {
                 continue;
             }
             if let Some(prev) = run.take() {
-                v.push_run(text, prev, &char_at);
+                v.push_run(text, prev, &char_at, &syntax);
             }
             match ev {
                 Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock | Tag::MetadataBlock(_)) => {
@@ -116,7 +121,7 @@ impl View {
             }
         }
         if let Some(prev) = run.take() {
-            v.push_run(text, prev, &char_at);
+            v.push_run(text, prev, &char_at, &syntax);
         }
         v
     }
@@ -134,16 +139,32 @@ impl View {
     }
 
     /// Pushes the prose slice `text[r]`, with bare URLs, entities and footnote labels
-    /// ([`markdown::protected_spans`]) as [`OPAQUE`].
-    fn push_run(&mut self, text: &str, r: std::ops::Range<usize>, char_at: &[usize]) {
+    /// ([`markdown::protected_spans`]) and site syntax (`syntax`: byte ranges of `text`
+    /// sorted by start) as [`OPAQUE`].
+    fn push_run(
+        &mut self,
+        text: &str,
+        r: std::ops::Range<usize>,
+        char_at: &[usize],
+        syntax: &[std::ops::Range<usize>],
+    ) {
         let slice = &text[r.clone()];
         let mut last = 0;
+        let in_syntax = |at: usize| {
+            let i = syntax.partition_point(|s| s.start <= at);
+            i > 0 && syntax[i - 1].contains(&at)
+        };
         let push_plain = |v: &mut View, from: usize, to: usize| {
             for (b, c) in slice[from..to].char_indices() {
-                v.chars.push(VChar {
-                    c,
-                    at: Some(char_at[r.start + from + b]),
-                });
+                let at = r.start + from + b;
+                if in_syntax(at) {
+                    v.mark(OPAQUE);
+                } else {
+                    v.chars.push(VChar {
+                        c,
+                        at: Some(char_at[at]),
+                    });
+                }
             }
         };
         for p in markdown::protected_spans(slice) {
@@ -217,6 +238,20 @@ mod tests {
                 assert_eq!(chars[at], vc.c);
             }
         }
+    }
+
+    #[test]
+    fn site_syntax_is_never_prose() {
+        let v = View::of(
+            "!!! note \"Ein Titel\"\n\n    Text.\n\n=== \"Tab\"\n\nPress ++cmd+alt+\"&Uuml;\"++ now.\n\n--8<-- \"a.md\"\n",
+        );
+        let p = plain(&v);
+        assert!(!p.contains('"'), "{p:?}");
+        assert!(
+            p.contains("Ein Titel") && p.contains("Tab") && p.contains("Press"),
+            "{p:?}"
+        );
+        assert!(!p.contains("cmd") && !p.contains("a.md"), "{p:?}");
     }
 
     #[test]

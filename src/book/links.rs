@@ -1,0 +1,337 @@
+//! Internal links of a site, resolved as the site's tool resolves them: a link written in a
+//! chapter (`../reference/config.md#buildjobs`, `general.html#build-options`, `install/`,
+//! `images/loop.svg`, `{{#include arg.md}}`) names another chapter and one of its anchors, or a
+//! file of the docs folder. The `site_links` QA check ([`crate::qa::book::site_links`]) reads
+//! links through [`SiteMap::resolve`] and anchors through [`page_anchors`].
+//!
+//! Pure but for [`SiteMap::resolve`], which asks the file system whether a file that is not a
+//! chapter exists in the source's docs folder (the translated site copies that folder).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::book::anchors::{self, SlugRule};
+use crate::book::site::{Site, SiteKind, percent_decode};
+
+/// Where a site's chapters and files are, for resolving links between them.
+#[derive(Debug, Clone)]
+pub struct SiteMap {
+    pub kind: SiteKind,
+    pub rule: SlugRule,
+    /// Whether the tool reads an explicit heading id (`{#id}`): the remedy a message gives.
+    pub explicit_ids: bool,
+    /// The source's docs folder on disk.
+    docs: PathBuf,
+    /// Path inside the docs folder (`reference/config.md`) → chapter key.
+    keys: HashMap<String, String>,
+    /// Chapter key → path inside the docs folder.
+    paths: HashMap<String, String>,
+}
+
+/// What a local link points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A chapter of the book (by key), at an anchor or at its top.
+    Page { key: String, frag: Option<String> },
+    /// Another file, by its path inside the docs folder, and whether the source has it.
+    File { path: String, exists: bool },
+    /// A path that leaves the docs folder (a sibling book, the repository): not the
+    /// translation's business.
+    Outside,
+}
+
+impl SiteMap {
+    /// The map of `site` (as read from the campaign file in `campaign_dir`).
+    pub fn of(site: &Site, campaign_dir: &Path) -> SiteMap {
+        let root = crate::util::normalize(&campaign_dir.join(&site.root));
+        let docs = crate::util::normalize(&root.join(&site.docs_dir));
+        let mut keys = HashMap::new();
+        let mut paths = HashMap::new();
+        for p in &site.pages {
+            let file = crate::util::normalize(&campaign_dir.join(&p.source));
+            let Ok(inside) = file.strip_prefix(&docs) else {
+                continue;
+            };
+            let inside = inside.to_string_lossy().replace('\\', "/");
+            keys.insert(inside.clone(), p.key.clone());
+            paths.insert(p.key.clone(), inside);
+        }
+        SiteMap {
+            kind: site.kind,
+            rule: site.slug_rule,
+            explicit_ids: site.explicit_ids,
+            docs,
+            keys,
+            paths,
+        }
+    }
+
+    /// The path inside the docs folder of chapter `key`.
+    pub fn path_of(&self, key: &str) -> Option<&str> {
+        self.paths.get(key).map(String::as_str)
+    }
+
+    /// What link `dest`, written in chapter `from`, points at; `None` for a link that is not
+    /// local (a URL with a scheme, `mailto:`, an absolute path, which the tool resolves against
+    /// the deployed site) or from a page outside the map.
+    ///
+    /// A path is tried as written, then as each tool writes the same page another way: an
+    /// mdBook `page.html` is `page.md`, a directory URL `install/` is `install/index.md`,
+    /// `install/README.md` or `install.md`, an extensionless Docusaurus path `./install` is
+    /// `install.md` or `install.mdx`.
+    pub fn resolve(&self, from: &str, dest: &str) -> Option<Target> {
+        let dest = dest.trim();
+        if dest.is_empty() || dest.starts_with('/') || has_scheme(dest) {
+            return None;
+        }
+        let from_path = self.paths.get(from)?;
+        let (path, frag) = dest.split_once('#').unwrap_or((dest, ""));
+        let path = path.split('?').next().unwrap_or("");
+        let frag = (!frag.is_empty()).then(|| percent_decode(frag));
+        if path.is_empty() {
+            return Some(Target::Page {
+                key: from.to_string(),
+                frag,
+            });
+        }
+        let base = from_path.rfind('/').map_or("", |i| &from_path[..i]);
+        let Some(joined) = join(base, &percent_decode(path)) else {
+            return Some(Target::Outside);
+        };
+        let stem = joined.trim_end_matches('/');
+        let mut tries = vec![joined.clone()];
+        if let Some(s) = stem.strip_suffix(".html") {
+            tries.push(format!("{s}.md"));
+            if let Some(d) = s.strip_suffix("index") {
+                tries.push(format!("{d}README.md"));
+            }
+        }
+        for ext in ["md", "mdx"] {
+            let sep = if stem.is_empty() { "" } else { "/" };
+            tries.push(format!("{stem}{sep}index.{ext}"));
+            tries.push(format!("{stem}{sep}README.{ext}"));
+            if !stem.is_empty() {
+                tries.push(format!("{stem}.{ext}"));
+            }
+        }
+        for t in &tries {
+            if let Some(key) = self.keys.get(t) {
+                return Some(Target::Page {
+                    key: key.clone(),
+                    frag,
+                });
+            }
+        }
+        let exists = self.docs.join(&joined).exists();
+        Some(Target::File {
+            path: joined,
+            exists,
+        })
+    }
+}
+
+/// Whether `dest` starts with a URL scheme (`https:`, `mailto:`, `data:`): letters, digits,
+/// `+`, `-` or `.` before the first `:`, which comes before any `/`.
+fn has_scheme(dest: &str) -> bool {
+    let Some(i) = dest.find(':') else {
+        return false;
+    };
+    let head = &dest[..i];
+    !head.is_empty()
+        && !head.contains('/')
+        && head
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+}
+
+/// `rel` joined to folder `base` (both `/`-separated, inside the docs folder), with `.` and
+/// `..` resolved; `None` when it leaves the docs folder. A trailing `/` is kept.
+fn join(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+    for p in rel.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    let mut out = parts.join("/");
+    if rel.ends_with('/') && !out.is_empty() {
+        out.push('/');
+    }
+    Some(out)
+}
+
+/// Every anchor a page of Markdown `text` has under `rule`: its headings' ids ([`anchors::page_ids`])
+/// and the ids raw HTML and attribute lists give (`<a id="x">`, `<dt id="x">`, `<a name="x">`,
+/// `{: #x}`). Read with a pattern, not an HTML parser: an id inside a code block counts too,
+/// which can only hide a broken link, never invent one.
+pub fn page_anchors(rule: SlugRule, text: &str) -> HashSet<String> {
+    static HTML_ID: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?:^|[\s<])(?:id|name)\s*=\s*(?:"([^"]+)"|'([^']+)')"#).expect("valid")
+    });
+    static ATTR_ID: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\{:?[^{}\n]*?#([^\s{}#]+)[^{}\n]*\}").expect("valid"));
+    let mut out: HashSet<String> = anchors::page_ids(rule, &anchors::headings(text))
+        .into_iter()
+        .collect();
+    for c in HTML_ID.captures_iter(text) {
+        out.extend(c.get(1).or(c.get(2)).map(|m| m.as_str().to_string()));
+    }
+    for c in ATTR_ID.captures_iter(text) {
+        out.insert(c[1].replace('\\', ""));
+    }
+    out
+}
+
+/// The link targets of Markdown `text` that the `site_links` check resolves besides its
+/// Markdown links and images: reference definitions (`[label]: other.md#x`, which resolve a
+/// link written in another unit), `href` and `src` attributes of raw HTML, and the files of
+/// mdBook's `{{#include …}}`, `{{#rustdoc_include …}}` and `{{#playground …}}` (without their
+/// `:anchor` or line range).
+pub fn other_targets(text: &str) -> Vec<String> {
+    static HTML: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?:^|\s)(?:href|src)\s*=\s*(?:"([^"]+)"|'([^']+)')"#).expect("valid")
+    });
+    static INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\{\{#(?:include|rustdoc_include|playground|playpen)\s+([^\s}:]+)")
+            .expect("valid")
+    });
+    let mut out = Vec::new();
+    let mut p = crate::book::markdown::parser(text);
+    for _ in p.by_ref() {}
+    out.extend(
+        p.reference_definitions()
+            .iter()
+            .map(|(_, d)| d.dest.to_string()),
+    );
+    for c in HTML.captures_iter(text) {
+        out.extend(c.get(1).or(c.get(2)).map(|m| m.as_str().to_string()));
+    }
+    for c in INCLUDE.captures_iter(text) {
+        out.push(c[1].to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::site::Page;
+
+    fn map(kind: SiteKind, docs: &Path, pages: &[&str]) -> SiteMap {
+        let site = Site {
+            kind,
+            root: ".".into(),
+            docs_dir: docs.to_string_lossy().into_owned(),
+            out_docs_dir: "docs".into(),
+            pages: pages
+                .iter()
+                .map(|p| Page {
+                    source: format!("{}/{p}", docs.display()),
+                    out: format!("docs/{p}"),
+                    key: crate::book::site::page_key(p),
+                })
+                .collect(),
+            titles: Vec::new(),
+            notes: Vec::new(),
+            slug_rule: SlugRule::GitHub,
+            explicit_ids: true,
+            meta: Vec::new(),
+        };
+        SiteMap::of(&site, Path::new("/"))
+    }
+
+    #[test]
+    fn links_resolve_to_chapters_anchors_and_files_as_the_tools_write_them() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("images")).unwrap();
+        std::fs::write(d.path().join("images/loop.svg"), "<svg/>").unwrap();
+        let m = map(
+            SiteKind::MdBook,
+            d.path(),
+            &[
+                "guide/index.md",
+                "guide/build.md",
+                "reference/config.md",
+                "install/README.md",
+            ],
+        );
+        let page = |key: &str, frag: Option<&str>| {
+            Some(Target::Page {
+                key: key.into(),
+                frag: frag.map(str::to_string),
+            })
+        };
+        assert_eq!(
+            m.resolve("guide_build", "../reference/config.md#build-jobs"),
+            page("reference_config", Some("build-jobs"))
+        );
+        assert_eq!(
+            m.resolve("guide_build", "../reference/config.html#build%20jobs"),
+            page("reference_config", Some("build jobs"))
+        );
+        assert_eq!(
+            m.resolve("guide_build", "#x"),
+            page("guide_build", Some("x"))
+        );
+        assert_eq!(m.resolve("guide_build", "./"), page("guide_index", None));
+        assert_eq!(
+            m.resolve("guide_build", "../install/"),
+            page("install_README", None)
+        );
+        assert_eq!(
+            m.resolve("guide_build", "../images/loop.svg"),
+            Some(Target::File {
+                path: "images/loop.svg".into(),
+                exists: true
+            })
+        );
+        assert_eq!(
+            m.resolve("guide_build", "gone.md"),
+            Some(Target::File {
+                path: "guide/gone.md".into(),
+                exists: false
+            })
+        );
+        assert_eq!(
+            m.resolve("guide_build", "../../reference/index.html"),
+            Some(Target::Outside)
+        );
+        assert_eq!(m.resolve("guide_build", "https://doc.rust-lang.org"), None);
+        assert_eq!(m.resolve("guide_build", "mailto:a@b.c"), None);
+        assert_eq!(m.resolve("guide_build", "/absolute/path"), None);
+    }
+
+    #[test]
+    fn a_pages_anchors_are_its_heading_ids_and_its_html_and_attribute_ids() {
+        let text = "# Build options {#opts}\n\n## Jobs\n\n<dl><dt id=\"option-cargo-build--j\"><a class=\"option-anchor\" href=\"#option-cargo-build--j\"></a></dt></dl>\n\nA paragraph.\n{: #para .note }\n\n<a name='legacy'></a>\n";
+        let a = page_anchors(SlugRule::GitHub, text);
+        for id in ["opts", "jobs", "option-cargo-build--j", "para", "legacy"] {
+            assert!(a.contains(id), "{id} missing from {a:?}");
+        }
+        assert!(!a.contains("build-options"));
+    }
+
+    #[test]
+    fn definitions_html_links_and_includes_are_targets_too() {
+        let t = other_targets(
+            "See [jobs].\n\n[jobs]: ../config.md#jobs\n\n<a href=\"other.md#x\">o</a> <img src='i.png'>\n\n{{#include arg.md}}\n{{#rustdoc_include ../../ex/a.rs:main}}\n",
+        );
+        assert_eq!(
+            t,
+            [
+                "../config.md#jobs",
+                "other.md#x",
+                "i.png",
+                "arg.md",
+                "../../ex/a.rs"
+            ]
+        );
+    }
+}

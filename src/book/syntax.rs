@@ -1,0 +1,204 @@
+//! The syntax of Markdown extensions and site plugins (pymdownx, mkdocstrings, admonitions,
+//! content tabs, Jinja tags, attribute lists, shortcodes): byte ranges a translation keeps
+//! byte for byte. Translation masks them ([`crate::agents::mask`]); the house-style lint reads
+//! no prose in them ([`crate::qa::unit::style`]).
+//!
+//! Pure: no I/O.
+
+/// [`site_syntax_outside`] of `text`, outside its code ([`code_ranges`]).
+pub fn site_syntax(text: &str) -> Vec<std::ops::Range<usize>> {
+    site_syntax_outside(text, &code_ranges(text))
+}
+
+/// The syntax of Markdown extensions and site plugins outside code, which the site's build
+/// reads and a translation must keep byte for byte (a typographic quote or a translated word
+/// in it breaks the build or the page):
+///
+/// - pymdownx snippets: a `--8<-- "file"` line, and a block between two `--8<--` lines;
+/// - mkdocstrings and mkdocs-click blocks: a `::: identifier` line and the more indented
+///   option lines under it;
+/// - admonitions, collapsible details and content tabs (`!!! note "Title"`, `??? tip`,
+///   `???+ example "Title"`, `=== "Title"`): the marker and the quotes around the title, so
+///   that only the title is translated;
+/// - pymdownx blocks (`/// admonition | Title`, its indented options, and the closing `///`):
+///   everything but the title;
+/// - Jinja and Liquid tags and expressions (`{% … %}`, `{{ … }}`) on one line, mdBook's
+///   `{{#include …}}` among them;
+/// - attribute lists (`{: .class}`, `{#id}`, attr_list), keys (`++ctrl+alt+del++`,
+///   pymdownx.keys, a key quoted when it is not a name: `++cmd+"&Uuml;"++`) and progress bars (`[=85% "85%"]`, pymdownx.progressbar);
+/// - emoji and icon shortcodes (`:material-bug:`, `:smile:`; pymdownx.emoji, GitHub): a
+///   `:name:` of lower-case letters, digits, `_`, `+` and `-` with a letter in it, standing
+///   alone (a space, a bracket or the line's edge before it; a space, punctuation, `{` or the
+///   edge after it).
+///
+/// Hand-rolled line patterns: each syntax is one line shape, recognised at the start of a
+/// line (tags anywhere), and no Markdown parser knows these extensions.
+pub fn site_syntax_outside(
+    text: &str,
+    code: &[std::ops::Range<usize>],
+) -> Vec<std::ops::Range<usize>> {
+    use std::sync::LazyLock;
+    static MARKER: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r#"^(?:!!!|\?\?\?\+?|===[+!]?)(?:[ \t]+[\w-]+)*[ \t]*(?:"([^"]*)")?[ \t]*$"#,
+        )
+        .expect("a valid pattern")
+    });
+    static OBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^::: [A-Za-z_][\w.:-]*[ \t]*$").expect("a valid pattern")
+    });
+    static TAG: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+                r#"\{%.*?%\}|\{\{.*?\}\}|\{:?[ \t]*[#.][^{}\n]*\}|\+\+(?:[\w-]+|"[^"\n]*")(?:\+(?:[\w-]+|"[^"\n]*"))*\+\+|\[=[^\]\n]*\]"#,
+            )
+            .expect("a valid pattern")
+    });
+    static BLOCK: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^/{3,}(?:[ \t]*[\w-]+(?:[ \t]*\|[ \t]*(.*?))?)?[ \t]*$")
+            .expect("a valid pattern")
+    });
+    let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
+    let mut out = Vec::new();
+    let lines: Vec<(usize, &str)> = text
+        .split_inclusive('\n')
+        .scan(0, |pos, l| {
+            let at = *pos;
+            *pos += l.len();
+            Some((at, l.trim_end_matches(['\n', '\r'])))
+        })
+        .collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let (at, body) = lines[i];
+        let lead = body.len() - body.trim_start().len();
+        let t = body.trim_start();
+        let start = at + lead;
+        if t.is_empty() {
+            i += 1;
+            continue;
+        }
+        // Line-start syntax is read only where the line starts outside code; the inline
+        // syntax further down is read span by span (a table row may start with inline code).
+        let line_code = in_code(start);
+        if !line_code && (t == "--8<--" || t == ";--8<--") {
+            // A block of snippet paths, up to the closing `--8<--` line.
+            let close = (i + 1..lines.len()).find(|&k| lines[k].1.trim() == t);
+            let last = close.unwrap_or(i);
+            out.push(start..lines[last].0 + lines[last].1.len());
+            i = last + 1;
+            continue;
+        }
+        if !line_code && (t.starts_with("--8<--") || t.starts_with(";--8<--")) {
+            out.push(start..at + body.len());
+            i += 1;
+            continue;
+        }
+        if !line_code && OBJECT.is_match(t) {
+            let last = options_end(&lines, i, lead);
+            out.push(start..lines[last].0 + lines[last].1.len());
+            i = last + 1;
+            continue;
+        }
+        if let Some(c) = BLOCK.captures(t).filter(|_| !line_code) {
+            let last = options_end(&lines, i, lead);
+            let end = lines[last].0 + lines[last].1.len();
+            // `/// html | div` names an element, not a title.
+            let titled = !t.trim_start_matches('/').trim_start().starts_with("html");
+            match c
+                .get(1)
+                .filter(|title| titled && !title.as_str().trim().is_empty())
+            {
+                Some(title) => {
+                    out.push(start..start + title.start());
+                    if start + title.end() < end {
+                        out.push(start + title.end()..end);
+                    }
+                }
+                None => out.push(start..end),
+            }
+            i = last + 1;
+            continue;
+        }
+        if let Some(c) = MARKER.captures(t).filter(|_| !line_code) {
+            match c.get(1).filter(|title| !title.as_str().trim().is_empty()) {
+                Some(title) => {
+                    out.push(start..start + title.start());
+                    out.push(start + title.end()..at + body.len());
+                }
+                None => out.push(start..at + body.len()),
+            }
+            i += 1;
+            continue;
+        }
+        for m in TAG.find_iter(body) {
+            if !in_code(at + m.start()) {
+                out.push(at + m.start()..at + m.end());
+            }
+        }
+        for m in crate::book::markdown::shortcodes(body) {
+            let r = at + m.start..at + m.end;
+            if !in_code(r.start) && !out.iter().any(|o| o.start < r.end && r.start < o.end) {
+                out.push(r);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The last of the option lines under line `i` of `lines` (indented `lead`): the lines
+/// indented deeper, up to a blank or shallower line; `i` itself when there are none.
+fn options_end(lines: &[(usize, &str)], i: usize, lead: usize) -> usize {
+    let mut last = i;
+    while let Some(&(_, next)) = lines.get(last + 1) {
+        let nl = next.len() - next.trim_start().len();
+        if next.trim().is_empty() || nl <= lead {
+            break;
+        }
+        last += 1;
+    }
+    last
+}
+
+/// Byte ranges of fenced code blocks (whole lines) and inline code spans (single backticks
+/// within a line) of `text`.
+pub fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    let mut fence: Option<(char, usize, usize)> = None; // (char, run, start)
+    for line in text.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let t = line.trim_start();
+        let lead = t.chars().next().unwrap_or(' ');
+        let run = t.chars().take_while(|&c| c == lead).count();
+        match fence {
+            Some((c, n, s)) => {
+                if lead == c && run >= n && t[run * c.len_utf8()..].trim().is_empty() {
+                    out.push(s..pos);
+                    fence = None;
+                }
+            }
+            None if (lead == '`' || lead == '~') && run >= 3 => fence = Some((lead, run, start)),
+            None => {
+                // Inline code spans of this line.
+                let mut open: Option<usize> = None;
+                for (j, ch) in line.char_indices() {
+                    if ch == '`' {
+                        match open {
+                            None => open = Some(start + j),
+                            Some(o) => {
+                                out.push(o..start + j + 1);
+                                open = None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some((_, _, s)) = fence {
+        out.push(s..text.len());
+    }
+    out
+}
