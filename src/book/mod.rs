@@ -11,6 +11,8 @@
 //!
 //! - [`anchors`] makes heading ids as a site's tool does, and says which ids a translation
 //!   keeps.
+//! - [`includes`] finds the files a chapter pulls in at build time (mdBook includes, MkDocs
+//!   snippets, Docusaurus partials).
 //! - [`links`] resolves a site's internal links to chapters, anchors and files as the site's
 //!   tool does.
 //! - [`mdx`] tells the ESM and JSX of `.mdx` chapters from their prose.
@@ -24,6 +26,7 @@
 pub mod align;
 pub mod anchors;
 pub mod chapter;
+pub mod includes;
 pub mod links;
 pub mod markdown;
 pub mod mdx;

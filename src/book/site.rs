@@ -15,6 +15,7 @@ use saphyr::{LoadableYamlNode, Mapping, Scalar, ScalarOwned, Yaml, YamlOwned};
 use serde::Serialize;
 
 use crate::book::anchors::SlugRule;
+use crate::book::includes::{Dialect, is_markdown};
 
 /// Why a book's site (`book` in a campaign file) cannot be read: the message names the file
 /// and what in it booktr cannot use.
@@ -203,6 +204,109 @@ fn mkdocs_extension(cfg: &YamlOwned, name: &str) -> bool {
             .as_mapping()
             .is_some_and(|m| m.keys().any(|k| k.as_str().is_some_and(matches))),
     })
+}
+
+/// Appends to `pages` every Markdown file the pages include ([`Dialect::includes`], followed
+/// into included files too), each as a chapter of its own: a file inside the docs folder
+/// `docs` goes to the same place under `out_docs`; one elsewhere under the site `root` goes to
+/// the same place under `out_dir` when the output mirrors the root (`mirror_root`: mdBook and
+/// MkDocs, whose `out_dir` holds the configuration and the docs folder as the root does).
+/// A Markdown file included from outside that gets a note instead: it is not translated, and
+/// the translated pages include it in the source language.
+#[allow(clippy::too_many_arguments)]
+fn add_included(
+    pages: &mut Vec<Page>,
+    notes: &mut Vec<String>,
+    campaign_dir: &Path,
+    root: &Path,
+    docs: &Path,
+    out_docs: &str,
+    mirror_root: bool,
+    dialect: &Dialect,
+) {
+    let file_of = |p: &Page| crate::util::normalize(&campaign_dir.join(&p.source));
+    let mut seen: std::collections::HashSet<PathBuf> = pages.iter().map(file_of).collect();
+    let mut keys: std::collections::HashSet<String> = pages.iter().map(|p| p.key.clone()).collect();
+    let mut i = 0;
+    while i < pages.len() {
+        let file = file_of(&pages[i]);
+        let from = pages[i].source.clone();
+        i += 1;
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for inc in dialect.includes(&file, &text) {
+            if !is_markdown(&inc) || !seen.insert(inc.clone()) {
+                continue;
+            }
+            let out = match (inside(&inc, docs), inside(&inc, root)) {
+                (Some(r), _) if out_docs == "." => r,
+                (Some(r), _) => format!("{out_docs}/{r}"),
+                (None, Some(r)) if mirror_root => r,
+                _ => {
+                    notes.push(format!(
+                        "{} is included by {from} from outside the site's folder: it is not translated, and the translated pages include it in the source language",
+                        rel(&inc, campaign_dir)
+                    ));
+                    continue;
+                }
+            };
+            let mut key = page_key(&inside(&inc, root).unwrap_or_else(|| out.clone()));
+            while !keys.insert(key.clone()) {
+                key = format!("included_{key}");
+            }
+            pages.push(Page {
+                source: rel(&inc, campaign_dir),
+                out,
+                key,
+            });
+        }
+    }
+}
+
+/// How MkDocs' pymdownx snippets find files, from the `pymdownx.snippets` entry of
+/// `markdown_extensions`: its `base_path` (one path or a list, relative to the folder MkDocs
+/// runs in, the site `root`; default `.`; a tagged entry such as `!relative $config_dir` is
+/// the root) and `auto_append`. No snippets when the extension is not listed.
+fn snippets_dialect(cfg: &YamlOwned, root: &Path) -> Dialect {
+    let entry = cfg
+        .as_mapping_get("markdown_extensions")
+        .and_then(|v| v.as_sequence())
+        .and_then(|list| {
+            list.iter().find_map(|e| {
+                if e.as_str() == Some("pymdownx.snippets") {
+                    return Some(None);
+                }
+                let m = e.as_mapping()?;
+                m.iter()
+                    .find(|(k, _)| k.as_str() == Some("pymdownx.snippets"))
+                    .map(|(_, v)| Some(v.clone()))
+            })
+        });
+    let Some(options) = entry else {
+        return Dialect::Snippets {
+            bases: Vec::new(),
+            auto_append: Vec::new(),
+        };
+    };
+    let list = |key: &str| -> Option<Vec<Option<String>>> {
+        let v = options.as_ref()?.as_mapping_get(key)?;
+        Some(match v.as_sequence() {
+            Some(s) => s.iter().map(|x| x.as_str().map(str::to_string)).collect(),
+            None => vec![v.as_str().map(str::to_string)],
+        })
+    };
+    let bases = list("base_path")
+        .unwrap_or_else(|| vec![Some(".".into())])
+        .into_iter()
+        .map(|b| crate::util::normalize(&root.join(b.unwrap_or_else(|| ".".into()))))
+        .collect();
+    let auto_append = list("auto_append")
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect();
+    Dialect::Snippets { bases, auto_append }
 }
 
 /// Key of the synthetic chapter that carries a site's navigation titles.
@@ -427,6 +531,16 @@ fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, SiteError> {
             _ => {}
         }
     }
+    add_included(
+        &mut pages,
+        &mut notes,
+        campaign_dir,
+        &root,
+        &src,
+        &out_docs,
+        true,
+        &Dialect::MdBook,
+    );
     let book_toml: toml::Table = std::fs::read_to_string(root.join("book.toml"))
         .ok()
         .and_then(|t| toml::from_str(&t).ok())
@@ -651,6 +765,16 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
             });
         }
     }
+    add_included(
+        &mut pages,
+        &mut notes,
+        campaign_dir,
+        &root,
+        &docs,
+        &docs_dir,
+        true,
+        &snippets_dialect(&cfg, &root),
+    );
     Ok(Site {
         kind: SiteKind::MkDocs,
         root: rel(&root, campaign_dir),
@@ -743,7 +867,7 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
     let (mut paths, mut titles) = (Vec::new(), Vec::new());
     walk(&docs, &docs, &mut paths, &mut titles);
     let out_docs = docusaurus_out(target_lang);
-    let pages = paths
+    let mut pages = paths
         .iter()
         .map(|p| Page {
             source: rel(&docs.join(p), campaign_dir),
@@ -751,6 +875,17 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
             key: page_key(p),
         })
         .collect();
+    let mut notes = Vec::new();
+    add_included(
+        &mut pages,
+        &mut notes,
+        campaign_dir,
+        &root,
+        &docs,
+        &out_docs,
+        false,
+        &Dialect::Docusaurus,
+    );
     Ok(Site {
         kind: SiteKind::Docusaurus,
         slug_rule: SlugRule::GitHub,
@@ -760,7 +895,7 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
         out_docs_dir: out_docs,
         pages,
         titles,
-        notes: Vec::new(),
+        notes,
         meta: Vec::new(),
     })
 }

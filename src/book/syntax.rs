@@ -15,8 +15,9 @@ pub fn site_syntax(text: &str) -> Vec<std::ops::Range<usize>> {
 /// in it breaks the build or the page):
 ///
 /// - pymdownx snippets: a `--8<-- "file"` line, and a block between two `--8<--` lines;
-/// - mkdocstrings and mkdocs-click blocks: a `::: identifier` line and the more indented
-///   option lines under it;
+/// - mkdocstrings and mkdocs-click blocks: a `::: identifier` line (also as a heading,
+///   `# ::: package`, which mkdocstrings renders at that level) and the more indented option
+///   lines under it;
 /// - admonitions, collapsible details and content tabs (`!!! note "Title"`, `??? tip`,
 ///   `???+ example "Title"`, `=== "Title"`): the marker and the quotes around the title, so
 ///   that only the title is translated;
@@ -45,7 +46,8 @@ pub fn site_syntax_outside(
         .expect("a valid pattern")
     });
     static OBJECT: LazyLock<regex::Regex> = LazyLock::new(|| {
-        regex::Regex::new(r"^::: [A-Za-z_][\w.:-]*[ \t]*$").expect("a valid pattern")
+        regex::Regex::new(r"^(?:#{1,6}[ \t]+)?::: [A-Za-z_][\w.:-]*[ \t]*$")
+            .expect("a valid pattern")
     });
     static TAG: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(
@@ -201,4 +203,20 @@ pub fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
         out.push(s..text.len());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_mkdocstrings_block_written_as_a_heading_is_syntax() {
+        let text =
+            "# ::: mkdocstrings\n    options:\n        show_submodules: true\n\n# A real title\n";
+        let spans = site_syntax(text);
+        assert_eq!(
+            spans.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
+            ["# ::: mkdocstrings\n    options:\n        show_submodules: true"]
+        );
+    }
 }

@@ -286,9 +286,11 @@ fn map_words(s: &str, target: &Lang, cjk: bool, mut prev_mapped: bool) -> (Strin
         if word.is_empty() {
             return;
         }
+        // Acronyms (`API`, `HTML`, `YAML`) stay; a longer word in capitals is shouted prose
+        // (a licence's `THE SOFTWARE IS PROVIDED`), which a translator translates.
+        let upper = word.chars().filter(|c| c.is_ascii_uppercase()).count();
         let keep = word.chars().any(|c| c.is_ascii_digit())
-            || (word.chars().filter(|c| c.is_ascii_uppercase()).count() >= 2
-                && !word.chars().any(|c| c.is_ascii_lowercase()))
+            || ((2..=5).contains(&upper) && !word.chars().any(|c| c.is_ascii_lowercase()))
             || !word.chars().any(|c| c.is_ascii_alphabetic());
         let mapped = if keep {
             word.clone()

@@ -6,8 +6,22 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{TestCampaign, assert_code, shared_site};
 
-/// Every `.html` file under `dir`, by its path relative to `dir`.
-fn html_pages(dir: &Path) -> HashMap<String, String> {
+/// What the link check reads of one built page.
+#[derive(Default)]
+struct Page {
+    /// Every `id` and `name` attribute.
+    ids: HashSet<String>,
+    /// Every `<a href>`, as written.
+    hrefs: Vec<String>,
+    /// Han characters and Latin-script words of the page's main content (`<main>`, else
+    /// `<body>`), outside `<script>`, `<style>`, `<pre>`, `<code>` and the navigation.
+    han: usize,
+    latin_words: usize,
+}
+
+/// Every `.html` page of the built site in `dir`, by its path relative to `dir`, read with a
+/// WHATWG tokenizer (html5gum): minified pages write unquoted attributes.
+fn html_pages(dir: &Path) -> HashMap<String, Page> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .flatten()
@@ -19,70 +33,111 @@ fn html_pages(dir: &Path) -> HashMap<String, String> {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            (rel, std::fs::read_to_string(e.path()).unwrap_or_default())
+            let html = std::fs::read_to_string(e.path()).unwrap_or_default();
+            (rel, read_page(&html))
         })
         .collect()
 }
 
+fn read_page(html: &str) -> Page {
+    use html5gum::{Token, Tokenizer};
+    let mut p = Page::default();
+    // Depth inside elements whose text is not the page's prose.
+    let mut skip = 0usize;
+    let mut main = false;
+    let mut text = String::new();
+    let mut body_text = String::new();
+    const SKIP: [&[u8]; 6] = [b"script", b"style", b"pre", b"code", b"nav", b"header"];
+    for t in Tokenizer::new(html).flatten() {
+        match t {
+            Token::StartTag(tag) => {
+                for (k, v) in &tag.attributes {
+                    let v = String::from_utf8_lossy(&v.value).into_owned();
+                    match &k[..] {
+                        b"id" | b"name" => {
+                            p.ids.insert(v);
+                        }
+                        b"href" if &tag.name[..] == b"a" => p.hrefs.push(v),
+                        _ => {}
+                    }
+                }
+                if SKIP.contains(&&tag.name[..]) && !tag.self_closing {
+                    skip += 1;
+                }
+                if &tag.name[..] == b"main" || &tag.name[..] == b"article" {
+                    main = true;
+                }
+            }
+            Token::EndTag(tag) => {
+                if SKIP.contains(&&tag.name[..]) {
+                    skip = skip.saturating_sub(1);
+                }
+            }
+            Token::String(s) if skip == 0 => {
+                let s = String::from_utf8_lossy(&s.value);
+                body_text.push_str(&s);
+                if main {
+                    text.push_str(&s);
+                    text.push(' ');
+                }
+            }
+            _ => {}
+        }
+    }
+    let text = if main { text } else { body_text };
+    p.han = text
+        .chars()
+        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+        .count();
+    p.latin_words = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| w.len() >= 3)
+        .count();
+    p
+}
+
 /// `(page, href)` of every internal link of the built site in `dir` that does not resolve: to
-/// a page that is not there, or to an `#id` the page does not have. Hand-rolled over the HTML
-/// with two patterns (`id="…"`, `href="…"`): the pages are mdBook's own output, and a link
-/// checker crate would fetch external links, which the tests must not do.
-fn broken_links(dir: &Path) -> BTreeSet<(String, String)> {
-    let pages = html_pages(dir);
-    let id_re = regex::Regex::new(r#"\sid="([^"]*)""#).unwrap();
-    let href_re = regex::Regex::new(r#"\shref="([^"]*)""#).unwrap();
-    let ids: HashMap<&str, HashSet<String>> = pages
-        .iter()
-        .map(|(p, html)| {
-            (
-                p.as_str(),
-                id_re
-                    .captures_iter(html)
-                    .map(|c| html_unescape(&c[1]))
-                    .collect(),
-            )
-        })
-        .collect();
+/// a page or file that is not there, or to an `#id` the page does not have. A directory URL
+/// (`install/`) is its `index.html`. Pages the tools generate beside the content (`toc.html`,
+/// `print.html`, `404.html`: the same in both builds, with absolute URLs in some) are not read.
+fn broken_links(dir: &Path, pages: &HashMap<String, Page>) -> BTreeSet<(String, String)> {
     let mut broken = BTreeSet::new();
-    for (page, html) in &pages {
-        // The sidebar (toc.html and the copy in every page's script) is the same in both
-        // builds; links of the pages' own content are what translation can break.
+    for (page, p) in pages {
         if page == "toc.html" || page == "print.html" || page == "404.html" {
             continue;
         }
-        for c in href_re.captures_iter(html) {
-            let href = html_unescape(&c[1]);
-            if href.contains(':') || href.starts_with('/') || href.is_empty() {
+        for href in &p.hrefs {
+            let scheme = href.split_once(':').is_some_and(|(h, _)| !h.contains('/'));
+            if scheme || href.starts_with('/') || href.is_empty() {
                 continue;
             }
-            let (path, frag) = href.split_once('#').unwrap_or((&href, ""));
-            let target = if path.is_empty() {
+            let (path, frag) = href.split_once('#').unwrap_or((href, ""));
+            let path = path.split('?').next().unwrap_or("");
+            let mut target = if path.is_empty() {
                 page.clone()
             } else {
                 let base = Path::new(page).parent().unwrap_or(Path::new(""));
                 normalize(&base.join(booktr::book::site::percent_decode(path)))
             };
-            let ok = match ids.get(target.as_str()) {
-                None => dir.join(&target).exists() && frag.is_empty(),
+            if path.ends_with('/') || dir.join(&target).is_dir() {
+                target = if target.is_empty() {
+                    "index.html".into()
+                } else {
+                    format!("{target}/index.html")
+                };
+            }
+            let ok = match pages.get(target.as_str()) {
+                None => dir.join(&target).is_file() && frag.is_empty(),
                 Some(have) => {
-                    frag.is_empty() || have.contains(&booktr::book::site::percent_decode(frag))
+                    frag.is_empty() || have.ids.contains(&booktr::book::site::percent_decode(frag))
                 }
             };
             if !ok {
-                broken.insert((page.clone(), href));
+                broken.insert((page.clone(), href.clone()));
             }
         }
     }
     broken
-}
-
-fn html_unescape(s: &str) -> String {
-    s.replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }
 
 /// `p` with `.` and `..` resolved, `/`-separated.
@@ -98,6 +153,45 @@ fn normalize(p: &Path) -> String {
         }
     }
     out.join("/")
+}
+
+/// The pages of a built Chinese translation whose main content has prose and no Han
+/// character: pages left in the source language.
+fn untranslated_pages(pages: &HashMap<String, Page>) -> BTreeSet<String> {
+    pages
+        .iter()
+        .filter(|(name, p)| name.as_str() != "404.html" && p.latin_words >= 20 && p.han == 0)
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// The built source and translation of a site compared: links broken in the translation that
+/// work in the source, and the translation's pages left in the source language.
+struct Compared {
+    source_pages: usize,
+    pages: usize,
+    source_broken: usize,
+    new_broken: Vec<(String, String)>,
+    untranslated: BTreeSet<String>,
+    cross_page_anchor_links: usize,
+}
+
+fn compare(source: &Path, translation: &Path) -> Compared {
+    let (src, tgt) = (html_pages(source), html_pages(translation));
+    let before = broken_links(source, &src);
+    let after = broken_links(translation, &tgt);
+    Compared {
+        source_pages: src.len(),
+        pages: tgt.len(),
+        source_broken: before.len(),
+        new_broken: after.difference(&before).cloned().collect(),
+        untranslated: untranslated_pages(&tgt),
+        cross_page_anchor_links: tgt
+            .values()
+            .flat_map(|p| &p.hrefs)
+            .filter(|h| h.contains('#') && !h.starts_with('#') && !h.contains(':'))
+            .count(),
+    }
 }
 
 fn mdbook_build(book: &Path, dest: &Path) {
@@ -138,24 +232,162 @@ fn links_to_another_chapters_heading_work_in_the_translated_mdbook() {
     let built: PathBuf = c.path("built");
     mdbook_build(&site, &built.join("source"));
     mdbook_build(&c.path("cb/out"), &built.join("zh"));
-    let before = broken_links(&built.join("source"));
-    let after = broken_links(&built.join("zh"));
+    let c = compare(&built.join("source"), &built.join("zh"));
     // The checker sees what is broken: the source's own links out of the book (to sibling
     // books on doc.rust-lang.org, `../../reference/…`: 200-odd, the sites README) are.
-    assert!(before.len() > 100, "{} broken in the source", before.len());
-    let new: Vec<_> = after.difference(&before).collect();
-    let pages = html_pages(&built.join("zh")).len();
-    assert!(pages >= 98, "{pages} pages built");
     assert!(
-        new.is_empty(),
+        c.source_broken > 100,
+        "{} broken in the source",
+        c.source_broken
+    );
+    assert!(
+        c.pages >= 98 && c.pages == c.source_pages,
+        "{} pages built",
+        c.pages
+    );
+    assert!(
+        c.new_broken.is_empty(),
         "{} internal links broken in the translation that work in the source, e.g. {:?}",
-        new.len(),
-        new.iter().take(8).collect::<Vec<_>>()
+        c.new_broken.len(),
+        c.new_broken.iter().take(8).collect::<Vec<_>>()
+    );
+    assert!(
+        c.untranslated.is_empty(),
+        "pages left in English: {:?}",
+        c.untranslated
     );
     // The links this guards exist: many point at a heading of another chapter.
-    let cross = html_pages(&built.join("zh"))
-        .values()
-        .map(|h| h.matches(".html#").count())
-        .sum::<usize>();
-    assert!(cross > 100, "{cross} links to another page's heading");
+    assert!(
+        c.cross_page_anchor_links > 100,
+        "{} links to another page's heading",
+        c.cross_page_anchor_links
+    );
+}
+
+/// `python3 -m mkdocs build` of the site whose `mkdocs.yml` is in `dir`, run there (its
+/// configuration imports modules and reads snippets relative to it), into `dest`.
+fn mkdocs_build(dir: &Path, dest: &Path) {
+    let o = std::process::Command::new("python3")
+        .args(["-m", "mkdocs", "build", "-q", "-d"])
+        .arg(dest)
+        .current_dir(dir)
+        .env("DISABLE_MKDOCS_2_WARNING", "true")
+        .env("NO_MKDOCS_2_WARNING", "true")
+        .output()
+        .expect("python3 runs (BOOKTR_REQUIRE_MKDOCS_SITES=1 says the MkDocs plugins must be importable)");
+    assert!(
+        o.status.success(),
+        "mkdocs build in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The MkDocs site `name` of `../shared/sites` as a new user takes it: `booktr init --to zh`,
+/// a rehearsal that ends `complete`, and both the source and the translation built with
+/// MkDocs and its plugins. Returns the comparison and the translation's `index.html`.
+fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String)> {
+    let site = shared_site(name)?;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("campaign.toml");
+    let bin = env!("CARGO_BIN_EXE_booktr");
+    let init = std::process::Command::new(bin)
+        .arg("init")
+        .arg(&site)
+        .args(["--to", "zh", "--file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_code(&init, 0);
+    let run = std::process::Command::new(bin)
+        .arg("run")
+        .arg(&file)
+        .output()
+        .unwrap();
+    // A clean rehearsal ends `complete`: nothing an editor must fix.
+    assert_code(&run, 0);
+    let out = walkdir::WalkDir::new(dir.path())
+        .max_depth(3)
+        .into_iter()
+        .flatten()
+        .find(|e| e.file_name() == "mkdocs.yml")
+        .map(|e| e.path().parent().unwrap().to_path_buf())
+        .expect("the output has an mkdocs.yml");
+    let built = dir.path().join("built");
+    mkdocs_build(&site, &built.join("source"));
+    mkdocs_build(&out, &built.join("zh"));
+    let index = std::fs::read_to_string(built.join("zh/index.html")).unwrap();
+    Some((compare(&built.join("source"), &built.join("zh")), index))
+}
+
+/// PyMdown Extensions' docs (MkDocs, Material, every pymdownx extension, a hooks module and a
+/// custom theme beside the docs, snippets in a hidden `.snippets/` folder appended to every
+/// page) rehearsed into Chinese: the translation builds with MkDocs, every internal link that
+/// works in the source's build works in it, every page is translated, and the page says it is
+/// Chinese.
+#[booktr_test_needs::needs(mkdocs_sites)]
+#[test]
+fn an_mkdocs_site_with_pymdownx_syntax_builds_translated_with_every_link_working() {
+    let Some((c, index)) = mkdocs_site_rehearsed("pymdown-extensions") else {
+        return;
+    };
+    assert!(
+        c.pages >= 48 && c.pages == c.source_pages,
+        "{} pages",
+        c.pages
+    );
+    assert!(
+        c.new_broken.is_empty(),
+        "{} links broken in the translation that work in the source, e.g. {:?}",
+        c.new_broken.len(),
+        c.new_broken.iter().take(8).collect::<Vec<_>>()
+    );
+    assert!(
+        c.untranslated.is_empty(),
+        "pages left in English: {:?}",
+        c.untranslated
+    );
+    assert!(
+        c.cross_page_anchor_links > 20,
+        "{}",
+        c.cross_page_anchor_links
+    );
+    assert!(
+        index.contains("lang=zh") || index.contains("lang=\"zh\""),
+        "the page does not say it is Chinese"
+    );
+}
+
+/// mkdocstrings' docs (MkDocs with mkdocstrings, markdown-exec, autorefs and snippets of the
+/// repository's README, CHANGELOG and CONTRIBUTING outside docs/, which hold most of the
+/// prose) rehearsed into Chinese: the `# ::: mkdocstrings` block renders the API again, the
+/// translation builds, no link breaks, and every page is translated but the two the plugins
+/// generate from code (the API reference, read from docstrings, and the credits, written by a
+/// script at build time).
+#[booktr_test_needs::needs(mkdocs_sites)]
+#[test]
+fn an_mkdocs_site_with_mkdocstrings_and_snippets_builds_translated_with_every_page_translated() {
+    let Some((c, _)) = mkdocs_site_rehearsed("mkdocstrings") else {
+        return;
+    };
+    assert!(
+        c.pages >= 12 && c.pages == c.source_pages,
+        "{} pages",
+        c.pages
+    );
+    assert!(
+        c.new_broken.is_empty(),
+        "{} links broken in the translation that work in the source, e.g. {:?}",
+        c.new_broken.len(),
+        c.new_broken.iter().take(8).collect::<Vec<_>>()
+    );
+    let generated: BTreeSet<String> = ["credits/index.html", "reference/api/index.html"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert!(
+        c.untranslated.is_subset(&generated),
+        "pages left in English: {:?}",
+        c.untranslated.difference(&generated).collect::<Vec<_>>()
+    );
 }

@@ -1,7 +1,7 @@
 //! Build script of `booktr-test-needs`: finds which optional resources of booktr's integration
 //! tests are present and tells the proc macro through `cfg` flags (`has_corpus`, `has_chromium`,
 //! `has_translate_toolkit`, `has_nbformat`, `has_mdbook`, `has_mdbook_gettext`, `has_sites`,
-//! `has_mkdocs`, `has_real_llm`, `has_sacrebleu`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
+//! `has_mkdocs`, `has_mkdocs_sites`, `has_real_llm`, `has_sacrebleu`). A `BOOKTR_REQUIRE_*=1` switch sets its flag whatever
 //! is found, so the test runs and fails with its own clear message when the resource is missing.
 //!
 //! Rebuilds: this script lives in a separate crate (a dev-dependency), so when it reruns only the
@@ -28,6 +28,9 @@ const CORPUS: &str = "../../../shared/corpus/ai-agent-book";
 /// The shared mdBook with real human PO catalogs (`../shared/sites`, like the corpus).
 const SITES_RBE: &str = "../../../shared/sites/rust-by-example";
 
+/// The Python modules the shared MkDocs sites' builds import (`.ci/run` installs them).
+const MKDOCS_SITES_IMPORT: &str = "import mkdocs, material, pymdownx, mkdocstrings, mkdocstrings_handlers.python, mkdocs_autorefs, markdown_callouts, markdown_exec, mkdocs_coverage, mkdocs_git_revision_date_localized_plugin, mkdocs_llmstxt, mkdocs_minify_plugin, mkdocs_redirects, mkdocs_section_index, mkdocs_pymdownx_material_extras";
+
 /// The path of command `name` if it is in a directory of `PATH`.
 fn on_path(name: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -52,6 +55,7 @@ fn main() {
         "has_mdbook_gettext",
         "has_sites",
         "has_mkdocs",
+        "has_mkdocs_sites",
         "has_real_llm",
         "has_sacrebleu",
     ] {
@@ -132,6 +136,16 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if flag("BOOKTR_REQUIRE_MKDOCS") || mkdocs {
         println!("cargo::rustc-cfg=has_mkdocs");
+    }
+
+    // MkDocs with the plugins of the shared MkDocs sites (Material, pymdownx, mkdocstrings and
+    // the rest of `.ci/run`'s list) builds those sites and their translations.
+    let mkdocs_sites = Command::new("python3")
+        .args(["-c", MKDOCS_SITES_IMPORT])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_MKDOCS_SITES") || mkdocs_sites {
+        println!("cargo::rustc-cfg=has_mkdocs_sites");
     }
 
     // sacreBLEU (PyPI), the reference implementation of chrF++, checks booktr's chrF++.

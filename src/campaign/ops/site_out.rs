@@ -53,28 +53,64 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
         .iter()
         .map(|p| crate::util::normalize(&plan.campaign_dir.join(&p.source)))
         .collect();
-    let own = [&plan.out_dir, &plan.state_dir, &plan.report_dir];
-    let walk = walkdir::WalkDir::new(&docs).into_iter().filter_entry(|e| {
-        let hidden = e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
-        let ours = own.iter().any(|d| e.path().starts_with(d));
-        // A build folder inside the docs folder is output, not source.
-        !hidden && !ours
-    });
-    for e in walk {
-        let e = e.with_context(|| format!("reading {}", docs.display()))?;
-        if !e.file_type().is_file() || pages.contains(&crate::util::normalize(e.path())) {
+    let own: Vec<PathBuf> = [&plan.out_dir, &plan.state_dir, &plan.report_dir]
+        .iter()
+        .map(|d| crate::util::normalize(d))
+        .collect();
+    let mut untranslated = Vec::new();
+    for file in site_files(&docs, &own)? {
+        if pages.contains(&file) {
             continue;
         }
-        let rel = e.path().strip_prefix(&docs).unwrap_or(e.path());
-        let to = out_docs.join(rel);
+        let rel = file.strip_prefix(&docs).unwrap_or(&file);
         let mut bytes =
-            std::fs::read(e.path()).with_context(|| format!("reading {}", e.path().display()))?;
-        if site.kind == SiteKind::Docusaurus && e.file_name() == "_category_.json" {
+            std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        if site.kind == SiteKind::Docusaurus
+            && rel.file_name().is_some_and(|n| n == "_category_.json")
+        {
             bytes = category_json(&bytes, site, &titles);
         }
-        if copy_if_changed(&to, &bytes)? {
+        if crate::book::includes::is_markdown(&file) {
+            untranslated.push(crate::util::relative_to(&file, &root));
+        }
+        if copy_if_changed(&out_docs.join(rel), &bytes)? {
             done.copied += 1;
         }
+    }
+    // mdBook and MkDocs build from the site's root: its other files (an mdBook theme and
+    // extra CSS, MkDocs hooks and Python modules its configuration imports, a theme's
+    // custom_dir, snippet folders) go to the same places beside the docs folder. The
+    // configuration is written below; the tool's build folder is output, not source.
+    if matches!(site.kind, SiteKind::MdBook | SiteKind::MkDocs) {
+        let mut skip = own.clone();
+        skip.push(docs.clone());
+        skip.extend(
+            ["book", "site", "mkdocs.yml", "mkdocs.yaml", "book.toml"].map(|f| root.join(f)),
+        );
+        for file in site_files(&root, &skip)? {
+            if pages.contains(&file) {
+                continue;
+            }
+            let rel = file.strip_prefix(&root).unwrap_or(&file);
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            if crate::book::includes::is_markdown(&file) {
+                untranslated.push(crate::util::relative_to(&file, &root));
+            }
+            if copy_if_changed(&plan.out_dir.join(rel), &bytes)? {
+                done.copied += 1;
+            }
+        }
+    }
+    if !untranslated.is_empty() {
+        untranslated.sort();
+        let n = untranslated.len();
+        let shown: Vec<&str> = untranslated.iter().take(8).map(String::as_str).collect();
+        done.notes.push(format!(
+            "{n} Markdown file(s) copied to the output in the source language, as neither a chapter nor included by one: {}{}",
+            shown.join(", "),
+            if n > shown.len() { ", …" } else { "" }
+        ));
     }
     match site.kind {
         SiteKind::MdBook => {
@@ -90,18 +126,6 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
                 })?;
                 copy_if_changed(&plan.out_dir.join("book.toml"), text.as_bytes())?;
                 done.config = Some("book.toml".into());
-            }
-            // A custom theme is part of what makes the book build.
-            let theme = root.join("theme");
-            if theme.is_dir() {
-                for e in walkdir::WalkDir::new(&theme).into_iter().flatten() {
-                    if e.file_type().is_file() {
-                        let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
-                        let bytes = std::fs::read(e.path())
-                            .with_context(|| format!("reading {}", e.path().display()))?;
-                        copy_if_changed(&plan.out_dir.join(rel), &bytes)?;
-                    }
-                }
             }
         }
         SiteKind::MkDocs => {
@@ -164,6 +188,35 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
         SiteKind::Docusaurus => {}
     }
     Ok(done)
+}
+
+/// The files under `dir` a site's build reads, in a stable order: hidden ones included (a
+/// snippets folder `.snippets/`), the version-control folder `.git` and whatever the site's
+/// `.gitignore` files exclude (build output, virtual environments, `node_modules`) left out,
+/// and nothing under a path of `skip` (booktr's own folders, the docs folder when walking the
+/// root).
+///
+/// Errors: a folder that cannot be read.
+fn site_files(dir: &Path, skip: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let skip = skip.to_vec();
+    let walk = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .parents(false)
+        .require_git(false)
+        .git_global(false)
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .filter_entry(move |e| {
+            e.file_name() != ".git" && !skip.iter().any(|s| e.path().starts_with(s))
+        })
+        .build();
+    let mut out = Vec::new();
+    for e in walk {
+        let e = e.with_context(|| format!("reading {}", dir.display()))?;
+        if e.file_type().is_some_and(|t| t.is_file()) {
+            out.push(crate::util::normalize(e.path()));
+        }
+    }
+    Ok(out)
 }
 
 /// The sidebar ids of a Docusaurus project: every `name: [` in its `sidebars.js` (or `.ts`),

@@ -92,6 +92,37 @@ fn broken_footnote_defs(text: &str, defs: &[String]) -> Vec<String> {
     out
 }
 
+/// Text event `t` at byte `range` of the parsed text `text`, with the parts inside `syntax`
+/// (sorted byte ranges, [`crate::book::syntax::site_syntax`]) left out. An event that is not the
+/// source slice (an entity, an escape) is kept whole.
+fn without_syntax<'t>(
+    t: &'t str,
+    range: &std::ops::Range<usize>,
+    text: &str,
+    syntax: &[std::ops::Range<usize>],
+) -> std::borrow::Cow<'t, str> {
+    let from = syntax.partition_point(|s| s.end <= range.start);
+    let hits = syntax[from..]
+        .iter()
+        .take_while(|s| s.start < range.end)
+        .collect::<Vec<_>>();
+    if hits.is_empty() || markdown::split_bom(text).1.get(range.clone()) != Some(t) {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    let mut out = String::with_capacity(t.len());
+    let mut at = range.start;
+    for s in hits {
+        if s.start > at {
+            out.push_str(&t[at - range.start..s.start - range.start]);
+        }
+        at = at.max(s.end);
+    }
+    if at < range.end {
+        out.push_str(&t[at - range.start..]);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Everything the checks look at, in document order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Doc {
@@ -156,6 +187,10 @@ impl Doc {
         let in_label = |r: &std::ops::Range<usize>| {
             labels.iter().any(|l| l.start <= r.start && r.end <= l.end)
         };
+        // Site syntax (`++ctrl+c++`, `!!! note "…"` markers, `--8<--` lines) is structure the
+        // translation keeps, not prose: cut out of the text events that hold it.
+        let mut syntax = crate::book::syntax::site_syntax(markdown::split_bom(text).1);
+        syntax.sort_by_key(|r| r.start);
         let parser = markdown::parser(text);
         let mut iter = parser.into_offset_iter();
         let mut outline = crate::qa::view::outline::OutlineBuilder::default();
@@ -252,6 +287,7 @@ impl Doc {
                 }
                 Event::Text(_) if skip == 0 && !in_html_block && in_label(&range) => {}
                 Event::Text(t) if skip == 0 && !in_html_block => {
+                    let t = without_syntax(&t, &range, text, &syntax);
                     if let Some(h) = heading.as_mut() {
                         h.text.push_str(&t);
                     }
