@@ -68,10 +68,8 @@ fn read_page(html: &str) -> Page {
                     main = true;
                 }
             }
-            Token::EndTag(tag) => {
-                if SKIP.contains(&&tag.name[..]) {
-                    skip = skip.saturating_sub(1);
-                }
+            Token::EndTag(tag) if SKIP.contains(&&tag.name[..]) => {
+                skip = skip.saturating_sub(1);
             }
             Token::String(s) if skip == 0 => {
                 let s = String::from_utf8_lossy(&s.value);
