@@ -66,14 +66,15 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
             progress_every: args.progress_every.map(std::time::Duration::from_secs_f64),
         },
     ))?;
-    write_beside(&campaign, &result)?;
-    let report = crate::report::build(
+    let site_notes = write_beside(&campaign, &result)?;
+    let mut report = crate::report::build(
         &campaign,
         &result.manager,
         &result.state,
         result.summary.status,
         &result.skipped_chapters,
     );
+    report.site_notes = site_notes;
     // What the lines below need from the state and the Manager, taken before both are dropped.
     let kept_line = edits_kept_line(&campaign, &result.state);
     let mut waiting = Vec::new();
@@ -125,8 +126,9 @@ fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<
 
 /// What goes beside the translated chapters: the images they use (on every run, so a changed
 /// figure is picked up even when no text changed), a `book` campaign's site (configuration,
-/// titles, assets), and the bilingual chapters when asked for.
-fn write_beside(campaign: &Campaign, result: &runner::RunResult) -> anyhow::Result<()> {
+/// titles, assets), and the bilingual chapters when asked for. Returns the site's notes, the
+/// layout's (read with the campaign) first, printed here and kept for the report.
+fn write_beside(campaign: &Campaign, result: &runner::RunResult) -> anyhow::Result<Vec<String>> {
     crate::campaign::ops::outputs::copy_images(campaign)?;
     let site = crate::campaign::ops::site_out::write_site(campaign, &result.state)?;
     for n in &site.notes {
@@ -135,7 +137,14 @@ fn write_beside(campaign: &Campaign, result: &runner::RunResult) -> anyhow::Resu
     if campaign.plan.bilingual {
         crate::campaign::ops::outputs::write_bilingual(campaign, &result.state)?;
     }
-    Ok(())
+    let mut notes: Vec<String> = campaign
+        .plan
+        .site
+        .iter()
+        .flat_map(|s| s.notes.iter().cloned())
+        .collect();
+    notes.extend(site.notes);
+    Ok(notes)
 }
 
 /// Runaway replies stopped, long answers continued or cut, and the tokens not kept.

@@ -80,6 +80,7 @@ struct ReportHead<'a> {
     chapter_findings: &'a [Finding],
     qa_counts: &'a BTreeMap<String, usize>,
     chapters_not_written: &'a [String],
+    site_notes: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     brief: &'a Option<super::BriefReport>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -123,6 +124,7 @@ impl<'a> ReportHead<'a> {
             chapter_findings: &r.chapter_findings,
             qa_counts: &r.qa_counts,
             chapters_not_written: &r.chapters_not_written,
+            site_notes: &r.site_notes,
             brief: &r.brief,
             approvals: &r.approvals,
             comparison: &r.comparison,

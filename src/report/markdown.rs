@@ -220,6 +220,13 @@ fn failures_section(o: &mut String, r: &Report) {
         }
         o.push('\n');
     }
+    if !r.site_notes.is_empty() {
+        let _ = writeln!(o, "## The translated site\n");
+        for n in &r.site_notes {
+            let _ = writeln!(o, "- {n}");
+        }
+        o.push('\n');
+    }
 }
 
 /// What the repair loop fixed, and what still needs a human.

@@ -309,6 +309,11 @@ pub struct Report {
     pub qa_counts: BTreeMap<String, usize>,
     /// Chapters not written because a unit is missing.
     pub chapters_not_written: Vec<String>,
+    /// What a `book` campaign's site output could not do as asked, one sentence each: files
+    /// copied in the source language, includes from outside the site, nav entries left out,
+    /// titles not yet translated (campaign runs of a site only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub site_notes: Vec<String>,
     /// The book brief in force (campaign runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub brief: Option<BriefReport>,
@@ -684,6 +689,7 @@ pub fn build(c: &Campaign, m: &Manager, s: &State, status: Status, skipped: &[St
         chapter_findings: std::mem::take(&mut verdict.chapter),
         qa_counts,
         chapters_not_written: skipped.to_vec(),
+        site_notes: Vec::new(),
         brief: s.brief().as_ref().map(|b| BriefReport {
             file: c.plan.rel(&crate::campaign::ops::desk::path(
                 c,
@@ -1234,6 +1240,7 @@ pub fn build_standalone(
         chapter_findings,
         qa_counts,
         chapters_not_written: Vec::new(),
+        site_notes: Vec::new(),
         brief: None,
         approvals: Vec::new(),
         comparison: None,

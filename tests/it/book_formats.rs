@@ -555,3 +555,66 @@ fn corpus_missing_images_are_each_reported_once() {
         );
     }
 }
+
+/// An mdBook chapter that pulls a Markdown file into its page (`{{#include watch.md}}`, a file
+/// SUMMARY.md does not list) and code from outside the book (`{{#include ../../examples/…}}`):
+/// the included file is translated like a chapter, so the built page has no English paragraph
+/// from it, and the outside include still resolves from the output, one folder deeper.
+#[booktr_test_needs::needs(mdbook)]
+#[test]
+fn an_included_markdown_file_is_translated_and_an_include_from_outside_still_resolves() {
+    let c = TestCampaign::new(
+        "name = \"inc\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"repo/book/src/SUMMARY.md\"\n",
+    );
+    c.write("repo/book/book.toml", "[book]\ntitle = \"Watching\"\n");
+    c.write(
+        "repo/book/src/SUMMARY.md",
+        "# Summary\n\n- [Commands](commands/index.md)\n",
+    );
+    c.write(
+        "repo/book/src/commands/index.md",
+        "# Commands\n\nThe options of the watcher are shared by two commands.\n\n{{#include watch.md}}\n\n```rust\n{{#include ../../../examples/hello.rs}}\n```\n",
+    );
+    c.write(
+        "repo/book/src/commands/watch.md",
+        "## Watching files\n\nThe watcher rebuilds the book whenever a source file changes on disk.\n",
+    );
+    c.write(
+        "repo/examples/hello.rs",
+        "fn main() { println!(\"hello from outside\"); }\n",
+    );
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let out = c.read("inc/out/src/commands/watch.md");
+    assert!(
+        !out.contains("rebuilds the book") && out.contains("## "),
+        "the included file was not translated: {out}"
+    );
+    let o = std::process::Command::new("mdbook")
+        .arg("build")
+        .arg(c.path("inc/out"))
+        .output()
+        .expect("mdbook is on PATH (BOOKTR_REQUIRE_MDBOOK=1 says it must be)");
+    assert!(
+        o.status.success(),
+        "mdbook build: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let html = c.read("inc/out/book/commands/index.html");
+    assert!(!html.contains("rebuilds the book"), "English in the page");
+    assert!(
+        html.contains("hello from outside"),
+        "the outside include is lost"
+    );
+    // The source itself is unchanged, and the rewritten include is not a hand edit: a second
+    // run finds nothing to record and writes the same file.
+    assert!(
+        c.read("repo/book/src/commands/index.md")
+            .contains("{{#include ../../../examples/hello.rs}}")
+    );
+    let written = c.read("inc/out/src/commands/index.md");
+    let again = c.cmd("run", &[]).output().unwrap();
+    assert_code(&again, 0);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(!err.contains("edit"), "{err}");
+    assert_eq!(c.read("inc/out/src/commands/index.md"), written);
+}

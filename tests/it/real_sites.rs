@@ -283,8 +283,9 @@ fn mkdocs_build(dir: &Path, dest: &Path) {
 
 /// The MkDocs site `name` of `../shared/sites` as a new user takes it: `booktr init --to zh`,
 /// a rehearsal that ends `complete`, and both the source and the translation built with
-/// MkDocs and its plugins. Returns the comparison and the translation's `index.html`.
-fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String)> {
+/// MkDocs and its plugins. Returns the comparison, the translation's `index.html` and the
+/// campaign's `report.json`.
+fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String, serde_json::Value)> {
     let site = shared_site(name)?;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("campaign.toml");
@@ -315,7 +316,14 @@ fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String)> {
     mkdocs_build(&site, &built.join("source"));
     mkdocs_build(&out, &built.join("zh"));
     let index = std::fs::read_to_string(built.join("zh/index.html")).unwrap();
-    Some((compare(&built.join("source"), &built.join("zh")), index))
+    let report = std::fs::read_to_string(out.parent().unwrap().join("validation/report.json"))
+        .expect("the campaign wrote validation/report.json beside out/");
+    let report = serde_json::from_str(&report).unwrap();
+    Some((
+        compare(&built.join("source"), &built.join("zh")),
+        index,
+        report,
+    ))
 }
 
 /// PyMdown Extensions' docs (MkDocs, Material, every pymdownx extension, a hooks module and a
@@ -326,7 +334,7 @@ fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String)> {
 #[booktr_test_needs::needs(mkdocs_sites)]
 #[test]
 fn an_mkdocs_site_with_pymdownx_syntax_builds_translated_with_every_link_working() {
-    let Some((c, index)) = mkdocs_site_rehearsed("pymdown-extensions") else {
+    let Some((c, index, report)) = mkdocs_site_rehearsed("pymdown-extensions") else {
         return;
     };
     assert!(
@@ -354,6 +362,13 @@ fn an_mkdocs_site_with_pymdownx_syntax_builds_translated_with_every_link_working
         index.contains("lang=zh") || index.contains("lang=\"zh\""),
         "the page does not say it is Chinese"
     );
+    // The one snippet no page includes is copied in English, and the report says so.
+    let notes = report["site_notes"].to_string();
+    assert!(
+        notes.contains("copied to the output in the source language")
+            && notes.contains(".snippets/uml.md"),
+        "{notes}"
+    );
 }
 
 /// mkdocstrings' docs (MkDocs with mkdocstrings, markdown-exec, autorefs and snippets of the
@@ -365,7 +380,7 @@ fn an_mkdocs_site_with_pymdownx_syntax_builds_translated_with_every_link_working
 #[booktr_test_needs::needs(mkdocs_sites)]
 #[test]
 fn an_mkdocs_site_with_mkdocstrings_and_snippets_builds_translated_with_every_page_translated() {
-    let Some((c, _)) = mkdocs_site_rehearsed("mkdocstrings") else {
+    let Some((c, _, _)) = mkdocs_site_rehearsed("mkdocstrings") else {
         return;
     };
     assert!(

@@ -118,6 +118,13 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
         }
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("output {} is no longer UTF-8 text; fix its encoding so its hand edits can be recorded", c.plan.show(&path)))?;
+        // What booktr changed on writing (an mdBook's includes from outside the book) is
+        // not an edit.
+        let text = if ch.notebook.is_some() {
+            text
+        } else {
+            c.read_back(ch, text)
+        };
         // A notebook's hand edits are in its Markdown cells: each cell is split among its own
         // units (the separators between cells are never edits).
         let parts = ch.output_parts(&text).map_err(|e| {

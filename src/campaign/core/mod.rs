@@ -801,6 +801,49 @@ impl Campaign {
     }
 }
 
+impl Campaign {
+    /// The text booktr writes for chapter `ch` given its units' final texts joined
+    /// (`assembled`): the same text, except that in an mdBook each include of a file outside
+    /// the site's folder (`{{#include ../../../examples/a.rs}}`) points at that file from the
+    /// output's place ([`crate::book::includes::rebase_outside`]); the output mirrors the site's
+    /// folder one level deeper, so only those would not resolve. [`Campaign::read_back`] undoes
+    /// it, so QA and hand-edit detection compare written files with the units as they are.
+    pub fn written_text(&self, ch: &Chapter, assembled: String) -> String {
+        match self.mdbook_root() {
+            Some(root) => crate::book::includes::rebase_outside(
+                &assembled,
+                &self.plan.campaign_dir.join(&ch.rel_path),
+                &self.plan.out_dir.join(&ch.file_name),
+                &root,
+            ),
+            None => assembled,
+        }
+    }
+
+    /// The units' text of a written chapter file (`written`, read from `out_dir`): the
+    /// inverse of [`Campaign::written_text`], with a notebook read through its Markdown view
+    /// (a notebook that no longer parses is returned as it is).
+    pub fn read_back(&self, ch: &Chapter, written: String) -> String {
+        let text = match self.mdbook_root() {
+            Some(_) => crate::book::includes::rebase_outside(
+                &written,
+                &self.plan.out_dir.join(&ch.file_name),
+                &self.plan.campaign_dir.join(&ch.rel_path),
+                &crate::util::normalize(&self.plan.out_dir),
+            ),
+            None => written,
+        };
+        ch.output_view(&text).unwrap_or(text)
+    }
+
+    /// The site folder of an mdBook campaign.
+    fn mdbook_root(&self) -> Option<std::path::PathBuf> {
+        let site = self.plan.site.as_ref()?;
+        (site.kind == crate::book::site::SiteKind::MdBook)
+            .then(|| crate::util::normalize(&self.plan.campaign_dir.join(&site.root)))
+    }
+}
+
 /// The chapter that carries a site's navigation titles ([`crate::book::site::Site::titles_markdown`]) through
 /// translation and QA like any chapter. Its key is [`crate::book::site::TITLES_KEY`], its output
 /// [`crate::book::site::TITLES_OUT`] (outside the docs folder, so the site never shows it) and its source

@@ -103,7 +103,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
                     .ok()
                     // A notebook is compared through its Markdown view; one that no longer
                     // parses is compared as it is (and so found incomplete).
-                    .map(|t| ch.output_view(&t).unwrap_or(t)),
+                    .map(|t| c.read_back(ch, t)),
             )
         })
         .collect();

@@ -26,18 +26,7 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     }
     // Markdown: the texts joined; a notebook: its JSON with the Markdown cells replaced.
     let text = ch.assemble(texts.iter().map(|(r, t)| (r.clone(), t.as_str())));
-    Some(match &c.plan.site {
-        Some(site) if site.kind == crate::book::site::SiteKind::MdBook => {
-            let root = crate::util::normalize(&c.plan.campaign_dir.join(&site.root));
-            crate::book::includes::rebase_outside(
-                &text,
-                &c.plan.campaign_dir.join(&ch.rel_path),
-                &c.plan.out_dir.join(&ch.file_name),
-                &root,
-            )
-        }
-        _ => text,
-    })
+    Some(c.written_text(ch, text))
 }
 
 /// What [`write_all`] did.
