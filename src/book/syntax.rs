@@ -41,7 +41,9 @@ pub fn site_syntax_outside(
     use std::sync::LazyLock;
     static MARKER: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(
-            r#"^(?:!!!|\?\?\?\+?|===[+!]?)(?:[ \t]+[\w-]+)*[ \t]*(?:"([^"]*)")?[ \t]*$"#,
+            // The title's quotes may be typographic in a translation (`=== “Titel”`): still
+            // the marker, recognised so that QA reports it and repair restores `"`.
+            r#"^(?:!!!|\?\?\?\+?|===[+!]?)(?:[ \t]+[\w-]+)*[ \t]*(?:["“„«»”]([^"“”„«»]*)["”“«»])?[ \t]*$"#,
         )
         .expect("a valid pattern")
     });

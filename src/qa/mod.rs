@@ -28,7 +28,7 @@ use book::{completeness, drift, length, review_markers};
 use findings::editor_marks;
 use unit::{
     code, code_comments, context_echo, emphasis, glossary, headings, injected, links, math_html,
-    numbers, sentences, structure, style, tables, untranslated, xref,
+    numbers, sentences, site_syntax, structure, style, tables, untranslated, xref,
 };
 
 use serde::{Deserialize, Serialize};
@@ -216,6 +216,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     xref::check,
     glossary::check,
     structure::check,
+    site_syntax::check,
     sentences::check,
     style::check,
 ];
@@ -275,6 +276,7 @@ pub const CHECK_ORDER: &[&str] = &[
     "injected_text",
     context_echo::CHECK,
     structure::CHECK,
+    site_syntax::CHECK,
     "code_blocks",
     "inline_code",
     "headings",

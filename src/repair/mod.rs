@@ -87,11 +87,15 @@ pub enum Class {
     /// The label of a reference link or image (`[text][label]`): a name, restored when the
     /// model translated or dropped it, the translated link text kept.
     ReferenceLabel,
+    /// The syntax of a Markdown extension or site plugin ([`crate::book::syntax`]: a snippet
+    /// line, an mkdocstrings block, an admonition or tab marker around its title, keys),
+    /// restored where the translation changed it.
+    SiteSyntax,
 }
 
 impl Class {
     /// Every class, in declaration order.
-    pub const ALL: [Class; 15] = [
+    pub const ALL: [Class; 16] = [
         Class::CodeBlock,
         Class::InlineCode,
         Class::Url,
@@ -107,6 +111,7 @@ impl Class {
         Class::InjectedBlock,
         Class::Emphasis,
         Class::ReferenceLabel,
+        Class::SiteSyntax,
     ];
 
     /// The serialized (snake_case) name.
@@ -127,6 +132,7 @@ impl Class {
             Class::InjectedBlock => "injected_block",
             Class::Emphasis => "emphasis",
             Class::ReferenceLabel => "reference_label",
+            Class::SiteSyntax => "site_syntax",
         }
     }
 }
@@ -225,7 +231,7 @@ pub struct Outcome {
 
 /// Whether QA check `check` (a [`crate::qa::Finding`]'s `check` name) is of a mechanical
 /// class, i.e. its errors are what [`repair`] restores: `code_blocks`, `inline_code`, `links`,
-/// `images`, `footnotes`, `headings`, `math`, `html`, `emphasis` and `injected_text`. The `structure`
+/// `images`, `footnotes`, `headings`, `math`, `html`, `emphasis`, `site_syntax` and `injected_text`. The `structure`
 /// check mixes mechanical findings (markers, front matter) with ones that need language
 /// (merged, split or dropped paragraphs): use [`is_mechanical_finding`] for those. What is not
 /// mechanical (meaning, omission, terminology, untranslated text, numbers, tables, reference
@@ -244,6 +250,7 @@ pub fn is_mechanical(check: &str) -> bool {
             | "html"
             | "injected_text"
             | crate::qa::unit::emphasis::CHECK
+            | crate::qa::unit::site_syntax::CHECK
     )
 }
 
@@ -388,8 +395,53 @@ fn span_edits(
     if opts.enabled(Class::FrontMatter) {
         front_matter_entries(source, tgt, &mut edits, skipped);
     }
+    if opts.enabled(Class::SiteSyntax) {
+        site_syntax(source, tgt, &mut edits, skipped);
+    }
     inline_spans(source, src, tgt, &t, opts, &mut edits, skipped);
     edits
+}
+
+/// Site syntax restored in order: when the source and the translation have as many site
+/// syntax spans ([`crate::book::syntax::site_syntax`]), each translated span that differs from
+/// the source's at its place takes the source's bytes (the spans leave out the translatable
+/// titles, so a translated title stays). With another count a changed span cannot be paired
+/// safely: a source span missing from the translation is then a [`Skip`].
+fn site_syntax(source: &str, tgt: &str, edits: &mut Vec<Edit>, skipped: &mut Vec<Skip>) {
+    let sorted = |t: &str| {
+        let mut r = crate::book::syntax::site_syntax(t);
+        r.sort_by_key(|r| r.start);
+        r
+    };
+    let (s, t) = (sorted(source), sorted(tgt));
+    if s.len() == t.len() {
+        for (a, b) in s.iter().zip(&t) {
+            if source[a.clone()] != tgt[b.clone()] {
+                edits.push(Edit {
+                    class: Class::SiteSyntax,
+                    range: b.clone(),
+                    with: source[a.clone()].to_string(),
+                });
+            }
+        }
+        return;
+    }
+    let have: Vec<&str> = t.iter().map(|r| &tgt[r.clone()]).collect();
+    if let Some(gone) = s
+        .iter()
+        .map(|r| &source[r.clone()])
+        .find(|x| !have.contains(x))
+    {
+        skipped.push(Skip {
+            class: Class::SiteSyntax,
+            why: format!(
+                "the site syntax `{}` is missing, and the translation has {} syntax spans against the source's {}: which one it became is ambiguous; left as it is",
+                crate::util::excerpt(gone.trim(), 40),
+                t.len(),
+                s.len()
+            ),
+        });
+    }
 }
 
 /// Applies non-overlapping `edits` to `out.text` (an edit overlapping an earlier one is

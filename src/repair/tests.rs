@@ -793,3 +793,14 @@ fn a_heading_left_as_it_was_keeps_its_generated_id_without_a_new_one() {
             .all(|f| f.check != "headings")
     );
 }
+
+#[test]
+fn changed_site_syntax_is_restored_and_the_translated_title_kept() {
+    fixed(
+        "--8<-- \"CONTRIBUTING.md\"\n\n=== \"Tab one\"\n\n::: mkdocstrings.plugin\n    options:\n      show_source: false\n",
+        "--8<-- “CONTRIBUTING.md”\n\n=== “标签一”\n\n::: mkdocstrings.plugin\n    选项:\n      show_source: false\n",
+        "--8<-- \"CONTRIBUTING.md\"\n\n=== \"标签一\"\n\n::: mkdocstrings.plugin\n    options:\n      show_source: false\n",
+        Class::SiteSyntax,
+        crate::qa::unit::site_syntax::CHECK,
+    );
+}

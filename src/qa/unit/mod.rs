@@ -15,6 +15,7 @@ pub mod math_html;
 pub mod numbers;
 pub mod prompt_usage;
 pub mod sentences;
+pub mod site_syntax;
 pub mod structure;
 pub mod style;
 pub mod tables;
