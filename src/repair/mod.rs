@@ -403,17 +403,16 @@ fn span_edits(
 }
 
 /// Site syntax restored in order: when the source and the translation have as many site
-/// syntax spans ([`crate::book::syntax::site_syntax`]), each translated span that differs from
+/// syntax spans ([`crate::qa::unit::site_syntax::spans`]: a heading's attribute list is the
+/// anchor repair's), each translated span that differs from
 /// the source's at its place takes the source's bytes (the spans leave out the translatable
 /// titles, so a translated title stays). With another count a changed span cannot be paired
 /// safely: a source span missing from the translation is then a [`Skip`].
 fn site_syntax(source: &str, tgt: &str, edits: &mut Vec<Edit>, skipped: &mut Vec<Skip>) {
-    let sorted = |t: &str| {
-        let mut r = crate::book::syntax::site_syntax(t);
-        r.sort_by_key(|r| r.start);
-        r
-    };
-    let (s, t) = (sorted(source), sorted(tgt));
+    let (s, t) = (
+        crate::qa::unit::site_syntax::spans(source),
+        crate::qa::unit::site_syntax::spans(tgt),
+    );
     if s.len() == t.len() {
         for (a, b) in s.iter().zip(&t) {
             if source[a.clone()] != tgt[b.clone()] {

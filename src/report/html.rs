@@ -80,6 +80,7 @@ struct ReportHead<'a> {
     chapter_findings: &'a [Finding],
     qa_counts: &'a BTreeMap<String, usize>,
     chapters_not_written: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     site_notes: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     brief: &'a Option<super::BriefReport>,

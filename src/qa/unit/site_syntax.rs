@@ -17,11 +17,17 @@ use crate::qa::{Finding, QaContext, Severity};
 /// Check name.
 pub const CHECK: &str = "site_syntax";
 
-/// The texts of the site syntax spans of `text`, in order.
-pub fn spans(text: &str) -> Vec<&str> {
+/// The site syntax spans of `text` this check and its repair own, in order: every span of
+/// [`crate::book::syntax::site_syntax`] but an attribute list on a heading line (`## Title
+/// {: #id .class}`), whose id the `headings` check and the anchor repair keep.
+pub fn spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let mut r = crate::book::syntax::site_syntax(text);
+    r.retain(|s| {
+        let line_start = text[..s.start].rfind('\n').map_or(0, |i| i + 1);
+        !(text[s.clone()].starts_with('{') && text[line_start..].trim_start().starts_with('#'))
+    });
     r.sort_by_key(|r| r.start);
-    r.into_iter().map(|r| &text[r]).collect()
+    r
 }
 
 /// Runs the check (see the module docs).
@@ -32,10 +38,10 @@ pub fn check(_ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &st
     }
     let mut have: HashMap<&str, usize> = HashMap::new();
     for t in spans(target) {
-        *have.entry(t).or_default() += 1;
+        *have.entry(&target[t]).or_default() += 1;
     }
     let mut out = Vec::new();
-    for s in src {
+    for s in src.into_iter().map(|r| &source[r]) {
         match have.get_mut(s) {
             Some(n) if *n > 0 => *n -= 1,
             _ => out.push(Finding::new(
