@@ -1,7 +1,7 @@
 //! Internal links of a site, resolved as the site's tool resolves them: a link written in a
 //! chapter (`../reference/config.md#buildjobs`, `general.html#build-options`, `install/`,
 //! `images/loop.svg`, `{{#include arg.md}}`) names another chapter and one of its anchors, or a
-//! file of the docs folder. The `site_links` QA check ([`crate::qa::book::site_links`]) reads
+//! file of the docs folder. The `site_links` QA check (`qa::book::site_links`) reads
 //! links through [`SiteMap::resolve`] and anchors through [`page_anchors`].
 //!
 //! Pure but for [`SiteMap::resolve`], which asks the file system whether a file that is not a

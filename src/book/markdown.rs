@@ -168,8 +168,8 @@ pub fn reference_links(text: &str) -> Vec<RefLink> {
 
 /// Byte ranges of the emoji and icon shortcodes of `text` (`:smile:`, `:material-bug:`;
 /// pymdownx.emoji, GitHub): a `:name:` of lower-case letters, digits, `_`, `+` and `-` with a
-/// letter in it, standing alone (a space, a bracket or the edge before it; a space,
-/// punctuation, `{` or the edge after it), so `12:30:` and `a:b:c` are not.
+/// letter in it, standing alone (no ASCII letter or digit, `_`, `:`, `/`, `-`, quote or
+/// backtick touching it on either side; a CJK letter may), so `12:30:` and `a:b:c` are not.
 pub fn shortcodes(text: &str) -> Vec<std::ops::Range<usize>> {
     use std::sync::LazyLock;
     static SHORTCODE: LazyLock<regex::Regex> =
@@ -179,8 +179,11 @@ pub fn shortcodes(text: &str) -> Vec<std::ops::Range<usize>> {
         .filter(|m| {
             let before = text[..m.start()].chars().next_back();
             let after = text[m.end()..].chars().next();
-            before.is_none_or(|c| c.is_whitespace() || "([".contains(c))
-                && after.is_none_or(|c| c.is_whitespace() || ".,;!?)]{".contains(c))
+            // Standing alone: not inside a word, a path or a time (`a:b:c`, `12:30:45`). A
+            // letter of a script without spaces (`伪:smile:文`) is a boundary too.
+            let apart = |c: char| !(c.is_ascii_alphanumeric() || "_:/-'\"`".contains(c));
+            before.is_none_or(apart)
+                && after.is_none_or(apart)
                 && m.as_str().chars().any(|c| c.is_ascii_lowercase())
         })
         .map(|m| m.range())

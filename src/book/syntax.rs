@@ -1,7 +1,7 @@
 //! The syntax of Markdown extensions and site plugins (pymdownx, mkdocstrings, admonitions,
 //! content tabs, Jinja tags, attribute lists, shortcodes): byte ranges a translation keeps
-//! byte for byte. Translation masks them ([`crate::agents::mask`]); the house-style lint reads
-//! no prose in them ([`crate::qa::unit::style`]).
+//! byte for byte. Translation masks them (`agents::mask`), QA's `site_syntax` check compares
+//! them and neither the house-style lint nor the prose checks read them as prose.
 //!
 //! Pure: no I/O.
 
@@ -18,6 +18,8 @@ pub fn site_syntax(text: &str) -> Vec<std::ops::Range<usize>> {
 /// - mkdocstrings and mkdocs-click blocks: a `::: identifier` line (also as a heading,
 ///   `# ::: package`, which mkdocstrings renders at that level) and the more indented option
 ///   lines under it;
+/// - Docusaurus admonitions and MyST colon fences (`:::tip`, `:::note[Title]`, `:::{note}`,
+///   the closing `:::`): the marker, the title translated;
 /// - admonitions, collapsible details and content tabs (`!!! note "Title"`, `??? tip`,
 ///   `???+ example "Title"`, `=== "Title"`): the marker and the quotes around the title, so
 ///   that only the title is translated;
@@ -29,8 +31,7 @@ pub fn site_syntax(text: &str) -> Vec<std::ops::Range<usize>> {
 ///   pymdownx.keys, a key quoted when it is not a name: `++cmd+"&Uuml;"++`) and progress bars (`[=85% "85%"]`, pymdownx.progressbar);
 /// - emoji and icon shortcodes (`:material-bug:`, `:smile:`; pymdownx.emoji, GitHub): a
 ///   `:name:` of lower-case letters, digits, `_`, `+` and `-` with a letter in it, standing
-///   alone (a space, a bracket or the line's edge before it; a space, punctuation, `{` or the
-///   edge after it).
+///   alone (`crate::book::markdown::shortcodes`).
 ///
 /// Hand-rolled line patterns: each syntax is one line shape, recognised at the start of a
 /// line (tags anywhere), and no Markdown parser knows these extensions.
@@ -103,6 +104,13 @@ pub fn site_syntax_outside(
             i = last + 1;
             continue;
         }
+        if !line_code && let Some(parts) = directive(t) {
+            for p in parts {
+                out.push(start + p.start..start + p.end);
+            }
+            i += 1;
+            continue;
+        }
         if let Some(c) = BLOCK.captures(t).filter(|_| !line_code) {
             let last = options_end(&lines, i, lead);
             let end = lines[last].0 + lines[last].1.len();
@@ -148,6 +156,48 @@ pub fn site_syntax_outside(
         i += 1;
     }
     out
+}
+
+/// The syntax of a colon directive line `t` (leading space removed), as byte ranges of `t`:
+/// Docusaurus admonitions (`:::tip`, `:::caution Title`, `:::note[Title]`, `:::info{.x}`) and
+/// MyST colon fences (`:::{note}`), whose type name and brackets are syntax and whose title is
+/// translated, and the closing `:::` line. `None` for any other line (`::: package.module`,
+/// mkdocstrings' block, has a space before its name and is read before this).
+fn directive(t: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let colons = t.len() - t.trim_start_matches(':').len();
+    if colons < 3 {
+        return None;
+    }
+    let rest = &t[colons..];
+    if rest.trim().is_empty() {
+        return Some(vec![0..t.len()]);
+    }
+    let name_len = if let Some(r) = rest.strip_prefix('{') {
+        r.find('}')? + 2
+    } else {
+        rest.find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(rest.len())
+    };
+    if name_len == 0
+        || !rest[..name_len]
+            .trim_start_matches('{')
+            .starts_with(char::is_alphabetic)
+    {
+        return None;
+    }
+    let mut end = colons + name_len;
+    // Attributes after the name (`{.x #id}`) are syntax too.
+    if t[end..].starts_with('{') {
+        end += t[end..].find('}')? + 1;
+    }
+    let tail = &t[end..];
+    if let Some(inner) = tail.strip_prefix('[')
+        && let Some(close) = inner.rfind(']')
+    {
+        let close = end + 1 + close;
+        return Some(vec![0..end + 1, close..t.len()]);
+    }
+    Some(vec![0..end])
 }
 
 /// The last of the option lines under line `i` of `lines` (indented `lead`): the lines
@@ -210,6 +260,27 @@ pub fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docusaurus_and_myst_admonitions_keep_their_markers_and_translate_their_titles() {
+        let text = ":::caution\n\nBody.\n\n:::\n\n:::note[Read this]\nBody.\n:::\n\n:::tip Be careful\n:::\n\n::::{note}\nMyST.\n::::\n";
+        let mut spans = site_syntax(text);
+        spans.sort_by_key(|r| r.start);
+        assert_eq!(
+            spans.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
+            [
+                ":::caution",
+                ":::",
+                ":::note[",
+                "]",
+                ":::",
+                ":::tip",
+                ":::",
+                "::::{note}",
+                "::::"
+            ]
+        );
+    }
 
     #[test]
     fn an_mkdocstrings_block_written_as_a_heading_is_syntax() {

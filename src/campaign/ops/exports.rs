@@ -207,7 +207,17 @@ pub(crate) fn po_messages(c: &Campaign, s: &State) -> (Vec<po::Message>, PoKeys)
     let mut by_id: std::collections::HashMap<String, Vec<usize>> = Default::default();
     let mut keys = Vec::new();
     let mut links = PoLinks::default();
-    for u in c.prose_units() {
+    // An mdBook's title and description (book.toml) are not messages mdbook-gettext looks up:
+    // the synthetic chapter that carries them stays out of the catalog.
+    let mdbook = c
+        .plan
+        .site
+        .as_ref()
+        .is_some_and(|s| s.kind == crate::book::site::SiteKind::MdBook);
+    for u in c
+        .prose_units()
+        .filter(|u| !(mdbook && u.chapter == crate::book::site::TITLES_KEY))
+    {
         let ch = c.chapter(&u.chapter);
         let chapter_links = links.of(c, &u.chapter);
         let source = c.source_text(u);

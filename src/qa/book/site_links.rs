@@ -26,8 +26,8 @@ use crate::qa::{Finding, Parsed, QaContext, Severity};
 /// Check name.
 pub const CHECK: &str = "site_links";
 
-/// A site's link map and its source pages, built once per campaign
-/// ([`crate::campaign::core::Campaign::site_book`]).
+/// A site's link map and its source pages, built once per campaign (the campaign's
+/// `site_book`).
 #[derive(Debug, Clone)]
 pub struct SiteBook {
     pub map: SiteMap,

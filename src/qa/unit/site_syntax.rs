@@ -7,7 +7,7 @@
 //!
 //! Compared as multisets of span texts: each source span missing from the translation is one
 //! finding. Spans the translation adds (an `{#id}` mechanical repair keeps on a heading) are
-//! not findings. Mechanical repair restores changed spans ([`crate::repair::Class::SiteSyntax`]).
+//! not findings. Mechanical repair restores changed spans (its class `site_syntax`).
 
 use std::collections::HashMap;
 
