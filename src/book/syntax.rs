@@ -170,7 +170,7 @@ fn directive(t: &str) -> Option<Vec<std::ops::Range<usize>>> {
     }
     let rest = &t[colons..];
     if rest.trim().is_empty() {
-        return Some(Vec::from([0..t.len()]));
+        return Some(std::iter::once(0..t.len()).collect());
     }
     let name_len = if let Some(r) = rest.strip_prefix('{') {
         r.find('}')? + 2
@@ -197,7 +197,7 @@ fn directive(t: &str) -> Option<Vec<std::ops::Range<usize>>> {
         let close = end + 1 + close;
         return Some(vec![0..end + 1, close..t.len()]);
     }
-    Some(Vec::from([0..end]))
+    Some(std::iter::once(0..end).collect())
 }
 
 /// The last of the option lines under line `i` of `lines` (indented `lead`): the lines
