@@ -404,3 +404,115 @@ fn an_mkdocs_site_with_mkdocstrings_and_snippets_builds_translated_with_every_pa
         c.untranslated.difference(&generated).collect::<Vec<_>>()
     );
 }
+
+/// `npx docusaurus build --locale <locale>` of the Docusaurus project `dir` into `dest`; the
+/// build's log (its broken anchors are warnings there).
+fn docusaurus_build(dir: &Path, locale: &str, dest: &Path) -> String {
+    let o = std::process::Command::new("npx")
+        .args(["docusaurus", "build", "--locale", locale, "--out-dir"])
+        .arg(dest)
+        .current_dir(dir)
+        .output()
+        .expect("npx runs (BOOKTR_REQUIRE_DOCUSAURUS=1 says the Yew site's packages are there)");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "docusaurus build --locale {locale}: {log}");
+    log
+}
+
+/// The anchors Docusaurus reports broken from pages of the current docs (`/docs/next/…`), one
+/// `page -> link` line each.
+fn broken_anchors_of_current_docs(log: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut page: Option<&str> = None;
+    for line in log.lines() {
+        if let Some(p) = line.trim().strip_prefix("- Broken anchor on source page path = ") {
+            page = Some(p.trim_end_matches(':'));
+        } else if let (Some(p), Some(l)) = (page, line.trim().strip_prefix("-> linking to ")) {
+            if p.contains("/docs/next/") {
+                out.insert(format!("{p} -> {l}"));
+            }
+        }
+    }
+    out
+}
+
+/// The Yew website (Docusaurus 3: every page MDX, `import Tabs from '@theme/Tabs'`, `:::tip`
+/// admonitions, explicit heading ids, `onBrokenLinks: 'throw'`) rehearsed into its `zh-Hans`
+/// locale, the translated current docs put where `docusaurus write-translations` puts them,
+/// and both locales built with Docusaurus: the translation builds (no broken link, which
+/// would fail it), Docusaurus reports no broken anchor in the translated docs that the source
+/// does not have, and every page of the current docs is in Chinese. Needs `npm ci` (about a
+/// minute, 1,350 packages) and two builds of 2–4 minutes each: not in `.ci/run`, whose whole
+/// run stays under 20 minutes.
+#[booktr_test_needs::needs(docusaurus)]
+#[test]
+fn a_docusaurus_site_builds_translated_with_every_link_working() {
+    let Some(site) = shared_site("yew-docusaurus") else {
+        return;
+    };
+    let modules = PathBuf::from(std::env::var("BOOKTR_DOCUSAURUS_MODULES").unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("campaign.toml");
+    let bin = env!("CARGO_BIN_EXE_booktr");
+    let init = std::process::Command::new(bin)
+        .arg("init")
+        .arg(&site)
+        .args(["--to", "zh-Hans", "--file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_code(&init, 0);
+    let run = std::process::Command::new(bin)
+        .arg("run")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_code(&run, 0);
+    // A copy of the project with the packages linked in and the site's own zh-Hans docs
+    // replaced by booktr's.
+    let project = dir.path().join("project");
+    for e in walkdir::WalkDir::new(&site).into_iter().flatten() {
+        let rel = e.path().strip_prefix(&site).unwrap();
+        if e.file_type().is_file() {
+            std::fs::create_dir_all(project.join(rel).parent().unwrap()).unwrap();
+            std::fs::copy(e.path(), project.join(rel)).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
+    let docs = "i18n/zh-Hans/docusaurus-plugin-content-docs/current";
+    std::fs::remove_dir_all(project.join(docs)).unwrap();
+    let out = walkdir::WalkDir::new(dir.path())
+        .max_depth(2)
+        .into_iter()
+        .flatten()
+        .find(|e| e.file_name() == "out")
+        .map(|e| e.path().to_path_buf())
+        .expect("the campaign wrote out/");
+    for e in walkdir::WalkDir::new(out.join(docs)).into_iter().flatten() {
+        let rel = e.path().strip_prefix(out.join(docs)).unwrap();
+        if e.file_type().is_file() {
+            std::fs::create_dir_all(project.join(docs).join(rel).parent().unwrap()).unwrap();
+            std::fs::copy(e.path(), project.join(docs).join(rel)).unwrap();
+        }
+    }
+    let built = dir.path().join("built");
+    let en = docusaurus_build(&project, "en", &built.join("en"));
+    let zh = docusaurus_build(&project, "zh-Hans", &built.join("zh"));
+    let (before, after) = (
+        broken_anchors_of_current_docs(&en),
+        broken_anchors_of_current_docs(&zh),
+    );
+    let new: Vec<_> = after.difference(&before).collect();
+    assert!(new.is_empty(), "broken anchors the source does not have: {new:?}");
+    let pages: HashMap<String, Page> = html_pages(&built.join("zh"))
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("docs/next/"))
+        .collect();
+    assert!(pages.len() >= 63, "{} pages of the current docs", pages.len());
+    let english = untranslated_pages(&pages);
+    assert!(english.is_empty(), "pages left in English: {english:?}");
+}

@@ -56,6 +56,7 @@ fn main() {
         "has_sites",
         "has_mkdocs",
         "has_mkdocs_sites",
+        "has_docusaurus",
         "has_real_llm",
         "has_sacrebleu",
     ] {
@@ -146,6 +147,15 @@ fn main() {
         .is_ok_and(|o| o.status.success());
     if flag("BOOKTR_REQUIRE_MKDOCS_SITES") || mkdocs_sites {
         println!("cargo::rustc-cfg=has_mkdocs_sites");
+    }
+
+    // The Yew site's npm packages (`npm ci` in a copy of ../shared/sites/yew-docusaurus, about
+    // a minute), named by BOOKTR_DOCUSAURUS_MODULES, build that site and its translation.
+    println!("cargo::rerun-if-env-changed=BOOKTR_DOCUSAURUS_MODULES");
+    let modules = std::env::var("BOOKTR_DOCUSAURUS_MODULES")
+        .is_ok_and(|m| Path::new(&m).join("@docusaurus/core").is_dir());
+    if flag("BOOKTR_REQUIRE_DOCUSAURUS") || modules {
+        println!("cargo::rustc-cfg=has_docusaurus");
     }
 
     // sacreBLEU (PyPI), the reference implementation of chrF++, checks booktr's chrF++.
