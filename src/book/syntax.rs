@@ -18,6 +18,7 @@ pub fn site_syntax(text: &str) -> Vec<std::ops::Range<usize>> {
 /// - mkdocstrings and mkdocs-click blocks: a `::: identifier` line (also as a heading,
 ///   `# ::: package`, which mkdocstrings renders at that level) and the more indented option
 ///   lines under it;
+/// - abbreviation definitions (`*[HTML]: Hyper Text Markup Language`): the `*[HTML]:` key;
 /// - Docusaurus admonitions and MyST colon fences (`:::tip`, `:::note[Title]`, `:::{note}`,
 ///   the closing `:::`): the marker, the title translated;
 /// - admonitions, collapsible details and content tabs (`!!! note "Title"`, `??? tip`,
@@ -85,6 +86,17 @@ pub fn site_syntax_outside(
         // Line-start syntax is read only where the line starts outside code; the inline
         // syntax further down is read span by span (a table row may start with inline code).
         let line_code = in_code(start);
+        // An abbreviation definition (`*[HTML]: Hyper Text Markup Language`, Python-Markdown's
+        // abbr): the `*[HTML]:` key names the word it marks, only the expansion is translated.
+        if !line_code
+            && let Some(rest) = t.strip_prefix("*[")
+            && let Some(close) = rest.find("]:")
+            && close > 0
+        {
+            out.push(start..start + 2 + close + 2);
+            i += 1;
+            continue;
+        }
         if !line_code && (t == "--8<--" || t == ";--8<--") {
             // A block of snippet paths, up to the closing `--8<--` line.
             let close = (i + 1..lines.len()).find(|&k| lines[k].1.trim() == t);
@@ -279,6 +291,16 @@ mod tests {
                 "::::{note}",
                 "::::"
             ]
+        );
+    }
+
+    #[test]
+    fn an_abbreviations_key_is_syntax_and_its_expansion_prose() {
+        let text = "*[Toc]: Table of Contents\n*[GFM]: GitHub Flavored Markdown\n";
+        let spans = site_syntax(text);
+        assert_eq!(
+            spans.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
+            ["*[Toc]:", "*[GFM]:"]
         );
     }
 

@@ -27,8 +27,8 @@ pub mod view;
 use book::{completeness, drift, length, review_markers};
 use findings::editor_marks;
 use unit::{
-    code, code_comments, context_echo, emphasis, glossary, headings, injected, links, math_html,
-    numbers, sentences, site_syntax, structure, style, tables, untranslated, xref,
+    code, code_comments, context_echo, emphasis, garbled, glossary, headings, injected, links,
+    math_html, numbers, sentences, site_syntax, structure, style, tables, untranslated, xref,
 };
 
 use serde::{Deserialize, Serialize};
@@ -205,6 +205,7 @@ pub type UnitCheck = fn(&QaContext, &Doc, &Doc, &str, &str) -> Vec<Finding>;
 /// Every per-unit check, in the order their findings are reported.
 pub const UNIT_CHECKS: &[UnitCheck] = &[
     untranslated::check,
+    garbled::check,
     injected::check,
     code::check,
     links::check,
@@ -273,6 +274,7 @@ pub const CHECK_ORDER: &[&str] = &[
     untranslated::WORD_CHECK,
     length::CHECK,
     structure::TRUNCATION,
+    garbled::CHECK,
     "injected_text",
     context_echo::CHECK,
     structure::CHECK,

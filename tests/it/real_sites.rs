@@ -419,7 +419,10 @@ fn docusaurus_build(dir: &Path, locale: &str, dest: &Path) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(o.status.success(), "docusaurus build --locale {locale}: {log}");
+    assert!(
+        o.status.success(),
+        "docusaurus build --locale {locale}: {log}"
+    );
     log
 }
 
@@ -429,12 +432,15 @@ fn broken_anchors_of_current_docs(log: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut page: Option<&str> = None;
     for line in log.lines() {
-        if let Some(p) = line.trim().strip_prefix("- Broken anchor on source page path = ") {
+        if let Some(p) = line
+            .trim()
+            .strip_prefix("- Broken anchor on source page path = ")
+        {
             page = Some(p.trim_end_matches(':'));
-        } else if let (Some(p), Some(l)) = (page, line.trim().strip_prefix("-> linking to ")) {
-            if p.contains("/docs/next/") {
-                out.insert(format!("{p} -> {l}"));
-            }
+        } else if let (Some(p), Some(l)) = (page, line.trim().strip_prefix("-> linking to "))
+            && p.contains("/docs/next/")
+        {
+            out.insert(format!("{p} -> {l}"));
         }
     }
     out
@@ -507,12 +513,19 @@ fn a_docusaurus_site_builds_translated_with_every_link_working() {
         broken_anchors_of_current_docs(&zh),
     );
     let new: Vec<_> = after.difference(&before).collect();
-    assert!(new.is_empty(), "broken anchors the source does not have: {new:?}");
+    assert!(
+        new.is_empty(),
+        "broken anchors the source does not have: {new:?}"
+    );
     let pages: HashMap<String, Page> = html_pages(&built.join("zh"))
         .into_iter()
         .filter(|(p, _)| p.starts_with("docs/next/"))
         .collect();
-    assert!(pages.len() >= 63, "{} pages of the current docs", pages.len());
+    assert!(
+        pages.len() >= 63,
+        "{} pages of the current docs",
+        pages.len()
+    );
     let english = untranslated_pages(&pages);
     assert!(english.is_empty(), "pages left in English: {english:?}");
 }

@@ -82,6 +82,7 @@ pub const CATEGORIES: &[(&str, Category)] = &[
     ("length_ratio", Category::AccuracyOmission),
     ("truncation", Category::AccuracyOmission),
     ("injected_text", Category::AccuracyOmission),
+    ("garbled_text", Category::AccuracyOmission),
     ("context_echo", Category::AccuracyOmission),
     ("structure", Category::Markup),
     ("code_blocks", Category::Markup),

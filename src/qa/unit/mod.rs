@@ -7,6 +7,7 @@ pub mod code_comments;
 pub mod context_echo;
 pub mod emphasis;
 pub mod front_matter;
+pub mod garbled;
 pub mod glossary;
 pub mod headings;
 pub mod injected;

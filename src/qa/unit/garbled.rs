@@ -1,0 +1,65 @@
+//! `garbled_text` (per unit, `error`): the translation holds U+FFFD REPLACEMENT CHARACTER (`�`)
+//! that the source does not: bytes the model sent were not valid UTF-8 (a small model cut a
+//! multi-byte character in two), so a word of the translation is lost and the page shows `�`.
+//! No other check sees it: the character is a letter of no script, in prose.
+
+use crate::qa::view::doc::Doc;
+use crate::qa::{Finding, QaContext, Severity};
+
+/// Check name.
+pub const CHECK: &str = "garbled_text";
+
+/// Runs the check (see the module docs): one finding per line that gained `�`.
+pub fn check(_ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+    const BAD: char = '\u{FFFD}';
+    if source.contains(BAD) || !target.contains(BAD) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut at = 0; // chars before the current line
+    for line in target.split_inclusive('\n') {
+        if let Some(i) = line.chars().position(|c| c == BAD) {
+            out.push(
+                Finding::new(
+                    CHECK,
+                    Severity::Error,
+                    format!(
+                        "the translation has a replacement character `\u{FFFD}` in `{}`: the model's answer was not valid UTF-8 there and a word is lost; translate the line again",
+                        crate::util::excerpt(line.trim(), 60)
+                    ),
+                    "",
+                    line.trim(),
+                )
+                .with_span(at + i, at + i + 1),
+            );
+        }
+        at += line.chars().count();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replacement_character_the_source_does_not_have_is_an_error() {
+        let ctx = QaContext::new(
+            &crate::lang::Lang::parse("en"),
+            &crate::lang::Lang::parse("zh"),
+            &crate::termbase::Termbase::default(),
+        );
+        let d = Doc::default();
+        let f = check(
+            &ctx,
+            &d,
+            &d,
+            "# Caret\n\nText.\n",
+            "# 纺\u{FFFD} {#caret}\n\n文本。\n",
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].span, Some((3, 4)));
+        assert!(check(&ctx, &d, &d, "a \u{FFFD}\n", "甲 \u{FFFD}\n").is_empty());
+        assert!(check(&ctx, &d, &d, "a\n", "甲\n").is_empty());
+    }
+}
