@@ -281,19 +281,16 @@ fn mkdocs_build(dir: &Path, dest: &Path) {
     );
 }
 
-/// The MkDocs site `name` of `../shared/sites` as a new user takes it: `booktr init --to zh`,
-/// a rehearsal that ends `complete`, and both the source and the translation built with
-/// MkDocs and its plugins. Returns the comparison, the translation's `index.html` and the
-/// campaign's `report.json`.
-fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String, serde_json::Value)> {
-    let site = shared_site(name)?;
+/// `booktr init <site> --to <lang>` and a rehearsal of the campaign it wrote, which must end
+/// `complete` (nothing an editor must fix): the campaign's folder and its `out_dir`.
+fn init_and_rehearse(site: &Path, lang: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("campaign.toml");
     let bin = env!("CARGO_BIN_EXE_booktr");
     let init = std::process::Command::new(bin)
         .arg("init")
-        .arg(&site)
-        .args(["--to", "zh", "--file"])
+        .arg(site)
+        .args(["--to", lang, "--file"])
         .arg(&file)
         .output()
         .unwrap();
@@ -303,15 +300,28 @@ fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String, serde_json::Va
         .arg(&file)
         .output()
         .unwrap();
-    // A clean rehearsal ends `complete`: nothing an editor must fix.
     assert_code(&run, 0);
     let out = walkdir::WalkDir::new(dir.path())
-        .max_depth(3)
+        .max_depth(2)
         .into_iter()
         .flatten()
-        .find(|e| e.file_name() == "mkdocs.yml")
-        .map(|e| e.path().parent().unwrap().to_path_buf())
-        .expect("the output has an mkdocs.yml");
+        .find(|e| e.file_name() == "out" && e.file_type().is_dir())
+        .map(|e| e.path().to_path_buf())
+        .expect("the campaign wrote out/");
+    (dir, out)
+}
+
+/// The MkDocs site `name` of `../shared/sites` as a new user takes it: `booktr init --to zh`,
+/// a rehearsal that ends `complete`, and both the source and the translation built with
+/// MkDocs and its plugins. Returns the comparison, the translation's `index.html` and the
+/// campaign's `report.json`.
+fn mkdocs_site_rehearsed(name: &str) -> Option<(Compared, String, serde_json::Value)> {
+    let site = shared_site(name)?;
+    let (dir, out) = init_and_rehearse(&site, "zh");
+    assert!(
+        out.join("mkdocs.yml").is_file(),
+        "the output has an mkdocs.yml"
+    );
     let built = dir.path().join("built");
     mkdocs_build(&site, &built.join("source"));
     mkdocs_build(&out, &built.join("zh"));
@@ -461,23 +471,7 @@ fn a_docusaurus_site_builds_translated_with_every_link_working() {
         return;
     };
     let modules = PathBuf::from(std::env::var("BOOKTR_DOCUSAURUS_MODULES").unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("campaign.toml");
-    let bin = env!("CARGO_BIN_EXE_booktr");
-    let init = std::process::Command::new(bin)
-        .arg("init")
-        .arg(&site)
-        .args(["--to", "zh-Hans", "--file"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_code(&init, 0);
-    let run = std::process::Command::new(bin)
-        .arg("run")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_code(&run, 0);
+    let (dir, out) = init_and_rehearse(&site, "zh-Hans");
     // A copy of the project with the packages linked in and the site's own zh-Hans docs
     // replaced by booktr's.
     let project = dir.path().join("project");
@@ -491,13 +485,6 @@ fn a_docusaurus_site_builds_translated_with_every_link_working() {
     std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
     let docs = "i18n/zh-Hans/docusaurus-plugin-content-docs/current";
     std::fs::remove_dir_all(project.join(docs)).unwrap();
-    let out = walkdir::WalkDir::new(dir.path())
-        .max_depth(2)
-        .into_iter()
-        .flatten()
-        .find(|e| e.file_name() == "out")
-        .map(|e| e.path().to_path_buf())
-        .expect("the campaign wrote out/");
     for e in walkdir::WalkDir::new(out.join(docs)).into_iter().flatten() {
         let rel = e.path().strip_prefix(out.join(docs)).unwrap();
         if e.file_type().is_file() {

@@ -1,7 +1,10 @@
 //! `garbled_text` (per unit, `error`): the translation holds U+FFFD REPLACEMENT CHARACTER (`�`)
 //! that the source does not: bytes the model sent were not valid UTF-8 (a small model cut a
 //! multi-byte character in two), so a word of the translation is lost and the page shows `�`.
-//! No other check sees it: the character is a letter of no script, in prose.
+//! No other check sees it: the character is a letter of no script, in prose. Likewise a
+//! placeholder of the translation mask left in the text (`⟦3⟧`, or the look-alikes a small
+//! model writes, `【3】`, `〚3〛`), which the source does not hold: the span it stood for (inline
+//! code, a link, site syntax) is lost there, and the reader sees the bracket.
 
 use crate::qa::view::doc::Doc;
 use crate::qa::{Finding, QaContext, Severity};
@@ -9,13 +12,36 @@ use crate::qa::{Finding, QaContext, Severity};
 /// Check name.
 pub const CHECK: &str = "garbled_text";
 
-/// Runs the check (see the module docs): one finding per line that gained `�`.
+/// Runs the check (see the module docs): one finding per line that gained `�`, and one per
+/// mask placeholder the source does not hold.
 pub fn check(_ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+    use std::sync::LazyLock;
+    static PLACEHOLDER: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"⟦+\d+⟧+|【+\d+】+|〚+\d+〛+").expect("a valid pattern")
+    });
+    let mut out = Vec::new();
+    for m in PLACEHOLDER.find_iter(target) {
+        if !source.contains(m.as_str()) {
+            let at = target[..m.start()].chars().count();
+            out.push(
+                Finding::new(
+                    CHECK,
+                    Severity::Error,
+                    format!(
+                        "the translation holds `{}`, a placeholder of booktr's mask the model did not give back in place: the span it stood for (inline code, a link, site syntax) is lost there; restore it from the source",
+                        m.as_str()
+                    ),
+                    "",
+                    m.as_str(),
+                )
+                .with_span(at, at + m.as_str().chars().count()),
+            );
+        }
+    }
     const BAD: char = '\u{FFFD}';
     if source.contains(BAD) || !target.contains(BAD) {
-        return Vec::new();
+        return out;
     }
-    let mut out = Vec::new();
     let mut at = 0; // chars before the current line
     for line in target.split_inclusive('\n') {
         if let Some(i) = line.chars().position(|c| c == BAD) {
@@ -61,5 +87,26 @@ mod tests {
         assert_eq!(f[0].span, Some((3, 4)));
         assert!(check(&ctx, &d, &d, "a \u{FFFD}\n", "甲 \u{FFFD}\n").is_empty());
         assert!(check(&ctx, &d, &d, "a\n", "甲\n").is_empty());
+    }
+
+    #[test]
+    fn a_mask_placeholder_left_in_the_translation_is_an_error() {
+        let ctx = QaContext::new(
+            &crate::lang::Lang::parse("en"),
+            &crate::lang::Lang::parse("zh"),
+            &crate::termbase::Termbase::default(),
+        );
+        let d = Doc::default();
+        let f = check(
+            &ctx,
+            &d,
+            &d,
+            "Surround it in single `^`.\n",
+            "将内容用单【3】包围。\n\n【3】\n",
+        );
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f[0].span, Some((5, 8)));
+        // Brackets the source writes itself are its own.
+        assert!(check(&ctx, &d, &d, "See 【1】.\n", "见【1】。\n").is_empty());
     }
 }
