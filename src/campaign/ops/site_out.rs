@@ -187,6 +187,23 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
         }
         SiteKind::Docusaurus => {}
     }
+    if site.kind == SiteKind::Docusaurus {
+        let config = [
+            "docusaurus.config.js",
+            "docusaurus.config.ts",
+            "docusaurus.config.mjs",
+        ]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(root.join(f)).ok().map(|t| (f, t)));
+        if let Some((name, text)) = config
+            && !lists_locale(&text, &plan.target_lang.code)
+        {
+            done.notes.push(format!(
+                "{name} does not list the locale `{0}` in `i18n.locales`: add it there and copy the output's i18n/{0}/ into the project, then `docusaurus build --locale {0}`",
+                plan.target_lang.code
+            ));
+        }
+    }
     Ok(done)
 }
 
@@ -217,6 +234,24 @@ fn site_files(dir: &Path, skip: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// Whether the Docusaurus configuration `text` lists locale `code` in an `i18n.locales` array
+/// (`locales: ['en', 'zh-Hans']`). A scan of the first `locales:` array, not a JavaScript
+/// parser: a configuration that builds its list in code reads as not listing it, which only
+/// adds a note.
+fn lists_locale(text: &str, code: &str) -> bool {
+    let Some(at) = text.find("locales:") else {
+        return false;
+    };
+    let rest = &text[at..];
+    let (Some(open), Some(close)) = (rest.find('['), rest.find(']')) else {
+        return false;
+    };
+    open < close
+        && rest[open + 1..close]
+            .split(',')
+            .any(|l| l.trim().trim_matches(['\'', '"', '`']) == code)
 }
 
 /// The sidebar ids of a Docusaurus project: every `name: [` in its `sidebars.js` (or `.ts`),
@@ -615,6 +650,15 @@ mod tests {
             "site_name: S\ntheme:\n  name: readthedocs\n  locale: zh_CN\n"
         );
         assert_eq!(theme_language(&cfg, "ko"), None);
+    }
+
+    #[test]
+    fn a_docusaurus_locale_missing_from_the_configuration_is_told() {
+        let config = "module.exports = {\n  i18n: {\n    defaultLocale: 'en',\n    locales: ['en', 'ja', \"zh-Hans\"],\n  },\n};\n";
+        assert!(lists_locale(config, "zh-Hans"));
+        assert!(lists_locale(config, "ja"));
+        assert!(!lists_locale(config, "de"));
+        assert!(!lists_locale("module.exports = {};\n", "en"));
     }
 
     #[test]
