@@ -60,6 +60,9 @@ pub struct Detected {
     pub chapters: Vec<String>,
     /// mdBook's `[book] language`, when `book.toml` gives one.
     pub declared_lang: Option<String>,
+    /// Markdown files in subfolders of a folder of chapters that its folder entry does not
+    /// take (it takes the files directly inside): said when the campaign is written.
+    pub left_out: usize,
 }
 
 /// Extensions of chapter files a folder is scanned for: Markdown (as in `chapters`) and
@@ -152,6 +155,12 @@ fn file_named_hidden(p: &Path) -> bool {
 /// Whether some folder under `dir` (not `dir` itself, hidden folders and `node_modules` left
 /// out) holds a file with one of `exts`.
 fn nested(dir: &Path, exts: &[&str]) -> bool {
+    nested_count(dir, exts) > 0
+}
+
+/// How many files with one of `exts` are in subfolders of `dir` (hidden folders and
+/// `node_modules` left out).
+fn nested_count(dir: &Path, exts: &[&str]) -> usize {
     walkdir::WalkDir::new(dir)
         .min_depth(2)
         .into_iter()
@@ -160,7 +169,8 @@ fn nested(dir: &Path, exts: &[&str]) -> bool {
             !(n.starts_with('.') && e.depth() > 0) && n != "node_modules"
         })
         .flatten()
-        .any(|e| e.file_type().is_file() && has_ext(e.path(), exts))
+        .filter(|e| e.file_type().is_file() && has_ext(e.path(), exts))
+        .count()
 }
 
 /// Detects the book at `path` (see [`Layout`]).
@@ -182,6 +192,7 @@ pub fn detect(path: &Path) -> Result<Detected, UsageError> {
         book: Some(book),
         chapters: Vec::new(),
         declared_lang,
+        left_out: 0,
     };
     if abs.is_file() {
         let parent = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -209,6 +220,7 @@ pub fn detect(path: &Path) -> Result<Detected, UsageError> {
                 book: None,
                 chapters: vec![abs.to_string_lossy().into_owned()],
                 declared_lang: None,
+                left_out: 0,
             });
         }
         return Err(UsageError::new(format!(
@@ -243,12 +255,14 @@ pub fn detect(path: &Path) -> Result<Detected, UsageError> {
     }
     let (md, nb) = chapter_files(&dir);
     let mut chapters = Vec::new();
+    let mut left_out = 0;
     let dir_s = dir.to_string_lossy().into_owned();
     let escaped = glob::Pattern::escape(&dir_s);
     // A folder entry takes the Markdown files directly inside, as `chapters` reads a folder;
     // notebooks need a pattern (a folder entry takes Markdown only).
     if md > 0 {
         chapters.push(dir_s.clone());
+        left_out = nested_count(&dir, crate::config::MARKDOWN_EXTENSIONS);
     }
     if nb > 0 {
         chapters.push(format!("{escaped}/*.{NOTEBOOK_EXTENSION}"));
@@ -272,6 +286,7 @@ pub fn detect(path: &Path) -> Result<Detected, UsageError> {
         book: None,
         chapters,
         declared_lang: None,
+        left_out,
     })
 }
 
@@ -384,7 +399,7 @@ impl Written {
         let toc = toc
             .map(|t| format!(" and the table of contents {t} (its titles are translated too)"))
             .unwrap_or_default();
-        vec![
+        let mut lines = vec![
             format!(
                 "wrote {}: the {} at {root}, {} chapter file(s) ({}){toc}, {from} → {target}",
                 self.shown,
@@ -393,6 +408,19 @@ impl Written {
                 names.join(", ")
             ),
             "next:".into(),
+        ];
+        if d.left_out > 0 {
+            lines.insert(
+                1,
+                format!(
+                    "  note: {} more Markdown file(s) in subfolders of {root} are not chapters (a folder entry takes the files directly inside it); to take them too, set chapters = [\"{}/**/*.md\"] in {}",
+                    d.left_out,
+                    root,
+                    self.shown
+                ),
+            );
+        }
+        lines.extend([
             format!(
                 "  booktr plan {}   # offline: units, calls and cost per agent",
                 shell_word(&self.shown)
@@ -401,7 +429,8 @@ impl Written {
                 "  booktr run {}    # translate (resumes where it stopped)",
                 shell_word(&self.shown)
             ),
-        ]
+        ]);
+        lines
     }
 }
 
@@ -840,6 +869,9 @@ mod tests {
             ("flat/b.md", CH),
             ("flat/a.ipynb", "{}"),
             ("deep/part1/a.md", CH),
+            ("mixed/index.md", CH),
+            ("mixed/usage/a.md", CH),
+            ("mixed/usage/b.md", CH),
             ("one/ch.md", CH),
             ("custom/book.toml", "[book]\nsrc = \"text\"\n"),
             ("custom/text/SUMMARY.md", "- [A](a.md)\n"),
@@ -871,6 +903,26 @@ mod tests {
             deep.chapters,
             [format!("{}/**/*.md", p("deep").to_string_lossy())]
         );
+        assert_eq!(deep.left_out, 0);
+        // Files directly inside and in subfolders: the folder entry takes the first, and the
+        // written campaign's lines say how many it leaves and how to take them.
+        let mixed = detect(&p("mixed")).unwrap();
+        assert_eq!(mixed.left_out, 2);
+        let w = Written {
+            shown: "mixed-de.toml".into(),
+            file: p("mixed-de.toml"),
+            detected: mixed,
+            source_lang: "en".into(),
+            source_origin: "given",
+            chapters: vec!["mixed/index.md".into()],
+        };
+        let lines = w.lines("de");
+        assert!(
+            lines[1].contains("2 more Markdown file(s) in subfolders")
+                && lines[1].contains("/**/*.md"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "next:");
         let one = detect(&p("one/ch.md")).unwrap();
         assert_eq!(one.layout, Layout::File);
         assert_eq!(
