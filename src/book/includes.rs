@@ -29,14 +29,18 @@ pub enum Dialect {
     Docusaurus,
 }
 
+/// mdBook's include directives (`{{#include file}}`, `{{#rustdoc_include file:anchor}}`,
+/// `{{#playground file}}`, the old `{{#playpen}}`): group 1 is the directive up to the path,
+/// group 2 the file's path without the `:anchor` or line range after it.
+pub static MDBOOK_INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\{\{#(?:include|rustdoc_include|playground|playpen)\s+)([^\s}:]+)")
+        .expect("valid")
+});
+
 impl Dialect {
     /// The files `text` (of the file `file`) includes, in order, as paths on disk; a path that
     /// does not resolve to an existing file is left out (the tool reports it at build time).
     pub fn includes(&self, file: &Path, text: &str) -> Vec<PathBuf> {
-        static MDBOOK: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"\{\{#(?:include|rustdoc_include|playground|playpen)\s+([^\s}]+)")
-                .expect("valid")
-        });
         static SNIPPET: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(r#"^[ \t]*--8<--[ \t]+(?:"([^"]+)"|'([^']+)')[ \t]*$"#).expect("valid")
         });
@@ -50,13 +54,9 @@ impl Dialect {
             p.is_file().then_some(p)
         };
         match self {
-            Dialect::MdBook => MDBOOK
+            Dialect::MdBook => MDBOOK_INCLUDE
                 .captures_iter(text)
-                .filter_map(|c| {
-                    // `file.rs:anchor`, `file.rs:2:10`: the file is what comes before a `:`.
-                    let path = c[1].split(':').next().unwrap_or("");
-                    existing(dir.join(path))
-                })
+                .filter_map(|c| existing(dir.join(&c[2])))
                 .collect(),
             Dialect::Docusaurus => IMPORT
                 .captures_iter(text)
@@ -125,26 +125,23 @@ fn snippet_file(bases: &[PathBuf], name: &str) -> Option<PathBuf> {
 /// from `to` as it did from `from`, and one outside would not. The file part is replaced; an
 /// `:anchor` or line range after it is kept. Other text is unchanged.
 pub fn rebase_outside(text: &str, from: &Path, to: &Path, root: &Path) -> String {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(\{\{#(?:include|rustdoc_include|playground|playpen)\s+)([^\s}:]+)")
-            .expect("valid")
-    });
     let (from_dir, to_dir) = (
         from.parent().unwrap_or(Path::new(".")),
         to.parent().unwrap_or(Path::new(".")),
     );
-    RE.replace_all(text, |c: &regex::Captures| {
-        let file = crate::util::normalize(&from_dir.join(&c[2]));
-        if file.starts_with(root) {
-            return c[0].to_string();
-        }
-        format!(
-            "{}{}",
-            &c[1],
-            crate::util::relative_to(&file, &crate::util::normalize(to_dir))
-        )
-    })
-    .into_owned()
+    MDBOOK_INCLUDE
+        .replace_all(text, |c: &regex::Captures| {
+            let file = crate::util::normalize(&from_dir.join(&c[2]));
+            if file.starts_with(root) {
+                return c[0].to_string();
+            }
+            format!(
+                "{}{}",
+                &c[1],
+                crate::util::relative_to(&file, &crate::util::normalize(to_dir))
+            )
+        })
+        .into_owned()
 }
 
 /// Whether `path` is a Markdown file a site translates (`.md`, `.mdx`, `.markdown`).
@@ -157,15 +154,7 @@ pub fn is_markdown(path: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (f, text) in files {
-            let p = d.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        d
-    }
+    use crate::util::test_tree as tree;
 
     #[test]
     fn each_tool_finds_its_includes() {

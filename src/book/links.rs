@@ -198,10 +198,6 @@ pub fn other_targets(text: &str) -> Vec<String> {
     static HTML: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?:^|\s)(?:href|src)\s*=\s*(?:"([^"]+)"|'([^']+)')"#).expect("valid")
     });
-    static INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\{\{#(?:include|rustdoc_include|playground|playpen)\s+([^\s}:]+)")
-            .expect("valid")
-    });
     let mut out = Vec::new();
     let mut p = crate::book::markdown::parser(text);
     for _ in p.by_ref() {}
@@ -213,8 +209,8 @@ pub fn other_targets(text: &str) -> Vec<String> {
     for c in HTML.captures_iter(text) {
         out.extend(c.get(1).or(c.get(2)).map(|m| m.as_str().to_string()));
     }
-    for c in INCLUDE.captures_iter(text) {
-        out.push(c[1].to_string());
+    for c in crate::book::includes::MDBOOK_INCLUDE.captures_iter(text) {
+        out.push(c[2].to_string());
     }
     out
 }

@@ -844,15 +844,7 @@ pub fn campaign_for_run(
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (f, text) in files {
-            let p = d.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        d
-    }
+    use crate::util::test_tree as tree;
 
     const CH: &str = "# Agents\n\nAn agent calls tools in a loop.\n";
 
