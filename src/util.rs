@@ -192,6 +192,19 @@ pub(crate) fn test_corpus() -> Option<std::path::PathBuf> {
     present.then_some(p)
 }
 
+/// Test support: a temporary folder holding `files` (path relative to it, text), with their
+/// folders made.
+#[cfg(test)]
+pub(crate) fn test_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (f, text) in files {
+        let p = d.path().join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,17 +253,4 @@ mod tests {
         assert_eq!(excerpt("智能体系统", 2), "智能…");
         assert_eq!(excerpt("abc", 3), "abc");
     }
-}
-
-/// Test support: a temporary folder holding `files` (path relative to it, text), with their
-/// folders made.
-#[cfg(test)]
-pub(crate) fn test_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    for (f, text) in files {
-        let p = d.path().join(f);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    d
 }
