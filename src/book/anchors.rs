@@ -24,10 +24,8 @@ pub enum SlugRule {
     GitHub,
     /// Python-Markdown's `toc` extension (MkDocs' default `slugify`): ASCII word characters,
     /// whitespace and `-` kept, the rest dropped (so a Chinese heading's slug is empty), lower
-    /// case, runs of whitespace and `-` to one `-`. The n-th repeat, or an empty id, gets
-    /// `_n`. Python-Markdown first decomposes accented letters (NFKD) so `é` becomes `e`; here
-    /// a non-ASCII letter is dropped: the two differ only for accented letters in the
-    /// source's headings.
+    /// case, runs of whitespace and `-` to one `-`, after decomposing (NFKD) so that `é` is
+    /// `e`. The n-th repeat, or an empty id, gets `_n`.
     PythonMarkdown,
     /// Python-Markdown's `toc` with pymdownx's `slugify` (`pymdownx.slugs`): letters of every
     /// script kept as [`SlugRule::GitHub`] does, repeats numbered `_n` as `toc` does.
@@ -52,28 +50,34 @@ impl SlugRule {
                 })
                 .collect(),
             SlugRule::PythonMarkdown => {
-                let kept: String = text
+                // Python-Markdown's `toc.slugify`: NFKD, then ASCII only (`é` → `e`, `构` →
+                // nothing), `[^\w\s-]` dropped, trimmed, lower case, runs of `-` and
+                // whitespace to one `-`.
+                let ascii: String = icu_normalizer::DecomposingNormalizerBorrowed::new_nfkd()
+                    .normalize(text)
                     .chars()
                     .filter(|c| {
-                        c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || c.is_whitespace()
+                        c.is_ascii_alphanumeric()
+                            || *c == '_'
+                            || *c == '-'
+                            || c.is_ascii_whitespace()
                     })
-                    .collect::<String>()
-                    .trim()
-                    .to_lowercase();
+                    .collect();
+                let kept = ascii.trim().to_lowercase();
                 let mut out = String::with_capacity(kept.len());
                 let mut dash = false;
                 for c in kept.chars() {
-                    if c == '-' || c.is_whitespace() {
+                    if c == '-' || c.is_ascii_whitespace() {
                         dash = true;
                     } else {
-                        if dash && !out.is_empty() {
+                        if dash {
                             out.push('-');
                         }
                         dash = false;
                         out.push(c);
                     }
                 }
-                if dash && !out.is_empty() {
+                if dash {
                     out.push('-');
                 }
                 out
@@ -278,6 +282,8 @@ mod tests {
         assert_eq!(p.slug("Build options"), "build-options");
         assert_eq!(p.slug("What's new?  -- v2"), "whats-new-v2");
         assert_eq!(p.slug("构建选项"), "");
+        assert_eq!(p.slug("Nächste Schritte"), "nachste-schritte");
+        assert_eq!(p.slug("Réglages -- ﬁnal"), "reglages-final");
     }
 
     #[test]

@@ -21,8 +21,9 @@ use crate::book::site::{Site, SiteKind, percent_decode};
 pub struct SiteMap {
     pub kind: SiteKind,
     pub rule: SlugRule,
-    /// Whether the tool reads an explicit heading id (`{#id}`): the remedy a message gives.
-    pub explicit_ids: bool,
+    /// Whether the translation keeps the source's heading ids ([`Site::keeps_source_ids`]);
+    /// otherwise links to headings are rewritten on writing ([`Retarget`]).
+    pub keeps_source_ids: bool,
     /// The source's docs folder on disk.
     docs: PathBuf,
     /// Path inside the docs folder (`reference/config.md`) → chapter key.
@@ -62,7 +63,7 @@ impl SiteMap {
         SiteMap {
             kind: site.kind,
             rule: site.slug_rule,
-            explicit_ids: site.explicit_ids,
+            keeps_source_ids: site.keeps_source_ids(),
             docs,
             keys,
             paths,
@@ -189,6 +190,170 @@ pub fn page_anchors(rule: SlugRule, text: &str) -> HashSet<String> {
     out
 }
 
+/// Where a translated site's links to headings point when the translation does not keep the
+/// source's heading ids (a tool that reads no explicit id, such as MkDocs without `attr_list`,
+/// or an editor who chose translated ids): a link written with a source heading's id
+/// (`config.md#build-jobs`) is pointed at the id the tool gives the same heading translated
+/// (`config.md#_3`, `config.md#erstellungsauftrage`) when the chapter is written, and read
+/// back to the source's id before QA and hand-edit detection, so the units keep the ids the
+/// source wrote and a later change of the heading's wording moves the link with it.
+///
+/// Headings are paired by position: the n-th heading of a translated chapter is the n-th of
+/// its source (the `headings` check reports a translation that adds or drops one). A chapter
+/// whose translation has another number of headings, or is not complete, is left out; its
+/// links stay as written and `site_links` reports those that break.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Retarget {
+    /// Chapter key → source heading id → translated heading id, for the ids that differ.
+    forward: HashMap<String, HashMap<String, String>>,
+    /// Chapter key → translated heading id → source heading id (the inverse of `forward`:
+    /// both lists of ids are unique in their page, so the pairing is one to one).
+    back: HashMap<String, HashMap<String, String>>,
+}
+
+impl Retarget {
+    /// From each complete chapter as (key, source text, translated text), under `rule`.
+    pub fn new<'a>(
+        rule: SlugRule,
+        pages: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    ) -> Retarget {
+        let mut r = Retarget::default();
+        for (key, source, target) in pages {
+            let src = anchors::page_ids(rule, &anchors::headings(source));
+            let tgt = anchors::page_ids(rule, &anchors::headings(target));
+            if src.len() != tgt.len() {
+                continue;
+            }
+            for (f, g) in src.into_iter().zip(tgt).filter(|(f, g)| f != g) {
+                r.back
+                    .entry(key.to_string())
+                    .or_default()
+                    .insert(g.clone(), f.clone());
+                r.forward.entry(key.to_string()).or_default().insert(f, g);
+            }
+        }
+        r
+    }
+
+    /// The translated id of chapter `key`'s heading whose source id is `frag`, when it differs.
+    pub fn translated_id(&self, key: &str, frag: &str) -> Option<&str> {
+        self.forward.get(key)?.get(frag).map(String::as_str)
+    }
+
+    /// Chapter `from`'s `text` with every link to a heading pointed at its translated id.
+    pub fn rewrite(&self, map: &SiteMap, from: &str, text: &str) -> String {
+        self.replace(map, from, text, &self.forward)
+    }
+
+    /// The inverse of [`Retarget::rewrite`]: links to translated ids pointed back at the
+    /// source's ids.
+    pub fn restore(&self, map: &SiteMap, from: &str, text: &str) -> String {
+        self.replace(map, from, text, &self.back)
+    }
+
+    fn replace(
+        &self,
+        map: &SiteMap,
+        from: &str,
+        text: &str,
+        ids: &HashMap<String, HashMap<String, String>>,
+    ) -> String {
+        if ids.is_empty() {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for r in fragment_ranges(text) {
+            let dest = &text[r.start..r.end];
+            let Some(hash) = dest.find('#') else { continue };
+            let Some(Target::Page {
+                key,
+                frag: Some(frag),
+            }) = map.resolve(from, dest)
+            else {
+                continue;
+            };
+            let Some(new) = ids.get(&key).and_then(|m| m.get(&frag)) else {
+                continue;
+            };
+            out.push_str(&text[last..r.start + hash + 1]);
+            out.push_str(new);
+            last = r.end;
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+}
+
+/// Byte ranges in `text` of the link destinations that carry a fragment (`page.md#id`, `#id`):
+/// inline links and images, reference definitions and raw HTML `href`s, in order, without
+/// overlap. Found through pulldown-cmark's events and definitions, then located in the
+/// written text: pulldown-cmark gives a link's whole span, not its destination's, and a
+/// destination written with escapes or entities (which its parsed form no longer matches) is
+/// skipped, as it cannot be rewritten in place.
+fn fragment_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    use pulldown_cmark::{Event, LinkType, Tag};
+    static HREF: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?:^|\s)href\s*=\s*(?:"([^"]*#[^"]*)"|'([^']*#[^']*)')"#).expect("valid")
+    });
+    let (bom, body) = crate::book::markdown::split_bom(text);
+    let mut out = Vec::new();
+    let mut p = crate::book::markdown::parser(text).into_offset_iter();
+    for (ev, r) in p.by_ref() {
+        let (Event::Start(Tag::Link {
+            link_type: LinkType::Inline,
+            dest_url,
+            ..
+        })
+        | Event::Start(Tag::Image {
+            link_type: LinkType::Inline,
+            dest_url,
+            ..
+        })) = ev
+        else {
+            continue;
+        };
+        if !dest_url.contains('#') {
+            continue;
+        }
+        let span = &body[r.clone()];
+        for open in ["(", "(<"] {
+            if let Some(i) = span.rfind(&format!("{open}{dest_url}")) {
+                let start = bom + r.start + i + open.len();
+                out.push(start..start + dest_url.len());
+                break;
+            }
+        }
+    }
+    for (_, def) in p.reference_definitions().iter() {
+        if !def.dest.contains('#') {
+            continue;
+        }
+        let span = &body[def.span.clone()];
+        if let Some(i) = span
+            .find("]:")
+            .and_then(|c| span[c..].find(def.dest.as_ref()).map(|j| c + j))
+        {
+            let start = bom + def.span.start + i;
+            out.push(start..start + def.dest.len());
+        }
+    }
+    // Raw HTML read with a pattern; one inside a code block or span is an example, not a link.
+    let code = crate::book::syntax::code_ranges(text);
+    for c in HREF.captures_iter(text) {
+        if let Some(m) = c.get(1).or(c.get(2))
+            && !code
+                .iter()
+                .any(|r| r.start <= m.start() && m.end() <= r.end)
+        {
+            out.push(m.range());
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out.dedup_by(|b, a| b.start < a.end);
+    out
+}
+
 /// The link targets of Markdown `text` that the `site_links` check resolves besides its
 /// Markdown links and images: reference definitions (`[label]: other.md#x`, which resolve a
 /// link written in another unit), `href` and `src` attributes of raw HTML, and the files of
@@ -238,6 +403,7 @@ mod tests {
             notes: Vec::new(),
             slug_rule: SlugRule::GitHub,
             explicit_ids: true,
+            translated_ids: false,
             meta: Vec::new(),
         };
         SiteMap::of(&site, Path::new("/"))
@@ -329,5 +495,40 @@ mod tests {
                 "../../ex/a.rs"
             ]
         );
+    }
+
+    #[test]
+    fn links_to_headings_are_pointed_at_the_translated_ids_and_back() {
+        let d = tempfile::tempdir().unwrap();
+        let mut m = map(SiteKind::MkDocs, d.path(), &["index.md", "guide.md"]);
+        m.rule = SlugRule::PythonMarkdown;
+        let r = Retarget::new(
+            SlugRule::PythonMarkdown,
+            [
+                (
+                    "guide",
+                    "# Guide\n\n## Getting started\n\n## Café options\n\n## Own {#own}\n",
+                    "# Leitfaden\n\n## Erste Schritte\n\n## Café-Optionen\n\n## Eigen {#own}\n",
+                ),
+                // Another number of headings: left as written.
+                ("index", "# Home\n\n## Why\n", "# Start\n"),
+            ],
+        );
+        assert_eq!(
+            r.translated_id("guide", "getting-started"),
+            Some("erste-schritte")
+        );
+        assert_eq!(
+            r.translated_id("guide", "cafe-options"),
+            Some("cafe-optionen")
+        );
+        assert_eq!(r.translated_id("guide", "own"), None);
+        let text = "Siehe [Start](guide.md#getting-started \"T\") und ![B](guide.md#cafe-options).\n\n[cfg]: guide.md#getting-started\n\n<a href=\"guide.md#cafe-options\">x</a> [w](#why) [o](guide.md#own)\n\n```html\n<a href=\"guide.md#cafe-options\">\n```\n";
+        let out = r.rewrite(&m, "index", text);
+        assert_eq!(
+            out,
+            "Siehe [Start](guide.md#erste-schritte \"T\") und ![B](guide.md#cafe-optionen).\n\n[cfg]: guide.md#erste-schritte\n\n<a href=\"guide.md#cafe-optionen\">x</a> [w](#why) [o](guide.md#own)\n\n```html\n<a href=\"guide.md#cafe-options\">\n```\n"
+        );
+        assert_eq!(r.restore(&m, "index", &out), text);
     }
 }

@@ -91,6 +91,10 @@ pub struct Site {
     /// Whether the tool reads an explicit id after a heading (`## Title {#id}`): mdBook and
     /// Docusaurus always, MkDocs with the `attr_list` extension in `markdown_extensions`.
     pub explicit_ids: bool,
+    /// Whether the editor chose translated heading ids (campaign key `heading_ids =
+    /// "translated"`): no source id is kept, and every link to a heading is pointed at the
+    /// translated heading's id ([`crate::book::links::Retarget`]).
+    pub translated_ids: bool,
     /// The site's own texts in its configuration (the book's title and description), translated
     /// after [`Site::titles`] in the same list and written back into the output configuration.
     pub meta: Vec<Meta>,
@@ -316,6 +320,13 @@ pub const TITLES_KEY: &str = "nav-titles";
 pub const TITLES_OUT: &str = ".booktr/nav-titles.md";
 
 impl Site {
+    /// Whether the translation keeps the source's heading ids as explicit ids (`## 构建 {#build}`):
+    /// the tool reads them and the editor did not choose translated ids. Otherwise links to
+    /// headings are rewritten to the translated ids ([`crate::book::links::Retarget`]).
+    pub fn keeps_source_ids(&self) -> bool {
+        self.explicit_ids && !self.translated_ids
+    }
+
     /// Whether the site has texts outside its chapters to translate (navigation titles or
     /// [`Meta`]): then a synthetic chapter carries them.
     pub fn has_titles(&self) -> bool {
@@ -553,6 +564,7 @@ fn mdbook(campaign_dir: &Path, summary: &Path) -> Result<Site, SiteError> {
         kind: SiteKind::MdBook,
         slug_rule: SlugRule::GitHub,
         explicit_ids: true,
+        translated_ids: false,
         root: rel(&root, campaign_dir),
         docs_dir,
         out_docs_dir: out_docs,
@@ -785,6 +797,7 @@ fn mkdocs(campaign_dir: &Path, file: &Path) -> Result<Site, SiteError> {
         notes,
         slug_rule: mkdocs_slug_rule(&std::fs::read_to_string(file).unwrap_or_default()),
         explicit_ids: mkdocs_extension(&cfg, "attr_list"),
+        translated_ids: false,
         meta: meta_of(&["site_name", "site_description"], |k| {
             cfg.as_mapping_get(k).and_then(|v| v.as_str())
         }),
@@ -890,6 +903,7 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
         kind: SiteKind::Docusaurus,
         slug_rule: SlugRule::GitHub,
         explicit_ids: true,
+        translated_ids: false,
         root: rel(&root, campaign_dir),
         docs_dir,
         out_docs_dir: out_docs,

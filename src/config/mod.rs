@@ -380,11 +380,30 @@ fn resolve_chapters(
                 .into(),
         ));
     }
+    let translated_ids = match raw.heading_ids.as_deref().map(str::trim) {
+        None | Some("source") => false,
+        Some("translated") => true,
+        Some(other) => {
+            return Err(err(
+                "heading_ids",
+                format!(
+                    "is `{other}`; use `source` (translated headings keep the source's ids where the site's tool reads them) or `translated` (links are pointed at the translated headings' ids)"
+                ),
+            ));
+        }
+    };
+    if raw.heading_ids.is_some() && raw.book.is_none() {
+        return Err(err(
+            "heading_ids",
+            "is given without `book`: heading ids follow a site's tool, so name the book's SUMMARY.md, mkdocs.yml or Docusaurus folder as `book` (or remove `heading_ids`)".into(),
+        ));
+    }
     let site = match &raw.book {
-        Some(book) => Some(
-            crate::book::site::read(campaign_dir, book, &raw.target_lang)
-                .map_err(|m| err("book", m.to_string()))?,
-        ),
+        Some(book) => Some(crate::book::site::Site {
+            translated_ids,
+            ..crate::book::site::read(campaign_dir, book, &raw.target_lang)
+                .map_err(|m| err("book", m.to_string()))?
+        }),
         None => None,
     };
     // Directories and globs become files here, so a directory never reaches the reader.
@@ -812,6 +831,22 @@ chapters = ["book/a.md", "book/b.md"]
         );
         let e = err("code_comments = \"drop\"\n");
         assert!(e.contains("`code_comments` is an unknown "), "{e}");
+    }
+
+    #[test]
+    fn heading_ids_takes_source_or_translated_and_needs_a_book() {
+        let err = |extra: &str| {
+            plan(&format!("{MIN}{extra}"), &Overrides::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("heading_ids = \"english\"\n");
+        assert!(
+            e.contains("`heading_ids` is `english`; use `source`") && e.contains("`translated`"),
+            "{e}"
+        );
+        let e = err("heading_ids = \"translated\"\n");
+        assert!(e.contains("is given without `book`"), "{e}");
     }
 
     /// A new user's campaign from zh into zh was told to set the target to "zh".

@@ -99,6 +99,12 @@ pub struct RawCampaign {
     /// `docs/`). The chapters and their order come from its table of contents, and `out_dir`
     /// receives a translated site that builds (see [`crate::book::site`]).
     pub book: Option<String>,
+    /// Heading ids of a `book`'s translated chapters: `source` (default: where the site's tool
+    /// reads an explicit id, a translated heading keeps the source's, `## 构建 {#build}`; where it
+    /// does not, links to headings are pointed at the translated ids when chapters are written)
+    /// or `translated` (no source id kept; every link to a heading is pointed at its translated
+    /// id). See [`crate::book::links::Retarget`].
+    pub heading_ids: Option<String>,
     /// `[style]`: the house-style lint for the target locale (see [`RawStyle`]). Every rule
     /// that applies to the target is on when the table is left out.
     pub style: Option<RawStyle>,

@@ -618,3 +618,79 @@ fn an_included_markdown_file_is_translated_and_an_include_from_outside_still_res
     assert!(!err.contains("edit"), "{err}");
     assert_eq!(c.read("inc/out/src/commands/index.md"), written);
 }
+
+/// A small MkDocs site whose pages link to each other's headings, with MkDocs' own anchor
+/// validation made an error (`validation: anchors: warn` and `--strict`).
+fn mkdocs_site_linking_headings(c: &TestCampaign, extensions: &str) {
+    c.write(
+        "site/mkdocs.yml",
+        &format!(
+            "site_name: Heading links\nnav:\n  - Home: index.md\n  - Guide: guide.md\nvalidation:\n  anchors: warn\nmarkdown_extensions:\n{extensions}  - toc:\n      permalink: true\n"
+        ),
+    );
+    c.write(
+        "site/docs/index.md",
+        "# Welcome to the toolkit\n\nRead [getting started](guide.md#getting-started) first, then the\n[café options][opts] and [why it exists](#why-this-toolkit).\n\n[opts]: guide.md#cafe-options\n\n## Why this toolkit\n\nIt keeps every paragraph you have already paid for.\n",
+    );
+    c.write(
+        "site/docs/guide.md",
+        "# The user guide\n\n## Getting started\n\nInstall the toolkit and open a terminal window.\n\n## Café options\n\nEvery option has a default, <a href=\"#getting-started\">as said above</a>.\n",
+    );
+}
+
+fn mkdocs_build_strict(site: &std::path::Path) {
+    let o = std::process::Command::new("python3")
+        .args(["-m", "mkdocs", "build", "--strict", "-q", "-f"])
+        .arg(site.join("mkdocs.yml"))
+        .env("NO_MKDOCS_2_WARNING", "true")
+        .output()
+        .expect("python3 runs (BOOKTR_REQUIRE_MKDOCS=1 says mkdocs must be importable)");
+    assert!(
+        o.status.success(),
+        "mkdocs build --strict (anchors validated): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// MkDocs without `attr_list` reads no explicit heading id, so links to a translated heading
+/// are pointed at the id MkDocs gives it (Python-Markdown's slug: `_2` for a Chinese heading,
+/// whose letters it drops); an editor who
+/// chooses `heading_ids = "translated"` on a site that could keep the source's ids gets the
+/// same. Either way MkDocs validates every anchor of the translated site, the output keeps no
+/// `{#id}`, the units keep the source's ids (the next run records no hand edit) and the
+/// rehearsal ends `complete`.
+#[booktr_test_needs::needs(mkdocs)]
+#[test]
+fn links_to_translated_headings_point_at_their_new_ids_where_no_source_id_is_kept() {
+    for (extensions, heading_ids) in [
+        ("", ""),
+        ("  - attr_list\n", "heading_ids = \"translated\"\n"),
+    ] {
+        let c = TestCampaign::new(&format!(
+            "name = \"hl\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = \"site/mkdocs.yml\"\n{heading_ids}"
+        ));
+        mkdocs_site_linking_headings(&c, extensions);
+        let out = c.cmd("run", &[]).output().unwrap();
+        assert_code(&out, 0);
+        assert!(stderr(&out).contains("hl: complete"), "{}", stderr(&out));
+        let index = c.read("hl/out/docs/index.md");
+        let guide = c.read("hl/out/docs/guide.md");
+        assert!(!index.contains("{#") && !guide.contains("{#"), "{guide}");
+        // Python-Markdown's ids of the Chinese headings: `_1`, `_2`… in page order.
+        for link in ["(guide.md#_2)", "]: guide.md#_3", "(#_2)"] {
+            assert!(index.contains(link), "{link} not in {index}");
+        }
+        assert!(guide.contains("href=\"#_2\""), "{guide}");
+        mkdocs_build_strict(&c.path("hl/out"));
+        // The written links are booktr's, not hand edits: a second run records none and
+        // writes the same files.
+        let again = c.cmd("run", &[]).output().unwrap();
+        assert_code(&again, 0);
+        assert!(
+            !stderr(&again).contains("edited by hand"),
+            "{}",
+            stderr(&again)
+        );
+        assert_eq!(c.read("hl/out/docs/index.md"), index);
+    }
+}

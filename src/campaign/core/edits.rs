@@ -98,6 +98,7 @@ fn split_region(region: &str, units: &[&str]) -> Vec<String> {
 /// wrote. Only files whose hash differs from the recorded one are read and split.
 pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
     let mut edited = Vec::new();
+    let retarget = c.retarget(s);
     for ch in &c.chapters {
         let path = c.plan.out_dir.join(&ch.file_name);
         let rel = c.plan.rel(&path);
@@ -118,12 +119,12 @@ pub fn detect(c: &Campaign, s: &State) -> anyhow::Result<Vec<EditedUnit>> {
         }
         let text = String::from_utf8(bytes)
             .map_err(|_| anyhow::anyhow!("output {} is no longer UTF-8 text; fix its encoding so its hand edits can be recorded", c.plan.show(&path)))?;
-        // What booktr changed on writing (an mdBook's includes from outside the book) is
-        // not an edit.
+        // What booktr changed on writing (an mdBook's includes from outside the book, links
+        // pointed at translated heading ids) is not an edit.
         let text = if ch.notebook.is_some() {
             text
         } else {
-            c.read_back(ch, text)
+            c.read_back(ch, text, retarget.as_ref())
         };
         // A notebook's hand edits are in its Markdown cells: each cell is split among its own
         // units (the separators between cells are never edits).

@@ -670,7 +670,7 @@ impl Campaign {
     pub fn heading_ids(&self) -> Option<std::sync::Arc<crate::book::anchors::HeadingIds>> {
         self.heading_ids
             .get_or_init(|| {
-                let site = self.plan.site.as_ref().filter(|s| s.explicit_ids)?;
+                let site = self.plan.site.as_ref().filter(|s| s.keeps_source_ids())?;
                 let chapters = self.chapters.iter().map(|ch| {
                     self.units_of(&ch.key)
                         .map(|u| self.source_text(u))
@@ -803,27 +803,46 @@ impl Campaign {
 
 impl Campaign {
     /// The text booktr writes for chapter `ch` given its units' final texts joined
-    /// (`assembled`): the same text, except that in an mdBook each include of a file outside
-    /// the site's folder (`{{#include ../../../examples/a.rs}}`) points at that file from the
-    /// output's place ([`crate::book::includes::rebase_outside`]); the output mirrors the site's
-    /// folder one level deeper, so only those would not resolve. [`Campaign::read_back`] undoes
-    /// it, so QA and hand-edit detection compare written files with the units as they are.
-    pub fn written_text(&self, ch: &Chapter, assembled: String) -> String {
+    /// (`assembled`): the same text, except that
+    /// - in an mdBook each include of a file outside the site's folder
+    ///   (`{{#include ../../../examples/a.rs}}`) points at that file from the output's place
+    ///   ([`crate::book::includes::rebase_outside`]); the output mirrors the site's folder one
+    ///   level deeper, so only those would not resolve;
+    /// - on a site that does not keep the source's heading ids, links to headings point at the
+    ///   translated headings' ids (`retarget`, from [`Campaign::retarget`]).
+    ///
+    /// [`Campaign::read_back`] undoes both, so QA and hand-edit detection compare written files
+    /// with the units as they are.
+    pub fn written_text(
+        &self,
+        ch: &Chapter,
+        assembled: String,
+        retarget: Option<&crate::book::links::Retarget>,
+    ) -> String {
+        let text = match (retarget, self.site_book()) {
+            (Some(r), Some(book)) => r.rewrite(&book.map, &ch.key, &assembled),
+            _ => assembled,
+        };
         match self.mdbook_root() {
             Some(root) => crate::book::includes::rebase_outside(
-                &assembled,
+                &text,
                 &self.plan.campaign_dir.join(&ch.rel_path),
                 &self.plan.out_dir.join(&ch.file_name),
                 &root,
             ),
-            None => assembled,
+            None => text,
         }
     }
 
     /// The units' text of a written chapter file (`written`, read from `out_dir`): the
-    /// inverse of [`Campaign::written_text`], with a notebook read through its Markdown view
-    /// (a notebook that no longer parses is returned as it is).
-    pub fn read_back(&self, ch: &Chapter, written: String) -> String {
+    /// inverse of [`Campaign::written_text`] (with the same `retarget`), with a notebook read
+    /// through its Markdown view (a notebook that no longer parses is returned as it is).
+    pub fn read_back(
+        &self,
+        ch: &Chapter,
+        written: String,
+        retarget: Option<&crate::book::links::Retarget>,
+    ) -> String {
         let text = match self.mdbook_root() {
             Some(_) => crate::book::includes::rebase_outside(
                 &written,
@@ -833,7 +852,46 @@ impl Campaign {
             ),
             None => written,
         };
+        let text = match (retarget, self.site_book()) {
+            (Some(r), Some(book)) => r.restore(&book.map, &ch.key, &text),
+            _ => text,
+        };
         ch.output_view(&text).unwrap_or(text)
+    }
+
+    /// Where the written chapters' links to headings point, for a site whose translation does
+    /// not keep the source's heading ids ([`crate::book::site::Site::keeps_source_ids`]): the
+    /// heading ids of every chapter whose units all have a final text in `s`, source and
+    /// translated ([`crate::book::links::Retarget`]). `None` for a campaign without a site or
+    /// one that keeps the source's ids.
+    pub fn retarget(
+        &self,
+        s: &crate::campaign::core::state::State,
+    ) -> Option<crate::book::links::Retarget> {
+        let site = self.plan.site.as_ref().filter(|s| !s.keeps_source_ids())?;
+        let pages: Vec<(&str, String, String)> = self
+            .chapters
+            .iter()
+            .filter_map(|ch| {
+                let mut source = String::new();
+                let mut target = String::new();
+                for u in self.units_of(&ch.key) {
+                    if u.kind.needs_translation()
+                        && s.human_edit(&u.id).is_none()
+                        && s.kept_translation(&u.id, u32::MAX).is_none()
+                    {
+                        return None;
+                    }
+                    source.push_str(self.source_text(u));
+                    target.push_str(edits::final_str(self, s, u));
+                }
+                Some((ch.key.as_str(), source, target))
+            })
+            .collect();
+        Some(crate::book::links::Retarget::new(
+            site.slug_rule,
+            pages.iter().map(|(k, a, b)| (*k, a.as_str(), b.as_str())),
+        ))
     }
 
     /// The site folder of an mdBook campaign.

@@ -93,6 +93,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
         .iter()
         .map(|u| super::edits::final_str(c, s, u))
         .collect();
+    let retarget = c.retarget(s);
     let outputs: Vec<(String, Option<String>)> = c
         .chapters
         .iter()
@@ -103,7 +104,7 @@ pub fn final_qa(c: &Campaign, s: &State) -> FinalQa {
                     .ok()
                     // A notebook is compared through its Markdown view; one that no longer
                     // parses is compared as it is (and so found incomplete).
-                    .map(|t| c.read_back(ch, t)),
+                    .map(|t| c.read_back(ch, t, retarget.as_ref())),
             )
         })
         .collect();

@@ -8,8 +8,15 @@ use crate::campaign::core::state::State;
 use crate::campaign::core::store::{Event, Store};
 use crate::interchange::bilingual;
 
-/// The final text of every unit of `chapter`, or `None` if some prose unit has no translation.
-pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
+/// The text written for `chapter` from the final text of every unit ([`Campaign::written_text`],
+/// with `retarget` from [`Campaign::retarget`]), or `None` if some prose unit has no
+/// translation.
+pub fn chapter_text(
+    c: &Campaign,
+    s: &State,
+    chapter: &str,
+    retarget: Option<&crate::book::links::Retarget>,
+) -> Option<String> {
     let ch = c.chapter(chapter);
     let mut texts = Vec::new();
     for u in c.units_of(chapter) {
@@ -26,7 +33,7 @@ pub fn chapter_text(c: &Campaign, s: &State, chapter: &str) -> Option<String> {
     }
     // Markdown: the texts joined; a notebook: its JSON with the Markdown cells replaced.
     let text = ch.assemble(texts.iter().map(|(r, t)| (r.clone(), t.as_str())));
-    Some(c.written_text(ch, text))
+    Some(c.written_text(ch, text, retarget))
 }
 
 /// What [`write_all`] did.
@@ -41,8 +48,9 @@ pub struct Written {
 pub fn write_all(c: &Campaign, s: &State) -> anyhow::Result<Written> {
     let mut written = Vec::new();
     let mut skipped = Vec::new();
+    let retarget = c.retarget(s);
     for ch in &c.chapters {
-        match chapter_text(c, s, &ch.key) {
+        match chapter_text(c, s, &ch.key, retarget.as_ref()) {
             Some(text) => {
                 let path = c.plan.out_dir.join(&ch.file_name);
                 crate::util::write_atomic(&path, text.as_bytes())?;

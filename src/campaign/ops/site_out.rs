@@ -305,7 +305,7 @@ fn translated_titles(
             site.meta.iter().map(|m| m.text.clone()).collect(),
         )
     };
-    let text = super::outputs::chapter_text(c, s, site::TITLES_KEY);
+    let text = super::outputs::chapter_text(c, s, site::TITLES_KEY, None);
     match text.as_deref().map(|t| site.parse_titles(t)) {
         Some(Some(t)) => t,
         Some(None) => {
