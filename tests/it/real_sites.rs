@@ -217,12 +217,33 @@ fn mdbook_build(book: &Path, dest: &Path) {
 #[booktr_test_needs::needs(mdbook)]
 #[test]
 fn links_to_another_chapters_heading_work_in_the_translated_mdbook() {
-    let Some(site) = shared_site("cargo-book") else {
+    cargo_book_rehearsed_and_built("");
+}
+
+/// The Cargo Book rehearsed into Chinese with `heading_ids = "translated"`: no heading keeps
+/// the source's id, every link to a heading (inline, reference definitions, raw HTML) is
+/// pointed at the translated heading's id, and built with mdBook every internal link that
+/// works in the source's build still works.
+#[booktr_test_needs::needs(mdbook)]
+#[test]
+fn with_translated_heading_ids_every_link_follows_its_heading_in_the_translated_mdbook() {
+    let Some(campaign) = cargo_book_rehearsed_and_built("heading_ids = \"translated\"\n") else {
         return;
     };
+    let config = campaign.read("cb/out/src/reference/config.md");
+    assert!(
+        !config.contains("{#") && config.contains("](#"),
+        "translated ids and links to them expected in config.md"
+    );
+}
+
+/// The Cargo Book rehearsed into Chinese with the campaign keys `extra`, both it and its source
+/// built with mdBook and compared (see the callers); returns the campaign.
+fn cargo_book_rehearsed_and_built(extra: &str) -> Option<TestCampaign> {
+    let site = shared_site("cargo-book")?;
     let summary = site.join("src/SUMMARY.md");
     let c = TestCampaign::new(&format!(
-        "name = \"cb\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = {:?}\n",
+        "name = \"cb\"\nsource_lang = \"en\"\ntarget_lang = \"zh\"\nbook = {:?}\n{extra}",
         summary.display().to_string()
     ));
     // A clean rehearsal ends `complete`: nothing an editor must fix.
@@ -230,6 +251,7 @@ fn links_to_another_chapters_heading_work_in_the_translated_mdbook() {
     let built: PathBuf = c.path("built");
     mdbook_build(&site, &built.join("source"));
     mdbook_build(&c.path("cb/out"), &built.join("zh"));
+    let campaign = c;
     let c = compare(&built.join("source"), &built.join("zh"));
     // The checker sees what is broken: the source's own links out of the book (to sibling
     // books on doc.rust-lang.org, `../../reference/…`: 200-odd, the sites README) are.
@@ -260,6 +282,7 @@ fn links_to_another_chapters_heading_work_in_the_translated_mdbook() {
         "{} links to another page's heading",
         c.cross_page_anchor_links
     );
+    Some(campaign)
 }
 
 /// `python3 -m mkdocs build` of the site whose `mkdocs.yml` is in `dir`, run there (its
