@@ -27,7 +27,17 @@ pub enum Dialect {
     },
     /// Docusaurus (MDX): relative `import … from './file.mdx'`.
     Docusaurus,
+    /// MyST (Jupyter Book, Sphinx): the `{include}` directive, in a backtick or colon fence,
+    /// its path relative to the including file.
+    Myst,
 }
+
+/// MyST's `{include}` and `{literalinclude}` directives (```` ```{include} ../README.md ````,
+/// `:::{literalinclude} a.py`): group 1 is the directive up to the path, group 2 the path.
+pub static MYST_INCLUDE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^([ \t]*(?:`{3,}|:{3,})\{(?:include|literalinclude)\}[ \t]+)(\S+)")
+        .expect("valid")
+});
 
 /// mdBook's include directives (`{{#include file}}`, `{{#rustdoc_include file:anchor}}`,
 /// `{{#playground file}}`, the old `{{#playpen}}`): group 1 is the directive up to the path,
@@ -56,6 +66,11 @@ impl Dialect {
         match self {
             Dialect::MdBook => MDBOOK_INCLUDE
                 .captures_iter(text)
+                .filter_map(|c| existing(dir.join(&c[2])))
+                .collect(),
+            Dialect::Myst => MYST_INCLUDE
+                .captures_iter(text)
+                .filter(|c| c[1].contains("{include}"))
                 .filter_map(|c| existing(dir.join(&c[2])))
                 .collect(),
             Dialect::Docusaurus => IMPORT
@@ -125,14 +140,27 @@ fn snippet_file(bases: &[PathBuf], name: &str) -> Option<PathBuf> {
 /// from `to` as it did from `from`, and one outside would not. The file part is replaced; an
 /// `:anchor` or line range after it is kept. Other text is unchanged.
 pub fn rebase_outside(text: &str, from: &Path, to: &Path, root: &Path) -> String {
+    rebase_outside_with(&MDBOOK_INCLUDE, text, from, to, root)
+}
+
+/// [`rebase_outside`] for the include directives `pattern` finds (group 1 up to the path,
+/// group 2 the path): [`MDBOOK_INCLUDE`] or [`MYST_INCLUDE`].
+pub fn rebase_outside_with(
+    pattern: &Regex,
+    text: &str,
+    from: &Path,
+    to: &Path,
+    root: &Path,
+) -> String {
     let (from_dir, to_dir) = (
         from.parent().unwrap_or(Path::new(".")),
         to.parent().unwrap_or(Path::new(".")),
     );
-    MDBOOK_INCLUDE
+    pattern
         .replace_all(text, |c: &regex::Captures| {
             let file = crate::util::normalize(&from_dir.join(&c[2]));
-            if file.starts_with(root) {
+            // A path from the site's root (`/x`, Sphinx) resolves in the output as it did.
+            if c[2].starts_with('/') || file.starts_with(root) {
                 return c[0].to_string();
             }
             format!(

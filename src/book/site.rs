@@ -39,6 +39,8 @@ pub enum SiteKind {
     MkDocs,
     /// Docusaurus: a `docs/` folder, with `_category_.json` labels and `sidebar_position`.
     Docusaurus,
+    /// Jupyter Book 1 (Sphinx, MyST): `_toc.yml` and `_config.yml` in the book's folder.
+    JupyterBook,
 }
 
 impl SiteKind {
@@ -48,6 +50,7 @@ impl SiteKind {
             SiteKind::MdBook => "mdBook",
             SiteKind::MkDocs => "MkDocs",
             SiteKind::Docusaurus => "Docusaurus",
+            SiteKind::JupyterBook => "Jupyter Book",
         }
     }
 }
@@ -384,7 +387,14 @@ pub fn read(campaign_dir: &Path, book: &str, target_lang: &str) -> Result<Site, 
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    let site = if path.is_dir() {
+    let site = if name == "_toc.yml" || (path.is_dir() && path.join("_toc.yml").is_file()) {
+        let toc = if path.is_dir() {
+            path.join("_toc.yml")
+        } else {
+            path.clone()
+        };
+        jupyter_book(campaign_dir, &toc)?
+    } else if path.is_dir() {
         docusaurus(campaign_dir, &path, target_lang)?
     } else if name == "summary.md" {
         mdbook(campaign_dir, &path)?
@@ -392,7 +402,7 @@ pub fn read(campaign_dir: &Path, book: &str, target_lang: &str) -> Result<Site, 
         mkdocs(campaign_dir, &path)?
     } else {
         return Err(SiteError(format!(
-            "`book` is {book}: give an mdBook's SUMMARY.md, an MkDocs mkdocs.yml or a Docusaurus folder"
+            "`book` is {book}: give an mdBook's SUMMARY.md, an MkDocs mkdocs.yml, a Jupyter Book's _toc.yml or a Docusaurus folder"
         )));
     };
     let mut keys = std::collections::HashMap::new();
@@ -910,8 +920,228 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
         pages,
         titles,
         notes,
-        meta: Vec::new(),
+        meta: docusaurus_theme_strings(&root),
     })
+}
+
+/// The titles of a Jupyter Book `_toc.yml` (`text`) that readers see, in the file's order:
+/// each `caption:` (a part) and `title:` (an entry) value, with the byte range of the value as
+/// written (quotes included) and the text (quotes removed). A line scan, not a YAML parser, so
+/// that the translated file is the source with only these values replaced (its comments and
+/// layout kept); `_toc.yml` writes each on its own line.
+pub fn toc_titles(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
+    static TITLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?m)^[ \t]*(?:-[ \t]+)?(?:caption|title):[ \t]*([^\n#]*?)[ \t]*(?:#.*)?$",
+        )
+        .expect("valid")
+    });
+    TITLE
+        .captures_iter(text)
+        .filter_map(|c| {
+            let v = c.get(1)?;
+            let raw = v.as_str();
+            let unquoted = match raw.chars().next() {
+                Some(q @ ('"' | '\'')) if raw.len() >= 2 && raw.ends_with(q) => {
+                    raw[1..raw.len() - 1].to_string()
+                }
+                _ => raw.to_string(),
+            };
+            (!unquoted.trim().is_empty()).then(|| (v.range(), unquoted))
+        })
+        .collect()
+}
+
+/// A Jupyter Book 1 (`_toc.yml` at `toc`, `_config.yml` beside it): the pages in the order
+/// of the table of contents (`root`, then `parts` → `chapters` → `sections`, depth first; a
+/// `glob` entry's matches in natural order; `url` entries are links, not pages), each entry's
+/// `file` resolved as Jupyter Book does (without an extension: `.md`, `.ipynb`, then the
+/// other source types). Markdown (MyST) and notebooks are translated; `.Rmd`, `.rst` and `.py`
+/// pages are named in a note and copied as they are. Titles: the parts' captions and entries'
+/// titles ([`toc_titles`]); meta: `_config.yml`'s `title`. MyST `{include}` of a Markdown file
+/// in the book makes it a chapter.
+fn jupyter_book(campaign_dir: &Path, toc: &Path) -> Result<Site, SiteError> {
+    let root = toc.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let text = read_text(toc)?;
+    let docs = YamlOwned::load_from_str(&text)
+        .map_err(|e| SiteError(format!("{} is not valid YAML: {e}", toc.display())))?;
+    let Some(top) = docs.into_iter().next() else {
+        return Err(SiteError(format!("{} is empty", toc.display())));
+    };
+    let mut files = Vec::new();
+    let mut notes = Vec::new();
+    fn walk(node: &YamlOwned, root: &Path, files: &mut Vec<String>, notes: &mut Vec<String>) {
+        match node {
+            YamlOwned::Sequence(seq) => seq.iter().for_each(|n| walk(n, root, files, notes)),
+            YamlOwned::Mapping(_) => {
+                for key in ["root", "file"] {
+                    if let Some(f) = node.as_mapping_get(key).and_then(|v| v.as_str()) {
+                        files.push(f.to_string());
+                    }
+                }
+                if let Some(g) = node.as_mapping_get("glob").and_then(|v| v.as_str()) {
+                    let pattern = root.join(g).to_string_lossy().into_owned();
+                    let mut found: Vec<String> = glob::glob(&pattern)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .filter_map(|p| inside(&p, root))
+                        .collect();
+                    found.sort_by(|a, b| natord::compare(a, b));
+                    if found.is_empty() {
+                        notes.push(format!("_toc.yml: the glob `{g}` matches no file"));
+                    }
+                    files.extend(found);
+                }
+                for key in ["parts", "chapters", "sections", "subtrees", "entries"] {
+                    if let Some(v) = node.as_mapping_get(key) {
+                        walk(v, root, files, notes);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(&top, &root, &mut files, &mut notes);
+    let mut pages = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for f in files {
+        let given = root.join(&f);
+        let found = if given.is_file() {
+            Some(given)
+        } else {
+            ["md", "ipynb", "markdown", "Rmd", "rst", "py", "myst"]
+                .iter()
+                .map(|x| root.join(format!("{f}.{x}")))
+                .find(|p| p.is_file())
+        };
+        let Some(file) = found else {
+            return Err(SiteError(format!(
+                "{}: the table of contents lists `{f}`, which is not in {} (with or without .md or .ipynb). Fix the entry or create the file",
+                toc.display(),
+                root.display()
+            )));
+        };
+        let Some(r) = inside(&file, &root) else {
+            continue;
+        };
+        if !seen.insert(r.clone()) {
+            continue;
+        }
+        if is_markdown(&file) || file.extension().is_some_and(|x| x == "ipynb") {
+            pages.push(Page {
+                source: rel(&file, campaign_dir),
+                out: r.clone(),
+                key: page_key(&r),
+            });
+        } else {
+            notes.push(format!(
+                "{r} is copied in the source language: booktr translates Markdown (MyST) and notebook pages, not .{} files",
+                file.extension().unwrap_or_default().to_string_lossy()
+            ));
+        }
+    }
+    add_included(
+        &mut pages,
+        &mut notes,
+        campaign_dir,
+        &root,
+        &root,
+        ".",
+        true,
+        &Dialect::Myst,
+    );
+    let config = root.join("_config.yml");
+    let cfg = if config.is_file() {
+        mkdocs_config(&config)?
+    } else {
+        YamlOwned::Mapping(Default::default())
+    };
+    Ok(Site {
+        kind: SiteKind::JupyterBook,
+        root: rel(&root, campaign_dir),
+        docs_dir: ".".into(),
+        out_docs_dir: ".".into(),
+        pages,
+        titles: toc_titles(&text).into_iter().map(|(_, t)| t).collect(),
+        notes,
+        // MyST's heading anchors (`myst_heading_anchors`) are GitHub's slugs; MyST reads no
+        // `{#id}` after a heading without the `attrs_block` extension, so links to headings
+        // are pointed at the translated ids.
+        slug_rule: SlugRule::GitHub,
+        explicit_ids: false,
+        translated_ids: false,
+        meta: meta_of(&["title"], |k| {
+            cfg.as_mapping_get(k).and_then(|v| v.as_str())
+        }),
+    })
+}
+
+/// The files of `i18n/<default locale>/` whose strings Docusaurus reads for a locale's navbar,
+/// footer and the site's own `<Translate>` texts, as `docusaurus write-translations` writes
+/// them (relative to the locale's folder).
+pub const DOCUSAURUS_THEME_FILES: [&str; 3] = [
+    "docusaurus-theme-classic/navbar.json",
+    "docusaurus-theme-classic/footer.json",
+    "code.json",
+];
+
+/// The translatable strings of a Docusaurus project at `root`, from the files
+/// `docusaurus write-translations --locale <default>` wrote into `i18n/<default locale>/`
+/// ([`DOCUSAURUS_THEME_FILES`]; the default locale is the configuration's `defaultLocale`,
+/// else `en`): each entry's `message` as a [`Meta`] keyed `<file>#<id>`, files in that order and ids
+/// in code-point order (as serde_json reads an object). Left
+/// out: `code.json` ids under `theme.` (the classic theme's own strings, which Docusaurus
+/// ships translated for its locales and which a copy in English would override), empty and
+/// multi-line messages. None when the files are not there.
+pub fn docusaurus_theme_strings(root: &Path) -> Vec<Meta> {
+    let locale = docusaurus_default_locale(root);
+    let mut out = Vec::new();
+    for file in DOCUSAURUS_THEME_FILES {
+        let Ok(text) = std::fs::read_to_string(root.join("i18n").join(&locale).join(file)) else {
+            continue;
+        };
+        let Ok(serde_json::Value::Object(entries)) = serde_json::from_str(&text) else {
+            continue;
+        };
+        for (id, entry) in entries {
+            if file == "code.json" && id.starts_with("theme.") {
+                continue;
+            }
+            let Some(message) = entry.get("message").and_then(|m| m.as_str()) else {
+                continue;
+            };
+            let message = message.trim();
+            if !message.is_empty() && !message.contains('\n') {
+                out.push(Meta {
+                    key: format!("{file}#{id}"),
+                    text: message.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The `defaultLocale` a Docusaurus configuration at `root` names (`defaultLocale: 'en'`), else
+/// `en`. A scan, not a JavaScript parser: the key is a string literal in every configuration
+/// `docusaurus init` writes.
+pub fn docusaurus_default_locale(root: &Path) -> String {
+    [
+        "docusaurus.config.js",
+        "docusaurus.config.ts",
+        "docusaurus.config.mjs",
+    ]
+    .iter()
+    .find_map(|f| std::fs::read_to_string(root.join(f)).ok())
+    .and_then(|t| {
+        let rest = &t[t.find("defaultLocale")? + "defaultLocale".len()..];
+        let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+        let q = rest.chars().next().filter(|c| "'\"`".contains(*c))?;
+        let end = rest[1..].find(q)?;
+        Some(rest[1..1 + end].to_string())
+    })
+    .unwrap_or_else(|| "en".to_string())
 }
 
 #[cfg(test)]

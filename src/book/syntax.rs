@@ -30,6 +30,9 @@ pub fn site_syntax(text: &str) -> Vec<std::ops::Range<usize>> {
 ///   `{{#include …}}` among them;
 /// - attribute lists (`{: .class}`, `{#id}`, attr_list), keys (`++ctrl+alt+del++`,
 ///   pymdownx.keys, a key quoted when it is not a name: `++cmd+"&Uuml;"++`) and progress bars (`[=85% "85%"]`, pymdownx.progressbar);
+/// - MyST: targets (`(my-label)=`), role names before their backquoted text (`{ref}`, `{doc}`),
+///   the option lines under a colon-fence directive (`:class: tip`) and a directive argument
+///   that is a path (`:::{figure} images/a.png`);
 /// - emoji and icon shortcodes (`:material-bug:`, `:smile:`; pymdownx.emoji, GitHub): a
 ///   `:name:` of lower-case letters, digits, `_`, `+` and `-` with a letter in it, standing
 ///   alone (`crate::book::markdown::shortcodes`).
@@ -55,7 +58,7 @@ pub fn site_syntax_outside(
     });
     static TAG: LazyLock<regex::Regex> = LazyLock::new(|| {
         regex::Regex::new(
-                r#"\{%.*?%\}|\{\{.*?\}\}|\{:?[ \t]*[#.][^{}\n]*\}|\+\+(?:[\w-]+|"[^"\n]*")(?:\+(?:[\w-]+|"[^"\n]*"))*\+\+|\[=[^\]\n]*\]"#,
+                r#"\{%.*?%\}|\{\{.*?\}\}|\{:?[ \t]*[#.][^{}\n]*\}|\{[A-Za-z][\w:.+-]*\}`|\+\+(?:[\w-]+|"[^"\n]*")(?:\+(?:[\w-]+|"[^"\n]*"))*\+\+|\[=[^\]\n]*\]"#,
             )
             .expect("a valid pattern")
     });
@@ -120,6 +123,35 @@ pub fn site_syntax_outside(
             for p in parts {
                 out.push(start + p.start..start + p.end);
             }
+            // A MyST directive's option lines (`:class: tip`) are read by the directive.
+            let last = if t.trim_start_matches(':').starts_with('{') {
+                myst_options_end(&lines, i)
+            } else {
+                i
+            };
+            if last > i {
+                out.push(lines[i + 1].0..lines[last].0 + lines[last].1.len());
+            }
+            i = last + 1;
+            continue;
+        }
+        // A MyST math label after the closing `$$` (`$$ (my-label)`), which `{eq}` links to.
+        if !line_code
+            && let Some(rest) = t.strip_prefix("$$")
+            && rest.trim_start().starts_with('(')
+            && rest.trim_end().ends_with(')')
+        {
+            out.push(start..at + body.len());
+            i += 1;
+            continue;
+        }
+        // A MyST target (`(my-label)=`), which `{ref}` roles link to.
+        if !line_code
+            && t.starts_with('(')
+            && t.trim_end().ends_with(")=")
+            && !t[1..t.trim_end().len() - 2].contains(char::is_whitespace)
+        {
+            out.push(start..at + body.len());
             i += 1;
             continue;
         }
@@ -156,7 +188,9 @@ pub fn site_syntax_outside(
         }
         for m in TAG.find_iter(body) {
             if !in_code(at + m.start()) {
-                out.push(at + m.start()..at + m.end());
+                // A role's name ends before the backquote that opens its text.
+                let end = m.end() - usize::from(m.as_str().ends_with('`'));
+                out.push(at + m.start()..at + end);
             }
         }
         for m in crate::book::markdown::shortcodes(body) {
@@ -209,7 +243,73 @@ fn directive(t: &str) -> Option<Vec<std::ops::Range<usize>>> {
         let close = end + 1 + close;
         return Some(vec![0..end + 1, close..t.len()]);
     }
+    // A MyST directive's argument is text readers see only for the directives that take a
+    // title, or whose first line is content ([`MYST_TEXT_ARGUMENT`]); for the others it is a
+    // path, a label, a language or an expression (`{figure} a.png`, `{figure-md} fig-label`,
+    // `{only} html`), which the build reads.
+    if let Some(name) = rest[..name_len]
+        .strip_prefix('{')
+        .and_then(|n| n.strip_suffix('}'))
+        && !MYST_TEXT_ARGUMENT.contains(&name)
+        && !name.starts_with("prf:")
+    {
+        return Some(std::iter::once(0..t.len()).collect());
+    }
     Some(std::iter::once(0..end).collect())
+}
+
+/// MyST directives whose argument is a title or the first line of their content, translated:
+/// the admonitions (Docutils', sphinx-design's `dropdown`, `card`, `tab-item`), `topic`,
+/// `sidebar`, `margin` and the table directives' titles, with `prf:` (sphinx-proof) titles
+/// beside them. Every other directive's argument is kept byte for byte.
+pub const MYST_TEXT_ARGUMENT: &[&str] = &[
+    "admonition",
+    "attention",
+    "caution",
+    "danger",
+    "error",
+    "hint",
+    "important",
+    "note",
+    "seealso",
+    "tip",
+    "warning",
+    "dropdown",
+    "card",
+    "grid-item-card",
+    "tab-item",
+    "tab",
+    "topic",
+    "sidebar",
+    "margin",
+    "epigraph",
+    "table",
+    "list-table",
+    "csv-table",
+    "exercise",
+];
+
+/// The last of the MyST option lines (`:name: value`, `:width: 80%`) right under a directive
+/// line `i` of `lines`; `i` itself when there are none.
+fn myst_options_end(lines: &[(usize, &str)], i: usize) -> usize {
+    let mut last = i;
+    while let Some(&(_, next)) = lines.get(last + 1) {
+        let t = next.trim();
+        let Some(rest) = t.strip_prefix(':') else {
+            break;
+        };
+        let key = rest.split(':').next().unwrap_or("");
+        if key.is_empty()
+            || rest.len() == key.len()
+            || !key
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        {
+            break;
+        }
+        last += 1;
+    }
+    last
 }
 
 /// The last of the option lines under line `i` of `lines` (indented `lead`): the lines
@@ -272,6 +372,29 @@ pub fn code_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn myst_targets_roles_options_and_path_arguments_are_syntax() {
+        let text = "(my-label)=\n# Title\n\nSee {ref}`the intro <intro>` and {doc}`x`.\n\n$$\nx = 1\n$$ (eq-x)\n\n:::{only} html\nText.\n:::\n\n:::{figure} images/a.png\n:name: fig-a\n:width: 80%\n\nA caption.\n:::\n\n:::{admonition} A title\n:class: tip\nBody text.\n:::\n";
+        let got: Vec<&str> = site_syntax(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(
+            got,
+            [
+                "(my-label)=",
+                "{ref}",
+                "{doc}",
+                "$$ (eq-x)",
+                ":::{only} html",
+                ":::",
+                ":::{figure} images/a.png",
+                ":name: fig-a\n:width: 80%",
+                ":::",
+                ":::{admonition}",
+                ":class: tip",
+                ":::"
+            ]
+        );
+    }
 
     #[test]
     fn docusaurus_and_myst_admonitions_keep_their_markers_and_translate_their_titles() {

@@ -25,6 +25,8 @@ pub enum Layout {
     MkDocs,
     /// A folder with `docusaurus.config.*` and `docs/`.
     Docusaurus,
+    /// A Jupyter Book 1: a folder with `_toc.yml` (and `_config.yml`).
+    JupyterBook,
     /// A folder of Markdown files (`.md`, `.markdown`, `.mdx`) or notebooks (`.ipynb`).
     Folder,
     /// One Markdown file or notebook.
@@ -38,6 +40,7 @@ impl Layout {
             Layout::MdBook => "mdBook",
             Layout::MkDocs => "MkDocs site",
             Layout::Docusaurus => "Docusaurus site",
+            Layout::JupyterBook => "Jupyter Book",
             Layout::Folder => "folder of chapters",
             Layout::File => "single chapter",
         }
@@ -213,6 +216,9 @@ pub fn detect(path: &Path) -> Result<Detected, UsageError> {
         if file_named(&abs, &["mkdocs.yml", "mkdocs.yaml"]) {
             return Ok(site(Layout::MkDocs, &parent, abs.clone(), None));
         }
+        if file_named(&abs, &["_toc.yml"]) {
+            return Ok(site(Layout::JupyterBook, &parent, abs.clone(), None));
+        }
         if is_markdown(&abs) || is_notebook(&abs) {
             return Ok(Detected {
                 layout: Layout::File,
@@ -249,6 +255,9 @@ pub fn detect(path: &Path) -> Result<Detected, UsageError> {
         .any(|e| dir.join(format!("docusaurus.config.{e}")).is_file());
     if docusaurus && dir.join("docs").is_dir() {
         return Ok(site(Layout::Docusaurus, &dir, dir.clone(), None));
+    }
+    if dir.join("_toc.yml").is_file() {
+        return Ok(site(Layout::JupyterBook, &dir, dir.join("_toc.yml"), None));
     }
     if dir.join("SUMMARY.md").is_file() {
         return detect(&dir.join("SUMMARY.md"));
@@ -521,6 +530,9 @@ fn campaign_text(
             let what = match layout {
                 Layout::MdBook => "mdBook: the chapters and their order come from SUMMARY.md",
                 Layout::MkDocs => "MkDocs: the chapters and their order come from the nav",
+                Layout::JupyterBook => {
+                    "Jupyter Book: the chapters and their order come from _toc.yml"
+                }
                 _ => "Docusaurus: the docs/ pages, in sidebar order; out_dir gets the i18n folders",
             };
             t.push_str(&format!(

@@ -465,6 +465,29 @@ fn docusaurus_tree_gives_order_and_i18n_output() {
         label
     );
     assert_eq!(assert_local_targets_exist(&cur), 3);
+    // The navbar and the site's own texts, from the files `docusaurus write-translations
+    // --locale en` wrote, translated into the target locale's folder; the theme's own strings
+    // (`theme.…`) are left to the translations Docusaurus ships.
+    let json = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&c.read(&format!("du/out/i18n/zh/{f}"))).unwrap()
+    };
+    let navbar = json("docusaurus-theme-classic/navbar.json");
+    for (id, en) in [
+        ("title", "Agents in Practice"),
+        ("item.label.Tutorial", "Tutorial"),
+        ("logo.alt", "The project's logo"),
+    ] {
+        let m = navbar[id]["message"].as_str().unwrap();
+        assert!(!m.is_empty() && m != en, "{id}: {m}");
+        assert!(navbar[id]["description"].is_string(), "{id}");
+    }
+    let code = json("code.json");
+    let tagline = code["homepage.hero.tagline"]["message"].as_str().unwrap();
+    assert!(
+        tagline != "Build agents that finish their work",
+        "{tagline}"
+    );
+    assert!(code.get("theme.docs.paginator.next").is_none(), "{code}");
 }
 
 /// Missing local images and relative link targets of the source are warnings in report.json,

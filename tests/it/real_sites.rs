@@ -494,27 +494,42 @@ fn a_docusaurus_site_builds_translated_with_every_link_working() {
         return;
     };
     let modules = PathBuf::from(std::env::var("BOOKTR_DOCUSAURUS_MODULES").unwrap());
-    let (dir, out) = init_and_rehearse(&site, "zh-Hans");
-    // A copy of the project with the packages linked in and the site's own zh-Hans docs
-    // replaced by booktr's.
-    let project = dir.path().join("project");
-    for e in walkdir::WalkDir::new(&site).into_iter().flatten() {
-        let rel = e.path().strip_prefix(&site).unwrap();
-        if e.file_type().is_file() {
-            std::fs::create_dir_all(project.join(rel).parent().unwrap()).unwrap();
-            std::fs::copy(e.path(), project.join(rel)).unwrap();
+    // A copy of the project with the packages linked in, and the navbar, footer and the site's
+    // own texts in English written by Docusaurus, as its i18n guide has a new locale start.
+    let work = tempfile::tempdir().unwrap();
+    let project = work.path().join("project");
+    let copy = |from: &Path, to: &Path| {
+        for e in walkdir::WalkDir::new(from).into_iter().flatten() {
+            let rel = e.path().strip_prefix(from).unwrap();
+            if e.file_type().is_file() {
+                std::fs::create_dir_all(to.join(rel).parent().unwrap()).unwrap();
+                std::fs::copy(e.path(), to.join(rel)).unwrap();
+            }
         }
-    }
+    };
+    copy(&site, &project);
     std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
+    let o = std::process::Command::new("npx")
+        .args(["docusaurus", "write-translations", "--locale", "en"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (dir, out) = init_and_rehearse(&project, "zh-Hans");
+    // The site's own zh-Hans docs and theme texts replaced by booktr's.
     let docs = "i18n/zh-Hans/docusaurus-plugin-content-docs/current";
     std::fs::remove_dir_all(project.join(docs)).unwrap();
-    for e in walkdir::WalkDir::new(out.join(docs)).into_iter().flatten() {
-        let rel = e.path().strip_prefix(out.join(docs)).unwrap();
-        if e.file_type().is_file() {
-            std::fs::create_dir_all(project.join(docs).join(rel).parent().unwrap()).unwrap();
-            std::fs::copy(e.path(), project.join(docs).join(rel)).unwrap();
-        }
-    }
+    copy(&out.join("i18n/zh-Hans"), &project.join("i18n/zh-Hans"));
+    let navbar: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("i18n/zh-Hans/docusaurus-theme-classic/navbar.json"))
+            .expect("booktr wrote the translated navbar texts"),
+    )
+    .unwrap();
+    let docs_label = navbar["item.label.Docs"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(docs_label, "Docs");
     let built = dir.path().join("built");
     let en = docusaurus_build(&project, "en", &built.join("en"));
     let zh = docusaurus_build(&project, "zh-Hans", &built.join("zh"));
@@ -538,4 +553,90 @@ fn a_docusaurus_site_builds_translated_with_every_link_working() {
     );
     let english = untranslated_pages(&pages);
     assert!(english.is_empty(), "pages left in English: {english:?}");
+    // The navbar speaks the target language too.
+    let intro =
+        std::fs::read_to_string(built.join("zh/docs/next/getting-started/introduction/index.html"))
+            .or_else(|_| std::fs::read_to_string(built.join("zh/docs/next/index.html")))
+            .expect("a built page of the current docs");
+    assert!(
+        intro.contains(&docs_label),
+        "the navbar's translated `Docs` label {docs_label} is not in the built page"
+    );
+}
+
+/// `jupyter-book build <book> --path-output <dest>`; the HTML is in `<dest>/_build/html`.
+fn jupyter_book_build(book: &Path, dest: &Path) {
+    let o = std::process::Command::new("jupyter-book")
+        .arg("build")
+        .arg(book)
+        .arg("--path-output")
+        .arg(dest)
+        .output()
+        .expect("jupyter-book is on PATH (BOOKTR_REQUIRE_JUPYTER_BOOK=1 says it must be)");
+    assert!(
+        o.status.success(),
+        "jupyter-book build {}: {}",
+        book.display(),
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// The Jupyter Book 1 docs (MyST pages, notebooks, `_toc.yml` with parts and nested sections,
+/// MyST targets, roles and colon-fence directives, an `{include}` of a file outside the book)
+/// rehearsed into Chinese and built with Jupyter Book: the translation builds, every internal
+/// link that works in the source's build works in it, every page (but the `.Rmd` page, which
+/// booktr copies and names in a note) is in Chinese, and the pages say they are Chinese.
+/// Needs Jupyter Book and the site's packages (about two minutes of `pip install`) and two
+/// builds of about a minute each, with notebooks executed: not in `.ci/run`.
+#[booktr_test_needs::needs(jupyter_book)]
+#[test]
+fn a_jupyter_book_builds_translated_with_every_link_working() {
+    let Some(site) = shared_site("jupyter-book-docs") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("campaign.toml");
+    let bin = env!("CARGO_BIN_EXE_booktr");
+    let init = std::process::Command::new(bin)
+        .arg("init")
+        .arg(site.join("docs"))
+        .args(["--to", "zh", "--file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_code(&init, 0);
+    let run = std::process::Command::new(bin)
+        .arg("run")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(
+        log.contains("jupytext.Rmd is copied in the source language"),
+        "{log}"
+    );
+    let out = dir.path().join("campaign/out");
+    assert!(out.join("_toc.yml").is_file() && out.join("_config.yml").is_file());
+    let built = dir.path().join("built");
+    jupyter_book_build(&site.join("docs"), &built.join("en"));
+    jupyter_book_build(&out, &built.join("zh"));
+    let c = compare(&built.join("en/_build/html"), &built.join("zh/_build/html"));
+    assert!(c.pages >= 67, "{} pages built", c.pages);
+    assert!(
+        c.new_broken.is_empty(),
+        "{} internal links broken in the translation that work in the source, e.g. {:?}",
+        c.new_broken.len(),
+        c.new_broken.iter().take(8).collect::<Vec<_>>()
+    );
+    let english: Vec<&String> = c
+        .untranslated
+        .iter()
+        .filter(|p| !p.contains("jupytext"))
+        .collect();
+    assert!(english.is_empty(), "pages left in English: {english:?}");
+    let index = std::fs::read_to_string(built.join("zh/_build/html/intro.html")).unwrap();
+    assert!(
+        index.contains("lang=\"zh"),
+        "the pages do not say they are Chinese"
+    );
 }

@@ -57,6 +57,7 @@ fn main() {
         "has_mkdocs",
         "has_mkdocs_sites",
         "has_docusaurus",
+        "has_jupyter_book",
         "has_real_llm",
         "has_sacrebleu",
     ] {
@@ -156,6 +157,16 @@ fn main() {
         .is_ok_and(|m| Path::new(&m).join("@docusaurus/core").is_dir());
     if flag("BOOKTR_REQUIRE_DOCUSAURUS") || modules {
         println!("cargo::rustc-cfg=has_docusaurus");
+    }
+
+    // Jupyter Book 1 (PyPI, with the packages ../shared/sites/README.md lists) builds the
+    // shared Jupyter Book docs and their translation.
+    let jupyter_book = Command::new("jupyter-book")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if flag("BOOKTR_REQUIRE_JUPYTER_BOOK") || jupyter_book {
+        println!("cargo::rustc-cfg=has_jupyter_book");
     }
 
     // sacreBLEU (PyPI), the reference implementation of chrF++, checks booktr's chrF++.

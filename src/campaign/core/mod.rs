@@ -823,8 +823,9 @@ impl Campaign {
             (Some(r), Some(book)) => r.rewrite(&book.map, &ch.key, &assembled),
             _ => assembled,
         };
-        match self.mdbook_root() {
-            Some(root) => crate::book::includes::rebase_outside(
+        match self.include_root() {
+            Some((root, pattern)) => crate::book::includes::rebase_outside_with(
+                pattern,
                 &text,
                 &self.plan.campaign_dir.join(&ch.rel_path),
                 &self.plan.out_dir.join(&ch.file_name),
@@ -843,8 +844,9 @@ impl Campaign {
         written: String,
         retarget: Option<&crate::book::links::Retarget>,
     ) -> String {
-        let text = match self.mdbook_root() {
-            Some(_) => crate::book::includes::rebase_outside(
+        let text = match self.include_root() {
+            Some((_, pattern)) => crate::book::includes::rebase_outside_with(
+                pattern,
                 &written,
                 &self.plan.out_dir.join(&ch.file_name),
                 &self.plan.campaign_dir.join(&ch.rel_path),
@@ -894,11 +896,21 @@ impl Campaign {
         ))
     }
 
-    /// The site folder of an mdBook campaign.
-    fn mdbook_root(&self) -> Option<std::path::PathBuf> {
+    /// The site folder of a campaign whose tool includes files by a relative path that the
+    /// output must rebase when it leaves the site (mdBook's `{{#include}}`, MyST's
+    /// `{include}`/`{literalinclude}` in a Jupyter Book), and the pattern of those includes.
+    fn include_root(&self) -> Option<(std::path::PathBuf, &'static regex::Regex)> {
+        use crate::book::site::SiteKind;
         let site = self.plan.site.as_ref()?;
-        (site.kind == crate::book::site::SiteKind::MdBook)
-            .then(|| crate::util::normalize(&self.plan.campaign_dir.join(&site.root)))
+        let pattern: &'static regex::Regex = match site.kind {
+            SiteKind::MdBook => &crate::book::includes::MDBOOK_INCLUDE,
+            SiteKind::JupyterBook => &crate::book::includes::MYST_INCLUDE,
+            _ => return None,
+        };
+        Some((
+            crate::util::normalize(&self.plan.campaign_dir.join(&site.root)),
+            pattern,
+        ))
     }
 }
 
@@ -914,6 +926,7 @@ fn titles_chapter(site: &crate::book::site::Site) -> Result<Chapter, UsageError>
         crate::book::site::SiteKind::MkDocs => "mkdocs.yml",
         crate::book::site::SiteKind::MdBook => "book.toml",
         crate::book::site::SiteKind::Docusaurus => "_category_.json",
+        crate::book::site::SiteKind::JupyterBook => "_toc.yml",
     };
     let rel = if site.root == "." {
         config.to_string()

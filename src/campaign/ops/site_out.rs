@@ -58,7 +58,12 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
         .map(|d| crate::util::normalize(d))
         .collect();
     let mut untranslated = Vec::new();
-    for file in site_files(&docs, &own)? {
+    let mut skip = own.clone();
+    if site.kind == SiteKind::JupyterBook {
+        // Written below from the source's; `_build` is Jupyter Book's output.
+        skip.extend(["_toc.yml", "_config.yml", "_build"].map(|f| root.join(f)));
+    }
+    for file in site_files(&docs, &skip)? {
         if pages.contains(&file) {
             continue;
         }
@@ -186,8 +191,33 @@ pub fn write_site(c: &Campaign, s: &State) -> anyhow::Result<SiteWritten> {
             done.config = Some(crate::util::relative_to(&out, &plan.out_dir));
         }
         SiteKind::Docusaurus => {}
+        SiteKind::JupyterBook => {
+            let toc = std::fs::read_to_string(root.join("_toc.yml"))
+                .with_context(|| format!("reading {}", root.join("_toc.yml").display()))?;
+            copy_if_changed(
+                &plan.out_dir.join("_toc.yml"),
+                toc_retitled(&toc, &titles).as_bytes(),
+            )?;
+            let from = root.join("_config.yml");
+            let config = std::fs::read_to_string(&from).unwrap_or_default();
+            let title = meta.iter().find(|(k, _)| *k == "title").map(|(_, t)| *t);
+            copy_if_changed(
+                &plan.out_dir.join("_config.yml"),
+                jupyter_book_config(&config, title, &sphinx_language(&plan.target_lang.code))
+                    .as_bytes(),
+            )?;
+            done.config = Some("_config.yml".into());
+        }
     }
     if site.kind == SiteKind::Docusaurus {
+        let written = docusaurus_theme_json(&root, &plan.out_dir, &plan.target_lang.code, &meta)?;
+        if written == 0 {
+            done.notes.push(format!(
+                "the navbar, footer and the site's own <Translate> texts are not translated: booktr reads them from i18n/{0}/ (code.json, docusaurus-theme-classic/navbar.json and footer.json), which is not there; run `npx docusaurus write-translations --locale {0}` in {1} and run booktr again",
+                site::docusaurus_default_locale(&root),
+                root.display()
+            ));
+        }
         let config = [
             "docusaurus.config.js",
             "docusaurus.config.ts",
@@ -234,6 +264,161 @@ fn site_files(dir: &Path, skip: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// Writes `i18n/<lang>/<file>` under `out_dir` for each of [`site::DOCUSAURUS_THEME_FILES`]
+/// that the project at `root` has in its default locale's folder: the same entries with each
+/// message replaced by its translation from `meta` (`(<file>#<id>, translated text)`, see
+/// [`site::docusaurus_theme_strings`]), an entry without one kept as it is; `code.json` without
+/// the theme's own `theme.` ids, which Docusaurus ships translated. Returns how many files it
+/// wrote.
+///
+/// Errors: writing into `out_dir`.
+fn docusaurus_theme_json(
+    root: &Path,
+    out_dir: &Path,
+    lang: &str,
+    meta: &[(&str, &str)],
+) -> anyhow::Result<usize> {
+    let from = root
+        .join("i18n")
+        .join(site::docusaurus_default_locale(root));
+    let mut written = 0;
+    for file in site::DOCUSAURUS_THEME_FILES {
+        let Some(serde_json::Value::Object(mut entries)) = std::fs::read_to_string(from.join(file))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+        else {
+            continue;
+        };
+        if file == "code.json" {
+            entries.retain(|id, _| !id.starts_with("theme."));
+        }
+        for (id, entry) in entries.iter_mut() {
+            let key = format!("{file}#{id}");
+            if let Some((_, t)) = meta.iter().find(|(k, _)| *k == key)
+                && let Some(obj) = entry.as_object_mut()
+            {
+                obj.insert("message".into(), serde_json::Value::String(t.to_string()));
+            }
+        }
+        let mut bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(entries))?;
+        bytes.push(b'\n');
+        copy_if_changed(&out_dir.join("i18n").join(lang).join(file), &bytes)?;
+        written += 1;
+    }
+    Ok(written)
+}
+
+/// A Jupyter Book `_toc.yml` (`text`) with its titles ([`site::toc_titles`]) replaced by
+/// `titles` in order, each written as a double-quoted YAML string; the rest as written. With
+/// another number of titles, `text` unchanged.
+pub fn toc_retitled(text: &str, titles: &[String]) -> String {
+    let found = site::toc_titles(text);
+    if found.len() != titles.len() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for ((range, _), t) in found.iter().zip(titles) {
+        out.push_str(&text[last..range.start]);
+        out.push_str(&serde_json::to_string(t).unwrap_or_default());
+        last = range.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Sphinx's name of BCP 47 language `code` (`zh` and `zh-Hans` → `zh_CN`, `zh-Hant` →
+/// `zh_TW`, `pt-BR` → `pt_BR`, `de` → `de`): the `language` Sphinx reads to localize the
+/// theme's texts and search.
+pub fn sphinx_language(code: &str) -> String {
+    let lower = code.to_ascii_lowercase();
+    match lower.as_str() {
+        "zh" | "zh-hans" | "zh-cn" | "zh-sg" | "zh-hans-cn" => "zh_CN".into(),
+        "zh-hant" | "zh-tw" | "zh-hk" | "zh-hant-tw" => "zh_TW".into(),
+        _ => match code.split_once('-') {
+            Some((lang, region)) if region.len() == 2 => {
+                format!(
+                    "{}_{}",
+                    lang.to_ascii_lowercase(),
+                    region.to_ascii_uppercase()
+                )
+            }
+            Some((lang, _)) => lang.to_ascii_lowercase(),
+            None => lower,
+        },
+    }
+}
+
+/// A Jupyter Book `_config.yml` (`text`) with its top-level `title` set to `title` (when
+/// given) and Sphinx's `language` (`sphinx: config: language:`) set to `lang`: the value
+/// replaced where the key is written, else the key added under `config:` (or `sphinx:`, or
+/// at the end). Line edits, not a YAML round trip, so comments and layout stay as written.
+pub fn jupyter_book_config(text: &str, title: Option<&str>, lang: &str) -> String {
+    use std::sync::LazyLock;
+    static TITLE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"(?m)^title:[ \t]*([^\n]*)$").expect("valid"));
+    static LANGUAGE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(?m)^([ \t]+language:[ \t]*)([^\s#][^\n#]*?)([ \t]*(?:#[^\n]*)?)$")
+            .expect("valid")
+    });
+    let mut out = text.to_string();
+    if let Some(t) = title {
+        let quoted = serde_json::to_string(t).unwrap_or_default();
+        out = match TITLE.captures(&out).and_then(|c| c.get(1)) {
+            Some(v) => format!("{}{quoted}{}", &out[..v.start()], &out[v.end()..]),
+            None => format!("title: {quoted}\n{out}"),
+        };
+    }
+    // booktr's list of translated titles (`.booktr/nav-titles.md`) is not a page of the book.
+    static EXCLUDE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(?m)^exclude_patterns:[ \t]*\[([^\]\n]*)\]").expect("valid")
+    });
+    let excluded = "\".booktr/*\"";
+    out = match EXCLUDE.captures(&out).and_then(|c| c.get(1)) {
+        Some(list) if list.as_str().trim().is_empty() => {
+            format!("{}{excluded}{}", &out[..list.start()], &out[list.end()..])
+        }
+        Some(list) => format!("{}, {excluded}{}", &out[..list.end()], &out[list.end()..]),
+        None if out.contains("\nexclude_patterns:") || out.starts_with("exclude_patterns:") => out,
+        None => format!("exclude_patterns: [{excluded}]\n{out}"),
+    };
+    let sphinx = out
+        .find("\nsphinx:")
+        .map(|i| i + 1)
+        .or_else(|| out.starts_with("sphinx:").then_some(0));
+    if let Some(at) = sphinx
+        && let Some(c) = LANGUAGE.captures(&out[at..])
+    {
+        let v = c.get(2).expect("group 2");
+        return format!("{}{lang}{}", &out[..at + v.start()], &out[at + v.end()..]);
+    }
+    let line_end = |from: usize, s: &str| s[from..].find('\n').map_or(s.len(), |i| from + i + 1);
+    match sphinx {
+        Some(at) => match out[at..].find("\n  config:") {
+            Some(i) => {
+                let end = line_end(at + i + 1, &out);
+                format!("{}    language: {lang}\n{}", &out[..end], &out[end..])
+            }
+            None => {
+                let end = line_end(at, &out);
+                format!(
+                    "{}  config:\n    language: {lang}\n{}",
+                    &out[..end],
+                    &out[end..]
+                )
+            }
+        },
+        None => {
+            let sep = if out.is_empty() || out.ends_with('\n') {
+                ""
+            } else {
+                "\n"
+            };
+            format!("{out}{sep}sphinx:\n  config:\n    language: {lang}\n")
+        }
+    }
 }
 
 /// Whether the Docusaurus configuration `text` lists locale `code` in an `i18n.locales` array
@@ -659,6 +844,104 @@ mod tests {
         assert!(lists_locale(config, "ja"));
         assert!(!lists_locale(config, "de"));
         assert!(!lists_locale("module.exports = {};\n", "en"));
+    }
+
+    #[test]
+    fn docusaurus_theme_strings_are_written_translated_into_the_target_locale() {
+        let d = crate::util::test_tree(&[
+            (
+                "web/docusaurus.config.js",
+                "export default {\n  i18n: { defaultLocale: \"fr\", locales: ['fr', 'de'] },\n};\n",
+            ),
+            (
+                "web/i18n/fr/docusaurus-theme-classic/footer.json",
+                "{\"link.title.Docs\": {\"message\": \"Documentation\", \"description\": \"d\"}, \"copyright\": {\"message\": \"\"}}",
+            ),
+            (
+                "web/i18n/fr/code.json",
+                "{\"theme.x\": {\"message\": \"Suivant\"}, \"home.cta\": {\"message\": \"Commencer\"}}",
+            ),
+        ]);
+        let root = d.path().join("web");
+        let meta = site::docusaurus_theme_strings(&root);
+        let keys: Vec<&str> = meta.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "docusaurus-theme-classic/footer.json#link.title.Docs",
+                "code.json#home.cta"
+            ]
+        );
+        let out = d.path().join("out");
+        let n = docusaurus_theme_json(
+            &root,
+            &out,
+            "de",
+            &[
+                (
+                    "docusaurus-theme-classic/footer.json#link.title.Docs",
+                    "Dokumentation",
+                ),
+                ("code.json#home.cta", "Loslegen"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(n, 2);
+        let read = |f: &str| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(out.join("i18n/de").join(f)).unwrap())
+                .unwrap()
+        };
+        let footer = read("docusaurus-theme-classic/footer.json");
+        assert_eq!(footer["link.title.Docs"]["message"], "Dokumentation");
+        assert_eq!(footer["link.title.Docs"]["description"], "d");
+        assert_eq!(footer["copyright"]["message"], "");
+        let code = read("code.json");
+        assert_eq!(code["home.cta"]["message"], "Loslegen");
+        assert!(code.get("theme.x").is_none());
+        // Without the default locale's files there is nothing to translate (the run says so).
+        assert_eq!(
+            docusaurus_theme_json(&d.path().join("none"), &out, "de", &[]).unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_jupyter_books_titles_and_language_are_set_in_its_configuration() {
+        let toc = "format: jb-book\nroot: intro\nparts:\n- caption: Tutorials # first\n  chapters:\n  - file: start/a\n  - url: https://x.org\n    title: 'Gallery'\n";
+        let out = toc_retitled(toc, &["教程".into(), "画廊 \"x\"".into()]);
+        assert_eq!(
+            out,
+            "format: jb-book\nroot: intro\nparts:\n- caption: \"教程\" # first\n  chapters:\n  - file: start/a\n  - url: https://x.org\n    title: \"画廊 \\\"x\\\"\"\n"
+        );
+        assert_eq!(toc_retitled(toc, &["one".into()]), toc);
+        assert_eq!(sphinx_language("zh"), "zh_CN");
+        assert_eq!(sphinx_language("zh-Hant"), "zh_TW");
+        assert_eq!(sphinx_language("pt-BR"), "pt_BR");
+        assert_eq!(sphinx_language("de"), "de");
+        // The key where it is written.
+        let cfg =
+            "title: \"\"\nsphinx:\n  config:\n    bibtex: x # c\n    language: en # the site's\n";
+        assert_eq!(
+            jupyter_book_config(cfg, Some("书"), "zh_CN"),
+            "exclude_patterns: [\".booktr/*\"]\ntitle: \"书\"\nsphinx:\n  config:\n    bibtex: x # c\n    language: zh_CN # the site's\n"
+        );
+        // Added under `config:`, under `sphinx:`, or at the end.
+        assert_eq!(
+            jupyter_book_config(
+                "exclude_patterns: [a.rst]\nsphinx:\n  config:\n    a: 1\n",
+                None,
+                "de"
+            ),
+            "exclude_patterns: [a.rst, \".booktr/*\"]\nsphinx:\n  config:\n    language: de\n    a: 1\n"
+        );
+        assert_eq!(
+            jupyter_book_config("sphinx:\n  extra_extensions: []\n", None, "de"),
+            "exclude_patterns: [\".booktr/*\"]\nsphinx:\n  config:\n    language: de\n  extra_extensions: []\n"
+        );
+        assert_eq!(
+            jupyter_book_config("title: Book", Some("Buch"), "de"),
+            "exclude_patterns: [\".booktr/*\"]\ntitle: \"Buch\"\nsphinx:\n  config:\n    language: de\n"
+        );
     }
 
     #[test]

@@ -434,10 +434,12 @@ fn words(text: &str) -> Vec<Word> {
     out
 }
 
-/// Byte ranges of `text` left out of judging besides words: URLs and entities, quotations and
+/// Byte ranges of `text` left out of judging besides words: URLs and entities, site and
+/// extension syntax (`crate::book::syntax`: a MyST option line `:class: tip`), quotations and
 /// short parentheticals.
 fn left_out(text: &str) -> Vec<Range<usize>> {
     let mut spans = markdown::protected_spans(text);
+    spans.extend(crate::book::syntax::site_syntax(text));
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let pairs: &[(char, &[char])] = &[
         ('“', &['”']),

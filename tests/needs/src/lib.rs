@@ -9,7 +9,7 @@
 //! `translate_toolkit` (python3 with translate-toolkit), `nbformat` (python3 with nbformat),
 //! `mdbook` (the `mdbook` command), `mdbook_gettext` (the `mdbook` and `mdbook-gettext`
 //! commands), `sites` (`../shared/sites/rust-by-example`), `mkdocs` (python3 with mkdocs),
-//! `mkdocs_sites` (python3 with the plugins of the shared MkDocs sites), `docusaurus` (the Yew
+//! `mkdocs_sites` (python3 with the plugins of the shared MkDocs sites), `jupyter_book` (`jupyter-book` on PATH), `docusaurus` (the Yew
 //! site's npm packages at `BOOKTR_DOCUSAURUS_MODULES`),
 //! `sacrebleu` (python3 with sacrebleu) and `real_llm` (`BOOKTR_REAL_LLM_URL`).
 //! Each has a `BOOKTR_REQUIRE_*=1` switch that makes the test run (and fail) instead.
@@ -72,6 +72,12 @@ fn resource(name: &str) -> Option<(bool, &'static str)> {
              tests were built; run `npm ci` in a copy of ../shared/sites/yew-docusaurus and point \
              it at its node_modules); BOOKTR_REQUIRE_DOCUSAURUS=1 makes this a failure",
         ),
+        "jupyter_book" => (
+            cfg!(has_jupyter_book),
+            "needs `jupyter-book` 1.0.4.post1 on PATH with the packages of the shared Jupyter Book \
+             docs (absent when the tests were built; ../shared/sites/README.md lists them); \
+             BOOKTR_REQUIRE_JUPYTER_BOOK=1 makes this a failure",
+        ),
         "sacrebleu" => (
             cfg!(has_sacrebleu),
             "needs python3 with sacrebleu (absent when the tests were built; \
@@ -96,7 +102,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some((present, reason)) = resource(name) else {
             let msg = format!(
-                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mdbook_gettext, sites, mkdocs, mkdocs_sites, docusaurus, sacrebleu, real_llm"
+                "#[needs({name})]: unknown resource; known: corpus, chromium, translate_toolkit, nbformat, mdbook, mdbook_gettext, sites, mkdocs, mkdocs_sites, docusaurus, jupyter_book, sacrebleu, real_llm"
             );
             return format!("compile_error!({msg:?});").parse().unwrap();
         };
