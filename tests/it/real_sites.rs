@@ -307,6 +307,14 @@ fn mkdocs_build(dir: &Path, dest: &Path) {
 /// `booktr init <site> --to <lang>` and a rehearsal of the campaign it wrote, which must end
 /// `complete` (nothing an editor must fix): the campaign's folder and its `out_dir`.
 fn init_and_rehearse(site: &Path, lang: &str) -> (tempfile::TempDir, PathBuf) {
+    let (dir, out, run) = init_and_run(site, lang);
+    assert_code(&run, 0);
+    (dir, out)
+}
+
+/// `booktr init <site> --to <lang>` and a rehearsal of the campaign it wrote: the campaign's
+/// folder, its `out_dir` and the run's output, whatever its status.
+fn init_and_run(site: &Path, lang: &str) -> (tempfile::TempDir, PathBuf, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("campaign.toml");
     let bin = env!("CARGO_BIN_EXE_booktr");
@@ -323,7 +331,6 @@ fn init_and_rehearse(site: &Path, lang: &str) -> (tempfile::TempDir, PathBuf) {
         .arg(&file)
         .output()
         .unwrap();
-    assert_code(&run, 0);
     let out = walkdir::WalkDir::new(dir.path())
         .max_depth(2)
         .into_iter()
@@ -331,7 +338,7 @@ fn init_and_rehearse(site: &Path, lang: &str) -> (tempfile::TempDir, PathBuf) {
         .find(|e| e.file_name() == "out" && e.file_type().is_dir())
         .map(|e| e.path().to_path_buf())
         .expect("the campaign wrote out/");
-    (dir, out)
+    (dir, out, run)
 }
 
 /// The MkDocs site `name` of `../shared/sites` as a new user takes it: `booktr init --to zh`,
@@ -594,28 +601,12 @@ fn a_jupyter_book_builds_translated_with_every_link_working() {
     let Some(site) = shared_site("jupyter-book-docs") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("campaign.toml");
-    let bin = env!("CARGO_BIN_EXE_booktr");
-    let init = std::process::Command::new(bin)
-        .arg("init")
-        .arg(site.join("docs"))
-        .args(["--to", "zh", "--file"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_code(&init, 0);
-    let run = std::process::Command::new(bin)
-        .arg("run")
-        .arg(&file)
-        .output()
-        .unwrap();
+    let (dir, out, run) = init_and_run(&site.join("docs"), "zh");
     let log = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(
         log.contains("jupytext.Rmd is copied in the source language"),
         "{log}"
     );
-    let out = dir.path().join("campaign/out");
     assert!(out.join("_toc.yml").is_file() && out.join("_config.yml").is_file());
     let built = dir.path().join("built");
     jupyter_book_build(&site.join("docs"), &built.join("en"));
