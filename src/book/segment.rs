@@ -104,6 +104,127 @@ pub struct Block {
     /// False when cutting right before this block would split a `$$` math span or an HTML
     /// container (see the module docs).
     pub cut_before: bool,
+    /// A unit of its own, cut on both sides: the opening and closing lines of a MyST directive
+    /// whose body is translated ([`myst_directive_blocks`]), so that the body's units parse as
+    /// the Markdown they are and not as the inside of a code fence.
+    pub isolated: bool,
+}
+
+/// MyST directives whose body is Markdown readers see (admonitions, sphinx-design's cards,
+/// tabs and grids, margins, figures' captions, list tables, sphinx-proof's `prf:`
+/// directives): in a backtick fence (```` ```{note} ````), their body is segmented as
+/// Markdown between the fence lines. Left out: directives whose body is code, data or shown as
+/// source (`code-cell`, `math`, `eval-rst`, `example`…).
+pub const MYST_MARKDOWN_BODY: &[&str] = &[
+    "admonition",
+    "attention",
+    "caution",
+    "danger",
+    "error",
+    "hint",
+    "important",
+    "note",
+    "seealso",
+    "tip",
+    "warning",
+    "dropdown",
+    "toggle",
+    "card",
+    "grid",
+    "grid-item",
+    "grid-item-card",
+    "tab-set",
+    "tab-item",
+    "tab",
+    "margin",
+    "sidebar",
+    "topic",
+    "epigraph",
+    "only",
+    "div",
+    "figure",
+    "list-table",
+    "exercise",
+    "solution",
+];
+
+/// The blocks of a MyST directive in a backtick fence at `range` of `text` whose body is
+/// Markdown ([`MYST_MARKDOWN_BODY`], `info` its fence's info string): the opening line with
+/// its options (`:class: tip` lines, or a `---` YAML block) as an isolated verbatim block, the
+/// body's own top-level blocks (nested directives split the same way), and the closing fence
+/// as an isolated verbatim block. `None` for any other fence, or one without a closing line.
+fn myst_directive_blocks(
+    text: &str,
+    range: Range<usize>,
+    info: &str,
+    cut_before: bool,
+) -> Option<Vec<Block>> {
+    let name = info.trim().strip_prefix('{')?.split('}').next()?;
+    if !MYST_MARKDOWN_BODY.contains(&name) && !name.starts_with("prf:") {
+        return None;
+    }
+    let block = &text[range.clone()];
+    let open_end = block.find('\n')? + 1;
+    let fence: String = block
+        .trim_start()
+        .chars()
+        .take_while(|c| *c == '`')
+        .collect();
+    // The closing line: the last line, a run of at least as many backquotes.
+    let trimmed = block.trim_end_matches(['\n', '\r']);
+    let close_start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+    let close = trimmed[close_start..].trim();
+    if close_start < open_end || !close.starts_with(&fence) || close.trim_matches('`') != "" {
+        return None;
+    }
+    // Options: `:key: value` lines, or a `---` … `---` block, right after the opening line.
+    let mut body_start = open_end;
+    let rest = &block[open_end..close_start];
+    if rest.starts_with("---") {
+        if let Some(end) = rest[3..].find("\n---") {
+            let after = 3 + end + 4;
+            body_start += rest[after..]
+                .find('\n')
+                .map_or(rest.len(), |i| after + i + 1);
+        }
+    } else {
+        for line in rest.split_inclusive('\n') {
+            let t = line.trim();
+            let is_option = t.starts_with(':') && t[1..].contains(':') && {
+                let key = t[1..].split(':').next().unwrap_or("");
+                !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+            };
+            if !is_option {
+                break;
+            }
+            body_start += line.len();
+        }
+    }
+    let base = range.start;
+    let mut out = vec![Block {
+        range: base..base + body_start,
+        kind: BlockKind::Verbatim,
+        cut_before,
+        isolated: true,
+    }];
+    let body = &block[body_start..close_start];
+    out.extend(top_level_blocks(body).into_iter().map(|b| Block {
+        range: base + body_start + b.range.start..base + body_start + b.range.end,
+        ..b
+    }));
+    if let Some(first) = out.get_mut(1) {
+        first.cut_before = true;
+    }
+    out.push(Block {
+        range: base + close_start..range.end,
+        kind: BlockKind::Verbatim,
+        cut_before: true,
+        isolated: true,
+    });
+    Some(out)
 }
 
 /// Most consecutive blocks a `$$` or HTML-container lock may hold together (a real display
@@ -220,6 +341,8 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
     let mut has_prose = false;
     let mut html = String::new();
     let mut current: Option<(Range<usize>, BlockKind, bool)> = None;
+    // The info string of the current top-level block when it is a fenced code block.
+    let mut fence_info = String::new();
     let mut math_open = false;
     let mut html_open = 0i64;
     let mut pending_cut_allowed = true;
@@ -274,6 +397,12 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                     let floor = blocks.last().map_or(bom, |b| b.range.end.min(range.start));
                     let start = line_start(range.start, floor);
                     current = Some((start..range.end, kind, matches!(tag, Tag::HtmlBlock)));
+                    fence_info = match &tag {
+                        Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(info)) => {
+                            info.to_string()
+                        }
+                        _ => String::new(),
+                    };
                     has_prose = false;
                     html.clear();
                 }
@@ -300,10 +429,25 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                         BlockKind::Prose if !has_prose => BlockKind::Verbatim,
                         k => k,
                     };
+                    if let Some(parts) = (!fence_info.is_empty())
+                        .then(|| {
+                            myst_directive_blocks(
+                                text,
+                                range.clone(),
+                                &fence_info,
+                                pending_cut_allowed,
+                            )
+                        })
+                        .flatten()
+                    {
+                        blocks.extend(parts);
+                        continue;
+                    }
                     blocks.push(Block {
                         range,
                         kind,
                         cut_before: pending_cut_allowed,
+                        isolated: false,
                     });
                     // Containers opened by this HTML block forbid the next cuts.
                     if is_html {
@@ -324,6 +468,7 @@ pub fn top_level_blocks(text: &str) -> Vec<Block> {
                     range: line_start(range.start, floor)..range.end,
                     kind: BlockKind::Verbatim,
                     cut_before: !math_open && html_open == 0,
+                    isolated: false,
                 });
             }
             _ => {}
@@ -352,7 +497,12 @@ fn segment_with(chapter: &str, text: &str, max_unit_chars: usize, mdx: bool) -> 
     let max = max_unit_chars.max(1);
     let mut blocks = top_level_blocks(text);
     // MDX: a protected block is cut out on both sides (a lock never glues it to prose).
-    let mut isolated = vec![false; blocks.len()];
+    let mut isolated: Vec<bool> = blocks.iter().map(|b| b.isolated).collect();
+    for i in 1..blocks.len() {
+        if isolated[i - 1] || isolated[i] {
+            blocks[i].cut_before = true;
+        }
+    }
     if mdx {
         for (i, b) in blocks.iter_mut().enumerate() {
             if super::mdx::is_protected_block(&text[b.range.clone()]) {
@@ -543,6 +693,32 @@ mod tests {
         assert!(units[0].text(text).starts_with('\u{feff}'));
         assert_eq!(units[1].kind, UnitKind::Prose);
         assert_eq!(join(texts(&units, text)), text);
+    }
+
+    #[test]
+    fn a_myst_directive_with_a_markdown_body_is_cut_at_its_fence_lines() {
+        let text = "# Title\n\n```{note}\n:class: tip\nRead **this** first.\n\n- one\n```\n\n````{tab-set}\n```{tab-item} A\nTab text.\n```\n````\n\n```{code-cell} python\nprint(1)\n```\n";
+        let units = segment("c", text, 10_000);
+        let got: Vec<(&str, UnitKind)> = units
+            .iter()
+            .map(|u| (&text[u.range.clone()], u.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("# Title\n\n", UnitKind::Prose),
+                ("```{note}\n:class: tip\n", UnitKind::Verbatim),
+                ("Read **this** first.\n\n- one\n", UnitKind::Prose),
+                ("```\n\n", UnitKind::Verbatim),
+                ("````{tab-set}\n", UnitKind::Verbatim),
+                ("```{tab-item} A\n", UnitKind::Verbatim),
+                ("Tab text.\n", UnitKind::Prose),
+                ("```\n", UnitKind::Verbatim),
+                ("````\n\n", UnitKind::Verbatim),
+                ("```{code-cell} python\nprint(1)\n```\n", UnitKind::Verbatim),
+            ]
+        );
+        assert_eq!(join(units.iter().map(|u| u.text(text))), text);
     }
 
     #[test]

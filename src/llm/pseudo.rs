@@ -129,15 +129,15 @@ fn without(
 /// Rewrites one prose slice: glossary occurrences → targets, protected spans kept, other words
 /// → pseudo-words.
 fn pseudo_prose(slice: &str, target: &Lang, tb: &Termbase, matcher: &Matcher) -> String {
-    // Fixed segments: (start, end, replacement).
-    let mut fixed: Vec<(usize, usize, String)> = matcher
-        .find_all(slice)
+    // Fixed segments: (start, end, replacement). A protected span (a URL) is kept whole even
+    // where a glossary term occurs inside it (`…/badge/…`), as a translator keeps a URL.
+    let mut fixed: Vec<(usize, usize, String)> = markdown::protected_spans(slice)
         .into_iter()
-        .map(|o| (o.start, o.end, tb.entries[o.entry].target.clone()))
+        .map(|p| (p.start, p.end, slice[p].to_string()))
         .collect();
-    for p in markdown::protected_spans(slice) {
-        if !fixed.iter().any(|(s, e, _)| p.start < *e && *s < p.end) {
-            fixed.push((p.start, p.end, slice[p.clone()].to_string()));
+    for o in matcher.find_all(slice) {
+        if !fixed.iter().any(|(s, e, _)| o.start < *e && *s < o.end) {
+            fixed.push((o.start, o.end, tb.entries[o.entry].target.clone()));
         }
     }
     fixed.sort_by_key(|f| f.0);
@@ -468,6 +468,19 @@ mod tests {
 
     fn zh() -> Lang {
         Lang::parse("zh")
+    }
+
+    #[test]
+    fn a_url_is_kept_whole_where_a_glossary_term_occurs_inside_it() {
+        let out = pseudo_translate(
+            "Copy the badge from https://img.shields.io/badge/jupyter now.\n",
+            &zh(),
+            &[("badge".into(), "徽章".into())],
+        );
+        assert!(
+            out.contains("https://img.shields.io/badge/jupyter") && out.contains("徽章"),
+            "{out}"
+        );
     }
 
     #[test]

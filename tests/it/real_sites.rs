@@ -590,7 +590,7 @@ fn jupyter_book_build(book: &Path, dest: &Path) {
 
 /// The Jupyter Book 1 docs (MyST pages, notebooks, `_toc.yml` with parts and nested sections,
 /// MyST targets, roles and colon-fence directives, an `{include}` of a file outside the book)
-/// rehearsed into Chinese and built with Jupyter Book: the translation builds, every internal
+/// rehearsed into Chinese (ending `complete`) and built with Jupyter Book: the translation builds, every internal
 /// link that works in the source's build works in it, every page (but the `.Rmd` page, which
 /// booktr copies and names in a note) is in Chinese, and the pages say they are Chinese.
 /// Needs Jupyter Book and the site's packages (about two minutes of `pip install`) and two
@@ -602,6 +602,8 @@ fn a_jupyter_book_builds_translated_with_every_link_working() {
         return;
     };
     let (dir, out, run) = init_and_run(&site.join("docs"), "zh");
+    // A clean rehearsal ends `complete`: nothing an editor must fix.
+    assert_code(&run, 0);
     let log = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(
         log.contains("jupytext.Rmd is copied in the source language"),

@@ -6,7 +6,8 @@
 //! unclosed fence at the end) and over arbitrary strings, segmentation never panics and its
 //! units are lossless (joined in order they give back the chapter byte for byte), contiguous
 //! from 0 to `len`, on `char` boundaries and never between `\r` and `\n`, with ids
-//! `<key>-NNN`; no unit starts strictly inside a code block, table, list, block quote, HTML
+//! `<key>-NNN`; no unit starts strictly inside a code block (but a MyST directive whose body
+//! is Markdown, which is cut at its fence lines and whose body's blocks are protected instead), table, list, block quote, HTML
 //! block, footnote definition, front matter or any other top-level block reported by a fresh
 //! pulldown-cmark parse, nor inside a `$$` math block or HTML container known to the
 //! generator; and a unit longer than `max_unit_chars` holds no allowed cut point of
@@ -43,6 +44,27 @@ fn parser_protected(text: &str) -> Vec<(Range<usize>, &'static str)> {
     for (event, r) in markdown::parser(text).into_offset_iter() {
         let r = r.start + bom..r.end + bom;
         match event {
+            // A top-level MyST directive whose body is Markdown is cut at its fence lines: its
+            // body's own blocks are protected instead, as a fresh parse of the body sees them.
+            Event::Start(Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(info)))
+                if depth == 0 && myst_body(&info) =>
+            {
+                let block = &text[r.clone()];
+                let mut open = block.find('\n').map_or(block.len(), |i| i + 1);
+                // Option lines (`:sync: one`) belong to the opening line.
+                while let Some(line) = block[open..].split_inclusive('\n').next()
+                    && line.starts_with(':')
+                    && line[1..].contains(':')
+                {
+                    open += line.len();
+                }
+                let trimmed = block.trim_end_matches(['\n', '\r']);
+                let close = trimmed.rfind('\n').map_or(block.len(), |i| i + 1).max(open);
+                for (b, label) in parser_protected(&block[open..close]) {
+                    out.push((r.start + open + b.start..r.start + open + b.end, label));
+                }
+                depth += 1;
+            }
             Event::Start(tag) => {
                 let label = match tag {
                     Tag::CodeBlock(_) => Some("code block"),
@@ -70,6 +92,16 @@ fn parser_protected(text: &str) -> Vec<(Range<usize>, &'static str)> {
     }
     clip_to_next_top_level(&mut out);
     out
+}
+
+/// Whether a fence's info string names a MyST directive whose body `segment` reads as Markdown.
+fn myst_body(info: &str) -> bool {
+    info.trim()
+        .strip_prefix('{')
+        .and_then(|r| r.split('}').next())
+        .is_some_and(|n| {
+            booktr::book::segment::MYST_MARKDOWN_BODY.contains(&n) || n.starts_with("prf:")
+        })
 }
 
 /// pulldown-cmark 0.13 reports a definition list's range as running over the paragraph that
@@ -667,8 +699,25 @@ fn footnote(m: Mode) -> impl Strategy<Value = GenBlock> {
     })
 }
 
+/// MyST directives in backtick fences: ones whose body is Markdown (segmented between the
+/// fence lines, `segment::MYST_MARKDOWN_BODY`), nested ones, and ones whose body is code.
+fn myst(m: Mode) -> impl Strategy<Value = GenBlock> {
+    (line(m, 1..8), line(m, 1..8), 0u8..4).prop_map(|(a, b, style)| {
+        let t = match style {
+            0 => format!("```{{note}}\n{a}\n\n- {b}\n- {a}\n```\n"),
+            1 => format!(
+                "````{{tab-set}}\n```{{tab-item}} One\n:sync: one\n{a}\n\n{b}\n```\n\n```{{tab-item}} Two\n{b}\n```\n````\n"
+            ),
+            2 => format!("````{{admonition}} Title\n:class: tip\n\n{a}\n\n```python\nx = 1\n\n\ny = 2\n```\n````\n"),
+            _ => format!("```{{code-cell}} python\n{a}\n\nprint(1)\n```\n"),
+        };
+        gb(G::Fence, t)
+    })
+}
+
 fn block(m: Mode) -> impl Strategy<Value = GenBlock> {
     prop_oneof![
+        1 => myst(m),
         3 => heading_atx(m),
         1 => heading_setext(m),
         8 => paragraph(m),
