@@ -174,14 +174,14 @@ fn myst_directive_blocks(
     let trimmed = block.trim_end_matches(['\n', '\r']);
     let close_start = trimmed.rfind('\n').map_or(0, |i| i + 1);
     let close = trimmed[close_start..].trim();
-    if close_start < open_end || !close.starts_with(&fence) || close.trim_matches('`') != "" {
+    if close_start < open_end || !close.starts_with(&fence) || !close.trim_matches('`').is_empty() {
         return None;
     }
     // Options: `:key: value` lines, or a `---` … `---` block, right after the opening line.
     let mut body_start = open_end;
     let rest = &block[open_end..close_start];
-    if rest.starts_with("---") {
-        if let Some(end) = rest[3..].find("\n---") {
+    if let Some(yaml) = rest.strip_prefix("---") {
+        if let Some(end) = yaml.find("\n---") {
             let after = 3 + end + 4;
             body_start += rest[after..]
                 .find('\n')
