@@ -285,6 +285,40 @@ fn cargo_book_rehearsed_and_built(extra: &str) -> Option<TestCampaign> {
     Some(campaign)
 }
 
+/// Rust by Example (mdBook, 197 chapters, code-heavy pages, an optional gettext
+/// preprocessor) as a new user takes it: `booktr init --to zh`, a rehearsal that ends
+/// `complete`, both books built with mdBook: every internal link that works in the source's
+/// build works in the translation's, and every page is in Chinese.
+#[booktr_test_needs::needs(mdbook)]
+#[test]
+fn rust_by_example_builds_translated_with_every_link_working() {
+    let Some(site) = shared_site("rust-by-example") else {
+        return;
+    };
+    let (dir, out) = init_and_rehearse(&site, "zh");
+    let built = dir.path().join("built");
+    mdbook_build(&site, &built.join("source"));
+    mdbook_build(&out, &built.join("zh"));
+    let c = compare(&built.join("source"), &built.join("zh"));
+    assert!(
+        c.pages >= 197 && c.pages == c.source_pages,
+        "{} pages built, {} in the source",
+        c.pages,
+        c.source_pages
+    );
+    assert!(
+        c.new_broken.is_empty(),
+        "{} internal links broken in the translation that work in the source, e.g. {:?}",
+        c.new_broken.len(),
+        c.new_broken.iter().take(8).collect::<Vec<_>>()
+    );
+    assert!(
+        c.untranslated.is_empty(),
+        "pages left in English: {:?}",
+        c.untranslated
+    );
+}
+
 /// `python3 -m mkdocs build` of the site whose `mkdocs.yml` is in `dir`, run there (its
 /// configuration imports modules and reads snippets relative to it), into `dest`.
 fn mkdocs_build(dir: &Path, dest: &Path) {
