@@ -325,6 +325,10 @@ fn round(source: &str, src: &Spans, out: &mut Outcome, opts: &Options) {
             *out = trial;
         }
     }
+    if opts.enabled(Class::SiteSyntax) {
+        let edits = missing_targets(source, &out.text);
+        commit(out, edits);
+    }
     if opts.enabled(Class::Emphasis) {
         let edits = emphasis(source, &out.text, &mut out.skipped);
         commit(out, edits);
@@ -400,6 +404,55 @@ fn span_edits(
     }
     inline_spans(source, src, tgt, &t, opts, &mut edits, skipped);
     edits
+}
+
+/// MyST targets (`(label)=` lines, which `{ref}` links name) of `source` that the translation
+/// `tgt` lost, put back: a target right before a heading goes right before the translation's
+/// heading of the same rank, as a line of its own. Its own step of a round (it adds a block,
+/// which the span restorations' stability check refuses); a target before anything but a
+/// heading, or whose heading has no counterpart, is left to the in-order pairing of
+/// [`site_syntax`] (and its skip).
+fn missing_targets(source: &str, tgt: &str) -> Vec<Edit> {
+    let t = crate::qa::unit::site_syntax::spans(tgt);
+    let have: Vec<&str> = t.iter().map(|r| tgt[r.clone()].trim()).collect();
+    let (src_heads, tgt_heads) = (heading_lines(source), heading_lines(tgt));
+    let mut edits = Vec::new();
+    for r in crate::qa::unit::site_syntax::spans(source) {
+        let span = source[r.clone()].trim();
+        if !(span.starts_with('(') && span.ends_with(")=")) || have.contains(&span) {
+            continue;
+        }
+        let after = source[r.end..].trim_start_matches(['\r', '\n']);
+        let next = source.len() - after.len();
+        if let Some(rank) = src_heads.iter().position(|&h| h == next)
+            && let Some(&at) = tgt_heads.get(rank)
+        {
+            edits.push(Edit {
+                class: Class::SiteSyntax,
+                range: at..at,
+                with: format!("{span}\n"),
+            });
+        }
+    }
+    edits
+}
+
+/// Byte offsets of the starts of the lines that begin the headings of Markdown `text`, in order.
+fn heading_lines(text: &str) -> Vec<usize> {
+    let (bom, _) = crate::book::markdown::split_bom(text);
+    crate::book::markdown::parser(text)
+        .into_offset_iter()
+        .filter(|(e, _)| {
+            matches!(
+                e,
+                pulldown_cmark::Event::Start(pulldown_cmark::Tag::Heading { .. })
+            )
+        })
+        .map(|(_, r)| {
+            let at = r.start + bom;
+            text[..at].rfind('\n').map_or(0, |i| i + 1)
+        })
+        .collect()
 }
 
 /// Site syntax restored in order: when the source and the translation have as many site

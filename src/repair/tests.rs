@@ -795,6 +795,17 @@ fn a_heading_left_as_it_was_keeps_its_generated_id_without_a_new_one() {
 }
 
 #[test]
+fn a_lost_myst_target_is_put_back_before_its_heading() {
+    fixed(
+        "(interactive:comments)=\n# Commenting and annotating\n\nText.\n\n(more)=\n## More\n",
+        "# 注释和注解\n\n文本。\n\n(more)=\n## 更多\n",
+        "(interactive:comments)=\n# 注释和注解\n\n文本。\n\n(more)=\n## 更多\n",
+        Class::SiteSyntax,
+        crate::qa::unit::site_syntax::CHECK,
+    );
+}
+
+#[test]
 fn changed_site_syntax_is_restored_and_the_translated_title_kept() {
     fixed(
         "--8<-- \"CONTRIBUTING.md\"\n\n=== \"Tab one\"\n\n::: mkdocstrings.plugin\n    options:\n      show_source: false\n",
