@@ -25,6 +25,7 @@
 //!   the default guide's lines, the lines of the example exchange in every language it has
 //!   ([`crate::agents::translation::example_pair`]), and a "Rules:" line followed by numbered
 //!   rules.
+//! - **A review marker alone on its line** (`[待审]`), marking no rendering.
 //! - **Meta replies**: a reply asking for the text instead of translating it ("Please provide
 //!   the text to translate", "Veuillez fournir le texte", "请提供需要翻译的…"), anywhere.
 //! - **Blocks with no source counterpart** before the first or after the last translated block
@@ -340,10 +341,11 @@ fn in_source(src_lower: &str, pattern: &str) -> bool {
 }
 
 /// Runs the check (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let src_lower = source.to_lowercase();
     let tgt_lower = target.to_lowercase();
     let mut out = Vec::new();
+    lone_markers(&mut out, &ctx.review_marker, source, target);
     prefaces(&mut out, &src_lower, target);
     think(&mut out, &src_lower, &tgt_lower, target);
     prompt_text(&mut out, &src_lower, &tgt_lower, target);
@@ -351,6 +353,24 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str)
     meta_replies(&mut out, &src_lower, &tgt_lower, target);
     extra_blocks(&mut out, src, tgt);
     out
+}
+
+/// A review marker alone on its line (`[待审]`), which marks no rendering: the reader would see
+/// it in the page. Flagged when the source has no such line.
+fn lone_markers(out: &mut Vec<Finding>, marker: &str, source: &str, target: &str) {
+    let alone = |text: &str| text.lines().filter(|l| l.trim() == marker).count();
+    if marker.trim().is_empty() || alone(target) <= alone(source) {
+        return;
+    }
+    out.push(Finding::new(
+        CHECK,
+        Severity::Error,
+        format!(
+            "the review marker {marker} stands alone on a line, after no rendering; remove it (marks follow a coined rendering, and this one would show in the page)"
+        ),
+        "",
+        marker,
+    ));
 }
 
 fn meta_replies(out: &mut Vec<Finding>, src_lower: &str, tgt_lower: &str, target: &str) {
@@ -1034,6 +1054,22 @@ mod tests {
 
     fn messages(f: &[Finding]) -> Vec<&str> {
         f.iter().map(|f| f.message.as_str()).collect()
+    }
+
+    #[test]
+    fn a_review_marker_alone_on_a_line_is_injected_text() {
+        let f = run(
+            "(interactive:comments)=\n# Commenting and annotating\n",
+            "[待审]\n# 注释和注解\n",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("[待审] stands alone"),
+            "{}",
+            f[0].message
+        );
+        // After a rendering it marks something: no finding.
+        assert!(run("An agent loop.\n", "智能体（Agent）[待审]循环。\n").is_empty());
     }
 
     const SRC: &str = "Memory is how an Agent keeps facts across sessions.\n\nThe next step is to let it write its own memories.\n";
