@@ -110,46 +110,8 @@ pub struct Block {
     pub isolated: bool,
 }
 
-/// MyST directives whose body is Markdown readers see (admonitions, sphinx-design's cards,
-/// tabs and grids, margins, figures' captions, list tables, sphinx-proof's `prf:`
-/// directives): in a backtick fence (```` ```{note} ````), their body is segmented as
-/// Markdown between the fence lines. Left out: directives whose body is code, data or shown as
-/// source (`code-cell`, `math`, `eval-rst`, `example`…).
-pub const MYST_MARKDOWN_BODY: &[&str] = &[
-    "admonition",
-    "attention",
-    "caution",
-    "danger",
-    "error",
-    "hint",
-    "important",
-    "note",
-    "seealso",
-    "tip",
-    "warning",
-    "dropdown",
-    "toggle",
-    "card",
-    "grid",
-    "grid-item",
-    "grid-item-card",
-    "tab-set",
-    "tab-item",
-    "tab",
-    "margin",
-    "sidebar",
-    "topic",
-    "epigraph",
-    "only",
-    "div",
-    "figure",
-    "list-table",
-    "exercise",
-    "solution",
-];
-
 /// The blocks of a MyST directive in a backtick fence at `range` of `text` whose body is
-/// Markdown ([`MYST_MARKDOWN_BODY`], `info` its fence's info string): the opening line with
+/// Markdown ([`super::syntax::myst_markdown_body`], `info` its fence's info string): the opening line with
 /// its options (`:class: tip` lines, or a `---` YAML block) as an isolated verbatim block, the
 /// body's own top-level blocks (nested directives split the same way), and the closing fence
 /// as an isolated verbatim block. `None` for any other fence, or one without a closing line.
@@ -160,7 +122,7 @@ fn myst_directive_blocks(
     cut_before: bool,
 ) -> Option<Vec<Block>> {
     let name = info.trim().strip_prefix('{')?.split('}').next()?;
-    if !MYST_MARKDOWN_BODY.contains(&name) && !name.starts_with("prf:") {
+    if !super::syntax::myst_markdown_body(name) {
         return None;
     }
     let block = &text[range.clone()];

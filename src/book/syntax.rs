@@ -244,25 +244,22 @@ fn directive(t: &str) -> Option<Vec<std::ops::Range<usize>>> {
         return Some(vec![0..end + 1, close..t.len()]);
     }
     // A MyST directive's argument is text readers see only for the directives that take a
-    // title, or whose first line is content ([`MYST_TEXT_ARGUMENT`]); for the others it is a
+    // title, or whose first line is content ([`myst_title_argument`]); for the others it is a
     // path, a label, a language or an expression (`{figure} a.png`, `{figure-md} fig-label`,
     // `{only} html`), which the build reads.
     if let Some(name) = rest[..name_len]
         .strip_prefix('{')
         .and_then(|n| n.strip_suffix('}'))
-        && !MYST_TEXT_ARGUMENT.contains(&name)
-        && !name.starts_with("prf:")
+        && !myst_title_argument(name)
     {
         return Some(std::iter::once(0..t.len()).collect());
     }
     Some(std::iter::once(0..end).collect())
 }
 
-/// MyST directives whose argument is a title or the first line of their content, translated:
-/// the admonitions (Docutils', sphinx-design's `dropdown`, `card`, `tab-item`), `topic`,
-/// `sidebar`, `margin` and the table directives' titles, with `prf:` (sphinx-proof) titles
-/// beside them. Every other directive's argument is kept byte for byte.
-pub const MYST_TEXT_ARGUMENT: &[&str] = &[
+/// The admonition directives of MyST (Docutils' and sphinx-design's): their argument is a
+/// title or the first line of their content, and their body is Markdown.
+const MYST_ADMONITIONS: &[&str] = &[
     "admonition",
     "attention",
     "caution",
@@ -283,11 +280,40 @@ pub const MYST_TEXT_ARGUMENT: &[&str] = &[
     "sidebar",
     "margin",
     "epigraph",
-    "table",
-    "list-table",
-    "csv-table",
     "exercise",
 ];
+
+/// Whether MyST directive `name`'s argument is text readers see, translated: the admonitions
+/// ([`MYST_ADMONITIONS`]), the table directives' titles and sphinx-proof's `prf:` titles. Every
+/// other directive's argument (a path, a label, a language, an expression) is kept byte for
+/// byte.
+pub fn myst_title_argument(name: &str) -> bool {
+    MYST_ADMONITIONS.contains(&name)
+        || ["table", "list-table", "csv-table"].contains(&name)
+        || name.starts_with("prf:")
+}
+
+/// Whether MyST directive `name`'s body is Markdown readers see, translated: the admonitions
+/// ([`MYST_ADMONITIONS`]), containers of them (`tab-set`, `grid`, `grid-item`, `toggle`,
+/// `only`, `div`), a figure's caption, a list table's list and sphinx-proof's `prf:`
+/// directives. Left out: directives whose body is code, data or shown as source
+/// (`code-cell`, `math`, `eval-rst`, `example`…).
+pub fn myst_markdown_body(name: &str) -> bool {
+    MYST_ADMONITIONS.contains(&name)
+        || [
+            "tab-set",
+            "grid",
+            "grid-item",
+            "toggle",
+            "only",
+            "div",
+            "figure",
+            "list-table",
+            "solution",
+        ]
+        .contains(&name)
+        || name.starts_with("prf:")
+}
 
 /// The last of the MyST option lines (`:name: value`, `:width: 80%`) right under a directive
 /// line `i` of `lines`; `i` itself when there are none.

@@ -192,19 +192,28 @@ fn compare(source: &Path, translation: &Path) -> Compared {
     }
 }
 
-fn mdbook_build(book: &Path, dest: &Path) {
-    let o = std::process::Command::new("mdbook")
-        .arg("build")
-        .arg(book)
-        .arg("-d")
-        .arg(dest)
-        .output()
-        .expect("mdbook is on PATH (BOOKTR_REQUIRE_MDBOOK=1 says it must be)");
-    assert!(
-        o.status.success(),
-        "mdbook build {}: {}",
-        book.display(),
+/// Runs a site tool's command to its end and returns what it printed (stdout, then stderr);
+/// fails the test, with that output, when the command cannot start (`missing` says which
+/// switch requires it) or does not succeed.
+fn run_tool(cmd: &mut std::process::Command, missing: &str) -> String {
+    let o = cmd.output().expect(missing);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{cmd:?}: {log}");
+    log
+}
+
+fn mdbook_build(book: &Path, dest: &Path) {
+    run_tool(
+        std::process::Command::new("mdbook")
+            .arg("build")
+            .arg(book)
+            .arg("-d")
+            .arg(dest),
+        "mdbook is on PATH (BOOKTR_REQUIRE_MDBOOK=1 says it must be)",
     );
 }
 
@@ -322,19 +331,14 @@ fn rust_by_example_builds_translated_with_every_link_working() {
 /// `python3 -m mkdocs build` of the site whose `mkdocs.yml` is in `dir`, run there (its
 /// configuration imports modules and reads snippets relative to it), into `dest`.
 fn mkdocs_build(dir: &Path, dest: &Path) {
-    let o = std::process::Command::new("python3")
-        .args(["-m", "mkdocs", "build", "-q", "-d"])
-        .arg(dest)
-        .current_dir(dir)
-        .env("DISABLE_MKDOCS_2_WARNING", "true")
-        .env("NO_MKDOCS_2_WARNING", "true")
-        .output()
-        .expect("python3 runs (BOOKTR_REQUIRE_MKDOCS_SITES=1 says the MkDocs plugins must be importable)");
-    assert!(
-        o.status.success(),
-        "mkdocs build in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&o.stderr)
+    run_tool(
+        std::process::Command::new("python3")
+            .args(["-m", "mkdocs", "build", "-q", "-d"])
+            .arg(dest)
+            .current_dir(dir)
+            .env("DISABLE_MKDOCS_2_WARNING", "true")
+            .env("NO_MKDOCS_2_WARNING", "true"),
+        "python3 runs (BOOKTR_REQUIRE_MKDOCS_SITES=1 says the MkDocs plugins must be importable)",
     );
 }
 
@@ -482,22 +486,13 @@ fn an_mkdocs_site_with_mkdocstrings_and_snippets_builds_translated_with_every_pa
 /// `npx docusaurus build --locale <locale>` of the Docusaurus project `dir` into `dest`; the
 /// build's log (its broken anchors are warnings there).
 fn docusaurus_build(dir: &Path, locale: &str, dest: &Path) -> String {
-    let o = std::process::Command::new("npx")
-        .args(["docusaurus", "build", "--locale", locale, "--out-dir"])
-        .arg(dest)
-        .current_dir(dir)
-        .output()
-        .expect("npx runs (BOOKTR_REQUIRE_DOCUSAURUS=1 says the Yew site's packages are there)");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        o.status.success(),
-        "docusaurus build --locale {locale}: {log}"
-    );
-    log
+    run_tool(
+        std::process::Command::new("npx")
+            .args(["docusaurus", "build", "--locale", locale, "--out-dir"])
+            .arg(dest)
+            .current_dir(dir),
+        "npx runs (BOOKTR_REQUIRE_DOCUSAURUS=1 says the Yew site's packages are there)",
+    )
 }
 
 /// The anchors Docusaurus reports broken from pages of the current docs (`/docs/next/…`), one
@@ -607,18 +602,13 @@ fn a_docusaurus_site_builds_translated_with_every_link_working() {
 
 /// `jupyter-book build <book> --path-output <dest>`; the HTML is in `<dest>/_build/html`.
 fn jupyter_book_build(book: &Path, dest: &Path) {
-    let o = std::process::Command::new("jupyter-book")
-        .arg("build")
-        .arg(book)
-        .arg("--path-output")
-        .arg(dest)
-        .output()
-        .expect("jupyter-book is on PATH (BOOKTR_REQUIRE_JUPYTER_BOOK=1 says it must be)");
-    assert!(
-        o.status.success(),
-        "jupyter-book build {}: {}",
-        book.display(),
-        String::from_utf8_lossy(&o.stdout)
+    run_tool(
+        std::process::Command::new("jupyter-book")
+            .arg("build")
+            .arg(book)
+            .arg("--path-output")
+            .arg(dest),
+        "jupyter-book is on PATH (BOOKTR_REQUIRE_JUPYTER_BOOK=1 says it must be)",
     );
 }
 

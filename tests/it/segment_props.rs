@@ -99,9 +99,7 @@ fn myst_body(info: &str) -> bool {
     info.trim()
         .strip_prefix('{')
         .and_then(|r| r.split('}').next())
-        .is_some_and(|n| {
-            booktr::book::segment::MYST_MARKDOWN_BODY.contains(&n) || n.starts_with("prf:")
-        })
+        .is_some_and(booktr::book::syntax::myst_markdown_body)
 }
 
 /// pulldown-cmark 0.13 reports a definition list's range as running over the paragraph that
@@ -700,7 +698,7 @@ fn footnote(m: Mode) -> impl Strategy<Value = GenBlock> {
 }
 
 /// MyST directives in backtick fences: ones whose body is Markdown (segmented between the
-/// fence lines, `segment::MYST_MARKDOWN_BODY`), nested ones, and ones whose body is code.
+/// fence lines, `syntax::myst_markdown_body`), nested ones, and ones whose body is code.
 fn myst(m: Mode) -> impl Strategy<Value = GenBlock> {
     (line(m, 1..8), line(m, 1..8), 0u8..4).prop_map(|(a, b, style)| {
         let t = match style {
