@@ -932,7 +932,7 @@ fn docusaurus(campaign_dir: &Path, dir: &Path, target_lang: &str) -> Result<Site
 pub fn toc_titles(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
     static TITLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?m)^[ \t]*(?:-[ \t]+)?(?:caption|title):[ \t]*([^\n#]*?)[ \t]*(?:#.*)?$",
+            r#"(?m)^[ \t]*(?:-[ \t]+)?(?:caption|title):[ \t]*("[^"\n]*"|'[^'\n]*'|[^\n#]*?)[ \t]*(?:#.*)?$"#,
         )
         .expect("valid")
     });

@@ -914,6 +914,11 @@ mod tests {
             "format: jb-book\nroot: intro\nparts:\n- caption: \"教程\" # first\n  chapters:\n  - file: start/a\n  - url: https://x.org\n    title: \"画廊 \\\"x\\\"\"\n"
         );
         assert_eq!(toc_retitled(toc, &["one".into()]), toc);
+        // A quoted title keeps its `#`; a comment after a plain one is not the title.
+        let quoted =
+            site::toc_titles("- caption: \"C# in practice\" # part\n  title: Plain # note\n");
+        let texts: Vec<&str> = quoted.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(texts, ["C# in practice", "Plain"]);
         assert_eq!(sphinx_language("zh"), "zh_CN");
         assert_eq!(sphinx_language("zh-Hant"), "zh_TW");
         assert_eq!(sphinx_language("pt-BR"), "pt_BR");
