@@ -174,6 +174,27 @@ struct Compared {
     cross_page_anchor_links: usize,
 }
 
+impl Compared {
+    /// Every internal link that works in the source's build works in the translation's.
+    fn assert_no_link_broken_that_works_in_the_source(&self) {
+        assert!(
+            self.new_broken.is_empty(),
+            "{} internal links broken in the translation that work in the source, e.g. {:?}",
+            self.new_broken.len(),
+            self.new_broken.iter().take(8).collect::<Vec<_>>()
+        );
+    }
+
+    /// No page of the translation is left in English.
+    fn assert_every_page_translated(&self) {
+        assert!(
+            self.untranslated.is_empty(),
+            "pages left in English: {:?}",
+            self.untranslated
+        );
+    }
+}
+
 fn compare(source: &Path, translation: &Path) -> Compared {
     let (src, tgt) = (html_pages(source), html_pages(translation));
     let before = broken_links(source, &src);
@@ -274,17 +295,8 @@ fn cargo_book_rehearsed_and_built(extra: &str) -> Option<TestCampaign> {
         "{} pages built",
         c.pages
     );
-    assert!(
-        c.new_broken.is_empty(),
-        "{} internal links broken in the translation that work in the source, e.g. {:?}",
-        c.new_broken.len(),
-        c.new_broken.iter().take(8).collect::<Vec<_>>()
-    );
-    assert!(
-        c.untranslated.is_empty(),
-        "pages left in English: {:?}",
-        c.untranslated
-    );
+    c.assert_no_link_broken_that_works_in_the_source();
+    c.assert_every_page_translated();
     // The links this guards exist: many point at a heading of another chapter.
     assert!(
         c.cross_page_anchor_links > 100,
@@ -315,17 +327,8 @@ fn rust_by_example_builds_translated_with_every_link_working() {
         c.pages,
         c.source_pages
     );
-    assert!(
-        c.new_broken.is_empty(),
-        "{} internal links broken in the translation that work in the source, e.g. {:?}",
-        c.new_broken.len(),
-        c.new_broken.iter().take(8).collect::<Vec<_>>()
-    );
-    assert!(
-        c.untranslated.is_empty(),
-        "pages left in English: {:?}",
-        c.untranslated
-    );
+    c.assert_no_link_broken_that_works_in_the_source();
+    c.assert_every_page_translated();
 }
 
 /// `python3 -m mkdocs build` of the site whose `mkdocs.yml` is in `dir`, run there (its
@@ -420,17 +423,8 @@ fn an_mkdocs_site_with_pymdownx_syntax_builds_translated_with_every_link_working
         "{} pages",
         c.pages
     );
-    assert!(
-        c.new_broken.is_empty(),
-        "{} links broken in the translation that work in the source, e.g. {:?}",
-        c.new_broken.len(),
-        c.new_broken.iter().take(8).collect::<Vec<_>>()
-    );
-    assert!(
-        c.untranslated.is_empty(),
-        "pages left in English: {:?}",
-        c.untranslated
-    );
+    c.assert_no_link_broken_that_works_in_the_source();
+    c.assert_every_page_translated();
     assert!(
         c.cross_page_anchor_links > 20,
         "{}",
@@ -466,12 +460,7 @@ fn an_mkdocs_site_with_mkdocstrings_and_snippets_builds_translated_with_every_pa
         "{} pages",
         c.pages
     );
-    assert!(
-        c.new_broken.is_empty(),
-        "{} links broken in the translation that work in the source, e.g. {:?}",
-        c.new_broken.len(),
-        c.new_broken.iter().take(8).collect::<Vec<_>>()
-    );
+    c.assert_no_link_broken_that_works_in_the_source();
     let generated: BTreeSet<String> = ["credits/index.html", "reference/api/index.html"]
         .into_iter()
         .map(String::from)
@@ -661,12 +650,7 @@ fn a_jupyter_book_builds_translated_with_every_link_working() {
     jupyter_book_build(&out, &built.join("zh"));
     let c = compare(&built.join("en/_build/html"), &built.join("zh/_build/html"));
     assert!(c.pages >= 67, "{} pages built", c.pages);
-    assert!(
-        c.new_broken.is_empty(),
-        "{} internal links broken in the translation that work in the source, e.g. {:?}",
-        c.new_broken.len(),
-        c.new_broken.iter().take(8).collect::<Vec<_>>()
-    );
+    c.assert_no_link_broken_that_works_in_the_source();
     let english: Vec<&String> = c
         .untranslated
         .iter()

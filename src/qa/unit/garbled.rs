@@ -68,14 +68,18 @@ pub fn check(_ctx: &QaContext, _src: &Doc, _tgt: &Doc, source: &str, target: &st
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_replacement_character_the_source_does_not_have_is_an_error() {
+    fn en_zh() -> (QaContext, Doc) {
         let ctx = QaContext::new(
             &crate::lang::Lang::parse("en"),
             &crate::lang::Lang::parse("zh"),
             &crate::termbase::Termbase::default(),
         );
-        let d = Doc::default();
+        (ctx, Doc::default())
+    }
+
+    #[test]
+    fn a_replacement_character_the_source_does_not_have_is_an_error() {
+        let (ctx, d) = en_zh();
         let f = check(
             &ctx,
             &d,
@@ -91,12 +95,7 @@ mod tests {
 
     #[test]
     fn a_mask_placeholder_left_in_the_translation_is_an_error() {
-        let ctx = QaContext::new(
-            &crate::lang::Lang::parse("en"),
-            &crate::lang::Lang::parse("zh"),
-            &crate::termbase::Termbase::default(),
-        );
-        let d = Doc::default();
+        let (ctx, d) = en_zh();
         let f = check(
             &ctx,
             &d,
