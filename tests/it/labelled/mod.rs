@@ -11,6 +11,8 @@ use booktr::qa::{self, Finding, QaContext, Severity};
 use booktr::termbase::{Entry, Origin, Termbase};
 
 pub mod real;
+pub mod multilingual;
+pub mod plant;
 
 /// One labelled pair.
 #[derive(Debug, Clone, serde::Deserialize)]
