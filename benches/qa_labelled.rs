@@ -426,13 +426,16 @@ fn multilingual_part() -> serde_json::Value {
                 .skip(s.saturating_sub(80))
                 .take(e - s + 160)
                 .collect();
-            lines.push_str(&serde_json::to_string(&json!({
-                "project": f.pair.project, "lang": f.pair.lang, "unit": f.pair.unit,
-                "held_out": f.pair.held_out, "check": f.finding.check, "at": f.at,
-                "message": f.finding.message, "source_excerpt": f.finding.source_excerpt,
-                "target_excerpt": f.finding.target_excerpt, "context": context,
-                "source": f.pair.source, "target": f.pair.target,
-            })).unwrap());
+            lines.push_str(
+                &serde_json::to_string(&json!({
+                    "project": f.pair.project, "lang": f.pair.lang, "unit": f.pair.unit,
+                    "held_out": f.pair.held_out, "check": f.finding.check, "at": f.at,
+                    "message": f.finding.message, "source_excerpt": f.finding.source_excerpt,
+                    "target_excerpt": f.finding.target_excerpt, "context": context,
+                    "source": f.pair.source, "target": f.pair.target,
+                }))
+                .unwrap(),
+            );
             lines.push('\n');
         }
         std::fs::write(&path, lines).unwrap();
@@ -482,17 +485,16 @@ fn multilingual_part() -> serde_json::Value {
             show(l, cell);
         }
         show("all", &t.total);
-        println!("  planted faults (one per copy, into pairs QA passes clean): kind, planted, caught, recall");
+        println!(
+            "  planted faults (one per copy, into pairs QA passes clean): kind, planted, caught, recall"
+        );
         for (k, (n, hit)) in &planted.by_kind {
             println!(
                 "  {k:<24} {n:>5} {hit:>5} {:>7.3}",
                 *hit as f64 / (*n).max(1) as f64
             );
         }
-        halves.insert(
-            name.into(),
-            json!({"table": t, "planted": planted}),
-        );
+        halves.insert(name.into(), json!({"table": t, "planted": planted}));
     }
     json!({"skipped": skipped, "halves": halves, "labels": labels.len()})
 }

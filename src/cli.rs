@@ -471,8 +471,9 @@ pub struct ValidateArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// With --source/--target: `keep` (default: code blocks byte for byte) or `translate`
-    /// (only comments in code blocks may differ), as the campaign key `code_comments`.
+    /// With --source/--target: `translate` (default: comments in code blocks may differ, as
+    /// translators of a published edition translate them) or `keep` (code blocks byte for
+    /// byte), as the campaign key `code_comments`.
     #[arg(long, value_name = "keep|translate")]
     pub code_comments: Option<String>,
 }

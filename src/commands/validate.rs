@@ -259,6 +259,9 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let target_lang = side_lang(args.target_lang.as_deref(), "--target-lang", tgt, &targets)?;
     let tb = house_glossary(args, &source_lang, &target_lang)?;
     let mut ctx = qa::QaContext::new(&source_lang, &target_lang, &tb);
+    // A translation made elsewhere is held to its code, not to booktr's prompt rule that keeps
+    // comments: translators of published editions translate comments throughout.
+    ctx.code_comments = crate::qa::unit::code_comments::CodeComments::Translate;
     if let Some(v) = &args.code_comments {
         ctx.code_comments = v.trim().parse().map_err(|m: crate::util::UnknownValue| {
             UsageError::new(format!("--code-comments: {m}"))

@@ -83,34 +83,66 @@ fn blocks(
                     &b.0,
                 ));
             }
-            if a.1 != b.1 && translate {
-                let (ca, cb) = (code(a), code(b));
-                if ca != cb {
-                    let (line, sa, sb) = first_difference(&ca, &cb);
-                    out.push(Finding::new(
-                        CHECK,
-                        Severity::Error,
-                        format!(
-                            "{} differs from the source outside comments at code line {line} (comments and blank lines not counted); only comments may be translated, copy the code byte for byte",
-                            name(i, a)
-                        ),
-                        sa,
-                        sb,
-                    ));
+            if a.1 == b.1 {
+                continue;
+            }
+            let (ca, cb) = (code(a), code(b));
+            if ca == cb {
+                continue;
+            }
+            let (ma, la) = without_literals(&a.0, &ca);
+            let (mb, lb) = without_literals(&b.0, &cb);
+            if ma == mb && la.len() == lb.len() {
+                // Only string literals differ: text shown to readers may be localized (human
+                // translations do it throughout), a key, path or name the program reads may not.
+                let changed: Vec<(&String, &String)> =
+                    la.iter().zip(&lb).filter(|(x, y)| x != y).collect();
+                if changed.is_empty() {
+                    continue;
                 }
-            } else if a.1 != b.1 {
-                let (line, sa, sb) = first_difference(&a.1, &b.1);
+                let shown = changed
+                    .iter()
+                    .all(|(x, y)| reader_text(x) || reader_text(y));
+                let (x, y) = changed[0];
                 out.push(Finding::new(
                     CHECK,
-                    Severity::Error,
-                    format!(
-                        "{} differs from the source at line {line}; copy code blocks byte for byte, comments and strings included",
-                        name(i, a)
-                    ),
-                    sa,
-                    sb,
+                    if shown { Severity::Warning } else { Severity::Error },
+                    if shown {
+                        format!(
+                            "{} has {} string literal(s) translated ({} → {}), the code around them unchanged; keep them if the program shows them to readers, restore them if it reads them",
+                            name(i, a),
+                            changed.len(),
+                            quote(x),
+                            quote(y)
+                        )
+                    } else {
+                        format!(
+                            "{} changes the string literal {} to {}, which the program reads as a key, path or name; restore it",
+                            name(i, a),
+                            quote(x),
+                            quote(y)
+                        )
+                    },
+                    x,
+                    y,
                 ));
+                continue;
             }
+            // The first line whose code differs once literals are set aside, so that a localized
+            // literal does not hide a renamed identifier further down.
+            let (line, sa, sb) = first_difference(&ma, &mb);
+            let message = if translate {
+                format!(
+                    "{} differs from the source outside comments and string literals at code line {line} (comments and blank lines not counted); only comments may be translated, copy the code byte for byte",
+                    name(i, a)
+                )
+            } else {
+                format!(
+                    "{} differs from the source outside string literals at line {line}; copy code blocks byte for byte, comments included",
+                    name(i, a)
+                )
+            };
+            out.push(Finding::new(CHECK, Severity::Error, message, sa, sb));
         }
         return;
     }
@@ -164,6 +196,126 @@ fn blocks(
             ));
         }
     }
+}
+
+/// `code` with the contents of its string literals taken out (`"…"` becomes `""`), and those
+/// contents in order. A literal runs from a quote (`"`, `` ` ``, and `'` outside Rust) to the
+/// same quote on the same line, over backslash escapes. In Rust `'` also opens lifetimes, so
+/// there only a char literal (`'x'`, `'\n'`) counts. Both sides of a comparison are read the
+/// same way, so a misread quote hides nothing that differs outside it.
+/// Hand-rolled: a lexer per fence language would be a dependency per language, and a literal's
+/// extent is all this needs.
+fn without_literals(lang: &str, code: &str) -> (String, Vec<String>) {
+    let name = lang.split([',', ' ', '{']).next().unwrap_or("");
+    let rust = matches!(name, "rust" | "rs");
+    let markup = MARKUP_LANGUAGES.contains(&name);
+    let mut out = String::with_capacity(code.len());
+    let mut literals = Vec::new();
+    let chars: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if markup
+            && c == '>'
+            && let Some((text, end)) = markup_text(&chars, i + 1)
+        {
+            // The text between two tags, with its `{expression}`s kept as code.
+            out.push('>');
+            let mut depth = 0usize;
+            let mut shown = String::new();
+            for &t in &chars[i + 1..end] {
+                match t {
+                    '{' => {
+                        depth += 1;
+                        out.push(t);
+                    }
+                    '}' => {
+                        depth = depth.saturating_sub(1);
+                        out.push(t);
+                    }
+                    _ if depth > 0 => out.push(t),
+                    _ => shown.push(t),
+                }
+            }
+            if text {
+                literals.push(shown);
+            }
+            i = end;
+            continue;
+        }
+        let quote_char = c == '"' || c == '`' || (c == '\'' && !rust);
+        let rust_char = rust
+            && c == '\''
+            && (chars.get(i + 2) == Some(&'\'')
+                || (chars.get(i + 1) == Some(&'\\') && chars.get(i + 3) == Some(&'\'')));
+        if quote_char || rust_char {
+            let mut j = i + 1;
+            let mut closed = false;
+            while j < chars.len() && chars[j] != '\n' {
+                if chars[j] == '\\' {
+                    j += 2;
+                    continue;
+                }
+                if chars[j] == c {
+                    closed = true;
+                    break;
+                }
+                j += 1;
+            }
+            if closed {
+                literals.push(chars[i + 1..j].iter().collect());
+                out.push(c);
+                out.push(c);
+                i = j + 1;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    (out, literals)
+}
+
+/// Fence languages whose code holds markup (JSX, HTML templates): the text between two tags
+/// is shown to readers, as a string literal's content may be.
+const MARKUP_LANGUAGES: &[&str] = &[
+    "js",
+    "jsx",
+    "javascript",
+    "ts",
+    "tsx",
+    "typescript",
+    "html",
+    "htm",
+    "xml",
+    "vue",
+    "svelte",
+];
+
+/// The text of a markup text node starting at `from` (just after a `>`): whether it has a
+/// letter, and the index of the `<` that ends it. `None` when no `<` follows, or when the run
+/// holds a character that markup text rarely has and code has (`;`, `=`, `(`, `)`), so that a
+/// comparison `a > b` is not taken for a tag's end.
+fn markup_text(chars: &[char], from: usize) -> Option<(bool, usize)> {
+    let mut depth = 0usize;
+    let mut letters = false;
+    for (k, &c) in chars.iter().enumerate().skip(from) {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            '<' if depth == 0 => return Some((letters, k)),
+            ';' | '=' | '(' | ')' if depth == 0 => return None,
+            _ if depth == 0 && c.is_alphabetic() => letters = true,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a string literal's content reads as text for people (a space, or a letter outside
+/// ASCII) rather than a key, path or identifier the program reads.
+fn reader_text(s: &str) -> bool {
+    s.contains(char::is_whitespace) || s.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
 }
 
 /// The 1-based number of the first line where `a` and `b` differ, and both texts from that
@@ -266,7 +418,7 @@ mod tests {
         );
         assert_eq!(
             f[0].message,
-            "fenced code block 1 (python) differs from the source at line 1; copy code blocks byte for byte, comments and strings included"
+            "fenced code block 1 (python) differs from the source outside string literals at line 1; copy code blocks byte for byte, comments included"
         );
         assert_eq!(f[0].source_excerpt, "# start the loop\nrun()\n");
         assert_eq!(f[0].target_excerpt, "# 启动循环\nrun()\n");
@@ -285,7 +437,7 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(
             f[0].message,
-            "fenced code block 1 (python) differs from the source outside comments at code line 1 (comments and blank lines not counted); only comments may be translated, copy the code byte for byte"
+            "fenced code block 1 (python) differs from the source outside comments and string literals at code line 1 (comments and blank lines not counted); only comments may be translated, copy the code byte for byte"
         );
         assert_eq!(
             (f[0].source_excerpt.as_str(), f[0].target_excerpt.as_str()),
@@ -294,6 +446,62 @@ mod tests {
         // Under the default `keep`, the translated comment is an error.
         let tgt = "调用 `run()` 和 `stop()`。\n\n```python\n# 启动循环\nrun()\n```\n\n    $ agent --help\n";
         assert_eq!(super::tests::run(SRC, tgt).len(), 1);
+    }
+
+    /// Human translations localize the text a program shows (`println!("нуль!")`): that is
+    /// a warning; a literal the program reads (a key, a path) changed is an error, and so is a
+    /// renamed identifier on a line after a localized literal.
+    #[test]
+    fn a_localized_string_literal_is_a_warning_and_does_not_hide_a_renamed_identifier() {
+        let src = "Print it.\n\n```rust\nfn main() {\n    println!(\"zero!\");\n    let n = 'x';\n    count(n);\n}\n```\n";
+        let tgt = src
+            .replace("Print it.", "Выведите.")
+            .replace("zero!", "нуль!");
+        let f = run(src, &tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(
+            f[0].message,
+            "fenced code block 1 (rust) has 1 string literal(s) translated (`zero!` → `нуль!`), the code around them unchanged; keep them if the program shows them to readers, restore them if it reads them"
+        );
+        let renamed = tgt.replace("count(n)", "counter(n)");
+        let f = run(src, &renamed);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("outside string literals at line 4"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].target_excerpt, "    counter(n);\n}\n");
+        let key = src
+            .replace("Print it.", "Выведите.")
+            .replace("\"zero!\"", "\"zero\"");
+        let f = run(src, &key);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("which the program reads"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    /// The text between two JSX tags is shown to readers too; an `{expression}` inside it
+    /// stays code.
+    #[test]
+    fn translated_jsx_text_is_a_warning_and_its_expressions_stay_code() {
+        let src = "Render it.\n\n```js\nfunction Room({ roomId }) {\n  return <h1>Welcome to the {roomId} room!</h1>;\n}\n```\n";
+        let tgt = src.replace("Render it.", "Renderízalo.").replace(
+            "Welcome to the {roomId} room!",
+            "¡Bienvenido a la sala {roomId}!",
+        );
+        let f = run(src, &tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        let renamed = tgt.replace("sala {roomId}", "sala {room}");
+        let f = run(src, &renamed);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
     }
 
     #[test]

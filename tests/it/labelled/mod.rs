@@ -10,9 +10,9 @@ use booktr::lang::Lang;
 use booktr::qa::{self, Finding, QaContext, Severity};
 use booktr::termbase::{Entry, Origin, Termbase};
 
-pub mod real;
 pub mod multilingual;
 pub mod plant;
+pub mod real;
 
 /// One labelled pair.
 #[derive(Debug, Clone, serde::Deserialize)]

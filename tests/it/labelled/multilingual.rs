@@ -189,7 +189,10 @@ pub fn load() -> Result<(Vec<Pair>, BTreeMap<String, Skipped>), String> {
     let mut out = Vec::new();
     let mut skipped: BTreeMap<String, Skipped> = BTreeMap::new();
     let text = std::fs::read_to_string(&manifest).unwrap();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let cols: Vec<&str> = line.split('\t').collect();
         let (project, lang, path) = (cols[0], cols[1], cols[4]);
         let project: &'static str = match project {
@@ -226,7 +229,9 @@ pub fn load() -> Result<(Vec<Pair>, BTreeMap<String, Skipped>), String> {
         ));
     }
     for lang in ["es", "ja", "ko", "zh"] {
-        let skip = skipped.entry(format!("rust-by-example/{lang}")).or_default();
+        let skip = skipped
+            .entry(format!("rust-by-example/{lang}"))
+            .or_default();
         po_pairs(
             "rust-by-example",
             lang,
@@ -260,8 +265,9 @@ pub fn words(source: &str) -> usize {
         .count()
 }
 
-/// The QA context for one language's pairs, as `booktr validate` builds it: no glossary, and
-/// the words the translation keeps in English tallied over all of that language's pairs.
+/// The QA context for one language's pairs, as `booktr validate --source --target` builds it:
+/// no glossary, comments in code blocks translatable, and the words the translation keeps in
+/// English tallied over all of that language's pairs.
 pub fn context(lang: &str, pairs: &[&Pair]) -> QaContext {
     let tb = Termbase::default();
     let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse(&lang_code(lang)), &tb);
@@ -270,6 +276,7 @@ pub fn context(lang: &str, pairs: &[&Pair]) -> QaContext {
         pairs.iter().map(|p| (p.source.as_str(), p.target.as_str())),
     );
     ctx.kept_words = Some(std::sync::Arc::new(kept));
+    ctx.code_comments = booktr::qa::unit::code_comments::CodeComments::Translate;
     ctx
 }
 
@@ -384,7 +391,11 @@ pub fn findings(pairs: &[Pair]) -> Vec<Found<'_>> {
         for p in group {
             for f in errors(&ctx, &p.unit, &p.source, &p.target) {
                 let at = at_of(&f);
-                out.push(Found { pair: p, finding: f, at });
+                out.push(Found {
+                    pair: p,
+                    finding: f,
+                    at,
+                });
             }
         }
     }
@@ -424,7 +435,10 @@ pub fn table(pairs: &[Pair], found: &[Found], labels: &[Label], held_out: bool) 
         let all_words = t.words;
         for (cell, words) in [
             (&mut t.total, all_words),
-            (t.by_check.entry(f.finding.check.clone()).or_default(), all_words),
+            (
+                t.by_check.entry(f.finding.check.clone()).or_default(),
+                all_words,
+            ),
             (t.by_lang.get_mut(&lang).unwrap(), lang_words),
             (t.by_check_lang.entry(key.clone()).or_default(), lang_words),
         ] {

@@ -109,7 +109,13 @@ fn paragraph_sentences(text: &str, para: Range<usize>, lang: &str) -> Vec<Range<
             let trimmed = s.trim_end();
             para.start + r.start..para.start + r.start + trimmed.len()
         })
-        .filter(|r| text[r.clone()].chars().filter(|c| c.is_alphabetic()).count() >= 8)
+        .filter(|r| {
+            text[r.clone()]
+                .chars()
+                .filter(|c| c.is_alphabetic())
+                .count()
+                >= 8
+        })
         .collect()
 }
 
@@ -164,9 +170,9 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
                 .flat_map(|p| paragraph_sentences(donor, p, lang))
                 .map(|r| donor[r].to_string())
                 .find(|s| !s.contains('`') && !s.contains('[') && !target.contains(s.as_str()))?;
-            let p = paragraphs(target).into_iter().find(|p| {
-                !paragraph_sentences(target, p.clone(), lang).is_empty()
-            })?;
+            let p = paragraphs(target)
+                .into_iter()
+                .find(|p| !paragraph_sentences(target, p.clone(), lang).is_empty())?;
             let end = p.start + target[p.clone()].trim_end().len();
             let space = if lang.starts_with("zh") || lang.starts_with("ja") {
                 ""
@@ -214,7 +220,10 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
                     continue;
                 };
                 let code = &body[open + 1..open + 1 + len];
-                let Some((k, c)) = code.char_indices().rev().find(|(_, c)| c.is_ascii_alphabetic())
+                let Some((k, c)) = code
+                    .char_indices()
+                    .rev()
+                    .find(|(_, c)| c.is_ascii_alphabetic())
                 else {
                     continue;
                 };
@@ -236,8 +245,8 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
                 let mut offset = code_start;
                 for (n, line) in body[code_start..].split_inclusive('\n').enumerate() {
                     if n >= 2
-                        && let Some((k, ident)) = identifiers(line)
-                            .find(|(_, w)| w.len() >= 4 && source.contains(*w))
+                        && let Some((k, ident)) =
+                            identifiers(line).find(|(_, w)| w.len() >= 4 && source.contains(*w))
                     {
                         let at = b.range.start + offset + k;
                         return Some(splice(target, at..at + ident.len(), &format!("{ident}2")));
@@ -262,9 +271,9 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
             Some(splice(target, at..end, &changed))
         }
         Kind::HeadingLevel => {
-            let b = top_level_blocks(target)
-                .into_iter()
-                .find(|b| b.kind == BlockKind::Heading && target[b.range.clone()].starts_with('#'))?;
+            let b = top_level_blocks(target).into_iter().find(|b| {
+                b.kind == BlockKind::Heading && target[b.range.clone()].starts_with('#')
+            })?;
             let level = target[b.range.clone()]
                 .chars()
                 .take_while(|c| *c == '#')
@@ -295,8 +304,12 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
                     let last = *starts.last().unwrap();
                     let end = body.trim_end().len();
                     let from = b.range.start + last;
-                    return Some(splice(target, from..b.range.start + end, "").trim_end().to_string()
-                        + &target[b.range.start + end..]);
+                    return Some(
+                        splice(target, from..b.range.start + end, "")
+                            .trim_end()
+                            .to_string()
+                            + &target[b.range.start + end..],
+                    );
                 }
             }
             None
