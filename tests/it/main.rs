@@ -53,6 +53,7 @@ mod provider_openai;
 mod qa_campaign_corpus;
 mod qa_faults;
 mod qa_labelled;
+mod qa_multilingual;
 mod quality;
 mod real_llm;
 mod real_sites;

@@ -500,7 +500,7 @@ pub fn planted(pairs: &[Pair], held_out: bool, per_lang: usize) -> Planted {
                 }
                 let (ctx, p) = list[i];
                 let donor = &list[order[(n + 1) % order.len()]].1.target;
-                let Some(faulty) = plant(kind, &p.source, &p.target, &lang, donor) else {
+                let Some(faulty) = plant(kind, &p.source, &p.target, lang, donor) else {
                     continue;
                 };
                 let clean = errors(ctx, &p.unit, &p.source, &p.target);

@@ -303,13 +303,9 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
                 if starts.len() >= 2 {
                     let last = *starts.last().unwrap();
                     let end = body.trim_end().len();
-                    let from = b.range.start + last;
-                    return Some(
-                        splice(target, from..b.range.start + end, "")
-                            .trim_end()
-                            .to_string()
-                            + &target[b.range.start + end..],
-                    );
+                    // The item's lines and the line break before them.
+                    let from = b.range.start + last - 1;
+                    return Some(splice(target, from..b.range.start + end, ""));
                 }
             }
             None
