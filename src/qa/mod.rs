@@ -631,7 +631,7 @@ Because a sent message cannot be recalled.
                 ("tables", Severity::Error),
                 ("math", Severity::Error),
                 ("html", Severity::Error),
-                ("numbers", Severity::Warning),
+                ("numbers", Severity::Error),
             ],
             "{f:#?}"
         );

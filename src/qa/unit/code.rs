@@ -100,9 +100,7 @@ fn blocks(
                 if changed.is_empty() {
                     continue;
                 }
-                let shown = changed
-                    .iter()
-                    .all(|(x, y)| reader_text(x) || reader_text(y));
+                let shown = changed.iter().all(|(x, _)| reader_text(x));
                 let (x, y) = changed[0];
                 out.push(Finding::new(
                     CHECK,
@@ -312,10 +310,13 @@ fn markup_text(chars: &[char], from: usize) -> Option<(bool, usize)> {
     None
 }
 
-/// Whether a string literal's content reads as text for people (a space, or a letter outside
-/// ASCII) rather than a key, path or identifier the program reads.
+/// Whether a source string literal's content reads as text for people (a space, a letter
+/// outside ASCII, or sentence punctuation at its end: `"zero!"`) rather than a key, type name,
+/// path or identifier the program reads (`"string"` in a JSON schema, `"/api/users"`).
 fn reader_text(s: &str) -> bool {
-    s.contains(char::is_whitespace) || s.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
+    s.contains(char::is_whitespace)
+        || s.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
+        || s.ends_with(['.', '!', '?', ':', '…'])
 }
 
 /// The 1-based number of the first line where `a` and `b` differ, and both texts from that
@@ -474,9 +475,10 @@ mod tests {
             f[0].message
         );
         assert_eq!(f[0].target_excerpt, "    counter(n);\n}\n");
+        let src = "Read it.\n\n```rust\nlet path = \"config.json\";\n```\n";
         let key = src
-            .replace("Print it.", "Выведите.")
-            .replace("\"zero!\"", "\"zero\"");
+            .replace("Read it.", "Прочтите.")
+            .replace("config", "конфиг");
         let f = run(src, &key);
         assert_eq!(f[0].severity, Severity::Error);
         assert!(

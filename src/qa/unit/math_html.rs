@@ -7,10 +7,12 @@
 //!   (`<!-- … -->`) identical and in the same order. Only tags and comments are compared,
 //!   extracted from the Doc's inline HTML and HTML blocks, so the visible text of an HTML block
 //!   (`<summary>Why?</summary>`) may be translated while its tags and comments may not.
-//!   Attribute values are part of a tag and so are compared too, except the values of `alt`
-//!   and `title` (any case, quoted or not): those are text shown to the reader and may be
-//!   translated. Tags are compared with those two values blanked ([`blank_translatable_attrs`]),
-//!   so every other attribute, and the attribute names themselves, stay byte-identical.
+//!   Attribute values are part of a tag and so are compared too, except the values of
+//!   [`TRANSLATABLE_ATTRS`] (`alt`, `title`, `caption`, `label`…, any case, quoted or not):
+//!   those are text shown to the reader and may be translated. Tags are compared with those
+//!   values blanked ([`blank_translatable_attrs`]), so every other attribute, and the attribute
+//!   names themselves, stay byte-identical. An inline phrasing tag the translation adds
+//!   (`<span dir="ltr">`, `<em>`, `<sup>`) is a warning, not an error: it carries no content.
 //!
 //! No thresholds: markup is either identical or not.
 
@@ -43,7 +45,40 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
     };
     let (s, t) = (blank(src), blank(tgt));
     let s: Vec<&str> = s.iter().map(String::as_str).collect();
-    let t: Vec<&str> = t.iter().map(String::as_str).collect();
+    let mut t: Vec<&str> = t.iter().map(String::as_str).collect();
+    // Inline phrasing tags the translation adds (`<span dir="ltr">` around a left-to-right
+    // name in Persian, `<em>`, `<sup>` for a translator's note) change no content: a warning,
+    // and left out of the comparison, so the tags both sides have are still compared in order.
+    let mut added: Vec<&str> = Vec::new();
+    let mut k = t.len();
+    while k > 0 {
+        k -= 1;
+        let tag = t[k];
+        if is_inline_phrasing(tag)
+            && t.iter().filter(|x| **x == tag).count() > s.iter().filter(|x| **x == tag).count()
+        {
+            added.push(t.remove(k));
+        }
+    }
+    added.reverse();
+    let mut seen: Vec<&str> = Vec::new();
+    for tag in &added {
+        if seen.contains(tag) || tag.starts_with("</") {
+            continue;
+        }
+        seen.push(tag);
+        out.push(Finding::new(
+            "html",
+            Severity::Warning,
+            format!(
+                "the translation adds the inline HTML tag {} ({} times); fine for emphasis or right-to-left text, remove it otherwise",
+                crate::qa::quote(tag),
+                added.iter().filter(|x| *x == tag).count()
+            ),
+            "",
+            tag,
+        ));
+    }
     out.extend(SeqDiff::new(&s, &t).findings(
         "html",
         Severity::Error,
@@ -55,8 +90,35 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
     out
 }
 
-/// HTML attributes whose values are reader-facing text and may be translated.
-pub const TRANSLATABLE_ATTRS: [&str; 2] = ["alt", "title"];
+/// HTML attributes whose values are reader-facing text and may be translated (`caption` and
+/// `label` as MDX components use them: `<Illustration caption="…">`, `<TabItem label="…">`).
+pub const TRANSLATABLE_ATTRS: [&str; 6] = [
+    "alt",
+    "title",
+    "caption",
+    "label",
+    "aria-label",
+    "placeholder",
+];
+
+/// HTML elements of phrasing content that carry no content of their own (HTML Living Standard,
+/// "Phrasing content"): a translation may add them around its own words.
+const INLINE_PHRASING: &[&str] = &[
+    "span", "em", "strong", "b", "i", "u", "s", "sup", "sub", "abbr", "br", "bdi", "bdo", "small",
+    "mark", "kbd", "code", "wbr",
+];
+
+/// Whether `tag` (`<span dir="ltr">`, `</em>`, `<br/>`) opens or closes an element of
+/// [`INLINE_PHRASING`].
+fn is_inline_phrasing(tag: &str) -> bool {
+    let name: String = tag
+        .trim_start_matches('<')
+        .trim_start_matches('/')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    !tag.starts_with("<!--") && INLINE_PHRASING.contains(&name.to_ascii_lowercase().as_str())
+}
 
 /// `tag` (one HTML tag such as `<img src="a.png" alt="A cat">`) with the values of its
 /// [`TRANSLATABLE_ATTRS`] replaced by `…` (`<img src="a.png" alt="…">`); quotes are kept, an
@@ -267,6 +329,31 @@ mod tests {
         // A removed alt attribute is a change too.
         let t3 = "见 <img src=\"cat.png\" title='我们的猫' width=300> 这里。\n";
         assert_eq!(run(s, t3).len(), 1);
+    }
+
+    /// A Persian edition wraps left-to-right names in `<span dir="ltr">`, and MDX captions
+    /// and tab labels are text for readers: neither is an error; a lost tag still is.
+    #[test]
+    fn an_added_inline_tag_is_a_warning_and_a_translated_caption_passes() {
+        let s = "Use <Illustration caption=\"Trigger\" src=\"/a.png\" /> with React.\n";
+        let t = "از <Illustration caption=\"تحفیز\" src=\"/a.png\" /> با <span dir=\"ltr\">React</span> استفاده کنید.\n";
+        let f = run(s, t);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].check.as_str(), f[0].severity),
+            ("html", Severity::Warning)
+        );
+        assert!(
+            f[0].message.contains("<span dir=\"ltr\">"),
+            "{}",
+            f[0].message
+        );
+        let moved = t.replace("src=\"/a.png\"", "src=\"/b.png\"");
+        assert!(
+            run(s, &moved)
+                .iter()
+                .any(|f| f.check == "html" && f.severity == Severity::Error)
+        );
     }
 
     #[test]

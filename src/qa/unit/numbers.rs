@@ -1,4 +1,5 @@
-//! `numbers` (warning): every number of the source's prose appears in the translation's prose.
+//! `numbers`: every number of the source's prose appears in the translation's prose (a
+//! warning), and none is changed into another (an error).
 //!
 //! Both sides are read from [`Doc::clean_prose`], so code, inline code, math, URLs, link
 //! targets, HTML and footnote labels never count.
@@ -24,7 +25,11 @@
 //! **Multiset semantics**: a number that occurs twice in the source must occur at least twice
 //! in the translation; one finding is reported per distinct missing number, with its counts.
 //!
-//! **Why a warning, not an error**: a faithful translation can legitimately reformulate a
+//! **A changed number is an error**: a source number missing while the translation has a
+//! number of as many digits that the source has nowhere (`3` → `4`, `19.1` → `19.5`). Persian
+//! and Arabic-Indic digits are digits (`۳` = 3), as full-width digits are.
+//!
+//! **Why a missing number is a warning, not an error**: a faithful translation can legitimately reformulate a
 //! number ("2 or 3 times" → 两三次, "the 1990s" → 20 世纪 90 年代, "a 2x speedup" → 速度翻倍,
 //! "twice the 10 steps" → 20 步), so a missing number is a prompt for a human or the reviewer
 //! to look, not proof of an error that should force an automatic revision.
@@ -61,6 +66,60 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
         .collect();
 
     let mut out = Vec::new();
+    // A changed number: a source number the translation lacks while it has a number of as
+    // many digits that the source has nowhere. A reformulation drops a number or changes its
+    // shape ("the 1990s" → 20 世纪 90 年代, "2 or 3 times" → 两三次); a slip or an edit that
+    // changes a value (3 → 4, 19.1 → 19.5) keeps it, and is an error.
+    let in_source: std::collections::HashSet<&str> = wanted
+        .iter()
+        .flat_map(|n| n.values.iter().map(String::as_str))
+        .collect();
+    let target_numbers = source_numbers(&tp, decimal_comma(&ctx.target_lang.primary()));
+    let mut extra: Vec<&SourceNumber> = target_numbers
+        .iter()
+        .filter(|t| !t.values.iter().any(|v| in_source.contains(v.as_str())))
+        .collect();
+    let digits = |raw: &str| -> Vec<char> { raw.chars().filter(char::is_ascii_digit).collect() };
+    let mut changed: Vec<usize> = Vec::new();
+    for (k, m) in missing.iter().enumerate() {
+        // Only a number the translation lacks entirely; of the extra numbers of as many
+        // digits, the one with the most digits in the same places.
+        let absent = !m.values.iter().any(|v| target_values(&tp).contains_key(v));
+        let want = digits(&m.raw);
+        let best = extra
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| digits(&x.raw).len() == want.len())
+            .max_by_key(|(i, x)| {
+                let same = digits(&x.raw)
+                    .iter()
+                    .zip(&want)
+                    .filter(|(a, b)| a == b)
+                    .count();
+                (same, usize::MAX - i)
+            })
+            .map(|(i, _)| i);
+        if absent && let Some(pos) = best {
+            let x = extra.remove(pos);
+            changed.push(k);
+            out.push(Finding::new(
+                CHECK,
+                Severity::Error,
+                format!(
+                    "the number {} of the source is {} in the translation; write the source's number",
+                    m.raw, x.raw
+                ),
+                &line_at(&sp, m.at),
+                &line_at(&tp, x.at),
+            ));
+        }
+    }
+    let missing: Vec<&SourceNumber> = missing
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !changed.contains(k))
+        .map(|(_, m)| *m)
+        .collect();
     let mut done: Vec<&str> = Vec::new();
     for m in &missing {
         let key = m.values[0].as_str();
@@ -471,14 +530,25 @@ fn cn_value(run: &[char]) -> Option<u64> {
     }
 }
 
-/// `text` with full-width digits as ASCII digits.
+/// `text` with full-width, Arabic-Indic and Persian digits as ASCII digits.
 fn fullwidth_digits(text: String) -> String {
-    if !text.chars().any(|c| ('０'..='９').contains(&c)) {
+    let other = |c: char| {
+        ('０'..='９').contains(&c)
+            || ('\u{660}'..='\u{66C}').contains(&c)
+            || ('\u{6F0}'..='\u{6F9}').contains(&c)
+    };
+    if !text.chars().any(other) {
         return text;
     }
     text.chars()
         .map(|c| match c {
             '０'..='９' => char::from(b'0' + (c as u32 - '０' as u32) as u8),
+            // Arabic-Indic and Persian (Extended Arabic-Indic) digits, and the Arabic decimal
+            // and thousands separators.
+            '\u{660}'..='\u{669}' => char::from(b'0' + (c as u32 - 0x660) as u8),
+            '\u{6F0}'..='\u{6F9}' => char::from(b'0' + (c as u32 - 0x6F0) as u8),
+            '\u{66B}' => '.',
+            '\u{66C}' => ',',
             c => c,
         })
         .collect()
@@ -549,17 +619,39 @@ mod tests {
         assert_eq!(
             msgs,
             vec![
+                "the number 3.5 of the source is 35 in the translation; write the source's number",
                 "the number 128,000 does not appear in the translation; keep it (another notation such as 1 000, 1.000 or 1万 is fine)",
-                "the number 3.5 does not appear in the translation; keep it (another notation such as 1 000, 1.000 or 1万 is fine)",
             ]
         );
-        assert!(
-            f.iter()
-                .all(|f| f.check == CHECK && f.severity == Severity::Warning)
+        assert_eq!(
+            f.iter().map(|f| f.severity).collect::<Vec<_>>(),
+            [Severity::Error, Severity::Warning]
         );
         assert_eq!(run("Costs 1.5 billion.\n", "耗资 15亿。\n"), vec![]);
         assert_eq!(run("About 128K tokens.\n", "约 12.8万 token。\n"), vec![]);
         assert_eq!(run("Steps: 20 steps.\n", "步数：２０步。\n"), vec![]);
+    }
+
+    /// A number changed into another of as many digits is an error, in any digits: Persian
+    /// `۳` is 3.
+    #[test]
+    fn a_changed_number_is_an_error_in_any_script_of_digits() {
+        let src = "Wait 3 seconds, then retry up to 12 times.\n";
+        let fa = |s: &str, t: &str| {
+            let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("fa"), &Termbase::default());
+            check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t)
+        };
+        assert_eq!(
+            fa(src, "۳ ثانیه صبر کنید، سپس تا ۱۲ بار دوباره تلاش کنید.\n"),
+            vec![]
+        );
+        let f = fa(src, "۴ ثانیه صبر کنید، سپس تا ۱۲ بار دوباره تلاش کنید.\n");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(
+            f[0].message,
+            "the number 3 of the source is 4 in the translation; write the source's number"
+        );
     }
 
     #[test]
