@@ -75,11 +75,13 @@ fn translated_code_comments_pass_under_translate_on_the_human_edition() {
     assert_eq!(units(&translate, "chapter02-006"), 0, "{translate:#?}");
     assert_eq!(units(&translate, "chapter03-003"), 0, "{translate:#?}");
     assert!(translate.len() < keep.len());
-    // What remains changed code outside comments (translated string literals here).
+    // What remains: translated string literals (named as such, a warning) or changed code
+    // outside comments and literals.
     assert!(
         translate
             .iter()
-            .all(|(_, m)| m.contains("differs from the source outside comments")),
+            .all(|(_, m)| m.contains("string literal(s) translated")
+                || m.contains("differs from the source outside comments and string literals")),
         "{translate:#?}"
     );
 }

@@ -9,7 +9,12 @@
 //!   campaign key `code_comments = "translate"` ([`QaContext::code_comments`]), bodies are
 //!   compared with their comments removed per the fence's language
 //!   ([`crate::qa::unit::code_comments::code_without_comments`]): only comments (and the blank lines around
-//!   them) may differ, every other code token stays identical.
+//!   them) may differ, every other code token stays identical. There, a block whose code
+//!   differs only in string literals (or JSX/HTML text between tags) that read as text for
+//!   people is a warning: human translations localize the text a program shows; a changed
+//!   literal that reads as a key, type name or path is an error. In either mode the line named
+//!   is the first whose code differs once literals are set aside, so a translated literal never
+//!   hides a renamed identifier further down.
 //! - `inline_code`: inline code spans form the same multiset (their order may change with
 //!   sentence order). A span entirely missing from the translation is an error: code was lost
 //!   or altered (a translated `search("Tesla service")` shows up this way). A span the
@@ -100,7 +105,8 @@ fn blocks(
                 if changed.is_empty() {
                     continue;
                 }
-                let shown = changed.iter().all(|(x, _)| reader_text(x));
+                // Under `keep` code blocks stay byte for byte, strings included.
+                let shown = translate && changed.iter().all(|(x, _)| reader_text(x));
                 let (x, y) = changed[0];
                 out.push(Finding::new(
                     CHECK,
@@ -110,6 +116,13 @@ fn blocks(
                             "{} has {} string literal(s) translated ({} → {}), the code around them unchanged; keep them if the program shows them to readers, restore them if it reads them",
                             name(i, a),
                             changed.len(),
+                            quote(x),
+                            quote(y)
+                        )
+                    } else if !translate {
+                        format!(
+                            "{} has the string literal {} changed to {}; copy code blocks byte for byte, comments and strings included",
+                            name(i, a),
                             quote(x),
                             quote(y)
                         )
@@ -449,11 +462,15 @@ mod tests {
         assert_eq!(super::tests::run(SRC, tgt).len(), 1);
     }
 
-    /// Human translations localize the text a program shows (`println!("нуль!")`): that is
-    /// a warning; a literal the program reads (a key, a path) changed is an error, and so is a
+    /// Human translations localize the text a program shows (`println!("нуль!")`): under
+    /// `code_comments = "translate"` (what `validate --source --target` assumes) that is a
+    /// warning; a literal the program reads (a key, a path) changed is an error, and so is a
     /// renamed identifier on a line after a localized literal.
     #[test]
     fn a_localized_string_literal_is_a_warning_and_does_not_hide_a_renamed_identifier() {
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("ru"), &Termbase::default());
+        ctx.code_comments = CodeComments::Translate;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
         let src = "Print it.\n\n```rust\nfn main() {\n    println!(\"zero!\");\n    let n = 'x';\n    count(n);\n}\n```\n";
         let tgt = src
             .replace("Print it.", "Выведите.")
@@ -470,7 +487,8 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].severity, Severity::Error);
         assert!(
-            f[0].message.contains("outside string literals at line 4"),
+            f[0].message
+                .contains("outside comments and string literals at code line 4"),
             "{}",
             f[0].message
         );
@@ -492,6 +510,9 @@ mod tests {
     /// stays code.
     #[test]
     fn translated_jsx_text_is_a_warning_and_its_expressions_stay_code() {
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("es"), &Termbase::default());
+        ctx.code_comments = CodeComments::Translate;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
         let src = "Render it.\n\n```js\nfunction Room({ roomId }) {\n  return <h1>Welcome to the {roomId} room!</h1>;\n}\n```\n";
         let tgt = src.replace("Render it.", "Renderízalo.").replace(
             "Welcome to the {roomId} room!",

@@ -12,8 +12,7 @@
 //! - **A last sentence cut off**: the source's last paragraph (list items often end without
 //!   punctuation in one language and with it in another) ends with sentence punctuation and its
 //!   counterpart ends with a letter or digit (a stream cut mid-sentence), unless its last word
-//!   is a URL (a reference entry may end with one). It is an error when the paragraph is also
-//!   short ([`CUT_SHARE`]); one as long as the rest only lacks its full stop, a warning. Paragraphs of footnote definitions are
+//!   is a URL (a reference entry may end with one). Paragraphs of footnote definitions are
 //!   paired only within the same footnote ([`crate::qa::unit::structure`]), so two different reference
 //!   entries are never compared.
 //!
@@ -40,13 +39,6 @@ pub const MAX_SHRINK: usize = 3;
 /// Fewest non-whitespace source characters in a paragraph or list item for its length to be
 /// compared with its counterpart's (shorter ones have noisy ratios).
 pub const MIN_FRAGMENT_SOURCE: usize = 80;
-/// A last paragraph ending mid-sentence is cut off when its length ratio is below this share
-/// of the ratio the unit's other paragraphs show (or of the lowest human ratio, alone): a
-/// stream cut leaves part of a paragraph, while published translations whose last paragraph
-/// only lacks its full stop are as long as the rest (measured on the multilingual set of
-/// `cargo bench --bench qa_labelled`: such paragraphs were all labelled false alarms).
-pub const CUT_SHARE: f64 = 0.75;
-
 /// The fragment floor for a pair without a prior: a third of the lowest paragraph ratio of
 /// the corpus's human zh edition against its en edition (0.170, the most compressing pair
 /// measured: Chinese writes in about a third of English's characters).
@@ -157,43 +149,13 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
             && !ends_with_url(t)
             && out.is_empty()
         {
-            // Cut off, or only without its full stop: a cut paragraph is short for what the
-            // rest of the unit shows of the pair (other paragraphs' ratio), or, alone, below
-            // the lowest human ratio (three times the fragment floor).
-            let (mut cs_rest, mut ct_rest) = (0, 0);
-            for &(a, b) in pairs.iter().filter(|&&p| p != (i, j)) {
-                if prose(&src.blocks[a]) {
-                    cs_rest += chars(&src.blocks[a].text);
-                    ct_rest += chars(&tgt.blocks[b].text);
-                }
-            }
-            let expected = if cs_rest >= MIN_FRAGMENT_SOURCE {
-                ct_rest as f64 / cs_rest as f64
-            } else {
-                3.0 * floor
-            };
-            let ratio = chars(t) as f64 / chars(&src.blocks[i].text).max(1) as f64;
-            let (severity, message) = if ratio < CUT_SHARE * expected {
-                (
-                    Severity::Error,
-                    format!(
-                        "{} of the translation ends mid-sentence where the source's ends with a full stop: cut off? Finish the translation",
-                        structure::name(&tgt.blocks, j)
-                    ),
-                )
-            } else {
-                (
-                    Severity::Warning,
-                    format!(
-                        "{} of the translation ends without the full stop its source ends with; add it",
-                        structure::name(&tgt.blocks, j)
-                    ),
-                )
-            };
             out.push(Finding::new(
                 structure::TRUNCATION,
-                severity,
-                message,
+                Severity::Error,
+                format!(
+                    "{} of the translation ends mid-sentence where the source's ends with a full stop: cut off? Finish the translation",
+                    structure::name(&tgt.blocks, j)
+                ),
                 &src.blocks[i].text,
                 t,
             ));
@@ -263,27 +225,6 @@ mod tests {
         assert!((fragment_floor(&zh) - 0.10).abs() < 1e-9);
         let back = QaContext::new(&Lang::parse("zh"), &Lang::parse("en"), &Termbase::default());
         assert!((fragment_floor(&back) - 0.7407).abs() < 1e-3);
-    }
-
-    /// A published translation whose last paragraph only lacks its full stop is a warning;
-    /// a last paragraph cut short is an error.
-    #[test]
-    fn a_last_paragraph_without_its_full_stop_is_a_warning_and_a_short_one_an_error() {
-        let src = "The agent reads the task, plans its steps and calls its tools one by one.\n\nEach call returns a result that the agent reads before it decides what to do next.\n";
-        let whole = "智能体读取任务，规划步骤，并逐一调用工具。\n\n每次调用都会返回结果，智能体读完结果再决定下一步做什么\n";
-        let f = run(src, whole);
-        assert_eq!(f.len(), 1, "{f:#?}");
-        assert_eq!(f[0].severity, Severity::Warning);
-        assert!(
-            f[0].message.contains("ends without the full stop"),
-            "{}",
-            f[0].message
-        );
-        let cut = "智能体读取任务，规划步骤，并逐一调用工具。\n\n每次调用都会返回\n";
-        let f = run(src, cut);
-        assert_eq!(f.len(), 1, "{f:#?}");
-        assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].message.contains("cut off?"), "{}", f[0].message);
     }
 
     #[test]

@@ -362,6 +362,15 @@ fn joiner(c: char) -> bool {
     )
 }
 
+/// Whether a letter of script `next` ends a word of script `word`: both known and different,
+/// and neither Greek (Greek letters prefix names as symbols: `τ-bench`, `α-test`).
+fn script_change(word: Option<WScript>, next: Option<WScript>) -> bool {
+    match (word, next) {
+        (Some(a), Some(b)) => a != b && a != WScript::Greek && b != WScript::Greek,
+        _ => false,
+    }
+}
+
 /// One word of [`words`]: (byte range, script, letters, identifier, acronym, capitalised).
 type Word = (Range<usize>, Option<WScript>, usize, bool, bool, bool);
 
@@ -393,9 +402,7 @@ fn words(text: &str) -> Vec<Word> {
         let mut prev_lower = false;
         while j < chars.len() {
             let c = chars[j].1;
-            let other_script = c.is_alphabetic()
-                && word_script.is_some()
-                && letter_script(c).is_some_and(|s| Some(s) != word_script);
+            let other_script = c.is_alphabetic() && script_change(word_script, letter_script(c));
             if other_script {
                 break;
             }
@@ -418,9 +425,7 @@ fn words(text: &str) -> Vec<Word> {
             } else if joiner(c)
                 && chars.get(j + 1).is_some_and(|n| {
                     same(n.1)
-                        && !(n.1.is_alphabetic()
-                            && word_script.is_some()
-                            && letter_script(n.1).is_some_and(|s| Some(s) != word_script))
+                        && !(n.1.is_alphabetic() && script_change(word_script, letter_script(n.1)))
                 })
             {
                 special |= !matches!(c, '\'' | '’' | '-');
