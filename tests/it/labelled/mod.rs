@@ -14,6 +14,17 @@ pub mod multilingual;
 pub mod plant;
 pub mod real;
 
+/// The records of a JSON-lines file, one per non-blank line (none when the file is absent); a
+/// bad line panics naming the file.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Vec<T> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display())))
+        .collect()
+}
+
 /// One labelled pair.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct Pair {

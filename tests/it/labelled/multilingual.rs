@@ -318,12 +318,7 @@ pub fn labels_file() -> PathBuf {
 /// Every label (none when the file is absent).
 pub fn labels() -> Vec<Label> {
     let path = labels_file();
-    std::fs::read_to_string(&path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display())))
-        .collect()
+    super::read_jsonl(&path)
 }
 
 /// The Wilson score interval at 95 % for `k` successes in `n` trials (`(0, 1)` when `n` is 0).
