@@ -97,14 +97,11 @@ fn blocks(
             }
             let (ma, la) = without_literals(&a.0, &ca);
             let (mb, lb) = without_literals(&b.0, &cb);
-            if ma == mb && la.len() == lb.len() {
+            if ma == mb && la.len() == lb.len() && la != lb {
                 // Only string literals differ: text shown to readers may be localized (human
                 // translations do it throughout), a key, path or name the program reads may not.
                 let changed: Vec<(&String, &String)> =
                     la.iter().zip(&lb).filter(|(x, y)| x != y).collect();
-                if changed.is_empty() {
-                    continue;
-                }
                 // Under `keep` code blocks stay byte for byte, strings included.
                 let shown = translate && changed.iter().all(|(x, _)| reader_text(x));
                 let (x, y) = changed[0];
@@ -140,8 +137,10 @@ fn blocks(
                 continue;
             }
             // The first line whose code differs once literals are set aside, so that a localized
-            // literal does not hide a renamed identifier further down.
-            let (line, sa, sb) = first_difference(&ma, &mb);
+            // literal does not hide a renamed identifier further down (the bodies themselves when
+            // only what the literal reading leaves out differs, such as spaces between tags).
+            let (da, db) = if ma == mb { (&ca, &cb) } else { (&ma, &mb) };
+            let (line, sa, sb) = first_difference(da, db);
             let message = if translate {
                 format!(
                     "{} differs from the source outside comments and string literals at code line {line} (comments and blank lines not counted); only comments may be translated, copy the code byte for byte",

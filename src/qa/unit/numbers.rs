@@ -81,10 +81,11 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
         .collect();
     let digits = |raw: &str| -> Vec<char> { raw.chars().filter(char::is_ascii_digit).collect() };
     let mut changed: Vec<usize> = Vec::new();
+    let all_target = target_values(&tp);
     for (k, m) in missing.iter().enumerate() {
         // Only a number the translation lacks entirely; of the extra numbers of as many
         // digits, the one with the most digits in the same places.
-        let absent = !m.values.iter().any(|v| target_values(&tp).contains_key(v));
+        let absent = !m.values.iter().any(|v| all_target.contains_key(v));
         let want = digits(&m.raw);
         let best = extra
             .iter()
