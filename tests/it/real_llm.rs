@@ -303,7 +303,13 @@ fn replay_sample_book_mechanical_errors_left() {
 /// a mangled placeholder, and the mechanical errors left printed with the model's name (none
 /// on the recorded 1.5b answers, see `replay_sample_book_mechanical_errors_left`; another
 /// model may leave some, which this prints rather than fails on).
-#[booktr_test_needs::needs(real_llm)]
+///
+/// A long variant, not run by `.ci/run`: about 5 minutes of the 0.5b's time alone on 2 cores,
+/// and most of the suite's wall time when it shares them with the other tests. The tiny
+/// campaign's live test keeps a real model in CI, and the sample book's recorded answers are
+/// replayed by `replay_sample_book_mechanical_errors_left` on every run. Run it with
+/// `cargo test --test it real_llm::live_sample_book_on_a_real_model -- --ignored`.
+#[ignore = "long variant: the sample book on a live model (run with --ignored)"]
 #[test]
 fn live_sample_book_on_a_real_model() {
     let Some(url) = real_llm::live_url("live_sample_book_on_a_real_model") else {
