@@ -204,6 +204,17 @@ pub const DE: Paradigm = Paradigm {
     fleeting: &[],
 };
 
+/// Whether a language writes closed compounds (German `Arbeitsspeicher`, Finnish
+/// `muistinhallinta`): a rendering found inside a longer word is then the term (the compound's
+/// head or modifier). Languages that inflect without compounding (Russian, Polish…) write a
+/// term as a word of its own, so a rendering inside a longer word is another word.
+pub fn compounds(primary: &str) -> bool {
+    matches!(
+        primary,
+        "de" | "nl" | "sv" | "da" | "nb" | "nn" | "no" | "is" | "fi" | "et" | "hu"
+    )
+}
+
 /// The inflection rule of a target language (`primary` is its primary subtag, `ru` for
 /// `ru-RU`), or `None` for languages compared exactly (Chinese, Japanese, English, French…).
 /// With a [`Paradigm`]: Russian, Ukrainian, Belarusian, Polish, Czech, Slovak, German. With

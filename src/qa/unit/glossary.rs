@@ -152,6 +152,10 @@ pub(crate) struct Searchers {
     /// keep-as-is entries) and the forbidden ones, for inflected matching.
     required_forms: Vec<Vec<String>>,
     forbidden_forms: Vec<Vec<String>>,
+    /// A rendering found inside a longer word counts only as one of its inflected forms: the
+    /// target inflects and does not write closed compounds ([`inflect::compounds`]), so
+    /// агентство (agency) is not агент (agent), nor инструментарий (toolkit) инструмент.
+    whole_words: bool,
 }
 
 impl std::ops::Deref for Glossary<'_> {
@@ -339,6 +343,7 @@ impl Searchers {
             inflection,
             required_forms,
             forbidden_forms,
+            whole_words: inflection.is_some() && !inflect::compounds(&ctx.target_lang.primary()),
         }
     }
 }
@@ -431,6 +436,19 @@ impl Glossary<'_> {
         let mut spans = self
             .required
             .spans(work, src_count.len(), |i| src_count[i] > 0);
+        if self.whole_words {
+            let boundary = |at: usize, before: bool| {
+                let c = if before {
+                    work[..at].chars().next_back()
+                } else {
+                    work[at..].chars().next()
+                };
+                !c.is_some_and(char::is_alphanumeric)
+            };
+            for &i in relevant {
+                spans[i].retain(|&(a, b)| boundary(a, true) && boundary(b, false));
+            }
+        }
         if let Some(inf) = self.inflection {
             for &i in relevant {
                 let forbidden: Vec<(usize, usize)> = self.forbidden_forms[i]
@@ -820,6 +838,28 @@ mod tests {
         );
         // Chinese is still compared exactly: no inflection rule.
         assert_eq!(inflect::inflection("zh"), None);
+    }
+
+    #[test]
+    fn a_rendering_inside_a_longer_word_of_a_language_without_compounds_is_not_the_term() {
+        let c = ru(vec![
+            entry("agent", "агент", &[]),
+            entry("tool", "инструмент", &[]),
+        ]);
+        let src = "The agent calls a tool.";
+        let f = run(&c, src, "Агентство вызывает инструментарий.");
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().all(|f| f.message.contains("never uses")), "{f:?}");
+        // Inflected forms still count.
+        assert_eq!(run(&c, src, "Агент вызывает инструмент."), vec![]);
+        assert_eq!(run(&c, src, "Агентом вызван инструмента вызов."), vec![]);
+        // German writes closed compounds: Arbeitsspeicher holds Speicher.
+        let de = QaContext::new(
+            &Lang::parse("en"),
+            &Lang::parse("de"),
+            &Termbase::from_entries([entry("memory", "Speicher", &[])]),
+        );
+        assert_eq!(run(&de, "The memory.", "Der Arbeitsspeicher."), vec![]);
     }
 
     #[test]
