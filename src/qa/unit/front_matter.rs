@@ -30,8 +30,11 @@ pub const CHECK: &str = crate::qa::unit::structure::CHECK;
 
 /// Front matter keys whose values are translated; every other value is kept as the source has
 /// it. Those of Hugo, Jekyll, MkDocs Material, Docusaurus and Astro content collections that
-/// hold reader-facing text (titles, descriptions, labels) or reader-facing term lists (tags,
-/// keywords).
+/// hold reader-facing text (titles, descriptions, labels) or a reader-facing term list
+/// (`keywords`, the page's search words). `tags` are not among them: a tag is a taxonomy key
+/// that every edition shares (Hugo and Jekyll build the tag pages' URLs from it, Docusaurus
+/// matches it against `tags.yml` and fails the build on an unknown one when told to), and a
+/// site translates a tag's label in its own tag definitions, not page by page.
 pub const TRANSLATED_KEYS: &[&str] = &[
     "title",
     "subtitle",
@@ -42,7 +45,6 @@ pub const TRANSLATED_KEYS: &[&str] = &[
     "sidebar_label",
     "caption",
     "keywords",
-    "tags",
 ];
 
 /// The YAML front matter at the start of `text` (after a BOM): the lines between an opening
@@ -616,7 +618,6 @@ mod tests {
     fn faithful_front_matter_has_no_finding() {
         let t = SRC
             .replace("\"Tool calls\"", "\"Werkzeugaufrufe\"")
-            .replace("[llm, agents]", "[LLM, Agenten]")
             .replace("Text.", "Texte.");
         assert_eq!(findings(SRC, &t), vec![]);
         // Requoting a kept value and reordering keys change nothing a site generator reads.
@@ -682,7 +683,7 @@ mod tests {
         assert_eq!(
             msgs(&s2, &t),
             [
-                "front matter list `authors` changed: item 1 is `Ann` in the source but `Anna` in the translation; only the values of title, subtitle, description, summary, abstract, excerpt, sidebar_label, caption, keywords, tags are translated, keep the others as in the source"
+                "front matter list `authors` changed: item 1 is `Ann` in the source but `Anna` in the translation; only the values of title, subtitle, description, summary, abstract, excerpt, sidebar_label, caption, keywords are translated, keep the others as in the source"
             ]
         );
     }
@@ -715,13 +716,22 @@ mod tests {
             msgs(SRC, &t)[0].starts_with("front matter value of `weight` changed from `3` to `4`")
         );
         // A translated list value keeps its shape.
-        let t = SRC.replace("[llm, agents]", "LLM und Agenten");
+        let src = SRC.replace("tags:", "keywords:");
+        let t = src.replace("[llm, agents]", "LLM und Agenten");
         assert_eq!(
-            msgs(SRC, &t),
+            msgs(&src, &t),
             [
-                "front matter value of `tags` is a list of 2 items in the source but text in the translation; translate its text and keep its shape"
+                "front matter value of `keywords` is a list of 2 items in the source but text in the translation; translate its text and keep its shape"
             ]
         );
+    }
+
+    #[test]
+    fn a_translated_tag_is_a_changed_taxonomy_key() {
+        let t = SRC.replace("[llm, agents]", "[llm, Agenten]");
+        let m = msgs(SRC, &t);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].starts_with("front matter list `tags` changed: item 2 is `agents` in the source but `Agenten` in the translation"), "{}", m[0]);
     }
 
     #[test]
