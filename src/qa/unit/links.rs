@@ -42,8 +42,53 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str)
     );
     reference_labels(&mut out, source, target);
     footnotes(&mut out, src, tgt);
+    escaped_footnote_refs(&mut out, source, target);
     reference_definitions(&mut out, src, tgt);
     out
+}
+
+/// The labels of footnote references written with an escaped bracket (`\[^src\]`,
+/// `\[^src]`) in `text`, outside code, in order. Markdown shows them as the literal text
+/// `[^src]`, and a parsed document cannot tell them from a reference to a footnote defined in
+/// another unit (both reach the prose as text), so they are read from the raw text.
+fn escaped_refs(text: &str) -> Vec<String> {
+    let code = crate::book::syntax::code_ranges(text);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("\\[^").map(|i| i + from) {
+        from = i + 3;
+        if code.iter().any(|r| r.contains(&i)) {
+            continue;
+        }
+        let rest = &text[i + 3..];
+        let Some(end) = rest.find(']') else { continue };
+        let label = rest[..end].trim_end_matches('\\');
+        if !label.is_empty() && !label.contains(char::is_whitespace) {
+            out.push(label.to_string());
+        }
+    }
+    out
+}
+
+/// `footnotes`: a reference the translation escapes (`\[^src\]`, shown as text) where the
+/// source writes it as a reference.
+fn escaped_footnote_refs(out: &mut Vec<Finding>, source: &str, target: &str) {
+    let mut in_source = escaped_refs(source);
+    for label in escaped_refs(target) {
+        if let Some(k) = in_source.iter().position(|l| *l == label) {
+            in_source.remove(k);
+            continue;
+        }
+        out.push(Finding::new(
+            "footnotes",
+            Severity::Error,
+            format!(
+                "footnote reference `[^{label}]` is escaped in the translation (`\\[^{label}\\]`) and shows as text, not as a footnote marker; remove the backslashes"
+            ),
+            &format!("[^{label}]"),
+            &format!("\\[^{label}\\]"),
+        ));
+    }
 }
 
 /// `links`, for the references whose definition is not in the unit (a chapter's definitions
@@ -317,6 +362,38 @@ mod tests {
         let broken = Doc::parse("正文[^1]。\n\n[^1]：脚注。\n");
         assert_eq!(broken.broken_footnote_defs, vec!["1"]);
         assert_eq!(footnote_refs(&broken), vec!["[^1]"]);
+    }
+
+    #[test]
+    fn an_escaped_footnote_reference_is_an_error() {
+        let src = "An agent calls tools.[^src]\n\n[^src]: Yao et al., 2022.\n";
+        let tgt = "Агент вызывает инструменты.\\[^src\\]\n\n[^src]: Yao et al., 2022.\n";
+        let f = run(src, tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].check.as_str(), f[0].severity),
+            ("footnotes", Severity::Error)
+        );
+        assert!(
+            f[0].message
+                .starts_with("footnote reference `[^src]` is escaped"),
+            "{}",
+            f[0].message
+        );
+        // One escaped bracket is enough to break it; an escape the source has too is kept.
+        assert_eq!(run(src, &tgt.replace("\\]", "]")).len(), 1);
+        let src = "Write \\[^1\\] to show the syntax.\n";
+        assert_eq!(
+            run(src, "Schreiben Sie \\[^1\\], um die Syntax zu zeigen.\n"),
+            vec![]
+        );
+        // Inside code it is code.
+        let src = "A marker.[^src]\n\n[^src]: Yao.\n";
+        assert_eq!(
+            escaped_refs("Use `\\[^src\\]` here.\n"),
+            Vec::<String>::new()
+        );
+        let _ = src;
     }
 
     #[test]
