@@ -1404,15 +1404,15 @@ fn inline_spans(
         } else {
             "the unit (its block structure differs from the source's)".to_string()
         };
+        let block = |sp: &Spans, t: &str| match sp.top.get(sc) {
+            Some(b) if same_blocks => b.range.clone(),
+            _ => 0..t.len(),
+        };
         // Delimiters dropped: the span's content written once as bare text in the scope.
         if missing.len() == 1
             && foreign.is_empty()
             && matches!(kind, InlineKind::Code | InlineKind::Math)
         {
-            let block = |sp: &Spans, t: &str| match sp.top.get(sc) {
-                Some(b) if same_blocks => b.range.clone(),
-                _ => 0..t.len(),
-            };
             let a = missing[0];
             if let Some(at) = bare_once(source, block(src, source), text, block(tgt, text), &a.key)
             {
@@ -1427,6 +1427,32 @@ fn inline_spans(
         let pairwise = kind == InlineKind::Footnote
             && missing.len() == foreign.len()
             && consistent(&missing, &foreign);
+        // A foreign code or math span takes the missing one's place only when it is an
+        // altered copy of it and not the source's own bare word set as code: otherwise the
+        // model wrote something else there, and the missing span's fact would replace it.
+        if missing.len() == 1
+            && foreign.len() == 1
+            && matches!(kind, InlineKind::Code | InlineKind::Math)
+        {
+            let (a, b) = (span_content(&missing[0].key), span_content(&foreign[0].key));
+            let word_of_source = !bare_tokens(source, &block(src, source), b).is_empty();
+            if word_of_source || !altered_copy(a, b) {
+                skipped.push(Skip {
+                    class,
+                    why: format!(
+                        "the place of {:?} in {place} is not certain: the translation's {:?} there is {}, not an altered copy of it",
+                        crate::util::excerpt(&missing[0].key, 40),
+                        crate::util::excerpt(&foreign[0].key, 40),
+                        if word_of_source {
+                            "a word of the source's text set as code"
+                        } else {
+                            "another span"
+                        }
+                    ),
+                });
+                continue;
+            }
+        }
         if (missing.len() == 1 && foreign.len() == 1) || pairwise {
             for (a, b) in missing.iter().zip(&foreign) {
                 let with = match kind {
@@ -1473,6 +1499,40 @@ fn inline_spans(
     }
 }
 
+/// The content of an inline code or math span, its delimiters (and a code span's padding
+/// spaces) stripped.
+fn span_content(span: &str) -> &str {
+    let inner = span.trim_matches('`').trim_matches('$');
+    if span.starts_with('`') {
+        inner.trim_matches(' ')
+    } else {
+        inner
+    }
+}
+
+/// Byte offsets in `t` where `inner` occurs as a whole token (no ASCII letter, digit or `_`
+/// on either side) in the prose of `t[within]`.
+fn bare_tokens(t: &str, within: &Range<usize>, inner: &str) -> Vec<usize> {
+    let mut at = Vec::new();
+    for r in crate::book::markdown::prose_ranges(t) {
+        if r.start < within.start || r.end > within.end {
+            continue;
+        }
+        let slice = &t[r.clone()];
+        let mut from = 0;
+        while let Some(i) = slice[from..].find(inner).map(|i| i + from) {
+            let before = slice[..i].chars().next_back();
+            let after = slice[i + inner.len()..].chars().next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !word(before) && !word(after) {
+                at.push(r.start + i);
+            }
+            from = i + inner.len().max(1);
+        }
+    }
+    at
+}
+
 /// Where the content of `span` (inline code or math, delimiters stripped) occurs exactly once
 /// as a whole token in the prose of `text[scope]`, while the prose of `source[src_scope]` has
 /// it nowhere as bare text (so that occurrence can only be the span with its delimiters lost).
@@ -1483,43 +1543,49 @@ fn bare_once(
     scope: Range<usize>,
     span: &str,
 ) -> Option<Range<usize>> {
-    let inner = span.trim_matches('`').trim_matches('$');
-    let inner = if span.starts_with('`') {
-        inner.trim_matches(' ')
-    } else {
-        inner
-    };
-    if inner.trim().is_empty() {
+    let inner = span_content(span);
+    if inner.trim().is_empty() || !bare_tokens(source, &src_scope, inner).is_empty() {
         return None;
     }
-    let tokens = |t: &str, within: &Range<usize>| -> Vec<usize> {
-        let mut at = Vec::new();
-        for r in crate::book::markdown::prose_ranges(t) {
-            if r.start < within.start || r.end > within.end {
-                continue;
-            }
-            let slice = &t[r.clone()];
-            let mut from = 0;
-            while let Some(i) = slice[from..].find(inner).map(|i| i + from) {
-                let before = slice[..i].chars().next_back();
-                let after = slice[i + inner.len()..].chars().next();
-                let word =
-                    |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !word(before) && !word(after) {
-                    at.push(r.start + i);
-                }
-                from = i + inner.len().max(1);
-            }
-        }
-        at
-    };
-    if !tokens(source, &src_scope).is_empty() {
-        return None;
-    }
-    match tokens(text, &scope).as_slice() {
+    match bare_tokens(text, &scope, inner).as_slice() {
         [one] => Some(*one..*one + inner.len()),
         _ => None,
     }
+}
+
+/// Fewest shared character bigrams (Dice coefficient, lower-cased) for a foreign inline code
+/// or math span to be an altered copy of a missing one (`SUMARY.md` for `SUMMARY.md` is 0.94,
+/// `readFile` for `read_file` 0.8, `mdBook` for `SUMMARY.md` 0.14).
+pub const MIN_COPY_SIMILARITY: f64 = 0.5;
+
+/// Whether the foreign span content `b` is an altered copy of the missing span content `a`:
+/// they share at least [`MIN_COPY_SIMILARITY`] of their character bigrams, or `b` has letters
+/// outside ASCII where `a` has none (its words translated). Any other foreign span is the
+/// model's rendering of something else, and putting the missing span in its place would state
+/// another fact.
+fn altered_copy(a: &str, b: &str) -> bool {
+    if !a.chars().any(|c| !c.is_ascii() && c.is_alphabetic())
+        && b.chars().any(|c| !c.is_ascii() && c.is_alphabetic())
+    {
+        return true;
+    }
+    let grams = |s: &str| -> Vec<(char, char)> {
+        let v: Vec<char> = s.to_lowercase().chars().collect();
+        v.windows(2).map(|w| (w[0], w[1])).collect()
+    };
+    let (ga, gb) = (grams(a), grams(b));
+    if ga.is_empty() || gb.is_empty() {
+        return a.eq_ignore_ascii_case(b);
+    }
+    let mut rest = gb.clone();
+    let mut shared = 0;
+    for g in &ga {
+        if let Some(k) = rest.iter().position(|x| x == g) {
+            rest.swap_remove(k);
+            shared += 1;
+        }
+    }
+    2.0 * shared as f64 / (ga.len() + gb.len()) as f64 >= MIN_COPY_SIMILARITY
 }
 
 /// The target's reference link `tgt` (a full reference's label, or a whole `[text]` or

@@ -815,3 +815,23 @@ fn changed_site_syntax_is_restored_and_the_translated_title_kept() {
         crate::qa::unit::site_syntax::CHECK,
     );
 }
+
+#[test]
+fn a_code_span_written_for_another_word_is_not_replaced_by_a_missing_one() {
+    // The model set the source's bare word mdBook as code and dropped `SUMMARY.md`: putting
+    // `SUMMARY.md` where it wrote `mdBook` would say that SUMMARY.md builds the book.
+    let s = "mdBook builds the book from the chapters listed in `SUMMARY.md`.\n";
+    let t = "`mdBook` 根据列出的章节构建这本书。\n";
+    left_alone(s, t, Class::InlineCode, "not certain");
+    // A span that is neither a source word nor a copy of the missing one is left too.
+    let t = "`book.toml` 根据列出的章节构建这本书。\n";
+    left_alone(s, t, Class::InlineCode, "another span");
+    // An altered copy is still restored.
+    fixed(
+        s,
+        "mdBook 根据 `SUMARY.md` 中列出的章节构建这本书。\n",
+        "mdBook 根据 `SUMMARY.md` 中列出的章节构建这本书。\n",
+        Class::InlineCode,
+        "inline_code",
+    );
+}
