@@ -397,6 +397,35 @@ fn inline(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
         };
         out.push(Finding::new(CHECK, Severity::Warning, message, "", e));
     }
+    // Per paragraph, list item, heading and table paired one to one: a span altered inside its
+    // block (one of the block's spans missing there while the block has one its source lacks)
+    // is an error even where the unit has the missing span elsewhere.
+    for (i, j) in crate::qa::unit::structure::pairs(src, tgt) {
+        let (a, b) = (&src.blocks[i], &tgt.blocks[j]);
+        if a.code.is_empty() {
+            continue;
+        }
+        let sa: Vec<&str> = a.code.iter().map(String::as_str).collect();
+        let tb: Vec<&str> = b.code.iter().map(String::as_str).collect();
+        let d = SeqDiff::new(&sa, &tb);
+        let Some(foreign) = d.extra.first() else {
+            continue;
+        };
+        for m in d.missing.iter().filter(|m| count(&t, m) > 0) {
+            out.push(Finding::new(
+                CHECK,
+                Severity::Error,
+                format!(
+                    "in {}, inline code {} is missing and the translation has {} instead; copy inline code unchanged",
+                    crate::qa::unit::structure::name(&src.blocks, i),
+                    quote(m),
+                    quote(foreign)
+                ),
+                a.text.trim(),
+                b.text.trim(),
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -411,6 +440,30 @@ mod tests {
     }
 
     const SRC: &str = "Call `run()` and `stop()`.\n\n```python\n# start the loop\nrun()\n```\n\n    $ agent --help\n";
+
+    #[test]
+    fn an_inline_code_span_altered_in_its_paragraph_is_an_error_where_the_unit_has_it_elsewhere() {
+        let src = "Call `run()` first.\n\nThen call `stop()` and `run()` again.\n";
+        let tgt = "Zuerst `rux()` aufrufen.\n\nDann `stop()` und wieder `run()` aufrufen.\n";
+        let f: Vec<Finding> = run(src, tgt)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .collect();
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            f[0].message,
+            "in paragraph 1, inline code `run()` is missing and the translation has `rux()` instead; copy inline code unchanged"
+        );
+        // Moved to another paragraph with nothing in its place: not an error.
+        let moved = "Zuerst aufrufen.\n\nDann `stop()` und `run()` und wieder `run()` aufrufen.\n";
+        assert!(
+            run(src, moved)
+                .iter()
+                .all(|f| f.severity != Severity::Error),
+            "{:#?}",
+            run(src, moved)
+        );
+    }
 
     #[test]
     fn identical_code_passes() {

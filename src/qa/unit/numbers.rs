@@ -41,15 +41,28 @@ use crate::qa::{Finding, QaContext, Severity};
 
 const CHECK: &str = "numbers";
 
-/// Runs the check (see the module docs).
-pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
-    let sp = fullwidth_digits(src.clean_prose());
-    let wanted = source_numbers(&sp, decimal_comma(&ctx.source_lang.primary()));
+/// What comparing the numbers of a source text with its translation's finds.
+struct Comparison {
+    /// Source numbers changed into another number (source, translation).
+    changed: Vec<(SourceNumber, SourceNumber)>,
+    /// Source numbers the translation lacks, not changed into another.
+    missing: Vec<SourceNumber>,
+    /// Every number of the source, for the counts of the messages.
+    wanted: Vec<SourceNumber>,
+}
+
+/// Compares the numbers of the prose `sp` with those of its translation `tp` (both with
+/// full-width digits folded, see the module docs).
+fn compare(ctx: &QaContext, sp: &str, tp: &str) -> Comparison {
+    let wanted = source_numbers(sp, decimal_comma(&ctx.source_lang.primary()));
     if wanted.is_empty() {
-        return Vec::new();
+        return Comparison {
+            changed: Vec::new(),
+            missing: Vec::new(),
+            wanted,
+        };
     }
-    let tp = fullwidth_digits(tgt.clean_prose());
-    let mut pool = target_values(&tp);
+    let mut pool = target_values(tp);
     let mut take = |v: &str| match pool.get_mut(v) {
         Some(n) if *n > 0 => {
             *n -= 1;
@@ -64,8 +77,6 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
         .into_iter()
         .filter(|n| !n.values[1..].iter().any(|v| take(v)))
         .collect();
-
-    let mut out = Vec::new();
     // A changed number: a source number the translation lacks while it has a number of as
     // many digits that the source has nowhere. A reformulation drops a number or changes its
     // shape ("the 1990s" → 20 世纪 90 年代, "2 or 3 times" → 两三次); a slip or an edit that
@@ -74,15 +85,16 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
         .iter()
         .flat_map(|n| n.values.iter().map(String::as_str))
         .collect();
-    let target_numbers = source_numbers(&tp, decimal_comma(&ctx.target_lang.primary()));
+    let target_numbers = source_numbers(tp, decimal_comma(&ctx.target_lang.primary()));
     let mut extra: Vec<&SourceNumber> = target_numbers
         .iter()
         .filter(|t| !t.values.iter().any(|v| in_source.contains(v.as_str())))
         .collect();
     let digits = |raw: &str| -> Vec<char> { raw.chars().filter(char::is_ascii_digit).collect() };
-    let mut changed: Vec<usize> = Vec::new();
-    let all_target = target_values(&tp);
-    for (k, m) in missing.iter().enumerate() {
+    let all_target = target_values(tp);
+    let mut changed = Vec::new();
+    let mut left = Vec::new();
+    for m in missing {
         // Only a number the translation lacks entirely; of the extra numbers of as many
         // digits, the one with the most digits in the same places.
         let absent = !m.values.iter().any(|v| all_target.contains_key(v));
@@ -100,27 +112,75 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
                 (same, usize::MAX - i)
             })
             .map(|(i, _)| i);
-        if absent && let Some(pos) = best {
-            let x = extra.remove(pos);
-            changed.push(k);
+        match best {
+            Some(pos) if absent => changed.push((m.clone(), extra.remove(pos).clone())),
+            _ => left.push(m.clone()),
+        }
+    }
+    Comparison {
+        changed,
+        missing: left,
+        wanted: wanted.clone(),
+    }
+}
+
+/// Runs the check (see the module docs): the unit's prose as a whole, then each paragraph,
+/// list item, heading and table paired one to one with its counterpart
+/// ([`crate::qa::unit::structure::pairs`]), so that a number changed into a value the unit
+/// has elsewhere is still found in its own block.
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+    let sp = fullwidth_digits(src.clean_prose());
+    let tp = fullwidth_digits(tgt.clean_prose());
+    let unit = compare(ctx, &sp, &tp);
+    if unit.wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (m, x) in &unit.changed {
+        out.push(Finding::new(
+            CHECK,
+            Severity::Error,
+            format!(
+                "the number {} of the source is {} in the translation; write the source's number",
+                m.raw, x.raw
+            ),
+            &line_at(&sp, m.at),
+            &line_at(&tp, x.at),
+        ));
+    }
+    let mut missing = unit.missing;
+    for (i, j) in crate::qa::unit::structure::pairs(src, tgt) {
+        let (a, b) = (&src.blocks[i], &tgt.blocks[j]);
+        let bs = fullwidth_digits(a.prose.clone());
+        if !bs.chars().any(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let bt = fullwidth_digits(b.prose.clone());
+        for (m, x) in compare(ctx, &bs, &bt).changed {
+            if unit
+                .changed
+                .iter()
+                .any(|(um, ux)| um.raw == m.raw && ux.raw == x.raw)
+            {
+                continue;
+            }
+            if let Some(k) = missing.iter().position(|n| n.values[0] == m.values[0]) {
+                missing.remove(k);
+            }
             out.push(Finding::new(
                 CHECK,
                 Severity::Error,
                 format!(
-                    "the number {} of the source is {} in the translation; write the source's number",
-                    m.raw, x.raw
+                    "in {}, the number {} of the source is {} in the translation; write the source's number",
+                    crate::qa::unit::structure::name(&src.blocks, i),
+                    m.raw,
+                    x.raw
                 ),
-                &line_at(&sp, m.at),
-                &line_at(&tp, x.at),
+                a.text.trim(),
+                b.text.trim(),
             ));
         }
     }
-    let missing: Vec<&SourceNumber> = missing
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| !changed.contains(k))
-        .map(|(_, m)| *m)
-        .collect();
     let mut done: Vec<&str> = Vec::new();
     for m in &missing {
         let key = m.values[0].as_str();
@@ -128,7 +188,7 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
             continue;
         }
         done.push(key);
-        let in_source = wanted.iter().filter(|n| n.values[0] == key).count();
+        let in_source = unit.wanted.iter().filter(|n| n.values[0] == key).count();
         let lost = missing.iter().filter(|n| n.values[0] == key).count();
         let message = if lost == in_source {
             format!(
@@ -588,6 +648,28 @@ mod tests {
             .into_iter()
             .map(|n| n.values)
             .collect()
+    }
+
+    #[test]
+    fn a_number_changed_in_its_paragraph_is_an_error_where_the_unit_has_it_elsewhere() {
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("de"), &Termbase::default());
+        let src = "The loop runs 3 times.\n\nIt stops after 4 steps or 3 errors.\n";
+        let tgt = "Die Schleife läuft 4 Mal.\n\nSie stoppt nach 4 Schritten oder 3 Fehlern.\n";
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].severity, f[0].message.as_str()),
+            (
+                Severity::Error,
+                "in paragraph 1, the number 3 of the source is 4 in the translation; write the source's number"
+            )
+        );
+        // The same numbers in their own paragraphs pass.
+        let ok = "Die Schleife läuft 3 Mal.\n\nSie stoppt nach 4 Schritten oder 3 Fehlern.\n";
+        assert_eq!(
+            check(&ctx, &Doc::parse(src), &Doc::parse(ok), src, ok),
+            vec![]
+        );
     }
 
     #[test]

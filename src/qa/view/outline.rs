@@ -4,7 +4,7 @@
 //! Built from the parse events of [`crate::qa::Doc::parse`] ([`OutlineBuilder`]), so each text
 //! is parsed once.
 
-use pulldown_cmark::{Alignment, BlockQuoteKind, Event, Tag, TagEnd};
+use pulldown_cmark::{Alignment, BlockQuoteKind, Event, LinkType, Tag, TagEnd};
 
 /// What kind of block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -63,6 +63,11 @@ pub struct Block {
     pub range: std::ops::Range<usize>,
     /// The block's anchors ([`anchors`]), hashed, sorted and deduplicated.
     pub anchors: Vec<u64>,
+    /// The block's own prose: its text without inline code and autolinks (the numbers a
+    /// reader reads, [`crate::qa::unit::numbers`]).
+    pub prose: String,
+    /// The contents of the block's own inline code spans, in order.
+    pub code: Vec<String>,
 }
 
 /// The words of `text` that a translation into any language keeps as written: those with an
@@ -117,6 +122,8 @@ pub(crate) struct OutlineBuilder {
     fresh_start: Option<u64>,
     /// Labels of the open footnote definitions.
     footnotes: Vec<String>,
+    /// Open autolinks and email links (their text is a URL, not prose).
+    autolinks: usize,
 }
 
 impl OutlineBuilder {
@@ -219,12 +226,24 @@ impl OutlineBuilder {
                 self.push(Kind::Rule, range);
                 self.open.pop();
             }
+            Event::Start(Tag::Link {
+                link_type: LinkType::Autolink | LinkType::Email,
+                ..
+            }) => self.autolinks += 1,
+            Event::End(TagEnd::Link) if self.autolinks > 0 => self.autolinks -= 1,
             Event::Text(t) | Event::Code(t) => {
                 if let Some(&i) = self.open.last()
                     && !matches!(self.blocks[i].kind, Some(Kind::Code | Kind::Html))
                 {
-                    self.blocks[i].text.push_str(t);
-                    self.blocks[i].text.push(' ');
+                    let b = &mut self.blocks[i];
+                    b.text.push_str(t);
+                    b.text.push(' ');
+                    if matches!(ev, Event::Code(_)) {
+                        b.code.push(t.to_string());
+                    } else if self.autolinks == 0 {
+                        b.prose.push_str(t);
+                        b.prose.push(' ');
+                    }
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
