@@ -267,7 +267,9 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             UsageError::new(format!("--code-comments: {m}"))
         })?;
     }
-    ctx.kept_words = Some(std::sync::Arc::new(kept_words(&ctx, &sources, &target_of)));
+    let (kept, norm) = book_tallies(&ctx, &sources, &target_of);
+    ctx.kept_words = Some(std::sync::Arc::new(kept));
+    ctx.prose_norm = norm;
     let slots = pair_chapters(&sources, &target_of, args.max_unit_chars.max(200))?;
     let (checked, campaign_qa) = check_slots(&ctx, &slots);
     let (units, texts) = unit_reports(slots, checked, &campaign_qa);
@@ -316,15 +318,19 @@ fn house_glossary(
     Ok(Termbase::from_entries(entries))
 }
 
-/// The stray source-language words the whole translation keeps, tallied over every chapter
-/// before any unit is checked: a word kept throughout is the translation's convention, a
-/// warning of `untranslated_word`, not an error (see `qa::unit::untranslated`). Chapters that
-/// cannot be read are left out here (the pairing reports them).
-fn kept_words(
+/// What is tallied over every chapter before any unit is checked: the stray source-language
+/// words the whole translation keeps (a word kept throughout is the translation's convention,
+/// a warning of `untranslated_word`, not an error, see `qa::unit::untranslated`), and the
+/// length its paragraphs keep (`qa::unit::alignment::ProseNorm`). Chapters that cannot be
+/// read are left out here (the pairing reports them).
+fn book_tallies(
     ctx: &qa::QaContext,
     sources: &[PathBuf],
     target_of: &dyn Fn(&Chapter) -> PathBuf,
-) -> qa::unit::untranslated::KeptWords {
+) -> (
+    qa::unit::untranslated::KeptWords,
+    Option<qa::unit::alignment::ProseNorm>,
+) {
     let mut book: Vec<(std::sync::Arc<str>, std::sync::Arc<str>)> = Vec::new();
     for sp in sources {
         let rel = sp.display().to_string();
@@ -338,7 +344,11 @@ fn kept_words(
             book.push((ch.text, t.text));
         }
     }
-    qa::unit::untranslated::KeptWords::tally(ctx, book.iter().map(|(s, t)| (&**s, &**t)))
+    let pairs = || book.iter().map(|(s, t)| (&**s, &**t));
+    (
+        qa::unit::untranslated::KeptWords::tally(ctx, pairs()),
+        qa::unit::alignment::ProseNorm::of_book(pairs()),
+    )
 }
 
 /// Every chapter paired with its translation, unit by unit (units of at most `max_chars`),

@@ -27,8 +27,9 @@ pub mod view;
 use book::{completeness, drift, length, review_markers};
 use findings::editor_marks;
 use unit::{
-    code, code_comments, context_echo, emphasis, garbled, glossary, headings, injected, links,
-    math_html, numbers, sentences, site_syntax, structure, style, tables, untranslated, xref,
+    alignment, code, code_comments, context_echo, emphasis, garbled, glossary, headings, injected,
+    links, math_html, numbers, sentences, site_syntax, structure, style, tables, untranslated,
+    xref,
 };
 
 use serde::{Deserialize, Serialize};
@@ -156,6 +157,11 @@ pub struct QaContext {
     /// `untranslated` counts a pseudo-word as the target's ([`untranslated`]). `false` from
     /// [`QaContext::new`]; a rehearsal campaign sets it.
     pub pseudo_targets: bool,
+    /// The book's ratio of target to source characters over paragraphs paired one to one, and
+    /// its spread ([`alignment::ProseNorm::of_book`]), which the sentence alignment of a unit
+    /// with few paragraphs measures lengths against; `None` from [`QaContext::new`] (the
+    /// unit's own paragraphs, else the pair's prior, are used).
+    pub prose_norm: Option<alignment::ProseNorm>,
     /// The source heading ids a translation keeps, for a site whose tool reads explicit ids
     /// ([`crate::book::anchors::HeadingIds`]); `None` from [`QaContext::new`] and for a
     /// campaign without such a site. The `headings` check reports a translated heading whose
@@ -180,6 +186,7 @@ impl QaContext {
             style: crate::config::Style::for_target(target_lang),
             kept_words: None,
             pseudo_targets: false,
+            prose_norm: None,
             heading_ids: None,
             site_book: None,
         }
@@ -219,6 +226,7 @@ pub const UNIT_CHECKS: &[UnitCheck] = &[
     structure::check,
     site_syntax::check,
     sentences::check,
+    alignment::check,
     style::check,
 ];
 
@@ -274,6 +282,8 @@ pub const CHECK_ORDER: &[&str] = &[
     untranslated::WORD_CHECK,
     length::CHECK,
     structure::TRUNCATION,
+    alignment::OMISSION,
+    alignment::ADDITION,
     garbled::CHECK,
     "injected_text",
     context_echo::CHECK,

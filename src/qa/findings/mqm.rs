@@ -37,6 +37,9 @@ pub enum Category {
     /// Content of the source missing in the target (also content added in its place).
     #[serde(rename = "Accuracy/Omission")]
     AccuracyOmission,
+    /// Content in the target that the source does not have (a sentence added).
+    #[serde(rename = "Accuracy/Addition")]
+    AccuracyAddition,
     /// Source text left untranslated.
     #[serde(rename = "Accuracy/Untranslated")]
     AccuracyUntranslated,
@@ -59,6 +62,7 @@ impl Category {
     pub fn as_str(self) -> &'static str {
         match self {
             Category::AccuracyOmission => "Accuracy/Omission",
+            Category::AccuracyAddition => "Accuracy/Addition",
             Category::AccuracyUntranslated => "Accuracy/Untranslated",
             Category::Terminology => "Terminology",
             Category::Fluency => "Fluency",
@@ -81,6 +85,8 @@ pub const CATEGORIES: &[(&str, Category)] = &[
     ("untranslated_word", Category::AccuracyUntranslated),
     ("length_ratio", Category::AccuracyOmission),
     ("truncation", Category::AccuracyOmission),
+    ("omission", Category::AccuracyOmission),
+    ("addition", Category::AccuracyAddition),
     ("injected_text", Category::AccuracyOmission),
     ("garbled_text", Category::AccuracyOmission),
     ("context_echo", Category::AccuracyOmission),

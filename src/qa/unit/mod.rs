@@ -2,6 +2,7 @@
 //! campaign's settings), one file per family of checks, run together by
 //! [`crate::qa::check_unit`]. Each reads the two texts' [`crate::qa::Doc`]s.
 
+pub mod alignment;
 pub mod code;
 pub mod code_comments;
 pub mod context_echo;

@@ -276,6 +276,9 @@ pub fn context(lang: &str, pairs: &[&Pair]) -> QaContext {
         pairs.iter().map(|p| (p.source.as_str(), p.target.as_str())),
     );
     ctx.kept_words = Some(std::sync::Arc::new(kept));
+    ctx.prose_norm = qa::unit::alignment::ProseNorm::of_book(
+        pairs.iter().map(|p| (p.source.as_str(), p.target.as_str())),
+    );
     ctx.code_comments = booktr::qa::unit::code_comments::CodeComments::Translate;
     ctx
 }
@@ -513,6 +516,18 @@ pub fn planted(pairs: &[Pair], held_out: bool, per_lang: usize) -> Planted {
                     };
                     e.0 += 1;
                     e.1 += usize::from(hit);
+                }
+                if !hit
+                    && std::env::var("BOOKTR_PLANT_SHOW").is_ok_and(|k| k == kind.name())
+                {
+                    eprintln!(
+                        "MISSED {} {} {}\n--- source\n{}\n--- planted\n{}\n",
+                        kind.name(),
+                        p.lang,
+                        p.unit,
+                        booktr::util::excerpt(&p.source, 700),
+                        booktr::util::excerpt(&faulty, 700)
+                    );
                 }
                 if !hit {
                     out.missed.push(format!(

@@ -306,6 +306,9 @@ pub fn context(units: &[RealUnit]) -> QaContext {
     );
     if std::env::var("BOOKTR_LABEL_PER_UNIT").is_err() {
         ctx.kept_words = Some(std::sync::Arc::new(kept));
+        ctx.prose_norm = qa::unit::alignment::ProseNorm::of_book(
+            units.iter().map(|u| (u.source.as_str(), u.target.as_str())),
+        );
     }
     ctx
 }
