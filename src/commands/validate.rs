@@ -262,6 +262,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     // A translation made elsewhere is held to its code, not to booktr's prompt rule that keeps
     // comments: translators of published editions translate comments throughout.
     ctx.code_comments = crate::qa::unit::code_comments::CodeComments::Translate;
+    ctx.human_edition = true;
     if let Some(v) = &args.code_comments {
         ctx.code_comments = v.trim().parse().map_err(|m: crate::util::UnknownValue| {
             UsageError::new(format!("--code-comments: {m}"))

@@ -162,6 +162,12 @@ pub struct QaContext {
     /// with few paragraphs measures lengths against; `None` from [`QaContext::new`] (the
     /// unit's own paragraphs, else the pair's prior, are used).
     pub prose_norm: Option<alignment::ProseNorm>,
+    /// The translations checked were made elsewhere (a published edition, `validate
+    /// --source --target`), not by booktr's agents under its prompt's copy rules: what a
+    /// translator changes on purpose and a reader is served by (a link to the localized
+    /// edition of the same page, links reordered with the sentence) is a warning, not an
+    /// error. `false` from [`QaContext::new`].
+    pub human_edition: bool,
     /// The source heading ids a translation keeps, for a site whose tool reads explicit ids
     /// ([`crate::book::anchors::HeadingIds`]); `None` from [`QaContext::new`] and for a
     /// campaign without such a site. The `headings` check reports a translated heading whose
@@ -187,6 +193,7 @@ impl QaContext {
             kept_words: None,
             pseudo_targets: false,
             prose_norm: None,
+            human_edition: false,
             heading_ids: None,
             site_book: None,
         }

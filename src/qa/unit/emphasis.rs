@@ -63,10 +63,25 @@ fn excluded(text: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// The broken emphasis spans of `text`, in order (see the module docs).
+/// Byte ranges of `text` (BOM included) that the parser reads as text: an asterisk outside
+/// them is markup (an emphasis delimiter, a list marker) or inside code.
+fn literal(text: &str) -> Vec<Range<usize>> {
+    let (bom, _) = markdown::split_bom(text);
+    markdown::parser(text)
+        .into_offset_iter()
+        .filter(|(e, _)| matches!(e, Event::Text(_)))
+        .map(|(_, r)| r.start + bom..r.end + bom)
+        .collect()
+}
+
+/// The broken emphasis spans of `text`, in order (see the module docs). Both runs of a span
+/// are asterisks the parser leaves as text: a closing delimiter of one emphasis followed by a
+/// space and the opening one of the next (`*値* と *再同期*`) is not a broken span.
 pub fn broken(text: &str) -> Vec<Broken> {
     let skip = excluded(text);
-    let inside = |i: usize| skip.iter().any(|r| r.contains(&i));
+    let text_runs = literal(text);
+    let skipped = |i: usize| skip.iter().any(|r| r.contains(&i));
+    let markup = |i: usize| !text_runs.iter().any(|r| r.contains(&i));
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut line_start = 0;
@@ -85,7 +100,20 @@ pub fn broken(text: &str) -> Vec<Broken> {
                     .iter()
                     .take_while(|&&c| c == b' ' || c == b'\t')
                     .count();
-            if run > 2 || gap_end == after || gap_end >= end || inside(i) {
+            // An opening run that starts its line or list item and is followed by a space is
+            // read as a list marker, which is how a broken `* 语义记忆*` shows; elsewhere it
+            // must be text.
+            let starts_line = text[line_start..i].split_whitespace().all(|m| {
+                matches!(m, "-" | "+" | "*" | ">")
+                    || m.strip_suffix(['.', ')'])
+                        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            });
+            if run > 2
+                || gap_end == after
+                || gap_end >= end
+                || skipped(i)
+                || (!starts_line && markup(i))
+            {
                 i = after;
                 continue;
             }
@@ -96,7 +124,7 @@ pub fn broken(text: &str) -> Vec<Broken> {
                     && b[j..end].iter().take_while(|&&c| c == b'*').count() == run
             });
             match close {
-                Some(j) if !b[gap_end..j].contains(&b'*') && !inside(j) => {
+                Some(j) if !b[gap_end..j].contains(&b'*') && !skipped(j) && !markup(j) => {
                     out.push(Broken {
                         span: i..j + run,
                         gap: after..gap_end,
@@ -172,6 +200,21 @@ mod tests {
         ] {
             assert!(broken(t).is_empty(), "{t:?}: {:?}", broken(t));
         }
+    }
+
+    #[test]
+    fn two_well_formed_emphases_on_a_line_are_not_a_broken_one() {
+        for t in [
+            "*リアクティブな値* と *再同期* を見ます。\n",
+            "**然后** 和 **输入会更新**。\n",
+            "## 你可以传 *key* 吗 {/*can-you-pass-a-key*/}\n",
+            "* 列表项 *内部* 的强调\n",
+            "**معطلا** و**يظهر** هنا\n",
+        ] {
+            assert_eq!(broken(t), vec![], "{t}");
+        }
+        // A span the parser leaves as literal asterisks is still broken.
+        assert_eq!(broken("这是 ** episodic记忆** 的例子。\n").len(), 1);
     }
 
     #[test]

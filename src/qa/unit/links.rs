@@ -3,7 +3,9 @@
 //! - `links`: link destinations (inline, reference and autolinks) form the same multiset, in
 //!   the same order. A missing or added target, or one changed (for example a URL "localised"
 //!   to another language edition), is reported with the URL; the order is checked only when
-//!   the multisets agree, and only the first divergence is reported.
+//!   the multisets agree, and only the first divergence is reported. In a translation made
+//!   elsewhere ([`QaContext::human_edition`]), a target changed into the localized edition of
+//!   the same page ([`localized`]) and links reordered with their words are warnings.
 //! - `images`: the same for image targets.
 //! - `footnotes`: the same footnote labels referenced (as a multiset: a marker dropped from one
 //!   of two places is a loss) and the same labels defined. A unit often references footnotes
@@ -18,13 +20,15 @@
 
 use std::collections::BTreeMap;
 
+use crate::lang::Lang;
 use crate::qa::view::doc::Doc;
-use crate::qa::{Finding, QaContext, SeqDiff, Severity};
+use crate::qa::{Finding, QaContext, SeqDiff, Severity, quote};
 
 /// Runs `links`, `images`, `footnotes` and `reference_definitions` (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     targets(
+        ctx,
         &mut out,
         "links",
         "link target",
@@ -33,6 +37,7 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str)
         &tgt.links,
     );
     targets(
+        ctx,
         &mut out,
         "images",
         "image target",
@@ -129,10 +134,107 @@ fn reference_labels(out: &mut Vec<Finding>, source: &str, target: &str) {
     }
 }
 
-fn targets(out: &mut Vec<Finding>, check: &str, noun: &str, fix: &str, s: &[String], t: &[String]) {
-    let s: Vec<&str> = s.iter().map(String::as_str).collect();
-    let t: Vec<&str> = t.iter().map(String::as_str).collect();
+fn targets(
+    ctx: &QaContext,
+    out: &mut Vec<Finding>,
+    check: &str,
+    noun: &str,
+    fix: &str,
+    s: &[String],
+    t: &[String],
+) {
+    let mut s: Vec<&str> = s.iter().map(String::as_str).collect();
+    let mut t: Vec<&str> = t.iter().map(String::as_str).collect();
+    if ctx.human_edition {
+        // A target changed into the localized edition of the same page is the translator's
+        // choice: a warning, and the pair is compared no further.
+        let d = SeqDiff::new(&s, &t);
+        for a in d.missing {
+            if let Some(b) = d
+                .extra
+                .iter()
+                .find(|b| t.contains(b) && localized(a, b, &ctx.source_lang, &ctx.target_lang))
+            {
+                out.push(Finding::new(
+                    check,
+                    Severity::Warning,
+                    format!(
+                        "{noun} {} points to a localized edition in the translation, {}; check that the page exists",
+                        quote(a),
+                        quote(b)
+                    ),
+                    a,
+                    b,
+                ));
+                let one = |v: &mut Vec<&str>, x: &str| {
+                    if let Some(k) = v.iter().position(|y| *y == x) {
+                        v.remove(k);
+                    }
+                };
+                one(&mut s, a);
+                one(&mut t, b);
+            }
+        }
+        let d = SeqDiff::new(&s, &t);
+        if d.reordered.is_some() {
+            // Word order moves links with the words they sit on.
+            out.extend(d.findings(check, Severity::Warning, noun, fix, &s, &t));
+            return;
+        }
+    }
     out.extend(SeqDiff::new(&s, &t).findings(check, Severity::Error, noun, fix, &s, &t));
+}
+
+/// Whether URL `b` is `a` pointing to the edition of the same page in the target language:
+/// equal once a language code of the source or the target language (`en`, `en-US`,
+/// `zh-hans`, `pt_BR`) is set aside wherever it stands alone (a host label, a path segment, a
+/// query value: MDN's `/en-US/docs/…` → `/ko/docs/…`, `react.dev` → `ko.react.dev`,
+/// `?hl=en` → `?hl=ar`), or a Wikipedia article in the source language's Wikipedia and one
+/// in the target language's (the title is translated).
+pub fn localized(a: &str, b: &str, source: &Lang, target: &Lang) -> bool {
+    if a == b {
+        return false;
+    }
+    let codes = [source.primary(), target.primary()];
+    let is_code = |tok: &str| {
+        let tok = tok.to_ascii_lowercase().replace('_', "-");
+        let primary = tok.split('-').next().unwrap_or("");
+        codes.iter().any(|c| c == primary)
+            && tok.len() <= 7
+            && tok.split('-').all(|p| (2..=4).contains(&p.len()))
+    };
+    let norm = |u: &str| -> String {
+        let (scheme, rest) = u.split_once("://").unwrap_or(("", u));
+        let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let host: Vec<&str> = host
+            .split('.')
+            .filter(|l| !is_code(l) && *l != "www")
+            .collect();
+        let mut out = format!("{scheme}://{}/", host.join("."));
+        let mut tok = String::new();
+        for c in path.chars().chain(std::iter::once('/')) {
+            if matches!(c, '/' | '?' | '&' | '=' | '#') {
+                if !is_code(&tok) {
+                    out.push_str(&tok);
+                }
+                tok.clear();
+                out.push(c);
+            } else {
+                tok.push(c);
+            }
+        }
+        out
+    };
+    if norm(a) == norm(b) {
+        return true;
+    }
+    let wiki = |u: &str, lang: &str| {
+        u.split_once("://").is_some_and(|(_, r)| {
+            r.starts_with(&format!("{lang}.wikipedia.org/wiki/"))
+                || r.starts_with(&format!("{lang}.m.wikipedia.org/wiki/"))
+        })
+    };
+    wiki(a, &source.primary()) && wiki(b, &target.primary())
 }
 
 /// Footnote labels referenced in `doc`: parsed references plus `[^label]` left as text
@@ -249,8 +351,12 @@ fn reference_definitions(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
             .collect()
     };
     let (s, t) = (map(src), map(tgt));
+    // A definition written as an inline link instead (or an inline link as a definition) keeps
+    // the destination; the `links` check compares destinations.
+    let linked = |d: &Doc, url: &str| d.links.iter().chain(&d.images).any(|l| l == url);
     for (key, (label, url)) in &s {
         match t.get(key) {
+            None if linked(tgt, url) => {}
             None => out.push(Finding::new(
                 CHECK,
                 Severity::Error,
@@ -273,7 +379,7 @@ fn reference_definitions(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
         }
     }
     for (key, (label, url)) in &t {
-        if !s.contains_key(key) {
+        if !s.contains_key(key) && !linked(src, url) {
             out.push(Finding::new(
                 CHECK,
                 Severity::Error,
@@ -362,6 +468,70 @@ mod tests {
         let broken = Doc::parse("正文[^1]。\n\n[^1]：脚注。\n");
         assert_eq!(broken.broken_footnote_defs, vec!["1"]);
         assert_eq!(footnote_refs(&broken), vec!["[^1]"]);
+    }
+
+    #[test]
+    fn a_link_to_the_localized_edition_of_the_same_page_is_a_warning_in_a_human_edition() {
+        let (en, ko, de) = (Lang::parse("en"), Lang::parse("ko"), Lang::parse("de"));
+        for (a, b, l) in [
+            (
+                "https://developer.mozilla.org/en-US/docs/Web/API/fetch",
+                "https://developer.mozilla.org/ko/docs/Web/API/fetch",
+                &ko,
+            ),
+            ("https://react.dev/learn", "https://ko.react.dev/learn", &ko),
+            (
+                "https://chromewebstore.google.com/detail/x?hl=en",
+                "https://chromewebstore.google.com/detail/x?hl=ko",
+                &ko,
+            ),
+            (
+                "https://en.wikipedia.org/wiki/Pure_function",
+                "https://de.wikipedia.org/wiki/Reine_Funktion",
+                &de,
+            ),
+        ] {
+            assert!(localized(a, b, &en, l), "{a} → {b}");
+        }
+        for (a, b) in [
+            (
+                "https://developer.mozilla.org/en-US/docs/Web/API/fetch",
+                "https://developer.mozilla.org/ko/docs/Web/API/Request",
+            ),
+            ("https://example.com/a", "https://example.com/b"),
+            (
+                "https://en.wikipedia.org/wiki/Pure_function",
+                "https://example.com/wiki/Pure_function",
+            ),
+        ] {
+            assert!(!localized(a, b, &en, &ko), "{a} → {b}");
+        }
+        let src = "See [fetch](https://developer.mozilla.org/en-US/docs/Web/API/fetch).\n";
+        let tgt = "[fetch](https://developer.mozilla.org/ko/docs/Web/API/fetch)를 참조하세요.\n";
+        let mut ctx = QaContext::new(&en, &ko, &crate::termbase::Termbase::default());
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert_eq!((f.len(), f[0].severity), (1, Severity::Error), "{f:#?}");
+        ctx.human_edition = true;
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert_eq!((f.len(), f[0].severity), (1, Severity::Warning), "{f:#?}");
+        assert!(
+            f[0].message.contains("localized edition"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_reference_link_written_inline_keeps_its_destination() {
+        let src = "See [the spec][spec].\n\n[spec]: https://spec.example/v1\n";
+        let inline = "Siehe [die Spezifikation](https://spec.example/v1).\n";
+        assert_eq!(run(src, inline), vec![]);
+        let src = "See [the spec](https://spec.example/v1).\n";
+        let by_ref = "Siehe [die Spezifikation][s].\n\n[s]: https://spec.example/v1\n";
+        assert_eq!(run(src, by_ref), vec![]);
+        // Dropped with its link: still an error.
+        let src = "See [the spec][spec].\n\n[spec]: https://spec.example/v1\n";
+        assert!(!run(src, "Siehe die Spezifikation.\n").is_empty());
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! - **A last sentence cut off**: the source's last paragraph (list items often end without
 //!   punctuation in one language and with it in another) ends with sentence punctuation and its
 //!   counterpart ends with a letter or digit (a stream cut mid-sentence), unless its last word
-//!   is a URL (a reference entry may end with one). Paragraphs of footnote definitions are
+//!   is a URL (a reference entry may end with one). Where the book's paragraph lengths are
+//!   known ([`QaContext::prose_norm`], set by `validate` for a whole translation), a last
+//!   paragraph as long as the book's paragraphs only lacks its full stop (a warning); a cut
+//!   leaves it short. Paragraphs of footnote definitions are
 //!   paired only within the same footnote ([`crate::qa::unit::structure`]), so two different reference
 //!   entries are never compared.
 //!
@@ -95,6 +98,16 @@ fn ends_with_url(text: &str) -> bool {
         .is_some_and(|w| w.contains("://") || w.starts_with("www."))
 }
 
+/// Whether a paragraph of `target` characters for `source` is shorter than its book's
+/// paragraphs allow: below the norm's ratio by more than
+/// [`crate::qa::unit::alignment::Z_GAP`] spreads.
+fn short_of(n: crate::qa::unit::alignment::ProseNorm, source: usize, target: usize) -> bool {
+    source == 0
+        || target == 0
+        || (target as f64 / source as f64 / n.ratio).ln() / n.spread
+            < -crate::qa::unit::alignment::Z_GAP
+}
+
 /// Runs the check (see the module docs).
 pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -149,9 +162,17 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
             && !ends_with_url(t)
             && out.is_empty()
         {
+            // Checked against its book's paragraph lengths (a whole translation, `validate`),
+            // a last paragraph as long as the book's paragraphs only lacks its full stop; a cut
+            // leaves it short. Without a book norm (a model's answer, checked as it arrives)
+            // a cut can be as long as the rest, and the missing stop is the only sign.
+            let severity = match ctx.prose_norm {
+                Some(n) if !short_of(n, chars(&src.blocks[i].text), chars(t)) => Severity::Warning,
+                _ => Severity::Error,
+            };
             out.push(Finding::new(
                 structure::TRUNCATION,
-                Severity::Error,
+                severity,
                 format!(
                     "{} of the translation ends mid-sentence where the source's ends with a full stop: cut off? Finish the translation",
                     structure::name(&tgt.blocks, j)
@@ -225,6 +246,28 @@ mod tests {
         assert!((fragment_floor(&zh) - 0.10).abs() < 1e-9);
         let back = QaContext::new(&Lang::parse("zh"), &Lang::parse("en"), &Termbase::default());
         assert!((fragment_floor(&back) - 0.7407).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_last_paragraph_of_full_length_without_its_full_stop_is_a_warning_in_a_whole_book() {
+        use crate::lang::Lang;
+        use crate::termbase::Termbase;
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("es"), &Termbase::default());
+        ctx.prose_norm = Some(crate::qa::unit::alignment::ProseNorm {
+            ratio: 1.15,
+            spread: 0.15,
+        });
+        let src = "Intro.\n\nThe translation is complete and nothing is cut off at all.\n";
+        let whole = "Intro.\n\nLa traducción está completa y no se ha cortado nada en absoluto\n";
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(whole), src, whole);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        let cut = "Intro.\n\nLa traducción está completa y\n";
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(cut), src, cut);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        // Without the book's norm (a model's answer), the missing stop stays an error.
+        assert_eq!(run(src, whole)[0].severity, Severity::Error);
     }
 
     #[test]

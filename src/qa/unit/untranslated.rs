@@ -106,6 +106,11 @@ pub const KEPT_SHARE: f64 = 0.5;
 /// `effect` stand untranslated in dozens of blocks of one edition and translated in others,
 /// which readers of those editions read as a term; a slip repeats in at most 3 blocks.
 pub const KEPT_ALWAYS: usize = 10;
+/// Blocks of the book in which a translation keeps a word that it keeps in every block whose
+/// source uses it: a rare term (`daemon`, `nightly`, `lambda` in three blocks of a course) kept
+/// wherever it occurs is the translation's choice, not a slip (a slip echoes a word the source
+/// does not use, or keeps a word in some of its blocks and translates it in others).
+pub const KEPT_EVERYWHERE: usize = 2;
 /// The least share of target-script letters ([`crate::qa::view::doc::script_share`]) a unit of a
 /// non-Latin target needs to count as translated evidence for the campaign-level drift check
 /// (`qa::book`). Measured on the Chinese original of the reference corpus cut into
@@ -1187,6 +1192,9 @@ impl KeptWords {
     /// so is a word the source does not use, such as a prompt's words echoed).
     pub fn is_convention(&self, word: &str) -> bool {
         let (kept, used) = (self.blocks(word), self.source_blocks(word));
+        if used > 0 && kept >= KEPT_EVERYWHERE && kept >= used {
+            return true;
+        }
         kept >= KEPT_BLOCKS
             && used >= KEPT_BLOCKS
             && (kept as f64 >= KEPT_SHARE * used as f64 || kept >= KEPT_ALWAYS)

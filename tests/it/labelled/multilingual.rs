@@ -280,6 +280,10 @@ pub fn context(lang: &str, pairs: &[&Pair]) -> QaContext {
         pairs.iter().map(|p| (p.source.as_str(), p.target.as_str())),
     );
     ctx.code_comments = booktr::qa::unit::code_comments::CodeComments::Translate;
+    ctx.human_edition = true;
+    if std::env::var("BOOKTR_SHOW_NORM").is_ok() {
+        eprintln!("NORM {} {} {:?}", pairs[0].project, lang, ctx.prose_norm);
+    }
     ctx
 }
 
@@ -517,9 +521,7 @@ pub fn planted(pairs: &[Pair], held_out: bool, per_lang: usize) -> Planted {
                     e.0 += 1;
                     e.1 += usize::from(hit);
                 }
-                if !hit
-                    && std::env::var("BOOKTR_PLANT_SHOW").is_ok_and(|k| k == kind.name())
-                {
+                if !hit && std::env::var("BOOKTR_PLANT_SHOW").is_ok_and(|k| k == kind.name()) {
                     eprintln!(
                         "MISSED {} {} {}\n--- source\n{}\n--- planted\n{}\n",
                         kind.name(),
