@@ -128,7 +128,12 @@ pub fn punctuation(v: &View, hits: &mut Hits) {
             );
         } else if is_full_width_alnum(c) {
             let mut j = i;
-            while j + 1 < n && is_full_width_alnum(v.chars[j + 1].c) && v.chars[j + 1].at.is_some()
+            // A run ends where markup the view left out sits between two letters (`Ａ**Ａ**`),
+            // so that its span covers the letters only.
+            while j + 1 < n
+                && is_full_width_alnum(v.chars[j + 1].c)
+                && v.chars[j + 1].at.is_some()
+                && v.chars[j + 1].at == v.chars[j].at.map(|a| a + 1)
             {
                 j += 1;
             }
