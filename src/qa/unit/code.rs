@@ -43,7 +43,7 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
     let s: Vec<(String, String)> = src.indented.iter().map(plain).collect();
     let t: Vec<(String, String)> = tgt.indented.iter().map(plain).collect();
     blocks(&mut out, "indented", &s, &t, comments);
-    inline(&mut out, src, tgt);
+    inline(ctx, &mut out, src, tgt);
     out
 }
 
@@ -140,15 +140,48 @@ fn blocks(
             // literal does not hide a renamed identifier further down (the bodies themselves when
             // only what the literal reading leaves out differs, such as spaces between tags).
             let (da, db) = if ma == mb { (&ca, &cb) } else { (&ma, &mb) };
-            let (line, sa, sb) = first_difference(da, db);
+            if trailing_trimmed(da) == trailing_trimmed(db) {
+                // Spaces at line ends change no program (an editor strips them on save).
+                out.push(Finding::new(
+                    CHECK,
+                    Severity::Warning,
+                    format!(
+                        "{} differs from the source only in spaces at line ends; copy code blocks byte for byte",
+                        name(i, a)
+                    ),
+                    "",
+                    "",
+                ));
+                continue;
+            }
+            let (_, sa, sb) = first_difference(da, db);
+            let lines = differing_lines(da, db);
+            let word = if translate { "code line" } else { "line" };
+            let at = match lines.as_slice() {
+                [one] => format!("{word} {one}"),
+                many => format!(
+                    "{} {word}s ({})",
+                    many.len(),
+                    many.iter()
+                        .take(MAX_LINES_NAMED)
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        + if many.len() > MAX_LINES_NAMED {
+                            ", …"
+                        } else {
+                            ""
+                        }
+                ),
+            };
             let message = if translate {
                 format!(
-                    "{} differs from the source outside comments and string literals at code line {line} (comments and blank lines not counted); only comments may be translated, copy the code byte for byte",
+                    "{} differs from the source outside comments and string literals at {at} (comments and blank lines not counted); only comments may be translated, copy the code byte for byte",
                     name(i, a)
                 )
             } else {
                 format!(
-                    "{} differs from the source outside string literals at line {line}; copy code blocks byte for byte, comments included",
+                    "{} differs from the source outside string literals at {at}; copy code blocks byte for byte, comments included",
                     name(i, a)
                 )
             };
@@ -331,6 +364,60 @@ fn reader_text(s: &str) -> bool {
         || s.ends_with(['.', '!', '?', ':', '…'])
 }
 
+/// Most line numbers a `code_blocks` message names (the count is always given).
+const MAX_LINES_NAMED: usize = 8;
+
+/// `code` with the spaces and tabs at the end of each line removed.
+fn trailing_trimmed(code: &str) -> String {
+    code.lines()
+        .map(|l| l.trim_end_matches([' ', '\t']))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The 1-based numbers of the lines of `a` that `b` does not have in the same order: the
+/// lines outside a longest common subsequence of the two texts' lines (each line compared
+/// whole). A line `b` adds is named by the number of the line of `a` it stands before.
+/// Hand-written: a line LCS over a code block's few hundred lines at most is a dozen lines of
+/// dynamic programming, and no diff crate is among the dependencies.
+fn differing_lines(a: &str, b: &str) -> Vec<usize> {
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let (n, m) = (la.len(), lb.len());
+    if n * m > 1_000_000 {
+        return vec![first_difference(a, b).0];
+    }
+    let mut t = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            t[i][j] = if la[i] == lb[j] {
+                t[i + 1][j + 1] + 1
+            } else {
+                t[i + 1][j].max(t[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out: Vec<usize> = Vec::new();
+    let mut push = |k: usize, out: &mut Vec<usize>| {
+        if out.last() != Some(&k) {
+            out.push(k);
+        }
+    };
+    while i < n || j < m {
+        if i < n && j < m && la[i] == lb[j] {
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || t[i][j + 1] >= t[i + 1][j]) {
+            push((i + 1).min(n.max(1)), &mut out);
+            j += 1;
+        } else {
+            push(i + 1, &mut out);
+            i += 1;
+        }
+    }
+    out
+}
+
 /// The 1-based number of the first line where `a` and `b` differ, and both texts from that
 /// line on.
 fn first_difference<'a>(a: &'a str, b: &'a str) -> (usize, &'a str, &'a str) {
@@ -345,12 +432,28 @@ fn first_difference<'a>(a: &'a str, b: &'a str) -> (usize, &'a str, &'a str) {
 }
 
 /// `inline_code`: the same multiset of inline code spans.
-fn inline(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
+fn inline(ctx: &QaContext, out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
     const CHECK: &str = "inline_code";
     let s: Vec<&str> = src.inline_code.iter().map(String::as_str).collect();
     let t: Vec<&str> = tgt.inline_code.iter().map(String::as_str).collect();
     let d = SeqDiff::new(&s, &t);
     let count = |items: &[&str], x: &str| items.iter().filter(|i| **i == x).count();
+    // In a translation made elsewhere, a span the translator changed along with the example
+    // code (the span is in the source's code blocks, its rendering in the translation's: a
+    // localized name or string), or wrote in another form of the same name (`Results` for
+    // `Result`, `map` for `map()`), is a warning.
+    let in_code = |doc: &Doc, x: &str| doc.fences.iter().any(|f| f.body.contains(x));
+    let same_name = |a: &str, b: &str| {
+        let base = |x: &str| x.trim_end_matches("()").trim_end_matches('s').to_string();
+        base(a) == base(b) && !base(a).is_empty()
+    };
+    let localized = |m: &str| {
+        ctx.human_edition
+            && d.extra.iter().any(|e| {
+                count(&s, e) == 0
+                    && ((in_code(src, m) && in_code(tgt, e) && !in_code(tgt, m)) || same_name(m, e))
+            })
+    };
     let mut seen: Vec<&str> = Vec::new();
     for m in &d.missing {
         if seen.contains(m) {
@@ -358,7 +461,15 @@ fn inline(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
         }
         seen.push(m);
         let (a, b) = (count(&s, m), count(&t, m));
-        let (severity, message) = if b == 0 {
+        let (severity, message) = if b == 0 && localized(m) {
+            (
+                Severity::Warning,
+                format!(
+                    "inline code {} is written differently in the translation, as its example code or another form of the name; keep it as in the source unless the localized example needs it",
+                    quote(m)
+                ),
+            )
+        } else if b == 0 {
             (
                 Severity::Error,
                 format!(
@@ -463,6 +574,41 @@ mod tests {
             "{:#?}",
             run(src, moved)
         );
+    }
+
+    #[test]
+    fn every_differing_code_line_is_named_and_trailing_spaces_are_a_warning() {
+        let src = "```rust\nlet a = 1;\nlet b = 2;\nlet c = 3;\nlet d = 4;\n```\n";
+        let tgt = "```rust\nlet a = 1;\nlet b = 5;\nlet c = 3;\nlet e = 4;\n```\n";
+        let f = run(src, tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message.contains("at 2 lines (2, 4)"),
+            "{}",
+            f[0].message
+        );
+        let spaces = "```rust\nlet a = 1;  \nlet b = 2;\nlet c = 3;\t\nlet d = 4;\n```\n";
+        let f = run(src, spaces);
+        assert_eq!((f.len(), f[0].severity), (1, Severity::Warning), "{f:#?}");
+        assert_eq!(differing_lines("a\nb\nc", "a\nc"), vec![2]);
+        assert_eq!(differing_lines("a\nc", "a\nb\nc"), vec![2]);
+    }
+
+    #[test]
+    fn inline_code_localized_with_its_example_code_is_a_warning_in_a_human_edition() {
+        let src = "Call `greet(\"Alice\")` to see it.\n\n```js\ngreet(\"Alice\");\n```\n";
+        let tgt = "Rufe `greet(\"Alina\")` auf.\n\n```js\ngreet(\"Alina\");\n```\n";
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("de"), &Termbase::default());
+        ctx.code_comments = CodeComments::Translate;
+        let errors = |ctx: &QaContext| {
+            check(ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt)
+                .into_iter()
+                .filter(|f| f.check == "inline_code" && f.severity == Severity::Error)
+                .count()
+        };
+        assert_eq!(errors(&ctx), 1);
+        ctx.human_edition = true;
+        assert_eq!(errors(&ctx), 0);
     }
 
     #[test]

@@ -2038,6 +2038,23 @@ mod tests {
         );
     }
 
+    /// A term kept with a Japanese particle attached (`futureの値`) is tallied as the term.
+    #[test]
+    fn a_term_kept_with_a_particle_attached_is_tallied_as_kept() {
+        let c = ctx("en", "ja");
+        let pairs: Vec<(String, String)> = (0..12)
+            .map(|i| {
+                (
+                    format!("The returned future {i} is polled by the executor."),
+                    format!("返されたfutureの値 {i} はエグゼキュータがポーリングします。"),
+                )
+            })
+            .collect();
+        let k = KeptWords::tally(&c, pairs.iter().map(|(s, t)| (s.as_str(), t.as_str())));
+        assert_eq!((k.blocks("future"), k.source_blocks("future")), (12, 12));
+        assert!(k.is_convention("future"));
+    }
+
     /// An edition that keeps a term in ten blocks has chosen to, even where it translates it
     /// in more: a warning, not a slip.
     #[test]
