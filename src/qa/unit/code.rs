@@ -398,7 +398,7 @@ fn differing_lines(a: &str, b: &str) -> Vec<usize> {
     }
     let (mut i, mut j) = (0, 0);
     let mut out: Vec<usize> = Vec::new();
-    let mut push = |k: usize, out: &mut Vec<usize>| {
+    let push = |k: usize, out: &mut Vec<usize>| {
         if out.last() != Some(&k) {
             out.push(k);
         }
