@@ -47,6 +47,11 @@ pub const TRANSLATED_KEYS: &[&str] = &[
     "keywords",
 ];
 
+/// Front matter keys a translated edition may add to credit its translators (react.dev's
+/// Chinese edition writes `translators:` on every page): read by the site's theme, not a
+/// change to the source's data.
+pub const CREDIT_KEYS: &[&str] = &["translators", "translator", "translated_by"];
+
 /// The YAML front matter at the start of `text` (after a BOM): the lines between an opening
 /// `---` line and the next `---` or `...` line, or `None`.
 pub fn block(text: &str) -> Option<&str> {
@@ -383,6 +388,9 @@ impl Blocks<'_> {
         }
         let mut out: Vec<Finding> = lost.iter().map(|&i| self.lost_key(se, te, i)).collect();
         for &j in &added {
+            if CREDIT_KEYS.contains(&te[j].key.as_str()) {
+                continue;
+            }
             let (s, e) = self.span(te[j].range.clone());
             out.push(
                 Finding::new(
@@ -704,6 +712,8 @@ mod tests {
                 "front matter key `weight` of the source is missing from the translation; keep every key with its value"
             ]
         );
+        let t = SRC.replace("weight: 3\n", "weight: 3\ntranslators:\n  - Ann\n");
+        assert_eq!(msgs(SRC, &t), Vec::<String>::new());
         let t = SRC.replace("weight: 3\n", "weight: 3\nlang: de\n");
         assert_eq!(
             msgs(SRC, &t),

@@ -109,18 +109,24 @@ const INLINE_PHRASING: &[&str] = &[
     "mark", "kbd", "code", "wbr",
 ];
 
-/// `tag` without its `dir` attribute: the direction of the text is the translation's to set
-/// (a right-to-left edition marks a component `dir="rtl"` and a name `dir="ltr"`), and it
-/// changes no content.
+/// `tag` as compared: without its `dir` attribute (the direction of the text is the
+/// translation's to set: a right-to-left edition marks a component `dir="rtl"` and a name
+/// `dir="ltr"`, which changes no content), and with its spaces between attributes as one.
 fn without_dir(tag: &str) -> String {
     static DIR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = DIR.get_or_init(|| {
         regex::Regex::new(r#"(?i)\s+dir\s*=\s*("[^"]*"|'[^']*'|[^\s>/]+)"#).expect("valid")
     });
+    static SPACE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let space = SPACE.get_or_init(|| regex::Regex::new(r"\s+").expect("valid"));
     if tag.starts_with("<!--") {
         return tag.to_string();
     }
-    re.replace_all(tag, "").into_owned()
+    // Spaces between attributes are layout too: one space stands for any run, and none
+    // before the closing `>` or `/>`.
+    let t = re.replace_all(tag, "");
+    let t = space.replace_all(&t, " ");
+    t.replace(" />", "/>").replace(" >", ">")
 }
 
 /// Whether `tag` (`<span dir="ltr">`, `</em>`, `<br/>`) opens or closes an element of

@@ -123,6 +123,54 @@ fn without_syntax<'t>(
     std::borrow::Cow::Owned(out)
 }
 
+/// `text` with a blank line put before each line that opens or closes a JSX component
+/// (`<Sandpack>`, `</Hint>`: a tag whose name starts with a capital) right after a line of
+/// text, outside fenced code, and the offsets (in the new text) of the newlines put in; `None`
+/// when there is none. MDX reads such a tag as a block of its own whether or not a blank line
+/// precedes it, where CommonMark would read it as inline HTML inside the paragraph: published
+/// MDX translations often drop that blank line, and the page builds the same.
+fn jsx_blank_lines(text: &str) -> (Option<String>, Vec<usize>) {
+    if !text.contains("\n<") {
+        return (None, Vec::new());
+    }
+    let is_component = |line: &str| {
+        let t = line.trim_start();
+        let t = t.strip_prefix("</").or_else(|| t.strip_prefix('<'));
+        t.is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut inserted = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut prev_text = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        let run = |c: char| t.chars().take_while(|&x| x == c).count();
+        let opens = ['`', '~'].into_iter().find(|&c| run(c) >= 3);
+        match (fence, opens) {
+            (None, Some(c)) => fence = Some((c, run(c))),
+            (Some((c, n)), Some(o)) if o == c && run(c) >= n && t.trim_end().len() == run(c) => {
+                fence = None
+            }
+            _ => {}
+        }
+        if fence.is_none() && prev_text && is_component(line) {
+            inserted.push(out.len());
+            out.push('\n');
+        }
+        out.push_str(line);
+        prev_text = fence.is_none()
+            && opens.is_none()
+            && !t.trim().is_empty()
+            && !t.starts_with('<')
+            && !t.starts_with('#');
+    }
+    if inserted.is_empty() {
+        (None, inserted)
+    } else {
+        (Some(out), inserted)
+    }
+}
+
 /// Everything the checks look at, in document order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Doc {
@@ -167,6 +215,8 @@ impl Doc {
         } else {
             text
         };
+        let (spaced, inserted) = jsx_blank_lines(text);
+        let text = spaced.as_deref().unwrap_or(text);
         let mut d = Doc::default();
         let mut fence: Option<Fence> = None;
         let mut indented: Option<String> = None;
@@ -305,6 +355,13 @@ impl Doc {
         defs.sort();
         d.ref_defs = defs;
         d.blocks = outline.finish();
+        if !inserted.is_empty() {
+            // Block ranges in the text as given, not as spaced.
+            let back = |at: usize| at - inserted.partition_point(|&i| i < at);
+            for b in &mut d.blocks {
+                b.range = back(b.range.start)..back(b.range.end);
+            }
+        }
         d.broken_footnote_defs = broken_footnote_defs(text, &d.footnote_defs);
         d
     }
@@ -368,6 +425,26 @@ pub fn script_share(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jsx_component_right_after_a_line_of_text_is_a_block_of_its_own() {
+        let with_blank = Doc::parse("Some text.\n\n<Sandpack>\n\n```js\nx\n```\n\n</Sandpack>\n");
+        let without = Doc::parse("Some text.\n<Sandpack>\n\n```js\nx\n```\n\n</Sandpack>\n");
+        let kinds = |d: &Doc| d.blocks.iter().map(|b| b.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&with_blank), kinds(&without));
+        // Ranges stay those of the text as given.
+        assert_eq!(without.blocks[0].range, 0..11);
+        assert_eq!(without.blocks[1].range.start, 11);
+        // Inside code, and for lower-case HTML, nothing changes.
+        assert_eq!(
+            jsx_blank_lines("```\ntext\n<Foo>\n```\n").1,
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            jsx_blank_lines("text\n<span>x</span>\n").1,
+            Vec::<usize>::new()
+        );
+    }
 
     #[test]
     fn collects_everything_once() {
