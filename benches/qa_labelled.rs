@@ -403,7 +403,9 @@ fn sections(text: &str) -> Vec<&str> {
 /// the cache it prints how to fill it and is left out. `BOOKTR_MULTILINGUAL_DUMP=<file>` writes
 /// every error finding with its context, for labelling (the file holds the projects' text:
 /// keep it out of the repository); `BOOKTR_PLANT_PER_LANG` sets how many pairs of each
-/// language get each kind of fault (default 12).
+/// language get each kind of fault (default 12); `BOOKTR_PLANT_SHOW=<kind>` prints the planted
+/// faults of that kind QA missed and `BOOKTR_SHOW_NORM=1` each group's paragraph length norm
+/// (`qa::unit::alignment::ProseNorm`).
 fn multilingual_part() -> serde_json::Value {
     use labelled::multilingual as ml;
     let (pairs, skipped) = match ml::load() {
