@@ -125,10 +125,12 @@ impl ProseNorm {
     /// [`QaContext::prose_norm`] before checking a whole book unit by unit, so that a unit of
     /// one paragraph is measured against its book.
     pub fn of_book<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Option<ProseNorm> {
-        let mut ratios = Vec::new();
-        for (s, t) in pairs {
-            ratios.extend(block_ratios(&Doc::parse(s), &Doc::parse(t)));
-        }
+        use rayon::prelude::*;
+        let pairs: Vec<(&str, &str)> = pairs.collect();
+        let ratios: Vec<f64> = pairs
+            .par_iter()
+            .flat_map_iter(|(s, t)| block_ratios(&Doc::parse(s), &Doc::parse(t)))
+            .collect();
         ProseNorm::of_ratios(&ratios)
     }
 

@@ -79,9 +79,15 @@ fn literal(text: &str) -> Vec<Range<usize>> {
 /// space and the opening one of the next (`*値* と *再同期*`) is not a broken span.
 pub fn broken(text: &str) -> Vec<Broken> {
     let skip = excluded(text);
-    let text_runs = literal(text);
+    // Parsed again only for a text that has a candidate span (most have none).
+    let text_runs: std::cell::OnceCell<Vec<Range<usize>>> = std::cell::OnceCell::new();
     let skipped = |i: usize| skip.iter().any(|r| r.contains(&i));
-    let markup = |i: usize| !text_runs.iter().any(|r| r.contains(&i));
+    let markup = |i: usize| {
+        !text_runs
+            .get_or_init(|| literal(text))
+            .iter()
+            .any(|r| r.contains(&i))
+    };
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut line_start = 0;

@@ -280,6 +280,28 @@ pub const SMOOTHING: f64 = 20.0;
 /// longer inflates the ratio). Returns the steps with the source and target index each starts
 /// at.
 fn align(src: &[Block], tgt: &[Block]) -> Vec<(Step, usize, usize)> {
+    // Several checks ask for the alignment of the same unit in turn (structure, truncation,
+    // injected text, sentences, numbers, inline code): the last one is kept per thread and
+    // given back when both outlines are equal to the ones it was made for.
+    type Last = Option<(Vec<Block>, Vec<Block>, Vec<(Step, usize, usize)>)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+    }
+    let hit = LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|(a, b, _)| a.as_slice() == src && b.as_slice() == tgt)
+            .map(|(_, _, steps)| steps.clone())
+    });
+    if let Some(steps) = hit {
+        return steps;
+    }
+    let steps = align_uncached(src, tgt);
+    LAST.with(|l| *l.borrow_mut() = Some((src.to_vec(), tgt.to_vec(), steps.clone())));
+    steps
+}
+
+fn align_uncached(src: &[Block], tgt: &[Block]) -> Vec<(Step, usize, usize)> {
     if (src.len() + 1) * (tgt.len() + 1) > MAX_CELLS {
         // Too large to align in bounded memory: blocks are paired in order where their kinds
         // agree, and nothing is reported as added, dropped, merged or split.
