@@ -1514,6 +1514,9 @@ fn span_content(span: &str) -> &str {
 /// on either side) in the prose of `t[within]`.
 fn bare_tokens(t: &str, within: &Range<usize>, inner: &str) -> Vec<usize> {
     let mut at = Vec::new();
+    if inner.trim().is_empty() {
+        return at;
+    }
     for r in crate::book::markdown::prose_ranges(t) {
         if r.start < within.start || r.end > within.end {
             continue;
@@ -1559,8 +1562,9 @@ fn bare_once(
 pub const MIN_COPY_SIMILARITY: f64 = 0.5;
 
 /// Whether the foreign span content `b` is an altered copy of the missing span content `a`:
-/// they share at least [`MIN_COPY_SIMILARITY`] of their character bigrams, or `b` has letters
-/// outside ASCII where `a` has none (its words translated). Any other foreign span is the
+/// they start or end alike (three characters or more), share at least
+/// [`MIN_COPY_SIMILARITY`] of their character bigrams, or `b` has letters outside ASCII where
+/// `a` has none (its words translated). Any other foreign span is the
 /// model's rendering of something else, and putting the missing span in its place would state
 /// another fact.
 fn altered_copy(a: &str, b: &str) -> bool {
@@ -1573,6 +1577,19 @@ fn altered_copy(a: &str, b: &str) -> bool {
         let v: Vec<char> = s.to_lowercase().chars().collect();
         v.windows(2).map(|w| (w[0], w[1])).collect()
     };
+    // A common start or end of three characters or more, one of them a letter or digit
+    // (`SUMARY.md`, `changed_0()` for `call_0()`): the same name or call, altered.
+    let (ca, cb): (Vec<char>, Vec<char>) = (
+        a.to_lowercase().chars().collect(),
+        b.to_lowercase().chars().collect(),
+    );
+    let affix = |pairs: &mut dyn Iterator<Item = (&char, &char)>| {
+        let common: Vec<char> = pairs.take_while(|(x, y)| x == y).map(|(x, _)| *x).collect();
+        common.len() >= 3 && common.iter().any(|c| c.is_alphanumeric())
+    };
+    if affix(&mut ca.iter().zip(&cb)) || affix(&mut ca.iter().rev().zip(cb.iter().rev())) {
+        return true;
+    }
     let (ga, gb) = (grams(a), grams(b));
     if ga.is_empty() || gb.is_empty() {
         return a.eq_ignore_ascii_case(b);

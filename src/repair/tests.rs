@@ -826,7 +826,14 @@ fn a_code_span_written_for_another_word_is_not_replaced_by_a_missing_one() {
     // A span that is neither a source word nor a copy of the missing one is left too.
     let t = "`book.toml` 根据列出的章节构建这本书。\n";
     left_alone(s, t, Class::InlineCode, "another span");
-    // An altered copy is still restored.
+    // An altered copy is still restored: a name or call that starts or ends alike, too.
+    fixed(
+        "Call `call_0()` first.\n",
+        "先调用 `changed_0()`。\n",
+        "先调用 `call_0()`。\n",
+        Class::InlineCode,
+        "inline_code",
+    );
     fixed(
         s,
         "mdBook 根据 `SUMARY.md` 中列出的章节构建这本书。\n",

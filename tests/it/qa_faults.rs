@@ -58,7 +58,7 @@ fn validate(source: &str, target: &str) -> (i32, Vec<serde_json::Value>) {
 }
 
 const CHAPTER: &str = "---\ntitle: \"Tool calls\"\nslug: tool-calls\ncategories:\n  - agents\n  - tools\ntags: [agents]\n---\n\n# Tool calls\n\nAn agent calls a tool by writing a request.\n";
-const KAPITEL: &str = "---\ntitle: \"Werkzeugaufrufe\"\nslug: tool-calls\ncategories:\n  - agents\n  - tools\ntags: [Agenten]\n---\n\n# Werkzeugaufrufe\n\nEin Agent ruft ein Werkzeug auf, indem er eine Anfrage schreibt.\n";
+const KAPITEL: &str = "---\ntitle: \"Werkzeugaufrufe\"\nslug: tool-calls\ncategories:\n  - agents\n  - tools\ntags: [agents]\n---\n\n# Werkzeugaufrufe\n\nEin Agent ruft ein Werkzeug auf, indem er eine Anfrage schreibt.\n";
 
 #[test]
 fn validate_passes_a_faithful_front_matter() {
