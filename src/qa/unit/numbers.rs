@@ -26,8 +26,8 @@
 //! in the translation; one finding is reported per distinct missing number, with its counts.
 //!
 //! **A changed number is an error**: a source number missing while the translation has a
-//! number of as many digits that the source has nowhere (`3` → `4`, `19.1` → `19.5`). Persian
-//! and Arabic-Indic digits are digits (`۳` = 3), as full-width digits are.
+//! number of as many digits that the source has nowhere (`3` → `4`, `19.1` → `19.5`). The
+//! decimal digits of every script are digits (`۳`, `३`, `๓` and `３` are 3: `DIGIT_ZEROS`).
 //!
 //! **Why a missing number is a warning, not an error**: a faithful translation can legitimately reformulate a
 //! number ("2 or 3 times" → 两三次, "the 1990s" → 20 世纪 90 年代, "a 2x speedup" → 速度翻倍,
@@ -637,28 +637,47 @@ fn cn_value(run: &[char]) -> Option<u64> {
     }
 }
 
-/// `text` with full-width, Arabic-Indic and Persian digits as ASCII digits.
+/// `text` with the decimal digits of every script (`DIGIT_ZEROS`) as ASCII digits, and the Arabic
+/// decimal and thousands separators as `.` and `,`.
 fn fullwidth_digits(text: String) -> String {
-    let other = |c: char| {
-        ('０'..='９').contains(&c)
-            || ('\u{660}'..='\u{66C}').contains(&c)
-            || ('\u{6F0}'..='\u{6F9}').contains(&c)
-    };
-    if !text.chars().any(other) {
+    if !text
+        .chars()
+        .any(|c| !c.is_ascii() && (digit_value(c).is_some() || matches!(c, '\u{66B}' | '\u{66C}')))
+    {
         return text;
     }
     text.chars()
         .map(|c| match c {
-            '０'..='９' => char::from(b'0' + (c as u32 - '０' as u32) as u8),
-            // Arabic-Indic and Persian (Extended Arabic-Indic) digits, and the Arabic decimal
-            // and thousands separators.
-            '\u{660}'..='\u{669}' => char::from(b'0' + (c as u32 - 0x660) as u8),
-            '\u{6F0}'..='\u{6F9}' => char::from(b'0' + (c as u32 - 0x6F0) as u8),
+            // The Arabic decimal and thousands separators.
             '\u{66B}' => '.',
             '\u{66C}' => ',',
+            c if !c.is_ascii() => digit_value(c).map_or(c, |d| char::from(b'0' + d)),
             c => c,
         })
         .collect()
+}
+
+/// The first code point (the zero) of each run of ten decimal digits of Unicode (general
+/// category Nd, Unicode 15) in the Basic Multilingual Plane outside ASCII: Arabic-Indic,
+/// Persian, N'Ko, Devanagari, Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada,
+/// Malayalam, Sinhala, Thai, Lao, Tibetan, Myanmar (two), Khmer, Mongolian, Limbu, New Tai Lue,
+/// Tai Tham (two), Balinese, Sundanese, Lepcha, Ol Chiki, Vai, Saurashtra, Kayah Li, Javanese,
+/// Myanmar Tai Laing, Cham, Meetei Mayek and the full-width digits. A table rather than a
+/// crate: the Nd runs are fixed by the standard, and reading a digit's value is all that is
+/// needed.
+const DIGIT_ZEROS: &[u32] = &[
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+    0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+];
+
+/// The value of a decimal digit of any script in [`DIGIT_ZEROS`] (not ASCII), or `None`.
+fn digit_value(c: char) -> Option<u8> {
+    let cp = c as u32;
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&z| (z..z + 10).contains(&cp))
+        .map(|&z| (cp - z) as u8)
 }
 
 /// The line of `text` around byte offset `at`, from at most 80 characters before it (so that
@@ -694,6 +713,24 @@ mod tests {
             .into_iter()
             .map(|n| n.values)
             .collect()
+    }
+
+    #[test]
+    fn digits_of_every_script_are_read() {
+        assert_eq!(
+            fullwidth_digits("३ और ٤ و ۵ และ ๖ ７".to_string()),
+            "3 और 4 و 5 และ 6 7"
+        );
+        let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("hi"), &Termbase::default());
+        let src = "It takes 3 steps.\n";
+        let changed = "इसमें ४ चरण लगते हैं।\n";
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(changed), src, changed);
+        assert_eq!(f[0].severity, Severity::Error, "{f:#?}");
+        let same = "इसमें ३ चरण लगते हैं।\n";
+        assert_eq!(
+            check(&ctx, &Doc::parse(src), &Doc::parse(same), src, same),
+            vec![]
+        );
     }
 
     #[test]
