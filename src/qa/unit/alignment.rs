@@ -10,9 +10,11 @@
 //! - **Pairs**: the paragraphs and list items that [`structure::pairs`] matches one to one.
 //! - **Sentences**: UAX #29 sentence boundaries (ICU4X's `SentenceSegmenter`, already built for
 //!   word boundaries) of each block's plain text; a piece without a letter or digit joins the
-//!   sentence before it. Chosen over booktr's own full-stop rule (`sentences::count`, which
-//!   only counts): UAX #29 keeps `e.g. the` and `3.5` whole, ends a sentence after a closing
-//!   quote or bracket, and knows the full stops of CJK, Arabic, Devanagari and other scripts.
+//!   sentence before it. Chosen over booktr's own full-stop rules (`sentences::count`, which
+//!   only counts, and [`crate::book::sentences`], which cuts raw Markdown where no code span or
+//!   link target is cut and knows Latin and CJK stops only): UAX #29 keeps `e.g. the` and `3.5`
+//!   whole, ends a sentence after a closing quote or bracket, and knows the full stops of CJK,
+//!   Arabic, Devanagari and other scripts; a block's plain text has no Markdown left to guard.
 //! - **Length**: a paragraph's non-whitespace characters against its source's, as a log
 //!   ratio measured in spreads of the book's paragraphs ([`ProseNorm`]: the median ratio and
 //!   1.4826 × the median absolute deviation of the log ratios of the book's paragraphs paired
