@@ -200,23 +200,64 @@ fn side_lang(
     }
 }
 
-/// `.md` files of `path` (itself when it is a file), sorted by name.
+/// Extensions of the Markdown files `validate` reads in a folder.
+const MARKDOWN_EXTENSIONS: &[&str] = &["md", "mdx", "markdown"];
+
+/// The Markdown files of `path` (itself when it is a file): every `.md`, `.mdx` and
+/// `.markdown` file in the folder and its subfolders (a Docusaurus or MkDocs docs folder nests
+/// its pages), as ripgrep's walker finds them (hidden files and what `.gitignore` leaves out
+/// skipped), sorted by path.
 fn chapter_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
-    let rd = std::fs::read_dir(path)
-        .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
-    let mut v: Vec<PathBuf> = rd
+    if let Err(e) = std::fs::read_dir(path) {
+        return Err(UsageError::new(format!("cannot read {}: {e}", path.display())).into());
+    }
+    let mut v: Vec<PathBuf> = ignore::WalkBuilder::new(path)
+        .build()
         .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.into_path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| MARKDOWN_EXTENSIONS.iter().any(|m| x == *m))
+        })
         .collect();
     v.sort();
     if v.is_empty() {
-        return Err(UsageError::new(format!("{} has no .md files", path.display())).into());
+        return Err(UsageError::new(format!(
+            "{} has no Markdown files (.md, .mdx, .markdown) in it or its subfolders",
+            path.display()
+        ))
+        .into());
     }
     Ok(v)
+}
+
+/// A source chapter of `validate`, its key made from its path inside the source folder
+/// `root` (`concepts/index.mdx` → `concepts-index`), so that pages of the same name in
+/// different folders stay apart.
+fn load_chapter(root: &Path, path: &Path) -> Result<Chapter, crate::book::chapter::ChapterError> {
+    let mut ch = Chapter::load(Path::new(""), &path.display().to_string())?;
+    if let Ok(rel) = path.strip_prefix(root)
+        && rel.components().count() > 1
+    {
+        let stem = rel.with_extension("");
+        ch.key = stem
+            .to_string_lossy()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        ch.file_name = rel.to_string_lossy().replace('\\', "/");
+    }
+    Ok(ch)
 }
 
 /// Files mode: chapters paired by file name, units paired by block structure: the languages
@@ -253,7 +294,7 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
     let source_lang = side_lang(args.source_lang.as_deref(), "--source-lang", src, &sources)?;
     let targets: Vec<PathBuf> = sources
         .iter()
-        .filter_map(|p| Chapter::load(Path::new(""), &p.display().to_string()).ok())
+        .filter_map(|p| load_chapter(src, p).ok())
         .map(|ch| target_of(&ch))
         .collect();
     let target_lang = side_lang(args.target_lang.as_deref(), "--target-lang", tgt, &targets)?;
@@ -268,10 +309,10 @@ fn validate_files(args: &ValidateArgs) -> anyhow::Result<Report> {
             UsageError::new(format!("--code-comments: {m}"))
         })?;
     }
-    let (kept, norm) = book_tallies(&ctx, &sources, &target_of);
+    let (kept, norm) = book_tallies(&ctx, src, &sources, &target_of);
     ctx.kept_words = Some(std::sync::Arc::new(kept));
     ctx.prose_norm = norm;
-    let slots = pair_chapters(&sources, &target_of, args.max_unit_chars.max(200))?;
+    let slots = pair_chapters(src, &sources, &target_of, args.max_unit_chars.max(200))?;
     let (checked, campaign_qa) = check_slots(&ctx, &slots);
     let (units, texts) = unit_reports(slots, checked, &campaign_qa);
     let name = src
@@ -326,6 +367,7 @@ fn house_glossary(
 /// read are left out here (the pairing reports them).
 fn book_tallies(
     ctx: &qa::QaContext,
+    root: &Path,
     sources: &[PathBuf],
     target_of: &dyn Fn(&Chapter) -> PathBuf,
 ) -> (
@@ -334,8 +376,7 @@ fn book_tallies(
 ) {
     let mut book: Vec<(std::sync::Arc<str>, std::sync::Arc<str>)> = Vec::new();
     for sp in sources {
-        let rel = sp.display().to_string();
-        let Ok(ch) = Chapter::load(Path::new(""), &rel) else {
+        let Ok(ch) = load_chapter(root, sp) else {
             continue;
         };
         let tp = target_of(&ch);
@@ -355,14 +396,14 @@ fn book_tallies(
 /// Every chapter paired with its translation, unit by unit (units of at most `max_chars`),
 /// or reported missing.
 fn pair_chapters(
+    root: &Path,
     sources: &[PathBuf],
     target_of: &dyn Fn(&Chapter) -> PathBuf,
     max_chars: usize,
 ) -> anyhow::Result<Vec<Slot>> {
     let mut slots: Vec<Slot> = Vec::new();
     for sp in sources {
-        let rel = sp.display().to_string();
-        let ch = Chapter::load(Path::new(""), &rel).map_err(|e| UsageError::new(e.to_string()))?;
+        let ch = load_chapter(root, sp).map_err(|e| UsageError::new(e.to_string()))?;
         let tp = target_of(&ch);
         let target = match std::fs::read(&tp) {
             Ok(b) => Some(

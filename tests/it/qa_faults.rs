@@ -245,3 +245,84 @@ fn corpus_units_merged_three_paragraphs_into_one_and_the_message_says_so() {
         );
     }
 }
+
+/// A Docusaurus docs folder nests its pages in subfolders and writes them as `.mdx`: `validate`
+/// reads them all, pairs each with the page at the same path in the translation, keeps two
+/// pages of the same name apart, and reports a page the translation lacks.
+#[test]
+fn validate_reads_a_nested_folder_of_mdx_pages() {
+    let d = tempfile::tempdir().unwrap();
+    let page = |root: &str, rel: &str, text: &str| {
+        let p = d.path().join(root).join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    page("en", "intro.mdx", "# Intro\n\nAn agent calls a tool.\n");
+    page(
+        "en",
+        "concepts/index.mdx",
+        "# Concepts\n\nThe loop runs 3 times.\n",
+    );
+    page(
+        "en",
+        "guides/index.md",
+        "# Guides\n\nRead the report first.\n",
+    );
+    page(
+        "de",
+        "intro.mdx",
+        "# Einführung\n\nEin Agent ruft ein Werkzeug auf.\n",
+    );
+    page(
+        "de",
+        "concepts/index.mdx",
+        "# Konzepte\n\nDie Schleife läuft 4 Mal.\n",
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(d.path())
+        .args([
+            "validate",
+            "--source",
+            "en",
+            "--target",
+            "de",
+            "--source-lang",
+            "en",
+            "--target-lang",
+            "de",
+            "--json",
+            "--report-dir",
+            "r",
+        ])
+        .output()
+        .unwrap();
+    let summary = json_summary(&out);
+    assert_eq!(out.status.code(), Some(1), "{summary}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("r/report.json")).unwrap())
+            .unwrap();
+    let units = report["units"].as_array().unwrap();
+    let errors: Vec<(String, String)> = units
+        .iter()
+        .flat_map(|u| u["findings"].as_array().unwrap().clone())
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_string(),
+                f["chapter"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // The changed number in concepts/index.mdx, and guides/index.md missing from the translation.
+    assert!(
+        errors.contains(&("numbers".into(), "concepts-index".into())),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|(c, ch)| c == "completeness" && ch == "guides-index"),
+        "{errors:?}"
+    );
+    assert!(!errors.iter().any(|(_, ch)| ch == "intro"), "{errors:?}");
+}
