@@ -21,14 +21,20 @@ fn validate(source: &str, target: &str) -> (i32, Vec<serde_json::Value>) {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("en.md"), source).unwrap();
     std::fs::write(d.path().join("de.md"), target).unwrap();
+    validate_in(d.path(), "en.md", "de.md")
+}
+
+/// `booktr validate --source source --target target` (English against German) run in `dir`:
+/// (exit code, every finding of the report), the summary's error count checked against it.
+fn validate_in(dir: &Path, source: &str, target: &str) -> (i32, Vec<serde_json::Value>) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
-        .current_dir(d.path())
+        .current_dir(dir)
         .args([
             "validate",
             "--source",
-            "en.md",
+            source,
             "--target",
-            "de.md",
+            target,
             "--source-lang",
             "en",
             "--target-lang",
@@ -41,8 +47,7 @@ fn validate(source: &str, target: &str) -> (i32, Vec<serde_json::Value>) {
         .unwrap();
     let summary = json_summary(&out);
     let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("r/report.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r/report.json")).unwrap()).unwrap();
     let findings: Vec<serde_json::Value> = report["units"]
         .as_array()
         .unwrap()
@@ -278,33 +283,10 @@ fn validate_reads_a_nested_folder_of_mdx_pages() {
         "concepts/index.mdx",
         "# Konzepte\n\nDie Schleife läuft 4 Mal.\n",
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
-        .current_dir(d.path())
-        .args([
-            "validate",
-            "--source",
-            "en",
-            "--target",
-            "de",
-            "--source-lang",
-            "en",
-            "--target-lang",
-            "de",
-            "--json",
-            "--report-dir",
-            "r",
-        ])
-        .output()
-        .unwrap();
-    let summary = json_summary(&out);
-    assert_eq!(out.status.code(), Some(1), "{summary}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("r/report.json")).unwrap())
-            .unwrap();
-    let units = report["units"].as_array().unwrap();
-    let errors: Vec<(String, String)> = units
+    let (code, findings) = validate_in(d.path(), "en", "de");
+    assert_eq!(code, 1, "{findings:#?}");
+    let errors: Vec<(String, String)> = findings
         .iter()
-        .flat_map(|u| u["findings"].as_array().unwrap().clone())
         .filter(|f| f["severity"] == "error")
         .map(|f| {
             (

@@ -136,8 +136,8 @@ fn compare(ctx: &QaContext, sp: &str, tp: &str) -> Comparison {
 /// ([`crate::qa::unit::structure::pairs`]), so that a number changed into a value the unit
 /// has elsewhere is still found in its own block.
 pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
-    let sp = fullwidth_digits(src.clean_prose());
-    let tp = fullwidth_digits(tgt.clean_prose());
+    let sp = ascii_digits(src.clean_prose());
+    let tp = ascii_digits(tgt.clean_prose());
     let unit = compare(ctx, &sp, &tp);
     if unit.wanted.is_empty() {
         return Vec::new();
@@ -158,11 +158,11 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
     let mut missing = unit.missing;
     for (i, j) in crate::qa::unit::structure::pairs(src, tgt) {
         let (a, b) = (&src.blocks[i], &tgt.blocks[j]);
-        let bs = fullwidth_digits(a.prose.clone());
+        let bs = ascii_digits(a.prose.clone());
         if !bs.chars().any(|c| c.is_ascii_digit()) {
             continue;
         }
-        let bt = fullwidth_digits(b.prose.clone());
+        let bt = ascii_digits(b.prose.clone());
         for (m, x) in compare(ctx, &bs, &bt).changed {
             if unit
                 .changed
@@ -639,7 +639,7 @@ fn cn_value(run: &[char]) -> Option<u64> {
 
 /// `text` with the decimal digits of every script (`DIGIT_ZEROS`) as ASCII digits, and the Arabic
 /// decimal and thousands separators as `.` and `,`.
-fn fullwidth_digits(text: String) -> String {
+fn ascii_digits(text: String) -> String {
     if !text
         .chars()
         .any(|c| !c.is_ascii() && (digit_value(c).is_some() || matches!(c, '\u{66B}' | '\u{66C}')))
@@ -718,7 +718,7 @@ mod tests {
     #[test]
     fn digits_of_every_script_are_read() {
         assert_eq!(
-            fullwidth_digits("३ और ٤ و ۵ และ ๖ ７".to_string()),
+            ascii_digits("३ और ٤ و ۵ และ ๖ ７".to_string()),
             "3 और 4 و 5 และ 6 7"
         );
         let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("hi"), &Termbase::default());
