@@ -25,6 +25,26 @@ pub fn is_protected_block(block: &str) -> bool {
         || jsx_tag_at(t, 0).is_some()
 }
 
+/// Whether a block's plain text (line breaks read as spaces) is MDX ESM: it starts with the
+/// lowercase keyword `import ` and names a module in quotes (`import Tabs from '@theme/Tabs'`,
+/// `import './x.css'`), or starts with `export ` and holds a binding (`export const meta = {`).
+/// No English sentence starts with a lowercase keyword followed by a quoted module name, so a
+/// page that is not MDX loses nothing to this test; an MDX page's ESM is code, never prose.
+pub fn reads_as_esm(text: &str) -> bool {
+    let t = text.trim_start();
+    if let Some(rest) = t.strip_prefix("import ") {
+        return rest.contains(" from '")
+            || rest.contains(" from \"")
+            || rest.starts_with('\'')
+            || rest.starts_with('"');
+    }
+    t.strip_prefix("export ").is_some_and(|rest| {
+        ["const ", "let ", "function ", "default ", "{"]
+            .iter()
+            .any(|k| rest.starts_with(k))
+    })
+}
+
 /// The end of a JSX component tag (`<Name …>`, `</Name>`, `<Name … />`, `<>`, `</>`) that
 /// starts at byte `at` of `text`, or `None` when none starts there. Component names start with
 /// an uppercase letter (lowercase names are HTML). Quoted attribute values and `{…}`

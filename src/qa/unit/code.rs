@@ -38,11 +38,11 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
     let fence = |f: &crate::qa::view::doc::Fence| (f.info.clone(), f.body.clone());
     let s: Vec<(String, String)> = src.fences.iter().map(fence).collect();
     let t: Vec<(String, String)> = tgt.fences.iter().map(fence).collect();
-    blocks(&mut out, "fenced", &s, &t, comments);
+    blocks(&mut out, "fenced", &s, &t, comments, ctx.human_edition);
     let plain = |b: &String| (String::new(), b.clone());
     let s: Vec<(String, String)> = src.indented.iter().map(plain).collect();
     let t: Vec<(String, String)> = tgt.indented.iter().map(plain).collect();
-    blocks(&mut out, "indented", &s, &t, comments);
+    blocks(&mut out, "indented", &s, &t, comments, ctx.human_edition);
     inline(ctx, &mut out, src, tgt);
     out
 }
@@ -54,6 +54,7 @@ fn blocks(
     src: &[(String, String)],
     tgt: &[(String, String)],
     comments: CodeComments,
+    human_edition: bool,
 ) {
     const CHECK: &str = "code_blocks";
     let translate = comments == CodeComments::Translate;
@@ -72,6 +73,21 @@ fn blocks(
             format!("{kind} code block {} ({})", i + 1, b.0)
         }
     };
+    // Each source string literal of the unit's code and the set of its renderings (itself
+    // where kept), over the blocks paired by position.
+    let mut renderings: std::collections::HashMap<String, std::collections::HashSet<String>> =
+        Default::default();
+    if human_edition && src.len() == tgt.len() {
+        for (a, b) in src.iter().zip(tgt) {
+            let (ma, la) = without_literals(&a.0, &code(a));
+            let (mb, lb) = without_literals(&b.0, &code(b));
+            if ma == mb && la.len() == lb.len() {
+                for (x, y) in la.into_iter().zip(lb) {
+                    renderings.entry(x).or_default().insert(y);
+                }
+            }
+        }
+    }
     if src.len() == tgt.len() {
         for (i, (a, b)) in src.iter().zip(tgt).enumerate() {
             if a.0 != b.0 {
@@ -102,9 +118,25 @@ fn blocks(
                 // translations do it throughout), a key, path or name the program reads may not.
                 let changed: Vec<(&String, &String)> =
                     la.iter().zip(&lb).filter(|(x, y)| x != y).collect();
+                // In a translation made elsewhere, a literal translated into another word and
+                // rendered so wherever the unit's code has it is sample data localized with its
+                // program (`'Cabbage'` → `'Kohl'` in the data and in the lookup alike): the
+                // program compares it with itself only. A literal kept in one place and
+                // translated in another, or altered rather than translated (`name` → `name2`),
+                // is what breaks a lookup.
+                let consistent = |x: &str, y: &str| {
+                    human_edition
+                        && translated_word(x, y)
+                        && renderings.get(x).is_some_and(|r| r.len() == 1)
+                };
+                let key_like = |x: &str, y: &str| !reader_text(x) && !consistent(x, y);
                 // Under `keep` code blocks stay byte for byte, strings included.
-                let shown = translate && changed.iter().all(|(x, _)| reader_text(x));
-                let (x, y) = changed[0];
+                let shown = translate && !changed.iter().any(|(x, y)| key_like(x, y));
+                let (x, y) = changed
+                    .iter()
+                    .copied()
+                    .find(|(x, y)| !translate || key_like(x, y))
+                    .unwrap_or(changed[0]);
                 out.push(Finding::new(
                     CHECK,
                     if shown { Severity::Warning } else { Severity::Error },
@@ -337,17 +369,24 @@ const MARKUP_LANGUAGES: &[&str] = &[
 
 /// The text of a markup text node starting at `from` (just after a `>`): whether it has a
 /// letter, and the index of the `<` that ends it. `None` when no `<` follows, or when the run
-/// holds a character that markup text rarely has and code has (`;`, `=`, `(`, `)`), so that a
-/// comparison `a > b` is not taken for a tag's end.
+/// holds what markup text rarely has and code has (`;`, `=`, a call's `(`, a `)` the run did
+/// not open), so that a comparison `a > b` is not taken for a tag's end.
 fn markup_text(chars: &[char], from: usize) -> Option<(bool, usize)> {
-    let mut depth = 0usize;
+    let is_name_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let (mut depth, mut parens) = (0usize, 0usize);
     let mut letters = false;
     for (k, &c) in chars.iter().enumerate().skip(from) {
         match c {
             '{' => depth += 1,
             '}' => depth = depth.saturating_sub(1),
             '<' if depth == 0 => return Some((letters, k)),
-            ';' | '=' | '(' | ')' if depth == 0 => return None,
+            ';' | '=' if depth == 0 => return None,
+            // A call (`f(`) or a parenthesis closed that the run never opened (`if (a > b)`)
+            // is code; a parenthesis in words (`(located in {city})`) is text.
+            '(' if depth == 0 && k > from && is_name_char(chars[k - 1]) => return None,
+            '(' if depth == 0 => parens += 1,
+            ')' if depth == 0 && parens == 0 => return None,
+            ')' if depth == 0 => parens -= 1,
             _ if depth == 0 && c.is_alphabetic() => letters = true,
             _ => {}
         }
@@ -363,6 +402,41 @@ fn reader_text(s: &str) -> bool {
         || s.chars().any(|c| c.is_alphabetic() && !c.is_ascii())
         || s.ends_with(['.', '!', '?', ':', '…'])
 }
+
+/// Whether string literal `b` is `a` translated into another word rather than altered: both
+/// are words (letters, spaces, hyphens, apostrophes), and `b` has a letter outside ASCII where `a` has none, or shares neither its
+/// first nor its last three characters (`Cabbage` → `Kohl`, `Play` → `Lecture`; not `name` →
+/// `name2` or `Hamburg` → `Hamburgo`, which read as the same name changed).
+fn translated_word(a: &str, b: &str) -> bool {
+    // Words only: a path, URL, file name or format string (`config.json`, `/api/`, `%s`) is
+    // read by the program whatever its language.
+    let words = |x: &str| {
+        x.chars().any(char::is_alphabetic)
+            && x.chars()
+                .all(|c| c.is_alphabetic() || matches!(c, ' ' | '-' | '\'' | '’'))
+    };
+    if !words(a) || !words(b) {
+        return false;
+    }
+    if a.is_ascii() && b.chars().any(|c| c.is_alphabetic() && !c.is_ascii()) {
+        return true;
+    }
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let head = ca.iter().zip(&cb).take_while(|(x, y)| x == y).count();
+    let tail = ca
+        .iter()
+        .rev()
+        .zip(cb.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    head < 3.min(ca.len()) && tail < 3.min(ca.len())
+}
+
+/// Normalized Levenshtein similarity (1 − edits / longer length) at which a span of a block
+/// reads as another span altered: half the characters kept. A one-letter change of a
+/// four-letter name scores 0.75; `fetchBio('Bob')` against `'Bob'` scores 0.33.
+const MIN_ALTERED_SIMILARITY: f64 = 0.5;
 
 /// Most line numbers a `code_blocks` message names (the count is always given).
 const MAX_LINES_NAMED: usize = 8;
@@ -434,8 +508,11 @@ fn first_difference<'a>(a: &'a str, b: &'a str) -> (usize, &'a str, &'a str) {
 /// `inline_code`: the same multiset of inline code spans.
 fn inline(ctx: &QaContext, out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
     const CHECK: &str = "inline_code";
-    let s: Vec<&str> = src.inline_code.iter().map(String::as_str).collect();
-    let t: Vec<&str> = tgt.inline_code.iter().map(String::as_str).collect();
+    // Spans compared without the spaces at their ends: CommonMark strips one space from each
+    // end only when both ends have one, so `` `JsCast ` `` keeps a space a reader cannot tell
+    // from the source's `` `JsCast` ``.
+    let s: Vec<&str> = src.inline_code.iter().map(|x| x.trim()).collect();
+    let t: Vec<&str> = tgt.inline_code.iter().map(|x| x.trim()).collect();
     let d = SeqDiff::new(&s, &t);
     let count = |items: &[&str], x: &str| items.iter().filter(|i| **i == x).count();
     // In a translation made elsewhere, a span the translator changed along with the example
@@ -447,11 +524,25 @@ fn inline(ctx: &QaContext, out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
         let base = |x: &str| x.trim_end_matches("()").trim_end_matches('s').to_string();
         base(a) == base(b) && !base(a).is_empty()
     };
+    // …or whose string literals only are translated (`setBio('This is Bob’s bio')` with its
+    // words in the target language, as the example's data).
+    let literals_translated = |m: &str, e: &str| {
+        let ((cm, lm), (ce, le)) = (without_literals("js", m), without_literals("js", e));
+        cm == ce
+            && lm.len() == le.len()
+            && lm != le
+            && lm
+                .iter()
+                .zip(&le)
+                .all(|(x, y)| x == y || translated_word(x, y))
+    };
     let localized = |m: &str| {
         ctx.human_edition
             && d.extra.iter().any(|e| {
                 count(&s, e) == 0
-                    && ((in_code(src, m) && in_code(tgt, e) && !in_code(tgt, m)) || same_name(m, e))
+                    && ((in_code(src, m) && in_code(tgt, e) && !in_code(tgt, m))
+                        || same_name(m, e)
+                        || literals_translated(m, e))
             })
     };
     let mut seen: Vec<&str> = Vec::new();
@@ -516,13 +607,27 @@ fn inline(ctx: &QaContext, out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
         if a.code.is_empty() {
             continue;
         }
-        let sa: Vec<&str> = a.code.iter().map(String::as_str).collect();
-        let tb: Vec<&str> = b.code.iter().map(String::as_str).collect();
+        let sa: Vec<&str> = a.code.iter().map(|x| x.trim()).collect();
+        let tb: Vec<&str> = b.code.iter().map(|x| x.trim()).collect();
         let d = SeqDiff::new(&sa, &tb);
-        let Some(foreign) = d.extra.first() else {
-            continue;
+        // The block's span in the missing one's place: one that reads as it altered (`tasks`
+        // for `task`, `Promise.al`), or one the source's unit never has (`значение` for
+        // `value`, `useMemo` for `useCallback`). A span the source has elsewhere (a name of a
+        // sentence merged into this one) or that holds the missing one (`fetchBio('Bob')`
+        // for `'Bob'`) is the block's own wording; a span gone from the whole unit is
+        // reported above.
+        let altered = |m: &str| {
+            d.extra.iter().find(|e| {
+                strsim::normalized_levenshtein(m, e) >= MIN_ALTERED_SIMILARITY
+                    || (count(&s, e) == 0 && !e.contains(m))
+            })
         };
-        for m in d.missing.iter().filter(|m| count(&t, m) > 0) {
+        for (m, foreign) in d
+            .missing
+            .iter()
+            .filter(|m| count(&t, m) > 0)
+            .filter_map(|m| Some((m, altered(m)?)))
+        {
             out.push(Finding::new(
                 CHECK,
                 Severity::Error,
@@ -574,6 +679,27 @@ mod tests {
             "{:#?}",
             run(src, moved)
         );
+        // A span of the source's unit in its place, or one holding it, is the sentence's own
+        // wording; a translated name in its place is an error.
+        let src = "Call `run()` first.\n\nThen call `stop()` and `run()` again.\n";
+        for (tgt, errors) in [
+            (
+                "Zuerst `stop()` aufrufen.\n\nDann `stop()` und wieder `run()` aufrufen.\n",
+                0,
+            ),
+            (
+                "Zuerst `run() --now` aufrufen.\n\nDann `stop()` und wieder `run()` aufrufen.\n",
+                0,
+            ),
+            (
+                "Zuerst `laufen()` aufrufen.\n\nDann `stop()` und wieder `run()` aufrufen.\n",
+                1,
+            ),
+        ] {
+            let f = run(src, tgt);
+            let n = f.iter().filter(|f| f.severity == Severity::Error).count();
+            assert_eq!(n, errors, "{tgt}: {f:#?}");
+        }
     }
 
     #[test]
@@ -702,6 +828,85 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn sample_data_translated_wherever_the_code_has_it_is_a_warning_in_a_human_edition() {
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("de"), &Termbase::default());
+        ctx.code_comments = CodeComments::Translate;
+        ctx.human_edition = true;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        let src = "Filter the list.\n\n```js\nconst products = [{ title: 'Cabbage', id: 1 }];\n```\n\nThen find it.\n\n```js\nproducts.find(p => p.title === 'Cabbage');\n```\n";
+        let tgt = src
+            .replace("Filter the list.", "Filtere die Liste.")
+            .replace("Then find it.", "Dann finde es.")
+            .replace("Cabbage", "Kohl");
+        let f = run(src, &tgt);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(f.iter().all(|f| f.severity == Severity::Warning), "{f:#?}");
+        // Translated in the data but kept in the lookup: the lookup finds nothing.
+        let half = tgt.replacen("=== 'Kohl'", "=== 'Cabbage'", 1);
+        let f = run(src, &half);
+        assert_eq!(f[0].severity, Severity::Error, "{f:#?}");
+        assert!(
+            f[0].message.contains("`Cabbage` to `Kohl`"),
+            "{}",
+            f[0].message
+        );
+        // Altered rather than translated: a renamed key.
+        let renamed = src.replace("Cabbage", "Cabbage2");
+        let f = run(src, &renamed);
+        assert!(f.iter().all(|f| f.severity == Severity::Error), "{f:#?}");
+        // A path stays the program's, translated or not.
+        assert!(!translated_word("config.json", "конфиг.json"));
+        // Not in a campaign: the model copies code.
+        ctx.human_edition = false;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        assert_eq!(run(src, &tgt)[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn an_inline_span_with_its_string_translated_is_a_warning_in_a_human_edition() {
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("ru"), &Termbase::default());
+        ctx.human_edition = true;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        let src = "It calls `setBio('This is Bob’s bio')` after the fetch.\n";
+        let tgt = "Он вызывает `setBio('Это биография Боба')` после запроса.\n";
+        let f = run(src, tgt);
+        assert!(f.iter().all(|f| f.severity == Severity::Warning), "{f:#?}");
+        let altered = "Он вызывает `setBio('This is Bob’s bix')` после запроса.\n";
+        let f = run(src, altered);
+        assert!(f.iter().any(|f| f.severity == Severity::Error), "{f:#?}");
+        let call = "Он вызывает `setBia('Это биография Боба')` после запроса.\n";
+        let f = run(src, call);
+        assert!(f.iter().any(|f| f.severity == Severity::Error), "{f:#?}");
+    }
+
+    #[test]
+    fn a_space_at_the_end_of_an_inline_code_span_is_the_same_span() {
+        let src = "Cast it with `JsCast` into `Option<EventTarget>`.\n";
+        let tgt = "用 `JsCast ` 转换为 `Option<EventTarget>`。\n";
+        assert_eq!(run(src, tgt), vec![]);
+        let altered = "用 `JsCasts ` 转换为 `Option<EventTarget>`。\n";
+        assert_eq!(run(src, altered)[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn words_in_parentheses_between_jsx_tags_are_text_and_a_call_is_code() {
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("es"), &Termbase::default());
+        ctx.code_comments = CodeComments::Translate;
+        let run = |s: &str, t: &str| check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        let src = "See.\n\n```js\n<p>{name}<br />\n  (located in {city})\n</p>\n```\n";
+        let tgt = src
+            .replace("See.", "Mira.")
+            .replace("located in", "situada en");
+        let f = run(src, &tgt);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning, "{f:#?}");
+        let src = "See.\n\n```js\nif (a > b) { go(a); }\nif (a > c) { go(c); }\n```\n";
+        let tgt = src.replace("See.", "Mira.").replace("go(c)", "ir(c)");
+        let f = run(src, &tgt);
+        assert_eq!(f[0].severity, Severity::Error, "{f:#?}");
     }
 
     /// The text between two JSX tags is shown to readers too; an `{expression}` inside it

@@ -346,12 +346,20 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) 
     let tgt_lower = target.to_lowercase();
     let mut out = Vec::new();
     lone_markers(&mut out, &ctx.review_marker, source, target);
-    prefaces(&mut out, &src_lower, target);
+    // A translation made elsewhere has no model to preface, close or pad an answer: text at
+    // its ends without a counterpart is a translator's note or an addition, a warning like
+    // `addition` (what a model echoes, reasons or asks stays an error everywhere).
+    let severity = if ctx.human_edition {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    prefaces(&mut out, &src_lower, target, severity);
     think(&mut out, &src_lower, &tgt_lower, target);
     prompt_text(&mut out, &src_lower, &tgt_lower, target);
     labels(&mut out, source, target);
     meta_replies(&mut out, &src_lower, &tgt_lower, target);
-    extra_blocks(&mut out, src, tgt);
+    extra_blocks(&mut out, src, tgt, severity);
     out
 }
 
@@ -393,7 +401,7 @@ fn meta_replies(out: &mut Vec<Finding>, src_lower: &str, tgt_lower: &str, target
 
 /// Leading and trailing blocks with no source counterpart ([`crate::qa::unit::structure::extra_ends`]),
 /// unless a finding above already names their text.
-fn extra_blocks(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
+fn extra_blocks(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc, severity: Severity) {
     let squash = |s: &str| {
         s.chars()
             .filter(|c| c.is_alphanumeric())
@@ -422,20 +430,29 @@ fn extra_blocks(out: &mut Vec<Finding>, src: &Doc, tgt: &Doc) {
         if run.iter().any(is_named) {
             continue;
         }
+        let (why, fix) = match (severity, side) {
+            (Severity::Error, true) => (
+                "a lead-in or an echoed instruction?",
+                "remove it and reply with the translation only",
+            ),
+            (Severity::Error, false) => (
+                "a note or a question of the model?",
+                "remove it and reply with the translation only",
+            ),
+            _ => (
+                "a translator's note or an addition?",
+                "keep it if the translator meant it, remove it otherwise",
+            ),
+        };
         out.push(Finding::new(
             CHECK,
-            Severity::Error,
+            severity,
             format!(
-                "{} of the translation ({} block{}) has no counterpart in the source (\"{}\"): {}; remove it and reply with the translation only",
+                "{} of the translation ({} block{}) has no counterpart in the source (\"{}\"): {why}; {fix}",
                 if side { "the start" } else { "the end" },
                 run.len(),
                 if run.len() == 1 { "" } else { "s" },
                 crate::util::excerpt(b.text.trim(), 60),
-                if side {
-                    "a lead-in or an echoed instruction?"
-                } else {
-                    "a note or a question of the model?"
-                }
             ),
             "",
             b.text.trim(),
@@ -454,7 +471,7 @@ fn normalise(line: &str) -> String {
     cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn prefaces(out: &mut Vec<Finding>, src_lower: &str, target: &str) {
+fn prefaces(out: &mut Vec<Finding>, src_lower: &str, target: &str, severity: Severity) {
     let lines: Vec<&str> = target.lines().filter(|l| !l.trim().is_empty()).collect();
     let extra_lines = lines.len() > src_lower.lines().filter(|l| !l.trim().is_empty()).count();
     let label_line = |l: &str| {
@@ -475,10 +492,15 @@ fn prefaces(out: &mut Vec<Finding>, src_lower: &str, target: &str) {
         }
         let l = normalise(line);
         let mut hit = |pattern: &'static str, what: &str, fix: &str| {
+            let fix = if severity == Severity::Error {
+                fix
+            } else {
+                "keep it if it is the translator's note, remove it otherwise"
+            };
             if !in_source(src_lower, pattern) && seen.insert(pattern) {
                 out.push(Finding::new(
                     CHECK,
-                    Severity::Error,
+                    severity,
                     format!(
                         "the translation {what} the source does not have (\"{}\"); {fix}",
                         crate::util::excerpt(line.trim(), 60)
@@ -1054,6 +1076,29 @@ mod tests {
 
     fn messages(f: &[Finding]) -> Vec<&str> {
         f.iter().map(|f| f.message.as_str()).collect()
+    }
+
+    #[test]
+    fn a_translators_note_at_the_end_of_a_human_edition_is_a_warning_and_a_models_an_error() {
+        let src = "Memory is how an Agent keeps facts across sessions.\n";
+        let tgt = "记忆是 Agent 跨会话保存事实的方式。\n\n**译注**：这里的“会话”指一次对话。\n";
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("zh"), &Termbase::default());
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert!(
+            !f.is_empty() && f.iter().all(|f| f.severity == Severity::Error),
+            "{f:#?}"
+        );
+        ctx.human_edition = true;
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert!(
+            !f.is_empty() && f.iter().all(|f| f.severity == Severity::Warning),
+            "{f:#?}"
+        );
+        assert!(f.iter().all(|f| f.message.contains("translator")), "{f:#?}");
+        // What only a model writes stays an error.
+        let think = "<think>translate it</think>记忆是 Agent 跨会话保存事实的方式。\n";
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(think), src, think);
+        assert!(f.iter().any(|f| f.severity == Severity::Error), "{f:#?}");
     }
 
     #[test]

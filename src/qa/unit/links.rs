@@ -188,9 +188,13 @@ fn targets(
 /// Whether URL `b` is `a` pointing to the edition of the same page in the target language:
 /// equal once a language code of the source or the target language (`en`, `en-US`,
 /// `zh-hans`, `pt_BR`) is set aside wherever it stands alone (a host label, a path segment, a
-/// query value: MDN's `/en-US/docs/…` → `/ko/docs/…`, `react.dev` → `ko.react.dev`,
-/// `?hl=en` → `?hl=ar`), or a Wikipedia article in the source language's Wikipedia and one
-/// in the target language's (the title is translated).
+/// query value: MDN's `/en-US/docs/…` → `/ko/docs/…`, `/docs/…` → `/fr/docs/…`, `react.dev` →
+/// `ko.react.dev`, `?hl=en` → `?hl=ar`) and a text fragment (`#:~:text=…`, which quotes the
+/// page's own words and cannot survive its translation) is dropped; or the same path of at
+/// least [`MIRROR_SEGMENTS`] segments on another host (a translated mirror: MDN's
+/// `developer.mozilla.org/en-US/docs/Web/…` → `webdoky.org/uk/docs/Web/…`); or a Wikipedia
+/// article in the source language's Wikipedia and one in the target language's (the title is
+/// translated). A changed path segment or ordinary fragment is never localized.
 pub fn localized(a: &str, b: &str, source: &Lang, target: &Lang) -> bool {
     if a == b {
         return false;
@@ -203,29 +207,38 @@ pub fn localized(a: &str, b: &str, source: &Lang, target: &Lang) -> bool {
             && tok.len() <= 7
             && tok.split('-').all(|p| (2..=4).contains(&p.len()))
     };
-    let norm = |u: &str| -> String {
+    // (host without language labels and `www`, path with its query and fragment, without
+    // language codes and text fragments).
+    let norm = |u: &str| -> (String, String) {
+        let u = u.split_once("#:~:").map_or(u, |(page, _)| page);
         let (scheme, rest) = u.split_once("://").unwrap_or(("", u));
         let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
         let host: Vec<&str> = host
             .split('.')
             .filter(|l| !is_code(l) && *l != "www")
             .collect();
-        let mut out = format!("{scheme}://{}/", host.join("."));
+        let mut out = String::new();
         let mut tok = String::new();
         for c in path.chars().chain(std::iter::once('/')) {
             if matches!(c, '/' | '?' | '&' | '=' | '#') {
+                // A language code goes with the separator after it, so that a code inserted
+                // where the source had none (`/docs` → `/fr/docs`) compares equal.
                 if !is_code(&tok) {
                     out.push_str(&tok);
+                    out.push(c);
                 }
                 tok.clear();
-                out.push(c);
             } else {
                 tok.push(c);
             }
         }
-        out
+        (format!("{scheme}://{}", host.join(".")), out)
     };
-    if norm(a) == norm(b) {
+    let ((host_a, path_a), (host_b, path_b)) = (norm(a), norm(b));
+    if path_a == path_b
+        && (host_a == host_b
+            || path_a.split('/').filter(|s| !s.is_empty()).count() >= MIRROR_SEGMENTS)
+    {
         return true;
     }
     let wiki = |u: &str, lang: &str| {
@@ -236,6 +249,11 @@ pub fn localized(a: &str, b: &str, source: &Lang, target: &Lang) -> bool {
     };
     wiki(a, &source.primary()) && wiki(b, &target.primary())
 }
+
+/// Path segments two URLs on different hosts must share to be one page and its translated
+/// mirror: four, so that a common short path (`/docs/intro`, `/learn/`) on another site is
+/// never taken for the same page (MDN reference pages have five or more).
+const MIRROR_SEGMENTS: usize = 4;
 
 /// Footnote labels referenced in `doc`: parsed references plus `[^label]` left as text
 /// (references to footnotes defined in another unit). Each label is returned as `[^label]`.
@@ -490,6 +508,21 @@ mod tests {
                 "https://de.wikipedia.org/wiki/Reine_Funktion",
                 &de,
             ),
+            (
+                "https://developer.mozilla.org/docs/Web/JavaScript/Reference/Statements/switch",
+                "https://developer.mozilla.org/de/docs/Web/JavaScript/Reference/Statements/switch",
+                &de,
+            ),
+            (
+                "https://developer.mozilla.org/en-US/docs/Web/API/fetch#:~:text=The%20fetch",
+                "https://developer.mozilla.org/ko/docs/Web/API/fetch",
+                &ko,
+            ),
+            (
+                "https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Operators/Logical_AND",
+                "https://webdoky.org/uk/docs/Web/JavaScript/Reference/Operators/Logical_AND",
+                &Lang::parse("uk"),
+            ),
         ] {
             assert!(localized(a, b, &en, l), "{a} → {b}");
         }
@@ -502,6 +535,14 @@ mod tests {
             (
                 "https://en.wikipedia.org/wiki/Pure_function",
                 "https://example.com/wiki/Pure_function",
+            ),
+            (
+                "https://developer.mozilla.org/en-US/docs/Web/API/fetch#body",
+                "https://developer.mozilla.org/ko/docs/Web/API/fetch#body-x",
+            ),
+            (
+                "https://example.com/docs/intro",
+                "https://other.org/ko/docs/intro",
             ),
         ] {
             assert!(!localized(a, b, &en, &ko), "{a} → {b}");

@@ -21,7 +21,7 @@ use crate::qa::view::doc::Doc;
 use crate::qa::{Finding, QaContext, SeqDiff, Severity};
 
 /// Runs `math` and `html` (see the module docs).
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     for (noun, s, t) in [
         ("inline math", &src.inline_math, &tgt.inline_math),
@@ -80,7 +80,31 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
             tag,
         ));
     }
-    out.extend(SeqDiff::new(&s, &t).findings(
+    let d = SeqDiff::new(&s, &t);
+    if ctx.human_edition && d.missing.is_empty() && balanced_elements(&d.extra) {
+        // A translation made elsewhere that keeps every source tag and adds whole elements
+        // (a translator's `<Note>…</Note>`, an anchor `<a name="note1">…</a>` for its note, a
+        // `<p dir="rtl">…</p>` wrapper) adds words, not broken markup: a warning.
+        let opens: Vec<&str> = d
+            .extra
+            .iter()
+            .copied()
+            .filter(|x| !x.starts_with("</"))
+            .collect();
+        out.push(Finding::new(
+            "html",
+            Severity::Warning,
+            format!(
+                "the translation adds {} element(s) the source does not have ({}); fine for a translator's note or layout, remove it otherwise",
+                opens.len(),
+                opens.iter().map(|x| crate::qa::quote(x)).collect::<Vec<_>>().join(", ")
+            ),
+            "",
+            opens.first().copied().unwrap_or(""),
+        ));
+        return out;
+    }
+    out.extend(d.findings(
         "html",
         Severity::Error,
         "HTML tag or comment",
@@ -89,6 +113,37 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &st
         &t,
     ));
     out
+}
+
+/// Whether `tags` (in order) are whole elements: each opening tag closed by a later closing
+/// tag of the same name, nothing else (no comment, no self-closing or void tag, no closing
+/// tag without its opening one).
+fn balanced_elements(tags: &[&str]) -> bool {
+    let name = |t: &str| -> String {
+        t.trim_start_matches('<')
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let mut open: Vec<String> = Vec::new();
+    for t in tags {
+        if t.starts_with("<!--") || t.ends_with("/>") || name(t).is_empty() {
+            return false;
+        }
+        if t.starts_with("</") {
+            match open.iter().rposition(|n| *n == name(t)) {
+                Some(k) => {
+                    open.remove(k);
+                }
+                None => return false,
+            }
+        } else {
+            open.push(name(t));
+        }
+    }
+    !tags.is_empty() && open.is_empty()
 }
 
 /// HTML attributes whose values are reader-facing text and may be translated (`caption` and
@@ -382,6 +437,30 @@ mod tests {
                 .iter()
                 .any(|f| f.check == "html" && f.severity == Severity::Error)
         );
+    }
+
+    #[test]
+    fn a_whole_element_added_to_a_human_edition_is_a_warning_and_a_lost_tag_an_error() {
+        let s = "<Note>\n\nKeep the key stable.\n\n</Note>\n\nThe list renders each item.\n";
+        let t = "<Note>\n\nمفتاح ثابت.\n\n</Note>\n\nتعرض القائمة كل عنصر.\n\n<Note>\n\nملاحظة المترجم.\n\n</Note>\n";
+        let mut ctx = QaContext::new(
+            &crate::lang::Lang::parse("en"),
+            &crate::lang::Lang::parse("ar"),
+            &crate::termbase::Termbase::default(),
+        );
+        let f = check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        assert!(f.iter().any(|f| f.severity == Severity::Error), "{f:#?}");
+        ctx.human_edition = true;
+        let f = check(&ctx, &Doc::parse(s), &Doc::parse(t), s, t);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("adds 1 element"), "{}", f[0].message);
+        // Half an element, or a source tag lost, stays an error.
+        let open_only = t.trim_end().trim_end_matches("</Note>");
+        let f = check(&ctx, &Doc::parse(s), &Doc::parse(open_only), s, open_only);
+        assert!(f.iter().any(|f| f.severity == Severity::Error), "{f:#?}");
+        assert!(!balanced_elements(&["<Note>", "<!-- x -->", "</Note>"]));
+        assert!(balanced_elements(&["<a name=\"note1\">", "</a>"]));
     }
 
     #[test]

@@ -52,8 +52,11 @@ struct Comparison {
 }
 
 /// Compares the numbers of the prose `sp` with those of its translation `tp` (both with
-/// full-width digits folded, see the module docs).
-fn compare(ctx: &QaContext, sp: &str, tp: &str) -> Comparison {
+/// full-width digits folded, see the module docs). `in_block`: `sp` is one paragraph, list
+/// item, heading or table, where a number the translation has fewer times than the source
+/// may be found changed too (see below); over a whole unit the same value is too often
+/// another sentence's.
+fn compare(ctx: &QaContext, sp: &str, tp: &str, in_block: bool) -> Comparison {
     // Minutes of a clock time (`9:00`) are part of the time, which a translation may write
     // another way (`9 Uhr`).
     let wanted: Vec<SourceNumber> = source_numbers(sp, decimal_comma(&ctx.source_lang.primary()))
@@ -85,31 +88,57 @@ fn compare(ctx: &QaContext, sp: &str, tp: &str) -> Comparison {
         .filter(|n| !n.values[1..].iter().any(|v| take(v)))
         .collect();
     // A changed number: a source number the translation lacks while it has a number of as
-    // many digits that the source has nowhere. A reformulation drops a number or changes its
+    // many digits beyond the source's. A reformulation drops a number or changes its
     // shape ("the 1990s" → 20 世纪 90 年代, "2 or 3 times" → 两三次); a slip or an edit that
     // changes a value (3 → 4, 19.1 → 19.5) keeps it, and is an error.
-    let in_source: std::collections::HashSet<&str> = wanted
-        .iter()
-        .flat_map(|n| n.values.iter().map(String::as_str))
-        .collect();
     let target_numbers = source_numbers(tp, decimal_comma(&ctx.target_lang.primary()));
+    // The translation's numbers beyond the source's: a value the source has nowhere, or more
+    // often than the source has it (`0, 1, 2` → `1, 1, 2`: the second 1 stands where 0 was).
+    let mut budget: HashMap<&str, usize> = HashMap::new();
+    for n in &wanted {
+        for v in &n.values {
+            *budget.entry(v.as_str()).or_default() += 1;
+        }
+    }
     let mut extra: Vec<&SourceNumber> = target_numbers
         .iter()
-        .filter(|t| !t.values.iter().any(|v| in_source.contains(v.as_str())))
+        .filter(|t| {
+            match t
+                .values
+                .iter()
+                .find(|v| budget.get(v.as_str()).is_some_and(|b| *b > 0))
+            {
+                Some(v) => {
+                    *budget.get_mut(v.as_str()).expect("found above") -= 1;
+                    false
+                }
+                None => true,
+            }
+        })
         .collect();
     let digits = |raw: &str| -> Vec<char> { raw.chars().filter(char::is_ascii_digit).collect() };
+    // Where the digits stand around the separators (`19.1` and `19.5` have one shape, `20`
+    // and `7.5` two).
+    let shape = |raw: &str| -> String {
+        raw.chars()
+            .map(|c| if c.is_ascii_digit() { '0' } else { c })
+            .collect()
+    };
     let all_target = target_values(tp);
     let mut changed = Vec::new();
     let mut left = Vec::new();
     for m in missing {
-        // Only a number the translation lacks entirely; of the extra numbers of as many
-        // digits, the one with the most digits in the same places.
+        // A number the translation lacks while it has a number of as many digits beyond the
+        // source's: of those, the one with the most digits in the same places. In a block, a
+        // number the translation has fewer times than the source (`y = 2x, x = 2` →
+        // `y = 3x, x = 2`) is changed too, into a number of its very shape only.
         let absent = !m.values.iter().any(|v| all_target.contains_key(v));
         let want = digits(&m.raw);
         let best = extra
             .iter()
             .enumerate()
             .filter(|(_, x)| digits(&x.raw).len() == want.len())
+            .filter(|(_, x)| absent || (in_block && shape(&x.raw) == shape(&m.raw)))
             .max_by_key(|(i, x)| {
                 let same = digits(&x.raw)
                     .iter()
@@ -120,7 +149,7 @@ fn compare(ctx: &QaContext, sp: &str, tp: &str) -> Comparison {
             })
             .map(|(i, _)| i);
         match best {
-            Some(pos) if absent => changed.push((m.clone(), extra.remove(pos).clone())),
+            Some(pos) => changed.push((m.clone(), extra.remove(pos).clone())),
             _ => left.push(m.clone()),
         }
     }
@@ -138,11 +167,11 @@ fn compare(ctx: &QaContext, sp: &str, tp: &str) -> Comparison {
 pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str) -> Vec<Finding> {
     let sp = ascii_digits(src.clean_prose());
     let tp = ascii_digits(tgt.clean_prose());
-    let unit = compare(ctx, &sp, &tp);
-    if unit.wanted.is_empty() {
-        return Vec::new();
-    }
+    let unit = compare(ctx, &sp, &tp, false);
     let mut out = Vec::new();
+    if unit.wanted.is_empty() {
+        return out;
+    }
     for (m, x) in &unit.changed {
         out.push(Finding::new(
             CHECK,
@@ -163,7 +192,7 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
             continue;
         }
         let bt = ascii_digits(b.prose.clone());
-        for (m, x) in compare(ctx, &bs, &bt).changed {
+        for (m, x) in compare(ctx, &bs, &bt, true).changed {
             if unit
                 .changed
                 .iter()
@@ -787,6 +816,18 @@ mod tests {
             check(&ctx, &Doc::parse(src), &Doc::parse(ok), src, ok),
             vec![]
         );
+    }
+
+    #[test]
+    fn a_number_repeated_where_another_stood_is_changed() {
+        let src = "Iterate: 0, 1, 2, and so on.\n";
+        let f = run(src, "Iterieren: 1, 1, 2 und so weiter.\n");
+        assert!(
+            f.iter()
+                .any(|f| f.severity == Severity::Error && f.message.contains("0")),
+            "{f:#?}"
+        );
+        assert!(run(src, "Iterieren: 0, 1, 2 und so weiter.\n").is_empty());
     }
 
     #[test]

@@ -166,8 +166,17 @@ pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, _source: &str, _target: &str
             // a last paragraph as long as the book's paragraphs only lacks its full stop; a cut
             // leaves it short. Without a book norm (a model's answer, checked as it arrives)
             // a cut can be as long as the rest, and the missing stop is the only sign.
+            // In a translation made elsewhere, a fragment shorter than a paragraph the norm
+            // can judge (a code comment, a title: `Zero-cost abstractions.` → `ゼロコスト抽象化`)
+            // is often written as a noun phrase without a stop; nobody's answer was cut there.
+            let source_chars = chars(&src.blocks[i].text);
             let severity = match ctx.prose_norm {
-                Some(n) if !short_of(n, chars(&src.blocks[i].text), chars(t)) => Severity::Warning,
+                Some(n) if !short_of(n, source_chars, chars(t)) => Severity::Warning,
+                _ if ctx.human_edition
+                    && (source_chars as f64) < crate::qa::unit::alignment::MIN_BLOCK_CHARS =>
+                {
+                    Severity::Warning
+                }
                 _ => Severity::Error,
             };
             out.push(Finding::new(
@@ -215,6 +224,24 @@ mod tests {
             "{}",
             f[0].message
         );
+    }
+
+    #[test]
+    fn a_short_fragment_of_a_human_edition_without_its_stop_is_a_warning() {
+        use crate::lang::Lang;
+        use crate::termbase::Termbase;
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("ja"), &Termbase::default());
+        let (src, tgt) = ("Zero-cost abstractions.\n", "ゼロコスト抽象化\n");
+        let run = |ctx: &QaContext| check(ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert_eq!(run(&ctx)[0].severity, Severity::Error);
+        ctx.human_edition = true;
+        let f = run(&ctx);
+        assert_eq!((f.len(), f[0].severity), (1, Severity::Warning), "{f:#?}");
+        // A paragraph long enough to be judged by its length is cut off when it stops short.
+        let src = "A panic unwinding from Rust to C++ will always cause the process to immediately terminate.\n";
+        let tgt = "Um pânico propagando do Rust para o C++ sempre fará com que o processo\n";
+        let f = check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt);
+        assert_eq!(f[0].severity, Severity::Error, "{f:#?}");
     }
 
     /// Recorded from the 0.5B model on the quality benchmark's slice: translated in pieces, the

@@ -457,7 +457,7 @@ fn describe(b: &Block) -> String {
 
 /// Runs the check (see the module docs): the front matter, the markers, then one finding per
 /// step of the block alignment that is not a match.
-pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
+pub fn check(ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(crate::qa::unit::front_matter::findings(source, target));
     marker_findings(&mut out, source, target);
@@ -470,6 +470,7 @@ pub fn check(_ctx: &QaContext, src: &Doc, tgt: &Doc, source: &str, target: &str)
         target,
         last_src_matched: steps.iter().rposition(|(st, _, _)| matched(st)),
         first_tgt_matched: steps.iter().position(|(st, _, _)| matched(st)),
+        human_edition: ctx.human_edition,
     };
     for (k, &(step, i, j)) in steps.iter().enumerate() {
         let finding = match step {
@@ -494,6 +495,8 @@ struct Aligned<'d> {
     /// The last and first alignment steps that pair blocks (not a drop or an add).
     last_src_matched: Option<usize>,
     first_tgt_matched: Option<usize>,
+    /// The translation was made elsewhere ([`QaContext::human_edition`]).
+    human_edition: bool,
 }
 
 fn excerpt(b: &Block) -> String {
@@ -585,10 +588,20 @@ impl Aligned<'_> {
     /// Source block `i` is split into translated blocks `j..j + n`.
     fn split(&self, i: usize, j: usize, n: usize) -> Finding {
         let (s, t) = (self.s, self.t);
+        // A translator who splits a long paragraph in two keeps every sentence and renders
+        // plain paragraphs: in a translation made elsewhere that is style, a warning. A split
+        // list item or heading adds a bullet or a title, and a model's split is not asked for.
+        let paragraphs = s[i].kind() == Kind::Paragraph
+            && t[j..j + n].iter().all(|b| b.kind() == Kind::Paragraph);
+        let severity = if self.human_edition && paragraphs {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
         self.at(
             Finding::new(
                 CHECK,
-                Severity::Error,
+                severity,
                 format!(
                     "{} of the source is split into {} of the translation; keep it one paragraph",
                     name(s, i),
@@ -655,10 +668,17 @@ impl Aligned<'_> {
             // Reported as `injected_text` by [`crate::qa::unit::injected`] (see [`extra_ends`]).
             None
         } else {
+            // An HTML block a translation made elsewhere adds (a translator's `<Note>`, a
+            // right-to-left wrapper) adds words, not a broken structure: `html` weighs its tags.
+            let severity = if self.human_edition && b.kind() == Kind::Html {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
             Some(self.at(
                 Finding::new(
                     CHECK,
-                    Severity::Error,
+                    severity,
                     format!(
                         "{} of the translation has no counterpart in the source; remove it or restore the source's block",
                         name(t, j)
@@ -803,6 +823,26 @@ mod tests {
     fn run(src: &str, tgt: &str) -> Vec<Finding> {
         let ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("de"), &Termbase::default());
         check(&ctx, &Doc::parse(src), &Doc::parse(tgt), src, tgt)
+    }
+
+    #[test]
+    fn a_paragraph_a_human_translator_split_is_a_warning_and_an_added_html_block_too() {
+        let src = "Intro line.\n\nThe agent reads the file. Then it writes a summary of what it found.\n\nEnd.\n";
+        let tgt = "Einleitung.\n\nDer Agent liest die Datei.\n\nDann schreibt er eine Zusammenfassung.\n\nEnde.\n";
+        let mut ctx = QaContext::new(&Lang::parse("en"), &Lang::parse("de"), &Termbase::default());
+        let severities = |ctx: &QaContext, t: &str| -> Vec<Severity> {
+            check(ctx, &Doc::parse(src), &Doc::parse(t), src, t)
+                .iter()
+                .map(|f| f.severity)
+                .collect()
+        };
+        assert_eq!(severities(&ctx, tgt), vec![Severity::Error]);
+        ctx.human_edition = true;
+        assert_eq!(severities(&ctx, tgt), vec![Severity::Warning]);
+        let note = "Einleitung.\n\nDer Agent liest die Datei. Dann schreibt er eine Zusammenfassung.\n\n<div>\nAnmerkung des Übersetzers.\n</div>\n\nEnde.\n";
+        assert_eq!(severities(&ctx, note), vec![Severity::Warning]);
+        ctx.human_edition = false;
+        assert_eq!(severities(&ctx, note), vec![Severity::Error]);
     }
 
     const SRC: &str = "# Title\n\nFirst paragraph about agents and tools.\n\nSecond paragraph, a little longer than the first one.\n\nThird paragraph closes the section.\n";

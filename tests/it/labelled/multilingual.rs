@@ -522,13 +522,30 @@ pub fn planted(pairs: &[Pair], held_out: bool, per_lang: usize) -> Planted {
                     e.1 += usize::from(hit);
                 }
                 if !hit && std::env::var("BOOKTR_PLANT_SHOW").is_ok_and(|k| k == kind.name()) {
+                    // Where the planted copy first differs, with 80 bytes around it.
+                    let at = p
+                        .target
+                        .bytes()
+                        .zip(faulty.bytes())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    let around = |t: &str| {
+                        let (mut a, mut b) = (at.saturating_sub(80), (at + 80).min(t.len()));
+                        while !t.is_char_boundary(a) {
+                            a -= 1;
+                        }
+                        while !t.is_char_boundary(b) {
+                            b += 1;
+                        }
+                        t[a..b].replace('\n', "⏎")
+                    };
                     eprintln!(
-                        "MISSED {} {} {}\n--- source\n{}\n--- planted\n{}\n",
+                        "MISSED {} {} {}\n  was: {}\n  now: {}",
                         kind.name(),
                         p.lang,
                         p.unit,
-                        booktr::util::excerpt(&p.source, 700),
-                        booktr::util::excerpt(&faulty, 700)
+                        around(&p.target),
+                        around(&faulty)
                     );
                 }
                 if !hit {

@@ -98,6 +98,24 @@ fn paragraphs(text: &str) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// Whether byte `i` of `text` lies in a run of letters, digits, `.`, `-` and `_` that holds an
+/// ASCII letter (`v15.3.1`, `UTF-8`): a name, not a number of the prose (the `numbers` check
+/// reads them so too).
+fn in_identifier(text: &str, i: usize) -> bool {
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '.' | '-' | '_');
+    let start = text[..i]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| part(*c))
+        .last()
+        .map_or(i, |(k, _)| k);
+    let end = text[i..]
+        .char_indices()
+        .find(|(_, c)| !part(*c))
+        .map_or(text.len(), |(k, _)| i + k);
+    text[start..end].chars().any(|c| c.is_ascii_alphabetic())
+}
+
 /// The sentences of one paragraph (byte ranges of `text`), trailing whitespace trimmed.
 fn paragraph_sentences(text: &str, para: Range<usize>, lang: &str) -> Vec<Range<usize>> {
     let body = &text[para.clone()];
@@ -188,19 +206,31 @@ pub fn plant(kind: Kind, source: &str, target: &str, lang: &str, donor: &str) ->
         Kind::NumberChanged => {
             for p in paragraphs(target) {
                 let body = &target[p.clone()];
-                let mut in_code = false;
+                // Prose only: not inside inline code, a link destination `](…)` or a tag.
+                let (mut in_code, mut in_tag) = (false, false);
+                let mut url_depth = 0usize; // parentheses open inside a link destination
                 let mut prev = ' ';
                 for (i, c) in body.char_indices() {
-                    if c == '`' {
-                        in_code = !in_code;
+                    match c {
+                        '`' => in_code = !in_code,
+                        '(' if prev == ']' || url_depth > 0 => url_depth += 1,
+                        ')' if url_depth > 0 => url_depth -= 1,
+                        ' ' if url_depth > 0 => url_depth = 0,
+                        '<' => in_tag = true,
+                        '>' => in_tag = false,
+                        _ => {}
                     }
+                    let in_url = url_depth > 0;
                     let digit = c.to_digit(10).or_else(|| other_digit(c));
                     if !in_code
+                        && !in_url
+                        && !in_tag
                         && let Some(d) = digit
                         && !prev.is_alphanumeric()
                         && prev != '('
                         && prev != '/'
                         && prev != '#'
+                        && !in_identifier(body, i)
                     {
                         let new = (d + 1) % 10;
                         let replaced = shift_digit(c, new);
