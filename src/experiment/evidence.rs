@@ -916,7 +916,9 @@ impl GateInputs<'_> {
         }
     }
 
-    /// Gate 2: both arms translated every unit (or the single agent's exhaustion is recorded).
+    /// Gate 2: both arms translated every unit. A single agent whose conversation ran out of
+    /// context did not: its exhaustion is an outcome the arm reports (`context_exhausted`,
+    /// recorded in its journal) and the reason names, never a pass.
     fn every_unit_translated(&self) -> Gate {
         let Self {
             single,
@@ -930,11 +932,9 @@ impl GateInputs<'_> {
             recs.iter()
                 .any(|r| matches!(r.event, Event::ContextExhausted { .. }))
         });
-        let single_ok = s.units_translated == s.units_total
-            || (single.summary.exhausted.is_some() && exhaustion_recorded);
         Gate {
             name: "both_arms_translated_every_unit",
-            pass: o.units_translated == o.units_total && single_ok,
+            pass: o.units_translated == o.units_total && s.units_translated == s.units_total,
             reason: format!(
                 "orchestration {}/{} units; single agent {}/{} units{}",
                 o.units_translated,
