@@ -18,7 +18,7 @@
 //! (`tests/fixtures/quality/answers-0.5b.jsonl`, `validation/bench/quality-0.5b.json`); without
 //! it, the 1.5B's (`answers.jsonl`, `quality.json`).
 //!
-//! `BOOKTR_QUALITY_ARMS=single_pass,orchestration,…` runs some arms only (the single pass is
+//! `BOOKTR_QUALITY_ARMS=conversation,orchestration,…` runs some arms only (the conversation is
 //! always run); `BOOKTR_QUALITY_JUDGE=0` skips the judge. It writes
 //! `validation/bench/quality.json` (a replay keeps the recording's wall times) and prints the
 //! README table. It reports figures and never asserts; `tests/it/quality.rs` checks that a
@@ -72,7 +72,7 @@ fn main() {
         .into_iter()
         .filter(|a| {
             wanted.trim().is_empty()
-                || *a == QualityArm::SinglePass
+                || *a == QualityArm::Conversation
                 || wanted.split(',').any(|w| w.trim() == a.as_str())
         })
         .collect();
@@ -108,6 +108,12 @@ fn main() {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap() + "\n").unwrap();
     println!("{}", json["table"].as_str().unwrap_or_default());
+    if let Some(t) = &out.figures.targets_vs_loop {
+        println!(
+            "targets vs the stateless loop: chrF++ >= loop {}; errors <= half of the loop's {}; tokens <= 1.5x loop {} ({:.2}x)",
+            t.chrf_pp_at_least_loop, t.errors_at_most_half, t.tokens_at_most_1_5x, t.token_ratio
+        );
+    }
     let t = &out.figures.targets;
     println!(
         "targets: chrF++ >= single {}; errors <= half of single {}; tokens <= 1.3x single {} ({:.2}x)",

@@ -206,6 +206,10 @@ pub enum Mode {
     /// The baseline: one agent in one growing conversation (no Glossary agent, proofreading or
     /// Manager); stops with "context exhausted at unit N" when it outgrows max_context_tokens.
     SingleAgent,
+    /// The baseline a user writes instead: one request per unit with the same system prompt
+    /// (guide and house glossary), nothing carried between units; no Glossary agent, QA,
+    /// repair, revision or Manager.
+    StatelessLoop,
 }
 
 /// Flags shared by commands that resolve a campaign.

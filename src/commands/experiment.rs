@@ -1,4 +1,5 @@
-//! `booktr run --mode single-agent` and `booktr experiment` (see [`crate::experiment`]).
+//! `booktr run --mode single-agent|stateless-loop` and `booktr experiment` (see
+//! [`crate::experiment`]).
 
 use std::sync::Arc;
 
@@ -15,10 +16,15 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// `booktr run CAMPAIGN --mode single-agent`: the baseline conversation, resumable.
+/// `booktr run CAMPAIGN --mode single-agent|stateless-loop`: a baseline, resumable.
 /// Exit 0 when every unit is translated; 1 when the context was exhausted or a call failed;
 /// 130 when interrupted.
-pub fn run_single(args: &RunArgs, campaign: &CampaignArgs) -> anyhow::Result<ExitCode> {
+pub fn run_single(
+    args: &RunArgs,
+    campaign: &CampaignArgs,
+    baseline: single_agent::Baseline,
+) -> anyhow::Result<ExitCode> {
+    let mode = baseline.mode();
     let plan = super::plan(campaign, args.concurrency)?;
     let campaign = Campaign::load(plan)?;
     let provider = super::rehearsal::campaign_provider(&campaign.plan)
@@ -30,15 +36,16 @@ pub fn run_single(args: &RunArgs, campaign: &CampaignArgs) -> anyhow::Result<Exi
             fresh: args.fresh,
             force: args.force,
             retranslate: args.retranslate,
-            // One growing conversation: each turn needs the previous answer, so no batch.
+            // One request at a time, as the baseline's user sends them: no batch.
             batch: false,
             progress_every: None,
         },
+        baseline,
     ))?;
     let s = &result.summary;
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     eprintln!(
-        "{tag}{} (single agent): {:?} — {}/{} units translated ({} from the checkpoint); main context peak {} tokens",
+        "{tag}{} ({mode}): {:?} — {}/{} units translated ({} from the checkpoint); main context peak {} tokens",
         s.campaign,
         s.status,
         s.units.translated,
@@ -52,7 +59,7 @@ pub fn run_single(args: &RunArgs, campaign: &CampaignArgs) -> anyhow::Result<Exi
     );
     match s.status {
         Status::Interrupted => eprintln!(
-            "Interrupted. Finished turns are saved; run `booktr run {} --mode single-agent` again to resume.",
+            "Interrupted. Finished turns are saved; run `booktr run {} --mode {mode}` again to resume.",
             campaign.plan.campaign_file.display()
         ),
         Status::ContextExhausted => eprintln!(
@@ -69,7 +76,7 @@ pub fn run_single(args: &RunArgs, campaign: &CampaignArgs) -> anyhow::Result<Exi
                 eprintln!("  last error: {e}");
             }
             eprintln!(
-                "{} unit(s) failed and were left untranslated; the conversation went on without them. Run the same command again to retry them at the end of the conversation.",
+                "{} unit(s) failed and were left untranslated; the run went on without them. Run the same command again to retry them.",
                 s.failed.len()
             );
         }

@@ -26,20 +26,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// `run` once the campaign file is known: the run, the outputs beside the chapters, the
 /// report, and what to do next.
 fn run_campaign(args: &RunArgs, campaign_args: &CampaignArgs) -> anyhow::Result<ExitCode> {
-    if args.mode == crate::cli::Mode::SingleAgent {
+    let baseline = match args.mode {
+        crate::cli::Mode::Orchestration => None,
+        crate::cli::Mode::SingleAgent => {
+            Some(crate::experiment::single_agent::Baseline::Conversation)
+        }
+        crate::cli::Mode::StatelessLoop => {
+            Some(crate::experiment::single_agent::Baseline::StatelessLoop)
+        }
+    };
+    if let Some(baseline) = baseline {
+        let mode = baseline.mode();
         if args.batch {
-            return Err(UsageError::new(
-                "--batch does not apply to --mode single-agent: each turn of the conversation needs the previous answer; drop --batch",
-            )
+            return Err(UsageError::new(format!(
+                "--batch does not apply to --mode {mode}: the baselines send one request at a time, as their users would; drop --batch"
+            ))
             .into());
         }
         if args.max_cost.is_some() {
-            return Err(UsageError::new(
-                "--max-cost does not apply to --mode single-agent (the baseline has no budget cap); drop --max-cost",
-            )
+            return Err(UsageError::new(format!(
+                "--max-cost does not apply to --mode {mode} (the baseline has no budget cap); drop --max-cost"
+            ))
             .into());
         }
-        return super::experiment::run_single(args, campaign_args);
+        return super::experiment::run_single(args, campaign_args, baseline);
     }
     let mut plan = super::plan(campaign_args, args.concurrency)?;
     plan.bilingual |= args.bilingual;

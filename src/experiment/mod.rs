@@ -117,7 +117,13 @@ pub async fn run(
         Status::Complete | Status::Incomplete | Status::NeedsReview | Status::BudgetReached => {}
     }
     eprintln!("experiment 2/3: single-agent arm (one conversation)");
-    let single = single_agent::run(c, provider, RunOptions::default()).await?;
+    let single = single_agent::run(
+        c,
+        provider,
+        RunOptions::default(),
+        single_agent::Baseline::Conversation,
+    )
+    .await?;
     if single.summary.status == single_agent::Status::Interrupted {
         return Ok(interrupted);
     }

@@ -268,7 +268,10 @@ pub fn build_slice(corpus: &Path) -> anyhow::Result<Slice> {
 pub enum QualityArm {
     /// `booktr run --mode single-agent`: one growing conversation, house glossary in its
     /// system prompt.
-    SinglePass,
+    Conversation,
+    /// `booktr run --mode stateless-loop`: what a user writes instead, one request per unit
+    /// with the same system prompt (guide and house glossary), nothing carried between units.
+    StatelessLoop,
     /// `booktr run` with the defaults: Glossary agent (terms, no brief), Translation, the
     /// Manager's decision (local: with proofreading off nothing is advisory), one revision
     /// round, mechanical repair.
@@ -294,8 +297,9 @@ pub enum QualityArm {
 impl QualityArm {
     /// Every arm, in the order they are run (the ones that share requests with the
     /// orchestration first).
-    pub const ALL: [QualityArm; 7] = [
-        QualityArm::SinglePass,
+    pub const ALL: [QualityArm; 8] = [
+        QualityArm::Conversation,
+        QualityArm::StatelessLoop,
         QualityArm::Orchestration,
         QualityArm::NoRevision,
         QualityArm::WithProofreading,
@@ -307,7 +311,8 @@ impl QualityArm {
     /// The name in files and tables.
     pub fn as_str(self) -> &'static str {
         match self {
-            QualityArm::SinglePass => "single_pass",
+            QualityArm::Conversation => "conversation",
+            QualityArm::StatelessLoop => "stateless_loop",
             QualityArm::Orchestration => "orchestration",
             QualityArm::NoAgentGlossary => "no_agent_glossary",
             QualityArm::WithBrief => "with_brief",
@@ -320,7 +325,7 @@ impl QualityArm {
     /// The campaign keys that make this arm (TOML lines).
     pub fn campaign_keys(self) -> &'static str {
         match self {
-            QualityArm::SinglePass | QualityArm::Orchestration => "",
+            QualityArm::Conversation | QualityArm::StatelessLoop | QualityArm::Orchestration => "",
             QualityArm::NoAgentGlossary => "agent_glossary = false\n",
             QualityArm::WithBrief => "brief = true\n",
             QualityArm::WithProofreading => "proofread_share = 0.2\n",
@@ -435,8 +440,13 @@ pub async fn run_arm(file: &Path, arm: QualityArm) -> anyhow::Result<ArmRun> {
     let c = load(file)?;
     let p = provider(&c)?;
     let started = std::time::Instant::now();
-    let (status, prose, state, dir, peak, exhausted, changed) = if arm == QualityArm::SinglePass {
-        let single = single_agent::run(&c, p, RunOptions::default()).await?;
+    let baseline = match arm {
+        QualityArm::Conversation => Some(single_agent::Baseline::Conversation),
+        QualityArm::StatelessLoop => Some(single_agent::Baseline::StatelessLoop),
+        _ => None,
+    };
+    let (status, prose, state, dir, peak, exhausted, changed) = if let Some(b) = baseline {
+        let single = single_agent::run(&c, p, RunOptions::default(), b).await?;
         let status = serde_json::to_value(single.summary.status)?
             .as_str()
             .unwrap_or("")
@@ -486,7 +496,7 @@ pub async fn run_arm(file: &Path, arm: QualityArm) -> anyhow::Result<ArmRun> {
     let m = metrics::measure(
         &c,
         &ArmInput {
-            arm: if arm == QualityArm::SinglePass {
+            arm: if baseline.is_some() {
                 Arm::SingleAgent
             } else {
                 Arm::Orchestration
@@ -555,7 +565,7 @@ pub async fn run_judge(
         .map(|(id, j)| {
             let arm = j.preferred_arm().map(|a| match a {
                 Arm::Orchestration => QualityArm::Orchestration,
-                Arm::SingleAgent => QualityArm::SinglePass,
+                Arm::SingleAgent => QualityArm::Conversation,
             });
             (id.clone(), arm)
         })
@@ -820,6 +830,21 @@ pub struct Figures {
     pub orchestration_changed: Vec<Changed>,
     pub per_segment: Vec<SegmentScores>,
     pub targets: Targets,
+    /// The orchestration against the stateless loop (absent when the loop did not run).
+    pub targets_vs_loop: Option<LoopTargets>,
+}
+
+/// The targets of the orchestration against what a user would do instead, the stateless loop.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoopTargets {
+    /// Orchestration chrF++ ≥ the loop's.
+    pub chrf_pp_at_least_loop: bool,
+    /// Orchestration QA errors left ≤ half the loop's.
+    pub errors_at_most_half: bool,
+    /// Orchestration total tokens ≤ 1.5 × the loop's.
+    pub tokens_at_most_1_5x: bool,
+    /// Orchestration tokens / loop tokens.
+    pub token_ratio: f64,
 }
 
 /// The targets, orchestration against the single pass.
@@ -835,7 +860,7 @@ pub struct Targets {
     pub token_ratio: f64,
 }
 
-/// Scores the arms. `runs` must hold [`QualityArm::SinglePass`]; `model_time_s` gives each
+/// Scores the arms. `runs` must hold [`QualityArm::Conversation`]; `model_time_s` gives each
 /// arm's model time when known; `judge` the judge's verdicts (unit → preferred arm). The
 /// orchestration campaign `file` gives the QA context for the round-0 comparison.
 ///
@@ -848,7 +873,7 @@ pub fn score_arms(
     model_time_s: &BTreeMap<QualityArm, f64>,
     judge: Option<&BTreeMap<String, Option<QualityArm>>>,
 ) -> anyhow::Result<Figures> {
-    let Some(base) = runs.iter().position(|r| r.arm == QualityArm::SinglePass) else {
+    let Some(base) = runs.iter().position(|r| r.arm == QualityArm::Conversation) else {
         bail!("no single-pass run to compare with");
     };
     let stats: Vec<Vec<PlusStats>> = runs
@@ -893,6 +918,7 @@ pub fn score_arms(
         None => Vec::new(),
     };
     let targets = targets(&arms);
+    let targets_vs_loop = loop_targets(&arms);
     Ok(Figures {
         sections: slice.sections.clone(),
         source_bytes: slice.chapters.iter().map(|c| c.en.len()).sum(),
@@ -904,6 +930,7 @@ pub fn score_arms(
         orchestration_changed: changed,
         per_segment,
         targets,
+        targets_vs_loop,
     })
 }
 
@@ -1047,7 +1074,7 @@ fn judge_agreement(
     };
     for (unit, pref) in verdicts {
         match pref {
-            Some(QualityArm::SinglePass) => j.preferred_single_pass += 1,
+            Some(QualityArm::Conversation) => j.preferred_single_pass += 1,
             Some(_) => j.preferred_orchestration += 1,
             None => j.ties += 1,
         }
@@ -1056,7 +1083,7 @@ fn judge_agreement(
         };
         let (Some(o), Some(s)) = (
             score(QualityArm::Orchestration, seg),
-            score(QualityArm::SinglePass, seg),
+            score(QualityArm::Conversation, seg),
         ) else {
             continue;
         };
@@ -1067,7 +1094,7 @@ fn judge_agreement(
         let better = if o > s {
             QualityArm::Orchestration
         } else {
-            QualityArm::SinglePass
+            QualityArm::Conversation
         };
         if *pref == better {
             j.agree += 1;
@@ -1121,7 +1148,10 @@ fn orchestration_changed(
 /// orchestration arm is missing).
 fn targets(arms: &[ArmScores]) -> Targets {
     let get = |arm| arms.iter().find(|a: &&ArmScores| a.arm == arm);
-    let (single, orch) = (get(QualityArm::SinglePass), get(QualityArm::Orchestration));
+    let (single, orch) = (
+        get(QualityArm::Conversation),
+        get(QualityArm::Orchestration),
+    );
     match (single, orch) {
         (Some(s), Some(o)) => Targets {
             chrf_pp_at_least_single: o.chrf_pp.value >= s.chrf_pp.value,
@@ -1138,6 +1168,21 @@ fn targets(arms: &[ArmScores]) -> Targets {
     }
 }
 
+/// The orchestration's targets against the stateless loop, when both ran.
+fn loop_targets(arms: &[ArmScores]) -> Option<LoopTargets> {
+    let get = |arm| arms.iter().find(|a: &&ArmScores| a.arm == arm);
+    let (l, o) = (
+        get(QualityArm::StatelessLoop)?,
+        get(QualityArm::Orchestration)?,
+    );
+    Some(LoopTargets {
+        chrf_pp_at_least_loop: o.chrf_pp.value >= l.chrf_pp.value,
+        errors_at_most_half: 2 * o.qa_errors <= l.qa_errors,
+        tokens_at_most_1_5x: o.total_tokens as f64 <= 1.5 * l.total_tokens as f64,
+        token_ratio: r4(o.total_tokens as f64 / l.total_tokens.max(1) as f64),
+    })
+}
+
 /// The README table of `f`: one row per arm. `wall_s` gives each arm's wall time in seconds
 /// (arm name → seconds, from the recording run: a replay's own wall time measures the fake
 /// server, not the model), shown as `–` when absent.
@@ -1148,7 +1193,7 @@ pub fn table(f: &Figures, wall_s: Option<&BTreeMap<String, f64>>) -> String {
     let single_total = f
         .arms
         .iter()
-        .find(|a| a.arm == QualityArm::SinglePass)
+        .find(|a| a.arm == QualityArm::Conversation)
         .map_or(1, |a| a.total_tokens.max(1));
     for a in &f.arms {
         let ch = |k: &str| {

@@ -1,10 +1,10 @@
-//! Single-agent mode (`booktr run CAMPAIGN --mode single-agent`): the naive baseline the design
-//! is measured against. One agent, one ever-growing conversation: the system prompt (the same
-//! rules and guide as the Translation agent, plus the house-style glossary), then for each unit
-//! to translate, in book order, a user turn with the unit and an assistant turn with its
-//! translation. No Glossary agent, no proofreading, no Manager, no revision, and therefore no
-//! book brief (the Glossary stage writes it): the system prompt has the guide and the
-//! house-style entries the campaign mandates, nothing the orchestration derived.
+//! The baselines the design is measured against. Single-agent mode (`booktr run CAMPAIGN
+//! --mode single-agent`) is the naive one. One agent, one ever-growing conversation: the system
+//! prompt (the same rules and guide as the Translation agent, plus the house-style glossary),
+//! then for each unit to translate, in book order, a user turn with the unit and an assistant
+//! turn with its translation. No Glossary agent, no proofreading, no Manager, no revision, and
+//! therefore no book brief (the Glossary stage writes it): the system prompt has the guide and
+//! the house-style entries the campaign mandates, nothing the orchestration derived.
 //!
 //! - **Context**: every request carries the whole conversation so far, so its prompt grows
 //!   with the book. Its size (`o200k_base`, as [`crate::tokens::count_messages`]) is recorded
@@ -36,6 +36,14 @@
 //!   (never reached, or failed) are then sent in book order at the end of the rebuilt
 //!   conversation: a re-run retries a failed unit there.
 //! - **Outputs**: complete chapters go to `<out_dir>/single-agent/`.
+//!
+//! **The stateless loop** (`booktr run CAMPAIGN --mode stateless-loop`, [`Baseline::StatelessLoop`])
+//! is the other baseline, the one a user writes instead of booktr: the same units in book
+//! order, each in a request of its own holding the system prompt (the same rules, guide and
+//! house-style entries, told that each request is one part of the book) and the unit, nothing
+//! carried from one unit to the next. Everything above holds for it, with its own state and
+//! outputs under `stateless-loop/`; its turns are keyed by the system prompt and their unit
+//! alone, so a resume finds every finished unit whatever failed before it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -56,9 +64,35 @@ use crate::termbase::Termbase;
 /// Version of the single-agent prompt; part of its fingerprint.
 pub const SINGLE_AGENT_PROMPT_VERSION: &str = "2026-11-30.1";
 
-/// Phrase of the single-agent system prompt (the pseudo provider and the fake server recognise
-/// the conversation by it).
-pub const MARKER: &str = "one part at a time, in this conversation";
+/// Phrase of both baselines' system prompts (the pseudo provider and the fake server recognise
+/// a baseline's request by it).
+pub const MARKER: &str = "one part at a time";
+
+/// The two baselines the orchestration is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Baseline {
+    /// One agent in one growing conversation (`--mode single-agent`): every request carries
+    /// every turn so far.
+    Conversation,
+    /// What a user writes instead (`--mode stateless-loop`): each unit in a request of its own,
+    /// the same system prompt (guide and house glossary) every time, nothing carried from one
+    /// unit to the next. No Glossary agent, QA, repair or revision either.
+    StatelessLoop,
+}
+
+impl Baseline {
+    /// The mode's name in state, outputs and reports.
+    pub fn mode(self) -> &'static str {
+        match self {
+            Baseline::Conversation => MODE,
+            Baseline::StatelessLoop => LOOP_MODE,
+        }
+    }
+}
+
+/// The stateless loop's mode name.
+pub const LOOP_MODE: &str = "stateless-loop";
 
 /// Header of the house-style glossary at the end of the system prompt.
 pub const GLOSSARY_HEADER: &str = "House-style glossary (use exactly these renderings):";
@@ -66,28 +100,38 @@ pub const GLOSSARY_HEADER: &str = "House-style glossary (use exactly these rende
 /// The mode's name in state and reports.
 pub const MODE: &str = "single-agent";
 
-/// The single-agent campaign: `c` with mode `single-agent`, its own prompt version, state under
-/// `<state_dir>/single-agent/` and outputs under `<out_dir>/single-agent/`.
-pub fn campaign(c: &Campaign) -> Campaign {
+/// A baseline's campaign: `c` with the baseline's mode (`single-agent`, `stateless-loop`), its
+/// own prompt version, state under `<state_dir>/<mode>/` and outputs under `<out_dir>/<mode>/`.
+pub fn campaign(c: &Campaign, baseline: Baseline) -> Campaign {
+    let mode = baseline.mode();
     let mut sc = c.clone();
-    sc.plan.state_dir = c.plan.state_dir.join(MODE);
-    sc.plan.out_dir = c.plan.out_dir.join(MODE);
-    sc.manifest.mode = MODE.into();
-    sc.manifest.prompt_version = format!("{MODE}/{SINGLE_AGENT_PROMPT_VERSION}");
+    sc.plan.state_dir = c.plan.state_dir.join(mode);
+    sc.plan.out_dir = c.plan.out_dir.join(mode);
+    sc.manifest.mode = mode.into();
+    sc.manifest.prompt_version = format!("{mode}/{SINGLE_AGENT_PROMPT_VERSION}");
     sc.fingerprint = sc.manifest.fingerprint();
     sc.config = crate::campaign::core::ConfigPrint::of(&sc.manifest);
     sc
 }
 
-/// The system prompt: the Translation agent's rules and guide, told that the units come one by
-/// one in this conversation, and the house-style entries (the campaign's mandated terms).
-pub fn system_prompt(setup: &Setup, house: &Termbase) -> String {
-    let mut s = format!(
-        "You are translating a whole book from {src} into {tgt}, {MARKER}: each user message is the next part of the book, in order. Reply to each with its translation only, and keep terms, names and style consistent with everything you translated before in this conversation.\n\n{rules}",
-        src = setup.source.name,
-        tgt = setup.target.name,
-        rules = translation::system_prompt(setup),
-    );
+/// The system prompt: the Translation agent's rules and guide, told how the units come (one by
+/// one in this conversation, or one per request), and the house-style entries (the campaign's
+/// mandated terms).
+pub fn system_prompt(setup: &Setup, house: &Termbase, baseline: Baseline) -> String {
+    let mut s = match baseline {
+        Baseline::Conversation => format!(
+            "You are translating a whole book from {src} into {tgt}, {MARKER}, in this conversation: each user message is the next part of the book, in order. Reply to each with its translation only, and keep terms, names and style consistent with everything you translated before in this conversation.\n\n{rules}",
+            src = setup.source.name,
+            tgt = setup.target.name,
+            rules = translation::system_prompt(setup),
+        ),
+        Baseline::StatelessLoop => format!(
+            "You are translating a book from {src} into {tgt}, {MARKER}: the user message is one part of the book. Reply with its translation only.\n\n{rules}",
+            src = setup.source.name,
+            tgt = setup.target.name,
+            rules = translation::system_prompt(setup),
+        ),
+    };
     let mut entries: Vec<&crate::termbase::Entry> = house.entries.iter().collect();
     entries.sort_by_key(|e| crate::termbase::term_key(&e.source));
     if !entries.is_empty() {
@@ -397,11 +441,16 @@ pub async fn run(
     c: &Campaign,
     provider: Arc<Provider>,
     opts: RunOptions,
+    baseline: Baseline,
 ) -> anyhow::Result<SingleRun> {
-    let sc = campaign(c);
+    let sc = campaign(c, baseline);
     let mut session = Session::open(&sc, &provider, &opts)?;
+    session.baseline = baseline;
     let units: Vec<&crate::book::Unit> = sc.prose_units().collect();
-    let mut conv = Conversation::new(system_prompt(&sc.translation_setup(), &sc.house));
+    let mut conv = Conversation::new(
+        system_prompt(&sc.translation_setup(), &sc.house, baseline),
+        baseline == Baseline::StatelessLoop,
+    );
     let done = conv.rebuild(&sc, &units, &session.state);
     let reused = conv.translations.len();
     let previous_exhaustion = last_exhaustion(&session.store.dir)?;
@@ -421,6 +470,8 @@ pub async fn run(
 /// The conversation so far: its messages, their tokens, the link of its last turn and the
 /// translations of its turns.
 struct Conversation {
+    /// The stateless loop's: turns are not carried into the next request.
+    stateless: bool,
     messages: Vec<Message>,
     /// Prompt tokens of `messages` (`o200k_base`), reply priming included.
     tokens: usize,
@@ -432,8 +483,9 @@ struct Conversation {
 
 impl Conversation {
     /// A conversation holding only the `system` prompt.
-    fn new(system: String) -> Conversation {
+    fn new(system: String, stateless: bool) -> Conversation {
         Conversation {
+            stateless,
             tokens: message_tokens(&system) + crate::tokens::REPLY_PRIMING,
             chain: link(SINGLE_AGENT_PROMPT_VERSION, &system),
             messages: vec![Message::system(system)],
@@ -451,11 +503,15 @@ impl Conversation {
     }
 
     /// Appends the turn `key` of unit `unit`: its `source` and translation `text`.
+    /// In the stateless loop nothing is carried: the next request holds the system prompt
+    /// and its own unit, and every turn's key is chained to the system prompt alone.
     fn push(&mut self, key: &str, unit: &str, source: &str, text: String) {
-        self.tokens += message_tokens(source) + message_tokens(&text);
-        self.messages.push(Message::user(source));
-        self.messages.push(Message::assistant(text.clone()));
-        self.chain = link(key, &text);
+        if !self.stateless {
+            self.tokens += message_tokens(source) + message_tokens(&text);
+            self.messages.push(Message::user(source));
+            self.messages.push(Message::assistant(text.clone()));
+            self.chain = link(key, &text);
+        }
         self.translations.insert(unit.to_string(), text);
     }
 
@@ -512,6 +568,7 @@ struct Outcome {
 /// A single-agent run's campaign, open state and run id.
 struct Session<'a> {
     sc: &'a Campaign,
+    baseline: Baseline,
     store: Store,
     state: State,
     run_id: String,
@@ -541,6 +598,7 @@ impl<'a> Session<'a> {
         }
         let mut session = Session {
             sc,
+            baseline: Baseline::Conversation,
             store,
             state,
             run_id,
@@ -825,7 +883,7 @@ impl<'a> Session<'a> {
         );
         Summary {
             campaign: sc.plan.name.clone(),
-            mode: MODE,
+            mode: self.baseline.mode(),
             fingerprint: sc.fingerprint.clone(),
             status,
             rehearsal: sc.plan.is_rehearsal(),
@@ -922,7 +980,7 @@ mod tests {
         let req = Request {
             task: Agent::Translation.into(),
             messages: vec![
-                Message::system(system_prompt(&setup, &house)),
+                Message::system(system_prompt(&setup, &house, Baseline::Conversation)),
                 Message::user("The context window."),
             ],
             json_schema: None,

@@ -85,6 +85,74 @@ fn prompt_tokens(r: &Recorded) -> usize {
     booktr::tokens::count_messages(r.messages.iter().map(|m| m.content.as_str()))
 }
 
+/// The baseline a user writes instead of booktr: every unit in a request of its own, with the
+/// same system prompt (guide and house glossary), nothing carried from one unit to the next;
+/// its own state and outputs; a second run sends nothing again.
+#[test]
+fn the_stateless_loop_sends_each_unit_alone_with_the_same_system_prompt_and_resumes_for_free() {
+    let fake = FakeServer::start();
+    let c = campaign("l", 4, "");
+    let run = || {
+        c.cmd(
+            "run",
+            &[
+                "--mode",
+                "stateless-loop",
+                "--base-url",
+                &fake.base_url,
+                "--json",
+            ],
+        )
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+    };
+    let out = run();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(s["mode"], "stateless-loop");
+    assert_eq!(s["status"], "complete");
+    let total = s["units"]["total"].as_u64().unwrap() as usize;
+    assert!(total >= 8, "{s}");
+    assert_eq!(s["units"]["translated"].as_u64().unwrap() as usize, total);
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), total, "one request per unit, nothing else");
+    let system = &reqs[0].messages[0].content;
+    assert!(system.contains(booktr::experiment::single_agent::MARKER));
+    assert!(!system.contains("in this conversation"), "{system}");
+    let mut units = BTreeSet::new();
+    for r in &reqs {
+        assert_eq!(r.messages.len(), 2, "system prompt and the unit only");
+        assert_eq!(r.messages[0].role, Role::System);
+        assert_eq!(
+            &r.messages[0].content, system,
+            "the same system prompt every time"
+        );
+        units.insert(last_user(r));
+    }
+    assert_eq!(units.len(), total, "every unit sent once");
+    // The peak is one unit's request, not the book's.
+    let peak = s["main_context_peak_tokens"].as_u64().unwrap() as usize;
+    let largest = reqs.iter().map(prompt_tokens).max().unwrap();
+    assert!(
+        peak <= largest + 8,
+        "peak {peak}, largest request {largest}"
+    );
+    assert!(c.path("l/out/stateless-loop/a.md").is_file());
+    assert!(c.path("l/state/stateless-loop").is_dir());
+    // Resume: everything is in the checkpoint.
+    fake.clear();
+    let out = run();
+    assert_code(&out, 0);
+    let s = json_summary(&out);
+    assert_eq!(
+        s["units"]["reused"].as_u64().unwrap() as usize,
+        total,
+        "{s}"
+    );
+    assert!(fake.requests().is_empty(), "nothing is sent again");
+}
+
 #[test]
 fn one_growing_conversation_whose_context_peak_grows_with_the_book() {
     let fake = FakeServer::start();

@@ -157,7 +157,7 @@ fn merged(known: &Fixtures, fake: &FakeServer) -> Vec<Exchange> {
         .collect()
 }
 
-/// Runs `arms` (which must include [`QualityArm::SinglePass`]) and, with `judge`, the blinded
+/// Runs `arms` (which must include [`QualityArm::Conversation`]) and, with `judge`, the blinded
 /// judge of the orchestration against the single pass, on the slice of the corpus at `corpus`,
 /// and scores them.
 pub fn run(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool) -> Outcome {
@@ -243,8 +243,10 @@ pub fn run_on(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool, file:
             save(&fake);
             let get = |a| runs.iter().find(|r| r.arm == a);
             if !judged
-                && let (Some(o), Some(s)) =
-                    (get(QualityArm::Orchestration), get(QualityArm::SinglePass))
+                && let (Some(o), Some(s)) = (
+                    get(QualityArm::Orchestration),
+                    get(QualityArm::Conversation),
+                )
             {
                 judged = true;
                 let before = fake.requests().len();
@@ -307,7 +309,10 @@ pub fn run_on(corpus: &Path, mode: Mode, arms: &[QualityArm], judge: bool, file:
         .values()
         .filter(|e| used.contains(&e.key))
         .find_map(model_of);
-    let base = root.path().join("single_pass/campaign.toml");
+    let base = root
+        .path()
+        .join(QualityArm::Conversation.as_str())
+        .join("campaign.toml");
     let segs = quality::segments(&base, &slice).expect("the segments");
     let file_for_qa = if orch_file.exists() {
         &orch_file
