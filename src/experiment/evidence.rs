@@ -89,8 +89,9 @@ pub struct UnverifiedJudgment {
     pub first_missing: String,
 }
 
-/// Least share of judgments that must be verified for the `judgments_verified` gate, in
-/// percent. Our own threshold (no external standard): with at least 80 % verified, the
+/// Least share of judgments that must be verified for the `judgments_verified_80_percent`
+/// gate, in percent (the gate's name says it: a gate passes only when its name is true). Our
+/// own threshold (no external standard): with at least 80 % verified, the
 /// preference counts and score means rest on at least four judgments in five, and a judge that
 /// invents or paraphrases its evidence (the failure seen with a real model: 0 of 27 quotes
 /// found) fails the gate.
@@ -1123,8 +1124,12 @@ impl GateInputs<'_> {
         let Self { judged, pairs, .. } = *self;
         let agg = judge_aggregates(judged, pairs, "");
         let judged_total = agg.verified + agg.unverified;
+        debug_assert_eq!(
+            MIN_VERIFIED_PERCENT, 80,
+            "the gate's name states the threshold"
+        );
         Gate {
-            name: "judgments_verified",
+            name: "judgments_verified_80_percent",
             pass: agg.verified > 0 && agg.verified * 100 >= judged_total * MIN_VERIFIED_PERCENT,
             reason: format!(
                 "{} of {judged_total} judgments verified: every evidence quote occurs in the text it cites, whitespace removed (at least {MIN_VERIFIED_PERCENT} % required); {} unverified judgment(s) not counted as preferences{}",

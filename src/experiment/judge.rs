@@ -495,7 +495,7 @@ pub fn without_whitespace(s: &str) -> String {
 }
 
 /// Whether an evidence quote occurs in one of `texts`. The normalisation, documented here
-/// because the `judgments_verified` gate depends on it:
+/// because the `judgments_verified_80_percent` gate depends on it:
 ///
 /// 1. quotation marks (`"'“”‘’「」『』«»`) and then ellipses or full stops (`…`, `.`) around the
 ///    quote are dropped (a model often wraps an excerpt in them);

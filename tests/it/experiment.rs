@@ -24,7 +24,7 @@ const GATES: [&str; 9] = [
     "one_provider_and_model_for_all_translation_calls",
     "manager_context_excludes_translation_bodies",
     "judgment_for_every_unit",
-    "judgments_verified",
+    "judgments_verified_80_percent",
     "receipt_hashes_match",
     "checkpoint_fingerprints_match",
 ];
@@ -652,7 +652,7 @@ fn judge_quote_not_in_text_is_unverified() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|g| g["name"] == "judgments_verified")
+        .find(|g| g["name"] == "judgments_verified_80_percent")
         .unwrap()
         .clone();
     assert_eq!(gate["pass"], false, "{gate}");
