@@ -146,6 +146,8 @@ pub struct ChrfReport {
     /// Corpus chrF over the chapters with a reference (statistics summed, then scored).
     pub orchestration: Option<f64>,
     pub single_agent: Option<f64>,
+    /// The stateless loop's, over the same chapters.
+    pub stateless_loop: Option<f64>,
 }
 
 /// One acceptance gate.
@@ -192,6 +194,9 @@ pub struct Evidence {
     pub judge_model: String,
     pub source: SourceStats,
     pub arms: BTreeMap<Arm, ArmMetrics>,
+    /// The stateless loop, what a user writes instead (`--mode stateless-loop`): measured like
+    /// the arms, not judged (the judge compares the orchestration with the conversation).
+    pub stateless_loop: ArmMetrics,
     pub judge: JudgeAggregates,
     pub chrf: Option<ChrfReport>,
     pub provenance: Provenance,
@@ -223,13 +228,15 @@ pub fn thousands(n: u64) -> String {
 }
 
 impl Evidence {
-    /// The rows of the comparison table: `[metric, orchestration, single agent]`.
-    pub fn rows(&self) -> Vec<[String; 3]> {
+    /// The rows of the comparison table: `[metric, orchestration, single agent, stateless
+    /// loop]` (the loop is not judged: `–` in the judge's rows).
+    pub fn rows(&self) -> Vec<[String; 4]> {
         let o = &self.arms[&Arm::Orchestration];
         let s = &self.arms[&Arm::SingleAgent];
-        let mut rows: Vec<[String; 3]> = Vec::new();
+        let l = &self.stateless_loop;
+        let mut rows: Vec<[String; 4]> = Vec::new();
         let mut row = |m: &str, f: &dyn Fn(&ArmMetrics) -> String| {
-            rows.push([m.to_string(), f(o), f(s)]);
+            rows.push([m.to_string(), f(o), f(s), f(l)]);
         };
         row("units translated", &|a| {
             let mut t = format!("{}/{}", a.units_translated, a.units_total);
@@ -260,6 +267,7 @@ impl Evidence {
         row("main context peak (tokens)", &|a| {
             let what = match a.arm {
                 Arm::Orchestration => "Manager context",
+                _ if std::ptr::eq(a, l) => "one unit's request",
                 Arm::SingleAgent => "conversation",
             };
             format!("{} ({what})", thousands(a.main_context_peak_tokens as u64))
@@ -285,6 +293,7 @@ impl Evidence {
                 "chrF vs reference".into(),
                 f(c.orchestration),
                 f(c.single_agent),
+                f(c.stateless_loop),
             ]);
         }
         let j = &self.judge;
@@ -299,6 +308,7 @@ impl Evidence {
                 format!("judge: {d} (mean of verified judgments, 1–5)"),
                 f(Arm::Orchestration),
                 f(Arm::SingleAgent),
+                "–".into(),
             ]);
         }
         let verified = format!("{} of {}", j.verified, j.units_judged);
@@ -306,6 +316,7 @@ impl Evidence {
             "judge: verified judgments (every quote found in the text it cites)".into(),
             verified.clone(),
             verified,
+            "–".into(),
         ]);
         rows.push([
             format!(
@@ -314,15 +325,18 @@ impl Evidence {
             ),
             j.preferences.orchestration.to_string(),
             j.preferences.single_agent.to_string(),
+            "–".into(),
         ]);
         rows
     }
 
     /// The comparison table in Markdown.
     pub fn table(&self) -> String {
-        let mut t = String::from("| metric | orchestration | single agent |\n|---|---|---|\n");
-        for [m, o, s] in self.rows() {
-            t.push_str(&format!("| {m} | {o} | {s} |\n"));
+        let mut t = String::from(
+            "| metric | orchestration | single agent | stateless loop |\n|---|---|---|---|\n",
+        );
+        for [m, o, s, l] in self.rows() {
+            t.push_str(&format!("| {m} | {o} | {s} | {l} |\n"));
         }
         t
     }
@@ -392,10 +406,12 @@ pub fn source_stats(c: &Campaign) -> SourceStats {
 pub fn chrf_report(
     c: &Campaign,
     texts: &BTreeMap<Arm, BTreeMap<String, String>>,
+    looped: &BTreeMap<String, String>,
 ) -> Option<ChrfReport> {
     let dir = c.plan.reference_dir.as_ref()?;
     let mut per_chapter = Vec::new();
     let mut totals: BTreeMap<Arm, chrf::Stats> = BTreeMap::new();
+    let mut loop_total = chrf::Stats::default();
     for ch in &c.chapters {
         let path = dir.join(&ch.file_name);
         let reference = std::fs::read_to_string(&path).ok();
@@ -405,18 +421,22 @@ pub fn chrf_report(
             orchestration: None,
             single_agent: None,
         };
+        // A chapter as an arm's texts give it: a unit it did not translate is empty.
+        let hypothesis = |t: &BTreeMap<String, String>| -> String {
+            c.units_of(&ch.key)
+                .map(|u| {
+                    if u.kind.needs_translation() {
+                        t.get(&u.id).cloned().unwrap_or_default()
+                    } else {
+                        c.source_text(u).to_string()
+                    }
+                })
+                .collect()
+        };
         if let Some(r) = &reference {
+            loop_total.add(&chrf::Stats::of(&hypothesis(looped), r));
             for arm in Arm::BOTH {
-                let hyp: String = c
-                    .units_of(&ch.key)
-                    .map(|u| {
-                        if u.kind.needs_translation() {
-                            texts[&arm].get(&u.id).cloned().unwrap_or_default()
-                        } else {
-                            c.source_text(u).to_string()
-                        }
-                    })
-                    .collect();
+                let hyp = hypothesis(&texts[&arm]);
                 let stats = chrf::Stats::of(&hyp, r);
                 totals.entry(arm).or_default().add(&stats);
                 let score = Some(stats.score());
@@ -434,6 +454,7 @@ pub fn chrf_report(
         per_chapter,
         orchestration: totals.get(&Arm::Orchestration).map(chrf::Stats::score),
         single_agent: totals.get(&Arm::SingleAgent).map(chrf::Stats::score),
+        stateless_loop: totals.get(&Arm::Orchestration).map(|_| loop_total.score()),
     })
 }
 
@@ -687,12 +708,14 @@ pub fn build(
     c: &Campaign,
     orch: &RunResult,
     single: &SingleRun,
+    looped: &SingleRun,
     judged: &JudgeRun,
     pairs: &[Pair],
     judge_model: &str,
 ) -> anyhow::Result<Evidence> {
     let orch_dir = c.state_path();
     let single_dir = single.campaign.state_path();
+    let loop_dir = looped.campaign.state_path();
     let orch_texts: BTreeMap<String, String> = c
         .prose_units()
         .filter(|u| {
@@ -748,11 +771,26 @@ pub fn build(
         (Arm::SingleAgent, single.translations.clone()),
     ]
     .into();
+    let stateless_loop = metrics::measure(
+        c,
+        &ArmInput {
+            arm: Arm::SingleAgent,
+            status: serde_json::to_value(looped.summary.status)?
+                .as_str()
+                .unwrap_or("")
+                .into(),
+            texts: &looped.translations,
+            state: &looped.state,
+            dir: &loop_dir,
+            main_context_peak_tokens: looped.summary.main_context_peak_tokens,
+            context_exhausted: looped.summary.exhausted.as_ref().map(|x| x.message()),
+        },
+    )?;
     let judge = judge_aggregates(judged, pairs, judge_model);
 
     // Provenance.
     let mut files = Vec::new();
-    for dir in [&orch_dir, &single_dir, &judged.dir] {
+    for dir in [&orch_dir, &single_dir, &loop_dir, &judged.dir] {
         for f in files_under(dir) {
             let kind = if f.strip_prefix(dir).is_ok_and(|r| r.starts_with("receipts")) {
                 "receipt"
@@ -762,7 +800,11 @@ pub fn build(
             files.push(hash_file(c, &f, kind)?);
         }
     }
-    for out_dir in [&c.plan.out_dir, &single.campaign.plan.out_dir] {
+    for out_dir in [
+        &c.plan.out_dir,
+        &single.campaign.plan.out_dir,
+        &looped.campaign.plan.out_dir,
+    ] {
         for ch in &c.chapters {
             let p = out_dir.join(&ch.file_name);
             if p.exists() {
@@ -776,12 +818,17 @@ pub fn build(
             "single_agent".to_string(),
             single.campaign.fingerprint.clone(),
         ),
+        (
+            "stateless_loop".to_string(),
+            looped.campaign.fingerprint.clone(),
+        ),
         ("judge".to_string(), judged.fingerprint.clone()),
     ]
     .into();
     let state_dirs: BTreeMap<String, String> = [
         ("orchestration".to_string(), c.plan.rel(&orch_dir)),
         ("single_agent".to_string(), c.plan.rel(&single_dir)),
+        ("stateless_loop".to_string(), c.plan.rel(&loop_dir)),
         ("judge".to_string(), c.plan.rel(&judged.dir)),
     ]
     .into();
@@ -789,11 +836,11 @@ pub fn build(
         c,
         orch,
         single,
+        looped,
         judged,
         pairs,
         &arms,
-        &orch_dir,
-        &single_dir,
+        [&orch_dir, &single_dir, &loop_dir],
     );
     let all_gates_pass = gates.iter().all(|g| g.pass);
     let mut ev = Evidence {
@@ -806,8 +853,9 @@ pub fn build(
         judge_model: judge_model.to_string(),
         source: source_stats(c),
         arms,
+        stateless_loop,
         judge,
-        chrf: chrf_report(c, &texts),
+        chrf: chrf_report(c, &texts, &looped.translations),
         provenance: Provenance {
             campaign_fingerprint: c.fingerprint.clone(),
             fingerprints,
@@ -829,21 +877,23 @@ fn gates(
     c: &Campaign,
     orch: &RunResult,
     single: &SingleRun,
+    looped: &SingleRun,
     judged: &JudgeRun,
     pairs: &[Pair],
     arms: &BTreeMap<Arm, ArmMetrics>,
-    orch_dir: &Path,
-    single_dir: &Path,
+    [orch_dir, single_dir, loop_dir]: [&Path; 3],
 ) -> Vec<Gate> {
     let g = GateInputs {
         c,
         orch,
         single,
+        looped,
         judged,
         pairs,
         arms,
         orch_dir,
         single_dir,
+        loop_dir,
     };
     vec![
         g.roles_executed(),
@@ -865,11 +915,15 @@ struct GateInputs<'a> {
     c: &'a Campaign,
     orch: &'a RunResult<'a>,
     single: &'a SingleRun,
+    /// The stateless loop: measured, not judged; its calls count in the usage, model and
+    /// checkpoint gates.
+    looped: &'a SingleRun,
     judged: &'a JudgeRun,
     pairs: &'a [Pair],
     arms: &'a BTreeMap<Arm, ArmMetrics>,
     orch_dir: &'a Path,
     single_dir: &'a Path,
+    loop_dir: &'a Path,
 }
 
 impl GateInputs<'_> {
@@ -959,11 +1013,12 @@ impl GateInputs<'_> {
             judged,
             orch_dir,
             single_dir,
+            loop_dir,
             ..
         } = *self;
         let mut calls_checked = 0;
         let mut without = Vec::new();
-        for dir in [orch_dir, single_dir, judged.dir.as_path()] {
+        for dir in [orch_dir, single_dir, loop_dir, judged.dir.as_path()] {
             if let Ok((recs, _)) = store::read_journal(dir) {
                 for r in recs {
                     if let Event::CallFinished {
@@ -992,7 +1047,7 @@ impl GateInputs<'_> {
                 )
             } else if without.is_empty() {
                 format!(
-                    "{calls_checked} call(s) in the three states carry the prompt and completion tokens the provider reported"
+                    "{calls_checked} call(s) in the four states carry the prompt and completion tokens the provider reported"
                 )
             } else {
                 format!(
@@ -1009,12 +1064,14 @@ impl GateInputs<'_> {
         let Self {
             orch,
             single,
+            looped,
             orch_dir,
             single_dir,
+            loop_dir,
             ..
         } = *self;
         let mut runs: BTreeSet<(String, String)> = BTreeSet::new();
-        for dir in [orch_dir, single_dir] {
+        for dir in [orch_dir, single_dir, loop_dir] {
             if let Ok((recs, _)) = store::read_journal(dir) {
                 for r in recs {
                     if let Event::RunStarted {
@@ -1031,6 +1088,7 @@ impl GateInputs<'_> {
             .finished()
             .values()
             .chain(single.state.finished().values())
+            .chain(looped.state.finished().values())
             .filter(|r| r.agent == Agent::Translation && r.requests > 0)
             .filter_map(|r| r.model.clone())
             .collect();
@@ -1039,7 +1097,7 @@ impl GateInputs<'_> {
             name: "one_provider_and_model_for_all_translation_calls",
             pass: runs.len() == 1 && reported.len() <= 1,
             reason: format!(
-                "runs of both arms used {}; models reported in translation answers: {}",
+                "runs of both arms and the stateless loop used {}; models reported in translation answers: {}",
                 runs_list.join(", "),
                 if reported.is_empty() {
                     "none".into()
@@ -1192,9 +1250,11 @@ impl GateInputs<'_> {
         let Self {
             c,
             single,
+            looped,
             judged,
             orch_dir,
             single_dir,
+            loop_dir,
             ..
         } = *self;
         let checks = [
@@ -1203,6 +1263,11 @@ impl GateInputs<'_> {
                 "single_agent",
                 single_dir,
                 single.campaign.fingerprint.as_str(),
+            ),
+            (
+                "stateless_loop",
+                loop_dir,
+                looped.campaign.fingerprint.as_str(),
             ),
             ("judge", judged.dir.as_path(), judged.fingerprint.as_str()),
         ];

@@ -100,7 +100,7 @@ pub async fn run(
         evidence: None,
         evidence_path: None,
     };
-    eprintln!("experiment 1/3: orchestration arm (booktr run)");
+    eprintln!("experiment 1/4: orchestration arm (booktr run)");
     let orch = runner::run(c, provider.clone(), RunOptions::default()).await?;
     match orch.summary.status {
         Status::Interrupted => return Ok(interrupted),
@@ -116,15 +116,26 @@ pub async fn run(
         // incomplete one (the evidence records its status).
         Status::Complete | Status::Incomplete | Status::NeedsReview | Status::BudgetReached => {}
     }
-    eprintln!("experiment 2/3: single-agent arm (one conversation)");
+    eprintln!("experiment 2/4: single-agent arm (one conversation)");
     let single = single_agent::run(
         c,
-        provider,
+        provider.clone(),
         RunOptions::default(),
         single_agent::Baseline::Conversation,
     )
     .await?;
     if single.summary.status == single_agent::Status::Interrupted {
+        return Ok(interrupted);
+    }
+    eprintln!("experiment 3/4: stateless loop (one request per unit; measured, not judged)");
+    let looped = single_agent::run(
+        c,
+        provider,
+        RunOptions::default(),
+        single_agent::Baseline::StatelessLoop,
+    )
+    .await?;
+    if looped.summary.status == single_agent::Status::Interrupted {
         return Ok(interrupted);
     }
     // Units both arms translated, in book order (the orchestration text is what its output
@@ -146,7 +157,7 @@ pub async fn run(
         })
         .collect();
     eprintln!(
-        "experiment 3/3: blinded pairwise judge ({} units, model {judge_model})",
+        "experiment 4/4: blinded pairwise judge ({} units, model {judge_model})",
         pairs.len()
     );
     let judged = judge::run(
@@ -160,7 +171,7 @@ pub async fn run(
     if judged.interrupted {
         return Ok(interrupted);
     }
-    let ev = evidence::build(c, &orch, &single, &judged, &pairs, judge_model)?;
+    let ev = evidence::build(c, &orch, &single, &looped, &judged, &pairs, judge_model)?;
     let path = evidence::write(c, &ev)?;
     // The report of the orchestration arm, with the comparison section.
     let mut report = crate::report::build(

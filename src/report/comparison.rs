@@ -15,8 +15,8 @@ pub struct Comparison {
     pub provider: String,
     pub model: String,
     pub judge_model: String,
-    /// `[metric, orchestration, single agent]`.
-    pub rows: Vec<[String; 3]>,
+    /// `[metric, orchestration, single agent, stateless loop]`.
+    pub rows: Vec<[String; 4]>,
     pub gates: Vec<ComparisonGate>,
     pub all_gates_pass: bool,
 }

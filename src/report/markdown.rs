@@ -693,10 +693,10 @@ fn brief_and_approvals_section(o: &mut String, r: &Report) {
         );
         let _ = writeln!(
             o,
-            "| metric | orchestration | single agent |\n|---|---|---|"
+            "| metric | orchestration | single agent | stateless loop |\n|---|---|---|---|"
         );
-        for [m, a, b] in &cmp.rows {
-            let _ = writeln!(o, "| {m} | {a} | {b} |");
+        for [m, a, b, l] in &cmp.rows {
+            let _ = writeln!(o, "| {m} | {a} | {b} | {l} |");
         }
         let _ = writeln!(o);
         for g in &cmp.gates {

@@ -137,6 +137,23 @@ fn experiment_on_two_corpus_chapters_passes_every_gate_with_a_repaired_judgment(
     let single_done = sa["units_translated"].as_u64().unwrap();
     assert_eq!(single_done, total);
     assert!(sa["context_exhausted"].is_null(), "{sa}");
+    // The stateless loop, measured beside the arms: every unit, one request each of the
+    // system prompt and the unit, far fewer tokens than the conversation.
+    let lp = &ev["stateless_loop"];
+    assert_eq!(lp["units_translated"].as_u64().unwrap(), total, "{lp}");
+    let loop_reqs: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_single_agent() && r.messages.len() == 2)
+        .filter(|r| !r.messages[0].content.contains("in this conversation"))
+        .collect();
+    assert_eq!(loop_reqs.len() as u64, total);
+    assert!(
+        lp["total_tokens"].as_u64().unwrap() * 5 < sa["total_tokens"].as_u64().unwrap(),
+        "{lp}"
+    );
+    assert!(ev["chrf"]["stateless_loop"].as_f64().unwrap() > 0.0);
+    assert!(ev["table"].as_str().unwrap().contains("| stateless loop |"));
     // The single agent's context (the whole conversation) dwarfs the Manager's.
     let o_peak = o["main_context_peak_tokens"].as_u64().unwrap();
     let s_peak = sa["main_context_peak_tokens"].as_u64().unwrap();
