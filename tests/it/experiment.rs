@@ -403,28 +403,12 @@ fn experiment_without_corpus_needs_no_network_and_rejects_a_missing_reference_di
 #[test]
 fn an_exhausted_baseline_fails_the_every_unit_gate_and_is_reported_beside_it() {
     let fake = FakeServer::start();
-    let c = TestCampaign::with_chapters(
-        "ex",
-        &["a.md", "b.md"],
-        "max_unit_chars = 300\nmax_context_tokens = 2000\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
-    );
-    c.write("a.md", &synthetic_chapter("A", 16));
-    c.write("b.md", &synthetic_chapter("B", 16));
-    let out = c
-        .cmd("experiment", &["--base-url", &fake.base_url, "--json"])
-        .env("OPENAI_API_KEY", KEY)
-        .output()
-        .unwrap();
+    let c = synthetic_campaign("ex", 16, "max_context_tokens = 2000\n");
+    let out = experiment(&c, &fake);
     assert_code(&out, 1);
     let s = json_summary(&out);
     assert_eq!(s["outcome"], "gates_failed", "{s}");
-    let g = s["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["name"] == "both_arms_translated_every_unit")
-        .unwrap()
-        .clone();
+    let g = gate(&s, "both_arms_translated_every_unit");
     assert_eq!(g["pass"], false, "{g}");
     let reason = g["reason"].as_str().unwrap();
     assert!(
@@ -447,6 +431,40 @@ fn an_exhausted_baseline_fails_the_every_unit_gate_and_is_reported_beside_it() {
     // The orchestration arm translated every unit all the same.
     let o = &ev["arms"]["orchestration"];
     assert_eq!(o["units_translated"], o["units_total"]);
+}
+
+/// A campaign `name` of two synthetic chapters of `sections` sections each, cut at 300
+/// characters, with the campaign keys `extra` and the fake model.
+fn synthetic_campaign(name: &str, sections: usize, extra: &str) -> TestCampaign {
+    let c = TestCampaign::with_chapters(
+        name,
+        &["a.md", "b.md"],
+        &format!(
+            "max_unit_chars = 300\n{extra}[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n"
+        ),
+    );
+    c.write("a.md", &synthetic_chapter("A", sections));
+    c.write("b.md", &synthetic_chapter("B", sections));
+    c
+}
+
+/// `booktr experiment --json` of `c` against `fake`.
+fn experiment(c: &TestCampaign, fake: &FakeServer) -> std::process::Output {
+    c.cmd("experiment", &["--base-url", &fake.base_url, "--json"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap()
+}
+
+/// The gate `name` of a summary or evidence `v`.
+fn gate(v: &serde_json::Value, name: &str) -> serde_json::Value {
+    v["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+        .unwrap_or_else(|| panic!("no gate {name}: {v}"))
+        .clone()
 }
 
 fn synthetic_chapter(tag: &str, n: usize) -> String {
@@ -478,32 +496,12 @@ fn judging_is_checkpointed_per_unit_the_repair_is_bounded_and_a_rerun_judges_onl
             Reply::Default
         }
     });
-    let c = TestCampaign::with_chapters(
-        "syn",
-        &["a.md", "b.md"],
-        "max_unit_chars = 300\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
-    );
-    c.write("a.md", &synthetic_chapter("A", 4));
-    c.write("b.md", &synthetic_chapter("B", 4));
-    let run = || {
-        c.cmd("experiment", &["--base-url", &fake.base_url, "--json"])
-            .env("OPENAI_API_KEY", KEY)
-            .output()
-            .unwrap()
-    };
+    let c = synthetic_campaign("syn", 4, "");
+    let run = || experiment(&c, &fake);
     let out = run();
     assert_code(&out, 1);
     let s = json_summary(&out);
     assert_eq!(s["outcome"], "gates_failed");
-    let gate = |s: &serde_json::Value, name: &str| -> serde_json::Value {
-        s["gates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| g["name"] == name)
-            .unwrap()
-            .clone()
-    };
     let g = gate(&s, "judgment_for_every_unit");
     assert_eq!(g["pass"], false);
     let reqs = fake.requests();
@@ -614,18 +612,8 @@ fn judge_quote_not_in_text_is_unverified() {
             }))
         }
     });
-    let c = TestCampaign::with_chapters(
-        "ver",
-        &["a.md", "b.md"],
-        "max_unit_chars = 300\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
-    );
-    c.write("a.md", &synthetic_chapter("A", 3));
-    c.write("b.md", &synthetic_chapter("B", 3));
-    let out = c
-        .cmd("experiment", &["--base-url", &fake.base_url, "--json"])
-        .env("OPENAI_API_KEY", KEY)
-        .output()
-        .unwrap();
+    let c = synthetic_campaign("ver", 3, "");
+    let out = experiment(&c, &fake);
     assert_code(&out, 1);
     let s = json_summary(&out);
     assert_eq!(s["outcome"], "gates_failed");
@@ -665,13 +653,7 @@ fn judge_quote_not_in_text_is_unverified() {
     assert_eq!(j["quotes_found"].as_u64().unwrap(), verified * 9);
     assert_eq!(j["quotes"].as_u64().unwrap(), judged * 9);
     // The gate says how many are verified, and fails below 80 %.
-    let gate = ev["gates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["name"] == "judgments_verified_80_percent")
-        .unwrap()
-        .clone();
+    let gate = gate(&ev, "judgments_verified_80_percent");
     assert_eq!(gate["pass"], false, "{gate}");
     let reason = gate["reason"].as_str().unwrap();
     assert!(
@@ -728,13 +710,7 @@ fn the_single_agent_arm_stopped_at_its_first_failed_unit() {
             Reply::Default
         }
     });
-    let c = TestCampaign::with_chapters(
-        "sa",
-        &["a.md", "b.md"],
-        "max_unit_chars = 300\n[provider]\nkind = \"openai\"\nmodel = \"fake-model\"\n",
-    );
-    c.write("a.md", &synthetic_chapter("A", 3));
-    c.write("b.md", &synthetic_chapter("B", 3));
+    let c = synthetic_campaign("sa", 3, "");
     let run = || {
         c.cmd(
             "run",
