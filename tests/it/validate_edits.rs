@@ -104,6 +104,39 @@ fn hand_edits_are_recorded_by_validate_and_kept_by_run_unless_forced() {
 /// recorded), then restored the file byte for byte. The restored file has the hash booktr last
 /// wrote, so the undo was not seen: `validate` went on judging the broken edit, and `run` wrote
 /// it back into the file, losing the editor's fix without a word.
+/// `--fresh` sets the old state aside, not the editor's work: with a hand edit in the outputs
+/// (here made after the last run and never recorded) it refuses, naming the unit and both
+/// remedies, and writes nothing; `--fresh --force` is the editor's decision to discard it.
+#[test]
+fn a_hand_edit_is_never_lost_to_a_fresh_start_without_force() {
+    let c = TestCampaign::with_chapters("f", &["ch.md"], "max_unit_chars = 200\n");
+    c.write("ch.md", CHAPTER);
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    let original = c.read("f/out/ch.md");
+    let lines: Vec<&str> = original.lines().collect();
+    let h2 = lines.iter().position(|l| l.starts_with("## ")).unwrap();
+    let para = lines[h2 + 2].to_string();
+    let edited = original.replacen(&para, "每个工具都有名称和参数模式（编辑改写）。", 1);
+    assert_ne!(edited, original);
+    std::fs::write(c.path("f/out/ch.md"), &edited).unwrap();
+    let out = c.cmd("run", &["--fresh"]).output().unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--fresh would set aside 1 unit(s) edited by hand (ch-")
+            && err.contains("run without --fresh")
+            && err.contains("add --force"),
+        "{err}"
+    );
+    assert_eq!(c.read("f/out/ch.md"), edited, "nothing written");
+    // The edit was recorded in the state: a plain run keeps it.
+    assert_code(&c.cmd("run", &[]).output().unwrap(), 0);
+    assert_eq!(c.read("f/out/ch.md"), edited);
+    // --fresh --force discards it, by the editor's decision.
+    assert_code(&c.cmd("run", &["--fresh", "--force"]).output().unwrap(), 0);
+    assert_eq!(c.read("f/out/ch.md"), original);
+}
+
 #[test]
 fn an_undone_hand_edit_was_ignored_and_run_wrote_it_back() {
     let c = TestCampaign::with_chapters("e", &["ch.md"], "max_unit_chars = 200\n");

@@ -31,6 +31,21 @@ impl<'a> RunLoop<'a> {
         } else {
             Existing::Refuse
         };
+        if opts.fresh && !opts.force {
+            let edited = hand_edits_before_fresh(c)?;
+            if !edited.is_empty() {
+                let names: Vec<&str> = edited.iter().take(5).map(String::as_str).collect();
+                return Err(crate::exit::UsageError::new(format!(
+                    "--fresh would set aside {} unit(s) edited by hand ({}{}) and write the new translations over them in {}; keep them: run without --fresh; discard them: add --force (the old state keeps them in {})",
+                    edited.len(),
+                    names.join(", "),
+                    if edited.len() > names.len() { ", …" } else { "" },
+                    c.plan.show(&c.plan.out_dir),
+                    c.plan.show(&c.plan.state_dir.join("superseded")),
+                ))
+                .into());
+            }
+        }
         let mut store = Store::open_for_run(c, existing)?;
         let run_id = format!("{}-{}", now_ms(), std::process::id());
         let mut state = State::load(c, &store.dir, &run_id)?;
@@ -51,6 +66,7 @@ impl<'a> RunLoop<'a> {
         if rehearsal {
             progress.println("REHEARSAL: the offline pseudo provider is answering; outputs are pseudo-translations, not translations.");
         }
+
         for w in state.take_warnings() {
             progress.println(&format!("warning: {w}"));
         }
@@ -101,6 +117,26 @@ impl<'a> RunLoop<'a> {
 /// `force`, the hand edits are discarded and every output is written again; otherwise hand
 /// edits are kept as human edits and missing output chapters are written again. Then the
 /// desk's and the review sheet's marks are read (a dismissed finding sends no revision).
+/// The units of this configuration's state edited by hand, found before `--fresh` sets that
+/// state aside: edits written into the outputs since the last run are recorded in the old
+/// state first (appended to its journal, as any run would), so the state set aside holds them.
+/// A fresh state cannot take them over (a unit's fingerprint depends on the glossary the new
+/// run has yet to build), so `--fresh` refuses while there are any: an editor's work is never
+/// replaced without the editor's decision, which is `--force`.
+fn hand_edits_before_fresh(c: &Campaign) -> anyhow::Result<Vec<String>> {
+    if !c.state_path().exists() {
+        return Ok(Vec::new());
+    }
+    let mut store = Store::open_for_run(c, Existing::Refuse)?;
+    let mut state = State::load(c, &store.dir, &format!("fresh-{}", now_ms()))?;
+    commit::journal_adopted(&mut store, &mut state)?;
+    super::import_edits(c, &mut store, &mut state)?;
+    Ok(c.prose_units()
+        .filter(|u| state.human_edit(&u.id).is_some())
+        .map(|u| u.id.clone())
+        .collect())
+}
+
 fn record_outside_changes(
     c: &Campaign,
     store: &mut Store,
