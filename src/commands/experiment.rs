@@ -45,9 +45,10 @@ pub fn run_single(
     let s = &result.summary;
     let tag = if s.rehearsal { "REHEARSAL " } else { "" };
     eprintln!(
-        "{tag}{} ({mode}): {:?} — {}/{} units translated ({} from the checkpoint); main context peak {} tokens",
+        "{tag}{} ({mode}): {} — {}/{} units translated ({} from the checkpoint); main context peak {} tokens",
         s.campaign,
-        s.status,
+        // The status as the JSON summary and the docs name it (`complete`, `context_exhausted`).
+        serde_json::to_value(s.status)?.as_str().unwrap_or_default(),
         s.units.translated,
         s.units.total,
         s.units.reused,

@@ -211,6 +211,13 @@ fn chapter_files(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
+    if !path.exists() {
+        return Err(UsageError::new(format!(
+            "cannot read the source {}: no such file or folder; pass the source chapter or the folder of source chapters with --source",
+            path.display()
+        ))
+        .into());
+    }
     if let Err(e) = std::fs::read_dir(path) {
         return Err(UsageError::new(format!("cannot read {}: {e}", path.display())).into());
     }

@@ -335,4 +335,17 @@ fn validate_files_with_a_missing_target_is_a_usage_error() {
         !c.path("validation").exists(),
         "no report for a missing target"
     );
+    // A missing source is named with its flag and remedy too.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+        .current_dir(c.path(""))
+        .args(["validate", "--source", "no-such-source", "--target", "src"])
+        .args(["--source-lang", "en", "--target-lang", "zh"])
+        .output()
+        .unwrap();
+    assert_code(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot read the source no-such-source") && err.contains("--source"),
+        "{err}"
+    );
 }
