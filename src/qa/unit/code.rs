@@ -404,9 +404,10 @@ fn reader_text(s: &str) -> bool {
 }
 
 /// Whether string literal `b` is `a` translated into another word rather than altered: both
-/// are words (letters, spaces, hyphens, apostrophes), and `b` has a letter outside ASCII where `a` has none, or shares neither its
-/// first nor its last three characters (`Cabbage` → `Kohl`, `Play` → `Lecture`; not `name` →
-/// `name2` or `Hamburg` → `Hamburgo`, which read as the same name changed).
+/// are words (letters, spaces, hyphens, apostrophes), and `b` has a letter outside ASCII where
+/// `a` has none, or shares neither its first nor its last three characters (`Cabbage` →
+/// `Kohl`, `Play` → `Lecture`; not `name` → `name2` or `Hamburg` → `Hamburgo`, which read as
+/// the same name changed).
 fn translated_word(a: &str, b: &str) -> bool {
     // Words only: a path, URL, file name or format string (`config.json`, `/api/`, `%s`) is
     // read by the program whatever its language.
