@@ -199,7 +199,7 @@ fn print_headline(
     eprintln!(
         "{tag}{}: {} — {}/{} units translated{reused}, {} revised, {} failed; manager context peak {} tokens",
         s.campaign,
-        s.status.headline(&s.findings, s.units.failed),
+        s.status.headline(&s.findings, &s.units),
         s.units.translated,
         s.units.total - s.units.copied,
         s.units.revised,

@@ -118,7 +118,7 @@ fn print_text(
         "{}{} — {} ({})",
         if s.rehearsal { "REHEARSAL " } else { "" },
         s.campaign,
-        s.status.headline(&s.findings, s.units.failed),
+        s.status.headline(&s.findings, &s.units),
         if *stage == Stage::Complete {
             "every stage done".to_string()
         } else {

@@ -60,7 +60,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         report
             .summary
             .status
-            .headline(&report.summary.findings, report.summary.units.failed),
+            .headline(&report.summary.findings, &report.summary.units),
         report.summary.report_dir
     );
     Ok(if errors == 0 {

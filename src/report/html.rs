@@ -496,7 +496,7 @@ fn render_page(page: &Arc<Page>, out: &mut dyn std::io::Write) -> anyhow::Result
             chapters => Value::from(Serde(&chapters)),
             findings => PageSeq::findings(page),
             errors => r.error_count(),
-            headline => r.summary.status.headline(&r.summary.findings, r.summary.units.failed),
+            headline => r.summary.status.headline(&r.summary.findings, &r.summary.units),
             proofreading_off => r.proofreading_off().then_some(super::markdown::PROOFREADING_OFF),
             proofreading_issues => r.proofreading.iter().map(|b| b.issues.len()).sum::<usize>(),
             edited => r.units.iter().filter(|u| u.outcome == "edited").count(),

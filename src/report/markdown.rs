@@ -45,7 +45,7 @@ fn header_section(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "**Status: {}** · {} → {} · provider `{}` · model `{}` · fingerprint `{}`\n",
-        s.status.headline(&s.findings, s.units.failed),
+        s.status.headline(&s.findings, &s.units),
         r.source_lang,
         r.target_lang,
         r.provider,
@@ -249,10 +249,20 @@ fn repairs_section(o: &mut String, r: &Report) {
             })
         })
         .collect();
+    // A unit not translated yet (never reached: the run stopped before it) is the run's work
+    // left, not an editor's: counted apart. A failed unit stays in the list with its error.
+    let untranslated_only = |u: &&super::UnitReport| u.outcome == "pending";
+    let not_yet = r
+        .units
+        .iter()
+        .filter(|u| u.findings.iter().any(|f| f.severity == Severity::Error))
+        .filter(untranslated_only)
+        .count();
     let open: Vec<String> = r
         .units
         .iter()
         .filter(|u| u.findings.iter().any(|f| f.severity == Severity::Error))
+        .filter(|u| !untranslated_only(u))
         .map(|u| {
             let checks: Vec<&str> = u
                 .findings
@@ -263,7 +273,7 @@ fn repairs_section(o: &mut String, r: &Report) {
             format!("{} ({})", u.id, checks.join(", "))
         })
         .collect();
-    if !fixed.is_empty() || !open.is_empty() || r.repairs > 0 {
+    if !fixed.is_empty() || !open.is_empty() || not_yet > 0 || r.repairs > 0 {
         let _ = writeln!(o, "## Repairs\n");
         let _ = writeln!(
             o,
@@ -276,13 +286,20 @@ fn repairs_section(o: &mut String, r: &Report) {
         );
         let _ = writeln!(
             o,
-            "- Still needs a human: {}\n",
+            "- Still needs a human: {}",
             if open.is_empty() {
                 "none".into()
             } else {
                 open.join("; ")
             }
         );
+        if not_yet > 0 {
+            let _ = writeln!(
+                o,
+                "- Not translated yet (run the campaign again): {not_yet} unit(s)"
+            );
+        }
+        let _ = writeln!(o);
     }
 
     if r.repairs > 0 {

@@ -129,6 +129,15 @@ fn sigint_and_sigterm_stop_gracefully_with_code_130_and_resume() {
         );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("again to resume"), "{err}");
+        // The units the run never reached are its work left, named apart from an editor's
+        // errors, in the status line and in report.md.
+        assert!(err.contains("units not translated yet"), "{err}");
+        let md = c.read("g/validation/report.md");
+        assert!(
+            md.contains("units not translated yet")
+                && md.contains("- Not translated yet (run the campaign again): "),
+            "{md}"
+        );
         // The hint names the same state: the provider flags of this run are in it.
         assert!(
             err.contains(&format!("--base-url {}` again to resume", fake.base_url)),

@@ -86,20 +86,34 @@ impl Status {
 
     /// The status as the CLI and the report headers say it, with the counts that make it:
     /// `complete`, `needs_review: 12 errors in 3 units`, `incomplete: 2 failed, 5 errors in 2
-    /// units`…
-    pub fn headline(&self, counts: &super::verdict::FindingCounts, failed: usize) -> String {
+    /// units`, `interrupted: 362 units not translated yet, 5 errors in 2 units`…
+    pub fn headline(&self, counts: &super::verdict::FindingCounts, units: &UnitCounts) -> String {
         let mut parts: Vec<String> = Vec::new();
-        if failed > 0 {
-            parts.push(format!("{failed} failed"));
+        if units.failed > 0 {
+            parts.push(format!("{} failed", units.failed));
         }
         if counts.errors > 0 {
-            parts.push(counts.describe());
+            // A run that stopped early (interrupted, failed calls, budget, approval) names the
+            // units it has yet to translate apart from the errors an editor must fix.
+            parts.push(match self {
+                Status::Complete | Status::NeedsReview => counts.describe(),
+                _ => counts.describe_unfinished(units.untranslated(), units.failed),
+            });
         }
         if parts.is_empty() {
             self.as_str().to_string()
         } else {
             format!("{}: {}", self.as_str(), parts.join(", "))
         }
+    }
+}
+
+impl UnitCounts {
+    /// Prose units without a translation (never reached, or failed).
+    pub fn untranslated(&self) -> usize {
+        self.total
+            .saturating_sub(self.copied)
+            .saturating_sub(self.translated)
     }
 }
 
@@ -312,5 +326,61 @@ pub fn summarize_with(
             .budget_stop()
             .filter(|_| status == Status::BudgetReached)
             .cloned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::core::verdict::FindingCounts;
+
+    #[test]
+    fn a_stopped_run_names_the_units_it_has_yet_to_translate_apart_from_an_editors_errors() {
+        // Interrupted at 24 of 386 prose units: 362 untranslated, each with its completeness
+        // error, and 5 errors in 2 translated units.
+        let counts = FindingCounts {
+            errors: 367,
+            warnings: 0,
+            error_units: 364,
+        };
+        let units = UnitCounts {
+            total: 390,
+            translated: 24,
+            copied: 4,
+            ..Default::default()
+        };
+        assert_eq!(
+            Status::Interrupted.headline(&counts, &units),
+            "interrupted: 362 units not translated yet, 5 errors in 2 units"
+        );
+        // A failed unit is named once, as failed.
+        let failed = UnitCounts {
+            translated: 385,
+            failed: 1,
+            ..units
+        };
+        let one = FindingCounts {
+            errors: 6,
+            warnings: 0,
+            error_units: 3,
+        };
+        assert_eq!(
+            Status::Incomplete.headline(&one, &failed),
+            "incomplete: 1 failed, 5 errors in 2 units"
+        );
+        // A finished campaign's errors are all the editor's.
+        let done = UnitCounts {
+            translated: 386,
+            ..units
+        };
+        let five = FindingCounts {
+            errors: 5,
+            warnings: 0,
+            error_units: 2,
+        };
+        assert_eq!(
+            Status::NeedsReview.headline(&five, &done),
+            "needs_review: 5 errors in 2 units"
+        );
     }
 }

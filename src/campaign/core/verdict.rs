@@ -48,6 +48,31 @@ impl FindingCounts {
         c
     }
 
+    /// The wording of a run that stopped before the end with `untranslated` prose units left,
+    /// `failed` of them after a failed call (named by the caller as `N failed`): `362 units not
+    /// translated yet, 5 errors in 2 units`. Each untranslated unit holds one error
+    /// (`completeness`), work left to the run rather than to an editor, so it is counted apart.
+    pub fn describe_unfinished(&self, untranslated: usize, failed: usize) -> String {
+        let untranslated = untranslated.min(self.errors).min(self.error_units);
+        let rest = FindingCounts {
+            errors: self.errors - untranslated,
+            error_units: self.error_units - untranslated,
+            ..*self
+        };
+        let mut parts = Vec::new();
+        let pending = untranslated.saturating_sub(failed);
+        if pending > 0 {
+            parts.push(format!(
+                "{pending} unit{} not translated yet",
+                if pending == 1 { "" } else { "s" }
+            ));
+        }
+        if rest.errors > 0 {
+            parts.push(rest.describe());
+        }
+        parts.join(", ")
+    }
+
     /// The CLI and report wording: `12 errors in 3 units` (warnings added when asked).
     pub fn describe(&self) -> String {
         format!(
