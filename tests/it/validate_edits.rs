@@ -319,14 +319,18 @@ fn validate_said_incomplete_where_run_said_needs_review() {
 fn validate_files_with_a_missing_target_is_a_usage_error() {
     let c = TestCampaign::new("");
     c.write("src/a.md", CHAPTER);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
-        .current_dir(c.path(""))
-        .args(["validate", "--source", "src", "--target", "no-such-folder"])
-        .args(["--source-lang", "en", "--target-lang", "zh"])
-        .output()
-        .unwrap();
-    assert_code(&out, 2);
-    let err = String::from_utf8_lossy(&out.stderr);
+    // `validate --source SOURCE --target TARGET` en → zh in the campaign's folder: its stderr.
+    let validate = |source: &str, target: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
+            .current_dir(c.path(""))
+            .args(["validate", "--source", source, "--target", target])
+            .args(["--source-lang", "en", "--target-lang", "zh"])
+            .output()
+            .unwrap();
+        assert_code(&out, 2);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = validate("src", "no-such-folder");
     assert!(
         err.contains("no-such-folder") && err.contains("--target"),
         "{err}"
@@ -336,14 +340,7 @@ fn validate_files_with_a_missing_target_is_a_usage_error() {
         "no report for a missing target"
     );
     // A missing source is named with its flag and remedy too.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_booktr"))
-        .current_dir(c.path(""))
-        .args(["validate", "--source", "no-such-source", "--target", "src"])
-        .args(["--source-lang", "en", "--target-lang", "zh"])
-        .output()
-        .unwrap();
-    assert_code(&out, 2);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = validate("no-such-source", "src");
     assert!(
         err.contains("cannot read the source no-such-source") && err.contains("--source"),
         "{err}"

@@ -334,15 +334,20 @@ mod tests {
     use super::*;
     use crate::campaign::core::verdict::FindingCounts;
 
+    /// `errors` error findings in `error_units` units, no warning.
+    fn counts(errors: usize, error_units: usize) -> FindingCounts {
+        FindingCounts {
+            errors,
+            warnings: 0,
+            error_units,
+        }
+    }
+
     #[test]
     fn a_stopped_run_names_the_units_it_has_yet_to_translate_apart_from_an_editors_errors() {
         // Interrupted at 24 of 386 prose units: 362 untranslated, each with its completeness
         // error, and 5 errors in 2 translated units.
-        let counts = FindingCounts {
-            errors: 367,
-            warnings: 0,
-            error_units: 364,
-        };
+        let interrupted = counts(367, 364);
         let units = UnitCounts {
             total: 390,
             translated: 24,
@@ -350,7 +355,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            Status::Interrupted.headline(&counts, &units),
+            Status::Interrupted.headline(&interrupted, &units),
             "interrupted: 362 units not translated yet, 5 errors in 2 units"
         );
         // A failed unit is named once, as failed.
@@ -359,11 +364,7 @@ mod tests {
             failed: 1,
             ..units
         };
-        let one = FindingCounts {
-            errors: 6,
-            warnings: 0,
-            error_units: 3,
-        };
+        let one = counts(6, 3);
         assert_eq!(
             Status::Incomplete.headline(&one, &failed),
             "incomplete: 1 failed, 5 errors in 2 units"
@@ -373,11 +374,7 @@ mod tests {
             translated: 386,
             ..units
         };
-        let five = FindingCounts {
-            errors: 5,
-            warnings: 0,
-            error_units: 2,
-        };
+        let five = counts(5, 2);
         assert_eq!(
             Status::NeedsReview.headline(&five, &done),
             "needs_review: 5 errors in 2 units"
